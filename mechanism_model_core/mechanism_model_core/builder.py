@@ -1,0 +1,200 @@
+"""Mutable construction of mechanisms; every edit of a built mechanism goes through here.
+
+>>> b = MechanismBuilder("arm")
+>>> b.add_body("link1", joint=Joint.revolute("joint1"))
+>>> b.add_body("link2", parent="link1", joint=Joint.revolute("joint2", placement=translation(1, 0, 0)))
+>>> b.add_frame("link2", "tool", translation(0.5, 0, 0))
+>>> arm = b.build()
+
+A body's parent defaults to the ground. :meth:`MechanismBuilder.attach` grafts another mechanism at a named
+mount frame (CLARAty 6.3-6.6); :meth:`Mechanism.edit` (via :func:`edit`) starts a builder from a built
+mechanism so that editing returns a new one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Mapping
+
+import numpy as np
+
+from .errors import ModelStructureError, UnknownBody, UnknownFrame
+from .joints import Joint
+from .model import GROUND, BodySpec, BoundingShape, MassProperties, Mechanism
+
+
+class MechanismBuilder:
+    """Collects bodies, joints and frames; :meth:`build` compiles them into an immutable Mechanism."""
+
+    def __init__(self, name: str = "mechanism", ground: str = GROUND, source: str | None = None):
+        self.name = name
+        self.ground = ground
+        self.source = source
+        self.metadata: dict[str, object] = {}
+        self._bodies: dict[str, BodySpec] = {}
+
+    # ------------------------------------------------------------------ bodies
+    def add_body(self, name: str, parent: str | None = None, joint: Joint | None = None,
+                 frames: Mapping[str, np.ndarray] | None = None, mass: MassProperties | None = None,
+                 shapes=(), graphics: str | None = None,
+                 frame_kinds: Mapping[str, str] | None = None) -> "MechanismBuilder":
+        """Add a body joined to ``parent`` (the ground if None) by ``joint`` (fixed at identity if None)."""
+        if not name:
+            raise ModelStructureError("a body needs a name")
+        if name == self.ground or name in self._bodies:
+            raise ModelStructureError(f"body {name!r} already exists")
+        parent = self.ground if parent is None else parent
+        joint = Joint.fixed(f"{name}_joint") if joint is None else joint
+        self._bodies[name] = BodySpec(
+            name, parent, joint, {k: _transform(v, f"frame {k!r}") for k, v in (frames or {}).items()},
+            mass or MassProperties(), tuple(shapes), graphics, dict(frame_kinds or {}))
+        return self
+
+    def has_body(self, name: str) -> bool:
+        return name == self.ground or name in self._bodies
+
+    def body(self, name: str) -> BodySpec:
+        try:
+            return self._bodies[name]
+        except KeyError:
+            raise UnknownBody(name, list(self._bodies)) from None
+
+    def update_body(self, name: str, **changes) -> "MechanismBuilder":
+        """Replace fields of a body spec (``joint=``, ``mass=``, ``shapes=``, ``parent=`` ...)."""
+        self._bodies[name] = replace(self.body(name), **changes)
+        return self
+
+    def set_joint(self, body: str, joint: Joint) -> "MechanismBuilder":
+        return self.update_body(body, joint=joint)
+
+    def remove_body(self, name: str) -> "MechanismBuilder":
+        """Remove a body and its whole subtree."""
+        self.body(name)
+        doomed = {name}
+        changed = True
+        while changed:
+            changed = False
+            for b in self._bodies.values():
+                if b.parent in doomed and b.name not in doomed:
+                    doomed.add(b.name)
+                    changed = True
+        for n in doomed:
+            del self._bodies[n]
+        return self
+
+    def add_frame(self, body: str, name: str, transform=None, kind: str = "local",
+                  relative_to: str | None = None) -> "MechanismBuilder":
+        """Add a named frame to ``body``. ``transform`` is relative to the body frame, or to
+        ``relative_to`` (another frame of the same body, CLARAty 6.7); it is stored relative to the body."""
+        spec = self.body(body)
+        T = _transform(np.eye(4) if transform is None else transform, f"frame {name!r}")
+        if relative_to is not None and relative_to != body:
+            if relative_to not in spec.frames:
+                raise UnknownFrame(relative_to, list(spec.frames))
+            T = np.asarray(spec.frames[relative_to]) @ T
+        frames = dict(spec.frames)
+        if name in frames:
+            raise ModelStructureError(f"body {body!r} already has a frame {name!r}")
+        frames[name] = T
+        kinds = dict(spec.frame_kinds)
+        kinds[name] = kind
+        self._bodies[body] = replace(spec, frames=frames, frame_kinds=kinds)
+        return self
+
+    def add_shape(self, body: str, shape: BoundingShape) -> "MechanismBuilder":
+        spec = self.body(body)
+        self._bodies[body] = replace(spec, shapes=spec.shapes + (shape,))
+        return self
+
+    def find_frame(self, name: str) -> tuple[str, np.ndarray]:
+        """``(body, T_body_frame)`` of a body frame or named frame."""
+        if name == self.ground or name in self._bodies:
+            return name, np.eye(4)
+        for b in self._bodies.values():
+            if name in b.frames:
+                return b.name, np.asarray(b.frames[name])
+        raise UnknownFrame(name, list(self._bodies) + [f for b in self._bodies.values() for f in b.frames])
+
+    # ------------------------------------------------------------------ assembly
+    def attach(self, appendage, mount: str, prefix: str = "", placement=None) -> "MechanismBuilder":
+        """Graft ``appendage`` (a Mechanism or builder) at the frame ``mount`` (CLARAty 6.3-6.6).
+
+        The appendage's bodies on its ground are re-parented to the body that carries ``mount``. Their
+        joint placement becomes ``T_body_mount @ placement @ own placement``, where ``placement`` (identity
+        by default) overrides the mounting of the appendage; an appendage file holds no mounting of its own.
+        Every body, joint and frame name of the appendage gets ``prefix``; couplings are renamed to match.
+        """
+        mount_body, T_mount = self.find_frame(mount)
+        P = np.eye(4) if placement is None else _transform(placement, "attach placement")
+        specs = _specs_of(appendage)
+        app_ground = appendage.ground
+        renamed_joints = {b.joint.name for b in specs}
+        from .io.expressions import parse_expression  # noqa: F401  (validates expressions below)
+
+        for b in specs:
+            joint = b.joint
+            parent = b.parent
+            if parent == app_ground:
+                parent = mount_body
+                joint = joint.with_(placement=T_mount @ P @ joint.placement)
+            else:
+                parent = prefix + parent
+            changes = {"name": prefix + joint.name}
+            if joint.coupling is not None and prefix:
+                changes["coupling"] = _rename_variables(joint.coupling, renamed_joints, prefix)
+            joint = joint.with_(**changes)
+            frames = {prefix + k: v for k, v in b.frames.items()}
+            kinds = {prefix + k: v for k, v in b.frame_kinds.items()}
+            shapes = tuple(replace(s, name=prefix + s.name,
+                                   parent=None if s.parent is None else prefix + s.parent)
+                           for s in b.shapes)
+            name = prefix + b.name
+            if self.has_body(name):
+                raise ModelStructureError(f"attaching at {mount!r}: body {name!r} already exists "
+                                          f"(use a prefix)")
+            self._bodies[name] = BodySpec(name, parent, joint, frames, b.mass, shapes, b.graphics, kinds)
+        return self
+
+    # ------------------------------------------------------------------ build
+    def build(self) -> Mechanism:
+        return Mechanism(self.name, list(self._bodies.values()), self.ground, self.source, self.metadata)
+
+
+def edit(mechanism: Mechanism) -> MechanismBuilder:
+    """A builder holding everything of ``mechanism``; building it gives a new, independent mechanism."""
+    b = MechanismBuilder(mechanism.name, mechanism.ground, mechanism.source)
+    b.metadata = dict(mechanism.metadata)
+    for spec in mechanism.bodies[1:]:
+        b._bodies[spec.name] = spec
+    return b
+
+
+def attach(base: Mechanism, appendage, mount: str, prefix: str = "", placement=None) -> Mechanism:
+    """A new mechanism: ``base`` with ``appendage`` attached at ``mount``."""
+    return edit(base).attach(appendage, mount, prefix, placement).build()
+
+
+def _specs_of(m) -> list[BodySpec]:
+    if isinstance(m, Mechanism):
+        return list(m.bodies[1:])
+    if isinstance(m, MechanismBuilder):
+        return list(m._bodies.values())
+    raise TypeError(f"cannot attach a {type(m).__name__}")
+
+
+def _rename_variables(expr: str, names, prefix: str) -> str:
+    import ast
+
+    tree = ast.parse(expr, mode="eval")
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id in names:
+            node.id = prefix + node.id
+    return ast.unparse(tree)
+
+
+def _transform(T, what: str) -> np.ndarray:
+    A = np.array(T, dtype=float)
+    if A.shape != (4, 4) or not np.all(np.isfinite(A)):
+        raise ModelStructureError(f"{what}: expected a finite 4x4 transform")
+    A.setflags(write=False)
+    return A

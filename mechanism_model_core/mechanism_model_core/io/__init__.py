@@ -1,0 +1,56 @@
+"""Model file formats. Every reader builds through :class:`~mechanism_model_core.builder.MechanismBuilder`
+and every writer reads a :class:`~mechanism_model_core.model.Mechanism`, so nothing downstream knows which
+format a model came from.
+
+:func:`load_model` picks the reader from the file's extension (or its root element for ``.xml``).
+"""
+
+from __future__ import annotations
+
+import os
+
+from ..errors import ModelFileError
+
+#: extension -> (module, function); modules are imported on first use.
+_READERS = {
+    ".xml": ("claraty_xml", "load_claraty_xml"),
+    ".mm": ("claraty_xml", "load_claraty_xml"),
+    ".urdf": ("urdf", "load_urdf"),
+    ".kindsl": ("kindsl", "load_kindsl"),
+    ".dh": ("dh", "load_dh_table"),
+}
+
+
+def register_reader(extension: str, module: str, function: str) -> None:
+    """Map a file extension to ``mechanism_model_core.io.<module>.<function>(path, **options)``."""
+    _READERS[extension.lower()] = (module, function)
+
+
+def load_model(path, **options):
+    """Load a model file into a :class:`~mechanism_model_core.model.Mechanism`.
+
+    The format follows the extension: ``.xml`` CLARAty XML (or URDF when the root element is ``robot``),
+    ``.urdf``, ``.kindsl``, ``.dh``. Errors name the file and line (:class:`ModelFileError`).
+    """
+    import importlib
+
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise ModelFileError("no such file", path)
+    ext = os.path.splitext(path)[1].lower()
+    if ext == ".xml":
+        from .safe_xml import root_tag
+
+        tag = root_tag(path)
+        if tag == "robot":
+            ext = ".urdf"
+        elif tag == "Mechanism_Assembly":
+            ext = ".assembly"
+    if ext not in _READERS:
+        raise ModelFileError(f"unknown model format {ext!r} (known: {', '.join(sorted(_READERS))})", path)
+    module, function = _READERS[ext]
+    try:
+        mod = importlib.import_module(f"{__name__}.{module}")
+    except ModuleNotFoundError as exc:
+        raise ModelFileError(f"no reader for {ext!r} files in this version ({exc.name})", path) from None
+    return getattr(mod, function)(path, **options)

@@ -1,0 +1,44 @@
+"""The robot library: model files shipped with the package (the repository's top-level ``models/``).
+
+In a source checkout ``mechanism_model_core/models`` is a link to ``models/``; an installed package carries
+a copy. ``model_path("claraty_samples/sample1.xml")`` finds a file in either.
+"""
+
+from __future__ import annotations
+
+import os
+
+from .errors import ModelFileError
+
+#: The model ``mechanism-model`` and the ROS nodes use when none is given.
+DEFAULT_MODEL = "rocky8/rocky8_rover.xml"
+
+
+def models_dir() -> str:
+    """Directory of the shipped robot library."""
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "models")
+
+
+def model_path(name: str) -> str:
+    """Path of a shipped model file, e.g. ``"claraty_samples/sample1.xml"``; existing paths pass through."""
+    if os.path.exists(name):
+        return name
+    path = os.path.join(models_dir(), name)
+    if not os.path.exists(path):
+        raise ModelFileError(f"no such model in the library (looked in {models_dir()})", name)
+    return path
+
+
+def default_model_path() -> str:
+    return model_path(DEFAULT_MODEL)
+
+
+def list_models() -> list[str]:
+    """Relative paths of every model file in the library."""
+    out = []
+    root = models_dir()
+    for dirpath, _, files in os.walk(root, followlinks=True):
+        for f in sorted(files):
+            if f.endswith((".xml", ".urdf", ".kindsl", ".dh")):
+                out.append(os.path.relpath(os.path.join(dirpath, f), root))
+    return sorted(out)

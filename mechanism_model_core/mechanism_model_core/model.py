@@ -1,0 +1,642 @@
+"""The immutable, compiled mechanism (CLARAty's Mechanism_Model tree, 4.1-4.17).
+
+A :class:`Mechanism` is a tree of bodies rooted at the ground body, each body joined to its parent by one
+joint. It holds constants only -- no joint values and no cached state -- so any number of threads may use
+one mechanism at once (4.5-4.8). Editing goes through :class:`~mechanism_model_core.builder.MechanismBuilder`
+and returns a new mechanism.
+
+Construction compiles the tree into arrays (DESIGN.md 3.2):
+
+* bodies in depth-first order from the ground (children in insertion order), so each branch -- an arm, a
+  leg -- is contiguous;
+* the joint-coordinate vector ``q``: every joint's coordinates, joints in body order; ``coordinate_names``
+  documents it, and every function also accepts a ``{coordinate name: value}`` mapping;
+* *segments*: one per elementary motion of a moving joint (a revolute joint is one segment, a floating joint
+  six). Each segment frame has its motion axis along +z, so forward kinematics is a single pass of
+  ``T_world_seg[i] = T_world_seg[parent[i]] @ P[i] @ M(q)`` with ``M`` a rotation about or translation along
+  z. Bodies on fixed joints and named frames are constant offsets from a segment and cost nothing in the
+  pass.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Iterator, Mapping
+
+import numpy as np
+
+from .errors import (InvalidConfiguration, ModelStructureError, UnknownBody, UnknownFrame,
+                     UnknownJoint)
+from .joints import Joint, JointType
+
+GROUND = "ground"
+
+
+def _readonly(a, dtype=float) -> np.ndarray:
+    a = np.array(a, dtype=dtype)
+    a.setflags(write=False)
+    return a
+
+
+@dataclass(frozen=True, eq=False)
+class MassProperties:
+    """Mass (kg), centre of mass in the body frame (m), inertia tensor about the centre of mass in body
+    axes (kg m^2)."""
+
+    mass: float = 0.0
+    com: np.ndarray = field(default_factory=lambda: _readonly(np.zeros(3)))
+    inertia: np.ndarray = field(default_factory=lambda: _readonly(np.zeros((3, 3))))
+
+    def __post_init__(self):
+        object.__setattr__(self, "mass", float(self.mass))
+        object.__setattr__(self, "com", _readonly(np.reshape(self.com, 3)))
+        object.__setattr__(self, "inertia", _readonly(np.reshape(self.inertia, (3, 3))))
+
+
+@dataclass(frozen=True, eq=False)
+class BoundingShape:
+    """One node of a body's bounding-shape tree (CLARAty 4.12, 4.15.1), pose relative to the body frame.
+
+    ``type`` is ``box`` (dimensions: full x, y, z lengths), ``cylinder`` (radius, length along z),
+    ``sphere`` (radius), ``mesh`` (``mesh`` holds the file reference, dimensions the scale) or ``none``
+    (a pure container). ``parent`` names the enclosing shape of the same body (``None`` at the top);
+    ``level`` is the resolution (1 coarsest); leaves are the finest shapes.
+    """
+
+    name: str
+    type: str = "box"
+    transform: np.ndarray = field(default_factory=lambda: _readonly(np.eye(4)))
+    dimensions: tuple = ()
+    parent: str | None = None
+    is_container: bool = False
+    level: int = 1
+    ignore_collisions: bool = False
+    tolerance: float = 0.0
+    link: str | None = None
+    mesh: str | None = None
+
+    def __post_init__(self):
+        object.__setattr__(self, "transform", _readonly(self.transform))
+        object.__setattr__(self, "dimensions", tuple(float(d) for d in self.dimensions))
+
+
+@dataclass(frozen=True, eq=False)
+class BodySpec:
+    """Constant data of one body: its joint to the parent, named frames (``T_body_frame``), mass, shapes."""
+
+    name: str
+    parent: str | None
+    joint: Joint | None
+    frames: Mapping[str, np.ndarray] = field(default_factory=dict)
+    mass: MassProperties = field(default_factory=MassProperties)
+    shapes: tuple = ()
+    graphics: str | None = None
+    frame_kinds: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class FrameRef:
+    """Where a frame lives in the compiled tree: ``T_world_frame = T_world_seg[segment] @ offset``."""
+
+    name: str
+    body: str
+    segment: int
+    index: int
+    kind: str
+
+
+class Body:
+    """A view of one body of a mechanism (no copy of the model; CLARAty 7.5-7.7).
+
+    Its kinematic methods take the joint values, as every algorithm does.
+    """
+
+    __slots__ = ("mechanism", "index")
+
+    def __init__(self, mechanism: "Mechanism", index: int):
+        self.mechanism = mechanism
+        self.index = index
+
+    @property
+    def spec(self) -> BodySpec:
+        return self.mechanism._bodies[self.index]
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def parent(self) -> "Body | None":
+        p = self.spec.parent
+        return None if p is None else self.mechanism.body(p)
+
+    @property
+    def joint(self) -> Joint | None:
+        return self.spec.joint
+
+    @property
+    def frames(self) -> Mapping[str, np.ndarray]:
+        """Named frames of this body, ``T_body_frame``."""
+        return self.spec.frames
+
+    @property
+    def mass(self) -> MassProperties:
+        return self.spec.mass
+
+    @property
+    def shapes(self) -> tuple:
+        return self.spec.shapes
+
+    @property
+    def children(self) -> list["Body"]:
+        return [self.mechanism.body(n) for n in self.mechanism.children(self.name)]
+
+    def pose(self, q, relative_to: str | None = None) -> np.ndarray:
+        """Pose of this body frame in ``relative_to`` (ground by default) for joint values ``q`` (7.5)."""
+        from .kinematics import forward_kinematics
+
+        return forward_kinematics(self.mechanism, q).pose(self.name, relative_to)
+
+    def velocity(self, q, qdot, relative_to: str | None = None, convention="LOCAL_WORLD_ALIGNED"):
+        """Twist ``[v; w]`` of this body frame relative to ``relative_to`` (7.6)."""
+        from .jacobians import frame_velocity
+
+        return frame_velocity(self.mechanism, q, qdot, self.name, relative_to, convention)
+
+    def jacobian(self, q, relative_to: str | None = None, convention="LOCAL_WORLD_ALIGNED"):
+        """6 x nq geometric Jacobian of this body frame (7.7)."""
+        from .jacobians import jacobian
+
+        return jacobian(self.mechanism, q, self.name, relative_to, convention)
+
+    def __repr__(self) -> str:
+        return f"<Body {self.name!r} of {self.mechanism.name!r}>"
+
+
+class _Compiled:
+    """Arrays for the kinematic pass; built once per mechanism, read-only."""
+
+    __slots__ = ("n_seg", "seg_parent", "seg_coord", "seg_kind", "seg_P", "seg_ancestors",
+                 "seg_local_coef", "loop", "frame_seg", "frame_T", "rev_cols", "moving_ground_children")
+
+
+class Mechanism:
+    """An immutable, compiled tree of bodies, joints and frames. Build with
+    :class:`~mechanism_model_core.builder.MechanismBuilder` or a loader such as
+    :func:`mechanism_model_core.load_model`."""
+
+    def __init__(self, name: str, bodies: list[BodySpec], ground: str = GROUND, source: str | None = None,
+                 metadata: Mapping[str, object] | None = None):
+        self.name = name
+        self.ground = ground
+        self.source = source
+        self.metadata = dict(metadata or {})
+        self._bodies = tuple(_topological(bodies, ground))
+        self._body_index = {b.name: i for i, b in enumerate(self._bodies)}
+        self._children: dict[str, list[str]] = {b.name: [] for b in self._bodies}
+        for b in self._bodies[1:]:
+            self._children[b.parent].append(b.name)
+        self._joints = tuple(b.joint for b in self._bodies[1:])
+        self._joint_index = {j.name: i for i, j in enumerate(self._joints)}
+        if len(self._joint_index) != len(self._joints):
+            dup = _duplicates([j.name for j in self._joints])
+            raise ModelStructureError(f"duplicate joint names: {dup}")
+        self._build_coordinates()
+        self._build_couplings()
+        self._compile()
+
+    # ------------------------------------------------------------------ structure queries
+    @property
+    def bodies(self) -> tuple[BodySpec, ...]:
+        """Body specs in topological order, ground first."""
+        return self._bodies
+
+    @property
+    def body_names(self) -> list[str]:
+        return [b.name for b in self._bodies]
+
+    @property
+    def joints(self) -> tuple[Joint, ...]:
+        """Joints in body order (the ground has none)."""
+        return self._joints
+
+    @property
+    def joint_names(self) -> list[str]:
+        return [j.name for j in self._joints]
+
+    @property
+    def frame_names(self) -> list[str]:
+        """Every frame: each body frame (named like its body) and every named frame."""
+        return list(self._frames)
+
+    @property
+    def nq(self) -> int:
+        """Length of the joint-coordinate vector."""
+        return len(self.coordinate_names)
+
+    def body(self, name: str) -> Body:
+        try:
+            return Body(self, self._body_index[name])
+        except KeyError:
+            raise UnknownBody(name, self.body_names) from None
+
+    def joint(self, name: str) -> Joint:
+        try:
+            return self._joints[self._joint_index[name]]
+        except KeyError:
+            raise UnknownJoint(name, self.joint_names) from None
+
+    def frame(self, name: str) -> FrameRef:
+        try:
+            return self._frames[name]
+        except KeyError:
+            raise UnknownFrame(name, self.frame_names) from None
+
+    def has_frame(self, name: str) -> bool:
+        return name in self._frames
+
+    def frame_in_body(self, name: str) -> np.ndarray:
+        """``T_body_frame`` of a frame in the body that carries it (identity for a body frame)."""
+        ref = self.frame(name)
+        if ref.kind == "body":
+            return np.eye(4)
+        return np.array(self._bodies[self._body_index[ref.body]].frames[name])
+
+    def children(self, body: str) -> list[str]:
+        if body not in self._children:
+            raise UnknownBody(body, self.body_names)
+        return list(self._children[body])
+
+    def parent_body_of_joint(self, joint: str) -> str:
+        return self._bodies[self._joint_index_to_body(joint)].parent
+
+    def child_body_of_joint(self, joint: str) -> str:
+        return self._bodies[self._joint_index_to_body(joint)].name
+
+    def _joint_index_to_body(self, joint: str) -> int:
+        if joint not in self._joint_index:
+            raise UnknownJoint(joint, self.joint_names)
+        return self._joint_index[joint] + 1
+
+    def path_to_ground(self, body: str) -> list[str]:
+        """Body names from ``body`` up to and including the ground."""
+        out = [body]
+        while True:
+            p = self._bodies[self._body_index[out[-1]]].parent
+            if p is None:
+                return out
+            out.append(p)
+
+    def iter_bodies(self) -> Iterator[Body]:
+        for i in range(len(self._bodies)):
+            yield Body(self, i)
+
+    def edit(self):
+        """A :class:`~mechanism_model_core.builder.MechanismBuilder` holding this mechanism; building it
+        returns a new mechanism and leaves this one untouched."""
+        from .builder import edit
+
+        return edit(self)
+
+    def attach(self, appendage, mount: str, prefix: str = "", placement=None) -> "Mechanism":
+        """A new mechanism with ``appendage`` (a Mechanism or a model file path) attached at ``mount``."""
+        from .builder import attach
+
+        if isinstance(appendage, str) or hasattr(appendage, "__fspath__"):
+            from .io import load_model
+
+            appendage = load_model(appendage)
+        return attach(self, appendage, mount, prefix, placement)
+
+    def __repr__(self) -> str:
+        return (f"<Mechanism {self.name!r}: {len(self._bodies)} bodies, {len(self._joints)} joints, "
+                f"nq={self.nq}, {len(self._frames)} frames>")
+
+    # ------------------------------------------------------------------ coordinates
+    def _build_coordinates(self):
+        names, joint_of, lower, upper, home, prismatic = [], [], [], [], [], []
+        self._joint_slices: dict[str, slice] = {}
+        for j in self._joints:
+            start = len(names)
+            names.extend(j.coordinate_names)
+            joint_of.extend([j.name] * j.dof)
+            lower.extend(j.lower)
+            upper.extend(j.upper)
+            home.extend(j.home)
+            prismatic.extend(j.is_prismatic_coordinate)
+            self._joint_slices[j.name] = slice(start, len(names))
+        self.coordinate_names: tuple[str, ...] = tuple(names)
+        self._coord_index = {n: i for i, n in enumerate(names)}
+        if len(self._coord_index) != len(names):
+            raise ModelStructureError(f"duplicate coordinate names: {_duplicates(names)}")
+        self.coordinate_joint: tuple[str, ...] = tuple(joint_of)
+        self.lower_limits = _readonly(lower)
+        self.upper_limits = _readonly(upper)
+        self.home = _readonly(home)
+        self.coordinate_is_prismatic = _readonly(prismatic, bool)
+
+    def joint_slice(self, joint: str) -> slice:
+        """Where ``joint``'s coordinates sit in ``q``."""
+        try:
+            return self._joint_slices[joint]
+        except KeyError:
+            raise UnknownJoint(joint, self.joint_names) from None
+
+    def coordinate_index(self, name: str) -> int:
+        try:
+            return self._coord_index[name]
+        except KeyError:
+            raise UnknownJoint(name, list(self.coordinate_names)) from None
+
+    def _build_couplings(self):
+        from .io.expressions import parse_expression
+        from .errors import ExpressionError
+
+        coords = set(self.coordinate_names)
+        exprs = {}
+        for j in self._joints:
+            if j.coupling is None:
+                continue
+            try:
+                e = parse_expression(j.coupling, coords - {j.name})
+            except ExpressionError as exc:
+                raise ModelStructureError(f"joint {j.name!r}: coupling: {exc}") from None
+            exprs[j.name] = e
+        order = []
+        state: dict[str, int] = {}
+
+        def visit(n, stack):
+            if state.get(n) == 2:
+                return
+            if state.get(n) == 1:
+                raise ModelStructureError(f"circular joint couplings: {' -> '.join(stack + [n])}")
+            state[n] = 1
+            for dep in exprs[n].variables:
+                if dep in exprs:
+                    visit(dep, stack + [n])
+            state[n] = 2
+            order.append(n)
+
+        for n in exprs:
+            visit(n, [])
+        self.couplings = {n: exprs[n] for n in order}  # dependencies first
+        dependent = {self._coord_index[n] for n in order}
+        self.independent_coordinates: tuple[str, ...] = tuple(
+            c for i, c in enumerate(self.coordinate_names) if i not in dependent)
+        self._independent_idx = np.array([self._coord_index[c] for c in self.independent_coordinates],
+                                         dtype=int)
+        self.dependent_coordinates: tuple[str, ...] = tuple(order)
+
+    def configuration(self, values=None, *, fill_couplings: bool | None = None) -> np.ndarray:
+        """The full joint-coordinate array for ``values``.
+
+        ``values`` may be ``None`` (home), an array of length :attr:`nq` or of length
+        ``len(independent_coordinates)`` (dependent joints are then computed from their couplings), a batch of
+        such arrays (shape ``(B, n)``), or a mapping from coordinate names to values: coordinates not given
+        take their home value, and coupled joints not given follow their coupling.
+        Raises :class:`InvalidConfiguration` for wrong shapes, unknown names or non-finite values.
+        """
+        n = self.nq
+        if values is None:
+            q = np.array(self.home)
+            return self.apply_couplings(q) if self.couplings else q
+        if isinstance(values, Mapping):
+            q = np.array(self.home)
+            given = set()
+            for k, v in values.items():
+                idx = self._coord_index.get(k)
+                if idx is None:
+                    raise InvalidConfiguration(f"unknown joint coordinate {k!r}")
+                q[idx] = _finite_scalar(k, v)
+                given.add(k)
+            if self.couplings:
+                q = self.apply_couplings(q, skip=given)
+            return q
+        q = np.asarray(values, dtype=float)
+        if q.ndim not in (1, 2):
+            raise InvalidConfiguration(f"joint values must have shape (n,) or (B, n), got {q.shape}")
+        m = q.shape[-1]
+        if m == n and not (fill_couplings and self.couplings):
+            pass
+        elif m == len(self.independent_coordinates) and self.couplings:
+            full = np.empty(q.shape[:-1] + (n,))
+            full[..., self._independent_idx] = q
+            q = self.apply_couplings(full)
+        elif m == n:
+            q = self.apply_couplings(q)
+        else:
+            raise InvalidConfiguration(
+                f"expected {n} joint values ({len(self.independent_coordinates)} independent), got {m}")
+        if not np.all(np.isfinite(q)):
+            raise InvalidConfiguration("joint values must be finite")
+        return q
+
+    def apply_couplings(self, q: np.ndarray, skip=()) -> np.ndarray:
+        """A copy of ``q`` (shape (n,) or (B, n)) with every coupled joint set from its expression."""
+        q = np.array(q, dtype=float)
+        for name, expr in self.couplings.items():
+            if name in skip:
+                continue
+            env = {v: q[..., self._coord_index[v]] for v in expr.variables}
+            q[..., self._coord_index[name]] = expr(env)
+        return q
+
+    def coupling_jacobian(self, q) -> np.ndarray:
+        """``dq_full / dq_independent`` (nq x n_independent) at ``q``: identity rows for independent
+        coordinates, chain-rule rows for coupled ones."""
+        q = np.asarray(q, dtype=float)
+        n, m = self.nq, len(self.independent_coordinates)
+        D = np.zeros((n, m))
+        col = {c: k for k, c in enumerate(self.independent_coordinates)}
+        for k, c in enumerate(self.independent_coordinates):
+            D[self._coord_index[c], k] = 1.0
+        for name, expr in self.couplings.items():
+            env = {v: q[self._coord_index[v]] for v in expr.variables}
+            row = np.zeros(m)
+            for var, g in expr.gradient(env).items():
+                row += g * D[self._coord_index[var]]
+            D[self._coord_index[name]] = row
+        del col
+        return D
+
+    def within_limits(self, q, tol: float = 0.0) -> np.ndarray | bool:
+        """True where every coordinate of ``q`` (shape (n,) or (B, n)) lies within its limits."""
+        q = np.asarray(q, dtype=float)
+        ok = (q >= self.lower_limits - tol) & (q <= self.upper_limits + tol)
+        return ok.all(axis=-1)
+
+    def random_configuration(self, rng=None, size=None, span: float = math.pi) -> np.ndarray:
+        """Uniform random joint values within limits (unbounded coordinates in ``[-span, span]``), couplings
+        applied."""
+        rng = np.random.default_rng(rng)
+        lo = np.where(np.isfinite(self.lower_limits), self.lower_limits, -span)
+        hi = np.where(np.isfinite(self.upper_limits), self.upper_limits, span)
+        shape = (self.nq,) if size is None else (size, self.nq)
+        q = rng.uniform(lo, hi, size=shape)
+        return self.apply_couplings(q) if self.couplings else q
+
+    # ------------------------------------------------------------------ compilation
+    def _compile(self):
+        c = _Compiled()
+        seg_parent = [-1]
+        seg_coord = [-1]
+        seg_kind = [0]          # 0 ground, 1 revolute about z, 2 prismatic along z
+        seg_P = [np.eye(4)]
+        body_seg = {self.ground: 0}
+        body_T = {self.ground: np.eye(4)}  # T_seg_body
+        for b in self._bodies[1:]:
+            j = b.joint
+            parent_seg = body_seg[b.parent]
+            base = body_T[b.parent] @ j.placement   # joint frame in the parent segment frame
+            motions = j.elementary_motions()
+            if not motions:
+                body_seg[b.name] = parent_seg
+                body_T[b.name] = base
+                continue
+            start = self._joint_slices[j.name].start
+            prev_R0 = None
+            for k, (kind, axis, ci) in enumerate(motions):
+                R0 = _z_to(axis)
+                if prev_R0 is None:
+                    P = base.copy()
+                else:
+                    P = np.eye(4)
+                    P[:3, :3] = prev_R0.T
+                P[:3, :3] = P[:3, :3] @ R0
+                if j.dof == 1 and j.offset != 0.0:
+                    # fold the articulation offset into the placement: M(q + o) = M(o) M(q)
+                    if kind == "R":
+                        co, so = math.cos(j.offset), math.sin(j.offset)
+                        P = P @ np.array([[co, -so, 0, 0], [so, co, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]])
+                    else:
+                        P = P @ np.array([[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, j.offset], [0, 0, 0, 1]])
+                seg_parent.append(parent_seg if k == 0 else len(seg_P) - 1)
+                seg_coord.append(start + ci)
+                seg_kind.append(1 if kind == "R" else 2)
+                seg_P.append(P)
+                prev_R0 = R0
+            body_seg[b.name] = len(seg_P) - 1
+            T = np.eye(4)
+            T[:3, :3] = prev_R0.T
+            body_T[b.name] = T
+        c.n_seg = len(seg_P)
+        c.seg_parent = _readonly(seg_parent, int)
+        c.seg_coord = _readonly(seg_coord, int)
+        c.seg_kind = _readonly(seg_kind, int)
+        P = np.array(seg_P)
+        c.seg_P = _readonly(P)
+        # L = P @ M(q) = P + sin(q) * (P @ K) + (1 - cos(q)) * (P @ K @ K) + d * (P @ E), K = [z]x, E = e_z
+        K = np.zeros((4, 4))
+        K[0, 1], K[1, 0] = -1.0, 1.0
+        E = np.zeros((4, 4))
+        E[2, 3] = 1.0
+        kind = np.array(seg_kind)
+        coef = np.zeros((c.n_seg, 3, 16))
+        rev = kind == 1
+        pri = kind == 2
+        coef[rev, 0] = (P[rev] @ K).reshape(-1, 16)
+        coef[rev, 1] = (P[rev] @ K @ K).reshape(-1, 16)
+        coef[pri, 2] = (P[pri] @ E).reshape(-1, 16)
+        c.seg_local_coef = _readonly(coef)
+        c.loop = tuple((i, int(seg_parent[i])) for i in range(1, c.n_seg) if seg_parent[i] != 0)
+        c.moving_ground_children = tuple(i for i in range(1, c.n_seg) if seg_parent[i] == 0)
+        anc = []
+        for i in range(c.n_seg):
+            chain = []
+            s = i
+            while s > 0:
+                chain.append(s)
+                s = seg_parent[s]
+            anc.append(_readonly(sorted(chain), int))
+        c.seg_ancestors = tuple(anc)
+        c.rev_cols = None
+        # frames: body frames first (in body order), then named frames
+        frames: dict[str, FrameRef] = {}
+        frame_seg, frame_T = [], []
+
+        def add(name, body, T, kind):
+            if name in frames:
+                raise ModelStructureError(f"frame name {name!r} is used twice (frames and bodies share "
+                                          f"one namespace)")
+            frames[name] = FrameRef(name, body, body_seg[body], len(frame_seg), kind)
+            frame_seg.append(body_seg[body])
+            frame_T.append(T)
+
+        for b in self._bodies:
+            add(b.name, b.name, body_T[b.name], "body")
+        for b in self._bodies:
+            for fname, Tf in b.frames.items():
+                add(fname, b.name, body_T[b.name] @ np.asarray(Tf), b.frame_kinds.get(fname, "local"))
+        c.frame_seg = _readonly(frame_seg, int)
+        c.frame_T = _readonly(np.array(frame_T))
+        self._frames = frames
+        self._compiled = c
+
+
+def _z_to(axis) -> np.ndarray:
+    """A rotation matrix whose third column is the unit ``axis`` (identity for +z)."""
+    a = np.asarray(axis, dtype=float)
+    if np.allclose(a, (0, 0, 1), atol=1e-15):
+        return np.eye(3)
+    if np.allclose(a, (0, 0, -1), atol=1e-15):
+        return np.diag([1.0, -1.0, -1.0])
+    z = np.array([0.0, 0.0, 1.0])
+    v = np.cross(z, a)
+    s = np.linalg.norm(v)
+    c = float(np.dot(z, a))
+    Kx = np.array([[0, -v[2], v[1]], [v[2], 0, -v[0]], [-v[1], v[0], 0]])
+    return np.eye(3) + Kx + Kx @ Kx * ((1 - c) / (s * s))
+
+
+def _finite_scalar(name, v) -> float:
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        raise InvalidConfiguration(f"value of {name!r} is not a number: {v!r}") from None
+    if not math.isfinite(f):
+        raise InvalidConfiguration(f"value of {name!r} is not finite: {v!r}")
+    return f
+
+
+def _duplicates(names) -> list[str]:
+    seen, dup = set(), []
+    for n in names:
+        if n in seen and n not in dup:
+            dup.append(n)
+        seen.add(n)
+    return dup
+
+
+def _topological(bodies: list[BodySpec], ground: str) -> list[BodySpec]:
+    by_name: dict[str, BodySpec] = {}
+    for b in bodies:
+        if b.name in by_name:
+            raise ModelStructureError(f"duplicate body name {b.name!r}")
+        by_name[b.name] = b
+    if ground in by_name:
+        g = by_name.pop(ground)
+        if g.parent is not None or g.joint is not None:
+            raise ModelStructureError(f"the ground body {ground!r} cannot have a parent or a joint")
+    else:
+        g = BodySpec(ground, None, None)
+    children: dict[str, list[BodySpec]] = {ground: []}
+    for b in by_name.values():
+        children.setdefault(b.name, [])
+    for b in by_name.values():
+        if b.parent is None or b.joint is None:
+            raise ModelStructureError(f"body {b.name!r} needs a parent and a joint")
+        if b.parent not in children:
+            raise ModelStructureError(f"body {b.name!r}: parent {b.parent!r} does not exist")
+        children[b.parent].append(b)
+    # depth-first, children in insertion order: each branch (an arm, a leg) stays contiguous
+    order = []
+    stack = [g]
+    while stack:
+        b = stack.pop()
+        order.append(b)
+        stack.extend(reversed(children[b.name]))
+    if len(order) != len(by_name) + 1:
+        lost = sorted(set(by_name) - {b.name for b in order})
+        raise ModelStructureError(f"bodies not connected to the ground (a cycle of parents?): {lost}")
+    return order

@@ -1,0 +1,43 @@
+"""mechanism_model_core: pip-installable and an ament_python package (colcon builds it with this file)."""
+
+import os
+
+from setuptools import find_packages, setup
+
+package_name = "mechanism_model_core"
+here = os.path.dirname(os.path.abspath(__file__))
+
+
+def _model_files():
+    """The robot library (top-level models/) ships inside the package as mechanism_model_core/models."""
+    root = os.path.join(here, package_name, "models")
+    out = []
+    for dirpath, _, files in os.walk(root, followlinks=True):
+        for f in files:
+            out.append(os.path.relpath(os.path.join(dirpath, f), os.path.join(here, package_name)))
+    return out
+
+
+setup(
+    name=package_name,
+    version="0.1.0",
+    packages=find_packages(exclude=["test", "test.*"]),
+    package_data={package_name: ["io/*.dtd", "io/*.lark"] + _model_files()},
+    data_files=[
+        ("share/ament_index/resource_index/packages", ["resource/" + package_name]),
+        ("share/" + package_name, ["package.xml"]),
+    ],
+    python_requires=">=3.10",
+    install_requires=["numpy>=1.21", "scipy>=1.8", "lxml>=4.8"],
+    extras_require={
+        "kindsl": ["lark>=1.1"],
+        "render": ["matplotlib>=3.5"],
+    },
+    zip_safe=False,
+    maintainer="mechanism_model developers",
+    maintainer_email="mechanism-model@example.org",
+    description="One unified, stateless mechanism model (CLARAty) with forward, differential and inverse "
+                "kinematics, for any robot.",
+    license="Apache-2.0",
+    entry_points={"console_scripts": ["mechanism-model = mechanism_model_core.cli:main"]},
+)
