@@ -52,7 +52,9 @@ class UnknownName(MechanismModelError, KeyError):
         self.name = name
         hint = ""
         if known:
-            close = [k for k in known if name.lower() in k.lower() or k.lower() in name.lower()]
+            import difflib
+
+            close = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
             if close:
                 hint = f" (did you mean {', '.join(repr(c) for c in close[:3])}?)"
         super().__init__(f"unknown {self.kind} {name!r}{hint}")

@@ -125,7 +125,6 @@ class _Reader:
         b.metadata["version"] = root.get("version", "1.0")
         paul_distal: dict[str, np.ndarray] = {}
         zp_body_to_joint: dict[str, np.ndarray] = {}
-        pending_frames = []
         for el in root:
             if not isinstance(el.tag, str):
                 continue
@@ -135,22 +134,17 @@ class _Reader:
                     raise self.error(el, f"constant name {cname!r} is not an identifier")
                 self.constants[cname] = self.num(el, "value")
             elif el.tag == "ME_Body":
-                self.body(el, b, paul_distal, zp_body_to_joint, pending_frames)
+                self.body(el, b, paul_distal, zp_body_to_joint)
             elif el.tag == "Attach":
                 self.attach(el, b)
             elif el.tag == "Block_DH":
                 self.blocks(root, el, b)
-        for body, el, fname, T, kind, rel in pending_frames:
-            try:
-                b.add_frame(body, fname, T, kind=kind, relative_to=rel)
-            except MechanismModelError as exc:
-                raise self.error(el, str(exc)) from None
         try:
             return b.build()
         except ModelStructureError as exc:
             raise ModelFileError(str(exc), self.path) from None
 
-    def body(self, el, b: MechanismBuilder, paul_distal, zp_b2j, pending_frames):
+    def body(self, el, b: MechanismBuilder, paul_distal, zp_b2j):
         name = el.get("name")
         parent = el.get("parent")
         if parent is not None and not b.has_body(parent):
@@ -200,6 +194,7 @@ class _Reader:
                 b.add_frame(name, f"{name}_dh", paul_distal[name], kind="dh")
         except MechanismModelError as exc:
             raise self.error(el, str(exc)) from None
+        pending = []
         for fel in el.findall("Frame"):
             kind = fel.get("type", "local")
             if kind == "reference":
@@ -208,8 +203,21 @@ class _Reader:
             if inner.tag != "Transform":
                 raise self.error(fel, f"frame {fel.get('name')!r}: only reference frames take "
                                       f"{inner.tag}; use a Transform")
-            pending_frames.append((name, fel, fel.get("name"), self.transform(inner), kind,
-                                   fel.get("relative_to")))
+            pending.append((fel, self.transform(inner), kind, fel.get("relative_to")))
+        # a frame may be given relative to another frame of the body defined later in the file (6.7)
+        while pending:
+            ready = [p for p in pending if p[3] in (None, name, ref_name) or p[3] in b.body(name).frames]
+            if not ready:
+                fel = pending[0][0]
+                raise self.error(fel, f"frame {fel.get('name')!r}: relative_to {pending[0][3]!r} is not a "
+                                      f"frame of body {name!r} (or the frames refer to each other)")
+            for fel, T, kind, rel in ready:
+                try:
+                    b.add_frame(name, fel.get("name"), T, kind=kind,
+                                relative_to=None if rel in (None, name, ref_name) else rel)
+                except MechanismModelError as exc:
+                    raise self.error(fel, str(exc)) from None
+            pending = [p for p in pending if p not in ready]
 
     def joint(self, el, body, placement, axis) -> Joint:
         name = el.get("name")
