@@ -1,0 +1,169 @@
+"""The mechanism as a stateless, immutable, thread-safe model; coordinates, couplings, editing."""
+
+import math
+import threading
+
+import numpy as np
+import pytest
+
+from mechanism_model_core import (InvalidConfiguration, Joint, MechanismBuilder, ModelStructureError,
+                                  forward_kinematics, jacobian)
+from mechanism_model_core.spatial import translation
+
+from .robots import mixed_tree, planar_arm
+
+
+def rocker_rover():
+    """A rocker differential: right rocker = -left rocker; a bogie coupled non-linearly for the test."""
+    b = MechanismBuilder("rocker")
+    b.add_body("chassis", None, Joint.fixed("chassis_fix", translation(0, 0, 0.5)))
+    b.add_body("left_rocker", "chassis", Joint.revolute("left_rocker", translation(0, 0.4, 0), axis=(0, 1, 0)))
+    b.add_body("right_rocker", "chassis", Joint.revolute("right_rocker", translation(0, -0.4, 0), axis=(0, 1, 0),
+                                                         coupling="-left_rocker"))
+    b.add_body("left_bogie", "left_rocker", Joint.revolute("left_bogie", translation(-0.3, 0, -0.2),
+                                                           axis=(0, 1, 0)))
+    b.add_body("mast", "chassis", Joint.revolute("mast_pan"))
+    b.add_body("mast_head", "mast", Joint.revolute("mast_tilt", translation(0, 0, 1), axis=(0, 1, 0),
+                                                   coupling="0.5*sin(mast_pan) + 2*left_bogie"))
+    return b.build()
+
+
+def test_coordinate_order_is_documented_depth_first():
+    m = mixed_tree()
+    assert m.coordinate_names[:6] == ("base_float.x", "base_float.y", "base_float.z", "base_float.roll",
+                                      "base_float.pitch", "base_float.yaw")
+    # depth-first: the arm branch (inserted first) comes before the sled branch
+    assert m.coordinate_names[6:] == ("shoulder", "slide", "wrist_ball.roll", "wrist_ball.pitch",
+                                      "wrist_ball.yaw", "sled_plane.x", "sled_plane.y", "sled_plane.theta",
+                                      "wheel_spin")
+    assert m.nq == 15 and m.joint_slice("wrist_ball") == slice(8, 11)
+
+
+def test_floating_joint_pose_follows_documented_rpy():
+    m = mixed_tree()
+    q = np.zeros(m.nq)
+    q[:6] = [1, 2, 3, 0.1, 0.2, 0.3]
+    T = forward_kinematics(m, q).pose("base")
+    from scipy.spatial.transform import Rotation
+
+    np.testing.assert_allclose(T[:3, :3], Rotation.from_euler("xyz", [0.1, 0.2, 0.3]).as_matrix(), atol=1e-12)
+    np.testing.assert_allclose(T[:3, 3], [1, 2, 3 + 0.5], atol=1e-12)
+
+
+def test_differential_and_nonlinear_couplings_fill_dependents():
+    m = rocker_rover()
+    assert m.independent_coordinates == ("left_rocker", "left_bogie", "mast_pan")
+    q = m.configuration({"left_rocker": 0.2, "left_bogie": -0.1, "mast_pan": 0.4})
+    assert q[m.coordinate_index("right_rocker")] == pytest.approx(-0.2)
+    assert q[m.coordinate_index("mast_tilt")] == pytest.approx(0.5 * math.sin(0.4) - 0.2)
+    # independent-only arrays, and batches of them
+    Q = m.configuration(np.array([[0.2, -0.1, 0.4], [0.0, 0.0, 0.0]]))
+    np.testing.assert_allclose(Q[0], q)
+    # an explicitly given dependent value is kept (a publisher reporting it wins)
+    q2 = m.configuration({"left_rocker": 0.2, "right_rocker": 0.0})
+    assert q2[m.coordinate_index("right_rocker")] == 0.0
+
+
+def test_coupling_jacobian_matches_finite_differences():
+    m = rocker_rover()
+    qi = np.array([0.2, -0.1, 0.4])
+    D = m.coupling_jacobian(m.configuration(qi))
+    h = 1e-6
+    for k in range(3):
+        dq = np.zeros(3)
+        dq[k] = h
+        num = (m.configuration(qi + dq) - m.configuration(qi - dq)) / (2 * h)
+        np.testing.assert_allclose(D[:, k], num, atol=1e-8)
+
+
+def test_configuration_errors():
+    m = planar_arm((1.0, 1.0))
+    for bad in ([1.0], [[1.0, 2.0, 3.0]], [1.0, math.inf], {"joint1": "x"}, {"joint1": math.nan},
+                np.zeros((2, 2, 2))):
+        with pytest.raises(InvalidConfiguration):
+            m.configuration(bad)
+
+
+def test_mechanism_is_immutable():
+    m = planar_arm()
+    with pytest.raises(ValueError):
+        m.lower_limits[0] = 0.0
+    with pytest.raises(ValueError):
+        m.joint("joint2").placement[0, 3] = 5.0
+    with pytest.raises((AttributeError, TypeError)):
+        m.joint("joint2").name = "x"
+    before = forward_kinematics(m, [0.1, 0.2, 0.3]).pose("tool").copy()
+    forward_kinematics(m, [1.0, 2.0, 3.0])   # no state is kept between calls
+    np.testing.assert_array_equal(forward_kinematics(m, [0.1, 0.2, 0.3]).pose("tool"), before)
+
+
+def test_editing_returns_a_new_mechanism():
+    m = planar_arm((1.0, 0.5))
+    b = m.edit()
+    b.add_body("gripper", "link2", Joint.prismatic("finger", translation(0.5, 0, 0), axis=(1, 0, 0),
+                                                   lower=0, upper=0.1))
+    m2 = b.build()
+    assert m.nq == 2 and m2.nq == 3 and "gripper" not in m.body_names
+    np.testing.assert_allclose(forward_kinematics(m2, [0, 0, 0.05]).position("gripper"), [1.55, 0, 0])
+    m3 = m2.edit().remove_body("link2").build()
+    assert m3.body_names == ["ground", "link1"] and m3.nq == 1
+
+
+def test_structure_errors():
+    b = MechanismBuilder()
+    b.add_body("a", None, Joint.revolute("j"))
+    with pytest.raises(ModelStructureError, match="already exists"):
+        b.add_body("a", None, Joint.revolute("k"))
+    b.add_body("b", "a", Joint.revolute("j"))
+    with pytest.raises(ModelStructureError, match="duplicate joint"):
+        b.build()
+    b2 = MechanismBuilder()
+    b2.add_body("a", "missing", Joint.revolute("j"))
+    with pytest.raises(ModelStructureError, match="parent 'missing'"):
+        b2.build()
+    b3 = MechanismBuilder()
+    b3.add_body("a", None, Joint.revolute("j"))
+    b3.add_frame("a", "a_tool")
+    b3.add_body("a_tool", "a", Joint.revolute("k"))
+    with pytest.raises(ModelStructureError, match="used twice"):
+        b3.build()
+    with pytest.raises(ModelStructureError, match="axis"):
+        Joint.revolute("z", axis=(0, 0, 0))
+
+
+def test_many_threads_get_the_answers_of_one():
+    """CLARAty 4.7: one mechanism, many clients at once, the same answers as one thread."""
+    m = mixed_tree()
+    rng = np.random.default_rng(0)
+    Q = m.random_configuration(rng, size=64)
+    expected = [(forward_kinematics(m, q).pose("tool"), jacobian(m, q, "rim", "camera", "LOCAL")) for q in Q]
+    errors = []
+    barrier = threading.Barrier(8)
+
+    def worker(offset):
+        barrier.wait()
+        for rep in range(20):
+            for k in range(offset, len(Q), 3):
+                T = forward_kinematics(m, Q[k]).pose("tool")
+                J = jacobian(m, Q[k], "rim", "camera", "LOCAL")
+                if not (np.array_equal(T, expected[k][0]) and np.array_equal(J, expected[k][1])):
+                    errors.append(k)
+
+    threads = [threading.Thread(target=worker, args=(i % 3,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+
+
+def test_joint_reference_transform_agrees_with_compiled_kinematics():
+    """Joint.transform (a plain product of elementary motions) against the compiled single pass."""
+    m = mixed_tree()
+    q = m.random_configuration(np.random.default_rng(4))
+    fk = forward_kinematics(m, q)
+    for spec in m.bodies[1:]:
+        j = spec.joint
+        T_parent = fk.pose(spec.parent)
+        expected = T_parent @ j.transform(q[m.joint_slice(j.name)])
+        np.testing.assert_allclose(fk.pose(spec.name), expected, atol=1e-12)
