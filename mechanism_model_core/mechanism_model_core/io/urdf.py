@@ -1,0 +1,754 @@
+"""URDF import and export.
+
+Import (:func:`load_urdf`, :func:`loads_urdf`)
+    * The URDF root link becomes the ground body (the mechanism's ``ground`` is named after it), so every
+      link keeps its name as a frame and the pose of a link is the same as in robot_state_publisher,
+      Pinocchio or KDL. ``root_joint="floating"`` (or ``"planar"``) instead hangs the root link from a new
+      ground body (``ground_name``, "world" by default) by a joint named ``root_joint``.
+    * Every other link is a body; its joint is the URDF joint whose child it is. A URDF child link frame is
+      the joint frame, as is our body frame, so the joint ``origin`` is the placement as it stands.
+    * All joint types: revolute, continuous, prismatic, fixed, floating, planar (a planar joint's axis is
+      the plane normal; a normal other than +z is handled by an exact re-orientation through a massless
+      body named ``<joint>.plane``). The axis defaults to +x, as URDF says; an axis that is not of unit
+      length is normalised with a warning, a zero axis on a moving joint is an error.
+    * ``limit``: lower/upper as given (wider than pi is fine); ``|value| >= 1e9`` reads as unbounded and a
+      velocity or effort of 0 as "not given" (unlimited) -- the export writes these for unlimited values,
+      because URDF requires the attributes.
+    * ``mimic`` becomes a joint coupling ``multiplier*master + offset``.
+    * ``inertial``: URDF gives the inertia about the centre of mass in the inertial frame's axes; it is
+      rotated into body axes (our :class:`MassProperties` convention).
+    * ``collision`` primitives (box, cylinder, sphere) become bounding shapes; meshes are kept as references
+      with their scale. ``visual`` geometry is ignored; the first visual mesh is kept as the body's graphics
+      reference.
+    * Errors name the file and line: unknown parent/child links, a link with two parents, cycles, several
+      roots, unknown joint types, bad numbers.
+
+Export (:func:`to_urdf`, :func:`save_urdf`)
+    Any mechanism, for ``robot_description`` (RViz, robot_state_publisher, MoveIt):
+
+    * the ground body is the root link; every body a link; every named frame a massless child link on a
+      fixed joint named ``<frame>.<kind>_frame`` (kind: local, mount, reference, ...);
+    * multi-DOF joints become chains of single-DOF URDF joints named after our coordinates
+      (``<joint>.x``, ``<joint>.roll`` ...; robot_state_publisher and MoveIt handle URDF ``floating`` and
+      ``planar`` joints poorly), joined by massless links named ``<joint>.<coordinate>_link``; the
+      JointState names of the exported robot are therefore exactly our coordinate names;
+    * an articulation offset is folded into the joint origin (URDF has no offsets), so the poses of every
+      link are identical for the same joint values;
+    * a revolute joint without limits becomes ``continuous``;
+    * couplings become ``mimic`` where the expression is affine in a single single-DOF joint; other
+      couplings are listed in an XML comment (URDF cannot express them);
+    * bounding shapes become both ``collision`` and ``visual`` primitives, so RViz shows something without
+      meshes.
+
+    :func:`load_urdf` recognises these patterns (chains named ``<joint>.<coordinate>`` and fixed leaf links
+    on ``<frame>.<kind>_frame`` joints) and rebuilds the multi-DOF joints and named frames, so a mechanism
+    survives a round trip through URDF.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import warnings
+
+import numpy as np
+
+from ..builder import MechanismBuilder
+from ..errors import MechanismModelError, ModelFileError
+from ..joints import COORDINATE_NAMES, Joint, JointType
+from ..model import BodySpec, BoundingShape, MassProperties, Mechanism
+from .. import spatial
+from .safe_xml import parse_bytes, parse_file
+
+#: Limits at or beyond this magnitude are read as unbounded, and written for unbounded limits.
+UNBOUNDED = 1e9
+
+_URDF_TYPES = {"revolute": JointType.REVOLUTE, "continuous": JointType.CONTINUOUS,
+               "prismatic": JointType.PRISMATIC, "fixed": JointType.FIXED,
+               "floating": JointType.FLOATING, "planar": JointType.PLANAR}
+
+
+class URDFWarning(UserWarning):
+    """Something in a URDF file that was accepted but adjusted (e.g. an axis normalised)."""
+
+
+# ====================================================================================== import
+class _Reader:
+    def __init__(self, name: str):
+        self.file = name
+
+    def error(self, el, message: str) -> ModelFileError:
+        return ModelFileError(message, self.file, getattr(el, "sourceline", None))
+
+    def warn(self, el, message: str) -> None:
+        line = getattr(el, "sourceline", None)
+        where = self.file + (f":{line}" if line else "")
+        warnings.warn(f"{where}: {message}", URDFWarning, stacklevel=4)
+
+    # ---------------------------------------------------------------- numbers
+    def number(self, el, attr: str, default=None) -> float:
+        text = el.get(attr)
+        if text is None:
+            if default is None:
+                raise self.error(el, f"<{el.tag}> needs attribute {attr!r}")
+            return float(default)
+        try:
+            v = float(text.strip())
+        except ValueError:
+            raise self.error(el, f"<{el.tag} {attr}={text!r}>: not a number") from None
+        if math.isnan(v):
+            raise self.error(el, f"<{el.tag} {attr}={text!r}>: not a number")
+        return v
+
+    def numbers(self, el, attr: str, n: int, default: str | None = None) -> np.ndarray:
+        text = el.get(attr, default)
+        if text is None:
+            raise self.error(el, f"<{el.tag}> needs attribute {attr!r}")
+        parts = text.split()
+        if len(parts) != n:
+            raise self.error(el, f"<{el.tag} {attr}={text!r}>: needs {n} numbers, got {len(parts)}")
+        try:
+            vals = np.array([float(p) for p in parts])
+        except ValueError:
+            raise self.error(el, f"<{el.tag} {attr}={text!r}>: not a list of numbers") from None
+        if not np.all(np.isfinite(vals)):
+            raise self.error(el, f"<{el.tag} {attr}={text!r}>: numbers must be finite")
+        return vals
+
+    def origin(self, parent_el) -> np.ndarray:
+        el = parent_el.find("origin")
+        if el is None:
+            return np.eye(4)
+        xyz = self.numbers(el, "xyz", 3, "0 0 0")
+        rpy = self.numbers(el, "rpy", 3, "0 0 0")
+        return spatial.make_transform(_rpy_matrix(rpy), xyz)
+
+    # ---------------------------------------------------------------- links
+    def mass(self, link_el) -> MassProperties:
+        iel = link_el.find("inertial")
+        if iel is None:
+            return MassProperties()
+        T = self.origin(iel)
+        mel = iel.find("mass")
+        m = 0.0 if mel is None else self.number(mel, "value")
+        if m < 0:
+            raise self.error(mel, f"negative mass {m}")
+        I = np.zeros((3, 3))
+        inel = iel.find("inertia")
+        if inel is not None:
+            xx, xy, xz, yy, yz, zz = (self.number(inel, a, 0) for a in
+                                      ("ixx", "ixy", "ixz", "iyy", "iyz", "izz"))
+            I = np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
+            R = T[:3, :3]
+            I = R @ I @ R.T
+        return MassProperties(m, T[:3, 3], I)
+
+    def geometry(self, owner_el):
+        """``(type, dimensions, mesh filename)`` of an element's <geometry>, or None when unsupported."""
+        gel = owner_el.find("geometry")
+        if gel is None:
+            raise self.error(owner_el, f"<{owner_el.tag}> has no <geometry>")
+        shape = next((c for c in gel if isinstance(c.tag, str)), None)
+        if shape is None:
+            raise self.error(gel, "<geometry> is empty")
+        if shape.tag == "box":
+            return "box", tuple(self.numbers(shape, "size", 3)), None
+        if shape.tag == "cylinder":
+            return "cylinder", (self.number(shape, "radius"), self.number(shape, "length")), None
+        if shape.tag == "sphere":
+            return "sphere", (self.number(shape, "radius"),), None
+        if shape.tag == "mesh":
+            fname = shape.get("filename")
+            if not fname:
+                raise self.error(shape, "<mesh> needs a filename")
+            return "mesh", tuple(self.numbers(shape, "scale", 3, "1 1 1")), fname
+        self.warn(shape, f"geometry <{shape.tag}> is not supported; ignored")
+        return None
+
+    def shapes(self, link_el, link: str) -> tuple:
+        out = []
+        used = set()
+        for k, cel in enumerate(link_el.findall("collision")):
+            geo = self.geometry(cel)
+            if geo is None:
+                continue
+            stype, dims, mesh = geo
+            name = cel.get("name") or f"{link}_collision" + (f"_{k}" if k else "")
+            base, n = name, 1
+            while name in used:
+                name = f"{base}_{n}"
+                n += 1
+            used.add(name)
+            out.append(BoundingShape(name, stype, self.origin(cel), dims, link=link, mesh=mesh))
+        return tuple(out)
+
+    def graphics(self, link_el) -> str | None:
+        for vel in link_el.findall("visual"):
+            mel = vel.find("geometry/mesh")
+            if mel is not None and mel.get("filename"):
+                return mel.get("filename")
+        return None
+
+    # ---------------------------------------------------------------- joints
+    def joint(self, el, name: str, known_types) -> Joint:
+        jtype = el.get("type")
+        if jtype not in known_types:
+            raise self.error(el, f"joint {name!r}: unknown joint type {jtype!r} (URDF knows "
+                                 f"{', '.join(sorted(known_types))})")
+        jt = _URDF_TYPES[jtype]
+        placement = self.origin(el)
+        kw: dict = {}
+        axis = np.array([1.0, 0.0, 0.0])
+        if jt.dof == 1:
+            ael = el.find("axis")
+            if ael is not None:
+                axis = self.numbers(ael, "xyz", 3)
+                n = float(np.linalg.norm(axis))
+                if n < 1e-9:
+                    raise self.error(ael, f"joint {name!r}: axis {ael.get('xyz')!r} has zero length")
+                if abs(n - 1.0) > 1e-9:
+                    self.warn(ael, f"joint {name!r}: axis {ael.get('xyz')!r} has length {n:.9g}; "
+                                   f"normalised")
+                axis = axis / n
+        lel = el.find("limit")
+        if lel is not None and jt.dof == 1:
+            vel, eff = self.number(lel, "velocity", 0), self.number(lel, "effort", 0)
+            kw["velocity"] = abs(vel) if vel != 0 else math.inf
+            kw["effort"] = abs(eff) if eff != 0 else math.inf
+            if jt is not JointType.CONTINUOUS:
+                lo, hi = self.number(lel, "lower", 0), self.number(lel, "upper", 0)
+                lo = -math.inf if lo <= -UNBOUNDED else lo
+                hi = math.inf if hi >= UNBOUNDED else hi
+                if lo > hi:
+                    raise self.error(lel, f"joint {name!r}: lower limit {lo} above upper limit {hi}")
+                kw["lower"], kw["upper"] = (lo,), (hi,)
+        elif jt in (JointType.REVOLUTE, JointType.PRISMATIC):
+            self.warn(el, f"joint {name!r} of type {jtype} has no <limit>; taken as unlimited")
+        try:
+            return Joint(name, jt, placement, axis, **kw)
+        except MechanismModelError as exc:
+            raise self.error(el, str(exc)) from None
+
+    def mimic(self, el, name: str, joints: dict) -> str | None:
+        mel = el.find("mimic")
+        if mel is None:
+            return None
+        master = mel.get("joint")
+        if not master:
+            raise self.error(mel, f"joint {name!r}: <mimic> needs a joint attribute")
+        if master not in joints:
+            raise self.error(mel, f"joint {name!r} mimics {master!r}, which is not a joint of this robot")
+        if joints[master].dof != 1:
+            raise self.error(mel, f"joint {name!r} mimics {master!r}, which has "
+                                  f"{joints[master].dof} degrees of freedom (needs 1)")
+        if not master.isidentifier():
+            raise self.error(mel, f"joint {name!r} mimics {master!r}: that name cannot appear in a coupling "
+                                  f"expression (letters, digits and '_' only)")
+        a = self.number(mel, "multiplier", 1.0)
+        b = self.number(mel, "offset", 0.0)
+        return _affine_text(a, master, b)
+
+    # ---------------------------------------------------------------- robot
+    def read(self, root, *, root_joint=None, ground_name="world", name=None, rebuild=True) -> Mechanism:
+        if root.tag != "robot":
+            raise self.error(root, f"root element is <{root.tag}>, expected <robot>")
+        links: dict = {}
+        for lel in root.findall("link"):
+            lname = lel.get("name")
+            if not lname:
+                raise self.error(lel, "<link> needs a name")
+            if lname in links:
+                raise self.error(lel, f"link {lname!r} is defined twice (first at line "
+                                      f"{links[lname].sourceline})")
+            links[lname] = lel
+        if not links:
+            raise self.error(root, "the robot has no links")
+        jels: dict = {}
+        parent_of: dict = {}
+        for jel in root.findall("joint"):
+            jname = jel.get("name")
+            if not jname:
+                raise self.error(jel, "<joint> needs a name")
+            if jname in jels:
+                raise self.error(jel, f"joint {jname!r} is defined twice (first at line "
+                                      f"{jels[jname].sourceline})")
+            pel, cel = jel.find("parent"), jel.find("child")
+            if pel is None or not pel.get("link"):
+                raise self.error(jel, f"joint {jname!r} needs <parent link=...>")
+            if cel is None or not cel.get("link"):
+                raise self.error(jel, f"joint {jname!r} needs <child link=...>")
+            parent, child = pel.get("link"), cel.get("link")
+            for role, ln, e in (("parent", parent, pel), ("child", child, cel)):
+                if ln not in links:
+                    raise self.error(e, f"joint {jname!r}: {role} link {ln!r} is not defined")
+            if parent == child:
+                raise self.error(jel, f"joint {jname!r} joins link {parent!r} to itself")
+            if child in parent_of:
+                raise self.error(jel, f"link {child!r} has two parents: joint {jname!r} and joint "
+                                      f"{parent_of[child][0]!r} (line {jels[parent_of[child][0]].sourceline}); "
+                                      f"URDF describes a tree")
+            parent_of[child] = (jname, parent)
+            jels[jname] = jel
+        roots = [ln for ln in links if ln not in parent_of]
+        if not roots:
+            jname = next(iter(jels))
+            raise self.error(jels[jname], "the joints form a cycle: no link is without a parent")
+        if len(roots) > 1:
+            raise self.error(links[roots[1]], f"several root links ({', '.join(repr(r) for r in roots)}): "
+                                              f"a URDF robot is one tree")
+        # cycles: every link must reach the root
+        for ln in links:
+            seen = [ln]
+            cur = ln
+            while cur in parent_of:
+                cur = parent_of[cur][1]
+                if cur in seen:
+                    jname = parent_of[cur][0]
+                    raise self.error(jels[jname], f"the joints form a cycle through links "
+                                                  f"{' -> '.join(seen[seen.index(cur):] + [cur])}")
+                seen.append(cur)
+        root_link = roots[0]
+
+        joints = {jn: self.joint(jel, jn, _URDF_TYPES) for jn, jel in jels.items()}
+        couplings = {jn: self.mimic(jel, jn, joints) for jn, jel in jels.items()}
+
+        robot_name = name or root.get("name") or "robot"
+        specs: list[BodySpec] = []
+        if root_joint is None:
+            ground = root_link
+        else:
+            ground = ground_name
+            if ground in links:
+                raise self.error(links[ground], f"root_joint={root_joint!r} needs a new ground body but "
+                                                f"{ground!r} is a link; pass ground_name=")
+        ground_spec = BodySpec(ground, None, None, {}, MassProperties(), (), None, {})
+        if ground == root_link:
+            lel = links[root_link]
+            ground_spec = BodySpec(ground, None, None, {}, self.mass(lel), self.shapes(lel, root_link),
+                                   self.graphics(lel), {})
+        else:
+            try:
+                jt = JointType.parse(root_joint)
+            except ValueError as exc:
+                raise ModelFileError(f"root_joint: {exc}", self.file) from None
+            lel = links[root_link]
+            specs.append(BodySpec(root_link, ground, Joint("root_joint", jt), {}, self.mass(lel),
+                                  self.shapes(lel, root_link), self.graphics(lel), {}))
+        for jn, jel in jels.items():
+            j = joints[jn]
+            if couplings[jn] is not None:
+                j = j.with_(coupling=couplings[jn])
+            parent = jel.find("parent").get("link")
+            child = jel.find("child").get("link")
+            lel = links[child]
+            if j.type is JointType.PLANAR:
+                nel = jel.find("axis")
+                normal = np.array([0.0, 0.0, 1.0]) if nel is None else self.numbers(nel, "xyz", 3)
+                if np.linalg.norm(normal) < 1e-9:
+                    raise self.error(nel, f"planar joint {jn!r}: zero normal")
+                normal = normal / np.linalg.norm(normal)
+                if not np.allclose(normal, (0, 0, 1), atol=1e-12):
+                    # planar motion about an arbitrary normal n: P R(n) M(q) R(n)^T, exactly
+                    R = spatial.make_transform(_z_to(normal))
+                    plane = f"{jn}.plane"
+                    specs.append(BodySpec(plane, parent, j.with_(placement=j.placement @ R), {},
+                                          MassProperties(), (), None, {}))
+                    parent = plane
+                    j = Joint.fixed(f"{jn}.plane_fixed", spatial.inverse(R))
+            specs.append(BodySpec(child, parent, j, {}, self.mass(lel), self.shapes(lel, child),
+                                  self.graphics(lel), {}))
+        if rebuild:
+            specs, ground_spec = _rebuild(specs, ground_spec)
+        b = MechanismBuilder(robot_name, ground, source=self.file)
+        b.metadata["format"] = "urdf"
+        try:
+            for s in specs:
+                b.add_body(s.name, s.parent, s.joint, s.frames, s.mass, s.shapes, s.graphics, s.frame_kinds)
+            m = b.build()
+            if ground_spec.frames or ground_spec.mass.mass or ground_spec.shapes or ground_spec.graphics:
+                m = Mechanism(m.name, [ground_spec] + list(m.bodies[1:]), m.ground, m.source, m.metadata)
+        except MechanismModelError as exc:
+            raise ModelFileError(str(exc), self.file) from None
+        return m
+
+
+def _affine_text(a: float, var: str, b: float) -> str:
+    text = var if a == 1.0 else f"{a!r}*{var}"
+    if b > 0:
+        text += f" + {b!r}"
+    elif b < 0:
+        text += f" - {-b!r}"
+    return text
+
+
+def _rebuild(specs: list[BodySpec], ground: BodySpec):
+    """Fold the patterns :func:`to_urdf` writes back into multi-DOF joints and named frames."""
+    by_name = {s.name: s for s in specs}
+    children: dict[str, list[str]] = {}
+    for s in specs:
+        children.setdefault(s.parent, []).append(s.name)
+    removed: set[str] = set()
+    replaced: dict[str, BodySpec] = {}
+    # 1. chains <J>.<c1>, <J>.<c2>, ... of single-DOF joints -> one multi-DOF joint J
+    for s in specs:
+        if s.name in removed or s.joint.dof != 1 or "." not in s.joint.name:
+            continue
+        jname, coord = s.joint.name.rsplit(".", 1)
+        for jt in (JointType.FLOATING, JointType.PLANAR, JointType.BALL):
+            proto = Joint(jname, jt)
+            motions = proto.elementary_motions()
+            names = COORDINATE_NAMES[jt]
+            if coord != names[motions[0][2]]:
+                continue
+            chain = [s]
+            ok = True
+            for kind, axis, ci in motions[1:]:
+                prev = chain[-1]
+                kids = children.get(prev.name, [])
+                if (len(kids) != 1 or prev.mass.mass != 0 or prev.shapes or prev.frames
+                        or prev.name != f"{prev.joint.name}_link"):
+                    ok = False
+                    break
+                nxt = by_name[kids[0]]
+                if nxt.joint.name != f"{jname}.{names[ci]}" or nxt.joint.dof != 1:
+                    ok = False
+                    break
+                if not np.allclose(nxt.joint.placement, np.eye(4), atol=1e-12):
+                    ok = False
+                    break
+                chain.append(nxt)
+            if not ok:
+                continue
+            steps_ok = all(
+                (c.joint.type is JointType.PRISMATIC) == (kind == "P") and c.joint.offset == 0.0
+                and c.joint.coupling is None and np.allclose(c.joint.axis, axis, atol=1e-12)
+                for c, (kind, axis, _) in zip(chain, motions))
+            if not steps_ok:
+                continue
+            lower = [0.0] * len(motions)
+            upper = [0.0] * len(motions)
+            for c, (_, _, ci) in zip(chain, motions):
+                lower[ci] = c.joint.lower[0]
+                upper[ci] = c.joint.upper[0]
+            first, last = chain[0], chain[-1]
+            joint = Joint(jname, jt, first.joint.placement, lower=tuple(lower), upper=tuple(upper),
+                          velocity=first.joint.velocity, effort=first.joint.effort,
+                          actuated=first.joint.actuated)
+            for c in chain[:-1]:
+                removed.add(c.name)
+            replaced[last.name] = BodySpec(last.name, first.parent, joint, last.frames, last.mass,
+                                           last.shapes, last.graphics, last.frame_kinds)
+            break
+    out = []
+    for s in specs:
+        if s.name in removed:
+            continue
+        out.append(replaced.get(s.name, s))
+    # 2. fixed leaf links on "<frame>.<kind>_frame" joints -> named frames of the parent body
+    by_name = {s.name: s for s in out}
+    has_children = {s.parent for s in out}
+    frames: dict[str, dict] = {}
+    kinds: dict[str, dict] = {}
+    dropped = set()
+    for s in out:
+        j = s.joint
+        if (j.type is not JointType.FIXED or s.name in has_children or s.mass.mass != 0 or s.shapes
+                or s.graphics or s.frames or not j.name.startswith(s.name + ".")
+                or not j.name.endswith("_frame")):
+            continue
+        kind = j.name[len(s.name) + 1:-len("_frame")]
+        if not kind:
+            continue
+        frames.setdefault(s.parent, {})[s.name] = j.placement
+        kinds.setdefault(s.parent, {})[s.name] = kind
+        dropped.add(s.name)
+    result = []
+    for s in out:
+        if s.name in dropped:
+            continue
+        if s.name in frames:
+            s = BodySpec(s.name, s.parent, s.joint, {**s.frames, **frames[s.name]}, s.mass, s.shapes,
+                         s.graphics, {**s.frame_kinds, **kinds[s.name]})
+        result.append(s)
+    if ground.name in frames:
+        ground = BodySpec(ground.name, None, None, {**ground.frames, **frames[ground.name]}, ground.mass,
+                          ground.shapes, ground.graphics, {**ground.frame_kinds, **kinds[ground.name]})
+    del by_name
+    return result, ground
+
+
+def load_urdf(path, *, root_joint: str | None = None, ground_name: str = "world", name: str | None = None,
+              rebuild: bool = True) -> Mechanism:
+    """Load a URDF file into a :class:`Mechanism`.
+
+    ``root_joint``: ``None`` makes the URDF root link the ground body; ``"floating"`` or ``"planar"``
+    hangs the root link from a new ground body ``ground_name`` by a joint named ``root_joint`` (a rover or
+    a legged robot). ``rebuild`` folds the patterns that :func:`to_urdf` writes (coordinate chains, frame
+    links) back into multi-DOF joints and named frames. Problems raise :class:`ModelFileError` with the
+    file and line; adjustments (a normalised axis) are reported with :class:`URDFWarning`.
+    """
+    path = os.fspath(path)
+    return _Reader(path).read(parse_file(path), root_joint=root_joint, ground_name=ground_name, name=name,
+                              rebuild=rebuild)
+
+
+def loads_urdf(text, name: str = "<string>", **options) -> Mechanism:
+    """:func:`load_urdf` for URDF text (str or bytes), e.g. a ``robot_description`` parameter; ``name``
+    is used in error messages."""
+    return _Reader(name).read(parse_bytes(text, name), **options)
+
+
+# ====================================================================================== export
+def _num(v: float) -> str:
+    v = float(v)
+    if v == 0.0:
+        return "0"
+    return repr(v)
+
+
+def _vec(v) -> str:
+    return " ".join(_num(x) for x in v)
+
+
+def _limit(v: float) -> float:
+    if math.isinf(v):
+        return math.copysign(UNBOUNDED, v)
+    return v
+
+
+def _origin_el(etree, parent, T) -> None:
+    T = np.asarray(T, dtype=float)
+    xyz = T[:3, 3]
+    rpy = _matrix_rpy(T[:3, :3])
+    if np.allclose(xyz, 0, atol=0) and np.allclose(rpy, 0, atol=0):
+        return
+    attrs = {}
+    if np.any(xyz != 0):
+        attrs["xyz"] = _vec(xyz)
+    if np.any(rpy != 0):
+        attrs["rpy"] = _vec(rpy)
+    etree.SubElement(parent, "origin", attrs)
+
+
+def _geometry_el(etree, parent, shape: BoundingShape) -> bool:
+    g = etree.SubElement(parent, "geometry")
+    d = shape.dimensions
+    if shape.type == "box" and len(d) == 3:
+        etree.SubElement(g, "box", size=_vec(d))
+    elif shape.type == "cylinder" and len(d) >= 2:
+        etree.SubElement(g, "cylinder", radius=_num(d[0]), length=_num(d[1]))
+    elif shape.type == "sphere" and len(d) >= 1:
+        etree.SubElement(g, "sphere", radius=_num(d[0]))
+    elif shape.type == "mesh" and shape.mesh:
+        attrs = {"filename": shape.mesh}
+        if len(d) == 3 and tuple(d) != (1.0, 1.0, 1.0):
+            attrs["scale"] = _vec(d)
+        etree.SubElement(g, "mesh", attrs)
+    else:
+        return False
+    return True
+
+
+def _link_el(etree, robot, name: str, mass: MassProperties | None = None, shapes=(), graphics=None):
+    link = etree.SubElement(robot, "link", name=name)
+    if mass is not None and (mass.mass != 0 or np.any(mass.inertia)):
+        inertial = etree.SubElement(link, "inertial")
+        _origin_el(etree, inertial, spatial.make_transform(None, mass.com))
+        etree.SubElement(inertial, "mass", value=_num(mass.mass))
+        I = mass.inertia
+        etree.SubElement(inertial, "inertia", ixx=_num(I[0, 0]), ixy=_num(I[0, 1]), ixz=_num(I[0, 2]),
+                         iyy=_num(I[1, 1]), iyz=_num(I[1, 2]), izz=_num(I[2, 2]))
+    for tag in ("visual", "collision"):
+        for s in shapes:
+            if s.type not in ("box", "cylinder", "sphere", "mesh"):
+                continue
+            el = etree.SubElement(link, tag, name=s.name)
+            _origin_el(etree, el, s.transform)
+            if not _geometry_el(etree, el, s):
+                link.remove(el)
+    if graphics and not any(s.type == "mesh" for s in shapes):
+        el = etree.SubElement(link, "visual", name=f"{name}_graphics")
+        g = etree.SubElement(el, "geometry")
+        etree.SubElement(g, "mesh", filename=graphics)
+    return link
+
+
+def _joint_el(etree, robot, name, jtype, parent, child, T, axis=None, limits=None, mimic=None):
+    j = etree.SubElement(robot, "joint", name=name, type=jtype)
+    _origin_el(etree, j, T)
+    etree.SubElement(j, "parent", link=parent)
+    etree.SubElement(j, "child", link=child)
+    if axis is not None:
+        etree.SubElement(j, "axis", xyz=_vec(axis))
+    if limits is not None:
+        lo, hi, vel, eff = limits
+        attrs = {}
+        if lo is not None:
+            attrs["lower"] = _num(_limit(lo))
+            attrs["upper"] = _num(_limit(hi))
+        attrs["effort"] = _num(eff if math.isfinite(eff) else 0.0)
+        attrs["velocity"] = _num(vel if math.isfinite(vel) else 0.0)
+        etree.SubElement(j, "limit", attrs)
+    if mimic is not None:
+        master, a, b = mimic
+        etree.SubElement(j, "mimic", joint=master, multiplier=_num(a), offset=_num(b))
+    return j
+
+
+def _mimic_of(mech: Mechanism, joint: Joint):
+    """``(master, multiplier, offset)`` when the coupling is affine in one single-DOF joint, else None."""
+    expr = mech.couplings.get(joint.name)
+    if expr is None:
+        return None
+    lin = expr.linear_coefficients()
+    if lin is None:
+        return None
+    coeffs, b = lin
+    coeffs = {k: v for k, v in coeffs.items() if v != 0.0}
+    if len(coeffs) != 1:
+        return None
+    (master, a), = coeffs.items()
+    if master not in mech.joint_names or mech.joint(master).dof != 1:
+        return None
+    return master, float(a), float(b)
+
+
+def to_urdf(mechanism: Mechanism, name: str | None = None) -> str:
+    """The mechanism as URDF text (see the module documentation for how each part is written)."""
+    from lxml import etree
+
+    m = mechanism
+    robot = etree.Element("robot", name=name or m.name or "robot")
+    robot.append(etree.Comment(
+        f" Written by mechanism_model_core from mechanism {m.name!r}. Multi-DOF joints are chains of "
+        f"single-DOF joints named after the coordinates (<joint>.<coordinate>); named frames are fixed "
+        f"links on <frame>.<kind>_frame joints. "))
+    used_links: set[str] = set()
+    used_joints: set[str] = set()
+
+    def link_name(n: str) -> str:
+        if n in used_links:
+            raise MechanismModelError(f"cannot write URDF: link name {n!r} would be used twice")
+        used_links.add(n)
+        return n
+
+    def joint_name(n: str) -> str:
+        if n in used_joints:
+            raise MechanismModelError(f"cannot write URDF: joint name {n!r} would be used twice")
+        used_joints.add(n)
+        return n
+
+    # reserve every body and frame name first, so generated names never take one of them
+    reserved_links = set(m.frame_names)
+    reserved_joints = set(m.joint_names)
+    unexpressed = []
+
+    def add_frames(spec: BodySpec):
+        for fname, T in spec.frames.items():
+            kind = spec.frame_kinds.get(fname, "local")
+            jn = f"{fname}.{kind}_frame"
+            if jn in reserved_joints:
+                raise MechanismModelError(f"cannot write URDF: joint name {jn!r} (for frame {fname!r}) is "
+                                          f"taken")
+            _link_el(etree, robot, link_name(fname))
+            _joint_el(etree, robot, joint_name(jn), "fixed", spec.name, fname, T)
+
+    g = m.bodies[0]
+    _link_el(etree, robot, link_name(g.name), g.mass, g.shapes, g.graphics)
+    add_frames(g)
+    for spec in m.bodies[1:]:
+        j = spec.joint
+        _link_el(etree, robot, link_name(spec.name), spec.mass, spec.shapes, spec.graphics)
+        if j.dof == 0:
+            _joint_el(etree, robot, joint_name(j.name), "fixed", spec.parent, spec.name, j.placement)
+        elif j.dof == 1:
+            T = j.placement @ j.motion([0.0])   # fold the offset into the origin
+            if j.type is JointType.PRISMATIC:
+                jtype = "prismatic"
+            elif j.type is JointType.CONTINUOUS or (math.isinf(j.lower[0]) and math.isinf(j.upper[0])):
+                jtype = "continuous"
+            else:
+                jtype = "revolute"
+            bounded = jtype != "continuous"
+            mimic = _mimic_of(m, j)
+            if j.coupling is not None and mimic is None:
+                unexpressed.append(f"{j.name} = {j.coupling}")
+            _joint_el(etree, robot, joint_name(j.name), jtype, spec.parent, spec.name, T, j.axis,
+                      (j.lower[0] if bounded else None, j.upper[0], j.velocity, j.effort), mimic)
+        else:
+            parent = spec.parent
+            motions = j.elementary_motions()
+            coords = j.coordinate_names
+            for k, (kind, axis, ci) in enumerate(motions):
+                jn = coords[ci]
+                if jn in reserved_joints:
+                    raise MechanismModelError(f"cannot write URDF: joint name {jn!r} is taken")
+                last = k == len(motions) - 1
+                child = spec.name if last else f"{jn}_link"
+                if not last:
+                    if child in reserved_links:
+                        raise MechanismModelError(f"cannot write URDF: link name {child!r} is taken")
+                    _link_el(etree, robot, link_name(child))
+                lo, hi = j.lower[ci], j.upper[ci]
+                if kind == "P":
+                    jtype = "prismatic"
+                elif math.isinf(lo) and math.isinf(hi):
+                    jtype = "continuous"
+                else:
+                    jtype = "revolute"
+                _joint_el(etree, robot, joint_name(jn), jtype, parent, child,
+                          j.placement if k == 0 else np.eye(4), axis,
+                          (lo if jtype != "continuous" else None, hi, j.velocity, j.effort))
+                parent = child
+        add_frames(spec)
+    # move the joints after the links for readability
+    links = [e for e in robot if e.tag == "link"]
+    joints = [e for e in robot if e.tag == "joint"]
+    for e in links + joints:
+        robot.remove(e)
+    if unexpressed:
+        robot.append(etree.Comment(" couplings URDF cannot express (not affine in one joint): "
+                                   + "; ".join(unexpressed).replace("--", "- -") + " "))
+    for e in links + joints:
+        robot.append(e)
+    etree.indent(robot, space="  ")
+    return etree.tostring(robot, pretty_print=True, xml_declaration=True, encoding="utf-8").decode("utf-8")
+
+
+def save_urdf(mechanism: Mechanism, path) -> None:
+    """Write :func:`to_urdf` of ``mechanism`` to ``path``."""
+    text = to_urdf(mechanism)
+    with open(os.fspath(path), "w", encoding="utf-8") as fh:
+        fh.write(text)
+
+
+# ====================================================================================== rotations
+def _rpy_matrix(rpy) -> np.ndarray:
+    """``Rz(yaw) Ry(pitch) Rx(roll)`` without scipy (hot on large files)."""
+    r, p, y = rpy
+    cr, sr, cp, sp, cy, sy = math.cos(r), math.sin(r), math.cos(p), math.sin(p), math.cos(y), math.sin(y)
+    return np.array([[cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+                     [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+                     [-sp, cp * sr, cp * cr]])
+
+
+def _matrix_rpy(R) -> np.ndarray:
+    """URDF roll, pitch, yaw of a rotation matrix (robust at pitch = +-pi/2, no warnings)."""
+    R = np.asarray(R, dtype=float)
+    cp = math.hypot(R[0, 0], R[1, 0])
+    p = math.atan2(-R[2, 0], cp)
+    if cp > 1e-9:
+        r = math.atan2(R[2, 1], R[2, 2])
+        y = math.atan2(R[1, 0], R[0, 0])
+    else:  # gimbal lock: put everything in roll, yaw = 0
+        y = 0.0
+        r = math.atan2(-R[1, 2], R[1, 1])
+    out = np.array([r, p, y])
+    out[np.abs(out) < 1e-300] = 0.0
+    return out
+
+
+def _z_to(axis) -> np.ndarray:
+    from ..model import _z_to as z_to
+
+    return z_to(axis)
