@@ -299,6 +299,13 @@ class Mechanism:
 
         return edit(self)
 
+    def save(self, path) -> None:
+        """Write the whole mechanism to ``path``; the format follows the extension (``.xml`` CLARAty XML,
+        ``.urdf`` URDF). Loading the file gives the same kinematics (CLARAty 6.13)."""
+        from .io import save_model
+
+        save_model(self, path)
+
     def attach(self, appendage, mount: str, prefix: str = "", placement=None) -> "Mechanism":
         """A new mechanism with ``appendage`` (a Mechanism or a model file path) attached at ``mount``."""
         from .builder import attach
