@@ -2,7 +2,9 @@
 and every writer reads a :class:`~mechanism_model_core.model.Mechanism`, so nothing downstream knows which
 format a model came from.
 
-:func:`load_model` picks the reader from the file's extension (or its root element for ``.xml``).
+:func:`load_model` picks the reader from the file's extension (or its root element for ``.xml``);
+:func:`save_model` picks the writer from the extension: ``.xml`` (CLARAty XML) or ``.urdf``. Loading a saved
+file gives the same forward kinematics for every frame.
 """
 
 from __future__ import annotations
@@ -54,3 +56,34 @@ def load_model(path, **options):
     except ModuleNotFoundError as exc:
         raise ModelFileError(f"no reader for {ext!r} files in this version ({exc.name})", path) from None
     return getattr(mod, function)(path, **options)
+
+
+#: extension -> (module, function) of the writers; ``function(mechanism, path)``.
+_WRITERS = {
+    ".xml": ("claraty_xml", "save_claraty_xml"),
+    ".mm": ("claraty_xml", "save_claraty_xml"),
+    ".urdf": ("urdf", "save_urdf"),
+}
+
+
+def save_model(mechanism, path, format: str | None = None) -> None:
+    """Save a whole (assembled) mechanism to one file (CLARAty 6.13).
+
+    The format follows ``format`` (``"xml"``/``"claraty"`` or ``"urdf"``) or the extension of ``path``:
+    ``.xml`` writes CLARAty Mechanism Model XML (everything the model holds), ``.urdf`` writes URDF for
+    ``robot_description``. ``mechanism.save(path)`` does the same.
+    """
+    import importlib
+
+    path = os.fspath(path)
+    if format is not None:
+        key = {"xml": ".xml", "claraty": ".xml", "claraty_xml": ".xml", "urdf": ".urdf"}.get(format.lower())
+        if key is None:
+            raise ModelFileError(f"unknown output format {format!r} (known: xml, urdf)", path)
+    else:
+        key = os.path.splitext(path)[1].lower()
+        if key not in _WRITERS:
+            raise ModelFileError(f"cannot save as {key or 'a file without extension'!r} (known: "
+                                 f"{', '.join(sorted(_WRITERS))})", path)
+    module, function = _WRITERS[key]
+    getattr(importlib.import_module(f"{__name__}.{module}"), function)(mechanism, path)

@@ -17,6 +17,16 @@ Semantics:
 * ``Transform`` is a ``Position`` followed by rotations applied in order (intrinsic), or a ``Matrix``.
 * ``Joint_Limits`` without ``torque_min``/``torque_max`` (or both 0) leaves the effort unlimited.
 * ``Attach`` loads another file (relative to this one) and attaches it at a mount frame with a prefix.
+* An ``ME_Body`` named like the ground (``ground`` attribute of ``Mechanism_Model``) carries the ground's own
+  frames, mass properties and bounding shapes; it has no joint and no reference frame.
+* Multi-DOF joints (ball, planar, floating) take one value per coordinate in ``home``, ``min`` and
+  ``max``, separated by commas (``min="-1, -1, -M_PI"``); a single value applies to every coordinate.
+* ``vmax="0"`` means no velocity limit, as ``torque_min``/``torque_max`` of 0 mean no effort limit, and a
+  limit whose magnitude is 1e9 or more is unbounded (:data:`UNBOUNDED`): the writer uses these for limits
+  the model does not have.
+
+:func:`to_claraty_xml` / :func:`save_claraty_xml` write any mechanism in this format (validated against the
+DTD before it is returned); loading the file gives the same kinematics for every frame.
 """
 
 from __future__ import annotations
@@ -29,7 +39,7 @@ import numpy as np
 from ..builder import MechanismBuilder
 from ..errors import ExpressionError, MechanismModelError, ModelFileError, ModelStructureError
 from ..joints import Joint, JointType
-from ..model import BoundingShape, MassProperties, Mechanism
+from ..model import BodySpec, BoundingShape, MassProperties, Mechanism
 from .. import spatial
 from . import dh
 from .expressions import CONSTANTS, evaluate
@@ -37,6 +47,8 @@ from .safe_xml import parse_file, validate_with_dtd
 
 DTD_PATH = os.path.join(os.path.dirname(__file__), "mechanism_model.dtd")
 MAX_ATTACH_DEPTH = 16
+#: Limits at or beyond this magnitude are unbounded (read and written so).
+UNBOUNDED = 1e9
 
 
 class _Reader:
@@ -57,6 +69,17 @@ class _Reader:
             return float(default)
         try:
             return evaluate(text, self.constants)
+        except ExpressionError as exc:
+            raise self.error(el, f"<{el.tag} {attr}=...>: {exc}") from None
+
+    def nums(self, el, attr, default) -> tuple:
+        """One value or a comma-separated list of values (expressions) of attribute ``attr``."""
+        text = el.get(attr)
+        if text is None:
+            return (float(default),)
+        parts = _split_top_level_commas(text)
+        try:
+            return tuple(evaluate(p, self.constants) for p in parts)
         except ExpressionError as exc:
             raise self.error(el, f"<{el.tag} {attr}=...>: {exc}") from None
 
@@ -125,6 +148,7 @@ class _Reader:
         b.metadata["version"] = root.get("version", "1.0")
         paul_distal: dict[str, np.ndarray] = {}
         zp_body_to_joint: dict[str, np.ndarray] = {}
+        self.ground_el = None
         for el in root:
             if not isinstance(el.tag, str):
                 continue
@@ -133,6 +157,14 @@ class _Reader:
                 if not cname.isidentifier():
                     raise self.error(el, f"constant name {cname!r} is not an identifier")
                 self.constants[cname] = self.num(el, "value")
+            elif el.tag == "ME_Body" and el.get("name") == b.ground:
+                if self.ground_el is not None:
+                    raise self.error(el, f"the ground body {b.ground!r} is described twice")
+                if el.find("ME_Joint") is not None or any(f.get("type") == "reference"
+                                                            for f in el.findall("Frame")):
+                    raise self.error(el, f"the ground body {b.ground!r} cannot have a joint or a reference "
+                                         f"frame")
+                self.ground_el = el
             elif el.tag == "ME_Body":
                 self.body(el, b, paul_distal, zp_body_to_joint)
             elif el.tag == "Attach":
@@ -140,9 +172,39 @@ class _Reader:
             elif el.tag == "Block_DH":
                 self.blocks(root, el, b)
         try:
-            return b.build()
+            m = b.build()
         except ModelStructureError as exc:
             raise ModelFileError(str(exc), self.path) from None
+        if self.ground_el is not None:
+            m = self.with_ground(m, self.ground_el)
+        return m
+
+    def with_ground(self, m: Mechanism, el) -> Mechanism:
+        """``m`` rebuilt with the ground body's own frames, mass and shapes from ``el``."""
+        frames, kinds = {}, {}
+        for fel in el.findall("Frame"):
+            fname = fel.get("name")
+            inner = fel[0]
+            if inner.tag != "Transform":
+                raise self.error(fel, f"frame {fname!r}: only reference frames take {inner.tag}")
+            T = self.transform(inner)
+            rel = fel.get("relative_to")
+            if rel is not None and rel != m.ground:
+                if rel not in frames:
+                    raise self.error(fel, f"frame {fname!r}: relative_to {rel!r} is not a frame of the "
+                                          f"ground defined above it")
+                T = frames[rel] @ T
+            if fname in frames:
+                raise self.error(fel, f"the ground already has a frame {fname!r}")
+            frames[fname] = T
+            kinds[fname] = fel.get("type", "local")
+        gel = el.find("Display_Graphics")
+        g = BodySpec(m.ground, None, None, frames, self.mass(el.find("Mass_Properties")),
+                     self.shapes(el.find("Bounding_Shape")), None if gel is None else gel.get("path"), kinds)
+        try:
+            return Mechanism(m.name, [g] + list(m.bodies[1:]), m.ground, m.source, m.metadata)
+        except ModelStructureError as exc:
+            raise ModelFileError(str(exc), self.path, el.sourceline) from None
 
     def body(self, el, b: MechanismBuilder, paul_distal, zp_b2j):
         name = el.get("name")
@@ -230,12 +292,13 @@ class _Reader:
         kw = dict(offset=self.num(el, "offset", 0), actuated=el.get("actuated", "true") == "true")
         dof = jt.dof
         if dof:
-            kw["home"] = (self.num(el, "home", 0),) * dof if dof == 1 else ()
+            kw["home"] = self.nums(el, "home", 0)
         lim = el.find("Joint_Limits")
         if lim is not None and dof:
-            kw["lower"] = (self.num(lim, "min", -math.pi),)
-            kw["upper"] = (self.num(lim, "max", math.pi),)
-            kw["velocity"] = self.num(lim, "vmax", 1.0)
+            kw["lower"] = tuple(-math.inf if v <= -UNBOUNDED else v for v in self.nums(lim, "min", -math.pi))
+            kw["upper"] = tuple(math.inf if v >= UNBOUNDED else v for v in self.nums(lim, "max", math.pi))
+            vmax = self.num(lim, "vmax", 1.0)
+            kw["velocity"] = vmax if vmax > 0 else math.inf
             tmin, tmax = self.num(lim, "torque_min", 0), self.num(lim, "torque_max", 0)
             effort = max(abs(tmin), abs(tmax))
             kw["effort"] = effort if effort > 0 else math.inf
@@ -344,6 +407,22 @@ class _Reader:
             raise self.error(el, str(exc)) from None
 
 
+def _split_top_level_commas(text: str) -> list[str]:
+    parts, depth, cur = [], 0, []
+    for ch in text:
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+    parts.append("".join(cur))
+    return parts
+
+
 def load_claraty_xml(path, name: str | None = None) -> Mechanism:
     """Load a CLARAty Mechanism Model XML file (corrected format v1) into a Mechanism."""
     return _Reader(os.fspath(path)).read(name)
@@ -352,3 +431,168 @@ def load_claraty_xml(path, name: str | None = None) -> Mechanism:
 def validate_claraty_xml(path) -> None:
     """Raise ModelFileError if ``path`` is not a valid model file (parses, validates and builds it)."""
     load_claraty_xml(path)
+
+
+# ====================================================================================== writing
+def _num(v: float) -> str:
+    v = float(v)
+    if math.isinf(v):
+        v = math.copysign(UNBOUNDED, v)
+    return "0" if v == 0.0 else repr(v)
+
+
+def _list(values) -> str:
+    vals = [_num(v) for v in values]
+    return vals[0] if len(set(vals)) == 1 else ", ".join(vals)
+
+
+def _transform_el(etree, parent, T) -> None:
+    """A <Transform> of ``T``: a Position and a Quaternion (omitted when zero / identity)."""
+    T = np.asarray(T, dtype=float)
+    tel = etree.SubElement(parent, "Transform")
+    p = T[:3, 3]
+    if np.any(p != 0):
+        etree.SubElement(tel, "Position", x=_num(p[0]), y=_num(p[1]), z=_num(p[2]))
+    if not np.array_equal(T[:3, :3], np.eye(3)):
+        q = spatial.matrix_to_quaternion(T[:3, :3])
+        etree.SubElement(tel, "Quaternion", qi=_num(q[0]), qj=_num(q[1]), qk=_num(q[2]), qs=_num(q[3]))
+
+
+def _mass_el(etree, parent, mass: MassProperties) -> None:
+    if mass.mass == 0 and not np.any(mass.com) and not np.any(mass.inertia):
+        return
+    mel = etree.SubElement(parent, "Mass_Properties", mass=_num(mass.mass))
+    if np.any(mass.com):
+        _transform_el(etree, etree.SubElement(mel, "CM"), spatial.make_transform(None, mass.com))
+    I = mass.inertia
+    if np.any(I):
+        etree.SubElement(mel, "Inertia", xx=_num(I[0, 0]), yy=_num(I[1, 1]), zz=_num(I[2, 2]),
+                         xy=_num(I[0, 1]), xz=_num(I[0, 2]), yz=_num(I[1, 2]))
+
+
+def _shapes_el(etree, parent, shapes) -> None:
+    if not shapes:
+        return
+    bel = etree.SubElement(parent, "Bounding_Shape")
+    for s in shapes:
+        stype = {"none": "no_shape"}.get(s.type, s.type)
+        attrs = {"name": s.name, "type": stype}
+        if s.parent is not None:
+            attrs["parent"] = s.parent
+        if s.is_container:
+            attrs["is_container"] = "true"
+        if s.level != 1:
+            attrs["level"] = str(int(s.level))
+        if s.link is not None:
+            attrs["link"] = s.link
+        if s.ignore_collisions:
+            attrs["ignore_collisions"] = "true"
+        if s.tolerance:
+            attrs["tol"] = _num(s.tolerance)
+        if s.mesh is not None:
+            attrs["mesh"] = s.mesh
+        oel = etree.SubElement(bel, "Obj_Params", attrs)
+        _transform_el(etree, oel, s.transform)
+        d = s.dimensions
+        dims = {}
+        if s.type == "box" and len(d) == 3 or s.type == "mesh" and len(d) == 3:
+            dims = {"dim-x": d[0], "dim-y": d[1], "dim-z": d[2]}
+        elif s.type == "cylinder" and len(d) >= 2:
+            dims = {"dim-x": d[0], "dim-z": d[1]}
+        elif s.type == "sphere" and len(d) >= 1:
+            dims = {"dim-x": d[0]}
+        if dims:
+            etree.SubElement(oel, "Dimension", {k: _num(v) for k, v in dims.items()})
+
+
+def _frames_el(etree, parent, spec: BodySpec, skip=()) -> None:
+    for fname, T in spec.frames.items():
+        if fname in skip:
+            continue
+        kind = spec.frame_kinds.get(fname, "local")
+        fel = etree.SubElement(parent, "Frame", name=fname, type="mount" if kind == "mount" else "local")
+        _transform_el(etree, fel, T)
+
+
+def _joint_el(etree, parent, j: Joint) -> None:
+    attrs = {"name": j.name, "type": j.type.value}
+    if not j.actuated:
+        attrs["actuated"] = "false"
+    if j.dof == 1:
+        if j.offset:
+            attrs["offset"] = _num(j.offset)
+        attrs["axis"] = " ".join(_num(a) for a in j.axis)
+    if j.dof and any(j.home):
+        attrs["home"] = _list(j.home)
+    jel = etree.SubElement(parent, "ME_Joint", attrs)
+    if not j.dof:
+        return
+    limited = (any(math.isfinite(v) for v in j.lower + j.upper) or math.isfinite(j.velocity)
+               or math.isfinite(j.effort))
+    if limited:
+        la = {"min": _list(j.lower), "max": _list(j.upper),
+              "vmax": _num(j.velocity) if math.isfinite(j.velocity) else "0"}
+        if math.isfinite(j.effort):
+            la["torque_min"] = _num(-j.effort)
+            la["torque_max"] = _num(j.effort)
+        etree.SubElement(jel, "Joint_Limits", la)
+    if j.stiffness is not None:
+        etree.SubElement(jel, "Joint_Stiffness", {k: _num(v) for k, v in
+                                                  zip(("kx", "ky", "kz", "tx", "ty", "tz"), j.stiffness)})
+    if j.coupling is not None:
+        etree.SubElement(jel, "Joint_Constraint", expr=j.coupling)
+
+
+def to_claraty_xml(mechanism: Mechanism) -> str:
+    """The whole mechanism as one CLARAty Mechanism Model XML document (corrected format v1).
+
+    Every body is written in topological order with its joint (type, axis, offset, home, limits,
+    stiffness, coupling), its placement as the body's reference frame (Position + Quaternion), its named
+    frames (relative to the body), mass properties and bounding shapes; the ground's own frames, mass and
+    shapes go into an ``ME_Body`` named like the ground. The text is validated against the package DTD
+    before it is returned.
+    """
+    from lxml import etree
+
+    from .safe_xml import parse_bytes
+
+    m = mechanism
+    root = etree.Element("Mechanism_Model", name=m.name or "mechanism", version="1.0", ground=m.ground)
+    root.append(etree.Comment(" written by mechanism_model_core (CLARAty Mechanism Model XML, corrected "
+                              "format v1) "))
+    g = m.bodies[0]
+    if g.frames or g.mass.mass or np.any(g.mass.inertia) or g.shapes or g.graphics:
+        gel = etree.SubElement(root, "ME_Body", name=g.name)
+        _frames_el(etree, gel, g)
+        _mass_el(etree, gel, g.mass)
+        _shapes_el(etree, gel, g.shapes)
+        if g.graphics:
+            etree.SubElement(gel, "Display_Graphics", path=g.graphics)
+    for spec in m.bodies[1:]:
+        attrs = {"name": spec.name}
+        if spec.parent != m.ground:
+            attrs["parent"] = spec.parent
+        bel = etree.SubElement(root, "ME_Body", attrs)
+        _joint_el(etree, bel, spec.joint)
+        # the reference frame carries the placement; a "reference" named frame at the body origin takes
+        # its name (the reader restores it), otherwise it is named like the body
+        ref = next((f for f, T in spec.frames.items() if spec.frame_kinds.get(f) == "reference"
+                    and np.array_equal(np.asarray(T), np.eye(4))), None)
+        fel = etree.SubElement(bel, "Frame", name=ref or spec.name, type="reference")
+        _transform_el(etree, fel, spec.joint.placement)
+        _frames_el(etree, bel, spec, skip=(ref,) if ref else ())
+        _mass_el(etree, bel, spec.mass)
+        _shapes_el(etree, bel, spec.shapes)
+        if spec.graphics:
+            etree.SubElement(bel, "Display_Graphics", path=spec.graphics)
+    etree.indent(root, space="  ")
+    text = etree.tostring(root, pretty_print=True, xml_declaration=True, encoding="utf-8").decode("utf-8")
+    validate_with_dtd(parse_bytes(text.encode("utf-8"), "<to_claraty_xml>"), DTD_PATH, "<to_claraty_xml>")
+    return text
+
+
+def save_claraty_xml(mechanism: Mechanism, path) -> None:
+    """Write :func:`to_claraty_xml` of ``mechanism`` to ``path``."""
+    text = to_claraty_xml(mechanism)
+    with open(os.fspath(path), "w", encoding="utf-8") as fh:
+        fh.write(text)

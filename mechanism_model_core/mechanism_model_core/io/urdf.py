@@ -733,19 +733,18 @@ def _rpy_matrix(rpy) -> np.ndarray:
 
 
 def _matrix_rpy(R) -> np.ndarray:
-    """URDF roll, pitch, yaw of a rotation matrix (robust at pitch = +-pi/2, no warnings)."""
+    """URDF roll, pitch, yaw of a rotation matrix, well conditioned near pitch = +-pi/2 (no warnings).
+
+    Yaw comes from the first column; the rest, ``Rz(-yaw) R = Ry(pitch) Rx(roll)``, gives pitch and roll
+    from entries that never degenerate together.
+    """
     R = np.asarray(R, dtype=float)
-    cp = math.hypot(R[0, 0], R[1, 0])
-    p = math.atan2(-R[2, 0], cp)
-    if cp > 1e-9:
-        r = math.atan2(R[2, 1], R[2, 2])
-        y = math.atan2(R[1, 0], R[0, 0])
-    else:  # gimbal lock: put everything in roll, yaw = 0
-        y = 0.0
-        r = math.atan2(-R[1, 2], R[1, 1])
-    out = np.array([r, p, y])
-    out[np.abs(out) < 1e-300] = 0.0
-    return out
+    y = math.atan2(R[1, 0], R[0, 0]) if math.hypot(R[0, 0], R[1, 0]) > 1e-12 else 0.0
+    cy, sy = math.cos(y), math.sin(y)
+    Rp = np.array([[cy, sy, 0.0], [-sy, cy, 0.0], [0.0, 0.0, 1.0]]) @ R
+    r = math.atan2(-Rp[1, 2], Rp[1, 1])
+    p = math.atan2(-Rp[2, 0], Rp[0, 0])
+    return np.array([r, p, y])
 
 
 def _z_to(axis) -> np.ndarray:
