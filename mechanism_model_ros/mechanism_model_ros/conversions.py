@@ -1,0 +1,123 @@
+"""Conversions between ROS messages and numpy/core types. No ROS import: messages are duck-typed objects
+with ROS field names (rclpy's or the Cyclone transport's generated classes).
+
+Poses are 4x4 homogeneous transforms (metres); quaternions (x, y, z, w) as ROS and scipy.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.spatial.transform import Rotation
+
+from mechanism_model_core.errors import InvalidConfiguration
+
+
+class BadMessage(ValueError):
+    """A message field holds something unusable (NaN, a zero quaternion, mismatched lengths)."""
+
+
+def _finite(values, what: str) -> list[float]:
+    out = [float(v) for v in values]
+    if not all(math.isfinite(v) for v in out):
+        raise BadMessage(f"{what} must be finite")
+    return out
+
+
+def quaternion_to_matrix(q, what: str = "orientation") -> np.ndarray:
+    """Rotation matrix of a ``geometry_msgs/Quaternion``; it must be finite and non-zero (it is
+    normalised, as tf2 does)."""
+    x, y, z, w = _finite((q.x, q.y, q.z, q.w), what)
+    n = math.sqrt(x * x + y * y + z * z + w * w)
+    if n < 1e-9:
+        raise BadMessage(f"{what} is a zero quaternion")
+    return Rotation.from_quat([x / n, y / n, z / n, w / n]).as_matrix()
+
+
+def pose_to_matrix(pose, what: str = "pose") -> np.ndarray:
+    """4x4 ``T`` of a ``geometry_msgs/Pose``."""
+    T = np.eye(4)
+    T[:3, :3] = quaternion_to_matrix(pose.orientation, f"{what}.orientation")
+    T[:3, 3] = _finite((pose.position.x, pose.position.y, pose.position.z), f"{what}.position")
+    return T
+
+
+def point_to_array(p, what: str = "point") -> np.ndarray:
+    return np.array(_finite((p.x, p.y, p.z), what))
+
+
+def matrix_to_quaternion_xyzw(R: np.ndarray) -> np.ndarray:
+    return Rotation.from_matrix(R).as_quat()
+
+
+def matrices_to_quaternions_xyzw(R: np.ndarray) -> np.ndarray:
+    """(N, 3, 3) -> (N, 4) quaternions (x, y, z, w)."""
+    return Rotation.from_matrix(R).as_quat()
+
+
+def fill_pose(pose, T: np.ndarray, quat=None) -> None:
+    """Write ``T`` into a ``geometry_msgs/Pose``."""
+    q = matrix_to_quaternion_xyzw(T[:3, :3]) if quat is None else quat
+    pose.position.x, pose.position.y, pose.position.z = (float(v) for v in T[:3, 3])
+    pose.orientation.x, pose.orientation.y, pose.orientation.z, pose.orientation.w = (float(v) for v in q)
+
+
+def fill_transform(tr, T: np.ndarray, quat) -> None:
+    """Write ``T`` into a ``geometry_msgs/Transform`` (quaternion given, for batched conversion)."""
+    tr.translation.x, tr.translation.y, tr.translation.z = (float(v) for v in T[:3, 3])
+    tr.rotation.x, tr.rotation.y, tr.rotation.z, tr.rotation.w = (float(v) for v in quat)
+
+
+def stamp_is_zero(stamp) -> bool:
+    return int(stamp.sec) == 0 and int(stamp.nanosec) == 0
+
+
+def set_stamp(stamp, sec_nsec) -> None:
+    stamp.sec, stamp.nanosec = int(sec_nsec[0]), int(sec_nsec[1])
+
+
+def duration_seconds(d) -> float:
+    return float(d.sec) + float(d.nanosec) * 1e-9
+
+
+def joint_state_positions(msg, known=None) -> tuple[dict[str, float], list[str]]:
+    """``({name: position}, unknown names)`` of a ``sensor_msgs/JointState``.
+
+    Raises :class:`BadMessage` when ``name`` and ``position`` differ in length, a name repeats or a
+    position is not finite. ``known``: the names the model has; others are returned as unknown and left
+    out.
+    """
+    names = list(msg.name)
+    pos = list(msg.position)
+    if len(names) != len(pos):
+        raise BadMessage(f"joint state has {len(names)} names but {len(pos)} positions")
+    if len(set(names)) != len(names):
+        raise BadMessage("joint state names repeat")
+    out, unknown = {}, []
+    for n, v in zip(names, pos):
+        v = float(v)
+        if not math.isfinite(v):
+            raise BadMessage(f"joint {n!r}: position {v} is not finite")
+        if known is not None and n not in known:
+            unknown.append(n)
+            continue
+        out[n] = v
+    return out, unknown
+
+
+def fill_joint_state(msg, names, q, stamp=None) -> None:
+    msg.name = list(names)
+    msg.position = [float(v) for v in q]
+    msg.velocity = []
+    msg.effort = []
+    if stamp is not None:
+        set_stamp(msg.header.stamp, stamp)
+
+
+def configuration_from(mechanism, values: dict[str, float]) -> np.ndarray:
+    """Full coordinates from ``{name: value}`` (home for those left out, couplings applied)."""
+    try:
+        return mechanism.configuration(values)
+    except InvalidConfiguration as exc:
+        raise BadMessage(str(exc)) from None

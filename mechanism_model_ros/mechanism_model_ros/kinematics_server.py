@@ -1,0 +1,338 @@
+"""Kinematics server: ``compute_fk``, ``compute_jacobian`` and ``compute_ik`` on the loaded mechanism.
+
+Shapes follow MoveIt's GetPositionFK / GetPositionIK (``mechanism_model_msgs/srv/*``), error codes are
+MoveIt's values. Joint values come from the request; joints the request leaves out take the latest
+value received on ``joint_states``, then their coupling or home value. Every failure is an error code
+and a message in the reply, never an exception out of a handler:
+
+===========================  =================================================================
+code                         when
+===========================  =================================================================
+INVALID_ROBOT_STATE (-17)    joint names unknown, names/positions of different lengths, NaN/inf
+INVALID_LINK_NAME (-18)      a requested or constrained frame the model does not have
+FRAME_TRANSFORM_FAILURE      a reference frame (``header.frame_id``, ``reference_frame``) unknown
+(-21)
+INVALID_GOAL_CONSTRAINTS     IK: no constraint, mismatched ik_link_names/pose_stamped_vector,
+(-16)                        NaN or zero-quaternion targets, unknown constraint kind
+INVALID_GROUP_NAME (-15)     IK: ``active_joints`` names an unknown joint coordinate
+TIMED_OUT (-6)               IK: the time budget ran out
+NO_IK_SOLUTION (-31)         IK: the solver converged to no solution within tolerance
+FAILURE (99999)              anything else (the message says what)
+===========================  =================================================================
+
+Parameters: ``model``, ``frame_prefix`` (accepted and stripped on frame names in requests),
+``ik_timeout`` (s, default 1.0, used when a request's timeout is zero), ``max_ik_timeout`` (s, default
+10.0, upper bound on any request's timeout).
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+
+import numpy as np
+
+from mechanism_model_core import forward_kinematics, jacobian
+from mechanism_model_core.errors import InvalidConfiguration, MechanismModelError, UnknownFrame
+
+from . import qos
+from .conversions import (BadMessage, duration_seconds, fill_joint_state, fill_pose,
+                          joint_state_positions, point_to_array, pose_to_matrix, set_stamp,
+                          stamp_is_zero)
+from .transports.base import RateLimitedLogger, Transport
+
+SUCCESS = 1
+FAILURE = 99999
+TIMED_OUT = -6
+INVALID_GROUP_NAME = -15
+INVALID_GOAL_CONSTRAINTS = -16
+INVALID_ROBOT_STATE = -17
+INVALID_LINK_NAME = -18
+FRAME_TRANSFORM_FAILURE = -21
+NO_IK_SOLUTION = -31
+
+CONVENTIONS = ("LOCAL_WORLD_ALIGNED", "WORLD", "LOCAL")
+KINDS = {0: "POSE", 1: "POSITION", 2: "ORIENTATION", 3: "POINT_AT", 4: "CONTACT"}
+
+
+class RequestError(Exception):
+    """A request the server answers with an error code."""
+
+    def __init__(self, code: int, message: str):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+class KinematicsServer:
+    """The node logic over a :class:`~mechanism_model_ros.transports.base.Transport`."""
+
+    def __init__(self, transport: Transport, mechanism, model_path: str | None = None):
+        self.transport = transport
+        self.mechanism = mechanism
+        self.model_path = model_path
+        self.frame_prefix = str(transport.get_parameter("frame_prefix", ""))
+        self.ik_timeout = float(transport.get_parameter("ik_timeout", 1.0))
+        self.max_ik_timeout = float(transport.get_parameter("max_ik_timeout", 10.0))
+        self.log = transport.get_logger()
+        self.warn = RateLimitedLogger(self.log)
+        self._coords = set(mechanism.coordinate_names)
+        self._latest: dict[str, float] = {}
+        self._lock = threading.Lock()
+        self.calls = {"compute_fk": 0, "compute_jacobian": 0, "compute_ik": 0}
+        self.failures = 0
+        self.sub = transport.create_subscription("joint_states", "sensor_msgs/msg/JointState",
+                                                 qos.SENSOR_DATA.with_depth(100), self.on_joint_state)
+        self.services = [
+            transport.create_service("compute_fk", "mechanism_model_msgs/srv/ComputeFK",
+                                     self._guard("compute_fk", self.compute_fk)),
+            transport.create_service("compute_jacobian", "mechanism_model_msgs/srv/ComputeJacobian",
+                                     self._guard("compute_jacobian", self.compute_jacobian)),
+            transport.create_service("compute_ik", "mechanism_model_msgs/srv/ComputeIK",
+                                     self._guard("compute_ik", self.compute_ik)),
+        ]
+
+    # ------------------------------------------------------------------ state
+    def on_joint_state(self, msg) -> None:
+        try:
+            values, _unknown = joint_state_positions(msg, self._coords)
+        except BadMessage as exc:
+            self.warn.warning("bad-joint-state", f"joint_states message ignored: {exc}")
+            return
+        with self._lock:
+            self._latest.update(values)
+
+    def configuration(self, robot_state) -> np.ndarray:
+        """Full coordinates: request values over the latest joint states over home/couplings."""
+        try:
+            given, unknown = joint_state_positions(robot_state, self._coords)
+        except BadMessage as exc:
+            raise RequestError(INVALID_ROBOT_STATE, f"robot_state: {exc}") from None
+        if unknown:
+            raise RequestError(INVALID_ROBOT_STATE,
+                               f"robot_state: unknown joints {', '.join(unknown[:5])}")
+        with self._lock:
+            values = dict(self._latest)
+        values.update(given)
+        try:
+            return self.mechanism.configuration(values)
+        except InvalidConfiguration as exc:
+            raise RequestError(INVALID_ROBOT_STATE, f"robot_state: {exc}") from None
+
+    def _frame(self, name: str, code: int, what: str) -> str:
+        if self.frame_prefix and name.startswith(self.frame_prefix):
+            name = name[len(self.frame_prefix):]
+        if not self.mechanism.has_frame(name):
+            raise RequestError(code, f"{what} {name!r} is not a frame of model {self.mechanism.name!r}")
+        return name
+
+    def _reference(self, name: str) -> str | None:
+        if not name:
+            return None
+        return self._frame(name, FRAME_TRANSFORM_FAILURE, "reference frame")
+
+    # ------------------------------------------------------------------ dispatch
+    def _guard(self, service: str, fn):
+        def handler(request, response):
+            self.calls[service] += 1
+            try:
+                fn(request, response)
+                response.error_code.val = SUCCESS
+            except RequestError as exc:
+                self._fail(service, response, exc.code, exc.message)
+            except UnknownFrame as exc:
+                self._fail(service, response, INVALID_LINK_NAME, str(exc))
+            except MechanismModelError as exc:
+                self._fail(service, response, FAILURE, f"{type(exc).__name__}: {exc}")
+            except Exception as exc:      # never let a request take the node down
+                self._fail(service, response, FAILURE, f"internal error {type(exc).__name__}: {exc}")
+            return response
+        return handler
+
+    def _fail(self, service, response, code, message):
+        self.failures += 1
+        if code not in (NO_IK_SOLUTION, TIMED_OUT):
+            # partial results of a rejected request must not look valid
+            for field in ("pose_stamped", "fk_link_names", "data", "joint_names"):
+                if hasattr(response, field):
+                    setattr(response, field, [])
+            if hasattr(response, "rows"):
+                response.rows = response.cols = 0
+        response.error_code.val = code
+        response.message = message
+        self.warn.warning(f"{service}:{code}", f"{service}: {message}")
+
+    # ------------------------------------------------------------------ services
+    def compute_fk(self, req, rep) -> None:
+        q = self.configuration(req.robot_state)
+        ref = self._reference(req.header.frame_id)
+        names = list(req.fk_link_names) or list(self.mechanism.frame_names)
+        frames = [self._frame(n, INVALID_LINK_NAME, "fk_link_names entry") for n in names]
+        stamp = (int(req.header.stamp.sec), int(req.header.stamp.nanosec))
+        if stamp_is_zero(req.header.stamp):
+            stamp = self.transport.now()
+        fk = forward_kinematics(self.mechanism, q)
+        PoseStamped = self.transport.message_class("geometry_msgs/msg/PoseStamped")
+        out = []
+        frame_id = self.frame_prefix + (ref or self.mechanism.ground)
+        for f in frames:
+            ps = PoseStamped()
+            set_stamp(ps.header.stamp, stamp)
+            ps.header.frame_id = frame_id
+            fill_pose(ps.pose, fk.pose(f, relative_to=ref))
+            out.append(ps)
+        rep.pose_stamped = out
+        rep.fk_link_names = names
+
+    def compute_jacobian(self, req, rep) -> None:
+        q = self.configuration(req.robot_state)
+        conv = (req.convention or "LOCAL_WORLD_ALIGNED").upper()
+        if conv not in CONVENTIONS:
+            raise RequestError(FAILURE, f"unknown convention {req.convention!r}; use one of "
+                                        f"{', '.join(CONVENTIONS)}")
+        link = self._frame(req.link_name, INVALID_LINK_NAME, "link_name") if req.link_name else None
+        if link is None:
+            raise RequestError(INVALID_LINK_NAME, "link_name is empty")
+        ref = self._reference(req.reference_frame)
+        J = jacobian(self.mechanism, q, link, relative_to=ref, convention=conv)
+        rep.rows, rep.cols = int(J.shape[0]), int(J.shape[1])
+        rep.data = [float(v) for v in J.reshape(-1)]
+        rep.joint_names = list(self.mechanism.coordinate_names)
+        rep.convention = conv
+        rep.reference_frame = self.frame_prefix + (ref or self.mechanism.ground)
+
+    def compute_ik(self, req, rep) -> None:
+        try:
+            from mechanism_model_core.ik import solve_ik
+        except ImportError:
+            raise RequestError(FAILURE, "inverse kinematics is not available in this "
+                                        "mechanism_model_core") from None
+        q0 = self.configuration(req.robot_state)
+        constraints = self.constraints_from(req)
+        active = list(req.active_joints)
+        unknown = [a for a in active if a not in self._coords]
+        if unknown:
+            raise RequestError(INVALID_GROUP_NAME, f"active_joints: unknown joints {', '.join(unknown[:5])}")
+        locked = [c for c in self.mechanism.independent_coordinates if active and c not in set(active)]
+        timeout = duration_seconds(req.timeout)
+        if not math.isfinite(timeout) or timeout < 0:
+            raise RequestError(INVALID_GOAL_CONSTRAINTS, "timeout must be a non-negative duration")
+        timeout = min(timeout or self.ik_timeout, self.max_ik_timeout)
+        tolerances = {}
+        tp = [float(c.position_tolerance) for c in req.constraints if float(c.position_tolerance) > 0]
+        to = [float(c.orientation_tolerance) for c in req.constraints if float(c.orientation_tolerance) > 0]
+        if tp:
+            tolerances["tol_position"] = min(tp)
+        if to:
+            tolerances["tol_orientation"] = min(to)
+        t0 = time.monotonic()
+        try:
+            result = solve_ik(self.mechanism, constraints, q0, timeout=timeout, locked=locked, **tolerances)
+        except UnknownFrame as exc:
+            raise RequestError(INVALID_LINK_NAME, str(exc)) from None
+        except InvalidConfiguration as exc:
+            raise RequestError(INVALID_GOAL_CONSTRAINTS, str(exc)) from None
+        elapsed = time.monotonic() - t0
+        q = np.asarray(result.q, dtype=float)
+        fill_joint_state(rep.solution, self.mechanism.coordinate_names, q, self.transport.now())
+        rep.residuals = [_residual_size(r) for r in (getattr(result, "residuals", None) or [])]
+        rep.iterations = int(getattr(result, "iterations", 0) or 0)
+        if result.success:
+            rep.message = ""
+            return
+        reason = str(getattr(result, "reason", "") or "")
+        detail = str(getattr(result, "message", "") or "")
+        if reason == "timeout":
+            raise RequestError(TIMED_OUT, f"IK timed out after {elapsed:.3f} s {detail}".strip())
+        raise RequestError(NO_IK_SOLUTION, f"no IK solution ({reason}) {detail}".strip())
+
+    # ------------------------------------------------------------------ constraint messages
+    def constraints_from(self, req) -> list:
+        from mechanism_model_core import constraints as C
+
+        links = list(req.ik_link_names)
+        poses = list(req.pose_stamped_vector)
+        if len(links) != len(poses):
+            raise RequestError(INVALID_GOAL_CONSTRAINTS,
+                               f"{len(links)} ik_link_names but {len(poses)} pose_stamped_vector entries")
+        out = []
+        try:
+            for i, (link, ps) in enumerate(zip(links, poses)):
+                frame = self._frame(link, INVALID_LINK_NAME, "ik_link_names entry")
+                ref = self._reference(ps.header.frame_id)
+                out.append(C.PoseConstraint(frame=frame, target=pose_to_matrix(
+                    ps.pose, f"pose_stamped_vector[{i}]"), relative_to=ref))
+            for i, c in enumerate(req.constraints):
+                out.append(self._constraint(C, i, c))
+        except BadMessage as exc:
+            raise RequestError(INVALID_GOAL_CONSTRAINTS, str(exc)) from None
+        except InvalidConfiguration as exc:
+            raise RequestError(INVALID_GOAL_CONSTRAINTS, str(exc)) from None
+        if not out:
+            raise RequestError(INVALID_GOAL_CONSTRAINTS, "the request has no constraint")
+        return out
+
+    def _constraint(self, C, i, c):
+        kind = KINDS.get(int(c.kind))
+        what = f"constraints[{i}]"
+        if kind is None:
+            raise RequestError(INVALID_GOAL_CONSTRAINTS, f"{what}: unknown kind {int(c.kind)}")
+        frame = self._frame(c.link_name, INVALID_LINK_NAME, f"{what}.link_name")
+        ref = self._reference(c.reference_frame)
+        w = np.array([float(v) for v in c.weights], dtype=float)
+        if not np.all(np.isfinite(w)) or np.any(w < 0):
+            raise RequestError(INVALID_GOAL_CONSTRAINTS, f"{what}: weights must be finite and >= 0")
+        mask = None if not np.any(w) else w
+        common = dict(priority=int(c.priority), name=f"{what}:{kind.lower()}:{frame}")
+        if kind == "POSE":
+            return C.PoseConstraint(frame=frame, target=pose_to_matrix(c.target, f"{what}.target"),
+                                    relative_to=ref, mask=None if mask is None else tuple(mask), **common)
+        if kind == "POSITION":
+            p = point_to_array(c.target.position, f"{what}.target.position")
+            return C.PositionConstraint(frame=frame, target_xyz=tuple(p), relative_to=ref,
+                                        mask=None if mask is None else tuple(mask[:3]), **common)
+        if kind == "ORIENTATION":
+            R = pose_to_matrix(c.target, f"{what}.target")[:3, :3]
+            return C.OrientationConstraint(frame=frame, target_rotation=R, relative_to=ref,
+                                           mask=None if mask is None else tuple(mask[3:]), **common)
+        point = point_to_array(c.target_point, f"{what}.target_point")
+        axis = point_to_array(c.axis, f"{what}.axis")
+        if kind == "POINT_AT":
+            if np.linalg.norm(axis) < 1e-12:
+                axis = np.array([0.0, 0.0, 1.0])
+            return C.PointAtConstraint(frame=frame, target_point=tuple(point),
+                                       axis=tuple(axis / np.linalg.norm(axis)), relative_to=ref, **common)
+        # CONTACT: the plane through target_point normal to axis (reference_frame), frame's z on it
+        n = axis if np.linalg.norm(axis) > 1e-12 else np.array([0.0, 0.0, 1.0])
+        n = n / np.linalg.norm(n)
+        surface = np.eye(4)
+        surface[:3, :3] = _frame_with_z(n)
+        surface[:3, 3] = point
+        return C.ContactConstraint(frame=frame, surface=surface, normal_axis=2, relative_to=ref, **common)
+
+
+def _residual_size(r) -> float:
+    """Size of one constraint's final residual (the norm of its weighted residual vector)."""
+    v = getattr(r, "vector", None)
+    if v is not None:
+        return float(np.linalg.norm(np.asarray(v, dtype=float)))
+    try:
+        return float(r)
+    except (TypeError, ValueError):
+        return float("nan")
+
+
+def _frame_with_z(z: np.ndarray) -> np.ndarray:
+    """A rotation whose third column is the unit vector ``z``."""
+    a = np.array([1.0, 0.0, 0.0]) if abs(z[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
+    x = np.cross(a, z)
+    x /= np.linalg.norm(x)
+    y = np.cross(z, x)
+    return np.column_stack([x, y, z])
+
+
+def main(argv=None) -> int:
+    """Console script ``kinematics_server``: the node alone."""
+    from .serve import run_nodes
+    return run_nodes(argv, nodes=("kinematics_server",), prog="kinematics_server")

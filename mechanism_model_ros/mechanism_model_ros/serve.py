@@ -1,0 +1,173 @@
+"""``mechanism-model serve``: the state publisher and the kinematics server in one process.
+
+Over the Cyclone transport by default (no ROS installation needed), on the robot library's default model
+or ``--model``; prints a status line (joint-state messages in, transforms out, service calls) every few
+seconds. With ``--transport rclpy`` (or ``auto`` on a machine with ROS 2) the same nodes run on rclpy.
+
+The core's ``mechanism-model`` command delegates its ``serve`` subcommand here
+(:func:`main` takes the arguments after ``serve``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import sys
+import threading
+import time
+
+NODE_NAMES = ("state_publisher", "kinematics_server")
+
+
+def build_parser(prog: str = "mechanism-model serve", nodes=NODE_NAMES) -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog=prog,
+        description="Run the mechanism_model ROS 2 nodes (" + ", ".join(nodes) + ") over plain Cyclone DDS "
+                    "(default) or rclpy. Honours ROS_DOMAIN_ID, ROS_AUTOMATIC_DISCOVERY_RANGE, "
+                    "ROS_LOCALHOST_ONLY, ROS_STATIC_PEERS and CYCLONEDDS_URI like rmw_cyclonedds.")
+    p.add_argument("--model", help="model file or robot-library name (default: the library's default "
+                                   "model, or the 'model' parameter)")
+    p.add_argument("--params-file", help="ROS 2 parameter file (ros__parameters YAML)")
+    p.add_argument("-p", "--param", action="append", default=[], metavar="NAME:=VALUE",
+                   help="set a parameter of every node (repeatable)")
+    p.add_argument("--transport", choices=("cyclone", "rclpy", "auto"), default="cyclone")
+    p.add_argument("--namespace", default="/", help="ROS namespace of the nodes (default /)")
+    p.add_argument("--frame-prefix", default=None, help="prefix of every published frame id")
+    p.add_argument("--status-period", type=float, default=5.0,
+                   help="seconds between status lines; 0 disables them (default 5)")
+    p.add_argument("--duration", type=float, default=0.0,
+                   help="stop after this many seconds (default: run until interrupted)")
+    p.add_argument("--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
+    return p
+
+
+def _parameters(args, node_name: str) -> dict:
+    from .params import load_parameter_file, parse_override
+
+    params = {}
+    if args.params_file:
+        params.update(load_parameter_file(args.params_file, node_name, args.namespace))
+    for text in args.param:
+        k, v = parse_override(text)
+        params[k] = v
+    if args.model:
+        params["model"] = args.model
+    if args.frame_prefix is not None:
+        params["frame_prefix"] = args.frame_prefix
+    return params
+
+
+def status_line(nodes: dict) -> str:
+    parts = []
+    sp = nodes.get("state_publisher")
+    if sp is not None:
+        parts.append(f"joint_states in: {sp.messages_in} (rejected {sp.messages_rejected})")
+        parts.append(f"transforms out: {sp.transforms_out}")
+    ks = nodes.get("kinematics_server")
+    if ks is not None:
+        c = ks.calls
+        parts.append(f"service calls: fk {c['compute_fk']}, jacobian {c['compute_jacobian']}, "
+                     f"ik {c['compute_ik']} (failed {ks.failures})")
+    return " | ".join(parts)
+
+
+def run_nodes(argv=None, nodes=NODE_NAMES, prog: str = "mechanism-model serve") -> int:
+    parser = build_parser(prog, nodes)
+    args, ros_args = parser.parse_known_args(argv)
+    if ros_args and args.transport == "cyclone":
+        if "--ros-args" not in ros_args:
+            parser.error(f"unrecognised arguments: {' '.join(ros_args)}")
+    logging.basicConfig(level=getattr(logging, args.log_level),
+                        format="[%(levelname)s] [%(name)s] %(message)s")
+    log = logging.getLogger("mechanism_model_ros.serve")
+
+    from mechanism_model_core.errors import MechanismModelError
+
+    from .model_loading import load_served_model
+
+    kind = args.transport
+    if kind == "auto":
+        try:
+            import rclpy  # noqa: F401
+            kind = "rclpy"
+        except ImportError:
+            kind = "cyclone"
+
+    stop = threading.Event()
+    transports = {}
+    running = {}
+    try:
+        if kind == "cyclone":
+            from .transports.cyclone import CycloneContext, CycloneNode
+            ctx = CycloneContext()
+            for name in nodes:
+                transports[name] = CycloneNode(name, args.namespace, _parameters(args, name), context=ctx)
+        else:
+            from .transports.rclpy_transport import RclpyRuntime
+            runtime = RclpyRuntime(ros_args)
+            for name in nodes:
+                transports[name] = runtime.node(name, args.namespace, _parameters(args, name))
+        model = transports[nodes[0]].get_parameter("model", args.model or "")
+        try:
+            mechanism, path = load_served_model(model or None)
+        except (MechanismModelError, OSError) as exc:
+            print(f"error: cannot load the model: {exc}", file=sys.stderr)
+            return 2
+        log.info("model %s (%s): %d joint coordinates, %d frames", mechanism.name, path, mechanism.nq,
+                 len(mechanism.frame_names))
+        if "state_publisher" in transports:
+            from .state_publisher import StatePublisher
+            running["state_publisher"] = StatePublisher(transports["state_publisher"], mechanism, path)
+        if "kinematics_server" in transports:
+            from .kinematics_server import KinematicsServer
+            running["kinematics_server"] = KinematicsServer(transports["kinematics_server"], mechanism, path)
+        log.info("serving over %s (ROS domain %s): %s", kind,
+                 getattr(getattr(transports[nodes[0]], "ctx", None), "domain_id", "from ROS"),
+                 ", ".join(running))
+
+        def on_signal(signum, frame):
+            stop.set()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            try:
+                signal.signal(sig, on_signal)
+            except ValueError:       # not the main thread
+                pass
+        if kind == "rclpy":
+            threading.Thread(target=runtime.spin, args=(stop,), daemon=True).start()
+        t_end = time.monotonic() + args.duration if args.duration > 0 else None
+        next_status = time.monotonic() + args.status_period
+        while not stop.is_set():
+            now = time.monotonic()
+            if t_end is not None and now >= t_end:
+                break
+            if args.status_period > 0 and now >= next_status:
+                print(status_line(running), flush=True)
+                next_status = now + args.status_period
+            stop.wait(0.2)
+        if args.status_period > 0:
+            print(status_line(running), flush=True)
+        return 0
+    finally:
+        stop.set()
+        for t in transports.values():
+            try:
+                t.close()
+            except Exception:
+                pass
+        if kind == "cyclone" and transports:
+            try:
+                ctx.close()
+            except Exception:
+                pass
+        elif kind == "rclpy" and transports:
+            runtime.shutdown()
+
+
+def main(argv=None) -> int:
+    """Entry point of ``mechanism-model-serve`` and of ``mechanism-model serve``."""
+    return run_nodes(sys.argv[1:] if argv is None else argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

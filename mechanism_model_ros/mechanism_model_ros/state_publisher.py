@@ -1,0 +1,157 @@
+"""State publisher: what robot_state_publisher does, for any mechanism model.
+
+* Subscribes to ``joint_states`` (any number of publishers, each may report some joints: arm, mobility,
+  mast ...); keeps the latest value of every joint coordinate.
+* Joints nobody reports take their value from the model: coupled joints follow their coupling (a rocker
+  differential, URDF mimic), the rest stay at home, so RViz never shows a broken link.
+* For every joint-state message, publishes every moving joint's transform on ``/tf`` (reliable,
+  volatile, depth 100), stamped with the message's header stamp (now, when the stamp is zero).
+* Publishes every fixed transform and named frame once on ``/tf_static`` (reliable, transient-local,
+  depth 1, all in one message) and the model's URDF on ``robot_description`` (reliable, transient-local,
+  depth 1), so late subscribers get both.
+
+Parameters: ``model`` (file or library name; default: the library's default model), ``frame_prefix``
+(prepended to every frame id), ``joint_states_reliable`` (false: best-effort subscription as
+robot_state_publisher's SensorDataQoS, which also hears reliable publishers; true: reliable).
+
+Bad input (NaN, mismatched lengths, unknown joint names) never stops the node: the message is dropped
+(unknown names are ignored) with a rate-limited warning.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from . import qos
+from .conversions import (BadMessage, configuration_from, fill_transform, joint_state_positions,
+                          matrices_to_quaternions_xyzw, set_stamp, stamp_is_zero)
+from .tf_tree import build_tf_tree
+from .transports.base import RateLimitedLogger, Transport
+
+
+class StatePublisher:
+    """The node logic over a :class:`~mechanism_model_ros.transports.base.Transport`."""
+
+    def __init__(self, transport: Transport, mechanism, model_path: str | None = None,
+                 frame_prefix: str | None = None):
+        self.transport = transport
+        self.mechanism = mechanism
+        self.model_path = model_path
+        self.frame_prefix = transport.get_parameter("frame_prefix", "") if frame_prefix is None \
+            else frame_prefix
+        self.log = transport.get_logger()
+        self.warn = RateLimitedLogger(self.log)
+        self._coords = set(mechanism.coordinate_names)
+        self._latest: dict[str, float] = {}
+        self._lock = threading.Lock()
+        self.messages_in = 0
+        self.messages_rejected = 0
+        self.transforms_out = 0
+
+        self.static_edges, self.moving = build_tf_tree(mechanism)
+        self.TFMessage = transport.message_class("tf2_msgs/msg/TFMessage")
+        self.TransformStamped = transport.message_class("geometry_msgs/msg/TransformStamped")
+        self.tf_pub = transport.create_publisher("/tf", "tf2_msgs/msg/TFMessage", qos.TF)
+        self.tf_static_pub = transport.create_publisher("/tf_static", "tf2_msgs/msg/TFMessage",
+                                                        qos.TF_STATIC)
+        self.description_pub = transport.create_publisher("robot_description", "std_msgs/msg/String",
+                                                          qos.LATCHED)
+        self._moving_parents = [self.frame_prefix + p for p in self.moving.parents]
+        self._moving_children = [self.frame_prefix + c for c in self.moving.children]
+        self.publish_static()
+        self.publish_description()
+        reliable = bool(transport.get_parameter("joint_states_reliable", False))
+        self.sub = transport.create_subscription(
+            "joint_states", "sensor_msgs/msg/JointState",
+            qos.DEFAULT.with_depth(100) if reliable else qos.SENSOR_DATA.with_depth(100),
+            self.on_joint_state)
+        # the home pose until somebody reports a joint
+        self.publish_moving(self.mechanism.configuration(None), transport.now())
+
+    # ------------------------------------------------------------------ static parts
+    def publish_static(self) -> None:
+        stamp = self.transport.now()
+        msg = self.TFMessage()
+        if self.static_edges:
+            T = np.array([e.T for e in self.static_edges])
+            quats = matrices_to_quaternions_xyzw(T[:, :3, :3])
+            for e, Ti, qi in zip(self.static_edges, T, quats):
+                ts = self.TransformStamped()
+                set_stamp(ts.header.stamp, stamp)
+                ts.header.frame_id = self.frame_prefix + e.parent
+                ts.child_frame_id = self.frame_prefix + e.child
+                fill_transform(ts.transform, Ti, qi)
+                msg.transforms.append(ts)
+        self.tf_static_pub.publish(msg)
+
+    def publish_description(self) -> None:
+        try:
+            from mechanism_model_core.io.urdf import to_urdf
+        except ImportError:
+            self.log.warning("URDF export is not available in this mechanism_model_core; "
+                             "robot_description is not published")
+            return
+        try:
+            text = to_urdf(self.mechanism)
+        except Exception as exc:
+            self.log.warning("cannot write the model as URDF (%s); robot_description is not published",
+                             exc)
+            return
+        String = self.transport.message_class("std_msgs/msg/String")
+        self.description_pub.publish(String(data=text))
+
+    # ------------------------------------------------------------------ joint states
+    def on_joint_state(self, msg) -> None:
+        self.messages_in += 1
+        try:
+            values, unknown = joint_state_positions(msg, self._coords)
+        except BadMessage as exc:
+            self.messages_rejected += 1
+            self.warn.warning("bad-joint-state", f"joint_states message dropped: {exc}")
+            return
+        if unknown:
+            self.warn.warning("unknown-joint", f"joint_states names joints the model does not have: "
+                                               f"{', '.join(sorted(unknown)[:5])} (ignored)")
+        with self._lock:
+            self._latest.update(values)
+            latest = dict(self._latest)
+        try:
+            q = configuration_from(self.mechanism, latest)
+        except BadMessage as exc:
+            self.messages_rejected += 1
+            self.warn.warning("bad-configuration", f"joint_states message dropped: {exc}")
+            return
+        stamp = (int(msg.header.stamp.sec), int(msg.header.stamp.nanosec))
+        if stamp_is_zero(msg.header.stamp):
+            stamp = self.transport.now()
+        self.publish_moving(q, stamp)
+
+    def latest_positions(self) -> dict[str, float]:
+        with self._lock:
+            return dict(self._latest)
+
+    def publish_moving(self, q: np.ndarray, stamp) -> None:
+        if not len(self.moving):
+            return
+        T = self.moving.transforms(q)
+        quats = matrices_to_quaternions_xyzw(T[:, :3, :3])
+        msg = self.TFMessage()
+        TS = self.TransformStamped
+        out = msg.transforms
+        for parent, child, Ti, qi in zip(self._moving_parents, self._moving_children, T, quats):
+            ts = TS()
+            ts.header.stamp.sec, ts.header.stamp.nanosec = stamp
+            ts.header.frame_id = parent
+            ts.child_frame_id = child
+            fill_transform(ts.transform, Ti, qi)
+            out.append(ts)
+        self.tf_pub.publish(msg)
+        self.transforms_out += len(out)
+
+
+def main(argv=None) -> int:
+    """Console script ``state_publisher``: the node alone."""
+    from .serve import run_nodes
+    return run_nodes(argv, nodes=("state_publisher",), prog="state_publisher")

@@ -1,0 +1,139 @@
+"""The transport interface the nodes are written against.
+
+A transport is one ROS node's view of the middleware: publishers, subscriptions, service servers and
+clients by ROS name and ROS type name (``sensor_msgs/msg/JointState``, ``mechanism_model_msgs/srv/ComputeFK``),
+message classes, the clock, parameters and a logger. Messages are objects with the ROS field names as
+attributes and keyword constructors (rclpy's generated classes, or the Cyclone transport's classes
+generated from the same definitions), so node code is identical on both.
+
+Callbacks never run concurrently with themselves for one subscription; service handlers may run
+concurrently (the kinematics server's handlers are thread-safe: the model is immutable).
+"""
+
+from __future__ import annotations
+
+import abc
+import logging
+import threading
+import time
+from typing import Any, Callable
+
+from ..qos import QoS
+
+
+class TransportError(RuntimeError):
+    """The middleware refused something (bad name, no ROS installation, service unavailable)."""
+
+
+class Publisher(abc.ABC):
+    @abc.abstractmethod
+    def publish(self, msg) -> None: ...
+
+
+class Client(abc.ABC):
+    @abc.abstractmethod
+    def request(self):
+        """A new, default request object."""
+
+    @abc.abstractmethod
+    def wait_for_service(self, timeout: float) -> bool: ...
+
+    @abc.abstractmethod
+    def call(self, request, timeout: float = 10.0):
+        """Send ``request`` and block for the reply; raises :class:`TimeoutError`."""
+
+
+class Transport(abc.ABC):
+    """One node on the middleware."""
+
+    node_name: str
+    namespace: str
+
+    @abc.abstractmethod
+    def message_class(self, ros_type: str) -> type:
+        """Class of ROS message ``ros_type`` (``geometry_msgs/msg/TransformStamped``)."""
+
+    def service_classes(self, srv_type: str) -> tuple[type, type]:
+        """(request, response) classes of ``srv_type`` for a server's handler."""
+        raise NotImplementedError
+
+    @abc.abstractmethod
+    def create_publisher(self, topic: str, ros_type: str, qos: QoS) -> Publisher: ...
+
+    @abc.abstractmethod
+    def create_subscription(self, topic: str, ros_type: str, qos: QoS,
+                            callback: Callable[[Any], None]) -> Any: ...
+
+    @abc.abstractmethod
+    def create_service(self, name: str, srv_type: str,
+                       handler: Callable[[Any, Any], Any]) -> Any:
+        """``handler(request, response)`` fills and returns ``response`` (as rclpy)."""
+
+    @abc.abstractmethod
+    def create_client(self, name: str, srv_type: str) -> Client: ...
+
+    def now(self) -> tuple[int, int]:
+        """Current time as (sec, nanosec) since the epoch."""
+        ns = time.time_ns()
+        return ns // 1_000_000_000, ns % 1_000_000_000
+
+    def get_parameter(self, name: str, default):
+        """Value of parameter ``name`` (declared with ``default``)."""
+        return default
+
+    def get_logger(self) -> logging.Logger:
+        return logging.getLogger(f"mechanism_model_ros.{self.node_name}")
+
+    @abc.abstractmethod
+    def spin(self, stop: threading.Event | None = None) -> None:
+        """Serve until ``stop`` is set (or forever)."""
+
+    @abc.abstractmethod
+    def close(self) -> None: ...
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def resolve_name(name: str, namespace: str = "/", node_name: str = "") -> str:
+    """Fully qualified ROS name: ``joint_states`` in ``/rover`` -> ``/rover/joint_states``;
+    ``/tf`` stays; ``~/x`` -> ``/<ns>/<node>/x``."""
+    if not name:
+        raise TransportError("empty ROS name")
+    ns = namespace if namespace.startswith("/") else "/" + namespace
+    ns = ns.rstrip("/")
+    if name.startswith("~"):
+        name = f"{ns}/{node_name}{name[1:]}"
+    elif not name.startswith("/"):
+        name = f"{ns}/{name}"
+    for part in name.strip("/").split("/"):
+        if not part or not all(c.isalnum() or c == "_" for c in part) or part[0].isdigit():
+            raise TransportError(f"invalid ROS name {name!r}")
+    return name
+
+
+class RateLimitedLogger:
+    """Logs one message per key at most every ``period`` seconds, counting what it swallowed."""
+
+    def __init__(self, logger: logging.Logger, period: float = 2.0):
+        self.logger = logger
+        self.period = period
+        self._last: dict[str, float] = {}
+        self._suppressed: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def warning(self, key: str, msg: str) -> None:
+        now = time.monotonic()
+        with self._lock:
+            last = self._last.get(key)
+            if last is not None and now - last < self.period:
+                self._suppressed[key] = self._suppressed.get(key, 0) + 1
+                return
+            n = self._suppressed.pop(key, 0)
+            self._last[key] = now
+        if n:
+            msg += f" ({n} similar messages suppressed)"
+        self.logger.warning(msg)

@@ -1,0 +1,481 @@
+"""Plain Cyclone DDS (``cyclonedds`` from PyPI) speaking the ROS 2 wire protocol, as rmw_cyclonedds_cpp does.
+
+* Topics: ROS name ``/a/b`` is DDS topic ``rt/a/b``; services ``/s`` use ``rq/sRequest`` and
+  ``rr/sReply``. Type names are rosidl's (``sensor_msgs::msg::dds_::JointState_``,
+  ``pkg::srv::dds_::Name_Request_`` / ``_Response_``), message classes are generated from the ROS
+  definitions (:mod:`mechanism_model_ros.typegen`).
+* Every reader and writer is restricted to plain CDR (XCDR1), the only representation rmw_cyclonedds
+  accepts.
+* QoS: KEEP_LAST depth (or KEEP_ALL), reliability, durability (transient-local with the durability-service
+  history set like rmw_cyclonedds), writer auto-dispose off, automatic liveliness.
+* Services: each request and reply starts, right after the 4-byte encapsulation, with rmw_cyclonedds'
+  16-byte header: the client's 64-bit id (the instance handle of its request writer) and a 64-bit
+  sequence number; the server echoes both and a client keeps only replies carrying its own id. Client and
+  service endpoints carry ``clientid=<id>;`` / ``serviceid=<id>;`` in their USER_DATA, and a server
+  waits (up to 100 ms, as rmw_cyclonedds) until it has matched the requesting client's reply reader.
+* The participant's USER_DATA is ``enclave=/;``.
+* Discovery settings follow rmw_cyclonedds (Jazzy): ``ROS_DOMAIN_ID`` (default 0),
+  ``ROS_AUTOMATIC_DISCOVERY_RANGE`` (SUBNET default, LOCALHOST, OFF, SYSTEM_DEFAULT),
+  ``ROS_STATIC_PEERS`` (``;``-separated), ``ROS_LOCALHOST_ONLY=1`` (when the range is unset: LOCALHOST),
+  with ``CYCLONEDDS_URI`` appended last so the user's configuration wins.
+
+Limit: services interoperate only with ROS 2 peers using rmw_cyclonedds_cpp (other RMWs encode the
+request id differently); topics interoperate with every DDS-based ROS 2 setup.
+
+One :class:`CycloneContext` (one DDS participant, like one rclcpp context) serves any number of
+:class:`CycloneNode` objects in a process. A dispatcher thread waits on all readers; subscription
+callbacks run on it in arrival order, service handlers on a small thread pool.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import itertools
+import os
+import threading
+import time
+from typing import Any, Callable
+
+from cyclonedds.core import GuardCondition, InstanceState, Listener, Qos, Policy, ReadCondition, \
+    SampleState, ViewState, WaitSet
+from cyclonedds.domain import Domain, DomainParticipant
+from cyclonedds.pub import DataWriter
+from cyclonedds.sub import DataReader
+from cyclonedds.topic import Topic
+from cyclonedds.util import duration
+
+from ..qos import QoS, SERVICES
+from ..typegen import HEADER_GUID, HEADER_SEQ, message_class, service_wire_class
+from .base import Client, Publisher, Transport, TransportError, resolve_name
+
+_RANGES = ("SUBNET", "LOCALHOST", "OFF", "SYSTEM_DEFAULT")
+
+
+def ros_domain_id(env=None) -> int:
+    env = os.environ if env is None else env
+    text = env.get("ROS_DOMAIN_ID", "").strip()
+    if not text:
+        return 0
+    try:
+        value = int(text)
+    except ValueError:
+        raise TransportError(f"ROS_DOMAIN_ID must be an integer, got {text!r}") from None
+    if not 0 <= value <= 232:
+        raise TransportError(f"ROS_DOMAIN_ID must be in 0..232, got {value}")
+    return value
+
+
+def discovery_config(env=None) -> str:
+    """The Cyclone configuration rmw_cyclonedds builds from the ROS discovery variables, followed by
+    ``CYCLONEDDS_URI`` (Cyclone reads a comma-separated list; later settings override earlier ones)."""
+    env = os.environ if env is None else env
+    rng = env.get("ROS_AUTOMATIC_DISCOVERY_RANGE", "").strip().upper()
+    if not rng:
+        rng = "LOCALHOST" if env.get("ROS_LOCALHOST_ONLY", "").strip() == "1" else "SUBNET"
+    if rng not in _RANGES:
+        raise TransportError(f"ROS_AUTOMATIC_DISCOVERY_RANGE must be one of {', '.join(_RANGES)}, "
+                             f"got {rng!r}")
+    peers = [p.strip() for p in env.get("ROS_STATIC_PEERS", "").split(";") if p.strip()]
+    localhost_peer = rng == "LOCALHOST"
+    add_peers = rng in ("SUBNET", "LOCALHOST")
+    no_multicast = rng in ("LOCALHOST", "OFF")
+    config = ""
+    if localhost_peer or add_peers or no_multicast:
+        config = "<CycloneDDS><Domain>"
+        if no_multicast:
+            config += "<General><AllowMulticast>false</AllowMulticast></General>"
+        if no_multicast and not localhost_peer and not add_peers:
+            config += (f"<Discovery><ParticipantIndex>none</ParticipantIndex>"
+                       f"<Tag>ros_discovery_off_{os.getpid()}</Tag>")
+        else:
+            config += ("<Discovery><ParticipantIndex>auto</ParticipantIndex>"
+                       "<MaxAutoParticipantIndex>32</MaxAutoParticipantIndex>")
+        if (add_peers and peers) or localhost_peer:
+            config += "<Peers>"
+            if localhost_peer:
+                config += '<Peer address="localhost"/>'
+            for p in peers if add_peers else []:
+                if any(c in p for c in '<>"&'):
+                    raise TransportError(f"bad ROS_STATIC_PEERS entry {p!r}")
+                config += f'<Peer address="{p}"/>'
+            config += "</Peers>"
+        config += "</Discovery></Domain></CycloneDDS>,"
+    config += env.get("CYCLONEDDS_URI", "")
+    return config
+
+
+def dds_qos(qos: QoS, user_data: bytes | None = None) -> Qos:
+    """rmw_cyclonedds' mapping of a ROS QoS profile onto DDS QoS, with XCDR1 forced."""
+    history = Policy.History.KeepAll if qos.keep_all else Policy.History.KeepLast(max(1, qos.depth))
+    policies = [
+        history,
+        Policy.Reliability.Reliable(duration(seconds=1000000000)) if qos.reliable
+        else Policy.Reliability.BestEffort,
+        Policy.Liveliness.Automatic(duration(infinite=True)),
+        Policy.WriterDataLifecycle(autodispose=False),
+        Policy.DataRepresentation(use_cdrv0_representation=True),
+    ]
+    if qos.transient_local:
+        policies.append(Policy.Durability.TransientLocal)
+        policies.append(Policy.DurabilityService(cleanup_delay=0, history=history,
+                                                 max_samples=-1, max_instances=-1,
+                                                 max_samples_per_instance=-1))
+    else:
+        policies.append(Policy.Durability.Volatile)
+    if user_data:
+        policies.append(Policy.Userdata(user_data))
+    return Qos(*policies)
+
+
+def parse_user_data(data: bytes | None) -> dict[str, str]:
+    """``b"clientid=1.2.3;typehash=...;"`` -> ``{"clientid": "1.2.3", ...}`` (rmw_dds_common's format)."""
+    out = {}
+    if not data:
+        return out
+    for item in bytes(data).decode("utf-8", "replace").split(";"):
+        if "=" in item:
+            k, v = item.split("=", 1)
+            out[k] = v
+    return out
+
+
+def _endpoint_user_data(ep) -> dict[str, str]:
+    if ep is None or ep.qos is None:
+        return {}
+    ud = ep.qos[Policy.Userdata] if Policy.Userdata in ep.qos else None
+    return parse_user_data(ud.data if ud is not None else None)
+
+
+def csid_to_string(data: bytes) -> str:
+    """rmw_cyclonedds' text form of a client/service id: hex bytes joined by '.', the first one
+    right-aligned in two characters."""
+    return f"{data[0]:2x}" + "".join(f".{b:x}" for b in data[1:])
+
+
+_domains: dict[int, tuple[Domain, str]] = {}
+_domains_lock = threading.Lock()
+
+
+def _domain(domain_id: int, config: str) -> Domain:
+    """One Domain object per domain id and process (Cyclone allows one); configured by the first user,
+    as rmw_cyclonedds does."""
+    with _domains_lock:
+        entry = _domains.get(domain_id)
+        if entry is None:
+            entry = (Domain(domain_id, config), config)
+            _domains[domain_id] = entry
+        return entry[0]
+
+
+class CycloneContext:
+    """One DDS participant and its dispatcher; shared by the nodes of a process."""
+
+    _default = None
+    _default_lock = threading.Lock()
+
+    def __init__(self, domain_id: int | None = None, env=None, service_threads: int = 4):
+        self.domain_id = ros_domain_id(env) if domain_id is None else int(domain_id)
+        self._domain = _domain(self.domain_id, discovery_config(env))
+        self.participant = DomainParticipant(
+            self.domain_id, qos=Qos(Policy.Userdata(b"enclave=/;")))
+        guid = self.participant.get_guid().bytes
+        self._prefix = guid[:12]
+        self._csid_counter = itertools.count(1)
+        self._topics: dict[tuple[str, type], Topic] = {}
+        self._lock = threading.RLock()
+        self._waitset = WaitSet(self.participant)
+        self._guard = GuardCondition(self.participant)
+        self._waitset.attach(self._guard)
+        self._handlers: list[tuple[DataReader, Callable]] = []
+        self._keep: list = []
+        self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=service_threads,
+                                                          thread_name_prefix="mm-service")
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._dispatch, name="mm-dds-dispatch", daemon=True)
+        self._thread.start()
+
+    @classmethod
+    def default(cls) -> "CycloneContext":
+        with cls._default_lock:
+            if cls._default is None or cls._default._stop.is_set():
+                cls._default = cls()
+            return cls._default
+
+    # ------------------------------------------------------------------ entities
+    def topic(self, dds_name: str, cls: type) -> Topic:
+        with self._lock:
+            key = (dds_name, cls)
+            t = self._topics.get(key)
+            if t is None:
+                t = Topic(self.participant, dds_name, cls)
+                self._topics[key] = t
+            return t
+
+    def new_csid(self) -> bytes:
+        """A unique client/service id: the participant's GUID prefix and a big-endian counter."""
+        return self._prefix + next(self._csid_counter).to_bytes(4, "big")
+
+    def add_reader(self, reader: DataReader, on_samples: Callable[[list], None]) -> None:
+        cond = ReadCondition(reader, SampleState.Any | ViewState.Any | InstanceState.Any)
+        with self._lock:
+            self._keep.append(cond)
+            self._handlers.append((reader, on_samples))
+            self._waitset.attach(cond)
+        self._guard.set(True)
+
+    def remove_reader(self, reader: DataReader) -> None:
+        with self._lock:
+            self._handlers = [(r, h) for r, h in self._handlers if r is not reader]
+
+    def _dispatch(self):
+        while not self._stop.is_set():
+            self._waitset.wait(duration(milliseconds=200))
+            if self._stop.is_set():
+                break
+            self._guard.set(False)
+            with self._lock:
+                handlers = list(self._handlers)
+            for reader, on_samples in handlers:
+                try:
+                    samples = reader.take(N=256)
+                except Exception:   # a deleted reader, a sample that does not deserialize
+                    continue
+                samples = [s for s in samples if getattr(s, "sample_info", None) is not None]
+                if samples:
+                    try:
+                        on_samples(samples)
+                    except Exception as exc:  # a callback must never stop the dispatcher
+                        import logging
+                        logging.getLogger("mechanism_model_ros.cyclone").error(
+                            "callback raised %s: %s", type(exc).__name__, exc)
+
+    def close(self):
+        if self._stop.is_set():
+            return
+        self._stop.set()
+        self._guard.set(True)
+        self._thread.join(timeout=2.0)
+        self.pool.shutdown(wait=False, cancel_futures=True)
+        with self._lock:
+            self._handlers = []
+            self._keep = []
+            self._topics = {}
+        self.participant = None
+        self._domain = None
+
+
+class _CyclonePublisher(Publisher):
+    def __init__(self, writer: DataWriter):
+        self.writer = writer
+
+    def publish(self, msg) -> None:
+        self.writer.write(msg)
+
+    @property
+    def subscription_count(self) -> int:
+        return len(self.writer.get_matched_subscriptions())
+
+
+class _CycloneClient(Client):
+    def __init__(self, ctx: CycloneContext, name: str, srv_type: str):
+        self.ctx = ctx
+        self.name = name
+        self.req_cls = service_wire_class(srv_type + "_Request")
+        self.rep_cls = service_wire_class(srv_type + "_Response")
+        user = f"clientid={csid_to_string(ctx.new_csid())};".encode()
+        self.writer = DataWriter(ctx.participant, ctx.topic(f"rq{name}Request", self.req_cls),
+                                 qos=dds_qos(SERVICES, user))
+        self.reader = DataReader(ctx.participant, ctx.topic(f"rr{name}Reply", self.rep_cls),
+                                 qos=dds_qos(SERVICES, user))
+        self.guid = self.writer.get_instance_handle() & 0xFFFFFFFFFFFFFFFF  # uint64 on the wire
+        self._seq = itertools.count(1)
+        self._pending: dict[int, concurrent.futures.Future] = {}
+        self._lock = threading.Lock()
+        ctx.add_reader(self.reader, self._on_replies)
+
+    def _on_replies(self, samples):
+        for s in samples:
+            if getattr(s, HEADER_GUID) != self.guid:
+                continue           # a reply to another client
+            with self._lock:
+                fut = self._pending.pop(getattr(s, HEADER_SEQ), None)
+            if fut is not None and not fut.done():
+                fut.set_result(s)
+
+    def request(self):
+        return self.req_cls()
+
+    def service_is_ready(self) -> bool:
+        return bool(self.writer.get_matched_subscriptions()) and bool(
+            self.reader.get_matched_publications())
+
+    def wait_for_service(self, timeout: float = 10.0) -> bool:
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if self.service_is_ready():
+                return True
+            time.sleep(0.02)
+        return self.service_is_ready()
+
+    def call_async(self, request) -> concurrent.futures.Future:
+        seq = next(self._seq)
+        setattr(request, HEADER_GUID, self.guid)
+        setattr(request, HEADER_SEQ, seq)
+        fut: concurrent.futures.Future = concurrent.futures.Future()
+        with self._lock:
+            self._pending[seq] = fut
+        self.writer.write(request)
+        return fut
+
+    def call(self, request, timeout: float = 10.0):
+        fut = self.call_async(request)
+        try:
+            return fut.result(timeout=timeout)
+        except concurrent.futures.TimeoutError:
+            with self._lock:
+                self._pending.pop(getattr(request, HEADER_SEQ), None)
+            raise TimeoutError(f"no reply from service {self.name} within {timeout} s") from None
+
+
+class _CycloneService:
+    def __init__(self, node: "CycloneNode", name: str, srv_type: str, handler):
+        ctx = node.ctx
+        self.ctx = ctx
+        self.node = node
+        self.name = name
+        self.handler = handler
+        self.req_cls = service_wire_class(srv_type + "_Request")
+        self.rep_cls = service_wire_class(srv_type + "_Response")
+        user = f"serviceid={csid_to_string(ctx.new_csid())};".encode()
+        self.reader = DataReader(ctx.participant, ctx.topic(f"rq{name}Request", self.req_cls),
+                                 qos=dds_qos(SERVICES, user))
+        self.writer = DataWriter(ctx.participant, ctx.topic(f"rr{name}Reply", self.rep_cls),
+                                 qos=dds_qos(SERVICES, user))
+        ctx.add_reader(self.reader, self._on_requests)
+
+    def _on_requests(self, samples):
+        for s in samples:
+            self.ctx.pool.submit(self._serve, s)
+
+    def _client_reader_matched(self, request_writer_handle) -> bool | None:
+        """True when the requesting client's reply reader is matched, None if the client is gone
+        (rmw_cyclonedds' check_for_response_reader)."""
+        try:
+            ep = self.reader.get_matched_publication_data(request_writer_handle)
+        except Exception:
+            return None
+        if ep is None:
+            return None
+        clientid = _endpoint_user_data(ep).get("clientid")
+        if clientid is None:
+            return True
+        for h in self.writer.get_matched_subscriptions():
+            try:
+                rd = self.writer.get_matched_subscription_data(h)
+            except Exception:
+                continue
+            if rd is not None and rd.participant_key == ep.participant_key and \
+                    _endpoint_user_data(rd).get("clientid") == clientid:
+                return True
+        return False
+
+    def _serve(self, request):
+        response = self.rep_cls()
+        try:
+            response = self.handler(request, response)
+        except Exception as exc:   # handlers map errors themselves; this is the last line of defence
+            self.node.get_logger().error("service %s: handler raised %s: %s", self.name,
+                                         type(exc).__name__, exc)
+            return
+        setattr(response, HEADER_GUID, getattr(request, HEADER_GUID))
+        setattr(response, HEADER_SEQ, getattr(request, HEADER_SEQ))
+        end = time.monotonic() + 0.1
+        ok = self._client_reader_matched(request.sample_info.publication_handle)
+        while ok is False and time.monotonic() < end:
+            time.sleep(0.01)
+            ok = self._client_reader_matched(request.sample_info.publication_handle)
+        if ok is None:
+            return        # the client has left
+        try:
+            self.writer.write(response)
+        except Exception as exc:
+            self.node.get_logger().error("service %s: cannot send reply: %s", self.name, exc)
+
+
+class CycloneNode(Transport):
+    """A ROS node over plain Cyclone DDS.
+
+    ``parameters`` is a ``{name: value}`` mapping (e.g. from a ROS parameter file, see
+    :func:`mechanism_model_ros.params.load_parameter_file`).
+    """
+
+    def __init__(self, node_name: str, namespace: str = "/", parameters: dict | None = None,
+                 context: CycloneContext | None = None):
+        self.node_name = node_name
+        self.namespace = namespace if namespace.startswith("/") else "/" + namespace
+        self.parameters = dict(parameters or {})
+        self._own_context = context is None
+        self.ctx = context or CycloneContext()
+        self._entities: list = []
+
+    # -- names
+    def _topic(self, name: str) -> str:
+        return "rt" + resolve_name(name, self.namespace, self.node_name)
+
+    def _service(self, name: str) -> str:
+        return resolve_name(name, self.namespace, self.node_name)
+
+    # -- interface
+    def message_class(self, ros_type: str) -> type:
+        return message_class(ros_type)
+
+    def service_classes(self, srv_type: str):
+        return service_wire_class(srv_type + "_Request"), service_wire_class(srv_type + "_Response")
+
+    def create_publisher(self, topic: str, ros_type: str, qos: QoS) -> _CyclonePublisher:
+        cls = message_class(ros_type)
+        w = DataWriter(self.ctx.participant, self.ctx.topic(self._topic(topic), cls), qos=dds_qos(qos))
+        self._entities.append(w)
+        return _CyclonePublisher(w)
+
+    def create_subscription(self, topic: str, ros_type: str, qos: QoS, callback: Callable[[Any], None]):
+        cls = message_class(ros_type)
+        r = DataReader(self.ctx.participant, self.ctx.topic(self._topic(topic), cls), qos=dds_qos(qos))
+
+        def on_samples(samples):
+            for s in samples:
+                callback(s)
+        self.ctx.add_reader(r, on_samples)
+        self._entities.append(r)
+        return r
+
+    def create_service(self, name: str, srv_type: str, handler):
+        s = _CycloneService(self, self._service(name), srv_type, handler)
+        self._entities.append(s)
+        return s
+
+    def create_client(self, name: str, srv_type: str) -> _CycloneClient:
+        c = _CycloneClient(self.ctx, self._service(name), srv_type)
+        self._entities.append(c)
+        return c
+
+    def get_parameter(self, name: str, default):
+        return self.parameters.get(name, default)
+
+    def spin(self, stop: threading.Event | None = None) -> None:
+        stop = stop or threading.Event()
+        while not stop.wait(0.5):
+            pass
+
+    def close(self) -> None:
+        for e in self._entities:
+            r = getattr(e, "reader", e)
+            if isinstance(r, DataReader):
+                self.ctx.remove_reader(r)
+        self._entities = []
+        if self._own_context:
+            self.ctx.close()
+
+
+__all__ = ["CycloneContext", "CycloneNode", "discovery_config", "dds_qos", "ros_domain_id",
+           "csid_to_string", "parse_user_data", "Listener"]
