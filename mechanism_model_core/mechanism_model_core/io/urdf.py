@@ -264,6 +264,7 @@ class _Reader:
         if not links:
             raise self.error(root, "the robot has no links")
         jels: dict = {}
+        joints: dict = {}
         parent_of: dict = {}
         for jel in root.findall("joint"):
             jname = jel.get("name")
@@ -289,6 +290,8 @@ class _Reader:
                                       f"URDF describes a tree")
             parent_of[child] = (jname, parent)
             jels[jname] = jel
+            joints[jname] = self.joint(jel, jname, _URDF_TYPES)
+        couplings = {jn: self.mimic(jel, jn, joints) for jn, jel in jels.items()}
         roots = [ln for ln in links if ln not in parent_of]
         if not roots:
             jname = next(iter(jels))
@@ -309,8 +312,6 @@ class _Reader:
                 seen.append(cur)
         root_link = roots[0]
 
-        joints = {jn: self.joint(jel, jn, _URDF_TYPES) for jn, jel in jels.items()}
-        couplings = {jn: self.mimic(jel, jn, joints) for jn, jel in jels.items()}
 
         robot_name = name or root.get("name") or "robot"
         specs: list[BodySpec] = []
