@@ -293,11 +293,7 @@ def save_model(mech, path: str) -> None:
 
 
 def cmd_convert(args) -> int:
-    from .io import load_model
-
-    if not os.path.exists(args.input):
-        raise CommandError(f"{args.input}: no such file")
-    mech = load_model(args.input)
+    mech = _load(args.input)
     save_model(mech, args.output)
     print(f"{args.input} -> {args.output} ({mech.name}: {len(mech.bodies)} bodies, nq = {mech.nq})")
     return 0
