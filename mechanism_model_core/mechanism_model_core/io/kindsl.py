@@ -59,6 +59,17 @@ def _parser():
     return _PARSER
 
 
+def _describe(parser, terminal: str) -> str:
+    """A terminal as the user would write it: ``','`` rather than ``COMMA``."""
+    try:
+        pattern = parser.get_terminal(terminal).pattern
+    except (KeyError, AttributeError):
+        return terminal
+    if type(pattern).__name__ == "PatternStr":
+        return repr(pattern.value)
+    return {"NAME": "a name", "NUMBER": "a number"}.get(terminal, terminal.lower())
+
+
 def _pos(node):
     """(line, column) of a lark Tree or Token."""
     meta = getattr(node, "meta", None)
@@ -201,7 +212,7 @@ def _read(text: str, file: str, parameters: dict | None, name: str | None) -> Me
     try:
         tree = parser.parse(text)
     except UnexpectedToken as exc:
-        expected = ", ".join(sorted(exc.expected)[:8])
+        expected = ", ".join(sorted(_describe(parser, t) for t in (exc.accepts or exc.expected))[:10])
         tok = exc.token
         what = "end of file" if tok.type == "$END" else repr(str(tok))
         raise ModelFileError(f"syntax error: unexpected {what}; expected one of: {expected}", file,
