@@ -46,6 +46,10 @@ _BASE = {
     "string": (str, ""),
 }
 
+#: Default values declared in ROS 2 message definitions that rosbags' type store does not carry
+#: (``geometry_msgs/msg/Quaternion`` declares ``float64 w 1``: a default quaternion is the identity).
+FIELD_DEFAULTS = {("geometry_msgs/msg/Quaternion", "w"): 1.0}
+
 _lock = threading.RLock()
 
 
@@ -115,7 +119,12 @@ def message_class(ros_name: str, store=None):
             consts, fielddefs = store.fielddefs[ros_name]
         except KeyError:
             raise KeyError(f"no ROS message definition for {ros_name!r}") from None
-        fields = [(fname, *_field_type(ftype, store)) for fname, ftype in fielddefs]
+        fields = []
+        for fname, ftype in fielddefs:
+            ann, factory = _field_type(ftype, store)
+            if (ros_name, fname) in FIELD_DEFAULTS:
+                factory = (lambda v=FIELD_DEFAULTS[(ros_name, fname)]: v)
+            fields.append((fname, ann, factory))
         cls = _build(ros_name.split("/")[-1], dds_type_name(ros_name), fields, consts)
         cls.__ros_type__ = ros_name
         _classes[key] = cls

@@ -154,6 +154,19 @@ def csid_to_string(data: bytes) -> str:
 
 _domains: dict[int, tuple[Domain, str]] = {}
 _domains_lock = threading.Lock()
+#: Cyclone's Python binding registers types and creates topics non-atomically; creating entities from
+#: several threads at once fails sporadically, so creation is serialized process-wide.
+_create_lock = threading.RLock()
+
+
+def _reader(participant, topic, qos):
+    with _create_lock:
+        return DataReader(participant, topic, qos=qos)
+
+
+def _writer(participant, topic, qos):
+    with _create_lock:
+        return DataWriter(participant, topic, qos=qos)
 
 
 def _domain(domain_id: int, config: str) -> Domain:
@@ -203,7 +216,7 @@ class CycloneContext:
 
     # ------------------------------------------------------------------ entities
     def topic(self, dds_name: str, cls: type) -> Topic:
-        with self._lock:
+        with _create_lock:
             key = (dds_name, cls)
             t = self._topics.get(key)
             if t is None:
@@ -283,10 +296,10 @@ class _CycloneClient(Client):
         self.req_cls = service_wire_class(srv_type + "_Request")
         self.rep_cls = service_wire_class(srv_type + "_Response")
         user = f"clientid={csid_to_string(ctx.new_csid())};".encode()
-        self.writer = DataWriter(ctx.participant, ctx.topic(f"rq{name}Request", self.req_cls),
-                                 qos=dds_qos(SERVICES, user))
-        self.reader = DataReader(ctx.participant, ctx.topic(f"rr{name}Reply", self.rep_cls),
-                                 qos=dds_qos(SERVICES, user))
+        self.writer = _writer(ctx.participant, ctx.topic(f"rq{name}Request", self.req_cls),
+                                 dds_qos(SERVICES, user))
+        self.reader = _reader(ctx.participant, ctx.topic(f"rr{name}Reply", self.rep_cls),
+                                 dds_qos(SERVICES, user))
         self.guid = self.writer.get_instance_handle() & 0xFFFFFFFFFFFFFFFF  # uint64 on the wire
         self._seq = itertools.count(1)
         self._pending: dict[int, concurrent.futures.Future] = {}
@@ -347,10 +360,10 @@ class _CycloneService:
         self.req_cls = service_wire_class(srv_type + "_Request")
         self.rep_cls = service_wire_class(srv_type + "_Response")
         user = f"serviceid={csid_to_string(ctx.new_csid())};".encode()
-        self.reader = DataReader(ctx.participant, ctx.topic(f"rq{name}Request", self.req_cls),
-                                 qos=dds_qos(SERVICES, user))
-        self.writer = DataWriter(ctx.participant, ctx.topic(f"rr{name}Reply", self.rep_cls),
-                                 qos=dds_qos(SERVICES, user))
+        self.reader = _reader(ctx.participant, ctx.topic(f"rq{name}Request", self.req_cls),
+                                 dds_qos(SERVICES, user))
+        self.writer = _writer(ctx.participant, ctx.topic(f"rr{name}Reply", self.rep_cls),
+                                 dds_qos(SERVICES, user))
         ctx.add_reader(self.reader, self._on_requests)
 
     def _on_requests(self, samples):
@@ -434,13 +447,13 @@ class CycloneNode(Transport):
 
     def create_publisher(self, topic: str, ros_type: str, qos: QoS) -> _CyclonePublisher:
         cls = message_class(ros_type)
-        w = DataWriter(self.ctx.participant, self.ctx.topic(self._topic(topic), cls), qos=dds_qos(qos))
+        w = _writer(self.ctx.participant, self.ctx.topic(self._topic(topic), cls), dds_qos(qos))
         self._entities.append(w)
         return _CyclonePublisher(w)
 
     def create_subscription(self, topic: str, ros_type: str, qos: QoS, callback: Callable[[Any], None]):
         cls = message_class(ros_type)
-        r = DataReader(self.ctx.participant, self.ctx.topic(self._topic(topic), cls), qos=dds_qos(qos))
+        r = _reader(self.ctx.participant, self.ctx.topic(self._topic(topic), cls), dds_qos(qos))
 
         def on_samples(samples):
             for s in samples:

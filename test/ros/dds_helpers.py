@@ -1,0 +1,74 @@
+"""Helpers for tests over real Cyclone DDS on the loopback interface (multicast off, unique domain id).
+
+The nodes run in their own process (``python -m mechanism_model_ros.serve``) over the cyclone transport;
+the test side uses Cyclone DDS with message classes built from rosbags' definitions.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import subprocess
+import sys
+import time
+
+LOOPBACK_URI = (
+    '<CycloneDDS><Domain><General><Interfaces><NetworkInterface name="lo"/></Interfaces>'
+    '<AllowMulticast>false</AllowMulticast></General><Discovery><ParticipantIndex>auto</ParticipantIndex>'
+    '<Peers><Peer address="127.0.0.1"/></Peers><MaxAutoParticipantIndex>50</MaxAutoParticipantIndex>'
+    '</Discovery></Domain></CycloneDDS>')
+
+ROS_PKG = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                       "mechanism_model_ros")
+
+
+def unique_domain_id() -> int:
+    """A domain id unlikely to be used by another test run on this machine (1..232)."""
+    return 1 + (os.getpid() * 7 + random.randrange(1000)) % 230
+
+
+def dds_env(domain_id: int) -> dict:
+    env = dict(os.environ)
+    env["ROS_DOMAIN_ID"] = str(domain_id)
+    env["CYCLONEDDS_URI"] = LOOPBACK_URI
+    env.pop("ROS_AUTOMATIC_DISCOVERY_RANGE", None)
+    env.pop("ROS_LOCALHOST_ONLY", None)
+    env.pop("ROS_STATIC_PEERS", None)
+    env["PYTHONPATH"] = os.pathsep.join([ROS_PKG] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep)
+                                                     if p])
+    return env
+
+
+def configure_this_process(domain_id: int) -> None:
+    for k, v in dds_env(domain_id).items():
+        if k in ("ROS_DOMAIN_ID", "CYCLONEDDS_URI"):
+            os.environ[k] = v
+    for k in ("ROS_AUTOMATIC_DISCOVERY_RANGE", "ROS_LOCALHOST_ONLY", "ROS_STATIC_PEERS"):
+        os.environ.pop(k, None)
+
+
+def start_serve(domain_id: int, *args: str) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "mechanism_model_ros.serve", "--status-period", "0", "--log-level",
+         "ERROR", *args],
+        env=dds_env(domain_id), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def stop(proc: subprocess.Popen) -> tuple[str, str]:
+    if proc.poll() is None:
+        proc.terminate()
+    try:
+        out, err = proc.communicate(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+    return out, err
+
+
+def wait_for(predicate, timeout: float = 10.0, period: float = 0.02) -> bool:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if predicate():
+            return True
+        time.sleep(period)
+    return predicate()

@@ -1,0 +1,313 @@
+"""The nodes over real Cyclone DDS (loopback, multicast off, unique domain): ``mechanism_model_ros.serve``
+runs in its own process on the default rover model; this side uses Cyclone DDS with message classes built
+from rosbags' definitions. Transforms and service answers are checked against the core's kinematics, IK
+solutions by forward kinematics."""
+
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from mechanism_model_core import forward_kinematics, jacobian, load_model
+from mechanism_model_core.library import default_model_path
+
+from ros.dds_helpers import configure_this_process, start_serve, stop, unique_domain_id, wait_for
+
+pytestmark = pytest.mark.ros
+
+MODEL = load_model(default_model_path())
+ARM = ["arm_yaw", "arm_shoulder", "arm_elbow", "arm_wrist", "arm_turret"]
+
+
+@pytest.fixture(scope="module")
+def served():
+    domain = unique_domain_id()
+    configure_this_process(domain)
+    from mechanism_model_ros.transports.cyclone import CycloneContext, CycloneNode
+    proc = start_serve(domain)
+    ctx = CycloneContext(domain)
+    node = CycloneNode("tester", context=ctx)
+    fk = node.create_client("compute_fk", "mechanism_model_msgs/srv/ComputeFK")
+    assert fk.wait_for_service(30), "the server did not come up"
+    yield {"node": node, "ctx": ctx, "proc": proc, "domain": domain, "fk": fk}
+    node.close()
+    ctx.close()
+    out, err = stop(proc)
+    assert "Traceback" not in err, err
+
+
+def _tf_to_matrix(tr):
+    from scipy.spatial.transform import Rotation
+    T = np.eye(4)
+    r = tr.rotation
+    T[:3, :3] = Rotation.from_quat([r.x, r.y, r.z, r.w]).as_matrix()
+    T[:3, 3] = tr.translation.x, tr.translation.y, tr.translation.z
+    return T
+
+
+def _pose_to_matrix(p):
+    from scipy.spatial.transform import Rotation
+    T = np.eye(4)
+    T[:3, :3] = Rotation.from_quat([p.orientation.x, p.orientation.y, p.orientation.z,
+                                    p.orientation.w]).as_matrix()
+    T[:3, 3] = p.position.x, p.position.y, p.position.z
+    return T
+
+
+def _compose(edges, root):
+    world = {root: np.eye(4)}
+
+    def pose(f):
+        if f not in world:
+            p, T = edges[f]
+            world[f] = pose(p) @ T
+        return world[f]
+    return {f: pose(f) for f in edges}
+
+
+def _subscribe_static(node):
+    from mechanism_model_ros import qos
+    static, desc = [], []
+    node.create_subscription("/tf_static", "tf2_msgs/msg/TFMessage", qos.TF_STATIC, static.append)
+    node.create_subscription("robot_description", "std_msgs/msg/String", qos.LATCHED, desc.append)
+    return static, desc
+
+
+def test_late_subscriber_gets_tf_static_and_robot_description(served):
+    from mechanism_model_core.io.urdf import loads_urdf
+    from mechanism_model_ros.transports.cyclone import CycloneContext, CycloneNode
+    time.sleep(1.0)          # join well after the server published both
+    ctx = CycloneContext(served["domain"])
+    late = CycloneNode("late", context=ctx)
+    try:
+        static, desc = _subscribe_static(late)
+        assert wait_for(lambda: static and desc, 15)
+        assert len(static) == 1, "all fixed transforms come in one message"
+        children = {t.child_frame_id for t in static[0].transforms}
+        expected = {b.name for b in MODEL.bodies[1:] if b.joint.dof == 0} | {
+            f for b in MODEL.bodies for f in b.frames}
+        assert children == expected
+        urdf_model = loads_urdf(desc[0].data)
+        rng = np.random.default_rng(3)
+        q = MODEL.random_configuration(rng)
+        fk_a = forward_kinematics(MODEL, q)
+        fk_b = forward_kinematics(urdf_model, dict(zip(MODEL.coordinate_names, q)))
+        for f in MODEL.body_names[1:]:
+            np.testing.assert_allclose(fk_b.pose(f), fk_a.pose(f), atol=1e-9, err_msg=f)
+    finally:
+        late.close()
+        ctx.close()
+
+
+def test_transforms_equal_forward_kinematics(served):
+    """Two publishers each report some joints (arm; mobility); every other joint follows its coupling or
+    stays home; the transforms on /tf and /tf_static compose to the core's forward kinematics."""
+    from mechanism_model_ros import qos
+    node = served["node"]
+    static, _ = _subscribe_static(node)
+    tf = []
+    node.create_subscription("/tf", "tf2_msgs/msg/TFMessage", qos.TF, tf.append)
+    JS = node.message_class("sensor_msgs/msg/JointState")
+    arm_pub = node.create_publisher("joint_states", "sensor_msgs/msg/JointState", qos.DEFAULT)
+    mob_pub = node.create_publisher("joint_states", "sensor_msgs/msg/JointState", qos.DEFAULT)
+    assert wait_for(lambda: arm_pub.subscription_count >= 2 and static, 15)
+    rng = np.random.default_rng(7)
+    for trial in range(3):
+        arm = dict(zip(ARM, rng.uniform(-1, 1, len(ARM))))
+        mob = {"left_rocker": rng.uniform(-0.3, 0.3), "left_front_steer": rng.uniform(-1, 1),
+               "chassis.x": rng.uniform(-2, 2), "chassis.yaw": rng.uniform(-3, 3),
+               "chassis.pitch": rng.uniform(-0.3, 0.3)}
+        m1 = JS(name=list(mob), position=list(mob.values()))
+        m1.header.stamp.sec = 1000 + 2 * trial
+        mob_pub.publish(m1)
+        m2 = JS(name=list(arm), position=list(arm.values()))
+        m2.header.stamp.sec = 1001 + 2 * trial
+        arm_pub.publish(m2)
+        stamp = 1001 + 2 * trial
+        assert wait_for(lambda: any(m.transforms and m.transforms[0].header.stamp.sec == stamp for m in tf), 10)
+        msg = [m for m in tf if m.transforms[0].header.stamp.sec == stamp][-1]
+        assert all(t.header.stamp.sec == stamp for t in msg.transforms)
+        edges = {t.child_frame_id: (t.header.frame_id, _tf_to_matrix(t.transform)) for t in msg.transforms}
+        edges.update({t.child_frame_id: (t.header.frame_id, _tf_to_matrix(t.transform))
+                      for t in static[-1].transforms})
+        poses = _compose(edges, MODEL.ground)
+        fk = forward_kinematics(MODEL, {**mob, **arm})     # couplings filled by the core
+        for f in MODEL.frame_names[1:]:
+            np.testing.assert_allclose(poses[f], fk.pose(f), atol=1e-9, err_msg=f)
+
+
+def _joint_state(node, q):
+    JS = node.message_class("sensor_msgs/msg/JointState")
+    return JS(name=list(MODEL.coordinate_names), position=[float(v) for v in q])
+
+
+def _client_worker(domain, seed, results, errors):
+    from mechanism_model_ros.transports.cyclone import CycloneContext, CycloneNode
+    ctx = CycloneContext(domain)
+    node = CycloneNode(f"client{seed}", context=ctx)
+    try:
+        fk = node.create_client("compute_fk", "mechanism_model_msgs/srv/ComputeFK")
+        jac = node.create_client("compute_jacobian", "mechanism_model_msgs/srv/ComputeJacobian")
+        ik = node.create_client("compute_ik", "mechanism_model_msgs/srv/ComputeIK")
+        for c in (fk, jac, ik):
+            assert c.wait_for_service(20)
+        rng = np.random.default_rng(seed)
+        for _ in range(4):
+            q = MODEL.random_configuration(rng)
+            # FK of every arm frame, relative to the chassis
+            r = fk.request()
+            r.header.frame_id = "chassis"
+            r.fk_link_names = ["arm_turret", "mast_camera", "left_front_wheel"]
+            r.robot_state = _joint_state(node, q)
+            rep = fk.call(r, 20)
+            assert rep.error_code.val == 1, rep.message
+            ref = forward_kinematics(MODEL, q)
+            for name, ps in zip(rep.fk_link_names, rep.pose_stamped):
+                assert ps.header.frame_id == "chassis"
+                np.testing.assert_allclose(_pose_to_matrix(ps.pose), ref.pose(name, relative_to="chassis"),
+                                           atol=1e-9)
+            # Jacobian
+            r = jac.request()
+            r.link_name, r.reference_frame, r.convention = "arm_turret", "chassis", "LOCAL"
+            r.robot_state = _joint_state(node, q)
+            rep = jac.call(r, 20)
+            assert rep.error_code.val == 1, rep.message
+            J = np.array(rep.data).reshape(rep.rows, rep.cols)
+            assert list(rep.joint_names) == list(MODEL.coordinate_names)
+            np.testing.assert_allclose(J, jacobian(MODEL, q, "arm_turret", relative_to="chassis",
+                                                   convention="LOCAL"), atol=1e-9)
+            # IK: reach the arm pose of another random configuration, from the current one
+            q_goal = MODEL.random_configuration(rng)
+            target = forward_kinematics(MODEL, q_goal).pose("arm_turret", relative_to="chassis")
+            r = ik.request()
+            r.robot_state = _joint_state(node, q)
+            r.ik_link_names = ["arm_turret"]
+            PS = node.message_class("geometry_msgs/msg/PoseStamped")
+            ps = PS()
+            ps.header.frame_id = "chassis"
+            from mechanism_model_ros.conversions import fill_pose
+            fill_pose(ps.pose, target)
+            r.pose_stamped_vector = [ps]
+            r.active_joints = ARM
+            r.timeout.sec = 2
+            rep = ik.call(r, 30)
+            if rep.error_code.val == 1:
+                qs = dict(zip(rep.solution.name, rep.solution.position))
+                got = forward_kinematics(MODEL, qs).pose("arm_turret", relative_to="chassis")
+                np.testing.assert_allclose(got, target, atol=1e-5)
+                # joints outside active_joints did not move
+                for n in MODEL.independent_coordinates:
+                    if n not in ARM:
+                        assert qs[n] == pytest.approx(q[MODEL.coordinate_index(n)], abs=1e-12)
+            else:
+                assert rep.error_code.val in (-31, -6), rep.message
+            results.append(rep.error_code.val)
+    except BaseException as exc:   # report into the main thread
+        errors.append(exc)
+    finally:
+        node.close()
+        ctx.close()
+
+
+def test_services_with_four_concurrent_clients(served):
+    results, errors = [], []
+    threads = [threading.Thread(target=_client_worker, args=(served["domain"], s, results, errors))
+               for s in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    if errors:
+        raise errors[0]
+    assert len(results) == 16
+    assert results.count(1) >= 12, results      # a random 5-DOF arm target is reachable most of the time
+
+
+def _call(client, fill, timeout=20):
+    r = client.request()
+    fill(r)
+    return client.call(r, timeout)
+
+
+def test_every_bad_request_gets_its_error_code_and_the_node_keeps_serving(served):
+    node = served["node"]
+    fk = served["fk"]
+    jac = node.create_client("compute_jacobian", "mechanism_model_msgs/srv/ComputeJacobian")
+    ik = node.create_client("compute_ik", "mechanism_model_msgs/srv/ComputeIK")
+    assert jac.wait_for_service(20) and ik.wait_for_service(20)
+    KC = node.message_class("mechanism_model_msgs/msg/KinematicConstraint")
+    PS = node.message_class("geometry_msgs/msg/PoseStamped")
+
+    def state(names, pos):
+        def f(r):
+            r.robot_state.name, r.robot_state.position = names, pos
+        return f
+
+    cases = [
+        (fk, lambda r: setattr(r, "fk_link_names", ["no_such_link"]), -18),
+        (fk, lambda r: setattr(r.header, "frame_id", "no_such_frame"), -21),
+        (fk, state(["arm_yaw"], [float("nan")]), -17),
+        (fk, state(["arm_yaw"], [float("inf")]), -17),
+        (fk, state(["arm_yaw", "arm_elbow"], [0.1]), -17),
+        (fk, state(["no_such_joint"], [0.1]), -17),
+        (fk, state(["arm_yaw", "arm_yaw"], [0.1, 0.2]), -17),
+        (jac, lambda r: None, -18),                                     # empty request: no link
+        (jac, lambda r: setattr(r, "link_name", "nowhere"), -18),
+        (jac, lambda r: (setattr(r, "link_name", "arm_turret"), setattr(r, "reference_frame", "x")), -21),
+        (jac, lambda r: (setattr(r, "link_name", "arm_turret"), setattr(r, "convention", "SIDEWAYS")),
+         99999),
+        (ik, lambda r: None, -16),                                      # empty request: no constraint
+        (ik, lambda r: setattr(r, "ik_link_names", ["arm_turret"]), -16),   # no pose for it
+        (ik, lambda r: (setattr(r, "ik_link_names", ["nowhere"]), setattr(r, "pose_stamped_vector", [PS()])),
+         -18),
+        (ik, lambda r: setattr(r, "constraints", [KC(link_name="arm_turret", kind=9)]), -16),
+        (ik, lambda r: setattr(r, "constraints", [KC(link_name="ghost")]), -18),
+        (ik, lambda r: setattr(r, "constraints", [KC(link_name="arm_turret", reference_frame="ghost")]), -21),
+        (ik, lambda r: setattr(r, "constraints", [KC(link_name="arm_turret", weights=[float("nan")] * 6)]),
+         -16),
+        (ik, lambda r: setattr(r, "constraints", [KC(link_name="arm_turret", kind=KC.POSITION,
+                                                      target=PS().pose.__class__(
+                                                          position=PS().pose.position.__class__(
+                                                              x=float("nan"))))]), -16),
+        (ik, lambda r: (setattr(r, "constraints", [KC(link_name="arm_turret", kind=KC.ORIENTATION)]),
+                        setattr(r.constraints[0].target.orientation, "w", 0.0)), -16),   # zero quaternion
+        (ik, lambda r: (setattr(r, "constraints", [KC(link_name="arm_turret", kind=KC.POSITION)]),
+                        setattr(r, "active_joints", ["arm_yaw", "bogus"])), -15),
+        (ik, lambda r: (setattr(r, "constraints", [KC(link_name="arm_turret", kind=KC.POSITION)]),
+                        state(["arm_yaw"], [float("nan")])(r)), -17),
+        # unreachable for the arm alone: 100 m away (the floating chassis is held)
+        (ik, lambda r: (setattr(r, "constraints", [KC(link_name="arm_turret", kind=KC.POSITION)]),
+                        setattr(r.constraints[0].target.position, "x", 100.0),
+                        setattr(r, "active_joints", ARM),
+                        setattr(r.timeout, "nanosec", 200_000_000)), (-31, -6)),
+    ]
+    for i, (client, fill, code) in enumerate(cases):
+        rep = _call(client, fill)
+        codes = code if isinstance(code, tuple) else (code,)
+        assert rep.error_code.val in codes, (i, rep.error_code.val, rep.message)
+        assert rep.message, i
+    # still serving, and correct
+    rep = _call(fk, lambda r: setattr(r, "fk_link_names", ["arm_turret"]))
+    assert rep.error_code.val == 1
+    assert served["proc"].poll() is None
+
+
+def test_bad_joint_states_do_not_stop_the_state_publisher(served):
+    from mechanism_model_ros import qos
+    node = served["node"]
+    tf = []
+    node.create_subscription("/tf", "tf2_msgs/msg/TFMessage", qos.TF, tf.append)
+    pub = node.create_publisher("joint_states", "sensor_msgs/msg/JointState", qos.DEFAULT)
+    JS = node.message_class("sensor_msgs/msg/JointState")
+    assert wait_for(lambda: pub.subscription_count >= 2, 15)
+    for bad in (JS(name=["arm_yaw"], position=[float("nan")]), JS(name=["arm_yaw", "arm_elbow"], position=[1.0]),
+                JS(name=["arm_yaw", "arm_yaw"], position=[1.0, 2.0])):
+        bad.header.stamp.sec = 5000
+        pub.publish(bad)
+    good = JS(name=["arm_yaw", "unknown_joint"], position=[0.25, 1.0])   # unknown names are ignored
+    good.header.stamp.sec = 5001
+    pub.publish(good)
+    assert wait_for(lambda: any(m.transforms[0].header.stamp.sec == 5001 for m in tf if m.transforms), 10)
+    assert not any(m.transforms[0].header.stamp.sec == 5000 for m in tf if m.transforms)
+    assert served["proc"].poll() is None
