@@ -335,4 +335,4 @@ def _frame_with_z(z: np.ndarray) -> np.ndarray:
 def main(argv=None) -> int:
     """Console script ``kinematics_server``: the node alone."""
     from .serve import run_nodes
-    return run_nodes(argv, nodes=("kinematics_server",), prog="kinematics_server")
+    return run_nodes(argv, nodes=("kinematics_server",), prog="kinematics_server", default_transport="auto")

@@ -20,7 +20,8 @@ import time
 NODE_NAMES = ("state_publisher", "kinematics_server")
 
 
-def build_parser(prog: str = "mechanism-model serve", nodes=NODE_NAMES) -> argparse.ArgumentParser:
+def build_parser(prog: str = "mechanism-model serve", nodes=NODE_NAMES,
+                 default_transport: str = "cyclone") -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog=prog,
         description="Run the mechanism_model ROS 2 nodes (" + ", ".join(nodes) + ") over plain Cyclone DDS "
@@ -31,7 +32,8 @@ def build_parser(prog: str = "mechanism-model serve", nodes=NODE_NAMES) -> argpa
     p.add_argument("--params-file", help="ROS 2 parameter file (ros__parameters YAML)")
     p.add_argument("-p", "--param", action="append", default=[], metavar="NAME:=VALUE",
                    help="set a parameter of every node (repeatable)")
-    p.add_argument("--transport", choices=("cyclone", "rclpy", "auto"), default="cyclone")
+    p.add_argument("--transport", choices=("cyclone", "rclpy", "auto"), default=default_transport,
+                   help=f"middleware (default {default_transport}; auto: rclpy where it imports)")
     p.add_argument("--namespace", default="/", help="ROS namespace of the nodes (default /)")
     p.add_argument("--frame-prefix", default=None, help="prefix of every published frame id")
     p.add_argument("--status-period", type=float, default=5.0,
@@ -72,12 +74,17 @@ def status_line(nodes: dict) -> str:
     return " | ".join(parts)
 
 
-def run_nodes(argv=None, nodes=NODE_NAMES, prog: str = "mechanism-model serve") -> int:
-    parser = build_parser(prog, nodes)
-    args, ros_args = parser.parse_known_args(argv)
-    if ros_args and args.transport == "cyclone":
-        if "--ros-args" not in ros_args:
-            parser.error(f"unrecognised arguments: {' '.join(ros_args)}")
+def run_nodes(argv=None, nodes=NODE_NAMES, prog: str = "mechanism-model serve",
+              default_transport: str = "cyclone") -> int:
+    """Run ``nodes`` in this process. Arguments after ``--ros-args`` go to rclpy untouched (as
+    ``ros2 run``/``ros2 launch`` pass them)."""
+    parser = build_parser(prog, nodes, default_transport)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    ros_args = []
+    if "--ros-args" in argv:
+        i = argv.index("--ros-args")
+        argv, ros_args = argv[:i], argv[i:]
+    args = parser.parse_args(argv)
     logging.basicConfig(level=getattr(logging, args.log_level),
                         format="[%(levelname)s] [%(name)s] %(message)s")
     log = logging.getLogger("mechanism_model_ros.serve")

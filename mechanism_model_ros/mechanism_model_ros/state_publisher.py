@@ -154,4 +154,4 @@ class StatePublisher:
 def main(argv=None) -> int:
     """Console script ``state_publisher``: the node alone."""
     from .serve import run_nodes
-    return run_nodes(argv, nodes=("state_publisher",), prog="state_publisher")
+    return run_nodes(argv, nodes=("state_publisher",), prog="state_publisher", default_transport="auto")

@@ -1,0 +1,200 @@
+"""The rclpy transport: what runs on robots with ROS 2 (Humble, Jazzy), over any RMW.
+
+Importing this module needs rclpy and the generated Python packages of the message types
+(``mechanism_model_msgs`` built by colcon, ``tf2_msgs``, ``sensor_msgs`` ...); nothing else in
+mechanism_model_ros imports it unless asked for ``--transport rclpy`` (or ``auto`` where rclpy exists).
+
+Parameters: every parameter given to :meth:`RclpyRuntime.node` (from ``--params-file``/``-p``) is declared
+with that value as its default, so ROS parameter files and ``--ros-args -p`` given to the process override
+it; :meth:`RclpyNode.get_parameter` declares the parameter on first use.
+"""
+
+from __future__ import annotations
+
+import importlib
+import threading
+
+import rclpy
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
+from rclpy.executors import MultiThreadedExecutor
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+
+from ..qos import QoS
+from .base import Client, Publisher, Transport, TransportError
+
+
+def _ros_class(ros_type: str):
+    """``sensor_msgs/msg/JointState`` -> the rosidl-generated Python class."""
+    try:
+        pkg, kind, name = ros_type.split("/")
+        return getattr(importlib.import_module(f"{pkg}.{kind}"), name)
+    except (ValueError, ImportError, AttributeError) as exc:
+        raise TransportError(f"ROS type {ros_type!r} is not available ({exc}); is its package built and "
+                             f"sourced?") from None
+
+
+def ros_qos(qos: QoS) -> QoSProfile:
+    return QoSProfile(
+        history=HistoryPolicy.KEEP_ALL if qos.keep_all else HistoryPolicy.KEEP_LAST,
+        depth=max(1, qos.depth),
+        reliability=ReliabilityPolicy.RELIABLE if qos.reliable else ReliabilityPolicy.BEST_EFFORT,
+        durability=DurabilityPolicy.TRANSIENT_LOCAL if qos.transient_local else DurabilityPolicy.VOLATILE,
+    )
+
+
+class _Publisher(Publisher):
+    def __init__(self, pub):
+        self.pub = pub
+
+    def publish(self, msg) -> None:
+        self.pub.publish(msg)
+
+    @property
+    def subscription_count(self) -> int:
+        return self.pub.get_subscription_count()
+
+
+class _Client(Client):
+    def __init__(self, node: Node, name: str, srv_cls):
+        self.srv_cls = srv_cls
+        self.client = node.create_client(srv_cls, name, callback_group=ReentrantCallbackGroup())
+
+    def request(self):
+        return self.srv_cls.Request()
+
+    def wait_for_service(self, timeout: float = 10.0) -> bool:
+        return self.client.wait_for_service(timeout_sec=timeout)
+
+    def call(self, request, timeout: float = 10.0):
+        future = self.client.call_async(request)
+        done = threading.Event()
+        future.add_done_callback(lambda _f: done.set())
+        if not done.wait(timeout):
+            self.client.remove_pending_request(future)
+            raise TimeoutError(f"no reply from service {self.client.srv_name} within {timeout} s")
+        return future.result()
+
+
+class RclpyNode(Transport):
+    """One rclpy node behind the transport interface."""
+
+    def __init__(self, node_name: str, namespace: str = "/", parameters: dict | None = None,
+                 context=None):
+        self.node_name = node_name
+        self.namespace = namespace
+        self._own_init = False
+        if context is None and not rclpy.ok():
+            rclpy.init()
+            self._own_init = True
+        self.node = Node(node_name, namespace=namespace, context=context,
+                         allow_undeclared_parameters=False,
+                         automatically_declare_parameters_from_overrides=False)
+        self._defaults = dict(parameters or {})
+        self._sub_group = MutuallyExclusiveCallbackGroup()
+        self._srv_group = ReentrantCallbackGroup()
+        for name, value in self._defaults.items():
+            self._declare(name, value)
+
+    def _declare(self, name, default):
+        if not self.node.has_parameter(name):
+            try:
+                self.node.declare_parameter(name, default)
+            except Exception as exc:    # e.g. a type clash with an override
+                raise TransportError(f"parameter {name!r}: {exc}") from None
+        return self.node.get_parameter(name).value
+
+    def message_class(self, ros_type: str):
+        return _ros_class(ros_type)
+
+    def service_classes(self, srv_type: str):
+        cls = _ros_class(srv_type)
+        return cls.Request, cls.Response
+
+    def create_publisher(self, topic, ros_type, qos):
+        return _Publisher(self.node.create_publisher(_ros_class(ros_type), topic, ros_qos(qos)))
+
+    def create_subscription(self, topic, ros_type, qos, callback):
+        return self.node.create_subscription(_ros_class(ros_type), topic, callback, ros_qos(qos),
+                                             callback_group=self._sub_group)
+
+    def create_service(self, name, srv_type, handler):
+        return self.node.create_service(_ros_class(srv_type), name, handler,
+                                        callback_group=self._srv_group)
+
+    def create_client(self, name, srv_type) -> Client:
+        return _Client(self.node, name, _ros_class(srv_type))
+
+    def now(self):
+        t = self.node.get_clock().now().seconds_nanoseconds()
+        return int(t[0]), int(t[1])
+
+    def get_parameter(self, name, default):
+        value = self._declare(name, self._defaults.get(name, default))
+        return default if value is None else value
+
+    def get_logger(self):
+        return _LoggerAdapter(self.node.get_logger())
+
+    def spin(self, stop=None):
+        executor = MultiThreadedExecutor()
+        executor.add_node(self.node)
+        stop = stop or threading.Event()
+        while rclpy.ok(context=self.node.context) and not stop.is_set():
+            executor.spin_once(timeout_sec=0.2)
+        executor.remove_node(self.node)
+
+    def close(self):
+        try:
+            self.node.destroy_node()
+        finally:
+            if self._own_init and rclpy.ok():
+                rclpy.shutdown()
+
+
+class _LoggerAdapter:
+    """rclpy's logger with the ``logging``-style ``%`` formatting the node code uses."""
+
+    def __init__(self, logger):
+        self._l = logger
+
+    def _fmt(self, msg, args):
+        return msg % args if args else msg
+
+    def debug(self, msg, *args):
+        self._l.debug(self._fmt(msg, args))
+
+    def info(self, msg, *args):
+        self._l.info(self._fmt(msg, args))
+
+    def warning(self, msg, *args):
+        self._l.warning(self._fmt(msg, args))
+
+    def error(self, msg, *args):
+        self._l.error(self._fmt(msg, args))
+
+
+class RclpyRuntime:
+    """rclpy initialised once for the process (with the ``--ros-args`` it was given), its nodes and one
+    multi-threaded executor."""
+
+    def __init__(self, ros_args=None):
+        self.context = rclpy.context.Context()
+        rclpy.init(args=["mechanism_model_ros"] + list(ros_args or []), context=self.context)
+        self.executor = MultiThreadedExecutor(context=self.context)
+        self.nodes: list[RclpyNode] = []
+
+    def node(self, name: str, namespace: str = "/", parameters: dict | None = None) -> RclpyNode:
+        n = RclpyNode(name, namespace, parameters, context=self.context)
+        self.nodes.append(n)
+        self.executor.add_node(n.node)
+        return n
+
+    def spin(self, stop: threading.Event) -> None:
+        while self.context.ok() and not stop.is_set():
+            self.executor.spin_once(timeout_sec=0.2)
+
+    def shutdown(self) -> None:
+        self.executor.shutdown()
+        if self.context.ok():
+            rclpy.shutdown(context=self.context)
