@@ -91,11 +91,22 @@ def _limit_text(lo: float, hi: float, prismatic: bool) -> str:
     return f"[{lo:.4g}, {hi:.4g}] {unit}"
 
 
+def _rpy(R: np.ndarray) -> np.ndarray:
+    """URDF roll-pitch-yaw; at pitch +-pi/2 (gimbal lock) scipy warns and sets roll to 0, which is fine here."""
+    import warnings
+
+    from .spatial import matrix_to_rpy
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return matrix_to_rpy(R)
+
+
 def _pose_dict(T: np.ndarray) -> dict:
-    from .spatial import matrix_to_quaternion, matrix_to_rpy
+    from .spatial import matrix_to_quaternion
 
     return {"matrix": np.round(T, 12).tolist(), "xyz": T[:3, 3].tolist(),
-            "rpy": matrix_to_rpy(T[:3, :3]).tolist(), "quaternion_xyzw": matrix_to_quaternion(T[:3, :3]).tolist()}
+            "rpy": _rpy(T[:3, :3]).tolist(), "quaternion_xyzw": matrix_to_quaternion(T[:3, :3]).tolist()}
 
 
 def _print_pose(name: str, ref: str, T: np.ndarray, out) -> None:
@@ -109,8 +120,9 @@ def _print_pose(name: str, ref: str, T: np.ndarray, out) -> None:
 
 
 # ---------------------------------------------------------------------------------------------- info
-def describe(mech, out=sys.stdout, frames: bool = True) -> None:
+def describe(mech, out=None, frames: bool = True) -> None:
     """Print the tree (bodies with their joints), the frames and the joint-coordinate order."""
+    out = sys.stdout if out is None else out
     print(f"mechanism {mech.name!r}" + (f" from {mech.source}" if mech.source else ""), file=out)
     print(f"  {len(mech.bodies)} bodies (ground {mech.ground!r}), {len(mech.joints)} joints, "
           f"nq = {mech.nq} ({len(mech.independent_coordinates)} independent), {len(mech.frame_names)} frames",
@@ -227,13 +239,11 @@ def cmd_fk(args) -> int:
         for f in frames:
             _print_pose(f, ref, fk.pose(f, args.relative_to), sys.stdout)
         return 0
-    from .spatial import matrix_to_rpy
-
     print(f"poses of every frame in {ref} (xyz in m, URDF roll-pitch-yaw in rad):")
     print(f"  {'frame':30s} {'x':>10s} {'y':>10s} {'z':>10s} {'roll':>10s} {'pitch':>10s} {'yaw':>10s}")
     for f in frames:
         T = fk.pose(f, args.relative_to)
-        vals = list(T[:3, 3]) + list(matrix_to_rpy(T[:3, :3]))
+        vals = list(T[:3, 3]) + list(_rpy(T[:3, :3]))
         print(f"  {f:30s} " + " ".join(_fmt(v) for v in vals))
     return 0
 
@@ -355,7 +365,6 @@ def demo_configuration(mech) -> dict:
 
 def cmd_demo(args) -> int:
     from .kinematics import forward_kinematics
-    from .spatial import matrix_to_rpy
 
     mech = _load(args.model)
     describe(mech, frames=False)
@@ -369,7 +378,7 @@ def cmd_demo(args) -> int:
         print(f"  {'frame':30s} {'x':>10s} {'y':>10s} {'z':>10s} {'roll':>10s} {'pitch':>10s} {'yaw':>10s}")
         for f in frames:
             T = fk.pose(f)
-            vals = list(T[:3, 3]) + list(matrix_to_rpy(T[:3, :3]))
+            vals = list(T[:3, 3]) + list(_rpy(T[:3, :3]))
             print(f"  {f:30s} " + " ".join(_fmt(v) for v in vals))
     if args.render:
         from .render import render_png
