@@ -1,0 +1,449 @@
+"""Inverse kinematics: the constraint manager, the result object and the solver registry (CLARAty 7.4, 8).
+
+>>> result = solve_ik(arm, [PoseConstraint("tool", T_target)], q0)
+>>> result.success, result.reason, result.q                # q: full coordinates, within limits
+
+:class:`ConstraintManager` stacks any number of constraints (:mod:`.constraints`) into one problem
+(:class:`IKProblem`): it groups them by priority level, eliminates locked joints and the model's coupled
+joints from the unknowns, collects the joint limits, and evaluates every constraint's residual and Jacobian
+from one forward pass. A *solver* then works on the problem. Solvers are looked up by name:
+
+``"dls"``    the default: prioritized damped least squares (:class:`~.ik_solvers.DLSSolver`).
+``"scipy"``  :func:`scipy.optimize.least_squares` with bounds (:class:`~.ik_solvers.ScipySolver`); priority
+             levels become weights (each level 1e3 times the next), so it is not strictly prioritized.
+``"auto"``   a specialized solver registered for this mechanism and frame (:mod:`.specialized`) when the
+             problem suits it, else ``"dls"``.
+
+Plugging in a solver: write a class with ``name`` and ``solve(problem, options) -> IKResult`` (see
+:class:`Solver`), and ``register_solver("mine", factory)``; ``factory(**solver_options)`` returns an
+instance. ``problem`` gives the unknowns (``free``, ``lower``, ``upper``), ``expand(x)`` to full coordinates,
+``evaluate(x)`` for the stacked residuals and Jacobians per level, and ``report(q)`` to build the result.
+
+An unreachable target does not raise: the result holds the best compromise found, ``success=False`` and a
+``reason``: ``"converged"`` (success), ``"unreachable"`` (every attempt stalled with a residual left),
+``"limits"`` (stalled against joint limits), ``"singular"`` (stalled at a singular Jacobian while a
+descent direction remained), ``"timeout"`` (time budget spent while still progressing) or
+``"max_iterations"``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Mapping, Protocol, Sequence
+
+import numpy as np
+
+from .constraints import Constraint, Evaluation, JointLock, Posture
+from .errors import InvalidConfiguration, MechanismModelError
+from .model import Mechanism
+
+__all__ = ["ConstraintManager", "IKOptions", "IKProblem", "IKResult", "Residual", "Solver", "available_solvers",
+           "register_solver", "solve_ik"]
+
+
+# ---------------------------------------------------------------------------------------------- results
+@dataclass
+class Residual:
+    """How far one constraint is from holding: ``position`` (m) and ``orientation`` (rad) errors where they
+    apply (NaN otherwise; joint constraints report their error, in rad or m, as ``orientation``),
+    ``satisfied`` against the solve's tolerances, and the raw residual ``vector``."""
+
+    name: str
+    kind: str
+    priority: float
+    position: float
+    orientation: float
+    satisfied: bool
+    vector: np.ndarray
+
+
+@dataclass
+class IKResult:
+    """The outcome of an IK solve (never raised, always returned).
+
+    ``q``: full joint coordinates (``coordinate_names`` order), within limits. ``success``: every
+    constraint except the posture met to tolerance. ``reason``: see the module docstring. ``residuals``:
+    one :class:`Residual` per constraint, in the order given. ``iterations`` over all attempts, ``time`` in
+    seconds, ``restarts`` the number of random restarts used, ``solver`` the solver's name.
+    """
+
+    q: np.ndarray
+    success: bool
+    reason: str
+    residuals: list
+    iterations: int = 0
+    time: float = 0.0
+    restarts: int = 0
+    solver: str = ""
+    coordinate_names: tuple = ()
+    message: str = ""
+
+    def as_dict(self) -> dict[str, float]:
+        """``{coordinate name: value}``."""
+        return dict(zip(self.coordinate_names, self.q.tolist()))
+
+    def residual(self, name: str) -> Residual:
+        for r in self.residuals:
+            if r.name == name:
+                return r
+        raise KeyError(name)
+
+    def __repr__(self) -> str:
+        worst = max((r.position for r in self.residuals if not math.isnan(r.position)), default=0.0)
+        worst_o = max((r.orientation for r in self.residuals if not math.isnan(r.orientation)
+                       and r.kind != "posture"), default=0.0)
+        return (f"<IKResult {'success' if self.success else 'failure'} ({self.reason}) via {self.solver}: "
+                f"{self.iterations} it, {self.restarts} restarts, {self.time * 1e3:.2f} ms, "
+                f"max errors {worst:.2e} m / {worst_o:.2e} rad>")
+
+
+@dataclass
+class IKOptions:
+    """Solve settings shared by every solver (units: s, m, rad)."""
+
+    timeout: float = 0.05
+    tol_position: float = 1e-6
+    tol_orientation: float = 1e-5
+    max_iterations: int = 10000
+    restarts: bool = True
+    rng: object = None
+    start: float = 0.0          # perf_counter() values, set by solve_ik
+    deadline: float = 0.0
+
+
+# ---------------------------------------------------------------------------------------------- problem
+class IKProblem:
+    """A stack of constraints on one mechanism, compiled for solvers.
+
+    Unknowns ``x`` are the coordinates in ``free`` (indices into the full coordinate vector): independent
+    (not coupled) and not locked. ``lower``/``upper`` bound them (limits of coupled joints that follow one
+    free joint linearly are folded in). ``levels`` lists the constraint groups by priority, highest first;
+    the posture, if any, is held separately and always ranks last.
+    """
+
+    def __init__(self, mechanism: Mechanism, constraints: Sequence[Constraint], q0: np.ndarray,
+                 locked: Sequence[str] = ()):
+        self.mechanism = mechanism
+        self.constraints = list(constraints)
+        self.posture: Posture | None = None
+        lock_idx: dict[int, float | None] = {}
+        for name in locked:
+            for i in JointLock((name,)).coordinates(mechanism):
+                lock_idx[i] = None
+        tasks = []
+        for c in self.constraints:
+            c.check(mechanism)
+            if isinstance(c, JointLock):
+                vals = c.lock_values(mechanism)
+                for i in c.coordinates(mechanism):
+                    lock_idx[i] = vals.get(i)
+            elif isinstance(c, Posture):
+                if self.posture is not None:
+                    raise InvalidConfiguration("more than one Posture constraint")
+                self.posture = c
+            else:
+                tasks.append(c)
+        dependent = {mechanism.coordinate_index(n) for n in mechanism.couplings}
+        bad = sorted(mechanism.coordinate_names[i] for i in lock_idx if i in dependent)
+        if bad:
+            raise InvalidConfiguration(f"cannot lock coupled coordinate(s) {bad}: lock the joints they follow")
+        q = np.array(q0, dtype=float)
+        for i, v in lock_idx.items():
+            if v is not None:
+                q[i] = v
+        self.free = np.array([i for i in range(mechanism.nq) if i not in dependent and i not in lock_idx],
+                             dtype=int)
+        self.locked = np.array(sorted(lock_idx), dtype=int)
+        self.has_couplings = bool(mechanism.couplings)
+        lo = np.array(mechanism.lower_limits[self.free])
+        hi = np.array(mechanism.upper_limits[self.free])
+        self._fold_coupling_limits(lo, hi)
+        self.lower, self.upper = lo, hi
+        span = hi - lo
+        #: revolute unknowns whose range spans a full turn: solvers wrap them (q and q +- 2 pi are one pose)
+        self.wrap = (~mechanism.coordinate_is_prismatic[self.free]) & np.isfinite(span) & \
+            (span >= 2 * math.pi - 1e-9)
+        q[self.free] = np.clip(q[self.free], lo, hi)
+        self.template = self._apply(q)
+        prios = sorted({float(c.priority) for c in tasks})
+        self.levels: list[list[Constraint]] = [[c for c in tasks if float(c.priority) == p] for p in prios]
+        self.level_priorities = prios
+        self._weights = {id(c): c.row_weights() for c in tasks}
+        self.tasks = tasks
+
+    @property
+    def n(self) -> int:
+        return len(self.free)
+
+    def _apply(self, q):
+        return self.mechanism.apply_couplings(q) if self.has_couplings else q
+
+    def _fold_coupling_limits(self, lo, hi):
+        m = self.mechanism
+        pos = {int(i): k for k, i in enumerate(self.free)}
+        for name, expr in m.couplings.items():
+            lin = expr.linear_coefficients()
+            if lin is None or len(lin[0]) != 1:
+                continue
+            (var, a), b = next(iter(lin[0].items())), lin[1]
+            k = pos.get(m.coordinate_index(var))
+            if k is None or a == 0:
+                continue
+            i = m.coordinate_index(name)
+            bounds = sorted(((m.lower_limits[i] - b) / a, (m.upper_limits[i] - b) / a))
+            lo[k] = max(lo[k], bounds[0])
+            hi[k] = min(hi[k], bounds[1])
+            if lo[k] > hi[k]:
+                raise InvalidConfiguration(f"limits of {name!r} and of {var!r} leave no valid value")
+
+    def wrap_into_limits(self, x: np.ndarray) -> np.ndarray:
+        """``x`` with full-turn revolute unknowns wrapped back into their range (in place)."""
+        w = self.wrap & ((x < self.lower) | (x > self.upper))
+        if w.any():
+            x[w] = self.lower[w] + np.mod(x[w] - self.lower[w], 2 * math.pi)
+        return x
+
+    def x_of(self, q: np.ndarray) -> np.ndarray:
+        return np.array(q[self.free], dtype=float)
+
+    def expand(self, x: np.ndarray) -> np.ndarray:
+        """Full coordinates for unknowns ``x`` (locked values kept, couplings applied)."""
+        q = self.template.copy()
+        q[self.free] = x
+        return self._apply(q)
+
+    def dq_dx(self, q: np.ndarray) -> np.ndarray | None:
+        """``d q_full / d x`` (nq x n), or None when it is a plain column selection (no couplings)."""
+        if not self.has_couplings:
+            return None
+        D = self.mechanism.coupling_jacobian(q)
+        cols = [self.mechanism.independent_coordinates.index(self.mechanism.coordinate_names[i])
+                for i in self.free]
+        return D[:, cols]
+
+    def evaluate(self, x: np.ndarray):
+        """Everything a solver needs at ``x``: ``(q, raw, levels, posture)``.
+
+        ``raw`` is ``[(r, J_full)]`` per task constraint (unweighted); ``levels`` is ``[(r_w, J_w)]`` per
+        priority level with weighted rows and Jacobian columns over ``x``; ``posture`` is ``(r_w, J_w)`` or
+        None."""
+        q = self.expand(x)
+        ev = Evaluation(self.mechanism, q)
+        D = self.dq_dx(q)
+        raw = {}
+        levels = []
+        for group in self.levels:
+            rs, Js = [], []
+            for c in group:
+                r, J = c.evaluate(ev)
+                raw[id(c)] = (r, J)
+                w = self._weights[id(c)]
+                rs.append(w * r)
+                Js.append(w[:, None] * J)
+            R = np.concatenate(rs)
+            Jf = np.concatenate(Js, axis=0)
+            levels.append((R, Jf[:, self.free] if D is None else Jf @ D))
+        post = None
+        if self.posture is not None:
+            w = math.sqrt(self.posture.weight)
+            r = w * (q - self.posture._q)
+            post = (r, w * (np.eye(len(q))[:, self.free] if D is None else D))
+        return q, raw, levels, post
+
+    def satisfied(self, raw, options: IKOptions) -> list[bool]:
+        """Per level: every constraint within tolerance."""
+        out = []
+        for group in self.levels:
+            ok = True
+            for c in group:
+                p, o = c.errors(raw[id(c)][0])
+                tol_o = options.tol_orientation
+                if not (math.isnan(p) or p <= options.tol_position) or not (math.isnan(o) or o <= tol_o):
+                    ok = False
+                    break
+            out.append(ok)
+        return out
+
+    def within_limits(self, q: np.ndarray, tol: float = 1e-9) -> bool:
+        return bool(self.mechanism.within_limits(q, tol))
+
+    def report(self, q: np.ndarray, options: IKOptions) -> list[Residual]:
+        """One :class:`Residual` per constraint at full coordinates ``q``."""
+        ev = Evaluation(self.mechanism, q)
+        out = []
+        for k, c in enumerate(self.constraints):
+            name = c.name or f"{type(c).__name__}_{k}"
+            if isinstance(c, JointLock):
+                idx = c.coordinates(self.mechanism)
+                vals = c.lock_values(self.mechanism)
+                err = max((abs(q[i] - vals[i]) for i in idx if i in vals), default=0.0)
+                out.append(Residual(name, "lock", -math.inf, math.nan, err, True,
+                                    np.array([q[i] - vals.get(i, q[i]) for i in idx])))
+                continue
+            r, _ = c.evaluate(ev, jac=False)
+            p, o = c.errors(r)
+            if isinstance(c, Posture):
+                out.append(Residual(name, "posture", math.inf, p, o, True, r))
+                continue
+            ok = (math.isnan(p) or p <= options.tol_position) and (math.isnan(o) or o <= options.tol_orientation)
+            out.append(Residual(name, c.kind, float(c.priority), p, o, ok, r))
+        return out
+
+    def random_x(self, rng) -> np.ndarray:
+        lo = np.where(np.isfinite(self.lower), self.lower, -math.pi)
+        hi = np.where(np.isfinite(self.upper), self.upper, math.pi)
+        return rng.uniform(lo, hi)
+
+    def result(self, x, success, reason, options, iterations, restarts, solver, message=""):
+        q = self.expand(x)
+        res = self.report(q, options)
+        if success and not self.within_limits(q):
+            success, reason = False, "limits"
+            message = message or "a coupled joint is outside its limits"
+        return IKResult(q, success, reason, res, iterations, time.perf_counter() - options.start, restarts, solver,
+                        self.mechanism.coordinate_names, message)
+
+
+class ConstraintManager:
+    """Holds the constraints of an IK problem on one mechanism (CLARAty 8.1, 8.7) and solves them.
+
+    >>> cm = ConstraintManager(arm)
+    >>> cm.add(PoseConstraint("tool", T))
+    >>> cm.add(Posture(weight=1e-3))
+    >>> result = cm.solve(q0)
+    """
+
+    def __init__(self, mechanism: Mechanism, constraints: Sequence[Constraint] = (), locked: Sequence[str] = ()):
+        self.mechanism = mechanism
+        self.constraints: list[Constraint] = []
+        self.locked = list(locked)
+        for c in constraints:
+            self.add(c)
+
+    def add(self, constraint: Constraint) -> Constraint:
+        """Add a constraint (checked against the mechanism at once: unknown names raise here)."""
+        if not isinstance(constraint, Constraint):
+            raise TypeError(f"not a constraint: {constraint!r}")
+        constraint.check(self.mechanism)
+        self.constraints.append(constraint)
+        return constraint
+
+    def extend(self, constraints) -> None:
+        for c in constraints:
+            self.add(c)
+
+    def remove(self, constraint_or_name) -> None:
+        for c in list(self.constraints):
+            if c is constraint_or_name or (c.name is not None and c.name == constraint_or_name):
+                self.constraints.remove(c)
+                return
+        raise KeyError(constraint_or_name)
+
+    def clear(self) -> None:
+        self.constraints.clear()
+
+    def problem(self, q0=None) -> IKProblem:
+        q = self.mechanism.configuration(q0)
+        if q.ndim != 1:
+            raise InvalidConfiguration("q0 must be one configuration, not a batch")
+        return IKProblem(self.mechanism, self.constraints, q, self.locked)
+
+    def solve(self, q0=None, **kwargs) -> IKResult:
+        """:func:`solve_ik` on these constraints."""
+        return solve_ik(self.mechanism, self.constraints, q0, locked=self.locked, **kwargs)
+
+
+# ---------------------------------------------------------------------------------------------- registry
+class Solver(Protocol):
+    """What a solver provides: a ``name`` and ``solve(problem, options) -> IKResult``.
+
+    ``solve`` must return (not raise) for unreachable targets, honour ``options.deadline``
+    (a :func:`time.perf_counter` value) and return joint values within ``problem.lower/upper``; use
+    ``problem.result(...)`` to build the result. A specialized solver also offers ``accepts(problem)``.
+    """
+
+    name: str
+
+    def solve(self, problem: IKProblem, options: IKOptions) -> IKResult: ...
+
+
+_SOLVERS: dict[str, Callable[..., Solver]] = {}
+
+
+def register_solver(name: str, factory: Callable[..., Solver]) -> None:
+    """Make ``solve_ik(..., solver=name)`` use ``factory(**solver_options)``."""
+    if not name or name == "auto":
+        raise ValueError("a solver needs a name other than 'auto'")
+    _SOLVERS[name] = factory
+
+
+def available_solvers() -> list[str]:
+    _ensure_builtin()
+    return sorted(_SOLVERS)
+
+
+def _ensure_builtin():
+    if "dls" not in _SOLVERS:
+        from . import ik_solvers  # noqa: F401  (registers "dls" and "scipy")
+
+
+def _get_solver(name_or_solver, problem: IKProblem, solver_options):
+    _ensure_builtin()
+    if not isinstance(name_or_solver, str):
+        return name_or_solver
+    if name_or_solver == "auto":
+        from .specialized import find_specialized
+
+        spec = find_specialized(problem)
+        if spec is not None:
+            return spec
+        name_or_solver = "dls"
+    try:
+        factory = _SOLVERS[name_or_solver]
+    except KeyError:
+        raise MechanismModelError(f"unknown IK solver {name_or_solver!r}; known: "
+                                  f"{', '.join(['auto'] + sorted(_SOLVERS))}") from None
+    return factory(**(solver_options or {}))
+
+
+class _LazyRng:
+    """A numpy Generator created on first use (most solves never restart, and creating one costs time)."""
+
+    __slots__ = ("_seed", "_gen")
+
+    def __init__(self, seed):
+        self._seed, self._gen = seed, None
+
+    def __getattr__(self, name):
+        if self._gen is None:
+            self._gen = np.random.default_rng(self._seed)
+        return getattr(self._gen, name)
+
+
+def solve_ik(mechanism: Mechanism, constraints: Sequence[Constraint] | Constraint, q0=None, *,
+             solver="auto", timeout: float = 0.05, tol_position: float = 1e-6, tol_orientation: float = 1e-5,
+             max_iterations: int = 10000, rng=None, locked: Sequence[str] = (), restarts: bool = True,
+             solver_options: Mapping | None = None) -> IKResult:
+    """Solve inverse kinematics for ``constraints`` on ``mechanism`` (CLARAty 7.4).
+
+    ``q0``: initial configuration (array, independent-only array or ``{name: value}``; home when None),
+    clamped into the limits. ``solver``: a registered name (``"auto"``, ``"dls"``, ``"scipy"``) or a solver
+    object. ``timeout`` (s) bounds the whole solve including restarts; ``tol_position`` (m) and
+    ``tol_orientation`` (rad) decide success for every constraint; ``locked`` names joints held at their
+    ``q0`` value; ``restarts`` allows random restarts from in-limit configurations drawn from ``rng`` (a seed
+    or a numpy Generator; a fixed seed by default, so solves are repeatable).
+    Returns an :class:`IKResult`; it raises only for malformed input (unknown frames or joints, bad shapes).
+    """
+    t0 = time.perf_counter()
+    if isinstance(constraints, Constraint):
+        constraints = [constraints]
+    cm = ConstraintManager(mechanism, constraints, locked)
+    problem = cm.problem(q0)
+    opts = IKOptions(timeout=float(timeout), tol_position=float(tol_position),
+                     tol_orientation=float(tol_orientation), max_iterations=int(max_iterations),
+                     restarts=bool(restarts), rng=_LazyRng(0 if rng is None else rng),
+                     start=t0, deadline=t0 + float(timeout))
+    s = _get_solver(solver, problem, solver_options)
+    return s.solve(problem, opts)

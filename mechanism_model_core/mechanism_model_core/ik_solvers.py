@@ -1,0 +1,673 @@
+"""The generic IK solvers: prioritized damped least squares (``"dls"``) and scipy's bounded least squares
+(``"scipy"``). Both register themselves with :func:`mechanism_model_core.ik.register_solver`.
+
+Damped least squares (MSim's solver; Siciliano & Slotine 1991, Baerlocher & Boulic 2004)
+-------------------------------------------------------------------------------------------
+Each iteration evaluates every constraint once (one forward pass) and computes a step ``dx`` level by level,
+highest priority first::
+
+    P = I (columns of joints held at a limit removed);  dx = 0
+    for each level k:   (r_k, J_k) = weighted residual and Jacobian
+        e   = -r_k - J_k dx                      what this level still asks for
+        J~  = J_k P = U S V^T                    (SVD)
+        dx += V diag(s / (s^2 + lambda_k)) U^T e  damped least squares in what the levels above left free
+        P  -= V_r V_r^T                          remove the directions this level used (s above 1e-6 s_max)
+
+so a lower level moves only in the null space of the levels above it. ``lambda_k = mu_k |r_k|^2`` (plus a
+floor): damping grows with the error and near singular configurations (where ``s`` is small next to
+``sqrt(lambda)``, the step is bounded) and vanishes at the solution, which restores Gauss-Newton's quadratic
+convergence. ``mu_k`` adapts the step: a trial step is accepted only if it improves the levels
+lexicographically (a satisfied level must stay satisfied; otherwise the highest level that changes must
+decrease), and ``mu`` shrinks by 3 on success and grows by 10 on rejection (Levenberg-Marquardt).
+
+Joint limits are an active set (Baerlocher's clamping loop): a joint whose step would cross a limit is set
+onto it, its column is removed from ``P``, and the step of the others is recomputed with that motion
+accounted for; every iterate (hence every returned solution) lies within limits. Locked joints and the
+model's coupled joints are not unknowns at all (see :class:`~mechanism_model_core.ik.IKProblem`).
+A posture is the last level; after convergence a few more iterations improve it within the null space.
+
+When an attempt stalls (no lexicographic progress over 10 iterations, or repeated rejections), the solver
+restarts from a random in-limit configuration while the time budget lasts, keeping the best result.
+
+Fast path: a single pose/position/orientation constraint on one frame relative to the ground, with no
+couplings or posture (the common "reach this pose" query), runs a lean loop over just that frame's chain
+(preallocated arrays, one forward pass and a 6x6 solve per iteration); it follows the same rules.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import weakref
+
+import numpy as np
+
+from .constraints import OrientationConstraint, PoseConstraint, PositionConstraint
+from .ik import IKOptions, IKProblem, IKResult, register_solver
+
+__all__ = ["DLSSolver", "ScipySolver"]
+
+_EPS_RANK = 1e-6
+#: fast path: an attempt is stalled when its cost has not fallen below STALL_RATIO times its value
+#: STALL_WINDOW iterations earlier
+STALL_WINDOW = 6
+STALL_RATIO = 0.5
+
+
+def _better(cn, co, sn, so) -> bool:
+    """Lexicographic comparison of level costs (new vs old); satisfied-in-both levels count as equal."""
+    for k in range(len(cn)):
+        if sn[k] and so[k]:
+            continue
+        if cn[k] < co[k] * (1.0 - 1e-12):
+            return True
+        if cn[k] > co[k] * (1.0 + 1e-12) + 1e-300:
+            return False
+    return False
+
+
+def _progressed(old, new, sat) -> bool:
+    for k in range(len(new)):
+        if sat[k]:
+            continue
+        if new[k] < old[k] * (1.0 - 1e-3):
+            return True
+        if new[k] > old[k] * (1.0 + 1e-3):
+            return False
+    return False
+
+
+class DLSSolver:
+    """Prioritized damped least squares with adaptive damping and step, joint limits, restarts.
+
+    ``mu0``: initial damping factor; ``attempt_iterations``: iterations before an attempt is declared
+    stalled regardless of progress (default ``max(40, 4 n)``); ``posture_iterations``: extra iterations
+    spent on the posture after convergence; ``fast``: use the single-chain fast path when it applies.
+    """
+
+    name = "dls"
+
+    def __init__(self, mu0: float = 1.0, attempt_iterations: int | None = None, posture_iterations: int = 20,
+                 fast: bool = True):
+        self.mu0 = float(mu0)
+        self.attempt_iterations = attempt_iterations
+        self.posture_iterations = int(posture_iterations)
+        self.fast = fast
+
+    # ------------------------------------------------------------------ entry
+    def solve(self, problem: IKProblem, options: IKOptions) -> IKResult:
+        if self.fast:
+            kernel = _ChainKernel.build(problem)
+            if kernel is not None:
+                return self._solve_fast(problem, kernel, options)
+        return self._solve_generic(problem, options)
+
+    # ------------------------------------------------------------------ generic
+    def _solve_generic(self, P: IKProblem, o: IKOptions) -> IKResult:
+        x = P.x_of(P.template)
+        if P.n == 0 or not P.levels and P.posture is None:
+            q, raw, levels, _ = P.evaluate(x)
+            ok = all(P.satisfied(raw, o))
+            return P.result(x, ok, "converged" if ok else "unreachable", o, 0, 0, self.name,
+                            "no free joints" if P.n == 0 else "")
+        cap = self.attempt_iterations or max(40, 4 * P.n)
+        iterations, restarts = 0, 0
+        best_key, best_x, status = None, x, "stalled"
+        while True:
+            status, x_end, its = self._attempt(P, o, x, min(cap, o.max_iterations - iterations))
+            iterations += its
+            key = self._key(P, o, x_end)
+            if best_key is None or key < best_key:
+                best_key, best_x = key, x_end
+            if status == "converged":
+                return P.result(x_end, True, "converged", o, iterations, restarts, self.name)
+            if status == "timeout" or iterations >= o.max_iterations:
+                break
+            if not o.restarts or time.perf_counter() >= o.deadline:
+                break
+            restarts += 1
+            x = P.random_x(o.rng)
+        if iterations >= o.max_iterations and status != "stalled":
+            reason = "max_iterations"
+        elif status == "timeout" and restarts == 0:
+            reason = "timeout"
+        else:
+            reason = self._diagnose(P, o, best_x)
+        return P.result(best_x, False, reason, o, iterations, restarts, self.name)
+
+    def _key(self, P, o, x):
+        _, raw, levels, post = P.evaluate(x)
+        sat = P.satisfied(raw, o)
+        costs = [0.0 if s else 0.5 * float(r @ r) for s, (r, _) in zip(sat, levels)]
+        return (sum(not s for s in sat), tuple(costs))
+
+    def _costs(self, levels, post):
+        c = [0.5 * float(r @ r) for r, _ in levels]
+        if post is not None:
+            c.append(0.5 * float(post[0] @ post[0]))
+        return c
+
+    def _attempt(self, P: IKProblem, o: IKOptions, x, cap):
+        clo = np.where(P.wrap, -np.inf, P.lower)
+        chi = np.where(P.wrap, np.inf, P.upper)
+        q, raw, levels, post = P.evaluate(x)
+        sat = P.satisfied(raw, o)
+        stack = levels + ([post] if post is not None else [])
+        costs = self._costs(levels, post)
+        sat_ext = sat + [False] * (post is not None)
+        mu = [self.mu0] * len(stack)
+        rejects, refine = 0, 0
+        ref_costs, ref_it = list(costs), 0
+        for it in range(max(cap, 1)):
+            if all(sat):
+                if post is None or refine >= self.posture_iterations:
+                    return "converged", x, it
+                refine += 1
+            if time.perf_counter() > o.deadline:
+                return "timeout", x, it
+            lams = [m * 2.0 * c + 1e-12 for m, c in zip(mu, costs)]
+            dx = _clamped_step(stack, lams, x, clo, chi)
+            xn = P.wrap_into_limits(np.clip(x + dx, clo, chi))
+            qn, rawn, levelsn, postn = P.evaluate(xn)
+            satn = P.satisfied(rawn, o)
+            costsn = self._costs(levelsn, postn)
+            satn_ext = satn + [False] * (post is not None)
+            if _better(costsn, costs, satn_ext, sat_ext):
+                x, raw, levels, post, sat, costs, sat_ext = xn, rawn, levelsn, postn, satn, costsn, satn_ext
+                stack = levels + ([post] if post is not None else [])
+                mu = [max(m / 3.0, 1e-9) for m in mu]
+                rejects = 0
+            else:
+                mu = [min(m * 10.0, 1e12) for m in mu]
+                rejects += 1
+                if refine:
+                    return "converged", x, it + 1
+                if rejects > 10:
+                    return "stalled", x, it + 1
+            if it - ref_it >= 10:
+                if not all(sat) and not _progressed(ref_costs, costs, sat):
+                    return "stalled", x, it + 1
+                ref_costs, ref_it = list(costs), it
+        return ("converged" if all(sat) else "stalled"), x, cap
+
+    def _diagnose(self, P: IKProblem, o: IKOptions, x) -> str:
+        """Why the best compromise at ``x`` is not a solution: limits, singular or unreachable."""
+        _, raw, levels, _ = P.evaluate(x)
+        sat = P.satisfied(raw, o)
+        k = next((i for i, s in enumerate(sat) if not s), None)
+        if k is None:
+            return "unreachable"
+        r, J = levels[k]
+        g = J.T @ r                                   # gradient of 0.5 |r|^2
+        gn = float(np.linalg.norm(g))
+        tol = 1e-9 + 1e-9 * np.abs(x)
+        blocked = ((x <= P.lower + tol) & (g > 0)) | ((x >= P.upper - tol) & (g < 0))
+        if blocked.any() and float(np.linalg.norm(g[blocked])) > 0.1 * gn and gn > 1e-12:
+            return "limits"
+        s = np.linalg.svd(J, compute_uv=False) if J.size else np.zeros(1)
+        free_g = g.copy()
+        free_g[blocked] = 0.0
+        scale = float(np.linalg.norm(J)) * float(np.linalg.norm(r)) + 1e-300
+        if s.size and s[-1] < 1e-6 * max(s[0], 1e-300) and np.linalg.norm(free_g) > 1e-3 * scale:
+            return "singular"
+        return "unreachable"
+
+    # ------------------------------------------------------------------ fast path
+    def _solve_fast(self, P: IKProblem, K: "_ChainKernel", o: IKOptions) -> IKResult:
+        cap = self.attempt_iterations or max(30, 3 * K.nv)
+        xv = K.x0.copy()
+        iterations, restarts = 0, 0
+        best = (math.inf, xv)
+        status = "stalled"
+        while True:
+            status, xv, its, cost = K.attempt(xv, o, cap, self.mu0)
+            iterations += its
+            if cost < best[0]:
+                best = (cost, xv)
+            if status == "converged":
+                return P.result(K.full_x(xv), True, "converged", o, iterations, restarts, self.name)
+            if status == "timeout" or iterations >= o.max_iterations:
+                break
+            if not o.restarts or time.perf_counter() >= o.deadline:
+                break
+            restarts += 1
+            xv = K.random(o.rng)
+        x = K.full_x(best[1])
+        if iterations >= o.max_iterations and status != "stalled":
+            reason = "max_iterations"
+        elif status == "timeout" and restarts == 0:
+            reason = "timeout"
+        else:
+            reason = self._diagnose(P, o, x)
+        return P.result(x, False, reason, o, iterations, restarts, self.name)
+
+
+def _clamped_step(stack, lams, x, lo, hi):
+    n = x.shape[0]
+    fixed = np.zeros(n, dtype=bool)
+    dx0 = np.zeros(n)
+    dx = dx0
+    for _ in range(4):
+        dx = _prioritized_step(stack, lams, ~fixed, dx0)
+        xn = x + dx
+        over = (xn > hi) & ~fixed
+        under = (xn < lo) & ~fixed
+        if not (over.any() or under.any()):
+            return dx
+        fixed |= over | under
+        dx0 = dx0.copy()
+        dx0[over] = (hi - x)[over]
+        dx0[under] = (lo - x)[under]
+    return dx
+
+
+def _prioritized_step(stack, lams, free, dx0):
+    dx = dx0.copy()
+    Pm = np.diag(free.astype(float))
+    for (r, J), lam in zip(stack, lams):
+        if r.shape[0] == 0:
+            continue
+        Jp = J @ Pm
+        e = -r - J @ dx
+        U, s, Vt = np.linalg.svd(Jp, full_matrices=False)
+        if s.shape[0] == 0 or s[0] <= 1e-12:
+            continue
+        f = s / (s * s + lam)
+        dx += Vt.T @ (f * (U.T @ e))
+        Vr = Vt[s > _EPS_RANK * s[0]]
+        Pm = Pm - Vr.T @ Vr
+    return dx
+
+
+# ---------------------------------------------------------------------------------------------- fast kernel
+class _NoChain(Exception):
+    pass
+
+
+def _chain(m, frame):
+    """The moving steps from the ground to ``frame``: per step its placement ``P`` in the previous step's
+    frame (fixed joints folded in), unit axis, kind ("R"/"P") and coordinate index; and ``F``, the frame
+    in the last step's frame. Built from the joints' public data, as :meth:`Joint.transform` defines them."""
+    body = m.frame(frame).body
+    path = list(reversed(m.path_to_ground(body)))[1:]
+    Ps, axes, kinds, coords = [], [], [], []
+    acc = np.eye(4)
+    for b in path:
+        j = m.body(b).joint
+        base = acc @ np.asarray(j.placement)
+        motions = j.elementary_motions()
+        if not motions:
+            acc = base
+            continue
+        start = m.joint_slice(j.name).start
+        for k, (kind, axis, ci) in enumerate(motions):
+            P = base if k == 0 else np.eye(4)
+            a = np.asarray(axis, dtype=float)
+            if j.dof == 1 and j.offset != 0.0:
+                M = np.eye(4)
+                if kind == "R":
+                    from .spatial import axis_angle_matrix
+
+                    M[:3, :3] = axis_angle_matrix(a, j.offset)
+                else:
+                    M[:3, 3] = a * j.offset
+                P = P @ M
+            Ps.append(np.array(P, dtype=float))
+            axes.append(a)
+            kinds.append(kind)
+            coords.append(start + ci)
+        acc = np.eye(4)
+    F = acc @ m.frame_in_body(frame)
+    return Ps, axes, kinds, coords, F
+
+
+class _ChainGeometry:
+    """Constant arrays of one frame's chain (cached per mechanism and frame)."""
+
+    def __init__(self, m, frame):
+        Ps, axes, kinds, coords, F = _chain(m, frame)
+        n = self.n = len(Ps)
+        self.F = F
+        self.coords = coords
+        # local transform L_i(q) = P_i + sin(q) P_i K_i + (1 - cos(q)) P_i K_i^2 + q P_i E_i, with K_i the
+        # cross-product matrix of the unit axis (revolute) and E_i the translation along it (prismatic)
+        self.Pm = np.array(Ps).reshape(n, 16)
+        coef = np.zeros((n, 3, 16))
+        for i in range(n):
+            a = axes[i]
+            if kinds[i] == "R":
+                K = np.zeros((4, 4))
+                K[:3, :3] = [[0, -a[2], a[1]], [a[2], 0, -a[0]], [-a[1], a[0], 0]]
+                coef[i, 0] = (Ps[i] @ K).reshape(16)
+                coef[i, 1] = (Ps[i] @ K @ K).reshape(16)
+            else:
+                E = np.zeros((4, 4))
+                E[:3, 3] = a
+                coef[i, 2] = (Ps[i] @ E).reshape(16)
+        self.coef = coef
+        self.axes4 = np.zeros((n, 4, 1))
+        if n:
+            self.axes4[:, :3, 0] = axes
+        self.rev = np.array([k == "R" for k in kinds], dtype=bool)
+        self.pri = ~self.rev
+        self.any_pri = bool(self.pri.any())
+
+
+_GEOMETRY = weakref.WeakKeyDictionary()
+
+
+def _chain_geometry(m, frame) -> _ChainGeometry:
+    per = _GEOMETRY.get(m)
+    if per is None:
+        per = _GEOMETRY[m] = {}
+    geo = per.get(frame)
+    if geo is None:
+        geo = per[frame] = _ChainGeometry(m, frame)
+    return geo
+
+
+class _ChainKernel:
+    """Lean LM loop for one Cartesian constraint on one chain (see the module docstring)."""
+
+    @classmethod
+    def build(cls, P: IKProblem):
+        if P.has_couplings or P.posture is not None or len(P.tasks) != 1:
+            return None
+        c = P.tasks[0]
+        if type(c) not in (PoseConstraint, PositionConstraint, OrientationConstraint):
+            return None
+        if c.relative_to not in (None, P.mechanism.ground) or c.mask_frame != "reference":
+            return None
+        if c.frame == P.mechanism.ground:
+            return None
+        try:
+            return cls(P, c)
+        except _NoChain:
+            return None
+
+    def __init__(self, P: IKProblem, c):
+        m = P.mechanism
+        geo = _chain_geometry(m, c.frame)
+        n = geo.n
+        if n == 0:
+            raise _NoChain
+        self.P = P
+        self.n = n
+        self.F = geo.F
+        coords = geo.coords
+        pos = {int(i): k for k, i in enumerate(P.free)}
+        self.var_seg = np.array([i for i in range(n) if coords[i] in pos], dtype=int)
+        self.var_x = np.array([pos[coords[i]] for i in self.var_seg], dtype=int)
+        self.nv = len(self.var_seg)
+        if self.nv == 0:
+            raise _NoChain
+        self.all_vars = self.nv == n
+        self.theta = np.array(P.template[coords], dtype=float)
+        self.Pm, self.coef, self.axes4 = geo.Pm, geo.coef, geo.axes4
+        self.rev, self.pri, self.any_pri = geo.rev, geo.pri, geo.any_pri
+        self.w = np.zeros((n, 1, 3))
+        self.T = np.zeros((n, 4, 4))
+        self.lo = P.lower[self.var_x]
+        self.hi = P.upper[self.var_x]
+        # revolute joints whose range spans a full turn: wrap instead of clamping (same pose, no blocking)
+        self.wrap = P.wrap[self.var_x]
+        self.any_wrap = bool(self.wrap.any())
+        self.clo = np.where(self.wrap, -np.inf, self.lo)
+        self.chi = np.where(self.wrap, np.inf, self.hi)
+        self.x_full0 = P.x_of(P.template)
+        self.x0 = self.x_full0[self.var_x].copy()
+        # rows kept, row weights and the target
+        if isinstance(c, PositionConstraint):
+            rows = c._keep
+            Tt = c._target_pose()
+        elif isinstance(c, OrientationConstraint):
+            rows = c._keep + 3
+            Tt = c._target_pose()
+        else:
+            rows = c._keep
+            Tt = c.target
+        self.rows = np.asarray(rows, dtype=int)
+        self.wrow = c.row_weights()
+        self.pos_rows = self.rows < 3
+        self.rot_rows = ~self.pos_rows
+        self.need_rot = bool(self.rot_rows.any())
+        self.need_pos = bool(self.pos_rows.any())
+        self.all_rows = len(self.rows) == 6
+        self.masked = not self.all_rows and not (list(self.rows) in ([0, 1, 2], [3, 4, 5]))
+        self.unit_weights = bool(np.all(self.wrow == 1.0))
+        self.e = np.zeros(6)
+        self.pt = np.array(Tt[:3, 3])
+        self.RtT = np.array(Tt[:3, :3].T)
+        self.J = np.zeros((6, n))
+        self.m = len(self.rows)
+
+    def full_x(self, xv):
+        x = self.x_full0.copy()
+        x[self.var_x] = xv
+        return x
+
+    def random(self, rng):
+        lo = np.where(np.isfinite(self.lo), self.lo, -math.pi)
+        hi = np.where(np.isfinite(self.hi), self.hi, math.pi)
+        return rng.uniform(lo, hi)
+
+    def evaluate(self, xv):
+        """Weighted residual (m,), weighted Jacobian (m, nv) and the unweighted (pos, rot) error norms."""
+        n = self.n
+        if self.all_vars:
+            th = xv
+        else:
+            th = self.theta
+            th[self.var_seg] = xv
+        w = self.w
+        np.sin(th, out=w[:, 0, 0])
+        np.cos(th, out=w[:, 0, 1])
+        w[:, 0, 1] *= -1.0
+        w[:, 0, 1] += 1.0
+        w[:, 0, 2] = th
+        L = (self.Pm + np.matmul(w, self.coef)[:, 0, :]).reshape(n, 4, 4)
+        T = self.T
+        T[0] = L[0]
+        for i in range(1, n):
+            np.dot(T[i - 1], L[i], out=T[i])
+        Tf = T[n - 1] @ self.F
+        p = Tf[:3, 3]
+        z = np.matmul(T, self.axes4)[:, :3, 0]        # joint axes in the ground frame
+        d = p - T[:, :3, 3]
+        J = self.J
+        # linear rows: z x d (revolute), z (prismatic); angular rows: z (revolute), 0 (prismatic)
+        J[0] = z[:, 1] * d[:, 2] - z[:, 2] * d[:, 1]
+        J[1] = z[:, 2] * d[:, 0] - z[:, 0] * d[:, 2]
+        J[2] = z[:, 0] * d[:, 1] - z[:, 1] * d[:, 0]
+        J[3:] = z.T
+        if self.any_pri:
+            J[:3, self.pri] = z[self.pri].T
+            J[3:, self.pri] = 0.0
+        e = np.empty(6)
+        e[:3] = p - self.pt
+        e = self.e
+        e[0] = p[0] - self.pt[0]
+        e[1] = p[1] - self.pt[1]
+        e[2] = p[2] - self.pt[2]
+        if self.need_rot:
+            e[3:] = _log3(Tf[:3, :3] @ self.RtT)
+        if self.all_rows:
+            r, Jm = e, J
+        else:
+            r, Jm = e[self.rows], J[self.rows]
+        if not self.all_vars:
+            Jm = Jm[:, self.var_seg]
+        ep = math.sqrt(e[0] * e[0] + e[1] * e[1] + e[2] * e[2]) if self.need_pos else 0.0
+        er = math.sqrt(e[3] * e[3] + e[4] * e[4] + e[5] * e[5]) if self.need_rot else 0.0
+        if self.masked:
+            ep = float(np.linalg.norm(r[self.pos_rows]))
+            er = float(np.linalg.norm(r[self.rot_rows]))
+        if self.unit_weights:
+            return r.copy(), Jm.copy(), ep, er
+        return r * self.wrow, Jm * self.wrow[:, None], ep, er
+
+    def attempt(self, xv, o: IKOptions, cap, mu0):
+        lo, hi, clo, chi = self.lo, self.hi, self.clo, self.chi
+        tp, to = o.tol_position, o.tol_orientation
+        r, J, ep, er = self.evaluate(xv)
+        cost = float(r @ r)
+        mu = mu0
+        rejects = 0
+        ref_cost, ref_it = cost, 0
+        m, nv = self.m, self.nv
+        for it in range(cap):
+            if ep <= tp and er <= to:
+                return "converged", xv, it, 0.0
+            if time.perf_counter() > o.deadline:
+                return "timeout", xv, it, cost
+            lam = mu * cost + 1e-12
+            dx = _dls(J, -r, lam)
+            xn = xv + dx
+            # limits: clamp, and recompute once with the clamped joints held (active set)
+            out = (xn < clo) | (xn > chi)
+            if out.any():
+                xn = np.minimum(np.maximum(xn, clo), chi)
+                free = ~out
+                if free.any():
+                    e = -r - J[:, out] @ (xn[out] - xv[out])
+                    dxf = _dls(J[:, free], e, lam)
+                    xn[free] = np.minimum(np.maximum(xv[free] + dxf, clo[free]), chi[free])
+            if self.any_wrap:
+                wr = self.wrap & ((xn < lo) | (xn > hi))
+                if wr.any():
+                    xn[wr] = lo[wr] + np.mod(xn[wr] - lo[wr], 2 * math.pi)
+            rn, Jn, epn, ern = self.evaluate(xn)
+            costn = float(rn @ rn)
+            if costn < cost:
+                xv, r, J, ep, er, cost = xn, rn, Jn, epn, ern, costn
+                mu = max(mu / 3.0, 1e-9)
+                rejects = 0
+            else:
+                mu = min(mu * 10.0, 1e12)
+                rejects += 1
+                if rejects > 8:
+                    return "stalled", xv, it + 1, cost
+            if it - ref_it >= STALL_WINDOW:
+                if cost > ref_cost * STALL_RATIO:
+                    return "stalled", xv, it + 1, cost
+                ref_cost, ref_it = cost, it
+        if ep <= tp and er <= to:
+            return "converged", xv, cap, 0.0
+        return "stalled", xv, cap, cost
+
+
+def _dls(J, e, lam):
+    """``argmin |J dx - e|^2 + lam |dx|^2`` through the smaller of the two normal equations (Cholesky)."""
+    m, n = J.shape
+    if m <= n:
+        A = J @ J.T
+        A.flat[::m + 1] += lam
+        c, y, info = _posv(A, e)
+        if info == 0:
+            return J.T @ y
+        return J.T @ np.linalg.lstsq(A, e, rcond=None)[0]
+    A = J.T @ J
+    A.flat[::n + 1] += lam
+    g = J.T @ e
+    c, y, info = _posv(A, g)
+    if info == 0:
+        return y
+    return np.linalg.lstsq(A, g, rcond=None)[0]
+
+
+def _posv_numpy(A, b):
+    try:
+        return None, np.linalg.solve(A, b), 0
+    except np.linalg.LinAlgError:
+        return None, None, 1
+
+
+try:
+    from scipy.linalg.lapack import dposv as _posv
+except ImportError:  # pragma: no cover - scipy is a core dependency
+    _posv = _posv_numpy
+
+
+def _log3(M):
+    tr = M[0, 0] + M[1, 1] + M[2, 2]
+    c = 0.5 * (tr - 1.0)
+    if c > -0.99:
+        c = min(c, 1.0)
+        w0, w1, w2 = M[2, 1] - M[1, 2], M[0, 2] - M[2, 0], M[1, 0] - M[0, 1]
+        if c > 0.999999:
+            f = 0.5 * (1.0 + (1.0 - c) / 3.0)
+        else:
+            th = math.acos(c)
+            f = 0.5 * th / math.sin(th)
+        return np.array((w0 * f, w1 * f, w2 * f))
+    from .constraints import log_so3
+
+    return log_so3(M)
+
+
+# ---------------------------------------------------------------------------------------------- scipy
+class ScipySolver:
+    """:func:`scipy.optimize.least_squares` (trust-region reflective, bounded by the joint limits) on all
+    levels at once, level k weighted ``level_ratio ** -k`` (priorities are approximate), with random
+    restarts while the time budget lasts."""
+
+    name = "scipy"
+
+    def __init__(self, level_ratio: float = 1e3, method: str = "trf"):
+        self.level_ratio = float(level_ratio)
+        self.method = method
+
+    def solve(self, P: IKProblem, o: IKOptions) -> IKResult:
+        from scipy.optimize import least_squares
+
+        x = P.x_of(P.template)
+        if P.n == 0:
+            return DLSSolver().solve(P, o)
+        L = len(P.levels)
+        scales = [self.level_ratio ** (-(k)) for k in range(L)]
+        cache = {}
+
+        def ev(x):
+            key = x.tobytes()
+            hit = cache.get(key)
+            if hit is None:
+                cache.clear()
+                _, raw, levels, post = P.evaluate(x)
+                rs = [s * r for s, (r, _) in zip(scales, levels)]
+                Js = [s * J for s, (_, J) in zip(scales, levels)]
+                if post is not None:
+                    rs.append(post[0] * self.level_ratio ** (-L))
+                    Js.append(post[1] * self.level_ratio ** (-L))
+                hit = (np.concatenate(rs), np.concatenate(Js, axis=0), raw)
+                cache[key] = hit
+            return hit
+
+        lo = np.where(np.isfinite(P.lower), P.lower, -np.inf)
+        hi = np.where(np.isfinite(P.upper), P.upper, np.inf)
+        iterations, restarts = 0, 0
+        best = None
+        while True:
+            res = least_squares(lambda x: ev(x)[0], np.clip(x, lo, hi), jac=lambda x: ev(x)[1],
+                                bounds=(lo, hi), method=self.method, xtol=1e-15, ftol=1e-15, gtol=1e-15,
+                                max_nfev=200)
+            iterations += int(res.nfev)
+            xs = np.clip(res.x, P.lower, P.upper)
+            raw = ev(xs)[2]
+            sat = P.satisfied(raw, o)
+            key = (sum(not s for s in sat), float(res.cost))
+            if best is None or key < best[0]:
+                best = (key, xs)
+            if all(sat):
+                return P.result(xs, True, "converged", o, iterations, restarts, self.name)
+            if not o.restarts or time.perf_counter() >= o.deadline or iterations >= o.max_iterations:
+                break
+            restarts += 1
+            x = P.random_x(o.rng)
+        reason = DLSSolver()._diagnose(P, o, best[1])
+        if time.perf_counter() >= o.deadline and restarts == 0:
+            reason = "timeout"
+        return P.result(best[1], False, reason, o, iterations, restarts, self.name)
+
+
+register_solver("dls", DLSSolver)
+register_solver("scipy", ScipySolver)

@@ -1,0 +1,319 @@
+"""Specialized IK solvers that override the generic one for a given mechanism or chain (CLARAty 2.3, 8.10,
+11.3, 12.2), and a helper that verifies one against the generic solver.
+
+Registry: ``register_specialized(mechanism_name, frame, factory)`` makes ``solve_ik(..., solver="auto")`` (the
+default) use ``factory(mechanism)`` for a problem on a mechanism of that name whose only task is a pose of
+``frame`` -- when the solver's ``accepts(problem)`` agrees. The factory reads its parameters from the
+mechanism itself (11.4), so a model file change flows into the closed form.
+
+:class:`YPPPYSolver` is the closed form of a yaw-pitch-pitch-pitch-yaw arm (the CLARAty design document's
+section 14 example; the MER Instrument Deployment Device has this structure): joint 1 turns about a fixed axis,
+joints 2-4 about parallel axes perpendicular to it, joint 5 about an axis in the arm plane that carries the
+tool frame's origin. Its geometry is taken from the mechanism at the zero configuration and checked; a
+mechanism that does not have this structure is refused with :class:`ModelStructureError`.
+
+A 5-DOF arm reaches a 5-dimensional set of poses. For a target pose the closed form enumerates up to four
+solutions (azimuth forward/backward x elbow up/down), keeps those within limits and returns the one nearest
+the initial configuration; for a pose off that set it returns the nearest reachable compromise (the tool axis
+projected into the arm plane) with ``success=False``. If no closed-form solution lies within limits the
+generic solver is tried as well and the better result returned.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from .constraints import PoseConstraint, log_so3
+from .errors import ModelStructureError
+from .ik import IKOptions, IKProblem, IKResult, solve_ik
+from .kinematics import forward_kinematics
+from .model import Mechanism
+
+__all__ = ["VerificationReport", "YPPPYSolver", "find_specialized", "register_specialized",
+           "unregister_specialized", "verify_specialized"]
+
+_REGISTRY: dict[tuple[str, str], Callable[[Mechanism], object]] = {}
+_CACHE: dict[tuple[int, str], object] = {}
+
+
+def register_specialized(mechanism_name: str, frame: str, factory: Callable[[Mechanism], object]) -> None:
+    """Use ``factory(mechanism)`` for pose problems on ``frame`` of mechanisms named ``mechanism_name``."""
+    _REGISTRY[(mechanism_name, frame)] = factory
+    for k in [k for k in _CACHE if k[1] == frame]:
+        del _CACHE[k]
+
+
+def unregister_specialized(mechanism_name: str, frame: str) -> None:
+    _REGISTRY.pop((mechanism_name, frame), None)
+    for k in [k for k in _CACHE if k[1] == frame]:
+        del _CACHE[k]
+
+
+def find_specialized(problem: IKProblem):
+    """The registered specialized solver for this problem, or None."""
+    if not _REGISTRY:
+        return None
+    m = problem.mechanism
+    if len(problem.tasks) != 1 or not isinstance(problem.tasks[0], PoseConstraint):
+        return None
+    frame = problem.tasks[0].frame
+    factory = _REGISTRY.get((m.name, frame))
+    if factory is None:
+        return None
+    key = (id(m), frame)
+    solver = _CACHE.get(key)
+    if solver is None or getattr(solver, "mechanism", None) is not m:
+        solver = factory(m)
+        _CACHE[key] = solver
+    return solver if solver.accepts(problem) else None
+
+
+# ---------------------------------------------------------------------------------------------- YPPPY
+def _unit(v):
+    n = float(np.linalg.norm(v))
+    return v / n if n > 1e-12 else v * 0.0
+
+
+def _rot2(a, v):
+    c, s = math.cos(a), math.sin(a)
+    return np.array([c * v[0] - s * v[1], s * v[0] + c * v[1]])
+
+
+def _ang(v):
+    return math.atan2(v[1], v[0])
+
+
+class YPPPYSolver:
+    """Closed-form IK of a yaw-pitch-pitch-pitch-yaw arm ending at ``frame``.
+
+    ``joints``: the five coordinate names from the base out (default: the moving joints on ``frame``'s path,
+    which must be exactly five). Raises :class:`ModelStructureError` if the geometry is not YPPPY: axis 1
+    and the parallel pitch axes 2-4 perpendicular, every joint origin and the tool origin in the arm plane,
+    axis 5 in that plane and through the tool origin.
+    """
+
+    name = "ypppy"
+
+    def __init__(self, mechanism: Mechanism, frame: str = "tool", joints=None, tol: float = 1e-9):
+        self.mechanism = m = mechanism
+        self.frame = frame
+        path = m.path_to_ground(m.frame(frame).body)
+        moving = [m.body(b).joint for b in reversed(path) if m.body(b).joint is not None
+                  and m.body(b).joint.dof > 0]
+        names = [j.name for j in moving]
+        if joints is None:
+            joints = names
+        joints = list(joints)
+        if len(joints) != 5 or joints != names:
+            raise ModelStructureError(f"YPPPY: {frame!r} must hang from exactly five moving joints "
+                                      f"(found {names}), given {joints}")
+        if any(j.dof != 1 or j.type.value not in ("revolute", "continuous") for j in moving):
+            raise ModelStructureError("YPPPY: all five joints must be revolute")
+        if m.couplings:
+            raise ModelStructureError("YPPPY: the chain may not carry coupled joints")
+        self.joints = joints
+        self.idx = np.array([m.coordinate_index(j) for j in joints])
+        q0 = np.zeros(m.nq)
+        fk = forward_kinematics(m, q0)
+        T = [fk.pose(m.child_body_of_joint(j)) for j in joints]
+        ax = [T[i][:3, :3] @ moving[i].axis for i in range(5)]
+        o = [T[i][:3, 3] for i in range(5)]
+        Tt = fk.pose(frame)
+        self.base = o[0]
+        ez = _unit(ax[0])
+        n = _unit(ax[1])
+        if abs(ez @ n) > tol or any(np.linalg.norm(np.cross(n, ax[k])) > 1e-9 for k in (2, 3)):
+            raise ModelStructureError("YPPPY: axes 2-4 must be parallel and perpendicular to axis 1")
+        er = np.cross(n, ez)
+        pts = o[1:] + [Tt[:3, 3]]
+        scale = max(1.0, max(float(np.linalg.norm(p - o[0])) for p in pts))
+        if any(abs(n @ (p - o[0])) > 1e-9 * scale for p in pts) or abs(n @ ax[4]) > 1e-9:
+            raise ModelStructureError("YPPPY: joint origins, tool origin and axis 5 must lie in the arm plane")
+        if np.linalg.norm(np.cross(ax[4], Tt[:3, 3] - o[4])) > 1e-9 * scale:
+            raise ModelStructureError("YPPPY: the tool origin must lie on axis 5")
+        self.ez, self.er, self.n = ez, er, n
+        self.s = float(np.sign(ez @ np.cross(n, er)))        # pitch turns (u, v) vectors by s * angle
+
+        def uv(v):
+            return np.array([er @ v, ez @ v])
+
+        self.P2 = uv(o[1] - o[0])
+        self.L2 = uv(o[2] - o[1])
+        self.L3 = uv(o[3] - o[2])
+        self.L4 = uv(Tt[:3, 3] - o[3])                       # from the last pitch axis to the tool origin
+        self.a5 = uv(ax[4])
+        self.a5_tool = Tt[:3, :3].T @ ax[4]                   # axis 5 in tool axes
+        self.lower = m.lower_limits[self.idx]
+        self.upper = m.upper_limits[self.idx]
+
+    def accepts(self, problem: IKProblem) -> bool:
+        c = problem.tasks[0]
+        return (len(problem.tasks) == 1 and isinstance(c, PoseConstraint) and c.frame == self.frame
+                and c.relative_to in (None, self.mechanism.ground) and bool(np.all(c._m > 0))
+                and problem.posture is None and set(self.idx.tolist()) <= set(problem.free.tolist()))
+
+    def all_solutions(self, T: np.ndarray) -> list[np.ndarray]:
+        """Every closed-form solution ``[q1..q5]`` for the tool pose ``T`` (limits not applied; for a pose
+        off the reachable set, the nearest compromise of each branch)."""
+        p = T[:3, 3] - self.base
+        d = T[:3, :3] @ self.a5_tool
+        ez, er, s = self.ez, self.er, self.s
+        h = p - (p @ ez) * ez
+        if np.linalg.norm(h) < 1e-12:
+            h = d - (d @ ez) * ez
+        if np.linalg.norm(h) < 1e-12:
+            h = er
+        psi0 = math.atan2(ez @ np.cross(er, h), er @ h)
+        out = []
+        for psi in (psi0, psi0 + math.pi):
+            c, sn = math.cos(psi), math.sin(psi)
+            er_psi = c * er + sn * np.cross(ez, er)
+            target = np.array([er_psi @ p, ez @ p])
+            dir2 = np.array([er_psi @ d, ez @ d])
+            if np.linalg.norm(dir2) < 1e-12:
+                continue
+            sigma = s * (_ang(dir2) - _ang(self.a5))
+            w = target - _rot2(s * sigma, self.L4)            # last pitch axis
+            D = w - self.P2
+            l2, l3 = float(np.linalg.norm(self.L2)), float(np.linalg.norm(self.L3))
+            b2, b3 = _ang(self.L2), _ang(self.L3)
+            dn = float(np.linalg.norm(D))
+            cg = (dn * dn - l2 * l2 - l3 * l3) / (2 * l2 * l3) if l2 > 0 and l3 > 0 else 1.0
+            cg = max(-1.0, min(1.0, cg))
+            for g in (math.acos(cg), -math.acos(cg)):
+                phi2 = _ang(D) - math.atan2(l3 * math.sin(g), l2 + l3 * math.cos(g))
+                phi3 = phi2 + g
+                t2 = s * (phi2 - b2)
+                t23 = s * (phi3 - b3)
+                q = np.array([psi, t2, t23 - t2, sigma - t23, 0.0])
+                q[4] = self._q5(q, T)
+                out.append(_wrap_pi(q))
+                if abs(g) < 1e-12:
+                    break
+        return out
+
+    def _q5(self, q, T):
+        qf = np.zeros(self.mechanism.nq)
+        qf[self.idx] = q
+        R0 = forward_kinematics(self.mechanism, qf).pose(self.frame)[:3, :3]
+        M = T[:3, :3] @ R0.T
+        d = R0 @ self.a5_tool
+        w = 0.5 * np.array([M[2, 1] - M[1, 2], M[0, 2] - M[2, 0], M[1, 0] - M[0, 1]])
+        return math.atan2(float(w @ d), 0.5 * (np.trace(M) - 1.0))
+
+    def solve(self, problem: IKProblem, options: IKOptions) -> IKResult:
+        c = problem.tasks[0]
+        x0 = problem.x_of(problem.template)
+        pos = {int(i): k for k, i in enumerate(problem.free)}
+        cols = [pos[int(i)] for i in self.idx]
+        best = None
+        for q in self.all_solutions(c.target):
+            q = _nearest_in_limits(q, x0[cols], self.lower, self.upper)
+            if q is None:
+                continue
+            x = x0.copy()
+            x[cols] = q
+            qf = problem.expand(x)
+            r, _ = c.evaluate(_ev(problem, qf), jac=False)
+            pe, oe = c.errors(r)
+            key = (pe > options.tol_position or oe > options.tol_orientation, pe + oe,
+                   float(np.linalg.norm(q - x0[cols])))
+            if best is None or key < best[0]:
+                best = (key, x)
+        if best is not None and not best[0][0]:
+            return problem.result(best[1], True, "converged", options, 1, 0, self.name)
+        # no closed-form solution within limits (or the pose is off the reachable set): try the generic solver
+        from .ik_solvers import DLSSolver
+
+        generic = DLSSolver().solve(problem, options)
+        if generic.success or best is None:
+            generic.solver = f"{self.name}+dls"
+            return generic
+        return problem.result(best[1], False, "unreachable", options, 1, 0, self.name,
+                              "the pose is off the 5-DOF arm's reachable set; nearest compromise returned")
+
+
+def _ev(problem, q):
+    from .constraints import Evaluation
+
+    return Evaluation(problem.mechanism, q)
+
+
+def _wrap_pi(q):
+    return (q + math.pi) % (2 * math.pi) - math.pi
+
+
+def _nearest_in_limits(q, ref, lo, hi):
+    """``q`` shifted by whole turns to lie within limits and nearest ``ref``; None if impossible."""
+    out = np.empty_like(q)
+    for i in range(len(q)):
+        cands = [q[i] + 2 * math.pi * k for k in range(-2, 3)]
+        ok = [v for v in cands if lo[i] - 1e-12 <= v <= hi[i] + 1e-12]
+        if not ok:
+            return None
+        out[i] = min(ok, key=lambda v: abs(v - ref[i]))
+        out[i] = min(max(out[i], lo[i]), hi[i])
+    return out
+
+
+# ---------------------------------------------------------------------------------------------- verify
+@dataclass
+class VerificationReport:
+    """Outcome of :func:`verify_specialized` over ``n`` random reachable targets."""
+
+    n: int
+    specialized_success: int
+    generic_success: int
+    agree: int
+    max_position_error: float
+    max_orientation_error: float
+    failures: list = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.agree == self.n
+
+
+def verify_specialized(solver, mechanism: Mechanism, frame: str | None = None, n: int = 100, rng=None,
+                       tol_position: float = 1e-6, tol_orientation: float = 1e-5,
+                       timeout: float = 0.2) -> VerificationReport:
+    """Compare a specialized solver with the generic ``"dls"`` solver on ``n`` targets made by forward
+    kinematics of random in-limit configurations (so every target is reachable).
+
+    They *agree* on a target when both succeed and the forward kinematics of both solutions reach the target
+    within tolerance (the two may pick different branches of a redundant set). Also counts the generic
+    solution's distance to the nearest closed-form branch when the solver offers ``all_solutions``."""
+    rng = np.random.default_rng(rng)
+    frame = frame or getattr(solver, "frame", None)
+    qs = mechanism.random_configuration(rng, size=n)
+    Ts = forward_kinematics(mechanism, qs).pose(frame)
+    sp_ok = gen_ok = agree = 0
+    max_p = max_o = 0.0
+    failures = []
+    for k in range(n):
+        c = PoseConstraint(frame, Ts[k])
+        q0 = mechanism.home
+        a = solve_ik(mechanism, [c], q0, solver=solver, timeout=timeout, tol_position=tol_position,
+                     tol_orientation=tol_orientation)
+        b = solve_ik(mechanism, [c], q0, solver="dls", timeout=timeout, tol_position=tol_position,
+                     tol_orientation=tol_orientation, rng=k)
+        errs = []
+        for res in (a, b):
+            T = forward_kinematics(mechanism, res.q).pose(frame)
+            errs.append((float(np.linalg.norm(T[:3, 3] - Ts[k][:3, 3])),
+                         float(np.linalg.norm(log_so3(T[:3, :3] @ Ts[k][:3, :3].T)))))
+        max_p = max(max_p, errs[0][0])
+        max_o = max(max_o, errs[0][1])
+        sp_ok += a.success
+        gen_ok += b.success
+        good = (a.success and b.success and all(e[0] <= tol_position and e[1] <= tol_orientation
+                                                 for e in errs) and mechanism.within_limits(a.q, 1e-9))
+        agree += good
+        if not good:
+            failures.append((qs[k], a, b))
+    return VerificationReport(n, sp_ok, gen_ok, agree, max_p, max_o, failures)
