@@ -40,6 +40,7 @@ ROBOTS = [
     ("panda", "panda/panda.urdf"),                        # arm + gripper with a mimic joint
     ("hyq", "hyq/hyq.urdf"),                              # legged tree
     ("osr_rover", "osr_rover/osr_rover.urdf"),            # rocker-bogie rover (JPL Open Source Rover)
+    ("pr2", "pr2/pr2.urdf"),                              # mobile manipulator: 82 links, mimic, continuous
     ("odd", "odd/odd.urdf"),                              # non-z axes, prismatic, mimic, floating, planar
     ("anymal_b", "anymal_b_kindsl/anymal_b_urdf2kindsl.urdf"),
     ("ur5_urdf2kindsl", "ur5_kindsl/ur5_urdf2kindsl.urdf"),
