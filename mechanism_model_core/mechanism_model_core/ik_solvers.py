@@ -163,7 +163,7 @@ class DLSSolver:
                 if post is None or refine >= self.posture_iterations:
                     return "converged", x, it
                 refine += 1
-            if time.perf_counter() > o.deadline:
+            if it and time.perf_counter() > o.deadline:
                 return "timeout", x, it
             lams = [m * 2.0 * c + 1e-12 for m, c in zip(mu, costs)]
             dx = _clamped_step(stack, lams, x, clo, chi)
@@ -518,7 +518,7 @@ class _ChainKernel:
         for it in range(cap):
             if ep <= tp and er <= to:
                 return "converged", xv, it, 0.0
-            if time.perf_counter() > o.deadline:
+            if it and time.perf_counter() > o.deadline:
                 return "timeout", xv, it, cost
             lam = mu * cost + 1e-12
             dx = _dls(J, -r, lam)
