@@ -23,9 +23,9 @@ from enum import Enum
 
 import numpy as np
 
-from .kinematics import segment_poses
+from . import kinematics as _kin
+from .errors import InvalidConfiguration, MechanismModelError
 from .model import Mechanism
-from .errors import MechanismModelError
 
 
 class Convention(str, Enum):
@@ -87,18 +87,17 @@ def _lwa_columns(mechanism: Mechanism, segs: np.ndarray, frame: str):
     return J, Tf
 
 
-def jacobian_from_segments(mechanism: Mechanism, segs: np.ndarray, frame: str,
-                           relative_to: str | None = None,
-                           convention=Convention.LOCAL_WORLD_ALIGNED) -> np.ndarray:
-    """:func:`jacobian` for precomputed segment poses (lets a solver reuse one forward pass)."""
-    conv = Convention.parse(convention)
-    Jf, Tf = _lwa_columns(mechanism, segs, frame)
-    if relative_to is None or relative_to == mechanism.ground:
+def _finish(Jf, Tf, Jr, Tr, conv: Convention) -> np.ndarray:
+    """Apply ``relative_to`` and the reference convention to world-aligned columns.
+
+    ``Jf``/``Tf``: LOCAL_WORLD_ALIGNED Jacobian (..., 6, nq) and pose of the frame relative to the ground;
+    ``Jr``/``Tr`` the same for the reference frame, or None for the ground.
+    """
+    if Jr is None:
         R = Tf[..., :3, :3]
         p = Tf[..., :3, 3]
         J = Jf
     else:
-        Jr, Tr = _lwa_columns(mechanism, segs, relative_to)
         # d/dt T_r_f in world axes: w = wf - wr, v = vf - vr - wr x (pf - pr); then rotate into r's axes
         d = Tf[..., :3, 3] - Tr[..., :3, 3]
         lin = Jf[..., :3, :] - Jr[..., :3, :] - _cross(np.swapaxes(Jr[..., 3:, :], -1, -2),
@@ -120,6 +119,127 @@ def jacobian_from_segments(mechanism: Mechanism, segs: np.ndarray, frame: str,
     return np.concatenate([RT @ J[..., :3, :], RT @ J[..., 3:, :]], axis=-2)
 
 
+def jacobian_from_segments(mechanism: Mechanism, segs, frame: str, relative_to: str | None = None,
+                           convention=Convention.LOCAL_WORLD_ALIGNED) -> np.ndarray:
+    """:func:`jacobian` for a precomputed forward pass (lets a solver reuse one pass).
+
+    ``segs`` is a :class:`~.kinematics.ForwardKinematics` result (fastest) or the array of
+    :func:`~.kinematics.segment_poses`.
+    """
+    if isinstance(segs, _kin.ForwardKinematics):
+        return jacobian_from_fk(segs, frame, relative_to, convention)
+    conv = Convention.parse(convention)
+    Jf, Tf = _lwa_columns(mechanism, segs, frame)
+    if relative_to is None or relative_to == mechanism.ground:
+        return _finish(Jf, Tf, None, None, conv)
+    Jr, Tr = _lwa_columns(mechanism, segs, relative_to)
+    return _finish(Jf, Tf, Jr, Tr, conv)
+
+
+# ------------------------------------------------------------------ fast paths on the compiled passes
+def _single_columns(c, out, fj, nq: int, world: bool) -> np.ndarray:
+    """6 x nq Jacobian of one frame relative to the ground from the one-configuration pass output.
+
+    Column of a revolute ancestor with axis z and origin o: angular z; linear z x (p - o) for the frame
+    origin p (LOCAL_WORLD_ALIGNED) or o x z (WORLD). A prismatic ancestor: linear z, angular 0. The pass
+    carries every axis in three cyclic orders (columns 0:3, 4:7, 8:11), so each cross product is two
+    elementwise products.
+    """
+    J = np.empty((6, nq)) if fj.full else np.zeros((6, nq))
+    if fj.cols.size == 0:
+        J[...] = 0.0
+        return J
+    A = out[fj.rows_b, :, fj.rows_e, :]      # (k, 12, 4): columns 2 (axis) and 3 (origin) are used
+    Z = A[:, :, 2]
+    if world:
+        O = A[:, :, 3]
+        a, b = O[:, 4:7] * Z[:, 8:11], O[:, 8:11] * Z[:, 4:7]
+    else:
+        D = out[fj.b, :, fj.e, 3] - A[:, :, 3]
+        a, b = Z[:, 4:7] * D[:, 8:11], Z[:, 8:11] * D[:, 4:7]
+    JT = J.T
+    sl = fj.cols_slice
+    if sl is not None:
+        np.subtract(a, b, out=JT[sl, :3])
+        JT[sl, 3:] = Z[:, :3]
+    else:
+        JT[fj.cols, :3] = a - b
+        JT[fj.cols, 3:] = Z[:, :3]
+    if fj.prismatic is not None:
+        pc = fj.cols[fj.prismatic]
+        JT[pc, :3] = Z[fj.prismatic, :3]
+        JT[pc, 3:] = 0.0
+    return J
+
+
+def _batch_columns(c, Tb, f: int, nq: int):
+    """(B, 6, nq) LOCAL_WORLD_ALIGNED Jacobian of frame ``f`` relative to the ground, and the frame's
+    (12, B) pose components, from the batch pass."""
+    W = _kin._batch_frame_comps(c, Tb, f)
+    B = Tb.shape[2]
+    fj = c.single.jac[f]
+    J = np.zeros((B, 6, nq))
+    anc = c.seg_ancestors[int(c.frame_seg[f])]
+    if anc.size == 0:
+        return J, W
+    A = Tb[anc - 1]                      # (k, 12, B)
+    Z = A[:, 6:9]
+    D = W[9:12] - A[:, 9:12]
+    lin = np.empty_like(Z)
+    lin[:, 0] = Z[:, 1] * D[:, 2] - Z[:, 2] * D[:, 1]
+    lin[:, 1] = Z[:, 2] * D[:, 0] - Z[:, 0] * D[:, 2]
+    lin[:, 2] = Z[:, 0] * D[:, 1] - Z[:, 1] * D[:, 0]
+    if fj.prismatic is not None:
+        lin[fj.prismatic] = Z[fj.prismatic]
+    J[:, :3, fj.cols] = lin.transpose(2, 1, 0)
+    ang = Z.transpose(2, 1, 0)
+    if fj.prismatic is not None:
+        J[:, 3:, fj.cols[fj.revolute]] = ang[:, :, fj.revolute]
+    else:
+        J[:, 3:, fj.cols] = ang
+    return J, W
+
+
+def _fast_jacobian(mechanism: Mechanism, q: np.ndarray, out, tb, frame: str, relative_to, convention):
+    conv = convention if type(convention) is Convention else Convention.parse(convention)
+    ref = mechanism._frames.get(frame)
+    if ref is None:
+        ref = mechanism.frame(frame)
+    c = mechanism._compiled
+    nq = mechanism.nq
+    ground = relative_to is None or relative_to == mechanism.ground
+    if out is not None:
+        fj = c.single.jac[ref.index]
+        if ground:
+            if conv is Convention.LOCAL_WORLD_ALIGNED:
+                return _single_columns(c, out, fj, nq, False)
+            if conv is Convention.WORLD:
+                return _single_columns(c, out, fj, nq, True)
+            J = _single_columns(c, out, fj, nq, False)
+            Rt = out[fj.b, :3, fj.e, :3].T
+            return np.matmul(Rt, J.reshape(2, 3, nq)).reshape(6, nq)
+        rref = mechanism.frame(relative_to)
+        rj = c.single.jac[rref.index]
+        Jf = _single_columns(c, out, fj, nq, False)
+        Jr = _single_columns(c, out, rj, nq, False)
+        return _finish(Jf, out[fj.b, :4, fj.e, :], Jr, out[rj.b, :4, rj.e, :], conv)
+    Jf, Wf = _batch_columns(c, tb, ref.index, nq)
+    Tf = _kin._comps_to_poses(Wf)
+    if ground:
+        return _finish(Jf, Tf, None, None, conv)
+    rref = mechanism.frame(relative_to)
+    Jr, Wr = _batch_columns(c, tb, rref.index, nq)
+    return _finish(Jf, Tf, Jr, _kin._comps_to_poses(Wr), conv)
+
+
+def jacobian_from_fk(fk, frame: str, relative_to: str | None = None,
+                     convention=Convention.LOCAL_WORLD_ALIGNED) -> np.ndarray:
+    """:func:`jacobian` reusing the pass of a :class:`~.kinematics.ForwardKinematics` result."""
+    if fk._out is None and fk._tb is None:
+        return jacobian_from_segments(fk.mechanism, fk._segs, frame, relative_to, convention)
+    return _fast_jacobian(fk.mechanism, fk.q, fk._out, fk._tb, frame, relative_to, convention)
+
+
 def jacobian(mechanism: Mechanism, q, frame: str, relative_to: str | None = None,
              convention=Convention.LOCAL_WORLD_ALIGNED) -> np.ndarray:
     """Geometric Jacobian of ``frame`` relative to ``relative_to`` for joint values ``q``.
@@ -128,8 +248,12 @@ def jacobian(mechanism: Mechanism, q, frame: str, relative_to: str | None = None
     full coordinate vector; for coupled mechanisms multiply by :meth:`Mechanism.coupling_jacobian` to get
     the Jacobian in the independent coordinates.
     """
-    qf = mechanism.configuration(q)
-    return jacobian_from_segments(mechanism, segment_poses(mechanism, qf), frame, relative_to, convention)
+    qf = _kin._configuration(mechanism, q)
+    c = mechanism._compiled
+    if qf.ndim == 1:
+        return _fast_jacobian(mechanism, qf, _kin._single_pass(c, qf), None, frame, relative_to,
+                              convention)
+    return _fast_jacobian(mechanism, qf, None, _kin._batch_pass(c, qf), frame, relative_to, convention)
 
 
 def frame_velocity(mechanism: Mechanism, q, qdot, frame: str, relative_to: str | None = None,
@@ -139,7 +263,5 @@ def frame_velocity(mechanism: Mechanism, q, qdot, frame: str, relative_to: str |
     J = jacobian(mechanism, q, frame, relative_to, convention)
     qd = np.asarray(qdot, dtype=float)
     if qd.shape[-1] != mechanism.nq:
-        from .errors import InvalidConfiguration
-
         raise InvalidConfiguration(f"expected {mechanism.nq} joint rates, got {qd.shape[-1]}")
     return (J @ qd[..., None])[..., 0]

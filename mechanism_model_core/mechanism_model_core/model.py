@@ -175,10 +175,17 @@ class Body:
 
 
 class _Compiled:
-    """Arrays for the kinematic pass; built once per mechanism, read-only."""
+    """Arrays for the kinematic passes; built once per mechanism, read-only.
 
-    __slots__ = ("n_seg", "seg_parent", "seg_coord", "seg_kind", "seg_P", "seg_ancestors",
-                 "seg_local_coef", "loop", "frame_seg", "frame_T", "rev_cols", "moving_ground_children")
+    ``seg_*`` describe the segment tree (index 0 is the ground): parent segment, coordinate index, kind
+    (0 ground, 1 revolute about z, 2 prismatic along z) and placement ``P`` in the parent segment frame;
+    ``seg_ancestors[i]`` lists the moving segments from the ground to ``i`` (inclusive, ascending).
+    ``frame_seg``/``frame_T`` place every frame on a segment. ``single`` and ``batch`` are the evaluation
+    plans of :mod:`.kinematics` for one configuration and for a batch.
+    """
+
+    __slots__ = ("n_seg", "seg_parent", "seg_coord", "seg_kind", "seg_P", "seg_ancestors", "loop",
+                 "frame_seg", "frame_T", "moving_ground_children", "single", "batch")
 
 
 class Mechanism:
@@ -531,21 +538,7 @@ class Mechanism:
         c.seg_parent = _readonly(seg_parent, int)
         c.seg_coord = _readonly(seg_coord, int)
         c.seg_kind = _readonly(seg_kind, int)
-        P = np.array(seg_P)
-        c.seg_P = _readonly(P)
-        # L = P @ M(q) = P + sin(q) * (P @ K) + (1 - cos(q)) * (P @ K @ K) + d * (P @ E), K = [z]x, E = e_z
-        K = np.zeros((4, 4))
-        K[0, 1], K[1, 0] = -1.0, 1.0
-        E = np.zeros((4, 4))
-        E[2, 3] = 1.0
-        kind = np.array(seg_kind)
-        coef = np.zeros((c.n_seg, 3, 16))
-        rev = kind == 1
-        pri = kind == 2
-        coef[rev, 0] = (P[rev] @ K).reshape(-1, 16)
-        coef[rev, 1] = (P[rev] @ K @ K).reshape(-1, 16)
-        coef[pri, 2] = (P[pri] @ E).reshape(-1, 16)
-        c.seg_local_coef = _readonly(coef)
+        c.seg_P = _readonly(np.array(seg_P))
         c.loop = tuple((i, int(seg_parent[i])) for i in range(1, c.n_seg) if seg_parent[i] != 0)
         c.moving_ground_children = tuple(i for i in range(1, c.n_seg) if seg_parent[i] == 0)
         anc = []
@@ -557,7 +550,6 @@ class Mechanism:
                 s = seg_parent[s]
             anc.append(_readonly(sorted(chain), int))
         c.seg_ancestors = tuple(anc)
-        c.rev_cols = None
         # frames: body frames first (in body order), then named frames
         frames: dict[str, FrameRef] = {}
         frame_seg, frame_T = [], []
@@ -577,6 +569,10 @@ class Mechanism:
                 add(fname, b.name, body_T[b.name] @ np.asarray(Tf), b.frame_kinds.get(fname, "local"))
         c.frame_seg = _readonly(frame_seg, int)
         c.frame_T = _readonly(np.array(frame_T))
+        from .kinematics import plan_batch, plan_single
+
+        c.single = plan_single(c, self.nq)
+        c.batch = plan_batch(c)
         self._frames = frames
         self._compiled = c
 
