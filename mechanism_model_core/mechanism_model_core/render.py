@@ -2,12 +2,13 @@
 
 >>> render_png(mechanism, q, "rover.png")
 
-draws, from two viewpoints (an oblique 3-D view and a side view along -y):
+draws, from two viewpoints (an oblique 3-D view and a side view along -y, or a top view for a mechanism
+that lies in the x-y plane, such as the four-bar):
 
 * links as lines from each body origin to its parent body's origin (not to the ground for floating and
   planar joints, whose "link" would be meaningless);
 * named frames as axis triads, x red, y green, z blue (reference frames, which repeat body origins, are
-  left out);
+  left out), joined to their body's origin by a thin dashed line;
 * bounding shapes as wireframes: boxes as their 12 edges, cylinders as two circles and four generators,
   spheres as three great circles; mesh shapes are not drawn.
 
@@ -24,6 +25,8 @@ from .kinematics import forward_kinematics
 
 #: (elevation, azimuth) in degrees and a title for each panel
 VIEWS = ((25.0, -60.0, "oblique view"), (0.0, -90.0, "side view (x-z plane)"))
+#: used instead of VIEWS for mechanisms that lie in the x-y plane (a side view of them shows nothing)
+PLANAR_VIEWS = ((25.0, -60.0, "oblique view"), (90.0, -90.0, "top view (x-y plane)"))
 
 
 # ---------------------------------------------------------------------------------------------- geometry
@@ -77,7 +80,8 @@ def _apply(T: np.ndarray, pts: np.ndarray) -> np.ndarray:
 def scene(mechanism, q=None, frames=None) -> dict:
     """Everything to draw, in ground coordinates (metres).
 
-    Returns ``{"links": [(2,3)...], "shapes": [(k,3)...], "frames": {name: 4x4}, "origins": {body: xyz}}``.
+    Returns ``{"links": [(2,3)...], "shapes": [(k,3)...], "frames": {name: 4x4}, "origins": {body: xyz},
+    "tethers": [(2,3)...]}`` (tethers join each drawn frame to its body's origin).
     """
     fk = forward_kinematics(mechanism, q)
     poses = fk.all_poses()
@@ -98,7 +102,9 @@ def scene(mechanism, q=None, frames=None) -> dict:
                 shapes.append(_apply(T @ np.asarray(s.transform), line))
     if frames is None:
         frames = [f for f in mechanism.frame_names if mechanism.frame(f).kind not in ("body", "reference")]
-    return {"links": links, "shapes": shapes, "frames": {f: poses[f] for f in frames}, "origins": origins}
+    tethers = [np.array([origins[mechanism.frame(f).body], poses[f][:3, 3]]) for f in frames]
+    return {"links": links, "shapes": shapes, "frames": {f: poses[f] for f in frames}, "origins": origins,
+            "tethers": tethers}
 
 
 def _extent(sc) -> tuple[np.ndarray, float]:
@@ -118,6 +124,8 @@ def draw(ax, sc, *, labels: bool = True, triad: float | None = None) -> None:
     triad = triad if triad is not None else 0.12 * half
     for line in sc["shapes"]:
         ax.plot(line[:, 0], line[:, 1], line[:, 2], color="0.55", linewidth=0.6)
+    for line in sc.get("tethers", ()):
+        ax.plot(line[:, 0], line[:, 1], line[:, 2], color="0.35", linewidth=0.6, linestyle="--")
     for line in sc["links"]:
         ax.plot(line[:, 0], line[:, 1], line[:, 2], color="black", linewidth=2.0)
     O = np.array(list(sc["origins"].values()))
@@ -141,14 +149,25 @@ def draw(ax, sc, *, labels: bool = True, triad: float | None = None) -> None:
     ax.tick_params(labelsize=6)
 
 
+def is_planar_xy(sc, ratio: float = 0.05) -> bool:
+    """True when everything in the scene lies within a thin slab around a plane z = const."""
+    pts = [np.asarray(v) for v in sc["origins"].values()] + [T[:3, 3] for T in sc["frames"].values()]
+    P = np.array(pts)
+    span = np.ptp(P, axis=0)
+    return bool(span[2] <= ratio * max(span[0], span[1], 1e-9))
+
+
 def render_png(mechanism, q=None, path="mechanism.png", *, frames=None, labels: bool = True,
-               views=VIEWS, dpi: int = 100, size=(12.0, 6.0), title: str | None = None) -> str:
+               views=None, dpi: int = 100, size=(12.0, 6.0), title: str | None = None) -> str:
     """Draw ``mechanism`` at joint values ``q`` (home when None) from each of ``views`` side by side and
-    write a PNG to ``path``; returns ``path``."""
+    write a PNG to ``path``; returns ``path``. ``views`` defaults to :data:`VIEWS`, or :data:`PLANAR_VIEWS`
+    for a mechanism lying in the x-y plane."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
     sc = scene(mechanism, q, frames)
+    if views is None:
+        views = PLANAR_VIEWS if is_planar_xy(sc) else VIEWS
     fig = Figure(figsize=size, dpi=dpi)
     FigureCanvasAgg(fig)
     for k, (elev, azim, name) in enumerate(views):
@@ -159,6 +178,9 @@ def render_png(mechanism, q=None, path="mechanism.png", *, frames=None, labels: 
         if abs(elev) < 1e-9 and abs(abs(azim) - 90.0) < 1e-9:  # looking along y: its ticks are noise
             ax.set_yticks([])
             ax.set_ylabel("")
+        elif abs(abs(elev) - 90.0) < 1e-9:                       # looking along z
+            ax.set_zticks([])
+            ax.set_zlabel("")
     fig.subplots_adjust(left=0.0, right=1.0, bottom=0.03, top=0.9, wspace=0.0)
     fig.suptitle(title or f"{mechanism.name}: {len(mechanism.bodies) - 1} bodies, nq = {mechanism.nq}",
                  fontsize=11)

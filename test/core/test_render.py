@@ -114,3 +114,14 @@ def test_render_command(tmp_path, capsys):
     assert png_info(out)[:2] == (720, 360)
     assert main(["demo", "--render", str(tmp_path / "demo.png")]) == 0
     assert png_info(tmp_path / "demo.png")[0] == 1200
+
+
+def test_planar_mechanisms_get_a_top_view():
+    from mechanism_model_core.render import is_planar_xy
+
+    assert is_planar_xy(scene(load_model(model_path("four_bar/four_bar.xml"))))
+    assert not is_planar_xy(scene(load_model(model_path(DEFAULT_MODEL))))
+    sc = scene(load_model(model_path("four_bar/four_bar.xml")))
+    # each drawn frame is tethered to its body's origin: closure_a hangs from the coupler at B = (0, 0.10)
+    tether = next(t for t in sc["tethers"] if np.allclose(t[1], (0.40, 0.40, 0)) and np.allclose(t[0], (0, 0.1, 0)))
+    assert tether is not None
