@@ -229,3 +229,11 @@ def test_ur5_twin_mass_properties_agree():
         np.testing.assert_allclose(k.inertia, R @ b.mass.inertia @ R.T, atol=1e-6)
         checked += 1
     assert checked == 10
+
+
+def test_hostile_nesting_is_refused_cleanly():
+    deep = "-" * 20000 + "1.0"
+    text = ("Robot X { RobotBase b { children { l via j } } link l { id = 1 children {} } r_joint j { ref_frame "
+            "{ translation = (0.0, %s, 0.0) rotation = (0.0, 0.0, 0.0) } } }" % deep)
+    with pytest.raises(ModelFileError, match="too deeply"):
+        loads_kindsl(text)

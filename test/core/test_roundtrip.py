@@ -38,7 +38,7 @@ def _quiet_load(path):
 def _sources():
     out = [("library/" + rel, model_path(rel)) for rel in list_models()
            if rel.endswith((".xml", ".urdf", ".kindsl"))]
-    for rel in ("ur5/ur5.urdf", "panda/panda.urdf", "hyq/hyq.urdf", "osr_rover/osr_rover.urdf", "odd/odd.urdf",
+    for rel in ("ur5/ur5.urdf", "panda/panda.urdf", "pr2/pr2.urdf", "hyq/hyq.urdf", "osr_rover/osr_rover.urdf", "odd/odd.urdf",
                 "anymal_b_kindsl/anymal_b_urdf2kindsl.urdf", "ur5_kindsl/ur5_urdf2kindsl.kindsl",
                 "anymal_b_kindsl/anymal_urdf2kindsl.kindsl", "fancy_kindsl/fancy.kindsl"):
         out.append((rel, os.path.join(DATA, rel)))

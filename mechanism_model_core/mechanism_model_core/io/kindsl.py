@@ -346,6 +346,13 @@ def _read(text: str, file: str, parameters: dict | None, name: str | None) -> Me
     return m
 
 
+def _read_guarded(text: str, file: str, parameters: dict | None, name: str | None) -> Mechanism:
+    try:
+        return _read(text, file, parameters, name)
+    except RecursionError:
+        raise ModelFileError("the file nests expressions too deeply", file) from None
+
+
 def load_kindsl(path, parameters: dict | None = None, name: str | None = None) -> Mechanism:
     """Load a RobCoGen KinDSL robot model; ``parameters`` binds the model's named parameters (SI units)."""
     path = os.fspath(path)
@@ -357,11 +364,11 @@ def load_kindsl(path, parameters: dict | None = None, name: str | None = None) -
         raise ModelFileError(f"file is {size} bytes, more than the {MAX_BYTES}-byte limit", path)
     with open(path, encoding="utf-8", errors="replace") as fh:
         text = fh.read()
-    return _read(text, path, parameters, name)
+    return _read_guarded(text, path, parameters, name)
 
 
 def loads_kindsl(text: str, parameters: dict | None = None, name: str = "<string>") -> Mechanism:
     """:func:`load_kindsl` for KinDSL text; ``name`` is used in error messages."""
     if len(text) > MAX_BYTES:
         raise ModelFileError(f"text longer than {MAX_BYTES} characters", name)
-    return _read(text, name, parameters, None)
+    return _read_guarded(text, name, parameters, None)
