@@ -393,7 +393,7 @@ def cmd_demo(args) -> int:
 # ---------------------------------------------------------------------------------------------- models
 def cmd_models(args) -> int:
     from .io import load_model
-    from .library import DEFAULT_MODEL, list_models, model_path, models_dir
+    from .library import DEFAULT_MODEL, list_models, model_path, model_summary, models_dir
 
     print(f"robot library in {models_dir()} (default: {DEFAULT_MODEL})")
     for rel in list_models():
@@ -405,7 +405,10 @@ def cmd_models(args) -> int:
         except MechanismModelError as exc:
             desc = f"does not load: {exc}"
         mark = " (default)" if rel == DEFAULT_MODEL else ""
-        print(f"  {shown:40s} {desc}{mark}")
+        print(f"  {shown:36s} {desc}{mark}")
+        summary = model_summary(rel)
+        if summary:
+            print(f"  {'':36s}   {summary}")
     return 0
 
 
@@ -502,7 +505,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp.set_defaults(func=cmd_demo)
 
     sp = sub.add_parser("models", help="list the shipped robot library",
-                        description="List the model files of the robot library with their size.")
+                        description="List the model files of the robot library with their size and "
+                                    "their own one-line description.")
     sp.add_argument("--paths", action="store_true", help="print absolute paths")
     sp.set_defaults(func=cmd_models)
     return p

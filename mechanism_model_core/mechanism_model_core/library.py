@@ -33,6 +33,31 @@ def default_model_path() -> str:
     return model_path(DEFAULT_MODEL)
 
 
+def model_summary(name: str, width: int = 100) -> str:
+    """A library XML file's own one-line description: the first clause of its leading comment (up to the
+    first ``". "`` or ``": "``), shortened to ``width`` characters; ``""`` for other files."""
+    path = model_path(name)
+    if not path.lower().endswith(".xml"):
+        return ""
+    from .io.safe_xml import parse_file
+
+    root = parse_file(path)
+    comments = [c.text for c in reversed(list(root.itersiblings(preceding=True))) if c.tag is not None
+                and not isinstance(c.tag, str)]
+    if not comments or not comments[0]:
+        return ""
+    text = " ".join(comments[0].split())
+    if ": " in text.split(" ", 1)[0] + " ":  # "file.xml: what it is ..."
+        text = text.split(": ", 1)[1]
+    ends = [i for i in (text.find(". "), text.find(": ")) if i >= 0]
+    if ends:
+        text = text[:min(ends)]
+    text = text.rstrip(".")
+    if len(text) > width:
+        text = text[:width - 3].rsplit(" ", 1)[0] + "..."
+    return text
+
+
 def list_models() -> list[str]:
     """Relative paths of every model file in the library."""
     out = []

@@ -450,3 +450,11 @@ def test_simple_sample_closed_form():
 def test_repository_models_folder_is_the_library():
     assert os.path.samefile(os.path.realpath(models_dir()), os.path.realpath(REPO_MODELS)) or \
         os.path.exists(os.path.join(models_dir(), DEFAULT_MODEL))
+
+
+@pytest.mark.parametrize("name", XML_MODELS)
+def test_every_xml_model_describes_itself(name):
+    from mechanism_model_core.library import model_summary
+
+    text = model_summary(name)
+    assert 10 < len(text) <= 100 and "\n" not in text
