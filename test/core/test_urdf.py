@@ -247,13 +247,13 @@ def test_hostile_entities_are_refused():
         loads_urdf(xxe)
 
 
-def test_mimic_of_a_name_that_cannot_be_an_expression_variable_is_a_clear_error():
+def test_mimic_of_a_name_that_cannot_be_an_expression_variable_loads_with_a_warning():
     text = _urdf(LINKS + '\n  <joint name="j-1" type="continuous"><parent link="a"/><child link="b"/></joint>\n'
                          '  <joint name="k" type="continuous"><parent link="a"/><child link="c"/>\n'
                          '    <mimic joint="j-1"/></joint>')
-    with pytest.raises(ModelFileError, match="cannot appear in a coupling") as err:
-        loads_urdf(text, name="robot_description")
-    assert err.value.file == "robot_description" and err.value.line == 8
+    with pytest.warns(URDFWarning, match=r"robot_description:8: joint 'k' mimics 'j-1'.*left independent"):
+        m = loads_urdf(text, name="robot_description")
+    assert m.couplings == {} and m.nq == 2
 
 
 # ------------------------------------------------------------------------------------------ export

@@ -14,7 +14,9 @@ Import (:func:`load_urdf`, :func:`loads_urdf`)
     * ``limit``: lower/upper as given (wider than pi is fine); ``|value| >= 1e9`` reads as unbounded and a
       velocity or effort of 0 as "not given" (unlimited) -- the export writes these for unlimited values,
       because URDF requires the attributes.
-    * ``mimic`` becomes a joint coupling ``multiplier*master + offset``.
+    * ``mimic`` becomes a joint coupling ``multiplier*master + offset`` (a master whose name is not an
+      identifier, e.g. ``gripper-left``, cannot appear in a coupling expression: the mimic joint is then
+      left independent, with a warning).
     * ``inertial``: URDF gives the inertia about the centre of mass in the inertial frame's axes; it is
       rotated into body axes (our :class:`MassProperties` convention).
     * ``collision`` primitives (box, cylinder, sphere) become bounding shapes; meshes are kept as references
@@ -242,8 +244,9 @@ class _Reader:
             raise self.error(mel, f"joint {name!r} mimics {master!r}, which has "
                                   f"{joints[master].dof} degrees of freedom (needs 1)")
         if not master.isidentifier():
-            raise self.error(mel, f"joint {name!r} mimics {master!r}: that name cannot appear in a coupling "
-                                  f"expression (letters, digits and '_' only)")
+            self.warn(mel, f"joint {name!r} mimics {master!r}, a name that cannot appear in a coupling "
+                           f"expression (letters, digits and '_' only); {name!r} is left independent")
+            return None
         a = self.number(mel, "multiplier", 1.0)
         b = self.number(mel, "offset", 0.0)
         return _affine_text(a, master, b)
