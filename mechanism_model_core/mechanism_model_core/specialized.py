@@ -8,8 +8,8 @@ mechanism itself (11.4), so a model file change flows into the closed form.
 
 :class:`YPPPYSolver` is the closed form of a yaw-pitch-pitch-pitch-yaw arm (the CLARAty design document's
 section 14 example; the MER Instrument Deployment Device has this structure): joint 1 turns about a fixed axis,
-joints 2-4 about parallel axes perpendicular to it, joint 5 about an axis in the arm plane that carries the
-tool frame's origin. Its geometry is taken from the mechanism at the zero configuration and checked; a
+joints 2-4 about parallel axes perpendicular to it, joint 5 about an axis in the arm plane; the tool frame is anywhere on the last body (the MER IDD's instruments
+sit off the turret axis). Its geometry is taken from the mechanism at the zero configuration and checked; a
 mechanism that does not have this structure is refused with :class:`ModelStructureError`.
 
 A 5-DOF arm reaches a 5-dimensional set of poses. For a target pose the closed form enumerates up to four
@@ -93,8 +93,12 @@ class YPPPYSolver:
 
     ``joints``: the five coordinate names from the base out (default: the moving joints on ``frame``'s path,
     which must be exactly five). Raises :class:`ModelStructureError` if the geometry is not YPPPY: axis 1
-    and the parallel pitch axes 2-4 perpendicular, every joint origin and the tool origin in the arm plane,
-    axis 5 in that plane and through the tool origin.
+    and the parallel pitch axes 2-4 perpendicular, every joint origin and axis 5 in the arm plane.
+
+    Method: the target pose fixes where joint 5's axis must be (its origin and direction are constant in
+    the tool frame). Joint 1 turns the arm plane onto that point; in the plane, the sum of the pitches
+    aligns axis 5, the last pitch axis follows, and joints 2-3 are a two-link planar problem (law of
+    cosines, elbow up/down); joint 5 is the remaining rotation about its axis.
     """
 
     name = "ypppy"
@@ -130,12 +134,10 @@ class YPPPYSolver:
         if abs(ez @ n) > tol or any(np.linalg.norm(np.cross(n, ax[k])) > 1e-9 for k in (2, 3)):
             raise ModelStructureError("YPPPY: axes 2-4 must be parallel and perpendicular to axis 1")
         er = np.cross(n, ez)
-        pts = o[1:] + [Tt[:3, 3]]
+        pts = o[1:]
         scale = max(1.0, max(float(np.linalg.norm(p - o[0])) for p in pts))
         if any(abs(n @ (p - o[0])) > 1e-9 * scale for p in pts) or abs(n @ ax[4]) > 1e-9:
-            raise ModelStructureError("YPPPY: joint origins, tool origin and axis 5 must lie in the arm plane")
-        if np.linalg.norm(np.cross(ax[4], Tt[:3, 3] - o[4])) > 1e-9 * scale:
-            raise ModelStructureError("YPPPY: the tool origin must lie on axis 5")
+            raise ModelStructureError("YPPPY: the joint origins and axis 5 must lie in the arm plane")
         self.ez, self.er, self.n = ez, er, n
         self.s = float(np.sign(ez @ np.cross(n, er)))        # pitch turns (u, v) vectors by s * angle
 
@@ -145,9 +147,10 @@ class YPPPYSolver:
         self.P2 = uv(o[1] - o[0])
         self.L2 = uv(o[2] - o[1])
         self.L3 = uv(o[3] - o[2])
-        self.L4 = uv(Tt[:3, 3] - o[3])                       # from the last pitch axis to the tool origin
+        self.L4 = uv(o[4] - o[3])                            # from the last pitch axis to joint 5's origin
         self.a5 = uv(ax[4])
         self.a5_tool = Tt[:3, :3].T @ ax[4]                   # axis 5 in tool axes
+        self.o5_tool = Tt[:3, :3].T @ (o[4] - Tt[:3, 3])      # joint 5's origin in tool coordinates
         self.lower = m.lower_limits[self.idx]
         self.upper = m.upper_limits[self.idx]
 
@@ -158,9 +161,9 @@ class YPPPYSolver:
                 and problem.posture is None and set(self.idx.tolist()) <= set(problem.free.tolist()))
 
     def all_solutions(self, T: np.ndarray) -> list[np.ndarray]:
-        """Every closed-form solution ``[q1..q5]`` for the tool pose ``T`` (limits not applied; for a pose
-        off the reachable set, the nearest compromise of each branch)."""
-        p = T[:3, 3] - self.base
+        """Every closed-form solution ``[q1..q5]`` for the tool pose ``T`` (limits not applied; branches whose
+        wrist point is out of reach are dropped; if no branch reaches, the nearest compromise of each)."""
+        p = T[:3, :3] @ self.o5_tool + T[:3, 3] - self.base   # where joint 5's origin must be
         d = T[:3, :3] @ self.a5_tool
         ez, er, s = self.ez, self.er, self.s
         h = p - (p @ ez) * ez
@@ -169,7 +172,7 @@ class YPPPYSolver:
         if np.linalg.norm(h) < 1e-12:
             h = er
         psi0 = math.atan2(ez @ np.cross(er, h), er @ h)
-        out = []
+        out, compromise = [], []
         for psi in (psi0, psi0 + math.pi):
             c, sn = math.cos(psi), math.sin(psi)
             er_psi = c * er + sn * np.cross(ez, er)
@@ -184,6 +187,7 @@ class YPPPYSolver:
             b2, b3 = _ang(self.L2), _ang(self.L3)
             dn = float(np.linalg.norm(D))
             cg = (dn * dn - l2 * l2 - l3 * l3) / (2 * l2 * l3) if l2 > 0 and l3 > 0 else 1.0
+            exact = abs(cg) <= 1.0 + 1e-12
             cg = max(-1.0, min(1.0, cg))
             for g in (math.acos(cg), -math.acos(cg)):
                 phi2 = _ang(D) - math.atan2(l3 * math.sin(g), l2 + l3 * math.cos(g))
@@ -192,10 +196,10 @@ class YPPPYSolver:
                 t23 = s * (phi3 - b3)
                 q = np.array([psi, t2, t23 - t2, sigma - t23, 0.0])
                 q[4] = self._q5(q, T)
-                out.append(_wrap_pi(q))
+                (out if exact else compromise).append(_wrap_pi(q))
                 if abs(g) < 1e-12:
                     break
-        return out
+        return out or compromise
 
     def _q5(self, q, T):
         qf = np.zeros(self.mechanism.nq)

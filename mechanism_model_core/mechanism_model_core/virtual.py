@@ -88,10 +88,17 @@ class VirtualArticulation:
     and the current configuration, and moves the virtual joints on request."""
 
     def __init__(self, mechanism: Mechanism, constraints: Sequence[Constraint] = (), q=None):
+        """``q``: a configuration of ``mechanism``, or the joint values of the real mechanism alone (the
+        virtual joints then start at their home values)."""
         if not virtual_bodies(mechanism):
             raise ModelStructureError("the mechanism has no virtual bodies; use add_virtual_link first")
         self.mechanism = mechanism
         self.constraints = list(constraints)
+        virt = set(self.virtual_coordinates())
+        real = [c for c in mechanism.coordinate_names if c not in virt]
+        if q is not None and not isinstance(q, Mapping) and np.ndim(q) == 1 and len(q) == len(real) \
+                and len(real) != mechanism.nq:
+            q = dict(zip(real, np.asarray(q, dtype=float).tolist()))   # values of the real mechanism
         self.q = mechanism.configuration(q)
 
     def virtual_coordinates(self) -> list[str]:
