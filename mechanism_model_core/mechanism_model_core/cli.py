@@ -187,35 +187,35 @@ def _dtd_problems(path: str) -> list[str]:
 
 def check_file(path: str) -> list[str]:
     """Problems of one model file (empty when it loads): DTD violations first, then the loader's error."""
+    return _check(path)[0]
+
+
+def _check(path: str):
     from .io import load_model
 
     if not os.path.exists(path):
-        return [f"{path}: no such file"]
+        return [f"{path}: no such file"], None
     try:
         if path.lower().endswith((".xml", ".mm")):
             problems = _dtd_problems(path)
             if problems:
-                return problems
-        load_model(path)
+                return problems, None
+        return [], load_model(path)
     except ModelFileError as exc:
-        return [str(exc)]
+        return [str(exc)], None
     except MechanismModelError as exc:
-        return [f"{path}: {exc}"]
-    return []
+        return [f"{path}: {exc}"], None
 
 
 def cmd_check(args) -> int:
     bad = 0
     for path in args.files:
-        problems = check_file(path)
+        problems, m = _check(path)
         if problems:
             bad += 1
             for p in problems:
                 print(p, file=sys.stderr)
         elif not args.quiet:
-            from .io import load_model
-
-            m = load_model(path)
             print(f"{path}: ok ({m.name}: {len(m.bodies)} bodies, {len(m.joints)} joints, nq = {m.nq})")
     return 1 if bad else 0
 
@@ -514,8 +514,20 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     """Entry point of ``mechanism-model``; returns the exit status."""
+    import warnings
+
     parser = build_parser()
     args = parser.parse_args(argv)
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        print(f"{PROG} {args.command}: warning: {message}", file=sys.stderr)
+
+    with warnings.catch_warnings():
+        warnings.showwarning = show
+        return _run(args)
+
+
+def _run(args) -> int:
     try:
         return int(args.func(args) or 0)
     except MechanismModelError as exc:
