@@ -304,3 +304,16 @@ def test_console_script_is_installed():
         pytest.skip("console script not installed in this environment")
     p = subprocess.run([exe, "models"], capture_output=True, text=True, timeout=300)
     assert p.returncode == 0 and "rocky8_rover.xml" in p.stdout
+
+
+def test_warnings_are_one_line_messages(tmp_path):
+    pytest.importorskip("mechanism_model_core.io.urdf")
+    robot = tmp_path / "tilted.urdf"
+    robot.write_text('<robot name="r"><link name="a"/><link name="b"/>'
+                     '<joint name="j" type="revolute"><parent link="a"/><child link="b"/>'
+                     '<axis xyz="0 0 0.9999"/><limit lower="-1" upper="1" effort="1" velocity="1"/></joint>'
+                     '</robot>')
+    code, out, err = run("info", str(robot))
+    assert code == 0 and "j: revolute" in out
+    assert "mechanism-model info: warning:" in err and "normalised" in err
+    assert "Traceback" not in err and "return _Reader" not in err
