@@ -163,6 +163,8 @@ def test_default_rover_structure(rover):
         assert rover.frame(mount).kind == "mount" and rover.frame(mount).body == "chassis"
     for f in ("mast_camera", "left_navcam", "right_navcam", "mast_camera_optical", "arm_tool", "imu"):
         assert rover.has_frame(f)
+    # reference frames are named like their bodies, so they add no duplicate frames (TF stays readable)
+    assert len(rover.frame_names) == len(rover.bodies) + 16
 
 
 def test_rover_home_poses(rover):

@@ -73,7 +73,7 @@ def test_scene_places_shapes_links_and_frames():
     for ln in world:
         np.testing.assert_allclose(np.hypot(ln[:, 0] - 0.40, ln[:, 2] - 0.10), 0.10, atol=1e-12)
     # frames: named frames without the reference frames; links: none to the ground from the floating body
-    assert "mast_camera" in sc["frames"] and "chassis_ref" not in sc["frames"]
+    assert "mast_camera" in sc["frames"] and "chassis" not in sc["frames"]
     np.testing.assert_allclose(sc["frames"]["mast_camera"][:3, 3], (0.30, 0, 1.55), atol=1e-12)
     assert not any(np.allclose(ln[0], 0) and np.allclose(ln[1], (0, 0, 0.40)) for ln in sc["links"])
     assert len(sc["links"]) == len(rover.bodies) - 2
