@@ -449,7 +449,6 @@ def _rebuild(specs: list[BodySpec], ground: BodySpec):
             continue
         out.append(replaced.get(s.name, s))
     # 2. fixed leaf links on "<frame>.<kind>_frame" joints -> named frames of the parent body
-    by_name = {s.name: s for s in out}
     has_children = {s.parent for s in out}
     frames: dict[str, dict] = {}
     kinds: dict[str, dict] = {}
@@ -477,7 +476,6 @@ def _rebuild(specs: list[BodySpec], ground: BodySpec):
     if ground.name in frames:
         ground = BodySpec(ground.name, None, None, {**ground.frames, **frames[ground.name]}, ground.mass,
                           ground.shapes, ground.graphics, {**ground.frame_kinds, **kinds[ground.name]})
-    del by_name
     return result, ground
 
 
