@@ -317,3 +317,24 @@ def test_warnings_are_one_line_messages(tmp_path):
     assert code == 0 and "j: revolute" in out
     assert "mechanism-model info: warning:" in err and "normalised" in err
     assert "Traceback" not in err and "return _Reader" not in err
+
+
+def test_convert_from_kindsl(capsys, tmp_path):
+    pytest.importorskip("lark")
+    pytest.importorskip("mechanism_model_core.io.kindsl")
+    src = os.path.join(os.path.dirname(__file__), "..", "data", "robots", "fancy_kindsl", "fancy.kindsl")
+    if not os.path.exists(src):
+        pytest.skip("KinDSL example robot not vendored")
+    from mechanism_model_core import forward_kinematics, load_model
+
+    a = load_model(src)
+    for ext in ("urdf", "xml"):
+        out = tmp_path / f"fancy.{ext}"
+        code, _, err = call(capsys, "convert", src, str(out))
+        assert code == 0, err
+        b = load_model(str(out))
+        q = a.random_configuration(rng=3)
+        values = {c: q[a.coordinate_index(c)] for c in a.independent_coordinates}
+        fa, fb = forward_kinematics(a, values), forward_kinematics(b, values)
+        for f in a.frame_names:
+            np.testing.assert_allclose(fb.pose(f), fa.pose(f), atol=1e-9, err_msg=f)
