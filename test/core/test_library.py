@@ -460,3 +460,18 @@ def test_every_xml_model_describes_itself(name):
 
     text = model_summary(name)
     assert 10 < len(text) <= 100 and "\n" not in text
+
+
+@pytest.mark.parametrize("theta", [0.3, 1.2, 2.5, 4.0])
+def test_four_bar_closure_is_solvable_with_the_recorded_frames(theta):
+    """The constraint/IK code closes the loop from the two recorded frames alone; the passive angles it
+    finds are the textbook circle-intersection ones."""
+    ik = pytest.importorskip("mechanism_model_core.ik")
+    constraints = pytest.importorskip("mechanism_model_core.constraints")
+    m = load_model(model_path("four_bar/four_bar.xml"))
+    coupler, rocker, _ = _four_bar_closed(theta)
+    q0 = m.configuration({"crank": theta, "coupler": coupler + 0.1, "rocker": rocker - 0.1})
+    result = ik.solve_ik(m, [constraints.LoopClosure("closure_a", "closure_b", mask=(1, 1, 1, 0, 0, 0)),
+                             constraints.JointLock(["crank"], [theta])], q0)
+    assert result.success
+    np.testing.assert_allclose(result.q, [theta, coupler, rocker], atol=1e-6)
