@@ -46,6 +46,9 @@ class StatePublisher:
         self._coords = set(mechanism.coordinate_names)
         self._latest: dict[str, float] = {}
         self._lock = threading.Lock()
+        self._publish_lock = threading.Lock()
+        self._tf_msg = None
+        self._tf_template = None
         self.messages_in = 0
         self.messages_rejected = 0
         self.transforms_out = 0
@@ -132,23 +135,53 @@ class StatePublisher:
         with self._lock:
             return dict(self._latest)
 
+    def _prepare_tf_message(self) -> None:
+        msg = self.TFMessage()
+        for parent, child in zip(self._moving_parents, self._moving_children):
+            ts = self.TransformStamped()
+            ts.header.frame_id = parent
+            ts.child_frame_id = child
+            ts.transform.rotation.w = 1.0
+            msg.transforms.append(ts)
+        self._tf_msg = msg
+        make = getattr(self.tf_pub, "numeric_template", None)
+        if make is None:
+            return
+        tss = msg.transforms
+        try:
+            self._tf_template = make(msg, {
+                "sec": ("i4", [(t.header.stamp, "sec") for t in tss]),
+                "nanosec": ("u4", [(t.header.stamp, "nanosec") for t in tss]),
+                "translation": ("f8", [(t.transform.translation, a) for t in tss for a in "xyz"]),
+                "rotation": ("f8", [(t.transform.rotation, a) for t in tss for a in "xyzw"]),
+            })
+        except ValueError as exc:
+            self.log.info("fast TF serialization unavailable (%s); using the generic path", exc)
+
     def publish_moving(self, q: np.ndarray, stamp) -> None:
+        """One /tf message with every moving edge for full coordinates ``q``, stamped ``stamp``."""
         if not len(self.moving):
             return
         T = self.moving.transforms(q)
         quats = matrices_to_quaternions_xyzw(T[:, :3, :3])
-        msg = self.TFMessage()
-        TS = self.TransformStamped
-        out = msg.transforms
-        for parent, child, Ti, qi in zip(self._moving_parents, self._moving_children, T, quats):
-            ts = TS()
-            ts.header.stamp.sec, ts.header.stamp.nanosec = stamp
-            ts.header.frame_id = parent
-            ts.child_frame_id = child
-            fill_transform(ts.transform, Ti, qi)
-            out.append(ts)
-        self.tf_pub.publish(msg)
-        self.transforms_out += len(out)
+        sec, nsec = int(stamp[0]), int(stamp[1])
+        with self._publish_lock:
+            if self._tf_msg is None:
+                self._prepare_tf_message()
+            if self._tf_template is not None:
+                E = len(T)
+                self._tf_template.publish({
+                    "sec": np.full(E, sec, dtype=np.int32), "nanosec": np.full(E, nsec, dtype=np.uint32),
+                    "translation": T[:, :3, 3].reshape(-1), "rotation": quats.reshape(-1)})
+            else:
+                # the message objects are reused: publish() serializes before it returns
+                msg = self._tf_msg
+                for ts, Ti, qi in zip(msg.transforms, T, quats):
+                    h = ts.header.stamp
+                    h.sec, h.nanosec = sec, nsec
+                    fill_transform(ts.transform, Ti, qi)
+                self.tf_pub.publish(msg)
+        self.transforms_out += len(T)
 
 
 def main(argv=None) -> int:
