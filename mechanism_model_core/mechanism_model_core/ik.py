@@ -291,10 +291,11 @@ class IKProblem:
             out.append(Residual(name, c.kind, float(c.priority), p, o, ok, r))
         return out
 
-    def random_x(self, rng) -> np.ndarray:
-        lo = np.where(np.isfinite(self.lower), self.lower, -math.pi)
-        hi = np.where(np.isfinite(self.upper), self.upper, math.pi)
-        return rng.uniform(lo, hi)
+    def random_x(self, rng, k: int = 0) -> np.ndarray:
+        """Random in-limit unknowns for restart number ``k`` (see ``ik_solvers._restart_sample``)."""
+        from .ik_solvers import _restart_sample
+
+        return _restart_sample(rng, self.lower, self.upper, k)
 
     def result(self, x, success, reason, options, iterations, restarts, solver, message=""):
         q = self.expand(x)
