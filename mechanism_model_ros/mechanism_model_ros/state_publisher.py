@@ -10,8 +10,12 @@
   depth 1, all in one message) and the model's URDF on ``robot_description`` (reliable, transient-local,
   depth 1), so late subscribers get both.
 
+Closed chains (a four-bar): with ``loop_closures`` (``["frame_a:frame_b:position", ...]``, see
+:mod:`mechanism_model_ros.loop_closures`) the joints nobody reports are solved so the loops close.
+
 Parameters: ``model`` (file or library name; default: the library's default model), ``frame_prefix``
-(prepended to every frame id), ``joint_states_reliable`` (false: best-effort subscription as
+(prepended to every frame id), ``loop_closures``, ``loop_closure_timeout`` (s, default 0.02),
+``joint_states_reliable`` (false: best-effort subscription as
 robot_state_publisher's SensorDataQoS, which also hears reliable publishers; true: reliable).
 
 Bad input (NaN, mismatched lengths, unknown joint names) never stops the node: the message is dropped
@@ -65,6 +69,12 @@ class StatePublisher:
         self._moving_children = [self.frame_prefix + c for c in self.moving.children]
         self.publish_static()
         self.publish_description()
+        self.closer = None
+        closures = transport.get_parameter("loop_closures", [])
+        if closures:
+            from .loop_closures import LoopCloser
+            self.closer = LoopCloser(mechanism, closures,
+                                     float(transport.get_parameter("loop_closure_timeout", 0.02)))
         reliable = bool(transport.get_parameter("joint_states_reliable", False))
         self.sub = transport.create_subscription(
             "joint_states", "sensor_msgs/msg/JointState",
@@ -126,6 +136,11 @@ class StatePublisher:
             self.messages_rejected += 1
             self.warn.warning("bad-configuration", f"joint_states message dropped: {exc}")
             return
+        if self.closer:
+            q, closed = self.closer.close(q, set(latest))
+            if not closed:
+                self.warn.warning("loop-closure", "cannot close the mechanism's loops for the reported "
+                                                  "joints; passive joints keep their last closed values")
         stamp = (int(msg.header.stamp.sec), int(msg.header.stamp.nanosec))
         if stamp_is_zero(msg.header.stamp):
             stamp = self.transport.now()

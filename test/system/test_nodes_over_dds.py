@@ -311,3 +311,54 @@ def test_bad_joint_states_do_not_stop_the_state_publisher(served):
     assert wait_for(lambda: any(m.transforms[0].header.stamp.sec == 5001 for m in tf if m.transforms), 10)
     assert not any(m.transforms[0].header.stamp.sec == 5000 for m in tf if m.transforms)
     assert served["proc"].poll() is None
+
+
+def test_four_bar_passive_joints_close_the_loop():
+    """Only the crank is reported; the state publisher solves coupler and rocker so that, in the
+    transforms it publishes, closure_a and closure_b coincide (the loop is closed), and the rocker angle
+    matches the four-bar's closed-form solution."""
+    import math
+    import os
+    from ros.dds_helpers import ROS_PKG
+    from mechanism_model_ros import qos
+    from mechanism_model_ros.transports.cyclone import CycloneContext, CycloneNode
+    domain = unique_domain_id()
+    configure_this_process(domain)
+    cfg = os.path.join(os.path.dirname(ROS_PKG), "config", "four_bar.yaml")
+    proc = start_serve(domain, "--params-file", cfg)
+    ctx = CycloneContext(domain)
+    node = CycloneNode("fourbar_tester", context=ctx)
+    try:
+        static, _ = _subscribe_static(node)
+        tf = []
+        node.create_subscription("/tf", "tf2_msgs/msg/TFMessage", qos.TF, tf.append)
+        pub = node.create_publisher("joint_states", "sensor_msgs/msg/JointState", qos.DEFAULT)
+        assert wait_for(lambda: pub.subscription_count >= 2 and static, 30)
+        JS = node.message_class("sensor_msgs/msg/JointState")
+        for k, crank in enumerate(np.linspace(math.pi / 2, math.pi / 2 + 0.6, 4)):
+            m = JS(name=["crank"], position=[float(crank)])
+            m.header.stamp.sec = 7000 + k
+            pub.publish(m)
+            assert wait_for(lambda: any(x.transforms[0].header.stamp.sec == 7000 + k for x in tf if x.transforms), 10)
+            msg = [x for x in tf if x.transforms and x.transforms[0].header.stamp.sec == 7000 + k][-1]
+            edges = {t.child_frame_id: (t.header.frame_id, _tf_to_matrix(t.transform)) for t in msg.transforms}
+            edges.update({t.child_frame_id: (t.header.frame_id, _tf_to_matrix(t.transform))
+                          for t in static[-1].transforms})
+            poses = _compose(edges, "ground")
+            np.testing.assert_allclose(poses["closure_a"][:3, 3], poses["closure_b"][:3, 3], atol=1e-5)
+            # closed form: B = 0.1 (cos c, sin c); C on the circle |C - D| = 0.4 with |C - B| = 0.5
+            B = 0.1 * np.array([math.cos(crank), math.sin(crank)])
+            D = np.array([0.4, 0.0])
+            d = np.linalg.norm(D - B)
+            a = (0.5 ** 2 - 0.4 ** 2 + d ** 2) / (2 * d)
+            h = math.sqrt(0.5 ** 2 - a ** 2)
+            P = B + a * (D - B) / d
+            perp = np.array([-(D - B)[1], (D - B)[0]]) / d
+            candidates = [P + h * perp, P - h * perp]
+            C = min(candidates, key=lambda c: np.linalg.norm(c - np.array([0.4, 0.4])))   # upper branch
+            np.testing.assert_allclose(poses["closure_b"][:2, 3], C, atol=1e-5)
+    finally:
+        node.close()
+        ctx.close()
+        out, err = stop(proc)
+        assert "Traceback" not in err, err
