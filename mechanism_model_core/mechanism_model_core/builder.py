@@ -32,6 +32,7 @@ class MechanismBuilder:
         self.source = source
         self.metadata: dict[str, object] = {}
         self._bodies: dict[str, BodySpec] = {}
+        self._ground_spec = BodySpec(ground, None, None)   # the ground may carry frames, mass, shapes
 
     # ------------------------------------------------------------------ bodies
     def add_body(self, name: str, parent: str | None = None, joint: Joint | None = None,
@@ -54,6 +55,8 @@ class MechanismBuilder:
         return name == self.ground or name in self._bodies
 
     def body(self, name: str) -> BodySpec:
+        if name == self.ground:
+            return self._ground_spec
         try:
             return self._bodies[name]
         except KeyError:
@@ -61,14 +64,24 @@ class MechanismBuilder:
 
     def update_body(self, name: str, **changes) -> "MechanismBuilder":
         """Replace fields of a body spec (``joint=``, ``mass=``, ``shapes=``, ``parent=`` ...)."""
-        self._bodies[name] = replace(self.body(name), **changes)
+        self._put(replace(self.body(name), **changes))
         return self
+
+    def _put(self, spec: BodySpec) -> None:
+        if spec.name == self.ground:
+            if spec.parent is not None or spec.joint is not None:
+                raise ModelStructureError(f"the ground body {self.ground!r} cannot have a parent or a joint")
+            self._ground_spec = spec
+        else:
+            self._bodies[spec.name] = spec
 
     def set_joint(self, body: str, joint: Joint) -> "MechanismBuilder":
         return self.update_body(body, joint=joint)
 
     def remove_body(self, name: str) -> "MechanismBuilder":
         """Remove a body and its whole subtree."""
+        if name == self.ground:
+            raise ModelStructureError("the ground body cannot be removed")
         self.body(name)
         doomed = {name}
         changed = True
@@ -98,22 +111,23 @@ class MechanismBuilder:
         frames[name] = T
         kinds = dict(spec.frame_kinds)
         kinds[name] = kind
-        self._bodies[body] = replace(spec, frames=frames, frame_kinds=kinds)
+        self._put(replace(spec, frames=frames, frame_kinds=kinds))
         return self
 
     def add_shape(self, body: str, shape: BoundingShape) -> "MechanismBuilder":
         spec = self.body(body)
-        self._bodies[body] = replace(spec, shapes=spec.shapes + (shape,))
+        self._put(replace(spec, shapes=spec.shapes + (shape,)))
         return self
 
     def find_frame(self, name: str) -> tuple[str, np.ndarray]:
         """``(body, T_body_frame)`` of a body frame or named frame."""
         if name == self.ground or name in self._bodies:
             return name, np.eye(4)
-        for b in self._bodies.values():
+        specs = [self._ground_spec, *self._bodies.values()]
+        for b in specs:
             if name in b.frames:
                 return b.name, np.asarray(b.frames[name])
-        raise UnknownFrame(name, list(self._bodies) + [f for b in self._bodies.values() for f in b.frames])
+        raise UnknownFrame(name, [self.ground, *self._bodies] + [f for b in specs for f in b.frames])
 
     # ------------------------------------------------------------------ assembly
     def attach(self, appendage, mount: str, prefix: str = "", placement=None) -> "MechanismBuilder":
@@ -157,13 +171,15 @@ class MechanismBuilder:
 
     # ------------------------------------------------------------------ build
     def build(self) -> Mechanism:
-        return Mechanism(self.name, list(self._bodies.values()), self.ground, self.source, self.metadata)
+        return Mechanism(self.name, [self._ground_spec, *self._bodies.values()], self.ground, self.source,
+                         self.metadata)
 
 
 def edit(mechanism: Mechanism) -> MechanismBuilder:
     """A builder holding everything of ``mechanism``; building it gives a new, independent mechanism."""
     b = MechanismBuilder(mechanism.name, mechanism.ground, mechanism.source)
     b.metadata = dict(mechanism.metadata)
+    b._ground_spec = mechanism.bodies[0]
     for spec in mechanism.bodies[1:]:
         b._bodies[spec.name] = spec
     return b

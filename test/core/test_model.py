@@ -167,3 +167,22 @@ def test_joint_reference_transform_agrees_with_compiled_kinematics():
         T_parent = fk.pose(spec.parent)
         expected = T_parent @ j.transform(q[m.joint_slice(j.name)])
         np.testing.assert_allclose(fk.pose(spec.name), expected, atol=1e-12)
+
+
+def test_ground_frames_mass_and_shapes_survive_editing():
+    from mechanism_model_core import BoundingShape, MassProperties
+
+    b = MechanismBuilder("site")
+    b.add_frame("ground", "dock", translation(1, 2, 0), kind="mount")
+    b.update_body("ground", mass=MassProperties(2.5))
+    b.add_shape("ground", BoundingShape("floor", "box", translation(0, 0, -0.05), (10, 10, 0.1)))
+    b.add_body("arm", "ground", Joint.revolute("j"))
+    m = b.build()
+    m2 = m.edit().build()
+    assert m2.body("ground").mass.mass == 2.5 and m2.body("ground").shapes[0].name == "floor"
+    np.testing.assert_allclose(forward_kinematics(m2, [0.0]).position("dock"), [1, 2, 0])
+    # a frame of the ground is a mount point too
+    m3 = m.attach(planar_arm((1.0,)), "dock", prefix="p_")
+    np.testing.assert_allclose(forward_kinematics(m3, np.zeros(m3.nq)).position("p_tool"), [2, 2, 0])
+    with pytest.raises(ModelStructureError):
+        m.edit().remove_body("ground")
