@@ -137,62 +137,58 @@ def jacobian_from_segments(mechanism: Mechanism, segs, frame: str, relative_to: 
 
 
 # ------------------------------------------------------------------ fast paths on the compiled passes
-def _single_columns(c, out, fj, nq: int, world: bool) -> np.ndarray:
+def _single_columns(out, fj, nq: int, world: bool) -> np.ndarray:
     """6 x nq Jacobian of one frame relative to the ground from the one-configuration pass output.
 
     Column of a revolute ancestor with axis z and origin o: angular z; linear z x (p - o) for the frame
     origin p (LOCAL_WORLD_ALIGNED) or o x z (WORLD). A prismatic ancestor: linear z, angular 0. The pass
-    carries every axis in three cyclic orders (columns 0:3, 4:7, 8:11), so each cross product is two
-    elementwise products.
+    carries every vector in three cyclic orders, so each cross product is two elementwise products:
+    ``V`` holds z, P1 z, P2 z, P1 o, P2 o, P1 p, P2 p (each 3 x k).
     """
     J = np.empty((6, nq)) if fj.full else np.zeros((6, nq))
     if fj.cols.size == 0:
-        J[...] = 0.0
         return J
-    A = out[fj.rows_b, :, fj.rows_e, :]      # (k, 12, 4): columns 2 (axis) and 3 (origin) are used
-    Z = A[:, :, 2]
+    V = out.take(fj.index)
     if world:
-        O = A[:, :, 3]
-        a, b = O[:, 4:7] * Z[:, 8:11], O[:, 8:11] * Z[:, 4:7]
+        prod = V[3:5] * V[2:0:-1]        # (P1 o * P2 z, P2 o * P1 z)
     else:
-        D = out[fj.b, :, fj.e, 3] - A[:, :, 3]
-        a, b = Z[:, 4:7] * D[:, 8:11], Z[:, 8:11] * D[:, 4:7]
-    JT = J.T
+        D = V[5:7] - V[3:5]              # (P1 d, P2 d) with d = p - o
+        prod = V[1:3] * D[::-1]          # (P1 z * P2 d, P2 z * P1 d)
     sl = fj.cols_slice
     if sl is not None:
-        np.subtract(a, b, out=JT[sl, :3])
-        JT[sl, 3:] = Z[:, :3]
+        np.subtract(prod[0], prod[1], out=J[:3, sl])
+        J[3:, sl] = V[0]
     else:
-        JT[fj.cols, :3] = a - b
-        JT[fj.cols, 3:] = Z[:, :3]
+        J[:3, fj.cols] = prod[0] - prod[1]
+        J[3:, fj.cols] = V[0]
     if fj.prismatic is not None:
         pc = fj.cols[fj.prismatic]
-        JT[pc, :3] = Z[fj.prismatic, :3]
-        JT[pc, 3:] = 0.0
+        J[:3, pc] = V[0][:, fj.prismatic]
+        J[3:, pc] = 0.0
     return J
 
 
 def _batch_columns(c, Tb, f: int, nq: int):
     """(B, 6, nq) LOCAL_WORLD_ALIGNED Jacobian of frame ``f`` relative to the ground, and the frame's
-    (12, B) pose components, from the batch pass."""
+    (B, 12) pose components, from the batch pass."""
     W = _kin._batch_frame_comps(c, Tb, f)
-    B = Tb.shape[2]
+    B = Tb.shape[1]
     fj = c.single.jac[f]
     J = np.zeros((B, 6, nq))
     anc = c.seg_ancestors[int(c.frame_seg[f])]
     if anc.size == 0:
         return J, W
-    A = Tb[anc - 1]                      # (k, 12, B)
-    Z = A[:, 6:9]
-    D = W[9:12] - A[:, 9:12]
+    A = Tb[anc - 1]                      # (k, B, 12): components 6:9 axis z, 9:12 origin
+    Z = A[:, :, 6:9]
+    D = W[:, 9:12] - A[:, :, 9:12]
     lin = np.empty_like(Z)
-    lin[:, 0] = Z[:, 1] * D[:, 2] - Z[:, 2] * D[:, 1]
-    lin[:, 1] = Z[:, 2] * D[:, 0] - Z[:, 0] * D[:, 2]
-    lin[:, 2] = Z[:, 0] * D[:, 1] - Z[:, 1] * D[:, 0]
+    lin[..., 0] = Z[..., 1] * D[..., 2] - Z[..., 2] * D[..., 1]
+    lin[..., 1] = Z[..., 2] * D[..., 0] - Z[..., 0] * D[..., 2]
+    lin[..., 2] = Z[..., 0] * D[..., 1] - Z[..., 1] * D[..., 0]
     if fj.prismatic is not None:
         lin[fj.prismatic] = Z[fj.prismatic]
-    J[:, :3, fj.cols] = lin.transpose(2, 1, 0)
-    ang = Z.transpose(2, 1, 0)
+    J[:, :3, fj.cols] = lin.transpose(1, 2, 0)
+    ang = Z.transpose(1, 2, 0)
     if fj.prismatic is not None:
         J[:, 3:, fj.cols[fj.revolute]] = ang[:, :, fj.revolute]
     else:
@@ -200,8 +196,14 @@ def _batch_columns(c, Tb, f: int, nq: int):
     return J, W
 
 
+_CONVENTIONS = {c: c for c in Convention}
+_CONVENTIONS.update({c.value: c for c in Convention})
+
+
 def _fast_jacobian(mechanism: Mechanism, q: np.ndarray, out, tb, frame: str, relative_to, convention):
-    conv = convention if type(convention) is Convention else Convention.parse(convention)
+    conv = _CONVENTIONS.get(convention) if isinstance(convention, str) else None
+    if conv is None:
+        conv = Convention.parse(convention)
     ref = mechanism._frames.get(frame)
     if ref is None:
         ref = mechanism.frame(frame)
@@ -212,17 +214,17 @@ def _fast_jacobian(mechanism: Mechanism, q: np.ndarray, out, tb, frame: str, rel
         fj = c.single.jac[ref.index]
         if ground:
             if conv is Convention.LOCAL_WORLD_ALIGNED:
-                return _single_columns(c, out, fj, nq, False)
+                return _single_columns(out, fj, nq, False)
             if conv is Convention.WORLD:
-                return _single_columns(c, out, fj, nq, True)
-            J = _single_columns(c, out, fj, nq, False)
-            Rt = out[fj.b, :3, fj.e, :3].T
+                return _single_columns(out, fj, nq, True)
+            J = _single_columns(out, fj, nq, False)
+            Rt = out.take(c.single.frame_flat[ref.index, :3, :3]).T
             return np.matmul(Rt, J.reshape(2, 3, nq)).reshape(6, nq)
         rref = mechanism.frame(relative_to)
-        rj = c.single.jac[rref.index]
-        Jf = _single_columns(c, out, fj, nq, False)
-        Jr = _single_columns(c, out, rj, nq, False)
-        return _finish(Jf, out[fj.b, :4, fj.e, :], Jr, out[rj.b, :4, rj.e, :], conv)
+        Jf = _single_columns(out, fj, nq, False)
+        Jr = _single_columns(out, c.single.jac[rref.index], nq, False)
+        flat = c.single.frame_flat
+        return _finish(Jf, out.take(flat[ref.index]), Jr, out.take(flat[rref.index]), conv)
     Jf, Wf = _batch_columns(c, tb, ref.index, nq)
     Tf = _kin._comps_to_poses(Wf)
     if ground:

@@ -60,8 +60,8 @@ _CS = np.zeros((4, 4))
 _CS[0, 1], _CS[1, 0] = -1.0, 1.0
 _EZ = np.zeros((4, 4))
 _EZ[2, 3] = 1.0
-#: 3x4 pose components in the batch layout: row 3*j + i holds T[i, j]
-_EYE_COMPS = np.eye(4)[:3, :].T.reshape(12, 1).copy()
+#: 3x4 pose components in the batch layout: component 3*j + i holds T[i, j]
+_EYE_COMPS = np.eye(4)[:3, :].T.reshape(1, 12).copy()
 
 
 def _ro(a, dtype=float):
@@ -74,15 +74,16 @@ def _ro(a, dtype=float):
 class _SinglePlan:
     """Constant arrays of the one-configuration pass (see the module docstring)."""
 
-    __slots__ = ("A", "b", "lin", "coef", "nb", "m", "T", "parents", "ground", "frame_b", "frame_e",
-                 "seg_b", "seg_e", "jac")
+    __slots__ = ("A", "b", "lin", "coef", "nb", "m", "T", "parents", "ground", "run", "frame_flat",
+                 "seg_flat", "jac")
 
 
 class _FrameJacobian:
-    """Per-frame constants of the Jacobian: rows of the ancestor segments in the pass output, their
-    coordinate columns (as a slice when contiguous) and which of them are prismatic."""
+    """Per-frame constants of the Jacobian: where the pass output holds the ancestor segments' axes and
+    origins and the frame's origin (flat indices, shape (7, 3, k), see :func:`_jacobian_index`), the
+    ancestors' coordinate columns (also as a slice when contiguous) and which of them are prismatic."""
 
-    __slots__ = ("rows_b", "rows_e", "cols", "cols_slice", "full", "prismatic", "revolute", "b", "e")
+    __slots__ = ("index", "cols", "cols_slice", "full", "prismatic", "revolute")
 
 
 class _BatchPlan:
@@ -251,18 +252,30 @@ def plan_single(c, nq: int) -> _SinglePlan:
         frame_be[f] = seg_be[s]
     ground_frame = next(f for f, s in enumerate(c.frame_seg) if s == 0)  # the ground's own frame
     seg_be[0] = frame_be[ground_frame]
-    sp.seg_b = _ro([b for b, _ in seg_be], np.intp)
-    sp.seg_e = _ro([e for _, e in seg_be], np.intp)
-    sp.frame_b = _ro([b for b, _ in frame_be], np.intp)
-    sp.frame_e = _ro([e for _, e in frame_be], np.intp)
+
+    def flat(b, e, i, j):
+        """Flat index of row i, column j of entry e of block b in the (nb, 12, 4m) output."""
+        return (np.asarray(b) * 12 + i) * (4 * m) + 4 * np.asarray(e) + j
+
+    ii, jj = np.meshgrid(np.arange(4), np.arange(4), indexing="ij")
+    sp.seg_flat = _ro([flat(b, e, ii, jj) for b, e in seg_be], np.intp)
+    sp.frame_flat = _ro([flat(b, e, ii, jj) for b, e in frame_be], np.intp)
+    sp.run = (sp.A, sp.b, sp.lin, (nb, 1, T), sp.coef, (nb, 4 * m, 4 * m), (nb, 16 * m * m), 16 * m,
+              (nb, 12, 4 * m), sp.ground, sp.parents)
     # --- per-frame Jacobian constants
     jac = []
+    r3 = np.arange(3)[:, None]
     for f in range(len(c.frame_seg)):
         anc = [int(a) for a in c.seg_ancestors[int(c.frame_seg[f])]]
         fj = _FrameJacobian()
-        fj.b, fj.e = frame_be[f]
-        fj.rows_b = _ro([seg_be[a][0] for a in anc], np.intp)
-        fj.rows_e = _ro([seg_be[a][1] for a in anc], np.intp)
+        ab = np.array([seg_be[a][0] for a in anc], np.intp)
+        ae = np.array([seg_be[a][1] for a in anc], np.intp)
+        fb, fe = frame_be[f]
+        ones = np.ones(len(anc), np.intp)
+        fj.index = _ro([flat(ab, ae, r3, 2), flat(ab, ae, 4 + r3, 2), flat(ab, ae, 8 + r3, 2),
+                        flat(ab, ae, 4 + r3, 3), flat(ab, ae, 8 + r3, 3),
+                        flat(fb * ones, fe * ones, 4 + r3, 3), flat(fb * ones, fe * ones, 8 + r3, 3)],
+                       np.intp).reshape(7, 3, len(anc))
         cols = [int(c.seg_coord[a]) for a in anc]
         fj.cols = _ro(cols, np.intp)
         fj.cols_slice = (slice(cols[0], cols[-1] + 1)
@@ -277,108 +290,114 @@ def plan_single(c, nq: int) -> _SinglePlan:
 
 
 def plan_batch(c) -> _BatchPlan:
-    """Compile the batch pass: per moving segment, matrices acting on the parent's 12 pose components."""
+    """Compile the batch pass: per moving segment, matrices acting on the parent's 12 pose components
+    (a row of 12 per configuration: ``T_child = T_parent @ N``, ``N = kron(P, I3)``-shaped)."""
     steps = []
+    eye3 = np.eye(3)
     for i in range(1, c.n_seg):
         P = np.asarray(c.seg_P[i])
         p = int(c.seg_parent[i])
         if c.seg_kind[i] == 1:
-            Mc = np.kron((P @ _CC).T, np.eye(3))
-            Ms = np.kron((P @ _CS).T, np.eye(3))
-            M1 = np.kron((P @ _C0).T, np.eye(3))
-            Mcs = np.vstack([Mc[:6], Ms[:6]])       # rows 0..5 of T_i = c * Y[:6] + s * Y[6:]
-            M23 = M1[6:].copy()                     # rows 6..11 of T_i (z axis, origin)
-            if p == 0:
-                steps.append((1, -1, _ro(Mcs @ _EYE_COMPS), _ro(M23 @ _EYE_COMPS)))
-            else:
-                steps.append((1, p - 1, _ro(Mcs), _ro(M23)))
+            # T_i = T_p P Rz(q): columns 0, 1 (components 0..5) mix with cos and sin, 2 and 3 do not
+            Nc = np.kron(P @ _CC, eye3)[:, :6]
+            Ns = np.kron(P @ _CS, eye3)[:, :6]
+            N1 = np.kron(P @ _C0, eye3)[:, 6:]
+            N = np.hstack([Nc, Ns, N1])              # (12, 18)
+            steps.append((1, p - 1, _ro(_EYE_COMPS @ N if p == 0 else N)))
         else:
-            M = np.kron(P.T, np.eye(3))
-            steps.append((2, -1 if p == 0 else p - 1, _ro(M @ _EYE_COMPS if p == 0 else M), None))
+            N = np.kron(P, eye3)
+            steps.append((2, p - 1, _ro(_EYE_COMPS @ N if p == 0 else N)))
     bp = _BatchPlan()
     bp.steps = tuple(steps)
     eye = np.eye(4)
     bp.frame_identity = _ro([np.array_equal(F, eye) for F in c.frame_T], bool)
-    bp.frame_M = _ro(np.array([np.kron(np.asarray(F).T, np.eye(3)) for F in c.frame_T]))
+    bp.frame_M = _ro(np.array([np.kron(np.asarray(F), eye3) for F in c.frame_T]))
     return bp
 
 
 # ============================================================================ the passes
 def _single_pass(c, q):
-    """Pass output for one configuration: (nb, 12, m, 4); entry ``[b, :, e, :]`` is ``[T; P1 T; P2 T]``
-    for the pose ``T`` of the e-th segment or frame of block b."""
-    sp = c.single
-    nb, m = sp.nb, sp.m
-    x = _dot(sp.A, q)
-    x += sp.b
+    """Pass output for one configuration, shape (nb, 12, 4m): block b holds ``[T; P1 T; P2 T]`` (12 x 4)
+    for the pose ``T`` of each of its entries side by side (entry e in columns 4e:4e+4)."""
+    A, b, lin, wshape, coef, kshape, kflat, kcols, oshape, ground, parents = c.single.run
+    x = _dot(A, q)
+    x += b
     w = np.sin(x)
-    if sp.lin is not None:
-        w[sp.lin] = x[sp.lin]
+    if lin is not None:
+        w[lin] = x[lin]
     # block b: [L_0 | L_1 | ...] (4 x 4m) in the top rows of a 4m x 4m matrix, so that it multiplies the
     # parent's whole output block and picks out the parent's pose (its first entry)
-    K = np.zeros((nb, 4 * m, 4 * m))
-    np.matmul(w.reshape(nb, 1, sp.T), sp.coef, out=K.reshape(nb, 16 * m * m)[:, None, :16 * m])
-    out = np.empty((nb, 12, 4 * m))
+    K = np.zeros(kshape)
+    np.matmul(w.reshape(wshape), coef, out=K.reshape(kflat)[:, None, :kcols])
+    out = np.empty(oshape)
     ov = list(out)
-    ov.append(sp.ground)
-    _consume(map(_dot, map(ov.__getitem__, sp.parents), K, ov))
-    return out.reshape(nb, 12, m, 4)
+    ov.append(ground)
+    _consume(map(_dot, map(ov.__getitem__, parents), K, ov))
+    return out
 
 
+#: consumes an iterator in C (a deque of length 0 keeps nothing, so sharing it between threads is safe)
 _consume = deque(maxlen=0).extend
 
 
 def _batch_pass(c, Q):
-    """Batch pass: (S - 1, 12, B) pose components of every moving segment (row 3*j + i = T[i, j])."""
-    bp = c.batch
+    """Batch pass: (S - 1, B, 12) pose components of every moving segment (component 3*j + i = T[i, j]).
+
+    Each segment costs one (B x 12) @ (12 x 18) product and a few elementwise products; the small
+    matrix is on the right, a shape that BLAS does not spread over threads (on a loaded machine threaded
+    BLAS on the transposed shape was a hundred times slower)."""
+    steps = c.batch.steps
     B = Q.shape[0]
-    S1 = c.n_seg - 1
-    Tb = np.empty((S1, 12, B))
-    if S1 == 0:
+    Tb = np.empty((len(steps), B, 12))
+    if not steps:
         return Tb
-    X = Q.T[c.seg_coord[1:]]          # (S-1, B) joint values per segment
+    X = Q[:, c.seg_coord[1:]]          # (B, S - 1) joint value of each segment
     cs = np.cos(X)
     sn = np.sin(X)
-    Y = np.empty((12, B))
-    for i, (kind, p, M, M23) in enumerate(bp.steps):
+    Y = np.empty((B, 18))
+    for i, (kind, p, N) in enumerate(steps):
         Ti = Tb[i]
         if kind == 1:
+            ci = cs[:, i, None]
+            si = sn[:, i, None]
             if p < 0:
-                np.multiply(M[:6], cs[i], out=Ti[:6])
-                Ti[:6] += M[6:] * sn[i]
-                Ti[6:] = M23
+                np.multiply(ci, N[:, :6], out=Ti[:, :6])
+                Ti[:, :6] += si * N[:, 6:12]
+                Ti[:, 6:] = N[:, 12:]
             else:
-                _dot(M, Tb[p], out=Y)
-                np.multiply(Y[:6], cs[i], out=Ti[:6])
-                np.multiply(Y[6:], sn[i], out=Y[6:])
-                Ti[:6] += Y[6:]
-                _dot(M23, Tb[p], out=Ti[6:])
+                _dot(Tb[p], N, out=Y)
+                np.multiply(Y[:, :6], ci, out=Ti[:, :6])
+                np.multiply(Y[:, 6:12], si, out=Y[:, 6:12])
+                Ti[:, :6] += Y[:, 6:12]
+                Ti[:, 6:] = Y[:, 12:]
         else:
             if p < 0:
-                Ti[...] = M
+                Ti[...] = N
             else:
-                _dot(M, Tb[p], out=Ti)
-            Ti[9:] += Ti[6:9] * X[i]
+                _dot(Tb[p], N, out=Ti)
+            Ti[:, 9:] += Ti[:, 6:9] * X[:, i, None]
     return Tb
 
 
 def _batch_frame_comps(c, Tb, f):
-    """(12, B) pose components of frame ``f`` from the batch pass."""
+    """(B, 12) pose components of frame ``f`` from the batch pass."""
     s = int(c.frame_seg[f])
     if s == 0:
-        return np.broadcast_to(c.batch.frame_M[f] @ _EYE_COMPS, (12, Tb.shape[2]))
+        return np.broadcast_to(_EYE_COMPS @ c.batch.frame_M[f], (Tb.shape[1], 12))
     if c.batch.frame_identity[f]:
         return Tb[s - 1]
-    return _dot(c.batch.frame_M[f], Tb[s - 1])
+    return _dot(Tb[s - 1], c.batch.frame_M[f])
 
 
 def _comps_to_poses(W):
-    """(12, B) components -> (B, 4, 4) poses; (..., 12, B) -> (B, ..., 4, 4)."""
-    lead = W.shape[:-2]
-    B = W.shape[-1]
-    out = np.zeros((B,) + lead + (4, 4))
-    src = W.reshape(lead + (4, 3, B))
-    out[..., :3, :] = np.moveaxis(src, -1, 0).swapaxes(-1, -2)
+    """(B, 12) components -> (B, 4, 4) poses; (F, B, 12) -> (B, F, 4, 4)."""
+    if W.ndim == 2:
+        out = np.empty((W.shape[0], 4, 4))
+        out[:, :3, :] = W.reshape(-1, 4, 3).transpose(0, 2, 1)
+    else:
+        out = np.empty((W.shape[1], W.shape[0], 4, 4))
+        out[..., :3, :] = W.reshape(W.shape[0], W.shape[1], 4, 3).transpose(1, 0, 3, 2)
+    out[..., 3, :3] = 0.0
     out[..., 3, 3] = 1.0
     return out
 
@@ -392,7 +411,7 @@ def segment_poses(mechanism: Mechanism, q: np.ndarray) -> np.ndarray:
     function builds the full segment array, which the fast paths avoid."""
     c = mechanism._compiled
     if q.ndim == 1:
-        return _single_pass(c, q)[c.single.seg_b, :4, c.single.seg_e, :]
+        return _single_pass(c, q).take(c.single.seg_flat)
     Tb = _batch_pass(c, q)
     out = np.empty((q.shape[0], c.n_seg, 4, 4))
     out[:, 0] = np.eye(4)
@@ -442,7 +461,7 @@ class ForwardKinematics:
             return self._segs
         c = self.mechanism._compiled
         if self._out is not None:
-            return self._out[c.single.seg_b, :4, c.single.seg_e, :]
+            return self._out.take(c.single.seg_flat)
         out = np.empty((self.q.shape[0], c.n_seg, 4, 4))
         out[:, 0] = np.eye(4)
         out[:, 1:] = _comps_to_poses(self._tb)
@@ -470,8 +489,7 @@ class ForwardKinematics:
             ref = m.frame(frame)        # raises UnknownFrame
         c = m._compiled
         if self._out is not None:
-            sp = c.single
-            return self._out[sp.frame_b[ref.index], :4, sp.frame_e[ref.index], :].copy()
+            return self._out.take(c.single.frame_flat[ref.index])
         if self._tb is not None:
             return _comps_to_poses(_batch_frame_comps(c, self._tb, ref.index))
         if self.q.ndim == 1:
@@ -482,7 +500,7 @@ class ForwardKinematics:
         """Poses of all frames in :attr:`Mechanism.frame_names` order, shape (F, 4, 4) or (B, F, 4, 4)."""
         c = self.mechanism._compiled
         if self._out is not None:
-            return self._out[c.single.frame_b, :4, c.single.frame_e, :]
+            return self._out.take(c.single.frame_flat)
         if self._tb is not None:
             return _comps_to_poses(_batch_all_frame_comps(c, self._tb))
         if self.q.ndim == 1:
@@ -505,11 +523,12 @@ class ForwardKinematics:
 
 
 def _batch_all_frame_comps(c, Tb):
-    B = Tb.shape[2]
-    src = np.empty((c.n_seg, 12, B))
+    """(F, B, 12) pose components of every frame."""
+    B = Tb.shape[1]
+    src = np.empty((c.n_seg, B, 12))
     src[0] = _EYE_COMPS
     src[1:] = Tb
-    return np.matmul(c.batch.frame_M, src[c.frame_seg])
+    return np.matmul(src[c.frame_seg], c.batch.frame_M)
 
 
 def _relative(Tr, T):
