@@ -196,10 +196,10 @@ def _frame_check(mechanism: Mechanism, *names):
 
 def _as_pose(T, what: str) -> np.ndarray:
     A = np.array(T, dtype=float)
-    if A.shape != (4, 4) or not np.all(np.isfinite(A)):
+    if A.shape != (4, 4) or not math.isfinite(float(A.sum())):
         raise InvalidConfiguration(f"{what}: expected a finite 4x4 transform, got shape {A.shape}")
     R = A[:3, :3]
-    if float(np.abs(R @ R.T - _EYE3).max()) > 1e-6 or float(np.cross(R[:, 0], R[:, 1]) @ R[:, 2]) < 0:
+    if float(np.abs(R @ R.T - _EYE3).max()) > 1e-6 or np.linalg.det(R) < 0:
         raise InvalidConfiguration(f"{what}: the rotation part is not a proper rotation matrix")
     return A
 
@@ -487,12 +487,12 @@ def _joint_index(mechanism: Mechanism, name: str) -> int:
 
 @dataclass
 class JointCoupling(_Common, Constraint):
-    """``joint == f(other coordinates)`` (CLARAty 4.17.1): ``relation`` is an expression text read by the
+    """``joint == f(other coordinates)`` (CLARAty 4.17.1): ``expression`` is an expression text read by the
     safe evaluator (``"2*joint1"``, ``"atan2(sin(a), cos(a)) - b"``) or a linear form ``(coefficients, b)``
-    with ``coefficients`` a ``{coordinate: a}`` mapping. Residual: ``q[joint] - f(q)`` (rad or m)."""
+    with ``coefficients`` a ``{coordinate: a}`` mapping or a vector over all coordinates. Residual: ``q[joint] - f(q)`` (rad or m)."""
 
     joint: str
-    relation: object
+    expression: object
     dimension: ClassVar[int] = 1
     kind: ClassVar[str] = "joint"
 
@@ -501,19 +501,24 @@ class JointCoupling(_Common, Constraint):
 
         self._i = _joint_index(mechanism, self.joint)
         others = [c for c in mechanism.coordinate_names if c != self.joint]
-        if isinstance(self.relation, str):
+        if isinstance(self.expression, str):
             try:
-                self._expr = parse_expression(self.relation, others)
+                self._expr = parse_expression(self.expression, others)
             except ExpressionError as exc:
                 raise ExpressionError(f"JointCoupling({self.joint!r}): {exc}") from None
             self._vars = {v: mechanism.coordinate_index(v) for v in sorted(self._expr.variables)}
             self._linear = None
         else:
             try:
-                coeffs, b = self.relation
+                coeffs, b = self.expression
+                if not isinstance(coeffs, Mapping):        # a vector over all coordinates
+                    vec = np.asarray(coeffs, dtype=float).reshape(-1)
+                    if vec.shape != (mechanism.nq,):
+                        raise ValueError
+                    coeffs = {n: a for n, a in zip(mechanism.coordinate_names, vec.tolist()) if a != 0.0}
                 coeffs = dict(coeffs)
             except (TypeError, ValueError):
-                raise InvalidConfiguration(f"JointCoupling({self.joint!r}): relation must be an expression "
+                raise InvalidConfiguration(f"JointCoupling({self.joint!r}): expression must be a text "
                                            f"or (coefficients mapping, b)") from None
             idx = np.array([_joint_index(mechanism, c) for c in coeffs], dtype=int)
             self._linear = (idx, np.array([float(a) for a in coeffs.values()]), float(b))

@@ -124,7 +124,7 @@ class IKProblem:
     """
 
     def __init__(self, mechanism: Mechanism, constraints: Sequence[Constraint], q0: np.ndarray,
-                 locked: Sequence[str] = ()):
+                 locked: Sequence[str] = (), checked: bool = False):
         self.mechanism = mechanism
         self.constraints = list(constraints)
         self.posture: Posture | None = None
@@ -134,7 +134,8 @@ class IKProblem:
                 lock_idx[i] = None
         tasks = []
         for c in self.constraints:
-            c.check(mechanism)
+            if not checked:
+                c.check(mechanism)
             if isinstance(c, JointLock):
                 vals = c.lock_values(mechanism)
                 for i in c.coordinates(mechanism):
@@ -156,6 +157,7 @@ class IKProblem:
         self.free = np.array([i for i in range(mechanism.nq) if i not in dependent and i not in lock_idx],
                              dtype=int)
         self.locked = np.array(sorted(lock_idx), dtype=int)
+        self.all_free = len(self.free) == mechanism.nq
         self.has_couplings = bool(mechanism.couplings)
         lo = np.array(mechanism.lower_limits[self.free])
         hi = np.array(mechanism.upper_limits[self.free])
@@ -349,7 +351,7 @@ class ConstraintManager:
         q = self.mechanism.configuration(q0)
         if q.ndim != 1:
             raise InvalidConfiguration("q0 must be one configuration, not a batch")
-        return IKProblem(self.mechanism, self.constraints, q, self.locked)
+        return IKProblem(self.mechanism, self.constraints, q, self.locked, checked=True)
 
     def solve(self, q0=None, **kwargs) -> IKResult:
         """:func:`solve_ik` on these constraints."""

@@ -357,6 +357,7 @@ class _ChainGeometry:
         n = self.n = len(Ps)
         self.F = F
         self.coords = coords
+        self.coords_arr = np.array(coords, dtype=int)
         # local transform L_i(q) = P_i + sin(q) P_i K_i + (1 - cos(q)) P_i K_i^2 + q P_i E_i, with K_i the
         # cross-product matrix of the unit axis (revolute) and E_i the translation along it (prismatic)
         self.Pm = np.array(Ps).reshape(n, 16)
@@ -420,9 +421,13 @@ class _ChainKernel:
         self.n = n
         self.F = geo.F
         coords = geo.coords
-        pos = {int(i): k for k, i in enumerate(P.free)}
-        self.var_seg = np.array([i for i in range(n) if coords[i] in pos], dtype=int)
-        self.var_x = np.array([pos[coords[i]] for i in self.var_seg], dtype=int)
+        if P.all_free:
+            self.var_seg = np.arange(n)
+            self.var_x = geo.coords_arr
+        else:
+            pos = {int(i): k for k, i in enumerate(P.free)}
+            self.var_seg = np.array([i for i in range(n) if coords[i] in pos], dtype=int)
+            self.var_x = np.array([pos[coords[i]] for i in self.var_seg], dtype=int)
         self.nv = len(self.var_seg)
         if self.nv == 0:
             raise _NoChain
@@ -460,10 +465,8 @@ class _ChainKernel:
         self.all_rows = len(self.rows) == 6
         self.masked = not self.all_rows and not (list(self.rows) in ([0, 1, 2], [3, 4, 5]))
         self.unit_weights = bool(np.all(self.wrow == 1.0))
-        self.e = np.zeros(6)
         self.pt = np.array(Tt[:3, 3])
         self.RtT = np.array(Tt[:3, :3].T)
-        self.J = np.zeros((6, n))
         self.m = len(self.rows)
 
     def full_x(self, xv):
@@ -484,9 +487,7 @@ class _ChainKernel:
             th[self.var_seg] = xv
         w = self.w
         np.sin(th, out=w[:, 0, 0])
-        np.cos(th, out=w[:, 0, 1])
-        w[:, 0, 1] *= -1.0
-        w[:, 0, 1] += 1.0
+        np.subtract(1.0, np.cos(th), out=w[:, 0, 1])
         w[:, 0, 2] = th
         L = (self.Pm + np.matmul(w, self.coef)[:, 0, :]).reshape(n, 4, 4)
         T = self.T
@@ -497,7 +498,7 @@ class _ChainKernel:
         p = Tf[:3, 3]
         z = T[:, :3, 2]                               # joint axes (+z of every step) in the ground frame
         d = p - T[:, :3, 3]
-        J = self.J
+        J = np.empty((6, n))
         # linear rows: z x d (revolute), z (prismatic); angular rows: z (revolute), 0 (prismatic)
         J[0] = z[:, 1] * d[:, 2] - z[:, 2] * d[:, 1]
         J[1] = z[:, 2] * d[:, 0] - z[:, 0] * d[:, 2]
@@ -507,13 +508,14 @@ class _ChainKernel:
             J[:3, self.pri] = z[self.pri].T
             J[3:, self.pri] = 0.0
         e = np.empty(6)
-        e[:3] = p - self.pt
-        e = self.e
-        e[0] = p[0] - self.pt[0]
-        e[1] = p[1] - self.pt[1]
-        e[2] = p[2] - self.pt[2]
+        pt = self.pt
+        e[0] = p[0] - pt[0]
+        e[1] = p[1] - pt[1]
+        e[2] = p[2] - pt[2]
         if self.need_rot:
             e[3:] = _log3(Tf[:3, :3] @ self.RtT)
+        else:
+            e[3:] = 0.0
         if self.all_rows:
             r, Jm = e, J
         else:
@@ -526,7 +528,7 @@ class _ChainKernel:
             ep = float(np.linalg.norm(r[self.pos_rows]))
             er = float(np.linalg.norm(r[self.rot_rows]))
         if self.unit_weights:
-            return r.copy(), Jm.copy(), ep, er
+            return r, Jm, ep, er
         return r * self.wrow, Jm * self.wrow[:, None], ep, er
 
     def attempt(self, xv, o: IKOptions, cap, mu0):

@@ -320,7 +320,7 @@ def test_load_constraints_file(tmp_path):
     np.testing.assert_allclose(pose.target[:3, 3], [0.4, 0.1, 0.3])
     np.testing.assert_allclose(pose.target[:3, :3], rot_x(math.pi)[:3, :3], atol=1e-12)
     assert cs[1].weight == 2 and cs[1].priority == 1
-    assert cs[5].relation == ({"joint1": 0.5, "joint2": -1.0}, 0.1)
+    assert cs[5].expression == ({"joint1": 0.5, "joint2": -1.0}, 0.1)
     assert cs[6].value == pytest.approx(-math.pi / 4)
     assert cs[7].joints == ("joint3",) and cs[7].values == [0.5]
     m = ur5()
@@ -346,3 +346,13 @@ def test_load_constraints_errors_name_file_and_line(tmp_path, text, line, words)
         load_constraints(p)
     assert e.value.line == line and os.path.basename(e.value.file) == "bad.xml"
     assert words in str(e.value)
+
+
+def test_joint_coupling_vector_coefficients():
+    m = ur5()
+    target = forward_kinematics(m, [0.3, -1.0, 1.2, -0.5, 0.8, 0.1]).position("tool")
+    a = np.zeros(6)
+    a[0], a[1] = 1.0, -0.5                        # joint6 = joint1 - 0.5 joint2 + 0.2
+    r = solve_ik(m, [PositionConstraint("tool", target), JointCoupling("joint6", (a, 0.2))], np.zeros(6))
+    assert r.success
+    assert r.q[5] == pytest.approx(r.q[0] - 0.5 * r.q[1] + 0.2, abs=1e-5)

@@ -382,3 +382,10 @@ def test_constraint_manager_add_remove_and_result_fields():
     assert r.iterations > 0 and r.time > 0
     cm.remove("rest")
     assert [c.name for c in cm.constraints] == ["reach"]
+
+
+def test_reason_timeout_when_the_budget_ends_mid_solve():
+    m = chain10()
+    T = forward_kinematics(m, np.full(10, 0.7)).pose("tool")
+    r = solve_ik(m, PoseConstraint("tool", T), np.full(10, -0.7), timeout=0.0, restarts=False)
+    assert not r.success and r.reason == "timeout" and r.iterations >= 1
