@@ -1,0 +1,81 @@
+"""ROS parameter files as rclpy reads them, the serve command line, and conversions' input checks."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from mechanism_model_ros.conversions import BadMessage, joint_state_positions, pose_to_matrix
+from mechanism_model_ros.params import load_parameter_file, parse_override
+from mechanism_model_ros.typegen import message_class
+
+from ros.dds_helpers import ROS_PKG, dds_env, unique_domain_id
+
+pytestmark = pytest.mark.ros
+TOP = os.path.dirname(ROS_PKG)
+
+
+def test_parameter_file_sections(tmp_path):
+    p = tmp_path / "p.yaml"
+    p.write_text("/**:\n  ros__parameters:\n    model: a.xml\n    ik: {timeout: 0.5}\n"
+                 "kin:\n  ros__parameters:\n    model: b.xml\n"
+                 "/robot/kin:\n  ros__parameters:\n    frame_prefix: r/\n")
+    assert load_parameter_file(str(p), "other") == {"model": "a.xml", "ik.timeout": 0.5}
+    assert load_parameter_file(str(p), "kin") == {"model": "b.xml", "ik.timeout": 0.5}
+    assert load_parameter_file(str(p), "kin", "/robot")["frame_prefix"] == "r/"
+    assert parse_override("ik_timeout:=0.25") == ("ik_timeout", 0.25)
+    assert parse_override("loop_closures:=[a:b]") == ("loop_closures", ["a:b"])
+    with pytest.raises(ValueError):
+        parse_override("no_value")
+
+
+@pytest.mark.parametrize("name", ["rocky8", "mer_idd", "four_bar", "lemur"])
+def test_shipped_parameter_files_name_library_models(name):
+    from mechanism_model_core.library import model_path
+    params = load_parameter_file(os.path.join(TOP, "config", name + ".yaml"), "kinematics_server")
+    assert os.path.exists(model_path(params["model"]))
+    assert params["ik_timeout"] > 0
+
+
+def test_joint_state_checks():
+    JS = message_class("sensor_msgs/msg/JointState")
+    assert joint_state_positions(JS(name=["a", "x"], position=[1.0, 2.0]), {"a"}) == ({"a": 1.0}, ["x"])
+    for bad in (JS(name=["a"], position=[]), JS(name=["a"], position=[float("nan")]),
+                JS(name=["a", "a"], position=[1.0, 1.0])):
+        with pytest.raises(BadMessage):
+            joint_state_positions(bad)
+
+
+def test_pose_checks():
+    P = message_class("geometry_msgs/msg/Pose")
+    np.testing.assert_allclose(pose_to_matrix(P()), np.eye(4))     # default quaternion: identity
+    p = P()
+    p.orientation.w = 0.0
+    with pytest.raises(BadMessage):
+        pose_to_matrix(p)
+    p = P()
+    p.position.y = float("inf")
+    with pytest.raises(BadMessage):
+        pose_to_matrix(p)
+
+
+def test_serve_prints_status_and_exits(tmp_path):
+    env = dds_env(unique_domain_id())
+    r = subprocess.run([sys.executable, "-m", "mechanism_model_ros.serve", "--model",
+                        "claraty_samples/sample1.xml", "--status-period", "0.5", "--duration", "1.5"],
+                       env=env, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert "joint_states in: 0" in r.stdout and "service calls: fk 0" in r.stdout
+    assert "transforms out:" in r.stdout
+
+
+def test_serve_reports_a_bad_model_file_with_its_line(tmp_path):
+    bad = tmp_path / "bad.xml"
+    bad.write_text("<Mechanism_Model name='x'>\n  <ME_Body name='a'>\n</Mechanism_Model>\n")
+    r = subprocess.run([sys.executable, "-m", "mechanism_model_ros.serve", "--model", str(bad),
+                        "--duration", "1"], env=dds_env(unique_domain_id()), capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 2
+    assert "bad.xml:" in r.stderr and "Traceback" not in r.stderr
