@@ -14,9 +14,9 @@ highest priority first::
         P  -= V_r V_r^T                          remove the directions this level used (s above 1e-6 s_max)
 
 so a lower level moves only in the null space of the levels above it. ``lambda_k = mu_k |r_k|^2`` (plus a
-floor): damping grows with the error and near singular configurations (where ``s`` is small next to
-``sqrt(lambda)``, the step is bounded) and vanishes at the solution, which restores Gauss-Newton's quadratic
-convergence. ``mu_k`` adapts the step: a trial step is accepted only if it improves the levels
+floor): damping grows with the error and vanishes at the solution, which restores Gauss-Newton's quadratic
+convergence; near a singularity, directions whose singular value ``s`` falls below ``SING_EPS`` get extra
+damping that grows to ``SING_LAMBDA`` as ``s`` goes to zero, so the step stays bounded there. ``mu_k`` adapts the step: a trial step is accepted only if it improves the levels
 lexicographically (a satisfied level must stay satisfied; otherwise the highest level that changes must
 decrease), and ``mu`` shrinks by 3 on success and grows by 10 on rejection (Levenberg-Marquardt).
 
@@ -48,10 +48,17 @@ from .ik import IKOptions, IKProblem, IKResult, register_solver
 __all__ = ["DLSSolver", "ScipySolver"]
 
 _EPS_RANK = 1e-6
+#: generic path: singular values below SING_EPS (m or rad per unit joint motion) get extra damping up to
+#: SING_LAMBDA (Nakamura & Hanafusa 1986, applied per singular direction)
+SING_EPS = 1e-2
+SING_LAMBDA = 1e-4
 #: fast path: an attempt is stalled when its cost has not fallen below STALL_RATIO times its value
-#: STALL_WINDOW iterations earlier
-STALL_WINDOW = 6
-STALL_RATIO = 0.5
+#: STALL_WINDOW iterations earlier, and it is given at most max(ATTEMPT_ITERATIONS, 2 n) iterations. Tuned on
+#: the benchmark robots (benchmarks/bench_ik.py): a restart from a fresh seed beats a slow attempt. Without
+#: restarts the single attempt runs up to max_iterations with a lenient stall test.
+STALL_WINDOW = 4
+STALL_RATIO = 0.6
+ATTEMPT_ITERATIONS = 20
 
 
 def _better(cn, co, sn, so) -> bool:
@@ -214,13 +221,18 @@ class DLSSolver:
 
     # ------------------------------------------------------------------ fast path
     def _solve_fast(self, P: IKProblem, K: "_ChainKernel", o: IKOptions) -> IKResult:
-        cap = self.attempt_iterations or max(30, 3 * K.nv)
+        if o.restarts:
+            cap = self.attempt_iterations or max(ATTEMPT_ITERATIONS, 2 * K.nv)
+            window, ratio = STALL_WINDOW, STALL_RATIO
+        else:
+            cap, window, ratio = o.max_iterations, 10, 1.0 - 1e-3
         xv = K.x0.copy()
         iterations, restarts = 0, 0
         best = (math.inf, xv)
         status = "stalled"
         while True:
-            status, xv, its, cost = K.attempt(xv, o, cap, self.mu0)
+            status, xv, its, cost = K.attempt(xv, o, min(cap, o.max_iterations - iterations), self.mu0,
+                                              window, ratio)
             iterations += its
             if cost < best[0]:
                 best = (cost, xv)
@@ -285,7 +297,11 @@ def _prioritized_step(stack, lams, free, dx0):
         U, s, Vt = np.linalg.svd(Jp, full_matrices=False)
         if s.shape[0] == 0 or s[0] <= 1e-12:
             continue
-        f = s / (s * s + lam)
+        # adaptive damping near singularities: directions whose singular value falls below SING_EPS get
+        # extra damping growing to SING_LAMBDA as the value goes to zero (selective damping)
+        extra = np.where(s < SING_EPS, SING_LAMBDA * (1.0 - (s / SING_EPS) ** 2), 0.0)
+        f = s / (s * s + lam + extra)
+        f[s <= _EPS_RANK * s[0]] = 0.0
         dx += Vt.T @ (f * (U.T @ e))
         Vr = Vt[s > _EPS_RANK * s[0]]
         Pm = Pm - Vr.T @ Vr
@@ -531,7 +547,9 @@ class _ChainKernel:
             return r, Jm, ep, er
         return r * self.wrow, Jm * self.wrow[:, None], ep, er
 
-    def attempt(self, xv, o: IKOptions, cap, mu0):
+    def attempt(self, xv, o: IKOptions, cap, mu0, window=None, ratio=None):
+        window = STALL_WINDOW if window is None else window
+        ratio = STALL_RATIO if ratio is None else ratio
         lo, hi, clo, chi = self.lo, self.hi, self.clo, self.chi
         tp, to = o.tol_position, o.tol_orientation
         r, J, ep, er = self.evaluate(xv)
@@ -572,8 +590,8 @@ class _ChainKernel:
                 rejects += 1
                 if rejects > 8:
                     return "stalled", xv, it + 1, cost
-            if it - ref_it >= STALL_WINDOW:
-                if cost > ref_cost * STALL_RATIO:
+            if it - ref_it >= window:
+                if cost > ref_cost * ratio:
                     return "stalled", xv, it + 1, cost
                 ref_cost, ref_it = cost, it
         if ep <= tp and er <= to:
