@@ -362,3 +362,42 @@ def test_four_bar_passive_joints_close_the_loop():
         ctx.close()
         out, err = stop(proc)
         assert "Traceback" not in err, err
+
+
+def test_ros_discovery_info_lists_the_nodes_and_their_endpoints(served):
+    """What `ros2 node list` reads: the server's participant announces both nodes, and the writer GIDs of
+    the state publisher include the GUID of the DDS writer of rt/tf (found through DDS discovery)."""
+    from cyclonedds.builtin import BuiltinDataReader, BuiltinTopicDcpsPublication
+    from cyclonedds.topic import Topic
+    from rosbags.typesys import Stores, get_typestore
+    from mechanism_model_ros.qos import QoS
+    from mechanism_model_ros.transports.cyclone import _reader, dds_qos
+    from mechanism_model_ros.typegen import message_class
+    ctx = served["ctx"]
+    Info = message_class("rmw_dds_common/msg/ParticipantEntitiesInfo", get_typestore(Stores.ROS2_JAZZY))
+    reader = _reader(ctx.participant, Topic(ctx.participant, "ros_discovery_info", Info),
+                     dds_qos(QoS(depth=1, transient_local=True)))
+    infos = {}
+
+    def poll():
+        for s in reader.take(N=50):
+            if getattr(s, "sample_info", None) is not None:
+                infos[bytes(s.gid.data)] = s
+        return any({n.node_name for n in i.node_entities_info_seq} >= {"state_publisher", "kinematics_server"}
+                   for i in infos.values())
+    assert wait_for(poll, 15)
+    info = next(i for i in infos.values()
+                if "state_publisher" in {n.node_name for n in i.node_entities_info_seq})
+    sp = next(n for n in info.node_entities_info_seq if n.node_name == "state_publisher")
+    assert sp.node_namespace == "/"
+    writer_gids = {bytes(g.data) for g in sp.writer_gid_seq}
+    pubs = BuiltinDataReader(ctx.participant, BuiltinTopicDcpsPublication)
+    tf_writers = set()
+
+    def find():
+        for ep in pubs.take(N=200):
+            if getattr(ep, "topic_name", None) == "rt/tf":
+                tf_writers.add(ep.key.bytes)
+        return bool(tf_writers & writer_gids)
+    assert wait_for(find, 15), (tf_writers, writer_gids)
+    assert all(len(g) == 16 for g in writer_gids)

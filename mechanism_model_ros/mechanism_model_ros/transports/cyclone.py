@@ -13,7 +13,8 @@
   sequence number; the server echoes both and a client keeps only replies carrying its own id. Client and
   service endpoints carry ``clientid=<id>;`` / ``serviceid=<id>;`` in their USER_DATA, and a server
   waits (up to 100 ms, as rmw_cyclonedds) until it has matched the requesting client's reply reader.
-* The participant's USER_DATA is ``enclave=/;``.
+* The participant's USER_DATA is ``enclave=/;``; ``ros_discovery_info`` lists the process's nodes and their
+  readers and writers (:class:`GraphInfo`), for ``ros2 node list``.
 * Discovery settings follow rmw_cyclonedds (Jazzy): ``ROS_DOMAIN_ID`` (default 0),
   ``ROS_AUTOMATIC_DISCOVERY_RANGE`` (SUBNET default, LOCALHOST, OFF, SYSTEM_DEFAULT),
   ``ROS_STATIC_PEERS`` (``;``-separated), ``ROS_LOCALHOST_ONLY=1`` (when the range is unset: LOCALHOST),
@@ -182,6 +183,68 @@ def _domain(domain_id: int, config: str) -> Domain:
         return entry[0]
 
 
+def gid_size(env=None) -> int:
+    """Size of rmw_dds_common/Gid's data: 24 bytes up to Humble, 16 from Iron on (``ROS_DISTRO``)."""
+    env = os.environ if env is None else env
+    return 24 if env.get("ROS_DISTRO", "").strip().lower() in ("foxy", "galactic", "humble") else 16
+
+
+class GraphInfo:
+    """Publishes ``ros_discovery_info`` as rmw_dds_common's graph cache does (reliable, transient-local,
+    depth 1; the participant's GID and every node's name, namespace and reader/writer GIDs), so that
+    ``ros2 node list`` on a ROS 2 machine shows Cyclone-transport nodes. The Gid layout follows
+    ``ROS_DISTRO`` (Humble: 24 bytes, Iron and later: 16; default 16)."""
+
+    def __init__(self, participant, size: int):
+        from rosbags.typesys import Stores, get_typestore
+        from ..qos import QoS
+
+        store = get_typestore(Stores.ROS2_HUMBLE if size == 24 else Stores.ROS2_JAZZY)
+        self.size = size
+        self.Info = message_class("rmw_dds_common/msg/ParticipantEntitiesInfo", store)
+        self.Node = message_class("rmw_dds_common/msg/NodeEntitiesInfo", store)
+        self.Gid = message_class("rmw_dds_common/msg/Gid", store)
+        with _create_lock:
+            topic = Topic(participant, "ros_discovery_info", self.Info)
+        self.writer = _writer(participant, topic, dds_qos(QoS(depth=1, transient_local=True)))
+        self.participant_gid = self.gid(participant.get_guid().bytes)
+        self.nodes: dict[tuple[str, str], dict[str, list]] = {}
+        self._lock = threading.Lock()
+
+    def gid(self, guid: bytes):
+        return self.Gid(data=list(guid[:16].ljust(self.size, b"\0")))
+
+    def add_node(self, namespace: str, name: str) -> None:
+        with self._lock:
+            self.nodes.setdefault((namespace, name), {"readers": [], "writers": []})
+        self.publish()
+
+    def remove_node(self, namespace: str, name: str) -> None:
+        with self._lock:
+            self.nodes.pop((namespace, name), None)
+        self.publish()
+
+    def add_entity(self, namespace: str, name: str, kind: str, entity) -> None:
+        with self._lock:
+            self.nodes.setdefault((namespace, name), {"readers": [], "writers": []})[kind].append(
+                entity.get_guid().bytes)
+        self.publish()
+
+    def message(self):
+        with self._lock:
+            nodes = [self.Node(node_namespace=ns, node_name=n,
+                               reader_gid_seq=[self.gid(g) for g in e["readers"]],
+                               writer_gid_seq=[self.gid(g) for g in e["writers"]])
+                     for (ns, n), e in self.nodes.items()]
+        return self.Info(gid=self.participant_gid, node_entities_info_seq=nodes)
+
+    def publish(self) -> None:
+        try:
+            self.writer.write(self.message())
+        except Exception:       # graph information is a courtesy; never fail a node for it
+            pass
+
+
 class CycloneContext:
     """One DDS participant and its dispatcher; shared by the nodes of a process."""
 
@@ -206,6 +269,10 @@ class CycloneContext:
         self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=service_threads,
                                                           thread_name_prefix="mm-service")
         self._stop = threading.Event()
+        try:
+            self.graph = GraphInfo(self.participant, gid_size(env))
+        except Exception:       # e.g. a rosbags without rmw_dds_common: run without graph information
+            self.graph = None
         self._thread = threading.Thread(target=self._dispatch, name="mm-dds-dispatch", daemon=True)
         self._thread.start()
 
@@ -504,6 +571,12 @@ class CycloneNode(Transport):
         self._own_context = context is None
         self.ctx = context or CycloneContext()
         self._entities: list = []
+        if self.ctx.graph is not None:
+            self.ctx.graph.add_node(self.namespace, node_name)
+
+    def _graph(self, kind: str, entity) -> None:
+        if self.ctx.graph is not None:
+            self.ctx.graph.add_entity(self.namespace, self.node_name, kind, entity)
 
     # -- names
     def _topic(self, name: str) -> str:
@@ -523,6 +596,7 @@ class CycloneNode(Transport):
         cls = message_class(ros_type)
         w = _writer(self.ctx.participant, self.ctx.topic(self._topic(topic), cls), dds_qos(qos))
         self._entities.append(w)
+        self._graph("writers", w)
         return _CyclonePublisher(w)
 
     def create_subscription(self, topic: str, ros_type: str, qos: QoS, callback: Callable[[Any], None]):
@@ -534,16 +608,21 @@ class CycloneNode(Transport):
                 callback(s)
         self.ctx.add_reader(r, on_samples)
         self._entities.append(r)
+        self._graph("readers", r)
         return r
 
     def create_service(self, name: str, srv_type: str, handler):
         s = _CycloneService(self, self._service(name), srv_type, handler)
         self._entities.append(s)
+        self._graph("readers", s.reader)
+        self._graph("writers", s.writer)
         return s
 
     def create_client(self, name: str, srv_type: str) -> _CycloneClient:
         c = _CycloneClient(self.ctx, self._service(name), srv_type)
         self._entities.append(c)
+        self._graph("writers", c.writer)
+        self._graph("readers", c.reader)
         return c
 
     def get_parameter(self, name: str, default):
@@ -560,6 +639,8 @@ class CycloneNode(Transport):
             if isinstance(r, DataReader):
                 self.ctx.remove_reader(r)
         self._entities = []
+        if self.ctx.graph is not None:
+            self.ctx.graph.remove_node(self.namespace, self.node_name)
         if self._own_context:
             self.ctx.close()
 
