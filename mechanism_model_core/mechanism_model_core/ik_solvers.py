@@ -192,7 +192,7 @@ class DLSSolver:
                 if rejects > 10:
                     return "stalled", x, it + 1
             if it - ref_it >= 10:
-                if not all(sat) and not _progressed(ref_costs, costs, sat):
+                if not all(sat) and not _progressed(ref_costs, costs, sat_ext):
                     return "stalled", x, it + 1
                 ref_costs, ref_it = list(costs), it
         return ("converged" if all(sat) else "stalled"), x, cap
