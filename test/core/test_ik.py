@@ -389,3 +389,17 @@ def test_reason_timeout_when_the_budget_ends_mid_solve():
     T = forward_kinematics(m, np.full(10, 0.7)).pose("tool")
     r = solve_ik(m, PoseConstraint("tool", T), np.full(10, -0.7), timeout=0.0, restarts=False)
     assert not r.success and r.reason == "timeout" and r.iterations >= 1
+
+
+def test_pose_with_posture_on_redundant_arm():
+    """Full pose plus a posture level (generic prioritized path): the pose is met exactly and the
+    solution stays within limits; the posture never blocks success."""
+    m = panda()
+    rest = np.array([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785])
+    rng = np.random.default_rng(21)
+    for qt in m.random_configuration(rng, size=6):
+        T = forward_kinematics(m, qt).pose("flange")
+        r = solve_ik(m, [PoseConstraint("flange", T), Posture(rest, weight=1e-2)], rest, timeout=1.0)
+        assert r.success, r
+        p, o = pose_errors(m, r.q, "flange", T)
+        assert p < 1e-6 and o < 1e-5 and within(m, r.q)
