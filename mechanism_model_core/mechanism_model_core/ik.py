@@ -157,6 +157,8 @@ class IKProblem:
         self.free = np.array([i for i in range(mechanism.nq) if i not in dependent and i not in lock_idx],
                              dtype=int)
         self.locked = np.array(sorted(lock_idx), dtype=int)
+        #: indices of the coupled (dependent) coordinates
+        self.dependent = dependent
         self.all_free = len(self.free) == mechanism.nq
         self.has_couplings = bool(mechanism.couplings)
         lo = np.array(mechanism.lower_limits[self.free])

@@ -413,12 +413,10 @@ class _ChainKernel:
 
     @classmethod
     def build(cls, P: IKProblem):
-        if P.has_couplings or P.posture is not None or len(P.tasks) != 1:
+        if P.posture is not None or len(P.tasks) != 1:
             return None
         c = P.tasks[0]
         if type(c) not in (PoseConstraint, PositionConstraint, OrientationConstraint):
-            return None
-        if c.relative_to not in (None, P.mechanism.ground) or c.mask_frame != "reference":
             return None
         if c.frame == P.mechanism.ground:
             return None
@@ -431,8 +429,18 @@ class _ChainKernel:
         m = P.mechanism
         geo = _chain_geometry(m, c.frame)
         n = geo.n
-        if n == 0:
-            raise _NoChain
+        if n == 0 or any(k in P.dependent for k in geo.coords):
+            raise _NoChain                      # a coupled joint on the chain: the generic path handles it
+        # a reference frame whose pose the unknowns cannot move (its chain is locked or fixed): the target
+        # is constant in the ground frame, and the residual rows are turned into the reference's axes
+        T_wr = None
+        if c.relative_to not in (None, m.ground):
+            free = set(P.free.tolist()) | P.dependent
+            if any(k in free for k in _chain_geometry(m, c.relative_to).coords):
+                raise _NoChain
+            from .kinematics import forward_kinematics
+
+            T_wr = forward_kinematics(m, P.template).pose(c.relative_to)
         self.P = P
         self.n = n
         self.F = geo.F
@@ -472,6 +480,13 @@ class _ChainKernel:
         else:
             rows = c._keep
             Tt = c.target
+        if T_wr is not None:
+            Tt = T_wr @ Tt                                       # the target in the ground frame
+        self.Rrow = None                                         # rows in ground axes unless turned
+        if c.mask_frame == "target":
+            self.Rrow = np.array(Tt[:3, :3].T)
+        elif T_wr is not None:
+            self.Rrow = np.array(T_wr[:3, :3].T)
         self.rows = np.asarray(rows, dtype=int)
         self.wrow = c.row_weights()
         self.pos_rows = self.rows < 3
@@ -532,6 +547,12 @@ class _ChainKernel:
             e[3:] = _log3(Tf[:3, :3] @ self.RtT)
         else:
             e[3:] = 0.0
+        R = self.Rrow
+        if R is not None:
+            e[:3] = R @ e[:3]
+            e[3:] = R @ e[3:]
+            J[:3] = R @ J[:3]
+            J[3:] = R @ J[3:]
         if self.all_rows:
             r, Jm = e, J
         else:

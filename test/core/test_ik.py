@@ -403,3 +403,62 @@ def test_pose_with_posture_on_redundant_arm():
         assert r.success, r
         p, o = pose_errors(m, r.q, "flange", T)
         assert p < 1e-6 and o < 1e-5 and within(m, r.q)
+
+
+def test_fast_path_relative_to_locked_frame_and_target_mask_agrees_with_generic():
+    """The chain fast path with a target relative to a frame the unknowns cannot move, and with a mask in
+    the target frame, against the generic prioritized path; both checked with forward kinematics."""
+    from mechanism_model_core.ik import ConstraintManager
+    from mechanism_model_core.ik_solvers import DLSSolver, _ChainKernel
+
+    b = MechanismBuilder("carried")
+    b.add_body("cart", None, Joint.prismatic("cart", axis=(1, 0, 0), lower=-2, upper=2))
+    b.add_body("deck", "cart", Joint.revolute("deck_yaw", translation(0, 0, 0.3), lower=-3, upper=3))
+    b.add_frame("deck", "deck_ref", translation(0.1, 0.2, 0.05) @ rot_x(0.3))
+    arm = ur5()
+    m = b.build().attach(arm, "deck", prefix="arm_")
+    q0 = m.configuration({"cart": 0.7, "deck_yaw": 0.4, "arm_joint2": -1.2, "arm_joint3": 1.2})
+    rng = np.random.default_rng(4)
+    arm_joints = [f"arm_joint{i}" for i in range(1, 7)]
+    for k in range(6):
+        qt = q0.copy()
+        for j in arm_joints:
+            qt[m.coordinate_index(j)] = rng.uniform(-math.pi, math.pi)
+        T = forward_kinematics(m, qt).pose("arm_tool", relative_to="deck_ref")
+        c = PoseConstraint("arm_tool", T @ rot_z(0.7), relative_to="deck_ref", mask=(1, 1, 1, 1, 1, 0),
+                           mask_frame="target") if k % 2 else PoseConstraint("arm_tool", T, relative_to="deck_ref")
+        problem = ConstraintManager(m, [c], locked=["cart", "deck_yaw"]).problem(q0)
+        assert _ChainKernel.build(problem) is not None              # the fast path applies
+        for solver in ("dls", DLSSolver(fast=False)):
+            r = solve_ik(m, [c], q0, locked=["cart", "deck_yaw"], solver=solver, timeout=1.0)
+            assert r.success, (k, solver, r)
+            F = forward_kinematics(m, r.q).pose("arm_tool", relative_to="deck_ref")
+            assert np.linalg.norm(F[:3, 3] - T[:3, 3]) < 1e-6
+            assert np.linalg.norm(F[:3, 2] - T[:3, 2]) < 2e-5          # tool z axis (free spin when masked)
+            assert r.q[0] == q0[0] and r.q[1] == q0[1]
+
+
+def test_rover_arm_pose_in_chassis_frame_with_couplings_elsewhere():
+    """The shipped Rocky 8 rover (floating chassis, rocker differential coupling): a pose of the arm tool in
+    the chassis frame with only the arm joints active, as the ROS compute_ik service asks."""
+    try:
+        from mechanism_model_core import load_model
+        from mechanism_model_core.library import model_path
+        m = load_model(model_path("rocky8/rocky8_rover.xml"))
+    except Exception:  # noqa: BLE001
+        pytest.skip("Rocky 8 model not available")
+    arm = [c for c in m.coordinate_names if c.startswith("arm_")]
+    locked = [c for c in m.independent_coordinates if c not in arm]
+    q0 = m.configuration({"chassis.z": 0.4, "chassis.yaw": 0.3, "left_rocker": 0.1})
+    rng = np.random.default_rng(8)
+    for _ in range(5):
+        qt = q0.copy()
+        for c in arm:
+            i = m.coordinate_index(c)
+            qt[i] = rng.uniform(m.lower_limits[i], m.upper_limits[i])
+        T = forward_kinematics(m, qt).pose("arm_tool", relative_to="chassis")
+        r = solve_ik(m, PoseConstraint("arm_tool", T, relative_to="chassis"), q0, locked=locked, timeout=0.5)
+        assert r.success, r
+        p, o = pose_errors(m, r.q, "arm_tool", T, relative_to="chassis")
+        assert p < 1e-6 and o < 1e-5 and within(m, r.q)
+        assert r.q[m.coordinate_index("right_rocker")] == pytest.approx(-0.1)
