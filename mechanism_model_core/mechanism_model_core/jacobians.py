@@ -168,32 +168,34 @@ def _single_columns(out, fj, nq: int, world: bool) -> np.ndarray:
     return J
 
 
-def _batch_columns(c, Tb, f: int, nq: int):
-    """(B, 6, nq) LOCAL_WORLD_ALIGNED Jacobian of frame ``f`` relative to the ground, and the frame's
-    (B, 12) pose components, from the batch pass."""
+def _batch_columns(c, Tb, f: int, nq: int, B: int):
+    """(B, 6, nq) LOCAL_WORLD_ALIGNED Jacobian of frame ``f`` relative to the ground, and the frame's pose
+    components, from the batch pass (see :func:`.kinematics._batch_pass` for the layout)."""
     W = _kin._batch_frame_comps(c, Tb, f)
-    B = Tb.shape[1]
+    nch, _, bc = W.shape
     fj = c.single.jac[f]
-    J = np.zeros((B, 6, nq))
+    J = np.zeros((nch, bc, 6, nq))
     anc = c.seg_ancestors[int(c.frame_seg[f])]
-    if anc.size == 0:
-        return J, W
-    A = Tb[anc - 1]                      # (k, B, 12): components 6:9 axis z, 9:12 origin
-    Z = A[:, :, 6:9]
-    D = W[:, 9:12] - A[:, :, 9:12]
-    lin = np.empty_like(Z)
-    lin[..., 0] = Z[..., 1] * D[..., 2] - Z[..., 2] * D[..., 1]
-    lin[..., 1] = Z[..., 2] * D[..., 0] - Z[..., 0] * D[..., 2]
-    lin[..., 2] = Z[..., 0] * D[..., 1] - Z[..., 1] * D[..., 0]
-    if fj.prismatic is not None:
-        lin[fj.prismatic] = Z[fj.prismatic]
-    J[:, :3, fj.cols] = lin.transpose(1, 2, 0)
-    ang = Z.transpose(1, 2, 0)
-    if fj.prismatic is not None:
-        J[:, 3:, fj.cols[fj.revolute]] = ang[:, :, fj.revolute]
-    else:
-        J[:, 3:, fj.cols] = ang
-    return J, W
+    if anc.size:
+        if anc[-1] - anc[0] + 1 == anc.size:           # a chain: a view, no copy
+            A = Tb[anc[0] - 1:anc[-1], :, 6:]
+        else:
+            A = Tb[anc - 1, :, 6:]                      # (k, n_chunks, 6, chunk): axis z, origin
+        Z = A[:, :, :3]
+        D = W[None, :, 9:] - A[:, :, 3:]
+        lin = np.empty(Z.shape)
+        lin[:, :, 0] = Z[:, :, 1] * D[:, :, 2] - Z[:, :, 2] * D[:, :, 1]
+        lin[:, :, 1] = Z[:, :, 2] * D[:, :, 0] - Z[:, :, 0] * D[:, :, 2]
+        lin[:, :, 2] = Z[:, :, 0] * D[:, :, 1] - Z[:, :, 1] * D[:, :, 0]
+        if fj.prismatic is not None:
+            lin[fj.prismatic] = Z[fj.prismatic]
+        J[:, :, :3, fj.cols] = lin.transpose(1, 3, 2, 0)
+        ang = Z.transpose(1, 3, 2, 0)
+        if fj.prismatic is not None:
+            J[:, :, 3:, fj.cols[fj.revolute]] = ang[..., fj.revolute]
+        else:
+            J[:, :, 3:, fj.cols] = ang
+    return J.reshape(nch * bc, 6, nq)[:B], W
 
 
 _CONVENTIONS = {c: c for c in Convention}
@@ -225,13 +227,16 @@ def _fast_jacobian(mechanism: Mechanism, q: np.ndarray, out, tb, frame: str, rel
         Jr = _single_columns(out, c.single.jac[rref.index], nq, False)
         flat = c.single.frame_flat
         return _finish(Jf, out.take(flat[ref.index]), Jr, out.take(flat[rref.index]), conv)
-    Jf, Wf = _batch_columns(c, tb, ref.index, nq)
-    Tf = _kin._comps_to_poses(Wf)
+    B = q.shape[0]
+    Jf, Wf = _batch_columns(c, tb, ref.index, nq, B)
+    if ground and conv is Convention.LOCAL_WORLD_ALIGNED:
+        return Jf
+    Tf = _kin._comps_to_poses(Wf, B)
     if ground:
         return _finish(Jf, Tf, None, None, conv)
     rref = mechanism.frame(relative_to)
-    Jr, Wr = _batch_columns(c, tb, rref.index, nq)
-    return _finish(Jf, Tf, Jr, _kin._comps_to_poses(Wr), conv)
+    Jr, Wr = _batch_columns(c, tb, rref.index, nq, B)
+    return _finish(Jf, Tf, Jr, _kin._comps_to_poses(Wr, B), conv)
 
 
 def jacobian_from_fk(fk, frame: str, relative_to: str | None = None,

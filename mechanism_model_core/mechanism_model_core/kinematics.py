@@ -61,7 +61,7 @@ _CS[0, 1], _CS[1, 0] = -1.0, 1.0
 _EZ = np.zeros((4, 4))
 _EZ[2, 3] = 1.0
 #: 3x4 pose components in the batch layout: component 3*j + i holds T[i, j]
-_EYE_COMPS = np.eye(4)[:3, :].T.reshape(1, 12).copy()
+_EYE_COMPS = np.eye(4)[:3, :].T.reshape(12, 1).copy()
 
 
 def _ro(a, dtype=float):
@@ -89,7 +89,7 @@ class _FrameJacobian:
 class _BatchPlan:
     """Per segment: the matrices that map the parent's 12 pose components to this segment's."""
 
-    __slots__ = ("steps", "frame_M", "frame_identity")
+    __slots__ = ("steps", "frame_M", "frame_identity", "frame_const")
 
 
 def _trig_expansion(factors):
@@ -290,28 +290,33 @@ def plan_single(c, nq: int) -> _SinglePlan:
 
 
 def plan_batch(c) -> _BatchPlan:
-    """Compile the batch pass: per moving segment, matrices acting on the parent's 12 pose components
-    (a row of 12 per configuration: ``T_child = T_parent @ N``, ``N = kron(P, I3)``-shaped)."""
+    """Compile the batch pass: per moving segment, matrices acting on the parent's 12 pose components.
+
+    With ``t`` the 12 components of a pose (a column, ``t[3*j + i] = T[i, j]``), ``T_p @ P`` has the
+    components ``kron(P.T, I3) @ t_p``. A revolute segment's matrix is split into the parts that multiply
+    cos q and sin q (rotation columns 0 and 1) and the constant part (columns 2 and 3).
+    """
     steps = []
     eye3 = np.eye(3)
     for i in range(1, c.n_seg):
         P = np.asarray(c.seg_P[i])
         p = int(c.seg_parent[i])
         if c.seg_kind[i] == 1:
-            # T_i = T_p P Rz(q): columns 0, 1 (components 0..5) mix with cos and sin, 2 and 3 do not
-            Nc = np.kron(P @ _CC, eye3)[:, :6]
-            Ns = np.kron(P @ _CS, eye3)[:, :6]
-            N1 = np.kron(P @ _C0, eye3)[:, 6:]
-            N = np.hstack([Nc, Ns, N1])              # (12, 18)
-            steps.append((1, p - 1, _ro(_EYE_COMPS @ N if p == 0 else N)))
+            Mcs = np.vstack([np.kron((P @ _CC).T, eye3)[:6], np.kron((P @ _CS).T, eye3)[:6]])   # 12 x 12
+            M1 = np.kron((P @ _C0).T, eye3)[6:]                                                   # 6 x 12
+            if p == 0:
+                steps.append((1, -1, _ro(Mcs @ _EYE_COMPS), _ro(M1 @ _EYE_COMPS)))
+            else:
+                steps.append((1, p - 1, _ro(Mcs), _ro(M1)))
         else:
-            N = np.kron(P, eye3)
-            steps.append((2, p - 1, _ro(_EYE_COMPS @ N if p == 0 else N)))
+            M = np.kron(P.T, eye3)
+            steps.append((2, p - 1, _ro(M @ _EYE_COMPS if p == 0 else M), None))
     bp = _BatchPlan()
     bp.steps = tuple(steps)
     eye = np.eye(4)
-    bp.frame_identity = _ro([np.array_equal(F, eye) for F in c.frame_T], bool)
-    bp.frame_M = _ro(np.array([np.kron(np.asarray(F), eye3) for F in c.frame_T]))
+    bp.frame_identity = tuple(bool(np.array_equal(F, eye)) for F in c.frame_T)
+    bp.frame_M = _ro(np.array([np.kron(np.asarray(F).T, eye3) for F in c.frame_T]))
+    bp.frame_const = _ro(bp.frame_M @ _EYE_COMPS)        # components of frames fixed to the ground
     return bp
 
 
@@ -340,65 +345,102 @@ def _single_pass(c, q):
 _consume = deque(maxlen=0).extend
 
 
-def _batch_pass(c, Q):
-    """Batch pass: (S - 1, B, 12) pose components of every moving segment (component 3*j + i = T[i, j]).
+#: Configurations per chunk of the batch pass. Every matrix product is done per chunk: OpenBLAS spreads
+#: a product over its threads above about 262144 multiply-adds, which for these thin products costs far
+#: more than it gains (a batch ran five to eight times slower on a loaded 2-core machine); 12 x 12 x 1024
+#: stays below that threshold. Elementwise work runs on all chunks at once.
+_CHUNK = 1024
 
-    Each segment costs one (B x 12) @ (12 x 18) product and a few elementwise products; the small
-    matrix is on the right, a shape that BLAS does not spread over threads (on a loaded machine threaded
-    BLAS on the transposed shape was a hundred times slower)."""
+
+def _chunking(B: int):
+    bc = min(B, _CHUNK) or 1
+    return -(-B // bc), bc
+
+
+def _batch_pass(c, Q):
+    """Batch pass: pose components of every moving segment, shape (S - 1, n_chunks, 12, chunk): the
+    configurations ``Q`` (B, nq) are cut into chunks (the last one padded with zeros), and component
+    ``3*j + i`` of a pose is ``T[i, j]``."""
     steps = c.batch.steps
     B = Q.shape[0]
-    Tb = np.empty((len(steps), B, 12))
-    if not steps:
+    nch, bc = _chunking(B)
+    S1 = len(steps)
+    Tb = np.empty((S1, nch, 12, bc))
+    if not S1:
         return Tb
-    X = Q[:, c.seg_coord[1:]]          # (B, S - 1) joint value of each segment
+    if nch * bc == B:
+        X = Q.T[c.seg_coord[1:]]
+    else:
+        X = np.zeros((S1, nch * bc))
+        X[:, :B] = Q.T[c.seg_coord[1:]]
+    X = X.reshape(S1, nch, 1, bc)
     cs = np.cos(X)
     sn = np.sin(X)
-    Y = np.empty((B, 18))
-    for i, (kind, p, N) in enumerate(steps):
+    Y = np.empty((nch, 12, bc))
+    rng = range(nch)
+    for i, (kind, p, M, M1) in enumerate(steps):
         Ti = Tb[i]
         if kind == 1:
-            ci = cs[:, i, None]
-            si = sn[:, i, None]
-            if p < 0:
-                np.multiply(ci, N[:, :6], out=Ti[:, :6])
-                Ti[:, :6] += si * N[:, 6:12]
-                Ti[:, 6:] = N[:, 12:]
+            if p < 0:            # the parent is the ground: M and M1 are constant columns
+                np.multiply(cs[i], M[:6], out=Ti[:, :6])
+                Ti[:, :6] += sn[i] * M[6:]
+                Ti[:, 6:] = M1
             else:
-                _dot(Tb[p], N, out=Y)
-                np.multiply(Y[:, :6], ci, out=Ti[:, :6])
-                np.multiply(Y[:, 6:12], si, out=Y[:, 6:12])
-                Ti[:, :6] += Y[:, 6:12]
-                Ti[:, 6:] = Y[:, 12:]
+                Tp = Tb[p]
+                for k in rng:
+                    _dot(M, Tp[k], out=Y[k])
+                    _dot(M1, Tp[k], out=Ti[k, 6:])
+                np.multiply(Y[:, :6], cs[i], out=Ti[:, :6])
+                np.multiply(Y[:, 6:], sn[i], out=Y[:, 6:])
+                Ti[:, :6] += Y[:, 6:]
         else:
             if p < 0:
-                Ti[...] = N
+                Ti[...] = M
             else:
-                _dot(Tb[p], N, out=Ti)
-            Ti[:, 9:] += Ti[:, 6:9] * X[:, i, None]
+                Tp = Tb[p]
+                for k in rng:
+                    _dot(M, Tp[k], out=Ti[k])
+            Ti[:, 9:] += Ti[:, 6:9] * X[i]
     return Tb
 
 
 def _batch_frame_comps(c, Tb, f):
-    """(B, 12) pose components of frame ``f`` from the batch pass."""
+    """(n_chunks, 12, chunk) pose components of frame ``f`` from the batch pass."""
     s = int(c.frame_seg[f])
     if s == 0:
-        return np.broadcast_to(_EYE_COMPS @ c.batch.frame_M[f], (Tb.shape[1], 12))
+        return np.broadcast_to(c.batch.frame_const[f], Tb.shape[1:])
     if c.batch.frame_identity[f]:
         return Tb[s - 1]
-    return _dot(Tb[s - 1], c.batch.frame_M[f])
+    src = Tb[s - 1]
+    M = c.batch.frame_M[f]
+    out = np.empty(src.shape)
+    for k in range(src.shape[0]):
+        _dot(M, src[k], out=out[k])
+    return out
 
 
-def _comps_to_poses(W):
-    """(B, 12) components -> (B, 4, 4) poses; (F, B, 12) -> (B, F, 4, 4)."""
-    if W.ndim == 2:
-        out = np.empty((W.shape[0], 4, 4))
-        out[:, :3, :] = W.reshape(-1, 4, 3).transpose(0, 2, 1)
-    else:
-        out = np.empty((W.shape[1], W.shape[0], 4, 4))
-        out[..., :3, :] = W.reshape(W.shape[0], W.shape[1], 4, 3).transpose(1, 0, 3, 2)
+def _comps_to_poses(W, B: int):
+    """Components (n_chunks, 12, chunk) -> poses (B, 4, 4); (F, n_chunks, 12, chunk) -> (B, F, 4, 4)."""
+    if W.ndim == 3:
+        nch, _, bc = W.shape
+        out = np.empty((nch, bc, 4, 4))
+        out[..., :3, :] = W.reshape(nch, 4, 3, bc).transpose(0, 3, 2, 1)
+        out[..., 3, :3] = 0.0
+        out[..., 3, 3] = 1.0
+        return out.reshape(nch * bc, 4, 4)[:B]
+    F, nch, _, bc = W.shape
+    out = np.empty((nch, bc, F, 4, 4))
+    out[..., :3, :] = W.reshape(F, nch, 4, 3, bc).transpose(1, 4, 0, 3, 2)
     out[..., 3, :3] = 0.0
     out[..., 3, 3] = 1.0
+    return out.reshape(nch * bc, F, 4, 4)[:B]
+
+
+def _batch_segments(c, Tb, B: int):
+    """(B, S, 4, 4) segment poses, ground first."""
+    out = np.empty((B, c.n_seg, 4, 4))
+    out[:, 0] = np.eye(4)
+    out[:, 1:] = _comps_to_poses(Tb, B)
     return out
 
 
@@ -412,11 +454,7 @@ def segment_poses(mechanism: Mechanism, q: np.ndarray) -> np.ndarray:
     c = mechanism._compiled
     if q.ndim == 1:
         return _single_pass(c, q).take(c.single.seg_flat)
-    Tb = _batch_pass(c, q)
-    out = np.empty((q.shape[0], c.n_seg, 4, 4))
-    out[:, 0] = np.eye(4)
-    out[:, 1:] = _comps_to_poses(Tb)
-    return out
+    return _batch_segments(c, _batch_pass(c, q), q.shape[0])
 
 
 def _configuration(mechanism: Mechanism, q):
@@ -462,10 +500,7 @@ class ForwardKinematics:
         c = self.mechanism._compiled
         if self._out is not None:
             return self._out.take(c.single.seg_flat)
-        out = np.empty((self.q.shape[0], c.n_seg, 4, 4))
-        out[:, 0] = np.eye(4)
-        out[:, 1:] = _comps_to_poses(self._tb)
-        return out
+        return _batch_segments(c, self._tb, self.q.shape[0])
 
     def pose(self, frame: str, relative_to: str | None = None) -> np.ndarray:
         """``T_relative_to_frame`` (ground when ``relative_to`` is None): 4x4, or (B, 4, 4) for a batch."""
@@ -491,7 +526,7 @@ class ForwardKinematics:
         if self._out is not None:
             return self._out.take(c.single.frame_flat[ref.index])
         if self._tb is not None:
-            return _comps_to_poses(_batch_frame_comps(c, self._tb, ref.index))
+            return _comps_to_poses(_batch_frame_comps(c, self._tb, ref.index), self.q.shape[0])
         if self.q.ndim == 1:
             return _dot(self._segs[ref.segment], c.frame_T[ref.index])
         return self._segs[:, ref.segment] @ c.frame_T[ref.index]
@@ -502,7 +537,7 @@ class ForwardKinematics:
         if self._out is not None:
             return self._out.take(c.single.frame_flat)
         if self._tb is not None:
-            return _comps_to_poses(_batch_all_frame_comps(c, self._tb))
+            return _comps_to_poses(_batch_all_frame_comps(c, self._tb), self.q.shape[0])
         if self.q.ndim == 1:
             return self._segs[c.frame_seg] @ c.frame_T
         return self._segs[:, c.frame_seg] @ c.frame_T
@@ -523,12 +558,11 @@ class ForwardKinematics:
 
 
 def _batch_all_frame_comps(c, Tb):
-    """(F, B, 12) pose components of every frame."""
-    B = Tb.shape[1]
-    src = np.empty((c.n_seg, B, 12))
-    src[0] = _EYE_COMPS
-    src[1:] = Tb
-    return np.matmul(src[c.frame_seg], c.batch.frame_M)
+    """(F, n_chunks, 12, chunk) pose components of every frame."""
+    out = np.empty((len(c.frame_seg),) + Tb.shape[1:])
+    for f in range(len(c.frame_seg)):
+        out[f] = _batch_frame_comps(c, Tb, f)
+    return out
 
 
 def _relative(Tr, T):
