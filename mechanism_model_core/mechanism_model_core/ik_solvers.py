@@ -59,6 +59,13 @@ SING_LAMBDA = 1e-4
 STALL_WINDOW = 4
 STALL_RATIO = 0.6
 ATTEMPT_ITERATIONS = 20
+#: the same for the generic prioritized path
+GENERIC_WINDOW = 5
+GENERIC_RATIO = 0.6
+GENERIC_ITERATIONS = 30
+#: generic path: when the highest level is met but a lower one is not (conflicting levels), stop restarting
+#: after this many restarts that did not improve the best compromise
+GENERIC_PATIENCE = 3
 
 
 def _better(cn, co, sn, so) -> bool:
@@ -73,11 +80,12 @@ def _better(cn, co, sn, so) -> bool:
     return False
 
 
-def _progressed(old, new, sat) -> bool:
+def _progressed(old, new, sat, ratio=1.0 - 1e-3) -> bool:
+    """True when the highest unsatisfied level that changed fell below ``ratio`` times its old cost."""
     for k in range(len(new)):
         if sat[k]:
             continue
-        if new[k] < old[k] * (1.0 - 1e-3):
+        if new[k] < old[k] * ratio:
             return True
         if new[k] > old[k] * (1.0 + 1e-3):
             return False
@@ -117,19 +125,25 @@ class DLSSolver:
             ok = all(P.satisfied(raw, o))
             return P.result(x, ok, "converged" if ok else "unreachable", o, 0, 0, self.name,
                             "no free joints" if P.n == 0 else "")
-        cap = self.attempt_iterations or max(40, 4 * P.n)
-        iterations, restarts = 0, 0
+        cap = self.attempt_iterations or max(GENERIC_ITERATIONS, 2 * P.n)
+        if not o.restarts:
+            cap = o.max_iterations
+        iterations, restarts, idle = 0, 0, 0
         best_key, best_x, status = None, x, "stalled"
         while True:
             status, x_end, its = self._attempt(P, o, x, min(cap, o.max_iterations - iterations))
             iterations += its
             key = self._key(P, o, x_end)
             if best_key is None or key < best_key:
-                best_key, best_x = key, x_end
+                best_key, best_x, idle = key, x_end, 0
+            else:
+                idle += 1
             if status == "converged":
                 return P.result(x_end, True, "converged", o, iterations, restarts, self.name)
             if status == "timeout" or iterations >= o.max_iterations:
                 break
+            if best_key[1] and best_key[1][0] == 0.0 and idle >= GENERIC_PATIENCE:
+                break                       # the top level holds; the lower ones conflict with it
             if not o.restarts or time.perf_counter() >= o.deadline:
                 break
             restarts += 1
@@ -163,6 +177,9 @@ class DLSSolver:
         costs = self._costs(levels, post)
         sat_ext = sat + [False] * (post is not None)
         mu = [self.mu0] * len(stack)
+        # a posture without couplings has J = sqrt(w) * (selection of the unknowns): its damped step in the
+        # null space left by the levels above is a scaled projection, no SVD needed
+        post_fast = (math.sqrt(P.posture.weight), P.free) if post is not None and not P.has_couplings else None
         rejects, refine = 0, 0
         ref_costs, ref_it = list(costs), 0
         for it in range(max(cap, 1)):
@@ -173,7 +190,7 @@ class DLSSolver:
             if it and time.perf_counter() > o.deadline:
                 return "timeout", x, it
             lams = [m * 2.0 * c + 1e-12 for m, c in zip(mu, costs)]
-            dx = _clamped_step(stack, lams, x, clo, chi)
+            dx = _clamped_step(stack, lams, x, clo, chi, post_fast)
             xn = P.wrap_into_limits(np.clip(x + dx, clo, chi))
             qn, rawn, levelsn, postn = P.evaluate(xn)
             satn = P.satisfied(rawn, o)
@@ -191,8 +208,8 @@ class DLSSolver:
                     return "converged", x, it + 1
                 if rejects > 10:
                     return "stalled", x, it + 1
-            if it - ref_it >= 10:
-                if not all(sat) and not _progressed(ref_costs, costs, sat_ext):
+            if it - ref_it >= GENERIC_WINDOW:
+                if not all(sat) and not _progressed(ref_costs, costs, sat_ext, GENERIC_RATIO):
                     return "stalled", x, it + 1
                 ref_costs, ref_it = list(costs), it
         return ("converged" if all(sat) else "stalled"), x, cap
@@ -267,13 +284,13 @@ def _restart_sample(rng, lo, hi, k):
     return rng.uniform(mid - half, mid + half)
 
 
-def _clamped_step(stack, lams, x, lo, hi):
+def _clamped_step(stack, lams, x, lo, hi, post_fast=None):
     n = x.shape[0]
     fixed = np.zeros(n, dtype=bool)
     dx0 = np.zeros(n)
     dx = dx0
     for _ in range(4):
-        dx = _prioritized_step(stack, lams, ~fixed, dx0)
+        dx = _prioritized_step(stack, lams, ~fixed, dx0, post_fast)
         xn = x + dx
         over = (xn > hi) & ~fixed
         under = (xn < lo) & ~fixed
@@ -286,12 +303,18 @@ def _clamped_step(stack, lams, x, lo, hi):
     return dx
 
 
-def _prioritized_step(stack, lams, free, dx0):
+def _prioritized_step(stack, lams, free, dx0, post_fast=None):
     dx = dx0.copy()
     Pm = np.diag(free.astype(float))
-    for (r, J), lam in zip(stack, lams):
+    last = len(stack) - 1
+    for k, ((r, J), lam) in enumerate(zip(stack, lams)):
         if r.shape[0] == 0:
             continue
+        if k == last and post_fast is not None:
+            c, rows = post_fast
+            e = (-r - J @ dx)[rows]
+            dx += (c / (c * c + lam)) * (Pm @ e)
+            break
         Jp = J @ Pm
         e = -r - J @ dx
         U, s, Vt = np.linalg.svd(Jp, full_matrices=False)
