@@ -42,13 +42,12 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import ClassVar, Mapping, Sequence
 
 import numpy as np
 
-from .errors import (ExpressionError, InvalidConfiguration, MechanismModelError, ModelFileError,
-                     UnknownFrame, UnknownJoint)
+from .errors import ExpressionError, InvalidConfiguration, ModelFileError, UnknownFrame, UnknownJoint
 from .jacobians import jacobian_from_segments
 from .kinematics import forward_kinematics
 from .model import Mechanism

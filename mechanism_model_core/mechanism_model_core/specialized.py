@@ -22,7 +22,6 @@ generic solver is tried as well and the better result returned.
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass, field
 from typing import Callable
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from mechanism_model_core import Joint, MechanismBuilder, forward_kinematics
-from mechanism_model_core.constraints import (ContactConstraint, Evaluation, JointCoupling, JointLock,
+from mechanism_model_core.constraints import (ContactConstraint, Evaluation, JointCoupling,
                                               JointTarget, LoopClosure, OrientationConstraint,
                                               PointAtConstraint, PoseConstraint, PositionConstraint, Posture,
                                               inverse_left_jacobian_so3, load_constraints, log_so3)
@@ -18,7 +18,7 @@ from mechanism_model_core.errors import ExpressionError, ModelFileError, Unknown
 from mechanism_model_core.ik import solve_ik
 from mechanism_model_core.spatial import rot_x, rot_y, rot_z, translation, axis_angle_matrix
 
-from .test_ik_arms import panda, ur5
+from .test_ik_arms import ur5
 
 
 # ---------------------------------------------------------------------------------------------- SO(3)

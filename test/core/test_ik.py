@@ -14,14 +14,13 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from mechanism_model_core import Joint, MechanismBuilder, forward_kinematics
-from mechanism_model_core.constraints import (OrientationConstraint, PointAtConstraint, PoseConstraint,
-                                              PositionConstraint, Posture, JointLock, JointTarget,
-                                              log_so3)
+from mechanism_model_core.constraints import (JointLock, OrientationConstraint, PointAtConstraint,
+                                              PoseConstraint, PositionConstraint, Posture, log_so3)
 from mechanism_model_core.errors import MechanismModelError, UnknownFrame
 from mechanism_model_core.ik import ConstraintManager, IKResult, available_solvers, register_solver, solve_ik
 from mechanism_model_core.spatial import rot_x, rot_y, rot_z, translation
 
-from .test_ik_arms import chain10, panda, ur5, ypppy
+from .test_ik_arms import chain10, panda, ur5
 
 ARMS = {"ur5": (ur5, "tool"), "panda": (panda, "flange"), "chain10": (chain10, "tool")}
 

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from mechanism_model_core import Joint, MechanismBuilder, forward_kinematics
-from mechanism_model_core.spatial import rot_x, rot_z, translation
+from mechanism_model_core.spatial import rot_x, translation
 
 UR5_DH = [  # (d, a, alpha) per joint, Paul: T = Rz(q) Tz(d) Tx(a) Rx(alpha)
     (0.089159, 0.0, math.pi / 2),

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from mechanism_model_core import Joint, MechanismBuilder, forward_kinematics
-from mechanism_model_core.constraints import LoopClosure, PoseConstraint
+from mechanism_model_core.constraints import LoopClosure
 from mechanism_model_core.errors import ModelStructureError
 from mechanism_model_core.spatial import rot_x, rot_y, translation
 from mechanism_model_core.virtual import (VirtualArticulation, add_virtual_link, real_coordinates,
