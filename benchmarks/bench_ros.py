@@ -40,10 +40,15 @@ def rate_run(node, rate, seconds):
     def on_tf(m):
         if m.transforms:
             got.setdefault(m.transforms[0].header.stamp.sec, time.perf_counter_ns())
-    node.create_subscription("/tf", "tf2_msgs/msg/TFMessage", QoS(depth=1000), on_tf)
+    tf_reader = node.create_subscription("/tf", "tf2_msgs/msg/TFMessage", QoS(depth=1000), on_tf)
     pub = node.create_publisher("joint_states", "sensor_msgs/msg/JointState", DEFAULT.with_depth(100))
-    assert wait_for(lambda: pub.subscription_count >= 2, 30), "server did not come up"
+    assert wait_for(lambda: pub.subscription_count >= 2 and tf_reader.get_matched_publications(), 30), \
+        "server did not come up"
     JS = node.message_class("sensor_msgs/msg/JointState")
+    probe = JS()
+    probe.header.stamp.sec = 1          # discovery is asymmetric: wait until a probe makes the round trip
+    assert wait_for(lambda: pub.publish(probe) or 1 in got, 15, period=0.2)
+    got.clear()
     names = ARM + ["left_front_steer", "chassis.x", "chassis.yaw"]
     msg = JS(name=names, position=[0.0] * len(names))
     n = int(rate * seconds)

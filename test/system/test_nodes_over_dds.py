@@ -66,6 +66,24 @@ def _compose(edges, root):
     return {f: pose(f) for f in edges}
 
 
+def _prime(pub, JS, seen_stamp, stamp_sec=1, timeout=15.0):
+    """Publish a harmless joint state until its /tf update comes back: DDS discovery is asymmetric, the
+    server's reader may match our writer a little after our writer matched it, and the first samples would
+    be lost. ``seen_stamp(sec)`` tells whether a /tf message with that stamp arrived."""
+    m = JS()
+    m.header.stamp.sec = stamp_sec
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        pub.publish(m)
+        if wait_for(lambda: seen_stamp(stamp_sec), 0.2):
+            return True
+    return False
+
+
+def _stamps(tf):
+    return lambda sec: any(m.transforms and m.transforms[0].header.stamp.sec == sec for m in tf)
+
+
 def _subscribe_static(node):
     from mechanism_model_ros import qos
     static, desc = [], []
@@ -107,11 +125,13 @@ def test_transforms_equal_forward_kinematics(served):
     node = served["node"]
     static, _ = _subscribe_static(node)
     tf = []
-    node.create_subscription("/tf", "tf2_msgs/msg/TFMessage", qos.TF, tf.append)
+    tf_reader = node.create_subscription("/tf", "tf2_msgs/msg/TFMessage", qos.TF, tf.append)
     JS = node.message_class("sensor_msgs/msg/JointState")
     arm_pub = node.create_publisher("joint_states", "sensor_msgs/msg/JointState", qos.DEFAULT)
     mob_pub = node.create_publisher("joint_states", "sensor_msgs/msg/JointState", qos.DEFAULT)
-    assert wait_for(lambda: arm_pub.subscription_count >= 2 and static, 15)
+    assert wait_for(lambda: arm_pub.subscription_count >= 2 and static and tf_reader.get_matched_publications(),
+                    15)
+    assert _prime(arm_pub, JS, _stamps(tf)) and _prime(mob_pub, JS, _stamps(tf), 2)
     rng = np.random.default_rng(7)
     for trial in range(3):
         arm = dict(zip(ARM, rng.uniform(-1, 1, len(ARM))))
@@ -297,10 +317,11 @@ def test_bad_joint_states_do_not_stop_the_state_publisher(served):
     from mechanism_model_ros import qos
     node = served["node"]
     tf = []
-    node.create_subscription("/tf", "tf2_msgs/msg/TFMessage", qos.TF, tf.append)
+    tf_reader = node.create_subscription("/tf", "tf2_msgs/msg/TFMessage", qos.TF, tf.append)
     pub = node.create_publisher("joint_states", "sensor_msgs/msg/JointState", qos.DEFAULT)
     JS = node.message_class("sensor_msgs/msg/JointState")
-    assert wait_for(lambda: pub.subscription_count >= 2, 15)
+    assert wait_for(lambda: pub.subscription_count >= 2 and tf_reader.get_matched_publications(), 15)
+    assert _prime(pub, JS, _stamps(tf))
     for bad in (JS(name=["arm_yaw"], position=[float("nan")]), JS(name=["arm_yaw", "arm_elbow"], position=[1.0]),
                 JS(name=["arm_yaw", "arm_yaw"], position=[1.0, 2.0])):
         bad.header.stamp.sec = 5000
@@ -331,10 +352,14 @@ def test_four_bar_passive_joints_close_the_loop():
     try:
         static, _ = _subscribe_static(node)
         tf = []
-        node.create_subscription("/tf", "tf2_msgs/msg/TFMessage", qos.TF, tf.append)
+        tf_reader = node.create_subscription("/tf", "tf2_msgs/msg/TFMessage", qos.TF, tf.append)
         pub = node.create_publisher("joint_states", "sensor_msgs/msg/JointState", qos.DEFAULT)
-        assert wait_for(lambda: pub.subscription_count >= 2 and static, 30)
+        assert wait_for(lambda: pub.subscription_count >= 2 and static and tf_reader.get_matched_publications(),
+                        30)
         JS = node.message_class("sensor_msgs/msg/JointState")
+        m = JS(name=["crank"], position=[math.pi / 2])
+        m.header.stamp.sec = 1
+        assert _prime(pub, lambda: m, _stamps(tf))
         for k, crank in enumerate(np.linspace(math.pi / 2, math.pi / 2 + 0.6, 4)):
             m = JS(name=["crank"], position=[float(crank)])
             m.header.stamp.sec = 7000 + k

@@ -29,11 +29,17 @@ def test_every_joint_state_at_500_hz_yields_its_tf_update():
     node = CycloneNode("rate_tester", context=ctx)
     try:
         seen = set()
-        node.create_subscription("/tf", "tf2_msgs/msg/TFMessage", QoS(depth=1000),
-                                 lambda m: seen.add(m.transforms[0].header.stamp.sec) if m.transforms else None)
+        tf_reader = node.create_subscription(
+            "/tf", "tf2_msgs/msg/TFMessage", QoS(depth=1000),
+            lambda m: seen.add(m.transforms[0].header.stamp.sec) if m.transforms else None)
         pub = node.create_publisher("joint_states", "sensor_msgs/msg/JointState", DEFAULT.with_depth(100))
-        assert wait_for(lambda: pub.subscription_count >= 2, 30), "server did not come up"
+        assert wait_for(lambda: pub.subscription_count >= 2 and tf_reader.get_matched_publications(), 30), \
+            "server did not come up"
         JS = node.message_class("sensor_msgs/msg/JointState")
+        # DDS discovery is asymmetric: publish a probe until its /tf update comes back
+        probe = JS()
+        probe.header.stamp.sec = 1
+        assert wait_for(lambda: pub.publish(probe) or 1 in seen, 15, period=0.2)
         names = ["arm_yaw", "arm_shoulder", "left_front_steer", "chassis.x"]
         n = int(RATE * SECONDS)
         msg = JS(name=names, position=[0.0] * len(names))
