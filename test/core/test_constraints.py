@@ -356,3 +356,20 @@ def test_joint_coupling_vector_coefficients():
     r = solve_ik(m, [PositionConstraint("tool", target), JointCoupling("joint6", (a, 0.2))], np.zeros(6))
     assert r.success
     assert r.q[5] == pytest.approx(r.q[0] - 0.5 * r.q[1] + 0.2, abs=1e-5)
+
+
+def test_two_frames_on_a_branched_tree_at_once():
+    """Two pose targets on two branches sharing a turning base, stacked in one level: both are met."""
+    m = _tree()
+    rng = np.random.default_rng(12)
+    for qt in m.random_configuration(rng, size=6):
+        fk = forward_kinematics(m, qt)
+        Ta, Pb = fk.pose("tool_a"), fk.position("tool_b")
+        r = solve_ik(m, [PoseConstraint("tool_a", Ta), PositionConstraint("tool_b", Pb)], np.zeros(m.nq),
+                     timeout=1.0)
+        assert r.success, r
+        fk2 = forward_kinematics(m, r.q)
+        assert np.linalg.norm(fk2.position("tool_a") - Ta[:3, 3]) < 1e-6
+        assert np.linalg.norm(log_so3(fk2.rotation("tool_a") @ Ta[:3, :3].T)) < 1e-5
+        assert np.linalg.norm(fk2.position("tool_b") - Pb) < 1e-6
+        assert m.within_limits(r.q)
