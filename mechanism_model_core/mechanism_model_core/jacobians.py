@@ -142,24 +142,27 @@ def _single_columns(out, fj, nq: int, world: bool) -> np.ndarray:
 
     Column of a revolute ancestor with axis z and origin o: angular z; linear z x (p - o) for the frame
     origin p (LOCAL_WORLD_ALIGNED) or o x z (WORLD). A prismatic ancestor: linear z, angular 0. The pass
-    carries every vector in three cyclic orders, so each cross product is two elementwise products:
-    ``V`` holds z, P1 z, P2 z, P1 o, P2 o, P1 p, P2 p (each 3 x k).
+    carries every vector in three cyclic orders P1, P2, so each cross product is two elementwise products:
+    ``V`` holds z, P1 z, P2 z, P2 o, P1 o, P2 p, P1 p (each 3 x k), and
+    ``z x d = P1 z * P2 d - P2 z * P1 d``.
     """
     J = np.empty((6, nq)) if fj.full else np.zeros((6, nq))
     if fj.cols.size == 0:
         return J
     V = out.take(fj.index)
     if world:
-        prod = V[3:5] * V[2:0:-1]        # (P1 o * P2 z, P2 o * P1 z)
+        prod = V[3:5] * V[1:3]           # (P2 o * P1 z, P1 o * P2 z)
+        lo, hi = prod[1], prod[0]
     else:
-        D = V[5:7] - V[3:5]              # (P1 d, P2 d) with d = p - o
-        prod = V[1:3] * D[::-1]          # (P1 z * P2 d, P2 z * P1 d)
+        prod = V[5:7] - V[3:5]           # (P2 d, P1 d) with d = p - o
+        prod *= V[1:3]                   # (P1 z * P2 d, P2 z * P1 d)
+        lo, hi = prod[0], prod[1]
     sl = fj.cols_slice
     if sl is not None:
-        np.subtract(prod[0], prod[1], out=J[:3, sl])
+        np.subtract(lo, hi, out=J[:3, sl])
         J[3:, sl] = V[0]
     else:
-        J[:3, fj.cols] = prod[0] - prod[1]
+        J[:3, fj.cols] = lo - hi
         J[3:, fj.cols] = V[0]
     if fj.prismatic is not None:
         pc = fj.cols[fj.prismatic]

@@ -34,6 +34,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections import deque
+from itertools import chain as _chain
 
 import numpy as np
 
@@ -43,9 +44,9 @@ _dot = np.dot
 _F64 = np.dtype(float)
 _isfinite = math.isfinite
 
-#: The world axes in three cyclic orders, carried through the one-configuration pass: the pass computes
-#: ``[T; P1 @ T; P2 @ T]`` (12 x 4) for every pose, so rows 4:7 of a column hold (y, z, x) and rows 8:11
-#: hold (z, x, y) of rows 0:3.
+#: The world axes in three cyclic orders, carried through the one-configuration pass: for every pose T
+#: the pass computes ``E = [T; P1 @ T; P2 @ T]`` (12 x 4), whose rows 4:7 hold (y, z, x) and rows 8:11
+#: hold (z, x, y) of rows 0:3. It stores E transposed (4 x 12).
 _PERM1 = np.zeros((4, 4))
 _PERM2 = np.zeros((4, 4))
 for _i, _j in ((0, 1), (1, 2), (2, 0), (3, 3)):
@@ -110,21 +111,26 @@ def _revolute_factor(P):
     return {0: P @ _C0 + 0j, 1: P @ (_CC - 1j * _CS) / 2, -1: P @ (_CC + 1j * _CS) / 2}
 
 
-def _choose_block_length(n_seg_moving: int) -> int:
-    # measured on 2-core Xeon, numpy 2: one np.dot per block costs about as much as the larger
-    # coefficient product that a longer block needs; runs of 2 are the sweet spot for serial arms
-    return 2 if n_seg_moving >= 3 else 1
+def _estimated_cost(sp: _SinglePlan) -> float:
+    """Rough microseconds of one pass (fitted on a 2-core Xeon, numpy 2): a fixed part, one np.dot per
+    block, and the coefficient product, which grows with the number of terms."""
+    return 0.65 * sp.nb + 0.1 * sp.nb + 1e-4 * sp.nb * sp.T * 16 * sp.m
 
 
 def plan_single(c, nq: int) -> _SinglePlan:
-    """Compile the one-configuration pass of the compiled tree ``c`` (a :class:`model._Compiled`)."""
+    """Compile the one-configuration pass of the compiled tree ``c`` (a :class:`model._Compiled`): runs of
+    up to 1, 2 or 3 segments per block, whichever is estimated fastest."""
+    plans = [_plan_single(c, nq, r) for r in ((1, 2, 3) if c.n_seg > 2 else (1,))]
+    return min(plans, key=_estimated_cost)
+
+
+def _plan_single(c, nq: int, r_max: int) -> _SinglePlan:
     S = c.n_seg
     parent = [int(p) for p in c.seg_parent]
     kind = [int(k) for k in c.seg_kind]
     children = [[] for _ in range(S)]
     for i in range(1, S):
         children[parent[i]].append(i)
-    r_max = _choose_block_length(S - 1)
     # --- groups: runs of segments along the tree; a run ends where the tree branches or at a slider
     groups: list[list[int]] = []
     group_of = {}
@@ -219,7 +225,7 @@ def plan_single(c, nq: int) -> _SinglePlan:
     A = np.zeros((nb, T, nq))
     bvec = np.zeros((nb, T))
     lin = []
-    coef = np.zeros((nb, T, 4, m, 4))     # coefficient t of entry e: columns 4e:4e+4 of the block
+    coef = np.zeros((nb, T, m, 4, 4))     # coefficient t of entry e, transposed: rows 4e:4e+4 of the block
     for bi, (rows, coefs) in enumerate(zip(term_rows, coef_blocks)):
         for t, (a, ph, is_lin) in enumerate(rows):
             A[bi, t] = a
@@ -228,7 +234,7 @@ def plan_single(c, nq: int) -> _SinglePlan:
                 lin.append(bi * T + t)
         for e, row in enumerate(coefs):
             for t, Cm in enumerate(row):
-                coef[bi, t, :, e, :] = Cm
+                coef[bi, t, e] = np.asarray(Cm).T
     sp = _SinglePlan()
     sp.A = _ro(A.reshape(nb * T, nq))
     sp.b = _ro(bvec.reshape(nb * T))
@@ -236,9 +242,7 @@ def plan_single(c, nq: int) -> _SinglePlan:
     sp.coef = _ro(coef.reshape(nb, T, m * 16))
     sp.nb, sp.m, sp.T = nb, m, T
     sp.parents = tuple(-1 if p == 0 else first_block_of_group[p] for (p, g, ent) in blocks)
-    G = np.zeros((12, 4 * m))
-    G[:, :4] = _GROUND_EXT
-    sp.ground = _ro(G)
+    sp.ground = _ro(_GROUND_EXT.T)
     # --- where each segment and frame ended up: (block, entry) in the pass output
     seg_be = [(0, 0)] * S
     frame_be = [(0, 0)] * len(c.frame_seg)
@@ -254,14 +258,15 @@ def plan_single(c, nq: int) -> _SinglePlan:
     seg_be[0] = frame_be[ground_frame]
 
     def flat(b, e, i, j):
-        """Flat index of row i, column j of entry e of block b in the (nb, 12, 4m) output."""
-        return (np.asarray(b) * 12 + i) * (4 * m) + 4 * np.asarray(e) + j
+        """Flat index of ``E[i, j]`` (i < 12, j < 4) of entry e of block b in the (nb, 4m, 12) output."""
+        return ((np.asarray(b) * m + np.asarray(e)) * 4 + j) * 12 + i
 
     ii, jj = np.meshgrid(np.arange(4), np.arange(4), indexing="ij")
     sp.seg_flat = _ro([flat(b, e, ii, jj) for b, e in seg_be], np.intp)
     sp.frame_flat = _ro([flat(b, e, ii, jj) for b, e in frame_be], np.intp)
-    sp.run = (sp.A, sp.b, sp.lin, (nb, 1, T), sp.coef, (nb, 4 * m, 4 * m), (nb, 16 * m * m), 16 * m,
-              (nb, 12, 4 * m), sp.ground, sp.parents)
+    chain = sp.parents == tuple(range(-1, nb - 1))     # each block hangs on the one before
+    sp.run = (sp.A, sp.b, sp.lin, (nb, 1, T), sp.coef, (nb, 4 * m, 4), (nb, 4 * m, 12), sp.ground,
+              None if chain else sp.parents)
     # --- per-frame Jacobian constants
     jac = []
     r3 = np.arange(3)[:, None]
@@ -273,8 +278,8 @@ def plan_single(c, nq: int) -> _SinglePlan:
         fb, fe = frame_be[f]
         ones = np.ones(len(anc), np.intp)
         fj.index = _ro([flat(ab, ae, r3, 2), flat(ab, ae, 4 + r3, 2), flat(ab, ae, 8 + r3, 2),
-                        flat(ab, ae, 4 + r3, 3), flat(ab, ae, 8 + r3, 3),
-                        flat(fb * ones, fe * ones, 4 + r3, 3), flat(fb * ones, fe * ones, 8 + r3, 3)],
+                        flat(ab, ae, 8 + r3, 3), flat(ab, ae, 4 + r3, 3),
+                        flat(fb * ones, fe * ones, 8 + r3, 3), flat(fb * ones, fe * ones, 4 + r3, 3)],
                        np.intp).reshape(7, 3, len(anc))
         cols = [int(c.seg_coord[a]) for a in anc]
         fj.cols = _ro(cols, np.intp)
@@ -322,22 +327,24 @@ def plan_batch(c) -> _BatchPlan:
 
 # ============================================================================ the passes
 def _single_pass(c, q):
-    """Pass output for one configuration, shape (nb, 12, 4m): block b holds ``[T; P1 T; P2 T]`` (12 x 4)
-    for the pose ``T`` of each of its entries side by side (entry e in columns 4e:4e+4)."""
-    A, b, lin, wshape, coef, kshape, kflat, kcols, oshape, ground, parents = c.single.run
+    """Pass output for one configuration, shape (nb, 4m, 12): rows 4e:4e+4 of block b hold ``E.T`` (see
+    _GROUND_EXT) for the pose of the block's e-th entry (segment or frame)."""
+    A, b, lin, wshape, coef, kshape, oshape, ground, parents = c.single.run
     x = _dot(A, q)
     x += b
     w = np.sin(x)
     if lin is not None:
         w[lin] = x[lin]
-    # block b: [L_0 | L_1 | ...] (4 x 4m) in the top rows of a 4m x 4m matrix, so that it multiplies the
-    # parent's whole output block and picks out the parent's pose (its first entry)
-    K = np.zeros(kshape)
-    np.matmul(w.reshape(wshape), coef, out=K.reshape(kflat)[:, None, :kcols])
+    # block b: [L_0.T; L_1.T; ...] (4m x 4), each L relative to the block's parent segment
+    K = np.matmul(w.reshape(wshape), coef).reshape(kshape)
     out = np.empty(oshape)
-    ov = list(out)
-    ov.append(ground)
-    _consume(map(_dot, map(ov.__getitem__, parents), K, ov))
+    # the right operand of each block: the first entry (a pose) of its parent block, or the ground's
+    if parents is None:                # a chain of blocks: the previous block, taken lazily
+        _consume(map(_dot, K, _chain((ground,), out[:-1, :4, :]), out))
+    else:
+        uv = list(out[:, :4, :])
+        uv.append(ground)
+        _consume(map(_dot, K, map(uv.__getitem__, parents), out))
     return out
 
 
