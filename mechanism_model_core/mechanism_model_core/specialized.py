@@ -32,6 +32,7 @@ from .errors import ModelStructureError
 from .ik import IKOptions, IKProblem, IKResult, solve_ik
 from .kinematics import forward_kinematics
 from .model import Mechanism
+from .spatial import axis_angle_matrix
 
 __all__ = ["VerificationReport", "YPPPYSolver", "find_specialized", "register_specialized",
            "unregister_specialized", "verify_specialized"]
@@ -76,6 +77,10 @@ def find_specialized(problem: IKProblem):
 def _unit(v):
     n = float(np.linalg.norm(v))
     return v / n if n > 1e-12 else v * 0.0
+
+
+def _cross(a, b):
+    return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]])
 
 
 def _rot2(a, v):
@@ -149,6 +154,8 @@ class YPPPYSolver:
         self.L4 = uv(o[4] - o[3])                            # from the last pitch axis to joint 5's origin
         self.a5 = uv(ax[4])
         self.a5_tool = Tt[:3, :3].T @ ax[4]                   # axis 5 in tool axes
+        self.a5_world = _unit(ax[4])
+        self.R_tool0 = Tt[:3, :3].copy()
         self.o5_tool = Tt[:3, :3].T @ (o[4] - Tt[:3, 3])      # joint 5's origin in tool coordinates
         self.lower = m.lower_limits[self.idx]
         self.upper = m.upper_limits[self.idx]
@@ -170,11 +177,11 @@ class YPPPYSolver:
             h = d - (d @ ez) * ez
         if np.linalg.norm(h) < 1e-12:
             h = er
-        psi0 = math.atan2(ez @ np.cross(er, h), er @ h)
+        psi0 = math.atan2(ez @ _cross(er, h), er @ h)
         out, compromise = [], []
         for psi in (psi0, psi0 + math.pi):
             c, sn = math.cos(psi), math.sin(psi)
-            er_psi = c * er + sn * np.cross(ez, er)
+            er_psi = c * er + sn * _cross(ez, er)
             target = np.array([er_psi @ p, ez @ p])
             dir2 = np.array([er_psi @ d, ez @ d])
             if np.linalg.norm(dir2) < 1e-12:
@@ -201,35 +208,34 @@ class YPPPYSolver:
         return out or compromise
 
     def _q5(self, q, T):
-        qf = np.zeros(self.mechanism.nq)
-        qf[self.idx] = q
-        R0 = forward_kinematics(self.mechanism, qf).pose(self.frame)[:3, :3]
-        M = T[:3, :3] @ R0.T
-        d = R0 @ self.a5_tool
+        """Joint 5 from the product of exponentials at zero: ``R(q) = Rot(a1, q1) Rot(n, q2+q3+q4)
+        Rot(a5, q5) R_tool(0)`` (axes at the zero configuration), so ``Rot(a5, q5)`` is known."""
+        M = (axis_angle_matrix(self.n, q[1] + q[2] + q[3]).T @ axis_angle_matrix(self.ez, q[0]).T
+             @ T[:3, :3] @ self.R_tool0.T)
         w = 0.5 * np.array([M[2, 1] - M[1, 2], M[0, 2] - M[2, 0], M[1, 0] - M[0, 1]])
-        return math.atan2(float(w @ d), 0.5 * (np.trace(M) - 1.0))
+        return math.atan2(float(w @ self.a5_world), 0.5 * (M[0, 0] + M[1, 1] + M[2, 2] - 1.0))
 
     def solve(self, problem: IKProblem, options: IKOptions) -> IKResult:
         c = problem.tasks[0]
         x0 = problem.x_of(problem.template)
         pos = {int(i): k for k, i in enumerate(problem.free)}
         cols = [pos[int(i)] for i in self.idx]
-        best = None
+        cands = []
         for q in self.all_solutions(c.target):
             q = _nearest_in_limits(q, x0[cols], self.lower, self.upper)
-            if q is None:
-                continue
+            if q is not None:
+                cands.append((float(np.linalg.norm(q - x0[cols])), q))
+        cands.sort(key=lambda t: t[0])
+        best = None
+        for _, q in cands:                         # nearest first; forward kinematics confirms each
             x = x0.copy()
             x[cols] = q
-            qf = problem.expand(x)
-            r, _ = c.evaluate(_ev(problem, qf), jac=False)
+            r, _ = c.evaluate(_ev(problem, problem.expand(x)), jac=False)
             pe, oe = c.errors(r)
-            key = (pe > options.tol_position or oe > options.tol_orientation, pe + oe,
-                   float(np.linalg.norm(q - x0[cols])))
-            if best is None or key < best[0]:
-                best = (key, x)
-        if best is not None and not best[0][0]:
-            return problem.result(best[1], True, "converged", options, 1, 0, self.name)
+            if pe <= options.tol_position and oe <= options.tol_orientation:
+                return problem.result(x, True, "converged", options, 1, 0, self.name)
+            if best is None or pe + oe < best[0]:
+                best = (pe + oe, x)
         # no closed-form solution within limits (or the pose is off the reachable set): try the generic solver
         from .ik_solvers import DLSSolver
 
