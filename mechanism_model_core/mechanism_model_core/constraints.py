@@ -47,7 +47,8 @@ from typing import ClassVar, Mapping, Sequence
 
 import numpy as np
 
-from .errors import ExpressionError, InvalidConfiguration, ModelFileError, UnknownFrame, UnknownJoint
+from .errors import (ExpressionError, InvalidConfiguration, MechanismModelError, ModelFileError,
+                     UnknownFrame, UnknownJoint)
 from .jacobians import jacobian_from_segments
 from .kinematics import forward_kinematics
 from .model import Mechanism
@@ -656,11 +657,12 @@ Numbers may be expressions of the safe evaluator (``M_PI/2``). Every error names
 """
 
 
-def load_constraints(path) -> list[Constraint]:
-    """Read constraints from an XML file (format in ``_FILE_DOC`` / the module documentation).
+def load_constraints(path, mechanism: Mechanism | None = None) -> list[Constraint]:
+    """Read constraints from an XML file (format below).
 
     Raises :class:`ModelFileError` with the file and line for malformed files, unknown elements or bad
-    values. Names of frames and joints are checked later, against the mechanism, by the solver."""
+    values; with ``mechanism`` given, also for frame and joint names it does not have (otherwise those are
+    checked when the constraints are solved)."""
     from .io.claraty_xml import _Reader
     from .io.expressions import evaluate
     from .io.safe_xml import parse_file
@@ -789,6 +791,11 @@ def load_constraints(path) -> list[Constraint]:
                 c = Posture(numbers(el, "q", None, False), **common)
         except (ExpressionError, InvalidConfiguration) as exc:
             raise err(el, str(exc)) from None
+        if mechanism is not None:
+            try:
+                c.check(mechanism)
+            except MechanismModelError as exc:
+                raise err(el, str(exc)) from None
         out.append(c)
     return out
 

@@ -373,3 +373,13 @@ def test_two_frames_on_a_branched_tree_at_once():
         assert np.linalg.norm(log_so3(fk2.rotation("tool_a") @ Ta[:3, :3].T)) < 1e-5
         assert np.linalg.norm(fk2.position("tool_b") - Pb) < 1e-6
         assert m.within_limits(r.q)
+
+
+def test_load_constraints_checks_names_against_a_mechanism(tmp_path):
+    p = tmp_path / "names.xml"
+    p.write_text("<Constraints>\n  <Position frame='tool' xyz='0 0 0.5'/>\n  <JointTarget joint='jiont2' value='0'/>\n"
+                 "</Constraints>\n")
+    load_constraints(p)                                   # names unchecked without a mechanism
+    with pytest.raises(ModelFileError) as e:
+        load_constraints(p, ur5())
+    assert e.value.line == 3 and "jiont2" in str(e.value) and "joint2" in str(e.value)
