@@ -48,7 +48,6 @@ setup(
     license="Apache-2.0",
     entry_points={"console_scripts": [
         "mechanism-model-serve = mechanism_model_ros.serve:main",
-        "serve = mechanism_model_ros.serve:main",
         "state_publisher = mechanism_model_ros.state_publisher:main",
         "kinematics_server = mechanism_model_ros.kinematics_server:main",
     ]},

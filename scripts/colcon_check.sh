@@ -3,7 +3,7 @@
 # temporary directory and check that the install tree is what `ros2 run` / `ros2 launch` expect:
 #   share/ament_index/resource_index/packages/<pkg>      (ament index marker)
 #   share/<pkg>/package.xml
-#   lib/mechanism_model_ros/{state_publisher,kinematics_server,serve,mechanism-model-serve}
+#   lib/mechanism_model_ros/{state_publisher,kinematics_server,mechanism-model-serve}
 #   share/mechanism_model_ros/{launch/bringup.launch.py,config/*.yaml,models/...}
 #   the interface files shipped inside the Python package (for the Cyclone transport)
 # mechanism_model_msgs (ament_cmake + rosidl) needs a ROS 2 installation and is built only when
@@ -49,7 +49,7 @@ for p in mechanism_model_core mechanism_model_ros; do
   check "$p ament index marker" test -f "$inst/$p/share/ament_index/resource_index/packages/$p"
   check "$p package.xml" test -f "$inst/$p/share/$p/package.xml"
 done
-for exe in state_publisher kinematics_server serve mechanism-model-serve; do
+for exe in state_publisher kinematics_server mechanism-model-serve; do
   check "executable lib/mechanism_model_ros/$exe" test -x "$inst/mechanism_model_ros/lib/mechanism_model_ros/$exe"
 done
 share="$inst/mechanism_model_ros/share/mechanism_model_ros"

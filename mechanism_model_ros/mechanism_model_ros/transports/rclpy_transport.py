@@ -15,6 +15,7 @@ import importlib
 import threading
 
 import rclpy
+from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
@@ -99,7 +100,11 @@ class RclpyNode(Transport):
     def _declare(self, name, default):
         if not self.node.has_parameter(name):
             try:
-                self.node.declare_parameter(name, default)
+                if default is None or (isinstance(default, (list, tuple)) and not default):
+                    # rclpy cannot infer a type from None or []: let the override decide
+                    self.node.declare_parameter(name, None, ParameterDescriptor(dynamic_typing=True))
+                else:
+                    self.node.declare_parameter(name, default)
             except Exception as exc:    # e.g. a type clash with an override
                 raise TransportError(f"parameter {name!r}: {exc}") from None
         return self.node.get_parameter(name).value
