@@ -19,6 +19,9 @@ Plugging in a solver: write a class with ``name`` and ``solve(problem, options) 
 instance. ``problem`` gives the unknowns (``free``, ``lower``, ``upper``), ``expand(x)`` to full coordinates,
 ``evaluate(x)`` for the stacked residuals and Jacobians per level, and ``report(q)`` to build the result.
 
+Solving is re-entrant: a solve keeps its state in its own objects (the mechanism is immutable; the only
+shared data are caches of constant chain geometry), so threads may solve on one mechanism at once.
+
 An unreachable target does not raise: the result holds the best compromise found, ``success=False`` and a
 ``reason``: ``"converged"`` (success), ``"unreachable"`` (every attempt stalled with a residual left),
 ``"limits"`` (stalled against joint limits), ``"singular"`` (stalled at a singular Jacobian while a
@@ -67,6 +70,9 @@ class IKResult:
     constraint except the posture met to tolerance. ``reason``: see the module docstring. ``residuals``:
     one :class:`Residual` per constraint, in the order given. ``iterations`` over all attempts, ``time`` in
     seconds, ``restarts`` the number of random restarts used, ``solver`` the solver's name.
+    ``levels`` is the number of priority levels (posture excluded) and ``levels_met`` how many of them,
+    counted from the highest, hold to tolerance: with conflicting levels the result is not a success, but
+    ``levels_met`` tells whether the important ones hold.
     """
 
     q: np.ndarray
@@ -79,6 +85,8 @@ class IKResult:
     solver: str = ""
     coordinate_names: tuple = ()
     message: str = ""
+    levels_met: int = 0
+    levels: int = 0
 
     def as_dict(self) -> dict[str, float]:
         """``{coordinate name: value}``."""
@@ -307,8 +315,13 @@ class IKProblem:
         if success and not self.within_limits(q):
             success, reason = False, "limits"
             message = message or "a coupled joint is outside its limits"
+        met = 0
+        for p in self.level_priorities:
+            if not all(r.satisfied for r in res if r.kind not in ("lock", "posture") and r.priority == p):
+                break
+            met += 1
         return IKResult(q, success, reason, res, iterations, time.perf_counter() - options.start, restarts, solver,
-                        self.mechanism.coordinate_names, message)
+                        self.mechanism.coordinate_names, message, met, len(self.level_priorities))
 
 
 class ConstraintManager:

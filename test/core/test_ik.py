@@ -288,6 +288,7 @@ def test_priorities_higher_level_exact_lower_best_effort():
         tip = forward_kinematics(m, r.q).position("tip")
         assert np.linalg.norm(tip - tip_goal) < 1e-6          # the higher level is met
         assert not r.success                                   # the lower one cannot be
+        assert (r.levels, r.levels_met) == (2, 1)
         assert r.reason in ("unreachable", "singular", "limits")
         # brute force: over the one-dimensional set of configurations that put the tip on its goal,
         # the best elbow distance
