@@ -92,6 +92,7 @@ def run_nodes(argv=None, nodes=NODE_NAMES, prog: str = "mechanism-model serve",
     from mechanism_model_core.errors import MechanismModelError
 
     from .model_loading import load_served_model
+    from .transports.base import TransportError
 
     kind = args.transport
     if kind == "auto":
@@ -123,12 +124,17 @@ def run_nodes(argv=None, nodes=NODE_NAMES, prog: str = "mechanism-model serve",
             return 2
         log.info("model %s (%s): %d joint coordinates, %d frames", mechanism.name, path, mechanism.nq,
                  len(mechanism.frame_names))
-        if "state_publisher" in transports:
-            from .state_publisher import StatePublisher
-            running["state_publisher"] = StatePublisher(transports["state_publisher"], mechanism, path)
-        if "kinematics_server" in transports:
-            from .kinematics_server import KinematicsServer
-            running["kinematics_server"] = KinematicsServer(transports["kinematics_server"], mechanism, path)
+        try:
+            if "state_publisher" in transports:
+                from .state_publisher import StatePublisher
+                running["state_publisher"] = StatePublisher(transports["state_publisher"], mechanism, path)
+            if "kinematics_server" in transports:
+                from .kinematics_server import KinematicsServer
+                running["kinematics_server"] = KinematicsServer(transports["kinematics_server"], mechanism,
+                                                                path)
+        except (ValueError, TypeError, TransportError) as exc:    # bad parameters
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
         log.info("serving over %s (ROS domain %s): %s", kind,
                  getattr(getattr(transports[nodes[0]], "ctx", None), "domain_id", "from ROS"),
                  ", ".join(running))

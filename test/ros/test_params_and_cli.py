@@ -79,3 +79,11 @@ def test_serve_reports_a_bad_model_file_with_its_line(tmp_path):
                        timeout=60)
     assert r.returncode == 2
     assert "bad.xml:" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_serve_reports_bad_parameters():
+    r = subprocess.run([sys.executable, "-m", "mechanism_model_ros.serve", "--model", "four_bar/four_bar.xml",
+                        "-p", "loop_closures:=[closure_a:nowhere]", "--duration", "1"],
+                       env=dds_env(unique_domain_id()), capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2
+    assert "nowhere" in r.stderr and "Traceback" not in r.stderr
