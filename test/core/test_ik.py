@@ -462,3 +462,22 @@ def test_rover_arm_pose_in_chassis_frame_with_couplings_elsewhere():
         p, o = pose_errors(m, r.q, "arm_tool", T, relative_to="chassis")
         assert p < 1e-6 and o < 1e-5 and within(m, r.q)
         assert r.q[m.coordinate_index("right_rocker")] == pytest.approx(-0.1)
+
+
+def test_concurrent_solves_on_one_mechanism_match_sequential():
+    """Re-entrancy: solves from several threads on one mechanism give the sequential answers."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    m = panda()
+    rng = np.random.default_rng(17)
+    Ts = forward_kinematics(m, m.random_configuration(rng, size=12)).pose("flange")
+    q0 = np.array([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785])
+
+    def solve(T):
+        return solve_ik(m, PoseConstraint("flange", T), q0, timeout=5.0).q
+
+    sequential = [solve(T) for T in Ts]
+    with ThreadPoolExecutor(4) as pool:
+        parallel = list(pool.map(solve, Ts))
+    for a, b in zip(sequential, parallel):
+        np.testing.assert_array_equal(a, b)
