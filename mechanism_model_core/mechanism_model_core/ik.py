@@ -8,16 +8,17 @@
 joints from the unknowns, collects the joint limits, and evaluates every constraint's residual and Jacobian
 from one forward pass. A *solver* then works on the problem. Solvers are looked up by name:
 
-``"dls"``    the default: prioritized damped least squares (:class:`~.ik_solvers.DLSSolver`).
+``"dls"``    prioritized damped least squares (:class:`~.ik_solvers.DLSSolver`).
 ``"scipy"``  :func:`scipy.optimize.least_squares` with bounds (:class:`~.ik_solvers.ScipySolver`); priority
              levels become weights (each level 1e3 times the next), so it is not strictly prioritized.
-``"auto"``   a specialized solver registered for this mechanism and frame (:mod:`.specialized`) when the
-             problem suits it, else ``"dls"``.
+``"auto"``   the default of :func:`solve_ik`: a specialized solver registered for this mechanism and frame
+             (:mod:`.specialized`) when the problem suits it, else ``"dls"``.
 
 Plugging in a solver: write a class with ``name`` and ``solve(problem, options) -> IKResult`` (see
 :class:`Solver`), and ``register_solver("mine", factory)``; ``factory(**solver_options)`` returns an
 instance. ``problem`` gives the unknowns (``free``, ``lower``, ``upper``), ``expand(x)`` to full coordinates,
-``evaluate(x)`` for the stacked residuals and Jacobians per level, and ``report(q)`` to build the result.
+``evaluate(x)`` for the stacked residuals and Jacobians per level, ``satisfied(...)`` for the tolerances and
+``result(x, success, reason, options, iterations, restarts, name)`` to build the :class:`IKResult`.
 
 Solving is re-entrant: a solve keeps its state in its own objects (the mechanism is immutable; the only
 shared data are caches of constant chain geometry), so threads may solve on one mechanism at once.
@@ -25,8 +26,8 @@ shared data are caches of constant chain geometry), so threads may solve on one 
 An unreachable target does not raise: the result holds the best compromise found, ``success=False`` and a
 ``reason``: ``"converged"`` (success), ``"unreachable"`` (every attempt stalled with a residual left),
 ``"limits"`` (stalled against joint limits), ``"singular"`` (stalled at a singular Jacobian while a
-descent direction remained), ``"timeout"`` (time budget spent while still progressing) or
-``"max_iterations"``.
+descent direction remained), ``"timeout"`` (the time budget ended the first attempt while it was still
+progressing) or ``"max_iterations"``.
 """
 
 from __future__ import annotations
