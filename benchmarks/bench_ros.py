@@ -162,9 +162,9 @@ def main(argv=None):
     finally:
         ctx.close()
         stop(proc)
-    import cyclonedds
+    from importlib.metadata import version
     print(f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python "
-          f"{platform.python_version()}, cyclonedds {getattr(cyclonedds, '__version__', '?')}; "
+          f"{platform.python_version()}, cyclonedds {version('cyclonedds')}, rosbags {version('rosbags')}; "
           f"model {os.path.basename(model_file)} ({model.nq} coordinates, {len(model.frame_names)} frames)\n")
     print("| measurement | value |")
     print("|---|---|")
