@@ -467,7 +467,7 @@ def segment_poses(mechanism: Mechanism, q: np.ndarray) -> np.ndarray:
 def _configuration(mechanism: Mechanism, q):
     """``mechanism.configuration(q)``, with a shortcut for a finite float array of length nq."""
     if type(q) is np.ndarray and q.dtype is _F64 and q.ndim == 1 and q.shape[0] == mechanism.nq:
-        # q.q is finite for finite q (it overflows only above 1e154: then take the full check)
+        # q . q is finite for finite q; it overflows above 1e154 only, and then the full check decides
         if _isfinite(_dot(q, q)):
             return q
     return mechanism.configuration(q)
