@@ -107,12 +107,21 @@ def run_nodes(argv=None, nodes=NODE_NAMES, prog: str = "mechanism-model serve",
     running = {}
     try:
         if kind == "cyclone":
-            from .transports.cyclone import CycloneContext, CycloneNode
+            try:
+                from .transports.cyclone import CycloneContext, CycloneNode
+            except ImportError as exc:
+                print(f"error: the cyclone transport needs the cyclonedds and rosbags packages "
+                      f"(pip install cyclonedds rosbags): {exc}", file=sys.stderr)
+                return 2
             ctx = CycloneContext()
             for name in nodes:
                 transports[name] = CycloneNode(name, args.namespace, _parameters(args, name), context=ctx)
         else:
-            from .transports.rclpy_transport import RclpyRuntime
+            try:
+                from .transports.rclpy_transport import RclpyRuntime
+            except ImportError as exc:
+                print(f"error: the rclpy transport needs a sourced ROS 2 installation: {exc}", file=sys.stderr)
+                return 2
             runtime = RclpyRuntime(ros_args)
             for name in nodes:
                 transports[name] = runtime.node(name, args.namespace, _parameters(args, name))
