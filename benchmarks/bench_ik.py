@@ -5,8 +5,11 @@ Protocol (issue 4): for each robot of ``common.py`` (UR5, Panda, 10-joint chain)
 of N random in-limit configurations; every solve starts from the same fixed seed configuration; a solve
 succeeds when the forward kinematics of its answer is within 1e-5 m and 1e-4 rad of the target AND every joint
 is within its limits. Every answer is checked with the same forward kinematics (mechanism_model_core's, which
-is first cross-checked against Pinocchio and the other libraries on the targets). Times are wall-clock per
-solve, including building the target object each library needs.
+is first cross-checked against Pinocchio on the targets). Times are wall-clock per solve, including building
+the target object each library needs; each target is solved ``--repeat`` times (3) by the fast solvers and
+the fastest counts, which filters pre-emption by other processes on a shared machine (ours and the Pinocchio
+loop repeat exactly the same work; ik_LM draws its restarts at random, so its minimum is slightly flattering);
+CPU time is reported as well.
 
 Usage::
 
@@ -202,7 +205,7 @@ def cross_check(spec, mech, qs, Ts, tmp):
     return worst
 
 
-def run(robots, only, n, n_slow, seed_targets):
+def run(robots, only, n, n_slow, seed_targets, repeat=3):
     from mechanism_model_core import forward_kinematics
 
     rows = []
@@ -224,18 +227,23 @@ def run(robots, only, n, n_slow, seed_targets):
                     continue
                 m = n_slow if sname in SLOW else n
                 solve(Ts[0])                                   # warm up (imports, JIT caches)
+                reps = 1 if sname in SLOW else repeat
                 times, cpu, ok = [], [], 0
                 for T in Ts[:m]:
-                    with warnings.catch_warnings():
-                        warnings.simplefilter("ignore")
-                        c0 = time.process_time()
-                        t0 = time.perf_counter()
-                        q = solve(T)
-                        t1 = time.perf_counter()
-                        c1 = time.process_time()
-                    times.append(t1 - t0)
-                    cpu.append(c1 - c0)
-                    ok += check.success(q, T)
+                    best_t = best_c = math.inf
+                    for k in range(reps):
+                        with warnings.catch_warnings():
+                            warnings.simplefilter("ignore")
+                            c0 = time.process_time()
+                            t0 = time.perf_counter()
+                            q = solve(T)
+                            t1 = time.perf_counter()
+                            c1 = time.process_time()
+                        best_t, best_c = min(best_t, t1 - t0), min(best_c, c1 - c0)
+                        if k == 0:
+                            ok += check.success(q, T)
+                    times.append(best_t)
+                    cpu.append(best_c)
                 times = np.array(times) * 1e3
                 cpu = np.array(cpu) * 1e3
                 row = dict(robot=rname, solver=sname, n=m, success=ok / m, median=float(np.median(times)),
@@ -287,11 +295,13 @@ def main(argv=None):
     ap.add_argument("--robots", default="ur5,panda,chain10")
     ap.add_argument("--only", default=",".join(SOLVERS))
     ap.add_argument("--seed", type=int, default=2026, help="seed of the random target configurations")
+    ap.add_argument("--repeat", type=int, default=3,
+                    help="solves per target for the fast solvers; the fastest counts (filters pre-emption)")
     ap.add_argument("--write", metavar="BENCHMARKS.md", help="replace the table between the IK markers")
     a = ap.parse_args(argv)
     robots = [r for r in a.robots.split(",") if r]
     only = [s for s in a.only.split(",") if s]
-    rows = run(robots, only, a.n, a.n_slow, a.seed)
+    rows = run(robots, only, a.n, a.n_slow, a.seed, a.repeat)
     table = markdown(rows)
     print(table)
     if a.write:
@@ -299,8 +309,9 @@ def main(argv=None):
                 f"BENCHMARKS.md` on {platform.machine()} / Python {platform.python_version()} / numpy "
                 f"{np.__version__} (shared 2-core machine; other jobs were running). Targets: flange poses of "
                 f"{a.n} random in-limit configurations (seed {a.seed}); {a.n_slow} for the slow Python "
-                f"solvers. Success: position < {TOL_POS:g} m, orientation < {TOL_ROT:g} rad, all joints in "
-                f"limits.")
+                f"solvers. Success (judged on the first solve): position < {TOL_POS:g} m, orientation < "
+                f"{TOL_ROT:g} rad, all joints in limits. Time per target: the fastest of {a.repeat} identical "
+                f"solves for ours, ik_LM and the Pinocchio loop (one solve for the slow solvers).")
         write_section(a.write, table, meta)
 
 
