@@ -451,6 +451,9 @@ def write_section(path: str, section: str) -> None:
         pre, rest = text.split(BEGIN, 1)
         post = rest.split(END, 1)[1]
         text = pre + section.rstrip("\n") + post
+    elif "\n## " in text:                    # first section after the file's header
+        pre, post = text.split("\n## ", 1)
+        text = pre.rstrip("\n") + "\n\n" + section + "\n## " + post
     else:
         text = text.rstrip("\n") + "\n\n" + section
     with open(path, "w") as f:

@@ -588,7 +588,23 @@ def forward_kinematics(mechanism: Mechanism, q=None) -> ForwardKinematics:
     ``q``: array (nq,), batch (B, nq), independent-only values, or a ``{coordinate: value}`` mapping
     (see :meth:`Mechanism.configuration`); ``None`` means the home configuration.
     """
-    return ForwardKinematics(mechanism, _configuration(mechanism, q))
+    if not (type(q) is np.ndarray and q.dtype is _F64 and q.ndim == 1 and q.shape[0] == mechanism.nq
+            and _isfinite(_dot(q, q))):          # the shortcut of _configuration, inlined
+        q = mechanism.configuration(q)
+    fk = _new(ForwardKinematics)
+    fk.mechanism = mechanism
+    fk.q = q
+    fk._segs = None
+    if q.ndim == 1:
+        fk._out = _single_pass(mechanism._compiled, q)
+        fk._tb = None
+    else:
+        fk._out = None
+        fk._tb = _batch_pass(mechanism._compiled, q)
+    return fk
+
+
+_new = object.__new__
 
 
 def relative_pose(mechanism: Mechanism, q, frame: str, relative_to: str | None = None) -> np.ndarray:
