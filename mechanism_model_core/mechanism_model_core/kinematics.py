@@ -24,9 +24,15 @@ The chain works on transposed poses (``T.T = L.T @ T_parent.T``) so that a block
 contiguous left operand, and it carries the world axes in three cyclic orders, which turns the cross
 products of the Jacobian into elementwise products.
 
-*A batch* -- the cost is memory traffic. Poses are held as 12 rows of length B (rotation columns and
-origin), one segment after the other; each segment costs two small GEMMs and three elementwise products,
-and nothing of shape (B, S, 4, 4) is built unless asked for.
+*A batch* -- the cost is memory traffic. A pose is held as its 12 components (rotation columns and
+origin), each a row over the configurations, in chunks of 1024 configurations; per segment the parent's
+components go through two small matrix products per chunk (below the size at which OpenBLAS starts
+threads, which on a shared machine cost more than they gain) and three elementwise products over all
+chunks. Nothing of shape (B, S, 4, 4) is built unless asked for.
+
+The one-configuration plan and the Jacobian's cross-product trick are checked against the plain
+definition (``Joint.transform`` composed along the tree) in ``test/core/test_kinematics_batch_perf_invariants.py``;
+timings are in ``BENCHMARKS.md`` (``benchmarks/bench_kinematics.py``).
 """
 
 from __future__ import annotations
@@ -81,8 +87,8 @@ class _SinglePlan:
 
 class _FrameJacobian:
     """Per-frame constants of the Jacobian: where the pass output holds the ancestor segments' axes and
-    origins and the frame's origin (flat indices, shape (7, 3, k), see :func:`_jacobian_index`), the
-    ancestors' coordinate columns (also as a slice when contiguous) and which of them are prismatic."""
+    origins and the frame's origin (flat indices, shape (7, 3, k): z, P1 z, P2 z, P2 o, P1 o, P2 p, P1 p),
+    the ancestors' coordinate columns (also as a slice when contiguous) and which of them are prismatic."""
 
     __slots__ = ("index", "cols", "cols_slice", "full", "prismatic", "revolute")
 
@@ -112,9 +118,10 @@ def _revolute_factor(P):
 
 
 def _estimated_cost(sp: _SinglePlan) -> float:
-    """Rough microseconds of one pass (fitted on a 2-core Xeon, numpy 2): a fixed part, one np.dot per
-    block, and the coefficient product, which grows with the number of terms."""
-    return 0.65 * sp.nb + 0.1 * sp.nb + 1e-4 * sp.nb * sp.T * 16 * sp.m
+    """Rough microseconds of the parts of one pass that depend on the plan (fitted on a 2-core Xeon,
+    numpy 2): one np.dot and its views per block, and the coefficient product, which grows with the
+    number of trigonometric terms."""
+    return 0.75 * sp.nb + 1e-4 * sp.nb * sp.T * 16 * sp.m
 
 
 def plan_single(c, nq: int) -> _SinglePlan:
