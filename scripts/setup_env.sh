@@ -8,9 +8,12 @@ VENV=${VENV:-.venv}
 if [ ! -x "$VENV/bin/python" ]; then
   python3 -m venv "$VENV"
 fi
-"$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade pip >/dev/null
+pip_install() {  # pip, minus the noise some machines' pip configuration prints about index locations
+  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "$@" 2> >(grep -v 'is ignored: it is neither' >&2)
+}
+pip_install --upgrade pip >/dev/null
 pkgs=(./mechanism_model_core)
-if [ -f mechanism_model_ros/setup.py ]; then pkgs+=(./mechanism_model_ros); fi
+if [ -f mechanism_model_ros/setup.py ]; then pkgs+=("./mechanism_model_ros[cyclone]"); fi
 # shellcheck disable=SC2086
-"$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "${pkgs[@]}" ${EXTRA:-}
+pip_install "${pkgs[@]}" ${EXTRA:-}
 echo "$VENV"

@@ -504,6 +504,10 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--render", metavar="OUT.png", help="also draw the sample configuration to a PNG")
     sp.set_defaults(func=cmd_demo)
 
+    sub.add_parser("serve", add_help=False,
+                   help="run the ROS 2 state publisher and kinematics server (Cyclone DDS or rclpy)",
+                   description="Run the ROS 2 nodes on a model; see 'mechanism-model serve --help'.")
+
     sp = sub.add_parser("models", help="list the shipped robot library",
                         description="List the model files of the robot library with their size and "
                                     "their own one-line description.")
@@ -516,6 +520,9 @@ def main(argv=None) -> int:
     """Entry point of ``mechanism-model``; returns the exit status."""
     import warnings
 
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["serve"]:
+        return _serve(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
 
@@ -525,6 +532,17 @@ def main(argv=None) -> int:
     with warnings.catch_warnings():
         warnings.showwarning = show
         return _run(args)
+
+
+def _serve(argv) -> int:
+    """``mechanism-model serve``: the ROS layer lives in mechanism_model_ros (the core imports no ROS)."""
+    try:
+        from mechanism_model_ros.serve import main as serve_main
+    except ImportError as exc:
+        print(f"{PROG} serve: error: needs the mechanism_model_ros package "
+              f"(pip install './mechanism_model_ros[cyclone]'): {exc}", file=sys.stderr)
+        return 2
+    return int(serve_main(argv) or 0)
 
 
 def _run(args) -> int:
