@@ -16,7 +16,8 @@ highest priority first::
 so a lower level moves only in the null space of the levels above it. ``lambda_k = mu_k |r_k|^2`` (plus a
 floor): damping grows with the error and vanishes at the solution, which restores Gauss-Newton's quadratic
 convergence; near a singularity, directions whose singular value ``s`` falls below ``SING_EPS`` get extra
-damping that grows to ``SING_LAMBDA`` as ``s`` goes to zero, so the step stays bounded there. ``mu_k`` adapts the step: a trial step is accepted only if it improves the levels
+damping that grows to ``min(SING_LAMBDA, |e|^2)`` as ``s`` goes to zero, so the step stays bounded there
+while a solution at the singularity itself (a target at full stretch) is still reached. ``mu_k`` adapts the step: a trial step is accepted only if it improves the levels
 lexicographically (a satisfied level must stay satisfied; otherwise the highest level that changes must
 decrease), and ``mu`` shrinks by 3 on success and grows by 10 on rejection (Levenberg-Marquardt).
 
@@ -49,7 +50,7 @@ __all__ = ["DLSSolver", "ScipySolver"]
 
 _EPS_RANK = 1e-6
 #: generic path: singular values below SING_EPS (m or rad per unit joint motion) get extra damping up to
-#: SING_LAMBDA (Nakamura & Hanafusa 1986, applied per singular direction)
+#: min(SING_LAMBDA, |e|^2) (Nakamura & Hanafusa 1986, applied per singular direction)
 SING_EPS = 1e-2
 SING_LAMBDA = 1e-4
 #: fast path: an attempt is stalled when its cost has not fallen below STALL_RATIO times its value
@@ -321,8 +322,10 @@ def _prioritized_step(stack, lams, free, dx0, post_fast=None):
         if s.shape[0] == 0 or s[0] <= 1e-12:
             continue
         # adaptive damping near singularities: directions whose singular value falls below SING_EPS get
-        # extra damping growing to SING_LAMBDA as the value goes to zero (selective damping)
-        extra = np.where(s < SING_EPS, SING_LAMBDA * (1.0 - (s / SING_EPS) ** 2), 0.0)
+        # extra damping growing as the value goes to zero (selective damping), capped by what the level still
+        # asks (|e|^2), so that it vanishes at a solution and Gauss-Newton still converges onto a singular one
+        # (a target at full stretch)
+        extra = np.where(s < SING_EPS, min(SING_LAMBDA, float(e @ e)) * (1.0 - (s / SING_EPS) ** 2), 0.0)
         f = s / (s * s + lam + extra)
         f[s <= _EPS_RANK * s[0]] = 0.0
         dx += Vt.T @ (f * (U.T @ e))

@@ -481,3 +481,23 @@ def test_concurrent_solves_on_one_mechanism_match_sequential():
         parallel = list(pool.map(solve, Ts))
     for a, b in zip(sequential, parallel):
         np.testing.assert_array_equal(a, b)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.floats(-2.5, 2.5), min_size=3, max_size=3), st.floats(-2.0, 2.0), st.floats(-2.0, 2.0))
+def test_property_lower_level_never_disturbs_higher(qt, ex, ey):
+    """Planar 3R arm: the tip target (reachable) at priority 0 is always met, whatever the elbow target at
+    priority 1 asks."""
+    b = MechanismBuilder("planar")
+    b.add_body("l1", None, Joint.revolute("j1", lower=-3, upper=3))
+    b.add_body("l2", "l1", Joint.revolute("j2", translation(1, 0, 0), lower=-3, upper=3))
+    b.add_body("l3", "l2", Joint.revolute("j3", translation(1, 0, 0), lower=-3, upper=3))
+    b.add_frame("l3", "tip", translation(1, 0, 0))
+    m = b.build()
+    goal = forward_kinematics(m, qt).position("tip")
+    cs = [PositionConstraint("tip", goal, priority=0, mask=(1, 1, 0)),
+          PositionConstraint("l3", [ex, ey, 0.0], priority=1, mask=(1, 1, 0))]
+    r = solve_ik(m, cs, [0.1, 0.2, 0.3], timeout=0.2)
+    assert r.levels_met >= 1, r
+    assert np.linalg.norm(forward_kinematics(m, r.q).position("tip")[:2] - goal[:2]) < 1e-6
+    assert within(m, r.q)
