@@ -4,7 +4,10 @@
 Registry: ``register_specialized(mechanism_name, frame, factory)`` makes ``solve_ik(..., solver="auto")`` (the
 default) use ``factory(mechanism)`` for a problem on a mechanism of that name whose only task is a pose of
 ``frame`` -- when the solver's ``accepts(problem)`` agrees. The factory reads its parameters from the
-mechanism itself (11.4), so a model file change flows into the closed form.
+mechanism itself (11.4), so a model file change flows into the closed form; a factory that raises
+:class:`ModelStructureError` (the mechanism of that name lacks the structure) leaves the generic solver in
+charge. Registered by default: :class:`YPPPYSolver` for the instrument frames of the shipped MER IDD model
+(mechanism name ``mer_idd``).
 
 :class:`YPPPYSolver` is the closed form of a yaw-pitch-pitch-pitch-yaw arm (the CLARAty design document's
 section 14 example; the MER Instrument Deployment Device has this structure): joint 1 turns about a fixed axis,
@@ -68,9 +71,23 @@ def find_specialized(problem: IKProblem):
     key = (id(m), frame)
     solver = _CACHE.get(key)
     if solver is None or getattr(solver, "mechanism", None) is not m:
-        solver = factory(m)
+        try:
+            solver = factory(m)
+        except ModelStructureError:      # a mechanism of that name without the expected structure
+            _CACHE[key] = _Refused(m)
+            return None
         _CACHE[key] = solver
     return solver if solver.accepts(problem) else None
+
+
+class _Refused:
+    """Cache entry for a mechanism the registered factory refused (so it is not retried every solve)."""
+
+    def __init__(self, mechanism):
+        self.mechanism = mechanism
+
+    def accepts(self, problem):
+        return False
 
 
 # ---------------------------------------------------------------------------------------------- YPPPY
@@ -326,3 +343,9 @@ def verify_specialized(solver, mechanism: Mechanism, frame: str | None = None, n
         if not good:
             failures.append((qs[k], a, b))
     return VerificationReport(n, sp_ok, gen_ok, agree, max_p, max_o, failures)
+
+
+#: The shipped MER IDD model (models/mer/mer_idd.xml) uses the closed form for its instrument frames by default.
+for _frame in ("mi", "apxs", "mb", "rat", "idd_turret"):
+    register_specialized("mer_idd", _frame, lambda m, _f=_frame: YPPPYSolver(m, _f))
+del _frame

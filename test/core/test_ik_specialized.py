@@ -95,3 +95,28 @@ def test_non_ypppy_arms_are_refused(make):
     m = make()
     with pytest.raises(ModelStructureError):
         YPPPYSolver(m, m.frame_names[-1])
+
+
+def test_shipped_mer_idd_uses_the_closed_form_by_default():
+    try:
+        from mechanism_model_core import load_model
+        from mechanism_model_core.library import model_path
+        m = load_model(model_path("mer/mer_idd.xml"))
+    except Exception:  # noqa: BLE001
+        pytest.skip("MER IDD model not available")
+    T = forward_kinematics(m, [0.3, 0.4, 0.8, -0.5, 1.0]).pose("apxs")
+    r = solve_ik(m, PoseConstraint("apxs", T), m.home)
+    assert r.success and r.solver == "ypppy"
+    F = forward_kinematics(m, r.q).pose("apxs")
+    assert np.linalg.norm(F[:3, 3] - T[:3, 3]) < 1e-9
+
+
+def test_registered_factory_that_refuses_leaves_generic_solver():
+    m = ur5()
+    register_specialized(m.name, "tool", lambda mech: YPPPYSolver(mech, "tool"))   # UR5 is not YPPPY
+    try:
+        T = forward_kinematics(m, [0.3, -1.0, 1.0, -1.0, -1.0, 0.3]).pose("tool")
+        r = solve_ik(m, PoseConstraint("tool", T), np.zeros(6))
+        assert r.success and r.solver == "dls"
+    finally:
+        unregister_specialized(m.name, "tool")
