@@ -39,14 +39,13 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections import deque
-from itertools import chain as _chain
 
 import numpy as np
 
 from .model import Mechanism
 
 _dot = np.dot
+_sin = np.sin
 _F64 = np.dtype(float)
 _isfinite = math.isfinite
 
@@ -273,7 +272,7 @@ def _plan_single(c, nq: int, r_max: int) -> _SinglePlan:
     sp.frame_flat = _ro([flat(b, e, ii, jj) for b, e in frame_be], np.intp)
     chain = sp.parents == tuple(range(-1, nb - 1))     # each block hangs on the one before
     sp.run = (sp.A, sp.b, sp.lin, (nb, 1, T), sp.coef, (nb, 4 * m, 4), (nb, 4 * m, 12), sp.ground,
-              None if chain else sp.parents)
+              nb if chain else sp.parents)
     # --- per-frame Jacobian constants
     jac = []
     r3 = np.arange(3)[:, None]
@@ -339,24 +338,28 @@ def _single_pass(c, q):
     A, b, lin, wshape, coef, kshape, oshape, ground, parents = c.single.run
     x = _dot(A, q)
     x += b
-    w = np.sin(x)
-    if lin is not None:
+    if lin is None:
+        w = _sin(x, out=x)
+    else:
+        w = _sin(x)
         w[lin] = x[lin]
     # block b: [L_0.T; L_1.T; ...] (4m x 4), each L relative to the block's parent segment
     K = np.matmul(w.reshape(wshape), coef).reshape(kshape)
     out = np.empty(oshape)
     # the right operand of each block: the first entry (a pose) of its parent block, or the ground's
-    if parents is None:                # a chain of blocks: the previous block, taken lazily
-        _consume(map(_dot, K, _chain((ground,), out[:-1, :4, :]), out))
+    if type(parents) is int:           # a chain of blocks, each on the one before
+        prev = ground
+        for i in range(parents):
+            o = out[i]
+            _dot(K[i], prev, o)
+            prev = o[:4]
     else:
-        uv = list(out[:, :4, :])
-        uv.append(ground)
-        _consume(map(_dot, K, map(uv.__getitem__, parents), out))
+        firsts = []
+        for i, p in enumerate(parents):
+            o = out[i]
+            _dot(K[i], ground if p < 0 else firsts[p], o)
+            firsts.append(o[:4])
     return out
-
-
-#: consumes an iterator in C (a deque of length 0 keeps nothing, so sharing it between threads is safe)
-_consume = deque(maxlen=0).extend
 
 
 #: Configurations per chunk of the batch pass. Every matrix product is done per chunk: OpenBLAS spreads
