@@ -13,7 +13,11 @@ from .model import GROUND, Body, BodySpec, BoundingShape, MassProperties, Mechan
 from .builder import MechanismBuilder, attach, edit
 from .kinematics import ForwardKinematics, forward_kinematics, relative_pose
 from .jacobians import (LOCAL, LOCAL_WORLD_ALIGNED, WORLD, Convention, frame_velocity, jacobian)
-from .io import load_model
+from .io import load_model, save_model
+from .constraints import (ContactConstraint, JointCoupling, JointLock, JointTarget, LoopClosure,
+                          OrientationConstraint, PointAtConstraint, PoseConstraint, PositionConstraint,
+                          Posture, load_constraints)
+from .ik import ConstraintManager, IKResult, available_solvers, register_solver, solve_ik
 
 __version__ = "0.1.0"
 
@@ -23,4 +27,7 @@ __all__ = [
     "Mechanism", "MechanismBuilder", "MechanismModelError", "ModelFileError", "ModelStructureError",
     "NoSolution", "UnknownBody", "UnknownFrame", "UnknownJoint", "UnsafeModelFileError", "WORLD",
     "attach", "edit", "forward_kinematics", "frame_velocity", "jacobian", "load_model", "relative_pose",
+    "save_model", "ContactConstraint", "JointCoupling", "JointLock", "JointTarget", "LoopClosure",
+    "OrientationConstraint", "PointAtConstraint", "PoseConstraint", "PositionConstraint", "Posture",
+    "load_constraints", "ConstraintManager", "IKResult", "available_solvers", "register_solver", "solve_ik",
 ]
