@@ -9,8 +9,8 @@ ikpy and kinpy, all in this one process, on a UR5, a Franka Panda and a 10-joint
 Every library reads the same robot (one URDF string from ``common.py``; our side is built from the same
 numbers with the builder). Before any timing, the libraries are cross-checked against ours to 1e-9 --
 tool pose, every link pose, Jacobians and the batch -- and the script stops with an error if any differ.
-Times are medians of ``timeit`` repeats, per call. Ratios are ``peer time / our time`` (above 1: we are
-faster). This is not a test: nothing here runs in CI, and no test asserts on time.
+Times are medians per call over rounds that run every library in turn (load from elsewhere on the machine
+then hits all alike). Ratios are ``peer time / our time`` (above 1: we are faster). This is not a test: nothing here runs in CI, and no test asserts on time.
 """
 
 from __future__ import annotations
@@ -42,13 +42,24 @@ BEGIN, END = "<!-- bench_kinematics:begin -->", "<!-- bench_kinematics:end -->"
 
 
 # ----------------------------------------------------------------------------------------- timing
-def per_call(fn, repeat: int, min_time: float) -> float:
-    """Median seconds per call of ``fn`` over ``repeat`` timeit runs of at least ``min_time`` seconds."""
-    t = timeit.Timer(fn)
-    number = 1
-    while t.timeit(number) < min_time and number < 1 << 22:
-        number *= 2
-    return statistics.median(x / number for x in t.repeat(repeat=repeat, number=number))
+def interleaved(fns: dict, repeat: int, min_time: float) -> dict:
+    """Median seconds per call of each function in ``fns``. Each is first calibrated to a run of at least
+    ``min_time`` seconds; then ``repeat`` rounds run every function once per round, in rotating order, so
+    that load from elsewhere on the machine hits all libraries alike and the ratios stay fair."""
+    timers = {}
+    for who, fn in fns.items():
+        t = timeit.Timer(fn)
+        number = 1
+        while t.timeit(number) < min_time and number < 1 << 22:
+            number *= 2
+        timers[who] = (t, number)
+    samples = {who: [] for who in fns}
+    order = list(fns)
+    for r in range(repeat):
+        for who in order[r % len(order):] + order[:r % len(order)]:
+            t, number = timers[who]
+            samples[who].append(t.timeit(number) / number)
+    return {who: statistics.median(v) for who, v in samples.items()}
 
 
 # ----------------------------------------------------------------------------------------- peers
@@ -293,20 +304,17 @@ def measure(args) -> dict:
         Qb = spec.random_configurations(BATCH, seed=4)
         rows = {}
         for task, _ in TASKS:
-            row = {}
             if task == "batch":
                 arg_sets = [Qb]
-                rep, tmin = max(3, args.repeat // 2), args.min_time * 5
+                rep, tmin = max(5, args.repeat // 2), args.min_time * 4
             else:
                 arg_sets = list(qs)
                 rep, tmin = args.repeat, args.min_time
+            fns = {}
             for who, fn in [("ours", our_calls.get(task))] + [(p, peers[p].calls.get(task)) for p in PEERS]:
-                if fn is None:
-                    continue
-                def call(fn=fn, nxt=itertools.cycle(arg_sets).__next__):
-                    return fn(nxt())
-
-                row[who] = per_call(call, rep, tmin)
+                if fn is not None:
+                    fns[who] = (lambda fn=fn, nxt=itertools.cycle(arg_sets).__next__: fn(nxt()))
+            row = interleaved(fns, rep, tmin)
             rows[task] = row
             shown = ", ".join(f"{k} {_fmt_t(v)}" for k, v in row.items())
             print(f"[{name}] {task}: {shown}", flush=True)
@@ -365,8 +373,9 @@ def report(res: dict) -> str:
              f"Measured {now} by `python benchmarks/bench_kinematics.py` on {machine()}.", "",
              "Every library runs in the same process on the same robot (one URDF string, see "
              "`benchmarks/common.py`); before timing, each one's tool pose, link poses, Jacobians and batch "
-             f"results are checked against ours to {TOL:g}. Times are medians per call; the figure in "
-             "brackets is the peer's time divided by ours (above 1: we are faster).", ""]
+             f"results are checked against ours to {TOL:g}. Times are medians per call over rounds that run "
+             "every library in turn (so that load from elsewhere hits all alike); the figure in brackets is "
+             "the peer's time divided by ours (above 1: we are faster).", ""]
     peers = res["peers"]
     versions = ", ".join(f"{n} {peers[n]['version']}" for n in PEERS if n in peers and not peers[n]["error"])
     lines.append(f"Peers: {versions}.")
@@ -463,8 +472,8 @@ def write_section(path: str, section: str) -> None:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--robots", nargs="+", default=list(common.ROBOTS), choices=list(common.ROBOTS))
-    ap.add_argument("--repeat", type=int, default=9, help="timeit repeats per measurement (median taken)")
-    ap.add_argument("--min-time", type=float, default=0.05, help="seconds per repeat")
+    ap.add_argument("--repeat", type=int, default=15, help="rounds per measurement (median taken)")
+    ap.add_argument("--min-time", type=float, default=0.02, help="seconds per timed run")
     ap.add_argument("--quick", action="store_true", help="fewer repeats; implies --no-write")
     ap.add_argument("--no-write", action="store_true", help="print only, leave BENCHMARKS.md alone")
     ap.add_argument("--output", default=os.path.join(os.path.dirname(HERE), "BENCHMARKS.md"))

@@ -213,7 +213,7 @@ def _fast_jacobian(mechanism: Mechanism, q: np.ndarray, out, tb, frame: str, rel
     if ref is None:
         ref = mechanism.frame(frame)
     c = mechanism._compiled
-    nq = mechanism.nq
+    nq = c.nq
     ground = relative_to is None or relative_to == mechanism.ground
     if out is not None:
         fj = c.single.jac[ref.index]

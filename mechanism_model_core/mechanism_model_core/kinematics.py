@@ -476,7 +476,7 @@ def segment_poses(mechanism: Mechanism, q: np.ndarray) -> np.ndarray:
 
 def _configuration(mechanism: Mechanism, q):
     """``mechanism.configuration(q)``, with a shortcut for a finite float array of length nq."""
-    if type(q) is np.ndarray and q.dtype is _F64 and q.ndim == 1 and q.shape[0] == mechanism.nq:
+    if type(q) is np.ndarray and q.dtype is _F64 and q.ndim == 1 and q.shape[0] == mechanism._compiled.nq:
         # q . q is finite for finite q; it overflows above 1e154 only, and then the full check decides
         if _isfinite(_dot(q, q)):
             return q
@@ -598,7 +598,8 @@ def forward_kinematics(mechanism: Mechanism, q=None) -> ForwardKinematics:
     ``q``: array (nq,), batch (B, nq), independent-only values, or a ``{coordinate: value}`` mapping
     (see :meth:`Mechanism.configuration`); ``None`` means the home configuration.
     """
-    if not (type(q) is np.ndarray and q.dtype is _F64 and q.ndim == 1 and q.shape[0] == mechanism.nq
+    c = mechanism._compiled
+    if not (type(q) is np.ndarray and q.dtype is _F64 and q.ndim == 1 and q.shape[0] == c.nq
             and _isfinite(_dot(q, q))):          # the shortcut of _configuration, inlined
         q = mechanism.configuration(q)
     fk = _new(ForwardKinematics)
@@ -606,11 +607,11 @@ def forward_kinematics(mechanism: Mechanism, q=None) -> ForwardKinematics:
     fk.q = q
     fk._segs = None
     if q.ndim == 1:
-        fk._out = _single_pass(mechanism._compiled, q)
+        fk._out = _single_pass(c, q)
         fk._tb = None
     else:
         fk._out = None
-        fk._tb = _batch_pass(mechanism._compiled, q)
+        fk._tb = _batch_pass(c, q)
     return fk
 
 

@@ -181,11 +181,11 @@ class _Compiled:
     (0 ground, 1 revolute about z, 2 prismatic along z) and placement ``P`` in the parent segment frame;
     ``seg_ancestors[i]`` lists the moving segments from the ground to ``i`` (inclusive, ascending).
     ``frame_seg``/``frame_T`` place every frame on a segment. ``single`` and ``batch`` are the evaluation
-    plans of :mod:`.kinematics` for one configuration and for a batch.
+    plans of :mod:`.kinematics` for one configuration and for a batch; ``nq`` the coordinate count.
     """
 
     __slots__ = ("n_seg", "seg_parent", "seg_coord", "seg_kind", "seg_P", "seg_ancestors", "loop",
-                 "frame_seg", "frame_T", "moving_ground_children", "single", "batch")
+                 "frame_seg", "frame_T", "moving_ground_children", "single", "batch", "nq")
 
 
 class Mechanism:
@@ -571,7 +571,8 @@ class Mechanism:
         c.frame_T = _readonly(np.array(frame_T))
         from .kinematics import plan_batch, plan_single
 
-        c.single = plan_single(c, self.nq)
+        c.nq = self.nq
+        c.single = plan_single(c, c.nq)
         c.batch = plan_batch(c)
         self._frames = frames
         self._compiled = c
