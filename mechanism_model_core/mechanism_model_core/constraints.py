@@ -668,13 +668,7 @@ def load_constraints(path, mechanism: Mechanism | None = None) -> list[Constrain
     from .io.safe_xml import parse_file
 
     path = os.fspath(path)
-    try:
-        size = os.path.getsize(path)
-    except OSError as exc:
-        raise ModelFileError(f"cannot read constraint file: {exc.strerror}", path) from None
-    if size > MAX_CONSTRAINT_FILE_BYTES:
-        raise ModelFileError(f"constraint file is {size} bytes, more than {MAX_CONSTRAINT_FILE_BYTES}", path)
-    root = parse_file(path)
+    root = parse_file(path, limit=MAX_CONSTRAINT_FILE_BYTES)
     if root.tag != "Constraints":
         raise ModelFileError(f"root element is <{root.tag}>, expected <Constraints>", path, root.sourceline)
     reader = _Reader(path)

@@ -355,15 +355,10 @@ def _read_guarded(text: str, file: str, parameters: dict | None, name: str | Non
 
 def load_kindsl(path, parameters: dict | None = None, name: str | None = None) -> Mechanism:
     """Load a RobCoGen KinDSL robot model; ``parameters`` binds the model's named parameters (SI units)."""
+    from .safe_xml import read_limited
+
     path = os.fspath(path)
-    try:
-        size = os.path.getsize(path)
-    except OSError as exc:
-        raise ModelFileError(f"cannot read file: {exc.strerror}", path) from None
-    if size > MAX_BYTES:
-        raise ModelFileError(f"file is {size} bytes, more than the {MAX_BYTES}-byte limit", path)
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        text = fh.read()
+    text = read_limited(path, MAX_BYTES).decode("utf-8", errors="replace")
     return _read_guarded(text, path, parameters, name)
 
 

@@ -25,18 +25,24 @@ def _parser():
                            huge_tree=False, remove_comments=False, remove_pis=True)
 
 
-def parse_file(path: str):
-    """Parse ``path`` and return the lxml root element; raises ModelFileError / UnsafeModelFileError."""
+def read_limited(path, limit: int | None = None) -> bytes:
+    """The bytes of ``path``, refusing files over ``limit`` bytes (default :data:`MAX_BYTES`) before
+    reading them. Every model-file reader goes through here."""
     path = os.fspath(path)
+    limit = MAX_BYTES if limit is None else limit
     try:
         size = os.path.getsize(path)
     except OSError as exc:
         raise ModelFileError(f"cannot read file: {exc.strerror}", path) from None
-    if size > MAX_BYTES:
-        raise UnsafeModelFileError(f"file is {size} bytes, more than the {MAX_BYTES}-byte limit", path)
+    if size > limit:
+        raise UnsafeModelFileError(f"file is {size} bytes, more than the {limit}-byte limit", path)
     with open(path, "rb") as fh:
-        data = fh.read(MAX_BYTES + 1)
-    return parse_bytes(data, path)
+        return fh.read(limit + 1)
+
+
+def parse_file(path: str, limit: int | None = None):
+    """Parse ``path`` and return the lxml root element; raises ModelFileError / UnsafeModelFileError."""
+    return parse_bytes(read_limited(path, limit), os.fspath(path))
 
 
 def parse_bytes(data: bytes | str, name: str = "<string>"):
