@@ -116,21 +116,28 @@ def _revolute_factor(P):
     return {0: P @ _C0 + 0j, 1: P @ (_CC - 1j * _CS) / 2, -1: P @ (_CC + 1j * _CS) / 2}
 
 
-def _estimated_cost(sp: _SinglePlan) -> float:
-    """Rough microseconds of the parts of one pass that depend on the plan (fitted on a 2-core Xeon,
-    numpy 2): one np.dot and its views per block, and the coefficient product, which grows with the
-    number of trigonometric terms."""
-    return 0.75 * sp.nb + 1e-4 * sp.nb * sp.T * 16 * sp.m
+def _estimated_cost(layout) -> float:
+    """Rough microseconds of the parts of one pass that depend on the block layout (fitted on a 2-core
+    Xeon, numpy 2): one np.dot and its views per block, and the coefficient product, which grows with
+    the number of trigonometric terms."""
+    blocks, m = layout[0], layout[2]
+    T = max(_n_terms(c_kind, g) for (_, g, _), c_kind in zip(blocks, layout[-1]))
+    return 0.75 * len(blocks) + 1e-4 * len(blocks) * T * 16 * m
+
+
+def _n_terms(is_slider: bool, g) -> int:
+    return 2 if is_slider else 3 ** len(g)
 
 
 def plan_single(c, nq: int) -> _SinglePlan:
     """Compile the one-configuration pass of the compiled tree ``c`` (a :class:`model._Compiled`): runs of
     up to 1, 2 or 3 segments per block, whichever is estimated fastest."""
-    plans = [_plan_single(c, nq, r) for r in ((1, 2, 3) if c.n_seg > 2 else (1,))]
-    return min(plans, key=_estimated_cost)
+    layouts = [_layout(c, r) for r in ((1, 2, 3) if c.n_seg > 2 else (1,))]
+    return _plan_single(c, nq, min(layouts, key=_estimated_cost))
 
 
-def _plan_single(c, nq: int, r_max: int) -> _SinglePlan:
+def _layout(c, r_max: int):
+    """Cut the segment tree into blocks of runs of up to ``r_max`` segments (see _plan_single)."""
     S = c.n_seg
     parent = [int(p) for p in c.seg_parent]
     kind = [int(k) for k in c.seg_kind]
@@ -186,6 +193,15 @@ def _plan_single(c, nq: int, r_max: int) -> _SinglePlan:
             if k0 == 0 and g:
                 first_block_of_group[g[-1]] = len(blocks)
             blocks.append((p, g, ent[k0:k0 + m]))
+    sliders = [bool(g) and kind[g[0]] == 2 for (_, g, _) in blocks]
+    return blocks, first_block_of_group, m, frame_alias, sliders
+
+
+def _plan_single(c, nq: int, layout) -> _SinglePlan:
+    blocks, first_block_of_group, m, frame_alias, _ = layout
+    S = c.n_seg
+    kind = [int(k) for k in c.seg_kind]
+    eye = np.eye(4)
     nb = len(blocks)
     # --- trigonometric terms of each block
     term_rows, term_b, term_lin, coef_blocks = [], [], [], []

@@ -166,7 +166,7 @@ def test_every_block_length_gives_the_same_poses():
         c2 = _Compiled()
         for slot in _Compiled.__slots__:
             setattr(c2, slot, getattr(c, slot))
-        c2.single = kin._plan_single(c, mech.nq, r)
+        c2.single = kin._plan_single(c, mech.nq, kin._layout(c, r))
         out = kin._single_pass(c2, q)
         F = out.take(c2.single.frame_flat)
         for i, name in enumerate(mech.frame_names):
