@@ -216,7 +216,7 @@ def test_convert_round_trip(capsys, tmp_path):
     xml = tmp_path / "rover.xml"
     assert call(capsys, "convert", ROVER, str(urdf))[0] == 0
     code, out, _ = call(capsys, "convert", str(urdf), str(xml))
-    assert code == 0 and "nq = 27" in out
+    assert code == 0 and "nq = 29" in out
     a, b = load_model(model_path(ROVER)), load_model(str(xml))
     q = {"left_rocker": 0.1, "mast_pan": 0.4, "arm_elbow": 0.7, "chassis.yaw": 0.3}
     for f in ("mast_camera", "arm_tool", "right_rear_contact"):

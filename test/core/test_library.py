@@ -152,7 +152,7 @@ def test_default_rover_structure(rover):
     assert rover.parent_body_of_joint("chassis") == rover.ground
     steer = [j.name for j in rover.joints if j.name.endswith("_steer")]
     drive = [j.name for j in rover.joints if j.name.endswith("_drive")]
-    assert sorted(steer) == sorted(f"{s}_{p}_steer" for s in ("left", "right") for p in ("front", "rear"))
+    assert sorted(steer) == sorted(f"{s}_{p}_steer" for s in ("left", "right") for p in ("front", "middle", "rear"))
     assert len(drive) == 6 and all(rover.joint(d).type.value == "continuous" for d in drive)
     assert [rover.joint(n).type.value for n in ("mast_pan", "mast_tilt")] == ["revolute"] * 2
     arm = ["arm_yaw", "arm_shoulder", "arm_elbow", "arm_wrist", "arm_turret"]
@@ -201,6 +201,20 @@ def test_rocker_differential_and_contacts(rover, theta, phi):
         np.testing.assert_allclose(fk.position(f"{side}_front_contact"), front, atol=1e-12)
         np.testing.assert_allclose(fk.position(f"{side}_middle_contact"), middle, atol=1e-12)
         np.testing.assert_allclose(fk.position(f"{side}_rear_contact"), rear, atol=1e-12)
+
+
+@given(steer=st.floats(-math.pi / 2, math.pi / 2))
+def test_all_six_wheels_steer_about_their_contact(rover, steer):
+    """Six-wheel steering (CLARAty 3.1.3): each steering axis passes through its wheel's contact point, so
+    steering turns the wheel's spin axis (y) about the vertical and leaves the contact where it was."""
+    home = forward_kinematics(rover)
+    for wheel in ("front", "middle", "rear"):
+        for side in ("left", "right"):
+            fk = forward_kinematics(rover, {f"{side}_{wheel}_steer": steer})
+            np.testing.assert_allclose(fk.position(f"{side}_{wheel}_contact"),
+                                       home.position(f"{side}_{wheel}_contact"), atol=1e-12)
+            np.testing.assert_allclose(fk.rotation(f"{side}_{wheel}_wheel")[:, 1],
+                                       v(-math.sin(steer), math.cos(steer), 0), atol=1e-12)
 
 
 @given(pan=st.floats(-3.0, 3.0), tilt=st.floats(-1.2, 1.4))

@@ -57,7 +57,7 @@ def test_every_joint_state_at_500_hz_yields_its_tf_update():
         missing = sent - seen
         assert not missing, f"{len(missing)} of {n} joint_states messages got no /tf update"
         assert proc.poll() is None
-        assert model.nq == 27
+        assert model.nq == 29
     finally:
         node.close()
         ctx.close()
