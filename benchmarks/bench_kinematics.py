@@ -5,12 +5,14 @@ ikpy and kinpy, all in this one process, on a UR5, a Franka Panda and a 10-joint
     python benchmarks/bench_kinematics.py            # measure, print the table, update BENCHMARKS.md
     python benchmarks/bench_kinematics.py --quick    # fewer repetitions, nothing written
     python benchmarks/bench_kinematics.py --no-write
+    python benchmarks/bench_kinematics.py --before 8c5f01b   # add a column: the package at that commit
 
 Every library reads the same robot (one URDF string from ``common.py``; our side is built from the same
 numbers with the builder). Before any timing, the libraries are cross-checked against ours to 1e-9 --
 tool pose, every link pose, Jacobians and the batch -- and the script stops with an error if any differ.
 Times are medians per call over rounds that run every library in turn (load from elsewhere on the machine
-then hits all alike). Ratios are ``peer time / our time`` (above 1: we are faster). This is not a test: nothing here runs in CI, and no test asserts on time.
+then hits all alike). Ratios are ``peer time / our time`` (above 1: we are faster). This is not a test:
+nothing here runs in CI, and no test asserts on time.
 """
 
 from __future__ import annotations
@@ -205,10 +207,36 @@ def _dist_version(name: str) -> str:
 
 
 # ----------------------------------------------------------------------------------------- ours
-def ours(spec):
-    from mechanism_model_core import forward_kinematics, jacobian
+def load_before(commit: str, tmpdir: str):
+    """The package ``mechanism_model_core`` as it was at ``commit``, imported as ``mmc_before`` (its
+    imports are relative, so it runs under another name next to the current one)."""
+    import importlib
+    import io
+    import tarfile
 
-    mech = common.build_mechanism(spec)
+    repo = os.path.dirname(HERE)
+    data = subprocess.run(["git", "-C", repo, "archive", commit, "mechanism_model_core/mechanism_model_core"],
+                          capture_output=True, check=True).stdout
+    dest = os.path.join(tmpdir, "before")
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        try:
+            tar.extractall(dest, filter="data")
+        except TypeError:                      # Python without extraction filters
+            tar.extractall(dest)
+    os.rename(os.path.join(dest, "mechanism_model_core", "mechanism_model_core"), os.path.join(dest, "mmc_before"))
+    sys.path.insert(0, dest)
+    try:
+        return importlib.import_module("mmc_before")
+    finally:
+        sys.path.remove(dest)
+
+
+def ours(spec, core=None):
+    if core is None:
+        import mechanism_model_core as core
+    forward_kinematics, jacobian = core.forward_kinematics, core.jacobian
+
+    mech = common.build_mechanism(spec, core)
     tip = spec.tip
     calls = {
         "all": lambda q: forward_kinematics(mech, q).frame_array(),
@@ -276,6 +304,20 @@ def cross_check(spec, mech, peers: dict[str, Peer], rng) -> list[str]:
     return sorted(set(done))
 
 
+def check_before(spec, now: dict, before: dict) -> None:
+    """The old build must give the same numbers as the current one (to TOL) before it is timed."""
+    q = spec.random_configurations(10, seed=7)
+    for task in ("all", "one", "jac_lwa", "jac_world"):
+        for qi in q:
+            err = float(np.max(np.abs(np.asarray(now[task](qi)) - np.asarray(before[task](qi)))))
+            if not err <= TOL:
+                raise SystemExit(f"CROSS-CHECK FAILED: --before build differs on {spec.name} {task} by {err:.3g}")
+    Q = spec.random_configurations(50, seed=8)
+    err = float(np.max(np.abs(now["batch"](Q) - before["batch"](Q))))
+    if not err <= TOL:
+        raise SystemExit(f"CROSS-CHECK FAILED: --before build differs on {spec.name} batch by {err:.3g}")
+
+
 # ----------------------------------------------------------------------------------------- main run
 TASKS = [
     ("all", "all frames, one configuration"),
@@ -289,11 +331,16 @@ PEERS = ["pinocchio", "roboticstoolbox", "ikpy", "kinpy"]
 
 def measure(args) -> dict:
     rng = np.random.default_rng(2)
-    results = {"robots": {}, "peers": {}, "notes": []}
+    results = {"robots": {}, "peers": {}, "notes": [], "before": args.before}
     tmpdir = tempfile.mkdtemp(prefix="bench_kin_")
+    before = load_before(args.before, tmpdir) if args.before else None
     for name in args.robots:
         spec = common.ROBOTS[name]()
         mech, our_calls = ours(spec)
+        before_calls = {}
+        if before is not None:
+            _, before_calls = ours(spec, before)
+            check_before(spec, our_calls, before_calls)
         q0 = spec.random_configurations(1, seed=1)[0]
         peers = load_peers(spec, tmpdir, q0)
         for p in peers.values():
@@ -311,7 +358,8 @@ def measure(args) -> dict:
                 arg_sets = list(qs)
                 rep, tmin = args.repeat, args.min_time
             fns = {}
-            for who, fn in [("ours", our_calls.get(task))] + [(p, peers[p].calls.get(task)) for p in PEERS]:
+            for who, fn in ([("ours", our_calls.get(task)), ("before", before_calls.get(task))]
+                            + [(p, peers[p].calls.get(task)) for p in PEERS]):
                 if fn is not None:
                     fns[who] = (lambda fn=fn, nxt=itertools.cycle(arg_sets).__next__: fn(nxt()))
             row = interleaved(fns, rep, tmin)
@@ -383,8 +431,9 @@ def report(res: dict) -> str:
     if broken:
         lines.append("Unavailable here (recorded, not patched): " + "; ".join(broken) + ".")
     lines.append("")
-    head = "| robot | task | ours | " + " | ".join(PEERS) + " |"
-    lines += [head, "|" + "---|" * (3 + len(PEERS))]
+    cols = (["before"] if res.get("before") else []) + PEERS
+    head = "| robot | task | ours | " + " | ".join(cols) + " |"
+    lines += [head, "|" + "---|" * (3 + len(cols))]
     for robot, r in res["robots"].items():
         for task, label in TASKS:
             row = r["rows"].get(task, {})
@@ -392,7 +441,7 @@ def report(res: dict) -> str:
                 continue
             cells = [f"{robot} (nq={r['nq']}, {r['frames']} frames)" if task == "all" else robot, label,
                      _fmt_t(row["ours"])]
-            for p in PEERS:
+            for p in cols:
                 cells.append(f"{_fmt_t(row[p])} ({row[p] / row['ours']:.2f})" if p in row else "--")
             lines.append("| " + " | ".join(cells) + " |")
     lines.append("")
@@ -406,6 +455,11 @@ def report(res: dict) -> str:
                  "`Chain.forward_kinematics` (all frames), `SerialChain.forward_kinematics` and `.jacobian`. "
                  "`--` means the library has no such call (ikpy: no Jacobian; only Pinocchio has the WORLD "
                  "convention; the pure-Python peers are not run in a 10,000-iteration loop).")
+    if res.get("before"):
+        lines.append("")
+        lines.append(f"`before` is this package as it was at commit `{res['before']}` (plain numpy kinematics, "
+                     "before the compiled passes), imported next to the current one in the same process and "
+                     "cross-checked against it.")
     lines.append("")
     imp = res["import"]
     it = f", `-X importtime` cumulative {imp['importtime']:.3f} s" if imp["importtime"] is not None else ""
@@ -477,6 +531,7 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true", help="fewer repeats; implies --no-write")
     ap.add_argument("--no-write", action="store_true", help="print only, leave BENCHMARKS.md alone")
     ap.add_argument("--output", default=os.path.join(os.path.dirname(HERE), "BENCHMARKS.md"))
+    ap.add_argument("--before", metavar="COMMIT", help="also time the package as it was at this git commit")
     args = ap.parse_args(argv)
     if args.quick:
         args.repeat, args.min_time, args.no_write = 3, 0.01, True

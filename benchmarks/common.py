@@ -129,7 +129,7 @@ def _fmt(v) -> str:
 
 def urdf_string(spec: RobotSpec) -> str:
     """The robot as a URDF document (every link with a small inertia, as some parsers require one)."""
-    out = [f'<?xml version="1.0"?>', f'<robot name="{spec.name}">']
+    out = ['<?xml version="1.0"?>', f'<robot name="{spec.name}">']
     for link in spec.links:
         out.append(f'  <link name="{link}"><inertial><mass value="1.0"/><origin xyz="0 0 0"/>'
                    f'<inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial></link>')
@@ -158,9 +158,12 @@ def origin_matrix(xyz, rpy) -> np.ndarray:
     return T
 
 
-def build_mechanism(spec: RobotSpec):
-    """The robot as a :class:`mechanism_model_core.Mechanism` (base link fixed on the ground)."""
-    from mechanism_model_core import Joint, MechanismBuilder
+def build_mechanism(spec: RobotSpec, core=None):
+    """The robot as a :class:`mechanism_model_core.Mechanism` (base link fixed on the ground); ``core`` is
+    another build of the package to use instead (the benchmark's ``--before``)."""
+    if core is None:
+        import mechanism_model_core as core
+    Joint, MechanismBuilder = core.Joint, core.MechanismBuilder
 
     b = MechanismBuilder(spec.name)
     b.add_body(spec.base, joint=Joint.fixed(f"{spec.base}_fixed"))

@@ -204,7 +204,7 @@ def _plan_single(c, nq: int, layout) -> _SinglePlan:
     eye = np.eye(4)
     nb = len(blocks)
     # --- trigonometric terms of each block
-    term_rows, term_b, term_lin, coef_blocks = [], [], [], []
+    term_rows, coef_blocks = [], []
     for (p, g, ent) in blocks:
         if g and kind[g[0]] == 2:            # a slider is alone in its group: terms 1 and d
             a_lin = np.zeros(nq)
