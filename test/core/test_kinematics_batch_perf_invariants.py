@@ -267,3 +267,31 @@ def test_many_threads_share_one_mechanism():
     for t in threads:
         t.join()
     assert errors == []
+
+
+def test_many_frames_on_one_body_and_branches():
+    """A body with more frames than fit one block (the pass spills them into extra blocks) on a branched
+    tree with a floating base, a slider and a ball joint."""
+    rng = np.random.default_rng(4)
+    b = MechanismBuilder("busy")
+    b.add_body("base", joint=Joint.floating("float", random_placement(rng)))
+    b.add_body("arm1", parent="base", joint=Joint.revolute("arm1", random_placement(rng), axis=(0, 1, 0)))
+    b.add_body("arm2", parent="arm1", joint=Joint.prismatic("arm2", random_placement(rng), axis=(1, 1, 0)))
+    b.add_body("arm3", parent="arm2", joint=Joint.revolute("arm3", random_placement(rng), offset=0.3))
+    b.add_body("leg1", parent="base", joint=Joint.ball("leg1", random_placement(rng)))
+    b.add_body("leg2", parent="leg1", joint=Joint.revolute("leg2", random_placement(rng), axis=(1, 0, 0)))
+    for i in range(20):
+        b.add_frame("arm3" if i % 2 else "leg2", f"marker{i}", random_placement(rng))
+    mech = b.build()
+    assert mech._compiled.single.nb > len(mech.joints)      # some frames spilled into extra blocks
+    Q = mech.random_configuration(rng, size=3)
+    F = forward_kinematics(mech, Q).frame_array()
+    for k in range(3):
+        ref = reference_poses(mech, Q[k])
+        single = forward_kinematics(mech, Q[k]).frame_array()
+        for i, name in enumerate(mech.frame_names):
+            np.testing.assert_allclose(single[i], ref[name], atol=1e-12, err_msg=name)
+            np.testing.assert_allclose(F[k, i], ref[name], atol=1e-12, err_msg=name)
+    for frame in ("marker0", "marker7", "arm2"):
+        np.testing.assert_allclose(jacobian(mech, Q[0], frame), reference_lwa_jacobian(mech, Q[0], frame),
+                                   atol=1e-6)
