@@ -256,7 +256,9 @@ def jacobian(mechanism: Mechanism, q, frame: str, relative_to: str | None = None
 
     Returns (6, nq), or (B, 6, nq) for a batch of configurations (B, nq). Columns are with respect to the
     full coordinate vector; for coupled mechanisms multiply by :meth:`Mechanism.coupling_jacobian` to get
-    the Jacobian in the independent coordinates.
+    the Jacobian in the independent coordinates. To get poses and Jacobians of one configuration from a
+    single forward pass, use ``fk = forward_kinematics(mechanism, q)`` then ``fk.pose(...)`` and
+    ``fk.jacobian(...)``.
     """
     qf = _kin._configuration(mechanism, q)
     c = mechanism._compiled

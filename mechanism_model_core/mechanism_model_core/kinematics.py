@@ -198,6 +198,9 @@ def _layout(c, r_max: int):
 
 
 def _plan_single(c, nq: int, layout) -> _SinglePlan:
+    """The constants of the one-configuration pass for a block layout: per block, its trigonometric terms
+    (rows of ``A``, phases ``b``) and the coefficient matrices of every entry; where each segment and frame
+    lands in the output; per frame, the gather indices of its Jacobian."""
     blocks, first_block_of_group, m, frame_alias, _ = layout
     S = c.n_seg
     kind = [int(k) for k in c.seg_kind]
