@@ -295,3 +295,22 @@ def test_many_frames_on_one_body_and_branches():
     for frame in ("marker0", "marker7", "arm2"):
         np.testing.assert_allclose(jacobian(mech, Q[0], frame), reference_lwa_jacobian(mech, Q[0], frame),
                                    atol=1e-6)
+
+
+def test_one_pass_serves_poses_and_jacobians():
+    """``fk.jacobian`` and ``jacobian_from_segments(mech, fk, ...)`` reuse the pass of ``fk`` and agree with
+    ``jacobian``; so does a ForwardKinematics built from a plain segment array."""
+    mech = random_mechanism(17, n_bodies=7)
+    rng = np.random.default_rng(5)
+    for q in (mech.random_configuration(rng), mech.random_configuration(rng, size=4)):
+        fk = forward_kinematics(mech, q)
+        plain = kin.ForwardKinematics(mech, q, np.array(fk.segments))
+        for frame in mech.frame_names[::3]:
+            for conv in ("LOCAL_WORLD_ALIGNED", "WORLD", "LOCAL"):
+                J = jacobian(mech, q, frame, mech.frame_names[2], conv)
+                np.testing.assert_allclose(fk.jacobian(frame, mech.frame_names[2], conv), J, atol=1e-12)
+                np.testing.assert_allclose(jacobian_from_segments(mech, fk, frame, mech.frame_names[2], conv),
+                                           J, atol=1e-12)
+                np.testing.assert_allclose(plain.jacobian(frame, mech.frame_names[2], conv), J, atol=1e-12)
+            np.testing.assert_allclose(plain.pose(frame), fk.pose(frame), atol=1e-12)
+        np.testing.assert_allclose(plain.frame_array(), fk.frame_array(), atol=1e-12)
