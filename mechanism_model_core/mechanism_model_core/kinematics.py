@@ -68,6 +68,8 @@ _EZ = np.zeros((4, 4))
 _EZ[2, 3] = 1.0
 #: 3x4 pose components in the batch layout: component 3*j + i holds T[i, j]
 _EYE_COMPS = np.eye(4)[:3, :].T.reshape(12, 1).copy()
+for _a in (_PERM1, _PERM2, _GROUND_EXT, _C0, _CC, _CS, _EZ, _EYE_COMPS):
+    _a.setflags(write=False)
 
 
 def _ro(a, dtype=float):
