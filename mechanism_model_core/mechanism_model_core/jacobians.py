@@ -173,32 +173,37 @@ def _single_columns(out, fj, nq: int, world: bool) -> np.ndarray:
 
 def _batch_columns(c, Tb, f: int, nq: int, B: int):
     """(B, 6, nq) LOCAL_WORLD_ALIGNED Jacobian of frame ``f`` relative to the ground, and the frame's pose
-    components, from the batch pass (see :func:`.kinematics._batch_pass` for the layout)."""
+    components, from the batch pass (see :func:`.kinematics._batch_pass` for the layout). The columns are
+    computed as rows over the configurations, then turned into (B, 6, nq) by one copy."""
     W = _kin._batch_frame_comps(c, Tb, f)
     nch, _, bc = W.shape
     fj = c.single.jac[f]
-    J = np.zeros((nch, bc, 6, nq))
     anc = c.seg_ancestors[int(c.frame_seg[f])]
-    if anc.size:
-        if anc[-1] - anc[0] + 1 == anc.size:           # a chain: a view, no copy
-            A = Tb[anc[0] - 1:anc[-1], :, 6:]
-        else:
-            A = Tb[anc - 1, :, 6:]                      # (k, n_chunks, 6, chunk): axis z, origin
-        Z = A[:, :, :3]
-        D = W[None, :, 9:] - A[:, :, 3:]
-        lin = np.empty(Z.shape)
-        lin[:, :, 0] = Z[:, :, 1] * D[:, :, 2] - Z[:, :, 2] * D[:, :, 1]
-        lin[:, :, 1] = Z[:, :, 2] * D[:, :, 0] - Z[:, :, 0] * D[:, :, 2]
-        lin[:, :, 2] = Z[:, :, 0] * D[:, :, 1] - Z[:, :, 1] * D[:, :, 0]
-        if fj.prismatic is not None:
-            lin[fj.prismatic] = Z[fj.prismatic]
-        J[:, :, :3, fj.cols] = lin.transpose(1, 3, 2, 0)
-        ang = Z.transpose(1, 3, 2, 0)
-        if fj.prismatic is not None:
-            J[:, :, 3:, fj.cols[fj.revolute]] = ang[..., fj.revolute]
-        else:
-            J[:, :, 3:, fj.cols] = ang
-    return J.reshape(nch * bc, 6, nq)[:B], W
+    k = anc.size
+    if k == 0:
+        return np.zeros((B, 6, nq)), W
+    if anc[-1] - anc[0] + 1 == k:                     # a chain: a view, no copy
+        A = Tb[anc[0] - 1:anc[-1], :, 6:]
+    else:
+        A = Tb[anc - 1, :, 6:]                          # (k, n_chunks, 6, chunk): axis z, origin
+    Z = A[:, :, :3]
+    D = W[None, :, 9:] - A[:, :, 3:]
+    G = np.empty((6, k, nch, bc))                       # rows [linear; angular] x ancestor x configuration
+    for i, (a, b) in enumerate(((1, 2), (2, 0), (0, 1))):
+        np.multiply(Z[:, :, a], D[:, :, b], out=G[i])
+        G[i] -= Z[:, :, b] * D[:, :, a]
+    G[3:] = Z.transpose(2, 0, 1, 3)
+    if fj.prismatic is not None:
+        G[:3, fj.prismatic] = Z[fj.prismatic].transpose(2, 0, 1, 3)
+        G[3:, fj.prismatic] = 0.0
+    cols = fj.cols
+    if fj.full and fj.cols_slice == slice(0, nq):
+        J = np.ascontiguousarray(G.transpose(2, 3, 0, 1)).reshape(nch * bc, 6, nq)
+    else:
+        J = np.zeros((nch, bc, 6, nq))
+        J[..., cols] = G.transpose(2, 3, 0, 1)
+        J = J.reshape(nch * bc, 6, nq)
+    return J[:B], W
 
 
 _CONVENTIONS = {c: c for c in Convention}
