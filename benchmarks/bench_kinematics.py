@@ -104,12 +104,19 @@ def load_peers(spec, tmpdir: str, q0: np.ndarray) -> dict[str, Peer]:
                 out[i] = pin.updateFramePlacement(model, data, fid).homogeneous
             return out
 
+        def pin_batch_jac(Q):
+            out = np.empty((Q.shape[0], 6, model.nv))
+            for i, q in enumerate(Q):
+                out[i] = pin.computeFrameJacobian(model, data, q, fid, pin.LOCAL_WORLD_ALIGNED)
+            return out
+
         p.calls = {
             "all": pin_all,
             "one": pin_one,
             "jac_lwa": lambda q: pin.computeFrameJacobian(model, data, q, fid, pin.LOCAL_WORLD_ALIGNED),
             "jac_world": lambda q: pin.computeFrameJacobian(model, data, q, fid, pin.WORLD),
             "batch": pin_batch,
+            "batch_jac": pin_batch_jac,
         }
         p.check_all = lambda q: {l: (pin_all(q), data.oMf[i].homogeneous.copy())[1]
                                  for l, i in frame_ids.items()}
@@ -244,6 +251,7 @@ def ours(spec, core=None):
         "jac_lwa": lambda q: jacobian(mech, q, tip),
         "jac_world": lambda q: jacobian(mech, q, tip, convention="WORLD"),
         "batch": lambda Q: forward_kinematics(mech, Q).pose(tip),
+        "batch_jac": lambda Q: jacobian(mech, Q, tip),
     }
     return mech, calls
 
@@ -298,6 +306,10 @@ def cross_check(spec, mech, peers: dict[str, Peer], rng) -> list[str]:
             err = float(np.max(np.abs(np.asarray(fn(Qb)) - ref_b)))
             if not err <= TOL:
                 failures.append(f"{p.name} {spec.name}: batch differs by {err:.3g}")
+        if p.name == "pinocchio":
+            err = float(np.max(np.abs(p.calls["batch_jac"](Qb) - jacobian(mech, Qb, spec.tip))))
+            if not err <= TOL:
+                failures.append(f"{p.name} {spec.name}: batch Jacobian differs by {err:.3g}")
     if failures:
         failures = list(dict.fromkeys(failures))
         raise SystemExit("CROSS-CHECK FAILED, nothing was timed:\n  " + "\n  ".join(failures))
@@ -313,9 +325,10 @@ def check_before(spec, now: dict, before: dict) -> None:
             if not err <= TOL:
                 raise SystemExit(f"CROSS-CHECK FAILED: --before build differs on {spec.name} {task} by {err:.3g}")
     Q = spec.random_configurations(50, seed=8)
-    err = float(np.max(np.abs(now["batch"](Q) - before["batch"](Q))))
-    if not err <= TOL:
-        raise SystemExit(f"CROSS-CHECK FAILED: --before build differs on {spec.name} batch by {err:.3g}")
+    for task in ("batch", "batch_jac"):
+        err = float(np.max(np.abs(now[task](Q) - before[task](Q))))
+        if not err <= TOL:
+            raise SystemExit(f"CROSS-CHECK FAILED: --before build differs on {spec.name} {task} by {err:.3g}")
 
 
 # ----------------------------------------------------------------------------------------- main run
@@ -325,6 +338,7 @@ TASKS = [
     ("jac_lwa", "Jacobian LOCAL_WORLD_ALIGNED (tool)"),
     ("jac_world", "Jacobian WORLD (tool)"),
     ("batch", f"tool pose, batch of {BATCH:,} configurations"),
+    ("batch_jac", f"Jacobian LOCAL_WORLD_ALIGNED (tool), batch of {BATCH:,}"),
 ]
 PEERS = ["pinocchio", "roboticstoolbox", "ikpy", "kinpy"]
 
@@ -351,7 +365,7 @@ def measure(args) -> dict:
         Qb = spec.random_configurations(BATCH, seed=4)
         rows = {}
         for task, _ in TASKS:
-            if task == "batch":
+            if task.startswith("batch"):
                 arg_sets = [Qb]
                 rep, tmin = max(5, args.repeat // 2), args.min_time * 4
             else:
@@ -447,9 +461,10 @@ def report(res: dict) -> str:
     lines.append("")
     lines.append("What each column calls: ours `forward_kinematics(m, q).frame_array()` (every body and named "
                  "frame), `.pose(tool)`, `jacobian(m, q, tool[, convention='WORLD'])`, and "
-                 "`forward_kinematics(m, Q).pose(tool)` for the batch; Pinocchio `framesForwardKinematics` "
-                 "(all frames), `forwardKinematics` + `updateFramePlacement` (one frame, and in a Python loop "
-                 "for the batch, copying each pose out), `computeFrameJacobian`; roboticstoolbox `fkine_all`, "
+                 "`forward_kinematics(m, Q).pose(tool)` and `jacobian(m, Q, tool)` for the batches; Pinocchio "
+                 "`framesForwardKinematics` (all frames), `forwardKinematics` + `updateFramePlacement` (one "
+                 "frame, and in a Python loop for the batch, copying each pose out), `computeFrameJacobian` (in "
+                 "a Python loop for the batch); roboticstoolbox `fkine_all`, "
                  "`fkine`, `jacob0`, and `fkine(Q)` (its C batch call, returning an SE3 array); ikpy "
                  "`forward_kinematics` (with `full_kinematics=True` for all frames); kinpy "
                  "`Chain.forward_kinematics` (all frames), `SerialChain.forward_kinematics` and `.jacobian`. "
