@@ -604,7 +604,6 @@ class _ChainKernel:
         mu = mu0
         rejects = 0
         ref_cost, ref_it = cost, 0
-        m, nv = self.m, self.nv
         for it in range(cap):
             if ep <= tp and er <= to:
                 return "converged", xv, it, 0.0

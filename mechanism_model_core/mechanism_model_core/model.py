@@ -28,7 +28,7 @@ import numpy as np
 
 from .errors import (InvalidConfiguration, ModelStructureError, UnknownBody, UnknownFrame,
                      UnknownJoint)
-from .joints import Joint, JointType
+from .joints import Joint
 
 GROUND = "ground"
 

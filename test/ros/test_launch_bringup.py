@@ -11,7 +11,7 @@ import unittest
 
 import pytest
 
-launch_testing = pytest.importorskip("launch_testing", reason="needs ROS 2 (launch_testing)")
+pytest.importorskip("launch_testing", reason="needs ROS 2 (launch_testing)")
 rclpy = pytest.importorskip("rclpy", reason="needs ROS 2 (rclpy)")
 pytest.importorskip("mechanism_model_msgs", reason="needs the built mechanism_model_msgs package")
 ament_index = pytest.importorskip("ament_index_python.packages")
