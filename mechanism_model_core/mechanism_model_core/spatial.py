@@ -28,6 +28,11 @@ def _rotation_class():
     return Rotation
 
 
+def _writable(a) -> np.ndarray:
+    """A float copy: scipy before 1.10 refuses read-only buffers (and the model's arrays are read-only)."""
+    return np.array(a, dtype=float)
+
+
 def identity() -> np.ndarray:
     """A fresh 4x4 identity transform."""
     return _EYE4.copy()
@@ -106,7 +111,7 @@ def quaternion_to_matrix(q) -> np.ndarray:
 
 def matrix_to_quaternion(R) -> np.ndarray:
     """Quaternion ``(x, y, z, w)`` with ``w >= 0`` of a 3x3 rotation matrix."""
-    q = _rotation_class().from_matrix(np.asarray(R, dtype=float)).as_quat()
+    q = _rotation_class().from_matrix(_writable(R)).as_quat()
     return q if q[3] >= 0 else -q
 
 
@@ -116,7 +121,7 @@ def euler_to_matrix(sequence: str, angles) -> np.ndarray:
     ``sequence`` in capitals is intrinsic (``"XYZ"``: about x, then the new y, then the new z), in
     lower case extrinsic, as scipy defines them.
     """
-    return _rotation_class().from_euler(sequence, np.asarray(angles, dtype=float)).as_matrix()
+    return _rotation_class().from_euler(sequence, _writable(angles)).as_matrix()
 
 
 def rpy_to_matrix(rpy) -> np.ndarray:
@@ -126,7 +131,7 @@ def rpy_to_matrix(rpy) -> np.ndarray:
 
 def matrix_to_rpy(R) -> np.ndarray:
     """URDF roll-pitch-yaw of a 3x3 rotation matrix (inverse of :func:`rpy_to_matrix`)."""
-    return _rotation_class().from_matrix(np.asarray(R, dtype=float)).as_euler("xyz")
+    return _rotation_class().from_matrix(_writable(R)).as_euler("xyz")
 
 
 def rotation_vector(R) -> np.ndarray:
@@ -134,7 +139,7 @@ def rotation_vector(R) -> np.ndarray:
 
     Robust near 0 and near pi; used for orientation errors.
     """
-    R = np.asarray(R, dtype=float)
+    R = _writable(R)
     if R.ndim == 2:
         return _rotation_class().from_matrix(R).as_rotvec()
     flat = R.reshape(-1, 3, 3)
