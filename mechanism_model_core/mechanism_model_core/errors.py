@@ -40,7 +40,16 @@ class UnsafeModelFileError(ModelFileError):
 
 
 class ModelStructureError(MechanismModelError):
-    """A mechanism cannot be built: duplicate names, missing parents, cycles, bad joint parameters."""
+    """A mechanism cannot be built: duplicate names, missing parents, cycles, bad joint parameters.
+
+    ``subject`` is ``(kind, name)`` of what the problem is about when there is one -- kind ``"body"``,
+    ``"joint"``, ``"frame"`` or ``"coupling"`` -- so that a file reader can point at the line that defines
+    it; ``None`` otherwise.
+    """
+
+    def __init__(self, message: str, subject: tuple[str, str] | None = None):
+        self.subject = subject
+        super().__init__(message)
 
 
 class UnknownName(MechanismModelError, KeyError):
@@ -85,3 +94,40 @@ class ExpressionError(MechanismModelError, ValueError):
 
 class NoSolution(MechanismModelError):
     """A solver was asked for a solution that it could not produce and the caller wanted an exception."""
+
+
+class SourceLines:
+    """Where a file reader saw each name defined, to give a :class:`ModelStructureError` (raised when the
+    mechanism is built, after the file has been read) the line of the definition it is about.
+
+    Bodies and frames share one namespace (as in the mechanism); joints have their own; a coupling falls
+    back to its joint. A name defined twice keeps the later line, which is the one in error.
+    """
+
+    def __init__(self):
+        self._lines: dict[tuple[str, str], int] = {}
+
+    def note(self, kind: str, name: str | None, line: int | None) -> None:
+        """Record that ``name`` (kind ``"body"``, ``"frame"``, ``"joint"`` or ``"coupling"``) is defined at
+        ``line``."""
+        if name is not None and line is not None:
+            self._lines[(_NAMESPACE.get(kind, kind), name)] = line
+
+    def line_of(self, exc: MechanismModelError) -> int | None:
+        """The line of the definition ``exc`` is about, or None."""
+        subject = getattr(exc, "subject", None)
+        if not subject:
+            return None
+        kind, name = subject
+        kind = _NAMESPACE.get(kind, kind)
+        line = self._lines.get((kind, name))
+        if line is None and kind == "coupling":
+            line = self._lines.get(("joint", name))
+        return line
+
+    def file_error(self, exc: MechanismModelError, file: str) -> ModelFileError:
+        """``exc`` as a :class:`ModelFileError` of ``file``, at the line of what it is about if known."""
+        return ModelFileError(str(exc), file, self.line_of(exc))
+
+
+_NAMESPACE = {"body": "frame"}

@@ -208,7 +208,7 @@ class Mechanism:
         self._joint_index = {j.name: i for i, j in enumerate(self._joints)}
         if len(self._joint_index) != len(self._joints):
             dup = _duplicates([j.name for j in self._joints])
-            raise ModelStructureError(f"duplicate joint names: {dup}")
+            raise ModelStructureError(f"duplicate joint names: {dup}", ("joint", dup[0]))
         self._build_coordinates()
         self._build_couplings()
         self._compile()
@@ -375,7 +375,8 @@ class Mechanism:
             try:
                 e = parse_expression(j.coupling, coords - {j.name})
             except ExpressionError as exc:
-                raise ModelStructureError(f"joint {j.name!r}: coupling: {exc}") from None
+                raise ModelStructureError(f"joint {j.name!r}: coupling: {exc}",
+                                          ("coupling", j.name)) from None
             exprs[j.name] = e
         order = []
         state: dict[str, int] = {}
@@ -384,7 +385,8 @@ class Mechanism:
             if state.get(n) == 2:
                 return
             if state.get(n) == 1:
-                raise ModelStructureError(f"circular joint couplings: {' -> '.join(stack + [n])}")
+                raise ModelStructureError(f"circular joint couplings: {' -> '.join(stack + [n])}",
+                                          ("coupling", n))
             state[n] = 1
             for dep in exprs[n].variables:
                 if dep in exprs:
@@ -557,7 +559,7 @@ class Mechanism:
         def add(name, body, T, kind):
             if name in frames:
                 raise ModelStructureError(f"frame name {name!r} is used twice (frames and bodies share "
-                                          f"one namespace)")
+                                          f"one namespace)", ("frame", name))
             frames[name] = FrameRef(name, body, body_seg[body], len(frame_seg), kind)
             frame_seg.append(body_seg[body])
             frame_T.append(T)
@@ -616,7 +618,7 @@ def _topological(bodies: list[BodySpec], ground: str) -> list[BodySpec]:
     by_name: dict[str, BodySpec] = {}
     for b in bodies:
         if b.name in by_name:
-            raise ModelStructureError(f"duplicate body name {b.name!r}")
+            raise ModelStructureError(f"duplicate body name {b.name!r}", ("body", b.name))
         by_name[b.name] = b
     if ground in by_name:
         g = by_name.pop(ground)
@@ -629,9 +631,10 @@ def _topological(bodies: list[BodySpec], ground: str) -> list[BodySpec]:
         children.setdefault(b.name, [])
     for b in by_name.values():
         if b.parent is None or b.joint is None:
-            raise ModelStructureError(f"body {b.name!r} needs a parent and a joint")
+            raise ModelStructureError(f"body {b.name!r} needs a parent and a joint", ("body", b.name))
         if b.parent not in children:
-            raise ModelStructureError(f"body {b.name!r}: parent {b.parent!r} does not exist")
+            raise ModelStructureError(f"body {b.name!r}: parent {b.parent!r} does not exist",
+                                      ("body", b.name))
         children[b.parent].append(b)
     # depth-first, children in insertion order: each branch (an arm, a leg) stays contiguous
     order = []
@@ -642,5 +645,6 @@ def _topological(bodies: list[BodySpec], ground: str) -> list[BodySpec]:
         stack.extend(reversed(children[b.name]))
     if len(order) != len(by_name) + 1:
         lost = sorted(set(by_name) - {b.name for b in order})
-        raise ModelStructureError(f"bodies not connected to the ground (a cycle of parents?): {lost}")
+        raise ModelStructureError(f"bodies not connected to the ground (a cycle of parents?): {lost}",
+                                  ("body", lost[0]))
     return order

@@ -148,10 +148,21 @@ def test_attach_at_mount_with_prefix_and_placement(tmp_path):
     ('<?xml version="1.0"?>\n<Mechanism_Model name="t">\n<ME_Body name="a"><ME_Joint name="j">\n'
      '<Joint_Constraint expr="2*k"/></ME_Joint></ME_Body>\n'
      '<ME_Body name="b"><ME_Joint name="k"><Joint_Constraint expr="j/2"/></ME_Joint></ME_Body>\n'
-     '</Mechanism_Model>\n', "circular joint couplings", None),
+     '</Mechanism_Model>\n', "circular joint couplings", 4),
     ('<?xml version="1.0"?>\n<Mechanism_Model name="t">\n<ME_Body name="a"><ME_Joint name="j">\n'
      '<Joint_Constraint expr="2*nobody"/></ME_Joint></ME_Body>\n</Mechanism_Model>\n',
-     "unknown name 'nobody'", None),
+     "unknown name 'nobody'", 4),
+    # names that clash across bodies are found when the mechanism is built; the line is the second
+    # definition's
+    ('<?xml version="1.0"?>\n<Mechanism_Model name="t">\n<ME_Body name="a"><ME_Joint name="j"/></ME_Body>\n'
+     '<ME_Body name="b" parent="a">\n<ME_Joint name="j"/></ME_Body>\n</Mechanism_Model>\n',
+     "duplicate joint names", 5),
+    ('<?xml version="1.0"?>\n<Mechanism_Model name="t">\n<ME_Body name="a"><ME_Joint name="j"/>\n'
+     '<Frame name="tool"><Transform/></Frame></ME_Body>\n<ME_Body name="b" parent="a"><ME_Joint name="k"/>\n'
+     '<Frame name="tool"><Transform/></Frame></ME_Body>\n</Mechanism_Model>\n', "'tool' is used twice", 6),
+    ('<?xml version="1.0"?>\n<Mechanism_Model name="t">\n<ME_Body name="a"><ME_Joint name="j"/>\n'
+     '<Frame name="b"><Transform/></Frame></ME_Body>\n<ME_Body name="b" parent="a"><ME_Joint name="k"/>\n'
+     '</ME_Body>\n</Mechanism_Model>\n', "'b' is used twice", 5),
     ('<?xml version="1.0"?>\n<Mechanism_Model name="t">\n<ME_Body name="a"><ME_Joint name="j">\n'
      '<Joint_Limits min="1" max="-1"/></ME_Joint></ME_Body>\n</Mechanism_Model>\n', "above upper limit", 3),
     ('<?xml version="1.0"?>\n<robot_model/>\n', "expected <Mechanism_Model>", 2),

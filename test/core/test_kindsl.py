@@ -170,6 +170,9 @@ J = "r_joint j { ref_frame { translation = (0.0, 0.0, 0.0) rotation = (0.0, 0.0,
     ("Robot X {\nRobotBase b { children { l via j } }\nlink l { id = 1 children {} }\n"
      "r_joint j { ref_frame { translation = (0.0, exec(1.0), 0.0) rotation = (0.0, 0.0, 0.0) } } }", 4,
      "function 'exec' is not allowed"),
+    ("Robot X {\nRobotBase b { children { l via j m via k } }\nlink l { id = 1 children {}\n"
+     "  frames { m { translation = (0.0, 0.0, 0.0) rotation = (0.0, 0.0, 0.0) } } }\n"
+     "link m { id = 2 children {} }\n" + J + J.replace(" j ", " k ") + "}", 5, "'m' is used twice"),
 ])
 def test_structure_errors_name_the_line(text, line, fragment):
     with pytest.raises(ModelFileError) as err:

@@ -214,6 +214,9 @@ LINKS = '  <link name="a"/>\n  <link name="b"/>\n  <link name="c"/>'
     (LINKS + '\n  <joint name="j" type="continuous"><parent link="a"/><child link="b"/>\n'
              '    <mimic joint="ghost"/></joint>', 7, "mimics 'ghost'"),
     ('  <link name="a">\n    <inertial><mass value="-1"/></inertial>\n  </link>', 4, "negative mass"),
+    (LINKS + '\n  <joint name="j" type="continuous"><parent link="a"/><child link="b"/>\n'
+             '    <mimic joint="k"/></joint>\n  <joint name="k" type="continuous"><parent link="a"/>'
+             '<child link="c"/>\n    <mimic joint="j"/></joint>', 7, "circular joint couplings"),
 ])
 def test_malformed_files_get_specific_errors_with_lines(tmp_path, body, line, fragment):
     path = tmp_path / "bad.urdf"

@@ -37,7 +37,7 @@ import os
 import numpy as np
 
 from ..builder import MechanismBuilder
-from ..errors import ExpressionError, MechanismModelError, ModelFileError, ModelStructureError
+from ..errors import ExpressionError, MechanismModelError, ModelFileError, ModelStructureError, SourceLines
 from ..joints import Joint, JointType
 from ..model import BodySpec, BoundingShape, MassProperties, Mechanism
 from .. import spatial
@@ -56,6 +56,7 @@ class _Reader:
         self.path = path
         self.depth = depth
         self.constants = dict(CONSTANTS)
+        self.lines = SourceLines()
 
     # ------------------------------------------------------------------ helpers
     def error(self, el, message) -> ModelFileError:
@@ -174,7 +175,7 @@ class _Reader:
         try:
             m = b.build()
         except ModelStructureError as exc:
-            raise ModelFileError(str(exc), self.path) from None
+            raise self.lines.file_error(exc, self.path) from None
         if self.ground_el is not None:
             m = self.with_ground(m, self.ground_el)
         return m
@@ -204,7 +205,9 @@ class _Reader:
         try:
             return Mechanism(m.name, [g] + list(m.bodies[1:]), m.ground, m.source, m.metadata)
         except ModelStructureError as exc:
-            raise ModelFileError(str(exc), self.path, el.sourceline) from None
+            for fel in el.findall("Frame"):
+                self.lines.note("frame", fel.get("name"), fel.sourceline)
+            raise ModelFileError(str(exc), self.path, self.lines.line_of(exc) or el.sourceline) from None
 
     def body(self, el, b: MechanismBuilder, paul_distal, zp_b2j):
         name = el.get("name")
@@ -214,6 +217,9 @@ class _Reader:
         if b.has_body(name):
             raise self.error(el, f"body {name!r} is defined twice")
         jel = el.find("ME_Joint")
+        self.lines.note("body", name, el.sourceline)
+        for fel in el.findall("Frame"):
+            self.lines.note("frame", fel.get("name"), fel.sourceline)
         placement = np.eye(4)
         axis = None
         ref_name = None
@@ -283,6 +289,7 @@ class _Reader:
 
     def joint(self, el, body, placement, axis) -> Joint:
         name = el.get("name")
+        self.lines.note("joint", name, el.sourceline)
         try:
             jt = JointType.parse(el.get("type", "revolute"))
         except ValueError as exc:
@@ -308,6 +315,7 @@ class _Reader:
         con = el.find("Joint_Constraint")
         if con is not None:
             kw["coupling"] = con.get("expr")
+            self.lines.note("coupling", name, con.sourceline)
         try:
             return Joint(name, jt, placement, axis, **kw)
         except MechanismModelError as exc:
@@ -385,6 +393,12 @@ class _Reader:
             b.attach(app, el.get("mount"), el.get("prefix", ""), placement)
         except MechanismModelError as exc:
             raise self.error(el, str(exc)) from None
+        prefix = el.get("prefix", "")
+        for frame in app.frame_names:     # what the appendage defines is defined at this <Attach>
+            if frame != app.ground:
+                self.lines.note("frame", prefix + frame, el.sourceline)
+        for jname in app.joint_names:
+            self.lines.note("joint", prefix + jname, el.sourceline)
 
     def blocks(self, root, el, b: MechanismBuilder):
         bj = root.find("Block_Joint")
@@ -400,6 +414,7 @@ class _Reader:
             rows.append({"name": p.get("name") or f"link{k + 1}", "a": self.num(p, "length", 0),
                          "alpha": self.num(p, "twist", 0), "d": self.num(p, "offset", 0),
                          "theta": self.num(p, "angle", 0), "type": j.get("type", "revolute")})
+            self.lines.note("body", rows[-1]["name"], p.sourceline)
             js.append(self.joint(j, rows[-1]["name"], np.eye(4), None))
         try:
             dh.build_dh_chain(b, rows, "craig" if kinds == {"DH_Craig"} else "paul", js)

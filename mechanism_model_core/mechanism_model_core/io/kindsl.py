@@ -35,7 +35,7 @@ import warnings
 import numpy as np
 
 from ..builder import MechanismBuilder
-from ..errors import MechanismModelError, ModelFileError
+from ..errors import MechanismModelError, ModelFileError, SourceLines
 from ..joints import Joint, JointType
 from ..model import BodySpec, MassProperties, Mechanism
 from .. import spatial
@@ -241,12 +241,14 @@ def _read(text: str, file: str, parameters: dict | None, name: str | None) -> Me
     robot_name = str(tree.children[0])
     links: dict[str, _Link] = {}
     joints: dict[str, tuple] = {}   # name -> (JointType, placement, node)
+    lines = SourceLines()
     for node in tree.children[1:]:
         if node.data in ("base", "link"):
             lname = str(node.children[0])
             if lname in links:
                 raise ev.error(node, f"link {lname!r} is defined twice")
             link = _Link(lname, node)
+            lines.note("body", lname, _pos(node)[0])
             link.is_base = node.data == "base"
             items = node.children[1:]
             if items and not hasattr(items[0], "data"):   # the FLOATING token
@@ -264,6 +266,7 @@ def _read(text: str, file: str, parameters: dict | None, name: str | None) -> Me
                         if fname in link.frames:
                             raise ev.error(fr, f"link {lname!r} has two frames named {fname!r}")
                         link.frames[fname] = _pose(ev, fr.children[1])
+                        lines.note("frame", fname, _pos(fr)[0])
                 elif item.data == "id_item":
                     ev(item.children[0])
             links[lname] = link
@@ -274,6 +277,7 @@ def _read(text: str, file: str, parameters: dict | None, name: str | None) -> Me
             pose_node = node.children[2]
             jt = JointType.REVOLUTE if kind == "r_joint" else JointType.PRISMATIC
             joints[jname] = (jt, _pose(ev, pose_node), node)
+            lines.note("joint", jname, _pos(node)[0])
     base = next(l for l in links.values() if l.is_base)
     # structure: every child link defined, one parent each, every joint defined and used once
     parent_of: dict[str, tuple] = {}
@@ -342,7 +346,7 @@ def _read(text: str, file: str, parameters: dict | None, name: str | None) -> Me
             g = BodySpec(ground, None, None, base.frames, base.mass, (), None, {})
             m = Mechanism(m.name, [g] + list(m.bodies[1:]), m.ground, m.source, m.metadata)
     except MechanismModelError as exc:
-        raise ModelFileError(str(exc), file) from None
+        raise lines.file_error(exc, file) from None
     return m
 
 

@@ -56,7 +56,7 @@ import warnings
 import numpy as np
 
 from ..builder import MechanismBuilder
-from ..errors import MechanismModelError, ModelFileError
+from ..errors import MechanismModelError, ModelFileError, SourceLines
 from ..joints import COORDINATE_NAMES, Joint, JointType
 from ..model import BodySpec, BoundingShape, MassProperties, Mechanism
 from .. import spatial
@@ -78,6 +78,7 @@ class URDFWarning(UserWarning):
 class _Reader:
     def __init__(self, name: str):
         self.file = name
+        self.lines = SourceLines()
 
     def error(self, el, message: str) -> ModelFileError:
         return ModelFileError(message, self.file, getattr(el, "sourceline", None))
@@ -264,6 +265,7 @@ class _Reader:
                 raise self.error(lel, f"link {lname!r} is defined twice (first at line "
                                       f"{links[lname].sourceline})")
             links[lname] = lel
+            self.lines.note("body", lname, lel.sourceline)
         if not links:
             raise self.error(root, "the robot has no links")
         jels: dict = {}
@@ -293,6 +295,9 @@ class _Reader:
                                       f"URDF describes a tree")
             parent_of[child] = (jname, parent)
             jels[jname] = jel
+            self.lines.note("joint", jname, jel.sourceline)
+            if jel.find("mimic") is not None:
+                self.lines.note("coupling", jname, jel.find("mimic").sourceline)
             joints[jname] = self.joint(jel, jname, _URDF_TYPES)
         couplings = {jn: self.mimic(jel, jn, joints) for jn, jel in jels.items()}
         roots = [ln for ln in links if ln not in parent_of]
@@ -372,7 +377,7 @@ class _Reader:
             if ground_spec.frames or ground_spec.mass.mass or ground_spec.shapes or ground_spec.graphics:
                 m = Mechanism(m.name, [ground_spec] + list(m.bodies[1:]), m.ground, m.source, m.metadata)
         except MechanismModelError as exc:
-            raise ModelFileError(str(exc), self.file) from None
+            raise self.lines.file_error(exc, self.file) from None
         return m
 
 
