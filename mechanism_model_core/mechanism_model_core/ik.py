@@ -180,6 +180,7 @@ class IKProblem:
             (span >= 2 * math.pi - 1e-9)
         q[self.free] = np.clip(q[self.free], lo, hi)
         self.template = self._apply(q)
+        self._init_periodic(tasks)
         prios = sorted({float(c.priority) for c in tasks})
         self.levels: list[list[Constraint]] = [[c for c in tasks if float(c.priority) == p] for p in prios]
         self.level_priorities = prios
@@ -189,6 +190,47 @@ class IKProblem:
     @property
     def n(self) -> int:
         return len(self.free)
+
+    def _init_periodic(self, tasks):
+        """Which unknowns are angles of one-axis revolute joints whose value matters only modulo 2 pi: not
+        read by a model coupling (``2*joint1`` would turn by 4 pi) nor by a joint constraint (a joint target
+        means that very value). Returned solutions put them at the representative nearest the posture's
+        rest value, else the initial configuration (TRAC-IK/KDL: a continuous joint stays near its seed)."""
+        m = self.mechanism
+        angle = np.zeros(m.nq, dtype=bool)
+        for j in m.joints:
+            if j.dof == 1 and j.type.value in ("revolute", "continuous"):
+                angle[m.joint_slice(j.name).start] = True
+        for expr in m.couplings.values():
+            for v in expr.variables:
+                angle[m.coordinate_index(v)] = False
+        for c in tasks:
+            if c.kind == "joint":
+                for v in getattr(c, "_vars", {}).values():
+                    angle[v] = False
+                lin = getattr(c, "_linear", None)
+                if lin is not None:
+                    angle[lin[0]] = False
+                if hasattr(c, "_i"):
+                    angle[c._i] = False
+        self.periodic = angle[self.free]
+        ref = self.posture._q if self.posture is not None else self.template
+        self.periodic_reference = np.array(ref[self.free], dtype=float)
+
+    def wrap_near_reference(self, x: np.ndarray) -> np.ndarray:
+        """A copy of ``x`` with every periodic angle (see :meth:`_init_periodic`) moved by whole turns to the
+        value nearest its reference that lies within limits (unchanged when no other turn does)."""
+        k = self.periodic
+        if not k.any():
+            return x
+        x = np.array(x, dtype=float)
+        v, ref, lo, hi = x[k], self.periodic_reference[k], self.lower[k], self.upper[k]
+        turn = 2 * math.pi
+        w = v - turn * np.round((v - ref) / turn)
+        w = np.where(w < lo, w + turn, w)
+        w = np.where(w > hi, w - turn, w)
+        x[k] = np.where((w >= lo) & (w <= hi), w, v)
+        return x
 
     def _apply(self, q):
         return self.mechanism.apply_couplings(q) if self.has_couplings else q
@@ -311,7 +353,7 @@ class IKProblem:
         return _restart_sample(rng, self.lower, self.upper, k)
 
     def result(self, x, success, reason, options, iterations, restarts, solver, message=""):
-        q = self.expand(x)
+        q = self.expand(self.wrap_near_reference(x))
         res = self.report(q, options)
         if success and not self.within_limits(q):
             success, reason = False, "limits"
