@@ -13,8 +13,18 @@
 Closed chains (a four-bar): with ``loop_closures`` (``["frame_a:frame_b:position", ...]``, see
 :mod:`mechanism_model_ros.loop_closures`) the joints nobody reports are solved so the loops close.
 
+Floating joints (a rover's chassis on the ground): robot_state_publisher never publishes them, because the
+pose of a free body usually comes from localization (``odom -> base``). Parameter ``floating_joints``:
+``when_reported`` (default) publishes a floating joint's transforms only once ``joint_states`` has named
+one of its coordinates (``chassis.x`` ...), so a localization node can own the transform to the chassis;
+``always`` publishes it from the start (home until reported: RViz with the model's root as fixed frame
+shows the whole robot at once); ``never`` is robot_state_publisher's behaviour.
+
+Before any ``joint_states`` message arrives the node publishes the home pose once (robot_state_publisher
+publishes nothing for moving joints), stamped now.
+
 Parameters: ``model`` (file or library name; default: the library's default model), ``frame_prefix``
-(prepended to every frame id), ``loop_closures``, ``loop_closure_timeout`` (s, default 0.02),
+(prepended to every frame id), ``floating_joints``, ``loop_closures``, ``loop_closure_timeout`` (s, default 0.02),
 ``joint_states_reliable`` (false: best-effort subscription as
 robot_state_publisher's SensorDataQoS, which also hears reliable publishers; true: reliable).
 
@@ -35,6 +45,10 @@ from .tf_tree import build_tf_tree
 from .transports.base import RateLimitedLogger, Transport
 
 
+#: values of the ``floating_joints`` parameter
+FLOATING_MODES = ("when_reported", "always", "never")
+
+
 class StatePublisher:
     """The node logic over a :class:`~mechanism_model_ros.transports.base.Transport`."""
 
@@ -43,8 +57,8 @@ class StatePublisher:
         self.transport = transport
         self.mechanism = mechanism
         self.model_path = model_path
-        self.frame_prefix = transport.get_parameter("frame_prefix", "") if frame_prefix is None \
-            else frame_prefix
+        self.frame_prefix = str(transport.get_parameter("frame_prefix", "") if frame_prefix is None
+                                else frame_prefix)
         self.log = transport.get_logger()
         self.warn = RateLimitedLogger(self.log)
         self._coords = set(mechanism.coordinate_names)
@@ -57,7 +71,16 @@ class StatePublisher:
         self.messages_rejected = 0
         self.transforms_out = 0
 
-        self.static_edges, self.moving = build_tf_tree(mechanism)
+        self.static_edges, self.all_moving = build_tf_tree(mechanism)
+        self.floating_joints = str(transport.get_parameter("floating_joints", "when_reported")).strip().lower()
+        if self.floating_joints not in FLOATING_MODES:
+            raise ValueError(f"parameter floating_joints must be one of {', '.join(FLOATING_MODES)}, "
+                             f"got {self.floating_joints!r}")
+        #: floating joint -> its coordinate names; which floating joints are on /tf
+        floating = {j for j, f in zip(self.all_moving.joints, self.all_moving.floating) if f}
+        self._floating_coords = {j: set(mechanism.joint(j).coordinate_names) for j in floating}
+        self._shown_floating = set(self._floating_coords) if self.floating_joints == "always" else set()
+        self._set_moving_edges()
         self.TFMessage = transport.message_class("tf2_msgs/msg/TFMessage")
         self.TransformStamped = transport.message_class("geometry_msgs/msg/TransformStamped")
         self.tf_pub = transport.create_publisher("/tf", "tf2_msgs/msg/TFMessage", qos.TF)
@@ -65,8 +88,6 @@ class StatePublisher:
                                                         qos.TF_STATIC)
         self.description_pub = transport.create_publisher("robot_description", "std_msgs/msg/String",
                                                           qos.LATCHED)
-        self._moving_parents = [self.frame_prefix + p for p in self.moving.parents]
-        self._moving_children = [self.frame_prefix + c for c in self.moving.children]
         self.publish_static()
         self.publish_description()
         self.closer = None
@@ -130,6 +151,8 @@ class StatePublisher:
         with self._lock:
             self._latest.update(values)
             latest = dict(self._latest)
+        if self.floating_joints == "when_reported" and len(self._shown_floating) < len(self._floating_coords):
+            self._show_reported_floating(values)
         try:
             q = configuration_from(self.mechanism, latest)
         except BadMessage as exc:
@@ -145,6 +168,27 @@ class StatePublisher:
         if stamp_is_zero(msg.header.stamp):
             stamp = self.transport.now()
         self.publish_moving(q, stamp)
+
+    def _set_moving_edges(self) -> None:
+        """Select the moving edges to publish: every edge but those of floating joints not (yet) shown;
+        the prepared /tf message is rebuilt on the next publication."""
+        keep = ~self.all_moving.floating | np.array([j in self._shown_floating for j in self.all_moving.joints],
+                                                    dtype=bool)
+        self.moving = self.all_moving.subset(keep)
+        self._moving_parents = [self.frame_prefix + p for p in self.moving.parents]
+        self._moving_children = [self.frame_prefix + c for c in self.moving.children]
+        self._tf_msg = None
+        self._tf_template = None
+
+    def _show_reported_floating(self, reported) -> None:
+        """``floating_joints`` = when_reported: start publishing a floating joint once joint_states has
+        named one of its coordinates."""
+        new = {j for j, coords in self._floating_coords.items()
+               if j not in self._shown_floating and not coords.isdisjoint(reported)}
+        if new:
+            with self._publish_lock:
+                self._shown_floating |= new
+                self._set_moving_edges()
 
     def latest_positions(self) -> dict[str, float]:
         with self._lock:
@@ -174,13 +218,13 @@ class StatePublisher:
             self.log.info("fast TF serialization unavailable (%s); using the generic path", exc)
 
     def publish_moving(self, q: np.ndarray, stamp) -> None:
-        """One /tf message with every moving edge for full coordinates ``q``, stamped ``stamp``."""
-        if not len(self.moving):
-            return
-        T = self.moving.transforms(q)
-        quats = matrices_to_quaternions_xyzw(T[:, :3, :3])
+        """One /tf message with every published moving edge for full coordinates ``q``, stamped ``stamp``."""
         sec, nsec = int(stamp[0]), int(stamp[1])
         with self._publish_lock:
+            if not len(self.moving):
+                return
+            T = self.moving.transforms(q)
+            quats = matrices_to_quaternions_xyzw(T[:, :3, :3])
             if self._tf_msg is None:
                 self._prepare_tf_message()
             if self._tf_template is not None:
@@ -197,7 +241,6 @@ class StatePublisher:
                     fill_transform(ts.transform, Ti, qi)
                 self.tf_pub.publish(msg)
         self.transforms_out += len(T)
-
 
 def main(argv=None) -> int:
     """Console script ``state_publisher``: the node alone."""

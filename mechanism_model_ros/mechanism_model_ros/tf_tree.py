@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mechanism_model_core.joints import JointType
 from mechanism_model_core.model import Mechanism
 
 
@@ -33,7 +34,8 @@ class MovingEdges:
     """All moving edges of a mechanism, evaluated together: ``T_parent_child = pre @ M(q[coord] + offset)``
     with ``M`` a rotation about (``kind`` R) or translation along (``kind`` P) a unit ``axis``."""
 
-    def __init__(self, parents, children, pre, revolute, axes, coords, offsets):
+    def __init__(self, parents, children, pre, revolute, axes, coords, offsets, joints=None,
+                 floating=None):
         self.parents = list(parents)
         self.children = list(children)
         self.pre = np.asarray(pre, dtype=float).reshape(-1, 4, 4)
@@ -41,6 +43,10 @@ class MovingEdges:
         self.axes = np.asarray(axes, dtype=float).reshape(-1, 3)
         self.coords = np.asarray(coords, dtype=int)
         self.offsets = np.asarray(offsets, dtype=float)
+        #: name of the joint each edge belongs to, and whether that joint is floating (6 DOF)
+        self.joints = list(joints) if joints is not None else [""] * len(self.children)
+        self.floating = np.asarray(floating if floating is not None else [False] * len(self.children),
+                                   dtype=bool)
         a = self.axes
         K = np.zeros((len(a), 3, 3))
         K[:, 0, 1], K[:, 0, 2] = -a[:, 2], a[:, 1]
@@ -51,6 +57,14 @@ class MovingEdges:
 
     def __len__(self) -> int:
         return len(self.children)
+
+    def subset(self, keep) -> "MovingEdges":
+        """The edges where boolean array ``keep`` is true, in the same order."""
+        k = np.asarray(keep, dtype=bool)
+        idx = np.flatnonzero(k)
+        return MovingEdges([self.parents[i] for i in idx], [self.children[i] for i in idx], self.pre[k],
+                           self.revolute[k], self.axes[k], self.coords[k], self.offsets[k],
+                           [self.joints[i] for i in idx], self.floating[k])
 
     def transforms(self, q: np.ndarray) -> np.ndarray:
         """``T_parent_child`` of every moving edge, shape (E, 4, 4), for full joint coordinates ``q``."""
@@ -68,7 +82,7 @@ class MovingEdges:
 def build_tf_tree(mechanism: Mechanism) -> tuple[list[StaticEdge], MovingEdges]:
     """(static edges, moving edges) of ``mechanism``'s TF tree."""
     static: list[StaticEdge] = []
-    parents, children, pre, rev, axes, coords, offsets = [], [], [], [], [], [], []
+    parents, children, pre, rev, axes, coords, offsets, joints, floating = [], [], [], [], [], [], [], [], []
     for spec in mechanism.bodies:
         j = spec.joint
         if j is not None:
@@ -88,7 +102,9 @@ def build_tf_tree(mechanism: Mechanism) -> tuple[list[StaticEdge], MovingEdges]:
                     axes.append(np.asarray(axis, dtype=float))
                     coords.append(start + ci)
                     offsets.append(j.offset if j.dof == 1 else 0.0)
+                    joints.append(j.name)
+                    floating.append(j.type is JointType.FLOATING)
                     parent = child
         for fname, T in spec.frames.items():
             static.append(StaticEdge(spec.name, fname, np.array(T, dtype=float)))
-    return static, MovingEdges(parents, children, pre, rev, axes, coords, offsets)
+    return static, MovingEdges(parents, children, pre, rev, axes, coords, offsets, joints, floating)
