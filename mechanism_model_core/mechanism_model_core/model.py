@@ -403,6 +403,8 @@ class Mechanism:
         self._independent_idx = np.array([self._coord_index[c] for c in self.independent_coordinates],
                                          dtype=int)
         self.dependent_coordinates: tuple[str, ...] = tuple(order)
+        if order:   # the home configuration obeys the couplings, as every configuration does
+            self.home = _readonly(self.apply_couplings(self.home))
 
     def configuration(self, values=None, *, fill_couplings: bool | None = None) -> np.ndarray:
         """The full joint-coordinate array for ``values``.
@@ -415,8 +417,7 @@ class Mechanism:
         """
         n = self.nq
         if values is None:
-            q = np.array(self.home)
-            return self.apply_couplings(q) if self.couplings else q
+            return np.array(self.home)
         if isinstance(values, Mapping):
             q = np.array(self.home)
             given = set()
@@ -429,7 +430,10 @@ class Mechanism:
             if self.couplings:
                 q = self.apply_couplings(q, skip=given)
             return q
-        q = np.asarray(values, dtype=float)
+        try:
+            q = np.asarray(values, dtype=float)
+        except (TypeError, ValueError) as exc:   # ragged nesting, non-numbers
+            raise InvalidConfiguration(f"joint values are not an array of numbers: {exc}") from None
         if q.ndim not in (1, 2):
             raise InvalidConfiguration(f"joint values must have shape (n,) or (B, n), got {q.shape}")
         m = q.shape[-1]
@@ -482,15 +486,41 @@ class Mechanism:
         ok = (q >= self.lower_limits - tol) & (q <= self.upper_limits + tol)
         return ok.all(axis=-1)
 
-    def random_configuration(self, rng=None, size=None, span: float = math.pi) -> np.ndarray:
-        """Uniform random joint values within limits (unbounded coordinates in ``[-span, span]``), couplings
-        applied."""
+    def random_configuration(self, rng=None, size=None, span: float = math.pi,
+                             max_rounds: int = 100) -> np.ndarray:
+        """Random joint values within limits: shape ``(nq,)``, or ``(size, nq)`` for an integer ``size``.
+
+        Independent coordinates are uniform within their limits (unbounded ones in ``[-span, span]``,
+        radians or metres); coupled coordinates follow their couplings. Draws whose coupled coordinates
+        leave their own limits (``joint2 = 2*joint1`` with equal limits) are drawn again, so the result is
+        uniform over the independent values that keep every coordinate within limits. A coupled coordinate
+        that no draw of a first probe batch brings within its limits (a model whose mimic contradicts the
+        limits) is not held to them; nor are draws still outside after ``max_rounds`` redraws.
+        """
         rng = np.random.default_rng(rng)
         lo = np.where(np.isfinite(self.lower_limits), self.lower_limits, -span)
         hi = np.where(np.isfinite(self.upper_limits), self.upper_limits, span)
-        shape = (self.nq,) if size is None else (size, self.nq)
-        q = rng.uniform(lo, hi, size=shape)
-        return self.apply_couplings(q) if self.couplings else q
+
+        def draw(n):
+            q = rng.uniform(lo, hi, size=(n, self.nq))
+            return self.apply_couplings(q) if self.couplings else q
+
+        n = 1 if size is None else int(size)
+        q = draw(n)
+        if self.couplings and n:
+            dep = np.array([self._coord_index[c] for c in self.dependent_coordinates], dtype=int)
+
+            def inside(x):
+                return (x[:, dep] >= self.lower_limits[dep]) & (x[:, dep] <= self.upper_limits[dep])
+
+            attainable = inside(draw(256)).any(axis=0)   # limits some draw can meet
+            dep = dep[attainable]
+            for _ in range(max_rounds):
+                bad = np.flatnonzero(~inside(q).all(axis=1))
+                if bad.size == 0:
+                    break
+                q[bad] = draw(bad.size)
+        return q[0] if size is None else q
 
     # ------------------------------------------------------------------ compilation
     def _compile(self):

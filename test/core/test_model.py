@@ -186,3 +186,62 @@ def test_ground_frames_mass_and_shapes_survive_editing():
     np.testing.assert_allclose(forward_kinematics(m3, np.zeros(m3.nq)).position("p_tool"), [2, 2, 0])
     with pytest.raises(ModelStructureError):
         m.edit().remove_body("ground")
+
+
+def doubled_elbow(home=(1.0, 0.0)):
+    """joint2 = 2*joint1, both limited to [-pi, pi]: only |joint1| <= pi/2 keeps joint2 within its limits."""
+    b = MechanismBuilder("doubled")
+    b.add_body("l1", None, Joint.revolute("joint1", lower=-math.pi, upper=math.pi, home=(home[0],)))
+    b.add_body("l2", "l1", Joint.revolute("joint2", translation(1, 0, 0), lower=-math.pi, upper=math.pi,
+                                          home=(home[1],), coupling="2*joint1"))
+    b.add_body("l3", "l2", Joint.prismatic("slide", translation(1, 0, 0), lower=0.0, upper=0.5))
+    return b.build()
+
+
+def test_random_configurations_keep_coupled_joints_within_their_limits():
+    m = doubled_elbow()
+    Q = m.random_configuration(np.random.default_rng(0), size=2000)
+    assert Q.shape == (2000, 3)
+    assert m.within_limits(Q).all()
+    np.testing.assert_array_equal(Q[:, 1], 2 * Q[:, 0])
+    # uniform over the feasible independent values: joint1 spreads over [-pi/2, pi/2], the slide over [0, 0.5]
+    assert Q[:, 0].min() < -1.4 and Q[:, 0].max() > 1.4
+    assert Q[:, 2].min() < 0.05 and Q[:, 2].max() > 0.45
+    q = m.random_configuration(1)
+    assert q.shape == (3,) and m.within_limits(q) and q[1] == 2 * q[0]
+
+
+def test_random_configurations_when_a_coupling_contradicts_the_limits():
+    # PR2's right parallel root joint mimics the finger with multiplier -1 but has limits [0, 0.548]: no
+    # draw meets them; the coupling wins and the other coordinates stay within their limits
+    b = MechanismBuilder("pr2_like")
+    b.add_body("f", None, Joint.revolute("finger", lower=0.0, upper=0.548))
+    b.add_body("p", None, Joint.revolute("parallel", lower=0.0, upper=0.548, coupling="-1.0*finger"))
+    b.add_body("w", None, Joint.revolute("wrist", lower=-1.0, upper=1.0))
+    m = b.build()
+    Q = m.random_configuration(np.random.default_rng(2), size=500)
+    np.testing.assert_array_equal(Q[:, 1], -Q[:, 0])
+    assert ((Q[:, 0] >= 0) & (Q[:, 0] <= 0.548)).all() and (np.abs(Q[:, 2]) <= 1).all()
+
+
+def test_home_obeys_the_couplings():
+    m = doubled_elbow(home=(0.25, 0.0))      # the file's home of joint2 (0) contradicts its coupling
+    np.testing.assert_array_equal(m.home, [0.25, 0.5, 0.0])
+    np.testing.assert_array_equal(m.configuration(), [0.25, 0.5, 0.0])
+    np.testing.assert_array_equal(m.configuration({"slide": 0.1}), [0.25, 0.5, 0.1])
+
+
+def test_configuration_accepts_lists_integers_and_mappings_with_dependents():
+    m = doubled_elbow()
+    np.testing.assert_array_equal(m.configuration([1, 0]), [1.0, 2.0, 0.0])           # independent only
+    np.testing.assert_array_equal(m.configuration(np.array([[1, 0], [0, 1]])), [[1, 2, 0], [0, 0, 1]])
+    np.testing.assert_array_equal(m.configuration(np.array([1, 5, 0])), [1.0, 5.0, 0.0])  # full: as given
+    np.testing.assert_array_equal(m.configuration([1, 5, 0], fill_couplings=True), [1.0, 2.0, 0.0])
+    np.testing.assert_array_equal(m.configuration({"joint1": 0.5}), [0.5, 1.0, 0.0])
+    # a measured state may give a dependent joint too: it is taken as given
+    np.testing.assert_array_equal(m.configuration({"joint1": 0.5, "joint2": 0.7}), [0.5, 0.7, 0.0])
+    assert m.configuration(np.zeros((0, 2))).shape == (0, 3)
+    for bad in ([[1, 2], [3]], [1, None], {"joint1": [1, 2]}, {"nobody": 1.0}, [1.0, math.nan],
+                np.zeros((2, 2, 2)), [1, 2, 3, 4]):
+        with pytest.raises(InvalidConfiguration):
+            m.configuration(bad)
