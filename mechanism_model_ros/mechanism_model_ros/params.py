@@ -1,26 +1,61 @@
-"""ROS 2 parameter files (``ros__parameters`` YAML) for the Cyclone transport, read as rclpy reads them:
-the section of the node's fully qualified name, its bare name, or the ``/**`` wildcard, in that order of
-precedence (node-specific values override wildcard ones)."""
+"""ROS 2 parameter files (``ros__parameters`` YAML) for the Cyclone transport, read as rcl/rclpy read them.
+
+A section applies to a node when its key, with a leading ``/`` added, matches the node's fully qualified
+name, ``/*`` standing for one namespace level and ``/**`` for any number (``/**``, ``/**/state_publisher``,
+``/rover1/state_publisher``, a bare ``state_publisher`` = ``/state_publisher`` only, i.e. the node in the root
+namespace). Keys may also be nested maps (``rover1: {state_publisher: {ros__parameters: ...}}``). Every
+matching section applies, in file order: later sections override earlier ones.
+"""
 
 from __future__ import annotations
+
+import re
 
 import yaml
 
 
+def _sections(data: dict, path: str = ""):
+    """``(node key, parameters)`` of every ``ros__parameters`` section, in file order."""
+    for key, value in data.items():
+        if key == "ros__parameters":
+            if isinstance(value, dict):
+                yield path, value
+        elif isinstance(value, dict):
+            yield from _sections(value, f"{path}/{key}" if path else str(key))
+
+
+def section_matches(key: str, node_fqn: str) -> bool:
+    """Whether parameter-file section ``key`` applies to the node named ``node_fqn`` (rclpy's rule:
+    ``/*`` -> one level ``(/\\w+)``, ``/**`` -> any number of levels ``(/\\w+)*``)."""
+    key = key if key.startswith("/") else "/" + key
+    pattern = ""
+    for part in re.split(r"(/\*)", key):
+        if part == "/*":
+            pattern += r"(/\w+)"
+        elif part.startswith("*") and pattern.endswith(r"(/\w+)"):     # the second star of "/**"
+            pattern += "*" + re.escape(part[1:])
+        else:
+            pattern += re.escape(part)
+    return re.fullmatch(pattern, node_fqn) is not None
+
+
+def node_fqn(node_name: str, namespace: str = "/") -> str:
+    ns = "/" + namespace.strip("/") if namespace.strip("/") else ""
+    return f"{ns}/{node_name}"
+
+
 def load_parameter_file(path: str, node_name: str, namespace: str = "/") -> dict:
-    """``{parameter: value}`` for ``node_name`` from a ROS 2 parameter file; nested keys are joined with
-    dots as in ROS (``ik.timeout``)."""
+    """``{parameter: value}`` for ``node_name`` in ``namespace`` from a ROS 2 parameter file; nested keys are
+    joined with dots as in ROS (``ik.timeout``)."""
     with open(path, encoding="utf-8") as fh:
         data = yaml.safe_load(fh) or {}
     if not isinstance(data, dict):
         raise ValueError(f"{path}: a ROS parameter file is a mapping of node names")
-    ns = namespace.rstrip("/")
-    fq = f"{ns}/{node_name}" if ns else f"/{node_name}"
+    fqn = node_fqn(node_name, namespace)
     out: dict = {}
-    for key in ("/**", "**", node_name, fq.lstrip("/"), fq):
-        section = data.get(key)
-        if isinstance(section, dict) and isinstance(section.get("ros__parameters"), dict):
-            out.update(_flatten(section["ros__parameters"]))
+    for key, params in _sections(data):
+        if section_matches(key, fqn):
+            out.update(_flatten(params))
     return out
 
 

@@ -31,6 +31,35 @@ def test_parameter_file_sections(tmp_path):
         parse_override("no_value")
 
 
+def test_parameter_file_sections_follow_rclpy_wildcards_and_file_order(tmp_path):
+    """rclpy's rule: a key (with "/" prepended) matches the node's fully qualified name, "/*" one namespace
+    level, "/**" any; every matching section applies in file order; nested maps are namespaces."""
+    p = tmp_path / "p.yaml"
+    p.write_text("sp:\n  ros__parameters: {a: bare}\n"
+                 "/**:\n  ros__parameters: {a: all, b: all}\n"
+                 "/**/sp:\n  ros__parameters: {b: any_ns}\n"
+                 "/*/sp:\n  ros__parameters: {c: one_level}\n"
+                 "rover:\n  sp:\n    ros__parameters: {d: nested}\n")
+    # root namespace: "sp" matches, but "/**" comes later in the file and overrides it
+    assert load_parameter_file(str(p), "sp") == {"a": "all", "b": "any_ns"}
+    assert load_parameter_file(str(p), "sp", "/rover") == {"a": "all", "b": "any_ns", "c": "one_level",
+                                                          "d": "nested"}
+    # a bare node name is the node in the root namespace only; "/*/sp" is exactly one level deep
+    assert load_parameter_file(str(p), "sp", "/a/b") == {"a": "all", "b": "any_ns"}
+    assert load_parameter_file(str(p), "other", "/rover") == {"a": "all", "b": "all"}
+
+
+@pytest.mark.parametrize("name", ["rocky8", "mer_idd", "four_bar", "lemur"])
+def test_shipped_parameter_files_reach_namespaced_nodes(name):
+    """The node sections are written "/**/<node>", so `bringup.launch.py namespace:=rover1` keeps them."""
+    path = os.path.join(TOP, "config", name + ".yaml")
+    for ns in ("/", "/rover1"):
+        assert load_parameter_file(path, "kinematics_server", ns)["max_ik_timeout"] > 0
+        assert "joint_states_reliable" in load_parameter_file(path, "state_publisher", ns)
+    if name == "four_bar":
+        assert load_parameter_file(path, "state_publisher", "/rover1")["loop_closures"]
+
+
 @pytest.mark.parametrize("name", ["rocky8", "mer_idd", "four_bar", "lemur"])
 def test_shipped_parameter_files_name_library_models(name):
     from mechanism_model_core.library import model_path
