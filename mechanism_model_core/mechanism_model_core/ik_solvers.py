@@ -65,8 +65,11 @@ GENERIC_WINDOW = 5
 GENERIC_RATIO = 0.6
 GENERIC_ITERATIONS = 30
 #: generic path: when the highest level is met but a lower one is not (conflicting levels), stop restarting
-#: after this many restarts that did not improve the best compromise
-GENERIC_PATIENCE = 3
+#: after this many restarts that did not improve the best compromise. Measured on a Panda (position at level
+#: 0, orientation at level 1, a posture last): with 3, 9% of targets whose full pose is reachable ended as
+#: "conflicting", and conflicting compromises were up to 0.3 rad worse than a local optimum (SLSQP from the
+#: result); with 10, 2% and 0.009 rad, at a median 9 ms either way
+GENERIC_PATIENCE = 10
 
 
 def _better(cn, co, sn, so) -> bool:
