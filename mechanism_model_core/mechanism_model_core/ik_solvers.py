@@ -706,12 +706,14 @@ class ScipySolver:
     name = "scipy"
 
     def __init__(self, level_ratio: float = 1e3, method: str = "trf"):
+        from scipy.optimize import least_squares   # here, not in solve: the first import is not billed
+
+        self._least_squares = least_squares
         self.level_ratio = float(level_ratio)
         self.method = method
 
     def solve(self, P: IKProblem, o: IKOptions) -> IKResult:
-        from scipy.optimize import least_squares
-
+        least_squares = self._least_squares
         x = P.x_of(P.template)
         if P.n == 0:
             return DLSSolver().solve(P, o)
@@ -738,20 +740,39 @@ class ScipySolver:
         hi = np.where(np.isfinite(P.upper), P.upper, np.inf)
         iterations, restarts = 0, 0
         best = None
+        timed_out = False
         while True:
-            res = least_squares(lambda x: ev(x)[0], np.clip(x, lo, hi), jac=lambda x: ev(x)[1],
-                                bounds=(lo, hi), method=self.method, xtol=1e-15, ftol=1e-15, gtol=1e-15,
-                                max_nfev=200)
-            iterations += int(res.nfev)
-            xs = np.clip(res.x, P.lower, P.upper)
+            # least_squares has no time limit: the residual function ends the run at the deadline (after at
+            # least one evaluation), and the best point it evaluated is kept
+            seen = {"best": None, "n": 0}
+
+            def fun(x):
+                r = ev(x)[0]
+                seen["n"] += 1
+                c = float(r @ r)
+                if seen["best"] is None or c < seen["best"][0]:
+                    seen["best"] = (c, np.array(x))
+                if time.perf_counter() > o.deadline:
+                    raise _Deadline
+                return r
+
+            try:
+                res = least_squares(fun, np.clip(x, lo, hi), jac=lambda x: ev(x)[1], bounds=(lo, hi),
+                                    method=self.method, xtol=1e-15, ftol=1e-15, gtol=1e-15, max_nfev=200)
+                xr, nfev = res.x, int(res.nfev)
+            except _Deadline:
+                timed_out = True
+                xr, nfev = seen["best"][1], seen["n"]
+            iterations += nfev
+            xs = np.clip(xr, P.lower, P.upper)
             raw = ev(xs)[2]
             sat = P.satisfied(raw, o)
-            key = (sum(not s for s in sat), float(res.cost))
+            key = (sum(not s for s in sat), 0.5 * float(ev(xs)[0] @ ev(xs)[0]))
             if best is None or key < best[0]:
                 best = (key, xs)
             if all(sat):
                 return P.result(xs, True, "converged", o, iterations, restarts, self.name)
-            if not o.restarts or time.perf_counter() >= o.deadline or iterations >= o.max_iterations:
+            if timed_out or not o.restarts or time.perf_counter() >= o.deadline or iterations >= o.max_iterations:
                 break
             restarts += 1
             x = P.random_x(o.rng, restarts)
@@ -759,6 +780,10 @@ class ScipySolver:
         if time.perf_counter() >= o.deadline and restarts == 0:
             reason = "timeout"
         return P.result(best[1], False, reason, o, iterations, restarts, self.name)
+
+
+class _Deadline(Exception):
+    """Raised inside scipy's least_squares to end a run at the time budget."""
 
 
 register_solver("dls", DLSSolver)

@@ -129,3 +129,24 @@ def test_redundant_arm_strict_priorities_position_orientation_posture():
         if np.linalg.norm(pos(ref.x)) < 1e-6 and np.all(ref.x >= lo - 1e-9) and np.all(ref.x <= hi + 1e-9):
             assert rot(r.q) <= rot(ref.x) + 0.02, (k, rot(r.q), rot(ref.x))
     assert reachable_ok >= 11
+
+
+# ---------------------------------------------------------------------------------------------- time budget
+def test_scipy_solver_stops_at_the_time_budget():
+    """scipy's least_squares has no time limit of its own: with a 0.1 ms budget on an unreachable target
+    the solver must stop after a handful of evaluations (not its 200-evaluation cap), say "timeout" and
+    still return an in-limit compromise no worse than the start. (Counts evaluations, not wall time.)"""
+    from mechanism_model_core.constraints import PositionConstraint
+
+    from .test_ik_arms import ur5
+
+    m = ur5()
+    goal = np.array([2.0, 0.0, 0.3])
+    q0 = np.array([0.0, -1.2, 1.2, -1.5, -1.5, 0.0])
+    solve_ik(m, PositionConstraint("tool", goal), q0, solver="scipy", timeout=0.05)     # warm-up
+    r = solve_ik(m, PositionConstraint("tool", goal), q0, solver="scipy", timeout=1e-4)
+    assert r.reason == "timeout" and not r.success
+    assert r.iterations < 50, r
+    assert m.within_limits(r.q, 0.0)
+    start = np.linalg.norm(forward_kinematics(m, q0).position("tool") - goal)
+    assert np.linalg.norm(forward_kinematics(m, r.q).position("tool") - goal) <= start + 1e-12
