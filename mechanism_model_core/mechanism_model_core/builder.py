@@ -137,6 +137,8 @@ class MechanismBuilder:
         joint placement becomes ``T_body_mount @ placement @ own placement``, where ``placement`` (identity
         by default) overrides the mounting of the appendage; an appendage file holds no mounting of its own.
         Every body, joint and frame name of the appendage gets ``prefix``; couplings are renamed to match.
+        The appendage's ground is rigidly the mount: its named frames and bounding shapes join the mount's
+        body and its mass is lumped into that body's (:func:`combine_mass`).
         """
         mount_body, T_mount = self.find_frame(mount)
         P = np.eye(4) if placement is None else _transform(placement, "attach placement")
@@ -167,7 +169,22 @@ class MechanismBuilder:
                 raise ModelStructureError(f"attaching at {mount!r}: body {name!r} already exists "
                                           f"(use a prefix)")
             self._bodies[name] = BodySpec(name, parent, joint, frames, b.mass, shapes, b.graphics, kinds)
+        self._graft_ground(_ground_of(appendage), mount_body, T_mount @ P, prefix)
         return self
+
+    def _graft_ground(self, g: BodySpec | None, body: str, T_body_g: np.ndarray, prefix: str) -> None:
+        """The appendage's ground ``g`` is rigidly the mount: its named frames and bounding shapes join
+        ``body`` (prefixed, placed by ``T_body_g``) and its mass is lumped into ``body``'s."""
+        if g is None or not (g.frames or g.shapes or g.mass.mass or np.any(g.mass.inertia)):
+            return
+        for fname, T in g.frames.items():
+            self.add_frame(body, prefix + fname, T_body_g @ np.asarray(T), g.frame_kinds.get(fname, "local"))
+        spec = self.body(body)
+        shapes = tuple(replace(s, name=prefix + s.name, parent=None if s.parent is None else prefix + s.parent,
+                               transform=T_body_g @ np.asarray(s.transform)) for s in g.shapes)
+        self._put(replace(spec, shapes=spec.shapes + shapes,
+                          mass=combine_mass(spec.mass, g.mass, T_body_g)))
+        return None
 
     # ------------------------------------------------------------------ build
     def build(self) -> Mechanism:
@@ -188,6 +205,33 @@ def edit(mechanism: Mechanism) -> MechanismBuilder:
 def attach(base: Mechanism, appendage, mount: str, prefix: str = "", placement=None) -> Mechanism:
     """A new mechanism: ``base`` with ``appendage`` attached at ``mount``."""
     return edit(base).attach(appendage, mount, prefix, placement).build()
+
+
+def combine_mass(a: MassProperties, b: MassProperties, T_a_b=None) -> MassProperties:
+    """Mass properties of two rigidly joined parts, in ``a``'s body frame; ``b``'s are given in a frame
+    whose pose in ``a``'s is ``T_a_b`` (identity by default). The inertia is about the joint centre of mass
+    (parallel-axis theorem), kg m^2."""
+    T = np.eye(4) if T_a_b is None else np.asarray(T_a_b, dtype=float)
+    R = T[:3, :3]
+    cb = R @ b.com + T[:3, 3]
+    Ib = R @ b.inertia @ R.T
+    m = a.mass + b.mass
+    if m <= 0.0:
+        return MassProperties(0.0, a.com, a.inertia + Ib)
+    c = (a.mass * a.com + b.mass * cb) / m
+
+    def shift(mass, d):
+        return mass * (float(d @ d) * np.eye(3) - np.outer(d, d))
+
+    return MassProperties(m, c, a.inertia + shift(a.mass, a.com - c) + Ib + shift(b.mass, cb - c))
+
+
+def _ground_of(m) -> BodySpec | None:
+    if isinstance(m, Mechanism):
+        return m.bodies[0]
+    if isinstance(m, MechanismBuilder):
+        return m._ground_spec
+    return None
 
 
 def _specs_of(m) -> list[BodySpec]:

@@ -245,3 +245,33 @@ def test_configuration_accepts_lists_integers_and_mappings_with_dependents():
                 np.zeros((2, 2, 2)), [1, 2, 3, 4]):
         with pytest.raises(InvalidConfiguration):
             m.configuration(bad)
+
+
+def test_attaching_keeps_the_appendage_grounds_frames_shapes_and_mass():
+    from mechanism_model_core import BoundingShape, MassProperties
+    from mechanism_model_core.spatial import rot_z
+
+    leg = MechanismBuilder("leg")
+    leg.add_body("thigh", None, Joint.revolute("hip", translation(0.1, 0, 0)))
+    # the leg file's own ground carries a marker frame, a bounding box and a 2 kg point mass at x = 0.2
+    leg.add_frame("ground", "hip_marker", translation(0.2, 0, 0), kind="mount")
+    leg.add_shape("ground", BoundingShape("housing", "box", translation(0.2, 0, 0), (1, 1, 1)))
+    leg.update_body("ground", mass=MassProperties(2.0, (0.2, 0, 0)))
+    base = MechanismBuilder("bot")
+    base.add_body("body", None, Joint.fixed("body_fix"), mass=MassProperties(1.0, (0, 0, 0)))
+    base.add_frame("body", "m1", translation(0, 1, 0) @ rot_z(math.pi / 2))
+    m = base.attach(leg.build(), "m1", prefix="l_").build()
+    # the marker is where composing the transforms by hand puts it: (0, 1, 0) + Rz(90) (0.2, 0, 0)
+    T = forward_kinematics(m, m.home).pose("l_hip_marker")
+    np.testing.assert_allclose(T[:3, 3], [0, 1.2, 0], atol=1e-12)
+    assert m.frame("l_hip_marker").body == "body"
+    (shape,) = m.body("body").shapes
+    assert shape.name == "l_housing"
+    np.testing.assert_allclose(shape.transform[:3, 3], [0, 1.2, 0], atol=1e-12)
+    # lumped mass: 1 kg at the origin and 2 kg at (0, 1.2, 0) -> 3 kg at (0, 0.8, 0); point masses m_i at
+    # distances r_i from the axis: I = sum m_i r_i^2 about x and z through the centre of mass, 0 about y
+    mp = m.body("body").mass
+    assert mp.mass == pytest.approx(3.0)
+    np.testing.assert_allclose(mp.com, [0, 0.8, 0], atol=1e-12)
+    izz = 1.0 * 0.8 ** 2 + 2.0 * 0.4 ** 2
+    np.testing.assert_allclose(mp.inertia, np.diag([izz, 0.0, izz]), atol=1e-12)
