@@ -275,3 +275,25 @@ def test_attaching_keeps_the_appendage_grounds_frames_shapes_and_mass():
     np.testing.assert_allclose(mp.com, [0, 0.8, 0], atol=1e-12)
     izz = 1.0 * 0.8 ** 2 + 2.0 * 0.4 ** 2
     np.testing.assert_allclose(mp.inertia, np.diag([izz, 0.0, izz]), atol=1e-12)
+
+
+def test_readme_using_the_core_snippet_runs_as_written(monkeypatch):
+    import os
+    import re
+
+    top = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    with open(os.path.join(top, "README.md"), encoding="utf-8") as fh:
+        readme = fh.read()
+    section = readme.split("## Using the core", 1)[1]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    monkeypatch.chdir(top)                   # the snippet names models/... relative to the repository
+    ns: dict = {}
+    exec(compile(code, "README.md (Using the core)", "exec"), ns)  # our own documentation, not input
+    T, T_rel, J, V, fk = ns["T"], ns["T_rel"], ns["J"], ns["V"], ns["fk"]
+    model = ns["model"]
+    assert model.coordinate_names == ("joint1", "joint2", "joint3")
+    # joint2 = 2*joint1 in the sample: the mapping filled it in
+    np.testing.assert_allclose(fk.q, [0.3, 0.6, -0.1])
+    np.testing.assert_allclose(T_rel, np.linalg.inv(fk.pose("link1")) @ T, atol=1e-12)
+    assert J.shape == (6, 3)
+    np.testing.assert_allclose(V, J @ np.ones(3), atol=1e-12)
