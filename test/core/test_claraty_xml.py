@@ -166,6 +166,7 @@ def test_attach_at_mount_with_prefix_and_placement(tmp_path):
     ('<?xml version="1.0"?>\n<Mechanism_Model name="t">\n<ME_Body name="a"><ME_Joint name="j">\n'
      '<Joint_Limits min="1" max="-1"/></ME_Joint></ME_Body>\n</Mechanism_Model>\n', "above upper limit", 3),
     ('<?xml version="1.0"?>\n<robot_model/>\n', "expected <Mechanism_Model>", 2),
+    ('<?xml version="1.0"?>\n<Mechanism_Assembly/>\n', "expected <Mechanism_Model>", 2),
 ])
 def test_malformed_files_name_file_line_and_problem(tmp_path, text, pattern, line):
     path = write(tmp_path, text)

@@ -43,11 +43,8 @@ def load_model(path, **options):
     if ext == ".xml":
         from .safe_xml import root_tag
 
-        tag = root_tag(path)
-        if tag == "robot":
+        if root_tag(path) == "robot":
             ext = ".urdf"
-        elif tag == "Mechanism_Assembly":
-            ext = ".assembly"
     if ext not in _READERS:
         raise ModelFileError(f"unknown model format {ext!r} (known: {', '.join(sorted(_READERS))})", path)
     module, function = _READERS[ext]
