@@ -156,6 +156,15 @@ class IKProblem:
             else:
                 tasks.append(c)
         dependent = {mechanism.coordinate_index(n) for n in mechanism.couplings}
+        # a coupled coordinate locked without a value is fine when every joint it follows is locked (or so
+        # determined) too, as when locking "everything but the mast" on a rover with a differential
+        determined: set[int] = set()
+        for n, expr in mechanism.couplings.items():          # dependencies first
+            i = mechanism.coordinate_index(n)
+            if i in lock_idx and lock_idx[i] is None and all(
+                    (k in lock_idx or k in determined) for k in map(mechanism.coordinate_index, expr.variables)):
+                del lock_idx[i]
+                determined.add(i)
         bad = sorted(mechanism.coordinate_names[i] for i in lock_idx if i in dependent)
         if bad:
             raise InvalidConfiguration(f"cannot lock coupled coordinate(s) {bad}: lock the joints they follow")

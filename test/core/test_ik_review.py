@@ -150,3 +150,65 @@ def test_scipy_solver_stops_at_the_time_budget():
     assert m.within_limits(r.q, 0.0)
     start = np.linalg.norm(forward_kinematics(m, q0).position("tool") - goal)
     assert np.linalg.norm(forward_kinematics(m, r.q).position("tool") - goal) <= start + 1e-12
+
+
+# ---------------------------------------------------------------------------------------------- rover mast
+def _library(name):
+    try:
+        from mechanism_model_core import load_model
+        from mechanism_model_core.library import model_path
+        return load_model(model_path(name))
+    except Exception:  # noqa: BLE001
+        pytest.skip(f"{name} not available")
+
+
+def _pointing_angle(F, point, axis):
+    u = np.asarray(point) - F[..., :3, 3]
+    u = u / np.linalg.norm(u, axis=-1, keepdims=True)
+    a = F[..., :3, :3] @ np.asarray(axis, dtype=float)
+    return np.arccos(np.clip(np.sum(a * u, axis=-1), -1.0, 1.0))
+
+
+def test_rover_mast_points_at_ground_points_all_around():
+    """Rocky 8: only mast_pan and mast_tilt move (everything else locked by name, including the coupled
+    right rocker, which follows the locked left one). The camera's optical axis (x of mast_camera, z of
+    mast_camera_optical) must point at ground points at 1, 2.5 and 6 m all around the rover; the angle
+    between the axis and the direction to the point is measured on forward kinematics. Directly behind,
+    the pan range (+-3 rad) falls short: the result is not a success, says "limits", and its pointing
+    error equals the best any in-limit pan/tilt achieves (a brute-force grid search)."""
+    from mechanism_model_core.constraints import PointAtConstraint
+
+    m = _library("rocky8/rocky8_rover.xml")
+    mast = ("mast_pan", "mast_tilt")
+    others = [c for c in m.coordinate_names if c not in mast]
+    ip, it = (m.coordinate_index(n) for n in mast)
+    lo, hi = m.lower_limits, m.upper_limits
+    mast_xy = forward_kinematics(m, m.home).position("mast_pan_link")[:2]
+    for k, az in enumerate(np.linspace(-math.pi, math.pi, 16, endpoint=False)):
+        for rad in (1.0, 2.5, 6.0):
+            point = np.array([rad * math.cos(az), rad * math.sin(az), 0.0])
+            frame, axis = ("mast_camera", (1, 0, 0)) if k % 2 == 0 else ("mast_camera_optical", (0, 0, 1))
+            r = solve_ik(m, PointAtConstraint(frame, point, axis=axis), m.home, locked=others)
+            q = r.q
+            np.testing.assert_array_equal(np.delete(q, [ip, it]), np.delete(m.home, [ip, it]))
+            assert lo[ip] <= q[ip] <= hi[ip] and lo[it] <= q[it] <= hi[it]
+            err = float(_pointing_angle(forward_kinematics(m, q).pose(frame), point, axis))
+            bearing = math.atan2(*(point[:2] - mast_xy)[::-1])
+            if abs(bearing) < hi[ip] - 0.02:
+                assert r.success and err < 1e-5, (az, rad, r)
+                continue
+            assert not r.success and r.reason == "limits", r
+            best = math.inf
+            pans, tilts = np.linspace(lo[ip], hi[ip], 121), np.linspace(lo[it], hi[it], 105)
+            for _ in range(3):                                             # grid, then refine twice
+                P, T = np.meshgrid(pans, tilts, indexing="ij")
+                Q = np.repeat(m.home[None], P.size, axis=0)
+                Q[:, ip], Q[:, it] = P.ravel(), T.ravel()
+                ang = _pointing_angle(forward_kinematics(m, Q).pose(frame), point, axis)
+                j = int(np.argmin(ang))
+                best = min(best, float(ang[j]))
+                dp, dt = pans[1] - pans[0], tilts[1] - tilts[0]
+                pans = np.linspace(max(lo[ip], Q[j, ip] - dp), min(hi[ip], Q[j, ip] + dp), 41)
+                tilts = np.linspace(max(lo[it], Q[j, it] - dt), min(hi[it], Q[j, it] + dt), 41)
+            assert err <= best + 1e-6, (az, rad, err, best)
+            assert err > 0.05                                              # it really is out of reach
