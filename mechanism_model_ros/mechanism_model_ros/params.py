@@ -70,6 +70,43 @@ def _flatten(d: dict, prefix: str = "") -> dict:
     return out
 
 
+def coerce_parameter(name: str, value, default):
+    """``value`` of parameter ``name`` (from a parameter file, ``-p``, or rclpy) in the type of its
+    ``default``, as the nodes use it: an integer where a float is expected (``ik_timeout: 1``) becomes a float,
+    a number where a string is expected (``frame_prefix: 1``) its text, any sequence a list; ``None`` gives
+    the default. Raises :class:`ValueError` naming the parameter when the types cannot agree."""
+    if value is None:
+        return default
+
+    def bad():
+        return ValueError(f"parameter {name!r} must be {type(default).__name__}, got {value!r}")
+    if isinstance(default, bool):
+        if isinstance(value, bool):
+            return value
+        raise bad()
+    if isinstance(default, float):
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+        raise bad()
+    if isinstance(default, int):
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        raise bad()
+    if isinstance(default, str):
+        if isinstance(value, str):
+            return value
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return str(value)
+        raise bad()
+    if isinstance(default, (list, tuple)):
+        if isinstance(value, (str, bytes, dict)) or not hasattr(value, "__iter__"):
+            raise bad()
+        return list(value)      # rclpy gives array.array for numeric arrays
+    return value
+
+
 def parse_override(text: str) -> tuple[str, object]:
     """``name:=value`` (as ``--ros-args -p``), the value read as YAML (``1.5``, ``true``, ``[a, b]``)."""
     if ":=" not in text:

@@ -103,6 +103,7 @@ def run_nodes(argv=None, nodes=NODE_NAMES, prog: str = "mechanism-model serve",
             kind = "cyclone"
 
     stop = threading.Event()
+    spin_thread = None
     transports = {}
     running = {}
     try:
@@ -156,7 +157,8 @@ def run_nodes(argv=None, nodes=NODE_NAMES, prog: str = "mechanism-model serve",
             except ValueError:       # not the main thread
                 pass
         if kind == "rclpy":
-            threading.Thread(target=runtime.spin, args=(stop,), daemon=True).start()
+            spin_thread = threading.Thread(target=runtime.spin, args=(stop,), daemon=True)
+            spin_thread.start()
         t_end = time.monotonic() + args.duration if args.duration > 0 else None
         next_status = time.monotonic() + args.status_period
         while not stop.is_set():
@@ -172,6 +174,8 @@ def run_nodes(argv=None, nodes=NODE_NAMES, prog: str = "mechanism-model serve",
         return 0
     finally:
         stop.set()
+        if spin_thread is not None:
+            spin_thread.join(timeout=2.0)     # no callback may run on a node being destroyed
         for t in transports.values():
             try:
                 t.close()

@@ -78,7 +78,13 @@ class Transport(abc.ABC):
         return ns // 1_000_000_000, ns % 1_000_000_000
 
     def get_parameter(self, name: str, default):
-        """Value of parameter ``name`` (declared with ``default``)."""
+        """Value of parameter ``name`` in the type of ``default`` (see
+        :func:`mechanism_model_ros.params.coerce_parameter`); ``default`` when nobody set it."""
+        from ..params import coerce_parameter
+        return coerce_parameter(name, self._parameter_value(name, default), default)
+
+    def _parameter_value(self, name: str, default):
+        """The value as the middleware holds it (any type), or ``default``."""
         return default
 
     def get_logger(self) -> logging.Logger:
@@ -113,6 +119,20 @@ def resolve_name(name: str, namespace: str = "/", node_name: str = "") -> str:
         if not part or not all(c.isalnum() or c == "_" for c in part) or part[0].isdigit():
             raise TransportError(f"invalid ROS name {name!r}")
     return name
+
+
+def guarded(callback: Callable, logger, what: str, fallback=None) -> Callable:
+    """``callback`` wrapped so that an exception is logged instead of propagating: rclpy's executors re-raise
+    a callback's exception out of ``spin_once``, which would stop every node of the process. A service
+    handler's wrapper returns its ``response`` argument (``fallback(args)``) so the client still gets an
+    answer."""
+    def wrapper(*args):
+        try:
+            return callback(*args)
+        except Exception as exc:
+            logger.error("%s raised %s: %s", what, type(exc).__name__, exc)
+            return fallback(args) if fallback is not None else None
+    return wrapper
 
 
 class RateLimitedLogger:

@@ -49,7 +49,7 @@ from cyclonedds.util import duration
 
 from ..qos import QoS, SERVICES
 from ..typegen import HEADER_GUID, HEADER_SEQ, message_class, service_wire_class
-from .base import Client, Publisher, Transport, TransportError, resolve_name
+from .base import Client, Publisher, Transport, TransportError, guarded, resolve_name
 
 _RANGES = ("SUBNET", "LOCALHOST", "OFF", "SYSTEM_DEFAULT")
 
@@ -603,9 +603,11 @@ class CycloneNode(Transport):
         cls = message_class(ros_type)
         r = _reader(self.ctx.participant, self.ctx.topic(self._topic(topic), cls), dds_qos(qos))
 
+        cb = guarded(callback, self.get_logger(), f"subscription {topic}")
+
         def on_samples(samples):
-            for s in samples:
-                callback(s)
+            for s in samples:       # one bad sample must not cost the rest of the batch
+                cb(s)
         self.ctx.add_reader(r, on_samples)
         self._entities.append(r)
         self._graph("readers", r)
@@ -625,7 +627,7 @@ class CycloneNode(Transport):
         self._graph("readers", c.reader)
         return c
 
-    def get_parameter(self, name: str, default):
+    def _parameter_value(self, name: str, default):
         return self.parameters.get(name, default)
 
     def spin(self, stop: threading.Event | None = None) -> None:

@@ -6,7 +6,11 @@ mechanism_model_ros imports it unless asked for ``--transport rclpy`` (or ``auto
 
 Parameters: every parameter given to :meth:`RclpyRuntime.node` (from ``--params-file``/``-p``) is declared
 with that value as its default, so ROS parameter files and ``--ros-args -p`` given to the process override
-it; :meth:`RclpyNode.get_parameter` declares the parameter on first use.
+it; :meth:`RclpyNode.get_parameter` declares the parameter on first use. Declarations use dynamic typing and
+values are converted to the default's type on reading, so ``ik_timeout: 1`` works for a float parameter.
+
+Callbacks and service handlers are wrapped (:func:`~.base.guarded`): rclpy's executors re-raise a
+callback's exception out of ``spin_once``, which would stop the process's nodes.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
 from ..qos import QoS
-from .base import Client, Publisher, Transport, TransportError
+from .base import Client, Publisher, Transport, TransportError, guarded
 
 
 def _ros_class(ros_type: str):
@@ -98,14 +102,15 @@ class RclpyNode(Transport):
             self._declare(name, value)
 
     def _declare(self, name, default):
+        """Declare ``name`` with dynamic typing (its value from an override, else ``default``): a statically
+        typed declaration would refuse ``ik_timeout: 1`` (an integer) for a float default with
+        InvalidParameterTypeException; :meth:`get_parameter` converts the value to the default's type."""
         if not self.node.has_parameter(name):
+            if isinstance(default, (list, tuple)) and not default:
+                default = None          # rclpy cannot store an empty list of unknown element type
             try:
-                if default is None or (isinstance(default, (list, tuple)) and not default):
-                    # rclpy cannot infer a type from None or []: let the override decide
-                    self.node.declare_parameter(name, None, ParameterDescriptor(dynamic_typing=True))
-                else:
-                    self.node.declare_parameter(name, default)
-            except Exception as exc:    # e.g. a type clash with an override
+                self.node.declare_parameter(name, default, ParameterDescriptor(dynamic_typing=True))
+            except Exception as exc:    # an invalid name or value
                 raise TransportError(f"parameter {name!r}: {exc}") from None
         return self.node.get_parameter(name).value
 
@@ -120,12 +125,13 @@ class RclpyNode(Transport):
         return _Publisher(self.node.create_publisher(_ros_class(ros_type), topic, ros_qos(qos)))
 
     def create_subscription(self, topic, ros_type, qos, callback):
-        return self.node.create_subscription(_ros_class(ros_type), topic, callback, ros_qos(qos),
+        cb = guarded(callback, self.get_logger(), f"subscription {topic}")
+        return self.node.create_subscription(_ros_class(ros_type), topic, cb, ros_qos(qos),
                                              callback_group=self._sub_group)
 
     def create_service(self, name, srv_type, handler):
-        return self.node.create_service(_ros_class(srv_type), name, handler,
-                                        callback_group=self._srv_group)
+        cb = guarded(handler, self.get_logger(), f"service {name}", fallback=lambda args: args[1])
+        return self.node.create_service(_ros_class(srv_type), name, cb, callback_group=self._srv_group)
 
     def create_client(self, name, srv_type) -> Client:
         return _Client(self.node, name, _ros_class(srv_type))
@@ -134,15 +140,14 @@ class RclpyNode(Transport):
         t = self.node.get_clock().now().seconds_nanoseconds()
         return int(t[0]), int(t[1])
 
-    def get_parameter(self, name, default):
-        value = self._declare(name, self._defaults.get(name, default))
-        return default if value is None else value
+    def _parameter_value(self, name, default):
+        return self._declare(name, self._defaults.get(name, default))
 
     def get_logger(self):
         return _LoggerAdapter(self.node.get_logger())
 
     def spin(self, stop=None):
-        executor = MultiThreadedExecutor()
+        executor = MultiThreadedExecutor(context=self.node.context)
         executor.add_node(self.node)
         stop = stop or threading.Event()
         while rclpy.ok(context=self.node.context) and not stop.is_set():
