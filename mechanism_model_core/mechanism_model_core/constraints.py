@@ -694,7 +694,14 @@ def load_constraints(path, mechanism: Mechanism | None = None) -> list[Constrain
         t = el.find("Transform")
         if t is None:
             raise err(el, f"<{el.tag}> needs a <Transform>")
-        return reader.transform(t)
+        try:
+            return reader.transform(t)
+        except ModelFileError:
+            raise
+        except (ArithmeticError, AttributeError, IndexError, KeyError, TypeError, ValueError) as exc:
+            bad = next((c for c in t if isinstance(c.tag, str)), t)
+            raise err(bad, f"malformed <{bad.tag}> in <{el.tag}>'s <Transform> ({type(exc).__name__}: {exc})") \
+                from None
 
     def required(el, attr):
         v = el.get(attr)
@@ -723,6 +730,14 @@ def load_constraints(path, mechanism: Mechanism | None = None) -> list[Constrain
         extra = set(el.attrib) - allowed[el.tag] - {"weight", "priority", "name"}
         if extra:
             raise err(el, f"<{el.tag}> does not take attribute(s) {sorted(extra)}")
+        takes = {"Transform"} if el.tag in ("Pose", "Orientation", "Contact") else set()
+        for child in el:
+            if isinstance(child.tag, str) and child.tag not in takes:
+                raise err(child, f"<{el.tag}> does not take a <{child.tag}> element"
+                                 + (" (only <Transform>)" if takes else ""))
+        for text in [el.text] + [child.tail for child in el]:
+            if text and text.strip():
+                raise err(el, f"<{el.tag}> does not take text content ({text.strip()[:40]!r})")
         common = {"name": el.get("name")}
         try:
             if el.get("weight") is not None:
@@ -753,7 +768,12 @@ def load_constraints(path, mechanism: Mechanism | None = None) -> list[Constrain
                 surface = el.get("surface")
                 if surface is None:
                     surface = transform(el)
-                axis = int(numbers(el, "normal_axis", 1, False)[0]) if el.get("normal_axis") else 2
+                axis = 2
+                if el.get("normal_axis") is not None:
+                    v = numbers(el, "normal_axis", 1)[0]
+                    if v not in (0, 1, 2):
+                        raise err(el, f"normal_axis must be 0, 1 or 2 (x, y, z), got {el.get('normal_axis')!r}")
+                    axis = int(v)
                 opposed = el.get("opposed", "false").lower()
                 if opposed not in ("true", "false"):
                     raise err(el, "opposed must be 'true' or 'false'")

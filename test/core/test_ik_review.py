@@ -212,3 +212,29 @@ def test_rover_mast_points_at_ground_points_all_around():
                 tilts = np.linspace(max(lo[it], Q[j, it] - dt), min(hi[it], Q[j, it] + dt), 41)
             assert err <= best + 1e-6, (az, rad, err, best)
             assert err > 0.05                                              # it really is out of reach
+
+
+# ---------------------------------------------------------------------------------------------- files
+@pytest.mark.parametrize("text, line, words", [
+    ("<Constraints>\n<Pose frame='tool'>\n<Transform>\n<Rotation type='BOGUS'/>\n</Transform></Pose>\n"
+     "</Constraints>", 4, "Rotation"),
+    ("<Constraints>\n<Pose frame='tool'><Transform>\n<Rotation/></Transform></Pose>\n</Constraints>", 3,
+     "Rotation"),
+    ("<Constraints>\n<Contact frame='tool' surface='link1' normal_axis='2.7'/>\n</Constraints>", 2,
+     "normal_axis"),
+    ("<Constraints>\n<Position frame='tool' xyz='1 0 0'>junk</Position>\n</Constraints>", 2, "text"),
+    ("<Constraints>\n<Position frame='tool' xyz='1 0 0'>\n<Transform/></Position>\n</Constraints>", 3,
+     "<Transform>"),
+    ("<Constraints>\n<Pose frame='tool'><Transform/>\n<Mask/></Pose>\n</Constraints>", 3, "<Mask>"),
+])
+def test_malformed_constraint_files_name_file_and_line(tmp_path, text, line, words):
+    """Malformed pieces that used to raise a bare IndexError/AttributeError or were silently ignored
+    (a fractional normal axis truncated, stray text, unknown child elements) name the file and line."""
+    from mechanism_model_core.constraints import load_constraints
+    from mechanism_model_core.errors import ModelFileError
+
+    p = tmp_path / "bad.xml"
+    p.write_text(text)
+    with pytest.raises(ModelFileError) as e:
+        load_constraints(p)
+    assert f"{p}:{line}" in str(e.value) and words in str(e.value), str(e.value)
