@@ -7,7 +7,7 @@ kinematics server (compute_fk, compute_jacobian, compute_ik), over rclpy.
 
 Arguments: ``model`` (file or robot-library name; empty: the parameter file's ``model``),
 ``params_file`` (default: config/rocky8.yaml of this package), ``namespace``, ``frame_prefix``,
-``use_kinematics_server`` (true/false).
+``use_kinematics_server`` (true/false), ``use_sim_time`` (true/false).
 """
 
 import os
@@ -29,6 +29,8 @@ def _nodes(context):
         overrides["model"] = model
     if prefix:
         overrides["frame_prefix"] = prefix
+    if LaunchConfiguration("use_sim_time").perform(context).lower() in ("1", "true", "yes"):
+        overrides["use_sim_time"] = True       # stamps from /clock (simulation, bag replay with --clock)
     params = [params_file] + ([overrides] if overrides else [])
     nodes = [Node(package="mechanism_model_ros", executable="state_publisher", name="state_publisher",
                   namespace=namespace, parameters=params, arguments=["--transport", "rclpy"],
@@ -50,5 +52,7 @@ def generate_launch_description():
         DeclareLaunchArgument("namespace", default_value="", description="namespace of both nodes"),
         DeclareLaunchArgument("frame_prefix", default_value="", description="prefix of every frame id"),
         DeclareLaunchArgument("use_kinematics_server", default_value="true"),
+        DeclareLaunchArgument("use_sim_time", default_value="false",
+                              description="take time from /clock (Gazebo, ros2 bag play --clock)"),
         OpaqueFunction(function=_nodes),
     ])
