@@ -25,6 +25,8 @@ generic solver is tried as well and the better result returned.
 from __future__ import annotations
 
 import math
+import threading
+import weakref
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -41,20 +43,28 @@ __all__ = ["VerificationReport", "YPPPYSolver", "find_specialized", "register_sp
            "unregister_specialized", "verify_specialized"]
 
 _REGISTRY: dict[tuple[str, str], Callable[[Mechanism], object]] = {}
-_CACHE: dict[tuple[int, str], object] = {}
+#: (id(mechanism), frame) -> (weak reference to the mechanism, solver or _REFUSED). Keyed by identity, not
+#: name: an edited mechanism of the same name gets its own solver built from its own geometry (or refused).
+#: Weak, so cached mechanisms can be collected (dead entries are purged when a new one is added).
+_CACHE: dict[tuple[int, str], tuple[weakref.ref, object]] = {}
+_LOCK = threading.Lock()          # registry and cache are shared by every thread that solves
+_REFUSED = object()               # the factory raised ModelStructureError for this mechanism
 
 
 def register_specialized(mechanism_name: str, frame: str, factory: Callable[[Mechanism], object]) -> None:
-    """Use ``factory(mechanism)`` for pose problems on ``frame`` of mechanisms named ``mechanism_name``."""
-    _REGISTRY[(mechanism_name, frame)] = factory
-    for k in [k for k in _CACHE if k[1] == frame]:
-        del _CACHE[k]
+    """Use ``factory(mechanism)`` for pose problems on ``frame`` of mechanisms named ``mechanism_name``.
+    Thread-safe; solvers already built for that frame are dropped."""
+    with _LOCK:
+        _REGISTRY[(mechanism_name, frame)] = factory
+        for k in [k for k in _CACHE if k[1] == frame]:
+            del _CACHE[k]
 
 
 def unregister_specialized(mechanism_name: str, frame: str) -> None:
-    _REGISTRY.pop((mechanism_name, frame), None)
-    for k in [k for k in _CACHE if k[1] == frame]:
-        del _CACHE[k]
+    with _LOCK:
+        _REGISTRY.pop((mechanism_name, frame), None)
+        for k in [k for k in _CACHE if k[1] == frame]:
+            del _CACHE[k]
 
 
 def find_specialized(problem: IKProblem):
@@ -65,29 +75,26 @@ def find_specialized(problem: IKProblem):
     if len(problem.tasks) != 1 or not isinstance(problem.tasks[0], PoseConstraint):
         return None
     frame = problem.tasks[0].frame
-    factory = _REGISTRY.get((m.name, frame))
+    key = (id(m), frame)
+    with _LOCK:
+        factory = _REGISTRY.get((m.name, frame))
+        hit = _CACHE.get(key)
     if factory is None:
         return None
-    key = (id(m), frame)
-    solver = _CACHE.get(key)
-    if solver is None or getattr(solver, "mechanism", None) is not m:
+    solver = hit[1] if hit is not None and hit[0]() is m else None
+    if solver is None:
         try:
             solver = factory(m)
         except ModelStructureError:      # a mechanism of that name without the expected structure
-            _CACHE[key] = _Refused(m)
-            return None
-        _CACHE[key] = solver
+            solver = _REFUSED
+        with _LOCK:
+            if _REGISTRY.get((m.name, frame)) is factory:        # not re-registered meanwhile
+                for k in [k for k, (ref, _) in _CACHE.items() if ref() is None]:
+                    del _CACHE[k]
+                _CACHE[key] = (weakref.ref(m), solver)
+    if solver is _REFUSED:
+        return None
     return solver if solver.accepts(problem) else None
-
-
-class _Refused:
-    """Cache entry for a mechanism the registered factory refused (so it is not retried every solve)."""
-
-    def __init__(self, mechanism):
-        self.mechanism = mechanism
-
-    def accepts(self, problem):
-        return False
 
 
 # ---------------------------------------------------------------------------------------------- YPPPY
@@ -125,7 +132,9 @@ class YPPPYSolver:
     name = "ypppy"
 
     def __init__(self, mechanism: Mechanism, frame: str = "tool", joints=None, tol: float = 1e-9):
-        self.mechanism = m = mechanism
+        m = mechanism
+        self._mechanism = weakref.ref(m)          # weak: the solver cache must not keep mechanisms alive
+        self.ground = m.ground
         self.frame = frame
         path = m.path_to_ground(m.frame(frame).body)
         moving = [m.body(b).joint for b in reversed(path) if m.body(b).joint is not None
@@ -177,10 +186,15 @@ class YPPPYSolver:
         self.lower = m.lower_limits[self.idx]
         self.upper = m.upper_limits[self.idx]
 
+    @property
+    def mechanism(self) -> Mechanism | None:
+        """The mechanism the geometry was read from (None once it has been garbage-collected)."""
+        return self._mechanism()
+
     def accepts(self, problem: IKProblem) -> bool:
         c = problem.tasks[0]
         return (len(problem.tasks) == 1 and isinstance(c, PoseConstraint) and c.frame == self.frame
-                and c.relative_to in (None, self.mechanism.ground) and bool(np.all(c._m > 0))
+                and c.relative_to in (None, self.ground) and bool(np.all(c._m > 0))
                 and problem.posture is None and set(self.idx.tolist()) <= set(problem.free.tolist()))
 
     def all_solutions(self, T: np.ndarray) -> list[np.ndarray]:

@@ -238,3 +238,79 @@ def test_malformed_constraint_files_name_file_and_line(tmp_path, text, line, wor
     with pytest.raises(ModelFileError) as e:
         load_constraints(p)
     assert f"{p}:{line}" in str(e.value) and words in str(e.value), str(e.value)
+
+
+# ---------------------------------------------------------------------------------------------- specialized
+def _edit_forearm(m, change):
+    import dataclasses
+
+    b = m.edit()
+    j = b.body("idd_forearm").joint
+    b.set_joint("idd_forearm", dataclasses.replace(j, **change(j)))
+    return b.build()
+
+
+def test_specialized_solver_follows_each_mechanism_of_the_same_name():
+    """The closed form is registered by mechanism *name* (mer_idd). Edited arms keep the name: a longer
+    forearm is still YPPPY and must get a closed form built from its own geometry; a tilted elbow axis or
+    an elbow moved out of the arm plane is not YPPPY and must fall back to the generic solver. Every
+    solution is checked by forward kinematics of the mechanism it was solved on; the original model still
+    uses its own closed form; edited mechanisms are not kept alive by the solver cache."""
+    import gc
+    import weakref
+
+    from mechanism_model_core.spatial import translation
+
+    m = _library("mer/mer_idd.xml")
+    edits = {
+        "ypppy": lambda j: {"placement": np.asarray(j.placement) @ translation(0.1, 0, 0)},
+        "dls": lambda j: {"axis": (0.0, math.cos(0.2), math.sin(0.2))},
+        "dls ": lambda j: {"placement": np.asarray(j.placement) @ translation(0, 0.05, 0)},
+    }
+    rng = np.random.default_rng(4)
+    refs = []
+    for expected, change in edits.items():
+        e = _edit_forearm(m, change)
+        assert e.name == m.name
+        for _ in range(5):
+            T = forward_kinematics(e, e.random_configuration(rng)).pose("apxs")
+            r = solve_ik(e, PoseConstraint("apxs", T), e.home, timeout=0.5)
+            assert r.success and r.solver == expected.strip(), r
+            pe, oe = pose_errors(e, r.q, "apxs", T)
+            assert pe < 1e-6 and oe < 1e-5
+        T = forward_kinematics(m, [0.3, 0.4, 0.8, -0.5, 1.0]).pose("apxs")
+        r = solve_ik(m, PoseConstraint("apxs", T), m.home)
+        assert r.success and r.solver == "ypppy" and pose_errors(m, r.q, "apxs", T)[0] < 1e-9
+        refs.append(weakref.ref(e))
+        del e, r
+    gc.collect()
+    assert all(ref() is None for ref in refs)
+
+
+def test_specialized_registry_under_concurrent_registration_and_solves():
+    """Threads registering and unregistering specialized solvers while others solve on the MER arm: no
+    error, and every solve reaches its target (forward kinematics)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from mechanism_model_core.specialized import YPPPYSolver, register_specialized, unregister_specialized
+
+    m = _library("mer/mer_idd.xml")
+    rng = np.random.default_rng(5)
+    targets = forward_kinematics(m, m.random_configuration(rng, size=40)).pose("apxs")
+
+    def churn(k):
+        for i in range(200):
+            name = f"other_{k}_{i % 7}"
+            register_specialized(name, "apxs", lambda mech: YPPPYSolver(mech, "apxs"))
+            unregister_specialized(name, "apxs")
+        return True
+
+    def solve(T):
+        r = solve_ik(m, PoseConstraint("apxs", T), m.home, timeout=0.5)
+        return r.success and pose_errors(m, r.q, "apxs", T)[0] < 1e-6
+
+    with ThreadPoolExecutor(4) as pool:
+        churners = [pool.submit(churn, k) for k in range(2)]
+        results = list(pool.map(solve, targets))
+        assert all(f.result() for f in churners)
+    assert all(results)
