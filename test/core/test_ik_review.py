@@ -314,3 +314,52 @@ def test_specialized_registry_under_concurrent_registration_and_solves():
         results = list(pool.map(solve, targets))
         assert all(f.result() for f in churners)
     assert all(results)
+
+
+# ---------------------------------------------------------------------------------------------- four-bar
+def _freudenstein(a, b, c, d, t2, branch):
+    """Rocker angle for crank angle t2 (Norton, Design of Machinery 4.8); branch -1 open, +1 crossed."""
+    K1, K2, K3 = d / a, d / c, (a * a - b * b + c * c + d * d) / (2 * a * c)
+    A = math.cos(t2) - K1 - K2 * math.cos(t2) + K3
+    B = -2 * math.sin(t2)
+    C = K1 - (K2 + 1) * math.cos(t2) + K3
+    return 2 * math.atan2(-B + branch * math.sqrt(B * B - 4 * A * C), 2 * A)
+
+
+@pytest.mark.parametrize("branch", [-1, 1])
+def test_library_four_bar_stays_on_its_branch(branch):
+    """models/four_bar (crank 0.10, coupler 0.50, rocker 0.40, ground 0.40 m): assembled on the open or the
+    crossed branch, the crank driven through two turns in 10 degree steps (each solve seeded with the
+    previous one). The rocker must follow Freudenstein's solution of *that* branch at every step (not
+    jump to the other), the coupler its closed-form absolute angle, and the passive angles stay within a
+    turn of the previous step (no drift by whole turns)."""
+    from mechanism_model_core.constraints import LoopClosure
+
+    m = _library("four_bar/four_bar.xml")
+    a, b, c, d = 0.10, 0.50, 0.40, 0.40
+    ic, io, ir = (m.coordinate_index(n) for n in ("crank", "coupler", "rocker"))
+    closure = LoopClosure("closure_b", "closure_a", mask=(1, 1, 1, 0, 0, 0))
+
+    def closed_form(t2):
+        t4 = _freudenstein(a, b, c, d, t2, branch)
+        B = np.array([a * math.cos(t2), a * math.sin(t2)])
+        C = np.array([d + c * math.cos(t4), c * math.sin(t4)])
+        return t4, math.atan2(*(C - B)[::-1])
+
+    t2 = math.pi / 2
+    t4, t3 = closed_form(t2)
+    q = np.zeros(m.nq)
+    q[ic], q[io], q[ir] = t2, t3 - t2, t4
+    for t2 in np.linspace(math.pi / 2, math.pi / 2 + 4 * math.pi, 73)[1:]:
+        prev = q.copy()
+        q = q.copy()
+        q[ic] = t2
+        r = solve_ik(m, closure, q, locked=["crank"])
+        assert r.success, (t2, r)
+        q = r.q
+        t4, t3 = closed_form(t2)
+        other = _freudenstein(a, b, c, d, t2, -branch)
+        assert abs(math.remainder(other - t4, 2 * math.pi)) > 0.1          # the branches are distinct here
+        assert abs(math.remainder(q[ir] - t4, 2 * math.pi)) < 1e-5, (t2, q)
+        assert abs(math.remainder(q[ic] + q[io] - t3, 2 * math.pi)) < 1e-5
+        assert np.all(np.abs(q - prev) < math.pi)
