@@ -81,12 +81,14 @@ def duration_seconds(d) -> float:
     return float(d.sec) + float(d.nanosec) * 1e-9
 
 
-def joint_state_positions(msg, known=None) -> tuple[dict[str, float], list[str]]:
+def joint_state_positions(msg, known=None, skip_nonfinite: bool = False):
     """``({name: position}, unknown names)`` of a ``sensor_msgs/JointState``.
 
-    Raises :class:`BadMessage` when ``name`` and ``position`` differ in length, a name repeats or a
-    position is not finite. ``known``: the names the model has; others are returned as unknown and left
-    out.
+    Raises :class:`BadMessage` when ``name`` and ``position`` differ in length or a name repeats, and when a
+    position is not finite, unless ``skip_nonfinite``: then such joints are left out and the result is
+    ``(values, unknown, non-finite names)`` (joint_state_broadcaster reports NaN for a joint without a
+    position interface, e.g. a velocity-controlled wheel). ``known``: the names the model has; others are
+    returned as unknown and left out (their positions are not checked).
     """
     names = list(msg.name)
     pos = list(msg.position)
@@ -94,16 +96,19 @@ def joint_state_positions(msg, known=None) -> tuple[dict[str, float], list[str]]
         raise BadMessage(f"joint state has {len(names)} names but {len(pos)} positions")
     if len(set(names)) != len(names):
         raise BadMessage("joint state names repeat")
-    out, unknown = {}, []
+    out, unknown, nonfinite = {}, [], []
     for n, v in zip(names, pos):
-        v = float(v)
-        if not math.isfinite(v):
-            raise BadMessage(f"joint {n!r}: position {v} is not finite")
         if known is not None and n not in known:
             unknown.append(n)
             continue
+        v = float(v)
+        if not math.isfinite(v):
+            if not skip_nonfinite:
+                raise BadMessage(f"joint {n!r}: position {v} is not finite")
+            nonfinite.append(n)
+            continue
         out[n] = v
-    return out, unknown
+    return (out, unknown, nonfinite) if skip_nonfinite else (out, unknown)
 
 
 def fill_joint_state(msg, names, q, stamp=None) -> None:

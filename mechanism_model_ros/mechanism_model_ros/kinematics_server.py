@@ -96,7 +96,7 @@ class KinematicsServer:
     # ------------------------------------------------------------------ state
     def on_joint_state(self, msg) -> None:
         try:
-            values, _unknown = joint_state_positions(msg, self._coords)
+            values, _unknown, _nonfinite = joint_state_positions(msg, self._coords, skip_nonfinite=True)
         except BadMessage as exc:
             self.warn.warning("bad-joint-state", f"joint_states message ignored: {exc}")
             return

@@ -28,8 +28,11 @@ Parameters: ``model`` (file or library name; default: the library's default mode
 ``joint_states_reliable`` (false: best-effort subscription as
 robot_state_publisher's SensorDataQoS, which also hears reliable publishers; true: reliable).
 
-Bad input (NaN, mismatched lengths, unknown joint names) never stops the node: the message is dropped
-(unknown names are ignored) with a rate-limited warning.
+Bad input never stops the node, each case with a rate-limited warning: a message with mismatched lengths
+or repeated names is dropped; unknown joint names are ignored; a joint whose position is NaN or infinite
+keeps its last value while the message's other joints apply (joint_state_broadcaster reports NaN for a
+joint without a position interface, such as a velocity-controlled wheel); a message whose known joints are
+all non-finite is dropped.
 """
 
 from __future__ import annotations
@@ -140,7 +143,7 @@ class StatePublisher:
     def on_joint_state(self, msg) -> None:
         self.messages_in += 1
         try:
-            values, unknown = joint_state_positions(msg, self._coords)
+            values, unknown, nonfinite = joint_state_positions(msg, self._coords, skip_nonfinite=True)
         except BadMessage as exc:
             self.messages_rejected += 1
             self.warn.warning("bad-joint-state", f"joint_states message dropped: {exc}")
@@ -148,6 +151,13 @@ class StatePublisher:
         if unknown:
             self.warn.warning("unknown-joint", f"joint_states names joints the model does not have: "
                                                f"{', '.join(sorted(unknown)[:5])} (ignored)")
+        if nonfinite:
+            self.warn.warning("nonfinite-joint", f"joint_states gives no finite position for "
+                                                 f"{', '.join(sorted(nonfinite)[:5])} (these keep their last "
+                                                 f"value)")
+            if not values:
+                self.messages_rejected += 1
+                return
         with self._lock:
             self._latest.update(values)
             latest = dict(self._latest)

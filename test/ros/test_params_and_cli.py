@@ -75,6 +75,11 @@ def test_joint_state_checks():
                 JS(name=["a", "a"], position=[1.0, 1.0])):
         with pytest.raises(BadMessage):
             joint_state_positions(bad)
+    nan = float("nan")
+    assert joint_state_positions(JS(name=["a", "w", "x"], position=[1.0, nan, nan]), {"a", "w"},
+                                 skip_nonfinite=True) == ({"a": 1.0}, ["x"], ["w"])
+    with pytest.raises(BadMessage):      # lengths are still checked
+        joint_state_positions(JS(name=["a", "w"], position=[1.0]), {"a", "w"}, skip_nonfinite=True)
 
 
 def test_pose_checks():

@@ -334,6 +334,39 @@ def test_bad_joint_states_do_not_stop_the_state_publisher(served):
     assert served["proc"].poll() is None
 
 
+def test_nan_positions_as_joint_state_broadcaster_sends_them_keep_the_other_joints(served):
+    """joint_state_broadcaster fills the position of a joint without a position interface (a velocity-
+    controlled wheel) with NaN: those joints keep their last value, the message's other joints apply."""
+    from mechanism_model_ros import qos
+    node = served["node"]
+    tf = []
+    tf_reader = node.create_subscription("/tf", "tf2_msgs/msg/TFMessage", qos.TF, tf.append)
+    pub = node.create_publisher("joint_states", "sensor_msgs/msg/JointState", qos.DEFAULT)
+    JS = node.message_class("sensor_msgs/msg/JointState")
+    assert wait_for(lambda: pub.subscription_count >= 2 and tf_reader.get_matched_publications(), 15)
+    assert _prime(pub, JS, _stamps(tf), 7000)
+    drives = [c for c in MODEL.coordinate_names if c.endswith("_drive")]
+    before = JS(name=drives + ["chassis.x"], position=[0.5] * len(drives) + [0.0])
+    before.header.stamp.sec = 7001
+    pub.publish(before)
+    arm = dict(zip(ARM, [0.2, -0.4, 0.6, -0.3, 0.1]))
+    jsb = JS(name=ARM + drives, position=list(arm.values()) + [float("nan")] * len(drives),
+             velocity=[0.0] * len(ARM) + [1.0] * len(drives))
+    jsb.header.stamp.sec = 7002
+    pub.publish(jsb)
+    assert wait_for(lambda: _stamps(tf)(7002), 10)
+    msg = [m for m in tf if m.transforms and m.transforms[0].header.stamp.sec == 7002][-1]
+    edges = {t.child_frame_id: (t.header.frame_id, _tf_to_matrix(t.transform)) for t in msg.transforms}
+    expected = forward_kinematics(MODEL, {**arm, **{d: 0.5 for d in drives}})
+    parent_of = {b.name: b.parent for b in MODEL.bodies[1:]}
+    moved_by = {c: b.name for b in MODEL.bodies[1:] for c in b.joint.coordinate_names}
+    for c in drives + ["arm_turret"]:
+        body = moved_by[c]
+        np.testing.assert_allclose(edges[body][1], np.linalg.inv(expected.pose(parent_of[body]))
+                                   @ expected.pose(body), atol=1e-9, err_msg=c)
+    assert served["proc"].poll() is None
+
+
 def test_four_bar_passive_joints_close_the_loop():
     """Only the crank is reported; the state publisher solves coupler and rocker so that, in the
     transforms it publishes, closure_a and closure_b coincide (the loop is closed), and the rocker angle
