@@ -13,11 +13,14 @@ INVALID_LINK_NAME (-18)      a requested or constrained frame the model does not
 FRAME_TRANSFORM_FAILURE      a reference frame (``header.frame_id``, ``reference_frame``) unknown
 (-21)
 INVALID_GOAL_CONSTRAINTS     IK: no constraint, mismatched ik_link_names/pose_stamped_vector,
-(-16)                        NaN or zero-quaternion targets, unknown constraint kind
+(-16)                        NaN or zero-quaternion targets, unknown constraint kind, NaN/inf/negative
+                             tolerances, negative or non-finite timeout, more than MAX_LIST_ENTRIES
+                             ik_link_names or constraints
 INVALID_GROUP_NAME (-15)     IK: ``active_joints`` names an unknown joint coordinate
 TIMED_OUT (-6)               IK: the time budget ran out
 NO_IK_SOLUTION (-31)         IK: the solver converged to no solution within tolerance
-FAILURE (99999)              anything else (the message says what)
+FAILURE (99999)              more than MAX_LIST_ENTRIES fk_link_names; an unknown Jacobian convention;
+                             anything else (the message says what)
 ===========================  =================================================================
 
 Parameters: ``model``, ``frame_prefix`` (accepted and stripped on frame names in requests),
@@ -53,6 +56,9 @@ FRAME_TRANSFORM_FAILURE = -21
 NO_IK_SOLUTION = -31
 
 CONVENTIONS = ("LOCAL_WORLD_ALIGNED", "WORLD", "LOCAL")
+#: longest fk_link_names / ik_link_names / constraints list a request may carry (a bigger one is refused
+#: before any work: it would hold a service thread for seconds)
+MAX_LIST_ENTRIES = 10_000
 KINDS = {0: "POSE", 1: "POSITION", 2: "ORIENTATION", 3: "POINT_AT", 4: "CONTACT"}
 
 
@@ -168,6 +174,7 @@ class KinematicsServer:
         q = self.configuration(req.robot_state)
         ref = self._reference(req.header.frame_id)
         names = list(req.fk_link_names) or list(self.mechanism.frame_names)
+        _check_length(names, "fk_link_names", FAILURE)
         frames = [self._frame(n, INVALID_LINK_NAME, "fk_link_names entry") for n in names]
         stamp = (int(req.header.stamp.sec), int(req.header.stamp.nanosec))
         if stamp_is_zero(req.header.stamp):
@@ -220,6 +227,12 @@ class KinematicsServer:
             raise RequestError(INVALID_GOAL_CONSTRAINTS, "timeout must be a non-negative duration")
         timeout = min(timeout or self.ik_timeout, self.max_ik_timeout)
         tolerances = {}
+        for i, c in enumerate(req.constraints):
+            for field in ("position_tolerance", "orientation_tolerance"):
+                v = float(getattr(c, field))
+                if not math.isfinite(v) or v < 0:
+                    raise RequestError(INVALID_GOAL_CONSTRAINTS,
+                                       f"constraints[{i}].{field} must be finite and >= 0, got {v}")
         tp = [float(c.position_tolerance) for c in req.constraints if float(c.position_tolerance) > 0]
         to = [float(c.orientation_tolerance) for c in req.constraints if float(c.orientation_tolerance) > 0]
         if tp:
@@ -253,6 +266,8 @@ class KinematicsServer:
 
         links = list(req.ik_link_names)
         poses = list(req.pose_stamped_vector)
+        _check_length(links, "ik_link_names", INVALID_GOAL_CONSTRAINTS)
+        _check_length(req.constraints, "constraints", INVALID_GOAL_CONSTRAINTS)
         if len(links) != len(poses):
             raise RequestError(INVALID_GOAL_CONSTRAINTS,
                                f"{len(links)} ik_link_names but {len(poses)} pose_stamped_vector entries")
@@ -310,6 +325,11 @@ class KinematicsServer:
         surface[:3, :3] = _frame_with_z(n)
         surface[:3, 3] = point
         return C.ContactConstraint(frame=frame, surface=surface, normal_axis=2, relative_to=ref, **common)
+
+
+def _check_length(items, field: str, code: int) -> None:
+    if len(items) > MAX_LIST_ENTRIES:
+        raise RequestError(code, f"{field} has {len(items)} entries; at most {MAX_LIST_ENTRIES} are served")
 
 
 def _residual_size(r) -> float:

@@ -296,6 +296,20 @@ def test_every_bad_request_gets_its_error_code_and_the_node_keeps_serving(served
                         setattr(r, "active_joints", ["arm_yaw", "bogus"])), -15),
         (ik, lambda r: (setattr(r, "constraints", [KC(link_name="arm_turret", kind=KC.POSITION)]),
                         state(["arm_yaw"], [float("nan")])(r)), -17),
+        (ik, lambda r: (setattr(r, "constraints", [KC(link_name="arm_turret", kind=KC.POSITION)]),
+                        setattr(r.timeout, "sec", -1)), -16),                      # negative timeout
+        # an infinite tolerance would make any target "reached": 100 m away, arm only
+        (ik, lambda r: (setattr(r, "constraints", [KC(link_name="arm_turret", kind=KC.POSITION,
+                                                      position_tolerance=float("inf"))]),
+                        setattr(r.constraints[0].target.position, "x", 100.0),
+                        setattr(r, "active_joints", ARM)), -16),
+        (ik, lambda r: setattr(r, "constraints", [KC(link_name="arm_turret", kind=KC.POSITION,
+                                                     orientation_tolerance=-0.1)]), -16),
+        # huge lists are refused before any work
+        (fk, lambda r: setattr(r, "fk_link_names", ["arm_turret"] * 10_001), 99999),
+        (ik, lambda r: (setattr(r, "ik_link_names", ["arm_turret"] * 10_001),
+                        setattr(r, "pose_stamped_vector", [PS()] * 10_001)), -16),
+        (fk, state([f"j{i}" for i in range(100_000)], [0.0] * 100_000), -17),
         # unreachable for the arm alone: 100 m away (the floating chassis is held)
         (ik, lambda r: (setattr(r, "constraints", [KC(link_name="arm_turret", kind=KC.POSITION)]),
                         setattr(r.constraints[0].target.position, "x", 100.0),
