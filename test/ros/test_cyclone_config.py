@@ -87,3 +87,35 @@ def test_names():
     for bad in ("", "a//b", "1x", "a b"):
         with pytest.raises(TransportError):
             resolve_name(bad)
+
+
+def test_qos_of_real_entities_is_rmw_cyclonedds():
+    """What a Cyclone writer and reader created with the mapping actually carry, against
+    rmw_cyclonedds' create_readwrite_qos: reliable with an infinite max_blocking_time, automatic liveliness
+    with an infinite lease, no deadline or lifespan (infinite), no autodispose."""
+    from cyclonedds.core import Policy
+    from cyclonedds.util import duration
+    from mechanism_model_ros.transports.cyclone import CycloneContext
+    from mechanism_model_ros.typegen import message_class
+    from ros.dds_helpers import configure_this_process, unique_domain_id
+
+    domain = unique_domain_id()
+    configure_this_process(domain)
+    ctx = CycloneContext(domain)
+    try:
+        from cyclonedds.pub import DataWriter
+        from cyclonedds.sub import DataReader
+        topic = ctx.topic("rt/qos_check", message_class("std_msgs/msg/String"))
+        inf = duration(infinite=True)
+        for entity in (DataWriter(ctx.participant, topic, qos=dds_qos(TF)),
+                       DataReader(ctx.participant, topic, qos=dds_qos(TF))):
+            q = entity.get_qos()
+            assert q[Policy.Reliability] == Policy.Reliability.Reliable(inf)
+            assert q[Policy.Liveliness] == Policy.Liveliness.Automatic(inf)
+            assert q[Policy.Deadline] == Policy.Deadline(inf)
+            assert q[Policy.History] == Policy.History.KeepLast(100)
+            if isinstance(entity, DataWriter):
+                assert q[Policy.Lifespan] == Policy.Lifespan(inf)
+                assert q[Policy.WriterDataLifecycle] == Policy.WriterDataLifecycle(autodispose=False)
+    finally:
+        ctx.close()

@@ -108,11 +108,14 @@ def discovery_config(env=None) -> str:
 
 
 def dds_qos(qos: QoS, user_data: bytes | None = None) -> Qos:
-    """rmw_cyclonedds' mapping of a ROS QoS profile onto DDS QoS, with XCDR1 forced."""
+    """rmw_cyclonedds' mapping of a ROS QoS profile onto DDS QoS (create_readwrite_qos: reliable with an
+    infinite max_blocking_time, automatic liveliness with an infinite lease, no deadline or lifespan, no
+    autodispose, the durability service history equal to the history), with XCDR1 forced (rmw_cyclonedds
+    forces it through its serializer type)."""
     history = Policy.History.KeepAll if qos.keep_all else Policy.History.KeepLast(max(1, qos.depth))
     policies = [
         history,
-        Policy.Reliability.Reliable(duration(seconds=1000000000)) if qos.reliable
+        Policy.Reliability.Reliable(duration(infinite=True)) if qos.reliable
         else Policy.Reliability.BestEffort,
         Policy.Liveliness.Automatic(duration(infinite=True)),
         Policy.WriterDataLifecycle(autodispose=False),
