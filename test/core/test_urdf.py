@@ -16,23 +16,11 @@ from mechanism_model_core import (Joint, JointType, MechanismBuilder, ModelFileE
 from mechanism_model_core.io.urdf import URDFWarning, load_urdf, loads_urdf, save_urdf, to_urdf
 from mechanism_model_core.model import BoundingShape, MassProperties
 
+from .test_library import Rx, Ry, Rz  # independent elementary rotations, written out
+
 DATA = os.path.join(os.path.dirname(__file__), "..", "data", "robots")
 ODD = os.path.join(DATA, "odd", "odd.urdf")
 
-
-def Rx(a):
-    c, s = math.cos(a), math.sin(a)
-    return np.array([[1, 0, 0], [0, c, -s], [0, s, c]])
-
-
-def Ry(a):
-    c, s = math.cos(a), math.sin(a)
-    return np.array([[c, 0, s], [0, 1, 0], [-s, 0, c]])
-
-
-def Rz(a):
-    c, s = math.cos(a), math.sin(a)
-    return np.array([[c, -s, 0], [s, c, 0], [0, 0, 1]])
 
 
 def T(R=np.eye(3), p=(0, 0, 0)):
