@@ -1,7 +1,7 @@
 """Pinocchio as an independent oracle for URDF import, forward kinematics, Jacobians and URDF export.
 
 For every robot, Pinocchio builds its own model from the same URDF text (``pin.buildModelFromXML``, fixed
-base, mimic joints as independent joints); we load the URDF with our reader. At random configurations
+base, mimic joints as independent joints; one test builds Pinocchio's mimic joints); we load the URDF with our reader. At random configurations
 (hypothesis) the pose of every link must agree, and the Jacobian columns of every single-DOF joint in the
 three reference conventions (LOCAL, WORLD, LOCAL_WORLD_ALIGNED, via ``pin.computeFrameJacobian``).
 
@@ -64,6 +64,8 @@ def pin_configuration(pmodel, mech, q_full) -> np.ndarray:
         name = pmodel.names[jid]
         jm = pmodel.joints[jid]
         i, kind = jm.idx_q, jm.shortname()
+        if jm.nq == 0:              # a mimic joint (mimic=True) follows its parent, no coordinate
+            continue
         if "FreeFlyer" in kind:
             R = euler_to_matrix("xyz", [values[f"{name}.roll"], values[f"{name}.pitch"], values[f"{name}.yaw"]])
             qp[i:i + 3] = [values[f"{name}.x"], values[f"{name}.y"], values[f"{name}.z"]]
@@ -243,3 +245,49 @@ def test_exported_multi_dof_joints_match_pinocchio():
         for f in mech.frame_names:
             fid = pmodel.getFrameId(f, pin.FrameType.BODY)
             np.testing.assert_allclose(pdata.oMf[fid].homogeneous, poses[f], atol=FK_TOL)
+
+
+# ------------------------------------------------------------------ mimic joints: child = multiplier * parent + offset
+MIMIC_ROBOTS = [("panda", "panda/panda.urdf"), ("pr2", "pr2/pr2.urdf"), ("odd", "odd/odd.urdf")]
+
+
+@pytest.fixture(scope="module", params=MIMIC_ROBOTS, ids=[r[0] for r in MIMIC_ROBOTS])
+def mimic_robot(request):
+    """Pinocchio built *with* its mimic joints (``mimic=True``): a mimic joint has no coordinate of its own
+    and follows its parent joint by URDF's rule, independently of our coupling expressions."""
+    name, rel = request.param
+    path = os.path.join(DATA, rel)
+    with open(path, encoding="utf-8") as fh:
+        pmodel = pin.buildModelFromXML(fh.read(), mimic=True)
+    mech = _load_ours(path)
+    assert mech.couplings, f"{name} should have mimic joints"
+    return name, mech, pmodel
+
+
+@settings(max_examples=15, deadline=None)
+@given(data=st.data())
+def test_mimic_couplings_match_pinocchios_mimic_joints(mimic_robot, data):
+    name, mech, pmodel = mimic_robot
+    u = data.draw(_uniform(len(mech.independent_coordinates)))
+    q = _random_q(mech, u)          # independent values; the dependent ones from our couplings
+    qp = pin_configuration(pmodel, mech, q)
+    pdata = pmodel.createData()
+    pin.computeJointJacobians(pmodel, pdata, qp)
+    pin.framesForwardKinematics(pmodel, pdata, qp)
+    fk = forward_kinematics(mech, q)
+    D = mech.coupling_jacobian(q)      # dq_full / dq_independent
+    indep = {c: k for k, c in enumerate(mech.independent_coordinates)}
+    for fid, frame in enumerate(pmodel.frames):
+        if frame.type != pin.FrameType.BODY:
+            continue
+        np.testing.assert_allclose(fk.pose(frame.name), pdata.oMf[fid].homogeneous, atol=FK_TOL,
+                                   err_msg=f"{name}: {frame.name}")
+        if fid % 4:
+            continue
+        Jp = pin.getFrameJacobian(pmodel, pdata, fid, pin.LOCAL_WORLD_ALIGNED)
+        J = jacobian(mech, q, frame.name, convention="LOCAL_WORLD_ALIGNED") @ D
+        for jid in range(1, pmodel.njoints):
+            jm = pmodel.joints[jid]
+            if jm.nq and jm.nv == 1:     # single-DOF, not a mimic joint
+                np.testing.assert_allclose(J[:, indep[pmodel.names[jid]]], Jp[:, jm.idx_v], atol=JAC_TOL,
+                                           err_msg=f"{name}: {frame.name} / {pmodel.names[jid]}")
