@@ -1,8 +1,8 @@
 """Pinocchio as an independent oracle for URDF import, forward kinematics, Jacobians and URDF export.
 
 For every robot, Pinocchio builds its own model from the same URDF text (``pin.buildModelFromXML``, fixed
-base, mimic joints as independent joints; one test builds Pinocchio's mimic joints); we load the URDF with our reader. At random configurations
-(hypothesis) the pose of every link must agree, and the Jacobian columns of every single-DOF joint in the
+base, mimic joints as independent joints; one test builds Pinocchio's mimic joints); we load the URDF with
+our reader. At random configurations (hypothesis) the pose of every link must agree, and the Jacobian columns of every single-DOF joint in the
 three reference conventions (LOCAL, WORLD, LOCAL_WORLD_ALIGNED, via ``pin.computeFrameJacobian``).
 
 Pinocchio's configuration layout differs from ours: continuous joints and planar joints carry (cos, sin)
