@@ -153,19 +153,24 @@ class Body:
         return [self.mechanism.body(n) for n in self.mechanism.children(self.name)]
 
     def pose(self, q, relative_to: str | None = None) -> np.ndarray:
-        """Pose of this body frame in ``relative_to`` (ground by default) for joint values ``q`` (7.5)."""
+        """4x4 pose ``T_relative_to_body`` of this body frame in ``relative_to`` (the ground by default) for
+        joint values ``q`` (anything :meth:`Mechanism.configuration` accepts; a batch gives (B, 4, 4));
+        CLARAty 7.5."""
         from .kinematics import forward_kinematics
 
         return forward_kinematics(self.mechanism, q).pose(self.name, relative_to)
 
     def velocity(self, q, qdot, relative_to: str | None = None, convention="LOCAL_WORLD_ALIGNED"):
-        """Twist ``[v; w]`` of this body frame relative to ``relative_to`` (7.6)."""
+        """Twist ``[v; w]`` (m/s, rad/s) of this body frame relative to ``relative_to`` (the ground by
+        default) for joint values ``q`` and rates ``qdot`` (rad/s, m/s per coordinate), in the axes that
+        ``convention`` names (Pinocchio's meanings) (7.6)."""
         from .jacobians import frame_velocity
 
         return frame_velocity(self.mechanism, q, qdot, self.name, relative_to, convention)
 
     def jacobian(self, q, relative_to: str | None = None, convention="LOCAL_WORLD_ALIGNED"):
-        """6 x nq geometric Jacobian of this body frame (7.7)."""
+        """6 x nq geometric Jacobian of this body frame relative to ``relative_to`` (the ground by default),
+        rows ``[linear; angular]`` in the axes that ``convention`` names (7.7)."""
         from .jacobians import jacobian
 
         return jacobian(self.mechanism, q, self.name, relative_to, convention)
@@ -191,7 +196,15 @@ class _Compiled:
 class Mechanism:
     """An immutable, compiled tree of bodies, joints and frames. Build with
     :class:`~mechanism_model_core.builder.MechanismBuilder` or a loader such as
-    :func:`mechanism_model_core.load_model`."""
+    :func:`mechanism_model_core.load_model`.
+
+    Per joint coordinate, in the order of :attr:`coordinate_names` (radians for angles, metres for lengths;
+    :attr:`coordinate_is_prismatic` says which): :attr:`lower_limits` and :attr:`upper_limits` (``-inf``/
+    ``inf`` where unbounded), :attr:`home` (the home configuration, couplings applied) and
+    :attr:`coordinate_joint` (the joint each coordinate belongs to). :attr:`couplings` maps each dependent
+    coordinate to its expression, dependencies first; :attr:`independent_coordinates` and
+    :attr:`dependent_coordinates` split the coordinates accordingly.
+    """
 
     def __init__(self, name: str, bodies: list[BodySpec], ground: str = GROUND, source: str | None = None,
                  metadata: Mapping[str, object] | None = None):
