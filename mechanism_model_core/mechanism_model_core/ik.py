@@ -245,11 +245,19 @@ class IKProblem:
         return self.mechanism.apply_couplings(q) if self.has_couplings else q
 
     def _fold_coupling_limits(self, lo, hi):
+        """Fold the limits of coupled coordinates that follow one unknown linearly into that unknown's
+        bounds; the others (non-linear or several-variable couplings) are listed in ``limit_checked`` and
+        solvers keep them within limits by rejecting steps that would leave them (see :meth:`violation`)."""
         m = self.mechanism
         pos = {int(i): k for k, i in enumerate(self.free)}
+        checked = []
         for name, expr in m.couplings.items():
             lin = expr.linear_coefficients()
+            i = m.coordinate_index(name)
+            bounded = bool(np.isfinite(m.lower_limits[i]) or np.isfinite(m.upper_limits[i]))
             if lin is None or len(lin[0]) != 1:
+                if bounded:
+                    checked.append(i)
                 continue
             (var, a), b = next(iter(lin[0].items())), lin[1]
             k = pos.get(m.coordinate_index(var))
@@ -261,6 +269,18 @@ class IKProblem:
             hi[k] = min(hi[k], bounds[1])
             if lo[k] > hi[k]:
                 raise InvalidConfiguration(f"limits of {name!r} and of {var!r} leave no valid value")
+        #: coupled coordinates (indices into q) whose limits are checked rather than folded into bounds
+        self.limit_checked = np.array(checked, dtype=int)
+        self._lc_lo = m.lower_limits[self.limit_checked]
+        self._lc_hi = m.upper_limits[self.limit_checked]
+
+    def violation(self, q: np.ndarray) -> float:
+        """How far (rad or m, summed) the coupled coordinates of ``limit_checked`` are outside their limits
+        at full coordinates ``q``; 0.0 when they are within (always 0.0 when there are none)."""
+        if not self.limit_checked.size:
+            return 0.0
+        v = q[self.limit_checked]
+        return float(np.sum(np.maximum(self._lc_lo - v, 0.0) + np.maximum(v - self._lc_hi, 0.0)))
 
     def wrap_into_limits(self, x: np.ndarray) -> np.ndarray:
         """``x`` with full-turn revolute unknowns wrapped back into their range (in place)."""
@@ -356,9 +376,15 @@ class IKProblem:
         return out
 
     def random_x(self, rng, k: int = 0) -> np.ndarray:
-        """Random in-limit unknowns for restart number ``k`` (see ``ik_solvers._restart_sample``)."""
+        """Random in-limit unknowns for restart number ``k`` (see ``ik_solvers._restart_sample``); with
+        checked coupled limits, redrawn (up to 50 times) until those hold as well."""
         from .ik_solvers import _restart_sample
 
+        if self.limit_checked.size:
+            for _ in range(50):
+                x = _restart_sample(rng, self.lower, self.upper, k)
+                if self.violation(self.expand(x)) == 0.0:
+                    return x
         return _restart_sample(rng, self.lower, self.upper, k)
 
     def result(self, x, success, reason, options, iterations, restarts, solver, message=""):

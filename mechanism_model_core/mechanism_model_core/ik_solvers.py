@@ -146,7 +146,7 @@ class DLSSolver:
                 return P.result(x_end, True, "converged", o, iterations, restarts, self.name)
             if status == "timeout" or iterations >= o.max_iterations:
                 break
-            if best_key[1] and best_key[1][0] == 0.0 and idle >= GENERIC_PATIENCE:
+            if best_key[2] and best_key[2][0] == 0.0 and idle >= GENERIC_PATIENCE:
                 break                       # the top level holds; the lower ones conflict with it
             if not o.restarts or time.perf_counter() >= o.deadline:
                 break
@@ -161,10 +161,10 @@ class DLSSolver:
         return P.result(best_x, False, reason, o, iterations, restarts, self.name)
 
     def _key(self, P, o, x):
-        _, raw, levels, post = P.evaluate(x)
+        q, raw, levels, post = P.evaluate(x)
         sat = P.satisfied(raw, o)
         costs = [0.0 if s else 0.5 * float(r @ r) for s, (r, _) in zip(sat, levels)]
-        return (sum(not s for s in sat), tuple(costs))
+        return (P.violation(q), sum(not s for s in sat), tuple(costs))
 
     def _costs(self, levels, post):
         c = [0.5 * float(r @ r) for r, _ in levels]
@@ -176,6 +176,7 @@ class DLSSolver:
         clo = np.where(P.wrap, -np.inf, P.lower)
         chi = np.where(P.wrap, np.inf, P.upper)
         q, raw, levels, post = P.evaluate(x)
+        viol = P.violation(q)
         sat = P.satisfied(raw, o)
         stack = levels + ([post] if post is not None else [])
         costs = self._costs(levels, post)
@@ -200,8 +201,10 @@ class DLSSolver:
             satn = P.satisfied(rawn, o)
             costsn = self._costs(levelsn, postn)
             satn_ext = satn + [False] * (post is not None)
-            if _better(costsn, costs, satn_ext, sat_ext):
+            violn = P.violation(qn)             # coupled joints with checked limits: never move further out
+            if violn <= viol and _better(costsn, costs, satn_ext, sat_ext):
                 x, raw, levels, post, sat, costs, sat_ext = xn, rawn, levelsn, postn, satn, costsn, satn_ext
+                viol = violn
                 stack = levels + ([post] if post is not None else [])
                 mu = [max(m / 3.0, 1e-9) for m in mu]
                 rejects = 0
@@ -442,7 +445,7 @@ class _ChainKernel:
 
     @classmethod
     def build(cls, P: IKProblem):
-        if P.posture is not None or len(P.tasks) != 1:
+        if P.posture is not None or len(P.tasks) != 1 or P.limit_checked.size:
             return None
         c = P.tasks[0]
         if type(c) not in (PoseConstraint, PositionConstraint, OrientationConstraint):
@@ -715,6 +718,7 @@ class ScipySolver:
     def solve(self, P: IKProblem, o: IKOptions) -> IKResult:
         least_squares = self._least_squares
         x = P.x_of(P.template)
+        x0 = np.clip(x, P.lower, P.upper)
         if P.n == 0:
             return DLSSolver().solve(P, o)
         L = len(P.levels)
@@ -767,10 +771,17 @@ class ScipySolver:
             xs = np.clip(xr, P.lower, P.upper)
             raw = ev(xs)[2]
             sat = P.satisfied(raw, o)
-            key = (sum(not s for s in sat), 0.5 * float(ev(xs)[0] @ ev(xs)[0]))
+            viol = P.violation(P.expand(xs))
+            key = (viol, sum(not s for s in sat), 0.5 * float(ev(xs)[0] @ ev(xs)[0]))
+            if viol > 0.0 and restarts == 0 and P.violation(P.expand(x0)) == 0.0:
+                # least_squares does not see the limits of non-linearly coupled joints: the in-limit
+                # start stays a candidate (the DLS solver keeps them by construction)
+                r0 = ev(x0)
+                key0 = (0.0, sum(not s for s in P.satisfied(r0[2], o)), 0.5 * float(r0[0] @ r0[0]))
+                best = (key0, x0)
             if best is None or key < best[0]:
                 best = (key, xs)
-            if all(sat):
+            if all(sat) and viol == 0.0:
                 return P.result(xs, True, "converged", o, iterations, restarts, self.name)
             if timed_out or not o.restarts or time.perf_counter() >= o.deadline or iterations >= o.max_iterations:
                 break

@@ -14,8 +14,9 @@ import numpy as np
 import pytest
 
 from mechanism_model_core import Joint, MechanismBuilder, forward_kinematics
-from mechanism_model_core.constraints import JointTarget, PoseConstraint, Posture, log_so3
+from mechanism_model_core.constraints import JointTarget, PoseConstraint, PositionConstraint, Posture, log_so3
 from mechanism_model_core.ik import solve_ik
+from mechanism_model_core.spatial import translation
 
 from .test_ik_arms import UR5_DH, _paul_distal
 
@@ -363,3 +364,47 @@ def test_library_four_bar_stays_on_its_branch(branch):
         assert abs(math.remainder(q[ir] - t4, 2 * math.pi)) < 1e-5, (t2, q)
         assert abs(math.remainder(q[ic] + q[io] - t3, 2 * math.pi)) < 1e-5
         assert np.all(np.abs(q - prev) < math.pi)
+
+
+# ---------------------------------------------------------------------------------------------- limits
+def _nonlinear_coupled_arm():
+    """A 4-joint arm whose third joint follows sin(3 j2) within +-0.5 rad (a non-linear coupling whose
+    limits cannot be folded into j2's bounds) and whose fourth follows 2 j1 within +-1 rad."""
+    b = MechanismBuilder("coupled")
+    b.add_body("l1", None, Joint.revolute("j1", lower=-2, upper=2))
+    b.add_body("l2", "l1", Joint.revolute("j2", translation(1, 0, 0), axis=(0, 1, 0), lower=-2.5, upper=2.5))
+    b.add_body("l3", "l2", Joint.revolute("j3", translation(1, 0, 0), axis=(0, 1, 0), lower=-0.5, upper=0.5,
+                                          coupling="sin(3*j2)"))
+    b.add_body("l4", "l3", Joint.revolute("j4", translation(0.5, 0, 0), axis=(0, 1, 0), lower=-1, upper=1,
+                                          coupling="2*j1"))
+    b.add_frame("l4", "tip", translation(0.5, 0, 0))
+    return b.build()
+
+
+@pytest.mark.parametrize("solver", ["dls", "scipy"])
+def test_every_returned_configuration_respects_non_linearly_coupled_limits(solver):
+    """Arbitrary targets (most unreachable, so every solve restarts until its budget ends): the returned
+    full configuration, coupled joints included, is within every limit (checked on the coupling formulas
+    evaluated here, not on the solver's report). Reachable targets (forward kinematics of in-limit
+    configurations) are still reached."""
+    m = _nonlinear_coupled_arm()
+    lo, hi = m.lower_limits, m.upper_limits
+    rng = np.random.default_rng(0)
+    for _ in range(40):
+        target = rng.uniform(-2.5, 2.5, 3)
+        r = solve_ik(m, PositionConstraint("tip", target), m.home, solver=solver, timeout=0.01)
+        q = r.q
+        assert q[2] == pytest.approx(math.sin(3 * q[1]), abs=1e-12) and q[3] == pytest.approx(2 * q[0])
+        assert np.all(q >= lo) and np.all(q <= hi), (q, r)
+    reached = 0
+    for _ in range(30):
+        while True:
+            x = rng.uniform([-2.0, -2.5], [2.0, 2.5])
+            q = np.array([x[0], x[1], math.sin(3 * x[1]), 2 * x[0]])
+            if np.all(q >= lo) and np.all(q <= hi):
+                break
+        target = forward_kinematics(m, q).position("tip")
+        r = solve_ik(m, PositionConstraint("tip", target), m.home, solver=solver, timeout=0.1)
+        assert np.all(r.q >= lo) and np.all(r.q <= hi)
+        reached += r.success and np.linalg.norm(forward_kinematics(m, r.q).position("tip") - target) < 1e-6
+    assert reached >= (29 if solver == "dls" else 20)
