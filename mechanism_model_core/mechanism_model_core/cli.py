@@ -524,7 +524,7 @@ def main(argv=None) -> int:
     if argv[:1] == ["serve"]:
         return _serve(argv[1:])
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(_model_before_q(argv))
 
     def show(message, category, filename, lineno, file=None, line=None):
         print(f"{PROG} {args.command}: warning: {message}", file=sys.stderr)
@@ -532,6 +532,27 @@ def main(argv=None) -> int:
     with warnings.catch_warnings():
         warnings.showwarning = show
         return _run(args)
+
+
+_MODEL_EXTENSIONS = (".xml", ".urdf", ".kindsl", ".dh", ".mm")
+
+
+def _model_before_q(argv: list) -> list:
+    """``fk --q a=1 MODEL`` means ``fk MODEL --q a=1``: ``--q`` takes every following word, so a model file
+    name after its first value is moved in front, where argparse expects the model."""
+    if not argv or argv[0] not in ("fk", "jacobian", "render"):
+        return argv
+    out, stray, taken = [argv[0]], [], None     # taken: values --q has had so far, None outside --q
+    for word in argv[1:]:
+        if word.startswith("-"):
+            taken = 0 if word == "--q" else None
+        elif taken is not None:
+            if taken and "=" not in word and os.path.splitext(word)[1].lower() in _MODEL_EXTENSIONS:
+                stray.append(word)
+                continue
+            taken += 1
+        out.append(word)
+    return out[:1] + stray + out[1:]
 
 
 def _serve(argv) -> int:

@@ -338,3 +338,18 @@ def test_convert_from_kindsl(capsys, tmp_path):
         fa, fb = forward_kinematics(a, values), forward_kinematics(b, values)
         for f in a.frame_names:
             np.testing.assert_allclose(fb.pose(f), fa.pose(f), atol=1e-9, err_msg=f)
+
+
+def test_model_may_follow_the_joint_values(capsys):
+    # --q takes several words; the model given after them is still the model
+    code, out, err = call(capsys, "fk", "--q", "arm_shoulder=M_PI_2", "arm_yaw=0", ARM, "--frame", "arm_tool",
+                          "--json")
+    assert code == 0, err
+    code2, out2, _ = call(capsys, "fk", ARM, "--q", "arm_shoulder=M_PI_2", "arm_yaw=0", "--frame", "arm_tool",
+                          "--json")
+    assert json.loads(out) == json.loads(out2)
+    assert json.loads(out)["q"]["arm_shoulder"] == pytest.approx(math.pi / 2)
+    code, _, err = call(capsys, "jacobian", "--frame", "arm_tool", "--q", "arm_yaw=0.1", ARM)
+    assert code == 0, err
+    code, _, err = call(capsys, "fk", ARM, "--q", "arm_yaw=0", "arm_shoulder")   # malformed: still reported
+    assert code == 1 and "name=value" in err
