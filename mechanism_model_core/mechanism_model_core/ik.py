@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import math
 import time
+import weakref
 from dataclasses import dataclass
 from typing import Callable, Mapping, Protocol, Sequence
 
@@ -206,15 +207,11 @@ class IKProblem:
         means that very value). Returned solutions put them at the representative nearest the posture's
         rest value, else the initial configuration (TRAC-IK/KDL: a continuous joint stays near its seed)."""
         m = self.mechanism
-        angle = np.zeros(m.nq, dtype=bool)
-        for j in m.joints:
-            if j.dof == 1 and j.type.value in ("revolute", "continuous"):
-                angle[m.joint_slice(j.name).start] = True
-        for expr in m.couplings.values():
-            for v in expr.variables:
-                angle[m.coordinate_index(v)] = False
-        for c in tasks:
-            if c.kind == "joint":
+        angle = _angle_coordinates(m)
+        joint_tasks = [c for c in tasks if c.kind == "joint"]
+        if joint_tasks:
+            angle = angle.copy()
+            for c in joint_tasks:
                 for v in getattr(c, "_vars", {}).values():
                     angle[v] = False
                 lin = getattr(c, "_linear", None)
@@ -223,17 +220,21 @@ class IKProblem:
                 if hasattr(c, "_i"):
                     angle[c._i] = False
         self.periodic = angle[self.free]
+        self.any_periodic = bool(self.periodic.any())
         ref = self.posture._q if self.posture is not None else self.template
-        self.periodic_reference = np.array(ref[self.free], dtype=float)
+        self.periodic_reference = ref[self.free][self.periodic] if self.any_periodic else None
 
     def wrap_near_reference(self, x: np.ndarray) -> np.ndarray:
         """A copy of ``x`` with every periodic angle (see :meth:`_init_periodic`) moved by whole turns to the
         value nearest its reference that lies within limits (unchanged when no other turn does)."""
-        k = self.periodic
-        if not k.any():
+        if not self.any_periodic:
             return x
+        k = self.periodic
+        v, ref = x[k], self.periodic_reference
+        if np.all(np.abs(v - ref) <= math.pi):
+            return x                                  # already the nearest turn (the common case)
         x = np.array(x, dtype=float)
-        v, ref, lo, hi = x[k], self.periodic_reference[k], self.lower[k], self.upper[k]
+        lo, hi = self.lower[k], self.upper[k]
         turn = 2 * math.pi
         w = v - turn * np.round((v - ref) / turn)
         w = np.where(w < lo, w + turn, w)
@@ -400,6 +401,26 @@ class IKProblem:
             met += 1
         return IKResult(q, success, reason, res, iterations, time.perf_counter() - options.start, restarts, solver,
                         self.mechanism.coordinate_names, message, met, len(self.level_priorities))
+
+
+_ANGLES = weakref.WeakKeyDictionary()
+
+
+def _angle_coordinates(m: Mechanism) -> np.ndarray:
+    """Per coordinate of ``m`` (cached, read-only): the angle of a one-axis revolute joint that no model
+    coupling reads."""
+    angle = _ANGLES.get(m)
+    if angle is None:
+        angle = np.zeros(m.nq, dtype=bool)
+        for j in m.joints:
+            if j.dof == 1 and j.type.value in ("revolute", "continuous"):
+                angle[m.joint_slice(j.name).start] = True
+        for expr in m.couplings.values():
+            for v in expr.variables:
+                angle[m.coordinate_index(v)] = False
+        angle.flags.writeable = False
+        _ANGLES[m] = angle
+    return angle
 
 
 class ConstraintManager:
