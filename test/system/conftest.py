@@ -1,15 +1,4 @@
-"""ROS-layer tests: make mechanism_model_ros importable from a source checkout and skip cleanly where the
-Cyclone DDS / rosbags pieces are missing."""
+"""System tests: the same setup as the ROS-layer tests (mechanism_model_ros importable from a source
+checkout, clean skips without cyclonedds or rosbags), from test/ros/conftest.py."""
 
-import os
-import sys
-
-import pytest
-
-ROS_PKG = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
-                       "mechanism_model_ros")
-if ROS_PKG not in sys.path:
-    sys.path.insert(0, ROS_PKG)
-
-pytest.importorskip("cyclonedds", reason="needs cyclonedds from PyPI")
-pytest.importorskip("rosbags", reason="needs rosbags from PyPI")
+from ros.conftest import ROS_PKG  # noqa: F401  (importing it runs the setup)

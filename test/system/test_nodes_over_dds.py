@@ -84,6 +84,19 @@ def _stamps(tf):
     return lambda sec: any(m.transforms and m.transforms[0].header.stamp.sec == sec for m in tf)
 
 
+def _tf_and_joint_states(node, prime_stamp):
+    """A /tf subscription (the list it fills), a joint_states publisher the server hears (primed with an
+    empty message stamped ``prime_stamp``) and the JointState class."""
+    from mechanism_model_ros import qos
+    tf = []
+    tf_reader = node.create_subscription("/tf", "tf2_msgs/msg/TFMessage", qos.TF, tf.append)
+    pub = node.create_publisher("joint_states", "sensor_msgs/msg/JointState", qos.DEFAULT)
+    JS = node.message_class("sensor_msgs/msg/JointState")
+    assert wait_for(lambda: pub.subscription_count >= 2 and tf_reader.get_matched_publications(), 15)
+    assert _prime(pub, JS, _stamps(tf), prime_stamp)
+    return tf, pub, JS
+
+
 def _subscribe_static(node):
     from mechanism_model_ros import qos
     static, desc = [], []
@@ -328,14 +341,7 @@ def test_every_bad_request_gets_its_error_code_and_the_node_keeps_serving(served
 
 
 def test_bad_joint_states_do_not_stop_the_state_publisher(served):
-    from mechanism_model_ros import qos
-    node = served["node"]
-    tf = []
-    tf_reader = node.create_subscription("/tf", "tf2_msgs/msg/TFMessage", qos.TF, tf.append)
-    pub = node.create_publisher("joint_states", "sensor_msgs/msg/JointState", qos.DEFAULT)
-    JS = node.message_class("sensor_msgs/msg/JointState")
-    assert wait_for(lambda: pub.subscription_count >= 2 and tf_reader.get_matched_publications(), 15)
-    assert _prime(pub, JS, _stamps(tf))
+    tf, pub, JS = _tf_and_joint_states(served["node"], 1)
     for bad in (JS(name=["arm_yaw"], position=[float("nan")]), JS(name=["arm_yaw", "arm_elbow"], position=[1.0]),
                 JS(name=["arm_yaw", "arm_yaw"], position=[1.0, 2.0])):
         bad.header.stamp.sec = 5000
@@ -351,14 +357,7 @@ def test_bad_joint_states_do_not_stop_the_state_publisher(served):
 def test_nan_positions_as_joint_state_broadcaster_sends_them_keep_the_other_joints(served):
     """joint_state_broadcaster fills the position of a joint without a position interface (a velocity-
     controlled wheel) with NaN: those joints keep their last value, the message's other joints apply."""
-    from mechanism_model_ros import qos
-    node = served["node"]
-    tf = []
-    tf_reader = node.create_subscription("/tf", "tf2_msgs/msg/TFMessage", qos.TF, tf.append)
-    pub = node.create_publisher("joint_states", "sensor_msgs/msg/JointState", qos.DEFAULT)
-    JS = node.message_class("sensor_msgs/msg/JointState")
-    assert wait_for(lambda: pub.subscription_count >= 2 and tf_reader.get_matched_publications(), 15)
-    assert _prime(pub, JS, _stamps(tf), 7000)
+    tf, pub, JS = _tf_and_joint_states(served["node"], 7000)
     drives = [c for c in MODEL.coordinate_names if c.endswith("_drive")]
     before = JS(name=drives + ["chassis.x"], position=[0.5] * len(drives) + [0.0])
     before.header.stamp.sec = 7001

@@ -433,17 +433,23 @@ class _CyclonePublisher(Publisher):
         return len(self.writer.get_matched_subscriptions())
 
 
+def _service_topics(ctx: CycloneContext, name: str, srv_type: str, id_key: str):
+    """``(request class, reply class, rq/<name>Request topic, rr/<name>Reply topic, endpoint QoS)`` of a
+    client (``id_key`` ``clientid``) or service (``serviceid``); the QoS carries a new ``<id_key>=<id>;``
+    in its USER_DATA, shared by the endpoint's reader and writer as in rmw_cyclonedds."""
+    req_cls = service_wire_class(srv_type + "_Request")
+    rep_cls = service_wire_class(srv_type + "_Response")
+    qos = dds_qos(SERVICES, f"{id_key}={csid_to_string(ctx.new_csid())};".encode())
+    return req_cls, rep_cls, ctx.topic(f"rq{name}Request", req_cls), ctx.topic(f"rr{name}Reply", rep_cls), qos
+
+
 class _CycloneClient(Client):
     def __init__(self, ctx: CycloneContext, name: str, srv_type: str):
         self.ctx = ctx
         self.name = name
-        self.req_cls = service_wire_class(srv_type + "_Request")
-        self.rep_cls = service_wire_class(srv_type + "_Response")
-        user = f"clientid={csid_to_string(ctx.new_csid())};".encode()
-        self.writer = _writer(ctx.participant, ctx.topic(f"rq{name}Request", self.req_cls),
-                                 dds_qos(SERVICES, user))
-        self.reader = _reader(ctx.participant, ctx.topic(f"rr{name}Reply", self.rep_cls),
-                                 dds_qos(SERVICES, user))
+        self.req_cls, self.rep_cls, requests, replies, qos = _service_topics(ctx, name, srv_type, "clientid")
+        self.writer = _writer(ctx.participant, requests, qos)
+        self.reader = _reader(ctx.participant, replies, qos)
         self.guid = self.writer.get_instance_handle() & 0xFFFFFFFFFFFFFFFF  # uint64 on the wire
         self._seq = itertools.count(1)
         self._pending: dict[int, concurrent.futures.Future] = {}
@@ -501,13 +507,9 @@ class _CycloneService:
         self.node = node
         self.name = name
         self.handler = handler
-        self.req_cls = service_wire_class(srv_type + "_Request")
-        self.rep_cls = service_wire_class(srv_type + "_Response")
-        user = f"serviceid={csid_to_string(ctx.new_csid())};".encode()
-        self.reader = _reader(ctx.participant, ctx.topic(f"rq{name}Request", self.req_cls),
-                                 dds_qos(SERVICES, user))
-        self.writer = _writer(ctx.participant, ctx.topic(f"rr{name}Reply", self.rep_cls),
-                                 dds_qos(SERVICES, user))
+        self.req_cls, self.rep_cls, requests, replies, qos = _service_topics(ctx, name, srv_type, "serviceid")
+        self.reader = _reader(ctx.participant, requests, qos)
+        self.writer = _writer(ctx.participant, replies, qos)
         ctx.add_reader(self.reader, self._on_requests)
 
     def _on_requests(self, samples):
