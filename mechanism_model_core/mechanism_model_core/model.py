@@ -417,7 +417,8 @@ class Mechanism:
                                          dtype=int)
         self.dependent_coordinates: tuple[str, ...] = tuple(order)
         if order:   # the home configuration obeys the couplings, as every configuration does
-            self.home = _readonly(self.apply_couplings(self.home))
+            with np.errstate(all="ignore"):   # a coupling undefined at home is reported when home is used
+                self.home = _readonly(self.apply_couplings(self.home))
 
     def configuration(self, values=None, *, fill_couplings: bool | None = None) -> np.ndarray:
         """The full joint-coordinate array for ``values``.
@@ -430,7 +431,7 @@ class Mechanism:
         """
         n = self.nq
         if values is None:
-            return np.array(self.home)
+            return _all_finite(np.array(self.home), "the home configuration")
         if isinstance(values, Mapping):
             q = np.array(self.home)
             given = set()
@@ -441,7 +442,7 @@ class Mechanism:
                 q[idx] = _finite_scalar(k, v)
                 given.add(k)
             if self.couplings:
-                q = self.apply_couplings(q, skip=given)
+                q = _all_finite(self.apply_couplings(q, skip=given), "the coupled joint values")
             return q
         try:
             q = np.asarray(values, dtype=float)
@@ -636,6 +637,12 @@ def _z_to(axis) -> np.ndarray:
     c = float(np.dot(z, a))
     Kx = np.array([[0, -v[2], v[1]], [v[2], 0, -v[0]], [-v[1], v[0], 0]])
     return np.eye(3) + Kx + Kx @ Kx * ((1 - c) / (s * s))
+
+
+def _all_finite(q: np.ndarray, what: str) -> np.ndarray:
+    if not np.all(np.isfinite(q)):
+        raise InvalidConfiguration(f"{what}: not every value is finite (a coupling outside its domain?)")
+    return q
 
 
 def _finite_scalar(name, v) -> float:

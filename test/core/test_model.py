@@ -297,3 +297,14 @@ def test_readme_using_the_core_snippet_runs_as_written(monkeypatch):
     np.testing.assert_allclose(T_rel, np.linalg.inv(fk.pose("link1")) @ T, atol=1e-12)
     assert J.shape == (6, 3)
     np.testing.assert_allclose(V, J @ np.ones(3), atol=1e-12)
+
+
+def test_a_coupling_outside_its_domain_is_an_invalid_configuration_on_every_path():
+    b = MechanismBuilder("log")
+    b.add_body("a", None, Joint.revolute("j1"))
+    b.add_body("b", "a", Joint.revolute("j2", coupling="log(j1)"))
+    m = b.build()                                     # home j1 = 0: log(0) is undefined there
+    np.testing.assert_allclose(m.configuration({"j1": 2.0}), [2.0, math.log(2.0)])
+    for values in (None, {"j1": -1.0}, [-1.0], [[2.0], [-1.0]]):
+        with pytest.raises(InvalidConfiguration):
+            m.configuration(values)
