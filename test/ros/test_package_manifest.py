@@ -1,0 +1,54 @@
+"""mechanism_model_ros/package.xml declares what the nodes and the launch file use (as ament's dependency
+checks would): every imported ROS or system Python package, and every message package named in a ROS type
+string (``"tf2_msgs/msg/TFMessage"``), so ``rosdep install`` and a binary release get them all."""
+
+import ast
+import os
+import re
+import sys
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from ros.dds_helpers import ROS_PKG
+
+pytestmark = pytest.mark.ros
+
+TOP = os.path.dirname(ROS_PKG)
+#: Python modules -> rosdep keys; optional extras of the Cyclone transport (pip only) are not rosdep keys
+ROSDEP = {"numpy": "python3-numpy", "scipy": "python3-scipy", "yaml": "python3-yaml"}
+OPTIONAL = {"cyclonedds", "rosbags"}
+OWN = {"mechanism_model_ros"}
+
+
+def _sources():
+    for folder in (os.path.join(ROS_PKG, "mechanism_model_ros"), os.path.join(TOP, "launch")):
+        for dirpath, _, files in os.walk(folder):
+            yield from (os.path.join(dirpath, f) for f in files if f.endswith(".py"))
+
+
+def _needed() -> set[str]:
+    need = set()
+    for path in _sources():
+        text = open(path, encoding="utf-8").read()
+        for node in ast.walk(ast.parse(text)):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            for n in names:
+                top = n.split(".")[0]
+                if top not in sys.stdlib_module_names and top not in OPTIONAL | OWN:
+                    need.add(ROSDEP.get(top, top))
+        if not path.endswith(os.path.join("transports", "cyclone.py")):   # its types come from rosbags
+            need.update(m.group(1) for m in re.finditer(r'"([a-z0-9_]+)/(?:msg|srv)/[A-Za-z0-9]+', text))
+    return need
+
+
+def test_package_xml_declares_every_dependency():
+    root = ET.parse(os.path.join(ROS_PKG, "package.xml")).getroot()
+    declared = {e.text.strip() for e in root if e.tag in ("exec_depend", "depend")}
+    need = _needed()
+    assert {"rclpy", "tf2_msgs", "sensor_msgs", "mechanism_model_msgs", "launch_ros"} <= need   # the scan works
+    assert not need - declared, f"package.xml lacks exec_depend on {sorted(need - declared)}"
