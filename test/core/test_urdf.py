@@ -340,3 +340,17 @@ def test_export_then_import_rebuilds_multi_dof_joints_frames_and_couplings(tmp_p
         a = forward_kinematics(mech, q).all_poses()
         b = forward_kinematics(back, {**qd, "thumb": q[mech.coordinate_index("thumb")]}).all_poses()
         assert max(np.abs(a[f] - b[f]).max() for f in a) < 1e-12
+
+
+def test_home_is_zero_or_mid_range_when_zero_is_outside_the_limits(tmp_path):
+    # URDF has no home; the Panda's joint 4 is limited to [-3.0718, -0.0698], so 0 is not a valid position
+    m = load_urdf(os.path.join(DATA, "panda", "panda.urdf"))
+    i = m.coordinate_index("panda_joint4")
+    assert m.home[i] == pytest.approx((-3.0718 - 0.0698) / 2)
+    assert m.home[m.coordinate_index("panda_joint1")] == 0.0       # [-2.8973, 2.8973] holds 0
+    assert m.within_limits(m.home)
+    p = tmp_path / "one.urdf"
+    p.write_text(_urdf('  <link name="a"/>\n  <link name="b"/>\n  <joint name="j" type="prismatic">'
+                       '<parent link="a"/><child link="b"/>\n    <limit lower="0.015" upper="0.037" effort="1" '
+                       'velocity="1"/></joint>'))
+    assert load_urdf(p).home.tolist() == [pytest.approx(0.026)]

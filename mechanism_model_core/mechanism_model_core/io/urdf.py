@@ -14,6 +14,8 @@ Import (:func:`load_urdf`, :func:`loads_urdf`)
     * ``limit``: lower/upper as given (wider than pi is fine); ``|value| >= 1e9`` reads as unbounded and a
       velocity or effort of 0 as "not given" (unlimited) -- the export writes these for unlimited values,
       because URDF requires the attributes.
+    * URDF has no home position: a joint's home is 0, or the middle of its limits when 0 lies outside them
+      (as MoveIt's default positions), so that :attr:`Mechanism.home` is a valid configuration.
     * ``mimic`` becomes a joint coupling ``multiplier*master + offset`` (a master whose name is not an
       identifier, e.g. ``gripper-left``, cannot appear in a coupling expression: the mimic joint is then
       left independent, with a warning).
@@ -225,6 +227,8 @@ class _Reader:
                 if lo > hi:
                     raise self.error(lel, f"joint {name!r}: lower limit {lo} above upper limit {hi}")
                 kw["lower"], kw["upper"] = (lo,), (hi,)
+                if not lo <= 0.0 <= hi:     # URDF has no home: 0, or mid-range when 0 is out of limits
+                    kw["home"] = (0.5 * (lo + hi),)
         elif jt in (JointType.REVOLUTE, JointType.PRISMATIC):
             self.warn(el, f"joint {name!r} of type {jtype} has no <limit>; taken as unlimited")
         try:
