@@ -408,3 +408,39 @@ def test_every_returned_configuration_respects_non_linearly_coupled_limits(solve
         assert np.all(r.q >= lo) and np.all(r.q <= hi)
         reached += r.success and np.linalg.norm(forward_kinematics(m, r.q).position("tip") - target) < 1e-6
     assert reached >= (29 if solver == "dls" else 20)
+
+
+# ---------------------------------------------------------------------------------------------- reasons
+@pytest.mark.parametrize("solver", ["dls", "scipy"])
+def test_singular_and_unreachable_targets_against_closed_forms(solver):
+    """Planar two-link arm (1 m + 1 m, joints within +-3 rad), targets along a ray at 0.7 rad:
+
+    * at exactly full stretch (a singular configuration is the only solution): reached;
+    * beyond reach at d: not a success, reason "unreachable", and the compromise is the stretched arm
+      pointing at the target, d - 2 m away (closed form);
+    * at the shoulder (needs the elbow at pi, beyond its 3 rad limit): reason "limits", and the compromise
+      is the elbow at its limit, 2 cos(1.5) m from the shoulder (closed form: |1 + exp(3i)|).
+    Also the UR5 at a wrist singularity (q5 = 0): reached from several seeds."""
+    from .test_ik_arms import ur5
+
+    b = MechanismBuilder("planar2")
+    b.add_body("l1", None, Joint.revolute("j1", lower=-3, upper=3))
+    b.add_body("l2", "l1", Joint.revolute("j2", translation(1, 0, 0), lower=-3, upper=3))
+    b.add_frame("l2", "tip", translation(1, 0, 0))
+    m = b.build()
+    u = np.array([math.cos(0.7), math.sin(0.7), 0.0])
+    for seed in ([0.3, 0.3], [0.0, 0.0], [1.0, -2.0]):
+        for d, expect in ((2.0, 0.0), (2.5, 0.5), (10.0, 8.0), (0.0, 2 * math.cos(1.5))):
+            r = solve_ik(m, PositionConstraint("tip", d * u, mask=(1, 1, 0)), seed, solver=solver, timeout=0.05)
+            err = float(np.linalg.norm(forward_kinematics(m, r.q).position("tip")[:2] - d * u[:2]))
+            assert np.all(np.abs(r.q) <= 3.0)
+            if expect == 0.0:
+                assert r.success and err < 1e-6, (d, seed, r)
+                continue
+            assert not r.success and err == pytest.approx(expect, abs=1e-5), (d, seed, r, err)
+            assert r.reason == ("limits" if d == 0.0 else "unreachable"), r
+    arm = ur5()
+    T = forward_kinematics(arm, [0.3, -1.0, 1.2, -0.5, 0.0, 0.4]).pose("tool")
+    for seed in (np.zeros(6), [0.3, -1.0, 1.2, -0.5, 0.0, 0.0], [0.0, -1.2, 1.2, -1.5, -1.5, 0.0]):
+        r = solve_ik(arm, PoseConstraint("tool", T), seed, solver=solver, timeout=0.2)
+        assert r.success and pose_errors(arm, r.q, "tool", T)[0] < 1e-6, r
