@@ -236,3 +236,95 @@ def test_deep_nesting_of_attachments_is_refused(tmp_path):
           "self.xml")
     with pytest.raises(ModelFileError, match="nested|mount|exist"):
         load_model(str(tmp_path / "self.xml"))
+
+
+FEATURES = '''<?xml version="1.0"?>
+<Mechanism_Model name="features" ground="base">
+  <Constant name="L" value="0.5"/>
+  <Constant name="H" value="L/2"/>
+  <ME_Body name="base">
+    <Frame name="g1" type="mount"><Transform><Position x="1"/><RZ angle="M_PI_2"/></Transform></Frame>
+    <Frame name="g2" relative_to="g1"><Transform><Position x="H"/></Transform></Frame>
+    <Mass_Properties mass="3"><Inertia xx="1" yy="2" zz="3"/></Mass_Properties>
+  </ME_Body>
+  <ME_Body name="link1">
+    <ME_Joint name="j1" offset="0.1" home="0.2" axis="0 1 0" actuated="false">
+      <Joint_Limits min="-1" max="2" vmax="3" torque_min="-4" torque_max="4"/>
+      <Joint_Stiffness kx="1" ky="2" kz="3" tx="4" ty="5" tz="6"/>
+    </ME_Joint>
+    <Frame name="r1" type="reference"><Transform><Position x="L" y="0.1"/>
+      <Rotation type="EULER_ZYX" angle1="0.3" angle2="0.2" angle3="0.1"/></Transform></Frame>
+    <Frame name="tool" relative_to="tool_base"><Transform><Position z="0.1"/><RX angle="0.5"/></Transform></Frame>
+    <Frame name="tool_base" type="mount"><Transform><Position x="0.3"/><RY angle="0.4"/></Transform></Frame>
+    <Mass_Properties mass="2"><CM><Transform><Position x="0.1"/><RZ angle="M_PI_2"/></Transform></CM>
+      <Inertia xx="1" yy="2" zz="3" xy="0.5"/></Mass_Properties>
+    <Bounding_Shape>
+      <Obj_Params name="top" type="no_shape" is_container="true"><Transform/></Obj_Params>
+      <Obj_Params name="b1" type="box" parent="top" level="2" tol="0.01" link="x" ignore_collisions="true">
+        <Transform><Position x="0.1"/><RZ angle="0.3"/></Transform><Dimension dim-x="0.1" dim-y="0.2" dim-z="0.3"/>
+      </Obj_Params>
+      <Obj_Params name="c1" type="cyl" parent="top" level="2"><Transform/><Dimension dim-x="0.05" dim-z="0.4"/>
+      </Obj_Params>
+    </Bounding_Shape>
+    <Display_Graphics path="package://x/link1.dae"/>
+  </ME_Body>
+  <ME_Body name="link2" parent="link1">
+    <ME_Joint name="j2" type="prismatic" axis="1 1 0"><Joint_Limits min="0" max="0.5" vmax="0"/>
+      <Joint_Constraint expr="0.5*j1 + 0.1"/></ME_Joint>
+    <Frame name="r2" type="reference"><Transform><Matrix values="0 -1 0 0.1  1 0 0 0.2  0 0 1 0.3"/></Transform>
+    </Frame>
+  </ME_Body>
+  <ME_Body name="link3" parent="link2">
+    <ME_Joint name="j3" type="continuous" axis="0 0 -1"><Joint_Constraint expr="sin(j1)*j2"/></ME_Joint>
+    <Frame name="r3" type="reference"><Zero_Position parent_to_joint="0.1 0 0" axis="0 0 -1"/></Frame>
+  </ME_Body>
+  <ME_Body name="link4" parent="base">
+    <ME_Joint name="j4" type="floating" home="0, 0, 1, 0, 0, 0">
+      <Joint_Limits min="-1, -1, 0, -M_PI, -1, -M_PI" max="1, 1, 2, M_PI, 1, M_PI" vmax="0"/></ME_Joint>
+  </ME_Body>
+  <ME_Body name="link5" parent="link4">
+    <ME_Joint name="j5" type="ball"/>
+    <Frame name="r5" type="reference"><DH_Parameter type="DH_Craig" length="0.2" twist="0.3" offset="0.1"
+      angle="0.4"/></Frame>
+  </ME_Body>
+</Mechanism_Model>
+'''
+
+
+def test_file_features_read_right_and_survive_writing(tmp_path):
+    from mechanism_model_core import save_model
+
+    m = load_model(write(tmp_path, FEATURES))
+    c, s = math.cos(0.4), math.sin(0.4)
+    # frames relative_to another frame (defined below it), stored relative to the body, by hand
+    tool_base = np.array([[c, 0, s, 0.3], [0, 1, 0, 0], [-s, 0, c, 0], [0, 0, 0, 1]])
+    ca, sa = math.cos(0.5), math.sin(0.5)
+    tool = np.array([[1, 0, 0, 0], [0, ca, -sa, 0], [0, sa, ca, 0.1], [0, 0, 0, 1]])
+    np.testing.assert_allclose(m.frame_in_body("tool"), tool_base @ tool, atol=1e-12)
+    np.testing.assert_allclose(m.frame_in_body("g2")[:3, 3], [1, 0.25, 0], atol=1e-12)  # Constant H = L/2
+    # inertia given in a CM frame turned 90 degrees about z: x and y swap, the product changes sign
+    np.testing.assert_allclose(m.body("link1").mass.inertia, [[2, -0.5, 0], [-0.5, 1, 0], [0, 0, 3]], atol=1e-12)
+    np.testing.assert_allclose(m.body("link1").mass.com, [0.1, 0, 0])
+    # write and read again: every constant the same, every frame at the same pose
+    out = tmp_path / "out.xml"
+    save_model(m, out)
+    back = load_model(out)
+    assert back.ground == "base" and back.coordinate_names == m.coordinate_names
+    for j in m.joints:
+        k = back.joint(j.name)
+        for attr in ("type", "lower", "upper", "home", "velocity", "effort", "offset", "actuated", "stiffness",
+                     "coupling"):
+            assert getattr(k, attr) == getattr(j, attr), (j.name, attr)
+    for a, b in zip(m.bodies, back.bodies):
+        assert (a.name, a.graphics, set(a.frames), a.mass.mass) == (b.name, b.graphics, set(b.frames), b.mass.mass)
+        np.testing.assert_allclose(b.mass.inertia, a.mass.inertia, atol=1e-15)
+        assert [(s.name, s.type, s.dimensions, s.parent, s.is_container, s.level, s.ignore_collisions,
+                 s.tolerance, s.link) for s in a.shapes] == \
+            [(s.name, s.type, s.dimensions, s.parent, s.is_container, s.level, s.ignore_collisions,
+              s.tolerance, s.link) for s in b.shapes]
+    rng = np.random.default_rng(5)
+    for _ in range(5):
+        q = m.random_configuration(rng)
+        fa, fb = forward_kinematics(m, q), forward_kinematics(back, q)
+        for f in m.frame_names:
+            np.testing.assert_allclose(fb.pose(f), fa.pose(f), atol=1e-12, err_msg=f)
