@@ -64,7 +64,8 @@ def status_line(nodes: dict) -> str:
     parts = []
     sp = nodes.get("state_publisher")
     if sp is not None:
-        parts.append(f"joint_states in: {sp.messages_in} (rejected {sp.messages_rejected})")
+        parts.append(f"joint_states in: {sp.messages_in} (rejected {sp.messages_rejected}, "
+                     f"same stamp as the previous {sp.messages_same_stamp})")
         parts.append(f"transforms out: {sp.transforms_out}")
     ks = nodes.get("kinematics_server")
     if ks is not None:

@@ -5,7 +5,10 @@
 * Joints nobody reports take their value from the model: coupled joints follow their coupling (a rocker
   differential, URDF mimic), the rest stay at home, so RViz never shows a broken link.
 * For every joint-state message, publishes every moving joint's transform on ``/tf`` (reliable,
-  volatile, depth 100), stamped with the message's header stamp (now, when the stamp is zero).
+  volatile, depth 100), stamped with the message's header stamp (now, when the stamp is zero); a message
+  stamped like the previous one is not published (tf2 would ignore it with a TF_REPEATED_DATA warning on
+  every listener: simulation clocks slower than joint_states, two publishers on one clock tick), its
+  values go out with the next stamp.
 * Publishes every fixed transform and named frame once on ``/tf_static`` (reliable, transient-local,
   depth 1, all in one message) and the model's URDF on ``robot_description`` (reliable, transient-local,
   depth 1), so late subscribers get both.
@@ -72,6 +75,8 @@ class StatePublisher:
         self._tf_template = None
         self.messages_in = 0
         self.messages_rejected = 0
+        self.messages_same_stamp = 0        # not published: the previous /tf message has the same stamp
+        self._last_stamp = None
         self.transforms_out = 0
 
         self.static_edges, self.all_moving = build_tf_tree(mechanism)
@@ -163,6 +168,14 @@ class StatePublisher:
             latest = dict(self._latest)
         if self.floating_joints == "when_reported" and len(self._shown_floating) < len(self._floating_coords):
             self._show_reported_floating(values)
+        stamp = (int(msg.header.stamp.sec), int(msg.header.stamp.nanosec))
+        if stamp_is_zero(msg.header.stamp):
+            stamp = self.transport.now()
+        if stamp == self._last_stamp:
+            # tf2 ignores a transform whose stamp it already has (TF_REPEATED_DATA, warned by every
+            # listener); the values wait for the next message with a new stamp
+            self.messages_same_stamp += 1
+            return
         try:
             q = configuration_from(self.mechanism, latest)
         except BadMessage as exc:
@@ -174,9 +187,6 @@ class StatePublisher:
             if not closed:
                 self.warn.warning("loop-closure", "cannot close the mechanism's loops for the reported "
                                                   "joints; passive joints keep their last closed values")
-        stamp = (int(msg.header.stamp.sec), int(msg.header.stamp.nanosec))
-        if stamp_is_zero(msg.header.stamp):
-            stamp = self.transport.now()
         self.publish_moving(q, stamp)
 
     def _set_moving_edges(self) -> None:
@@ -231,6 +241,7 @@ class StatePublisher:
         """One /tf message with every published moving edge for full coordinates ``q``, stamped ``stamp``."""
         sec, nsec = int(stamp[0]), int(stamp[1])
         with self._publish_lock:
+            self._last_stamp = (sec, nsec)
             if not len(self.moving):
                 return
             T = self.moving.transforms(q)

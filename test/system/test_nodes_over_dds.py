@@ -380,6 +380,37 @@ def test_nan_positions_as_joint_state_broadcaster_sends_them_keep_the_other_join
     assert served["proc"].poll() is None
 
 
+def test_a_repeated_stamp_is_not_published_again_and_its_values_follow(served):
+    """tf2 ignores a transform whose stamp it already has (TF_REPEATED_DATA): a joint_states message stamped
+    like the previous one yields no /tf message; its values go out with the next stamp."""
+    tf, pub, JS = _tf_and_joint_states(served["node"], 8000)
+    first = JS(name=["arm_yaw"], position=[0.1])
+    first.header.stamp.sec = 8001
+    again = JS(name=["arm_yaw"], position=[0.2])
+    again.header.stamp.sec = 8001
+    later = JS(name=["mast_pan"], position=[0.3])
+    later.header.stamp.sec = 8002
+    for m in (first, again, later):
+        pub.publish(m)
+    assert wait_for(lambda: _stamps(tf)(8002), 10)
+    time.sleep(0.2)
+    assert sum(1 for m in tf if m.transforms and m.transforms[0].header.stamp.sec == 8001) == 1
+    by_stamp = {m.transforms[0].header.stamp.sec: m for m in tf if m.transforms}
+    moved_by = {c: b.name for b in MODEL.bodies[1:] for c in b.joint.coordinate_names}
+    parent_of = {b.name: b.parent for b in MODEL.bodies[1:]}
+
+    def edge(stamp, coordinate):
+        body = moved_by[coordinate]
+        return next(_tf_to_matrix(t.transform) for t in by_stamp[stamp].transforms if t.child_frame_id == body)
+
+    for stamp, values in ((8001, {"arm_yaw": 0.1}), (8002, {"arm_yaw": 0.2, "mast_pan": 0.3})):
+        fk = forward_kinematics(MODEL, values)
+        for c in values:
+            body = moved_by[c]
+            np.testing.assert_allclose(edge(stamp, c), np.linalg.inv(fk.pose(parent_of[body])) @ fk.pose(body),
+                                       atol=1e-9, err_msg=f"{stamp} {c}")
+
+
 def test_four_bar_passive_joints_close_the_loop():
     """Only the crank is reported; the state publisher solves coupler and rocker so that, in the
     transforms it publishes, closure_a and closure_b coincide (the loop is closed), and the rocker angle
