@@ -176,6 +176,11 @@ class IKProblem:
         self.free = np.array([i for i in range(mechanism.nq) if i not in dependent and i not in lock_idx],
                              dtype=int)
         self.locked = np.array(sorted(lock_idx), dtype=int)
+        if self.locked.size:
+            # MSim's order: a limit outranks a lock, so a lock value (given, or the initial one) beyond a limit
+            # holds the joint at that limit; every returned configuration stays within limits
+            k = self.locked
+            q[k] = np.clip(q[k], mechanism.lower_limits[k], mechanism.upper_limits[k])
         #: indices of the coupled (dependent) coordinates
         self.dependent = dependent
         self.all_free = len(self.free) == mechanism.nq

@@ -444,3 +444,22 @@ def test_singular_and_unreachable_targets_against_closed_forms(solver):
     for seed in (np.zeros(6), [0.3, -1.0, 1.2, -0.5, 0.0, 0.0], [0.0, -1.2, 1.2, -1.5, -1.5, 0.0]):
         r = solve_ik(arm, PoseConstraint("tool", T), seed, solver=solver, timeout=0.2)
         assert r.success and pose_errors(arm, r.q, "tool", T)[0] < 1e-6, r
+
+
+def test_lock_beyond_a_limit_holds_the_joint_at_the_limit():
+    """MSim's order puts limits above locks: a lock value beyond a joint's limit (given explicitly, or the
+    initial value of a locked joint, or a virtual-articulation command) holds the joint at its limit, and
+    the rest of the solve works around it; every returned configuration is within limits."""
+    from mechanism_model_core.constraints import JointLock
+
+    from .test_ik_arms import ur5
+
+    m = ur5()                                                  # joints within +-pi
+    q_goal = np.array([math.pi, -1.0, 1.2, -0.5, 0.7, 0.4])
+    T = forward_kinematics(m, q_goal).pose("tool")
+    r = solve_ik(m, [JointLock(["joint1"], [4.0]), PoseConstraint("tool", T)], np.zeros(6), timeout=0.3)
+    assert r.q[0] == math.pi and np.all(np.abs(r.q) <= math.pi)
+    assert r.success and pose_errors(m, r.q, "tool", T)[0] < 1e-6           # reachable with joint1 at pi
+    q0 = np.array([-3.5, -1.0, 1.2, -0.5, 0.7, 0.4])                        # joint1 beyond -pi, locked there
+    r = solve_ik(m, PositionConstraint("tool", [0.3, 0.2, 0.4]), q0, locked=["joint1"], timeout=0.1)
+    assert r.q[0] == -math.pi and np.all(np.abs(r.q) <= math.pi)
