@@ -354,3 +354,13 @@ def test_home_is_zero_or_mid_range_when_zero_is_outside_the_limits(tmp_path):
                        '<parent link="a"/><child link="b"/>\n    <limit lower="0.015" upper="0.037" effort="1" '
                        'velocity="1"/></joint>'))
     assert load_urdf(p).home.tolist() == [pytest.approx(0.026)]
+
+
+def test_mimic_on_a_joint_without_a_coordinate_is_ignored_with_a_warning_naming_the_line(tmp_path):
+    p = tmp_path / "m.urdf"
+    p.write_text(_urdf(LINKS + '\n  <joint name="j1" type="continuous"><parent link="a"/><child link="b"/></joint>'
+                               '\n  <joint name="j2" type="fixed"><parent link="b"/><child link="c"/>'
+                               '\n    <mimic joint="j1"/></joint>'))
+    with pytest.warns(URDFWarning, match=r"m\.urdf:9: joint 'j2' of type fixed .* <mimic> ignored"):
+        m = load_urdf(p)
+    assert m.coordinate_names == ("j1",) and not m.couplings
