@@ -361,6 +361,6 @@ def test_mimic_on_a_joint_without_a_coordinate_is_ignored_with_a_warning_naming_
     p.write_text(_urdf(LINKS + '\n  <joint name="j1" type="continuous"><parent link="a"/><child link="b"/></joint>'
                                '\n  <joint name="j2" type="fixed"><parent link="b"/><child link="c"/>'
                                '\n    <mimic joint="j1"/></joint>'))
-    with pytest.warns(URDFWarning, match=r"m\.urdf:9: joint 'j2' of type fixed .* <mimic> ignored"):
+    with pytest.warns(URDFWarning, match=r"m\.urdf:8: joint 'j2' of type fixed .* <mimic> ignored"):
         m = load_urdf(p)
     assert m.coordinate_names == ("j1",) and not m.couplings

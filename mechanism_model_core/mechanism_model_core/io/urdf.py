@@ -248,6 +248,10 @@ class _Reader:
         if joints[master].dof != 1:
             raise self.error(mel, f"joint {name!r} mimics {master!r}, which has "
                                   f"{joints[master].dof} degrees of freedom (needs 1)")
+        if joints[name].dof != 1:   # urdfdom reads it, and nothing moves it: ignore, as they do
+            self.warn(mel, f"joint {name!r} of type {joints[name].type.value} has no coordinate to mimic "
+                           f"{master!r} with; <mimic> ignored")
+            return None
         if not master.isidentifier():
             self.warn(mel, f"joint {name!r} mimics {master!r}, a name that cannot appear in a coupling "
                            f"expression (letters, digits and '_' only); {name!r} is left independent")
