@@ -463,3 +463,29 @@ def test_lock_beyond_a_limit_holds_the_joint_at_the_limit():
     q0 = np.array([-3.5, -1.0, 1.2, -0.5, 0.7, 0.4])                        # joint1 beyond -pi, locked there
     r = solve_ik(m, PositionConstraint("tool", [0.3, 0.2, 0.4]), q0, locked=["joint1"], timeout=0.1)
     assert r.q[0] == -math.pi and np.all(np.abs(r.q) <= math.pi)
+
+
+def test_rover_settles_all_six_wheels_on_a_tilted_plane():
+    """Rocky 8 on a plane pitched and rolled by up to 0.3 / 0.1 rad: the six wheel contact frames (on the
+    steering links) constrained onto the plane with their z along its normal, the chassis pose and the
+    rocker-bogie free, steering, drives, mast and arm locked. Checked on forward kinematics: every contact
+    point on the plane, every contact normal along the plane's, the differential (right rocker = -left)."""
+    from mechanism_model_core.constraints import ContactConstraint
+    from mechanism_model_core.spatial import rot_x, rot_y
+
+    m = _library("rocky8/rocky8_rover.xml")
+    wheels = [f for f in m.frame_names if f.endswith("_contact")]
+    assert len(wheels) == 6
+    locked = [c for c in m.coordinate_names if c.endswith(("_steer", "_drive")) or c.startswith(("mast", "arm"))]
+    for pitch, roll, height in ((0.15, 0.0, 0.0), (0.3, 0.1, 0.2), (-0.2, -0.1, -0.1)):
+        G = translation(0.3, -0.2, height) @ rot_y(pitch) @ rot_x(roll)
+        r = solve_ik(m, [ContactConstraint(w, G, normal_axis=2) for w in wheels], m.home, locked=locked,
+                     timeout=0.5)
+        assert r.success, r
+        fk = forward_kinematics(m, r.q)
+        n = G[:3, 2]
+        for w in wheels:
+            F = fk.pose(w)
+            assert abs(n @ (F[:3, 3] - G[:3, 3])) < 1e-6
+            assert F[:3, 2] @ n == pytest.approx(1.0, abs=1e-9)
+        assert r.q[m.coordinate_index("right_rocker")] == pytest.approx(-r.q[m.coordinate_index("left_rocker")])
