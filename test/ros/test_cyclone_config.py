@@ -31,8 +31,12 @@ def test_localhost_only_and_range():
         cfg = discovery_config(env)
         assert "<AllowMulticast>false</AllowMulticast>" in cfg
         assert '<Peer address="localhost"/>' in cfg
-    # an explicit range wins over the deprecated variable
-    assert "localhost" not in discovery_config({"ROS_LOCALHOST_ONLY": "1",
+    # rcl (Jazzy, rcl/src/rcl/init.c): the deprecated ROS_LOCALHOST_ONLY=1 prevails over the range and
+    # drops the static peers
+    both = discovery_config({"ROS_LOCALHOST_ONLY": "1", "ROS_AUTOMATIC_DISCOVERY_RANGE": "SUBNET",
+                             "ROS_STATIC_PEERS": "10.0.0.2"})
+    assert '<Peer address="localhost"/>' in both and "10.0.0.2" not in both
+    assert "localhost" not in discovery_config({"ROS_LOCALHOST_ONLY": "0",
                                                 "ROS_AUTOMATIC_DISCOVERY_RANGE": "SUBNET"})
 
 
@@ -43,8 +47,8 @@ def test_off_and_system_default_and_peers():
     assert discovery_config({"ROS_AUTOMATIC_DISCOVERY_RANGE": "SYSTEM_DEFAULT"}) == ""
     sub = discovery_config({"ROS_STATIC_PEERS": "10.0.0.2; host.local"})
     assert '<Peer address="10.0.0.2"/>' in sub and '<Peer address="host.local"/>' in sub
-    with pytest.raises(TransportError):
-        discovery_config({"ROS_AUTOMATIC_DISCOVERY_RANGE": "EVERYWHERE"})
+    # rcl: an unknown range is a warning and localhost only
+    assert '<Peer address="localhost"/>' in discovery_config({"ROS_AUTOMATIC_DISCOVERY_RANGE": "EVERYWHERE"})
     with pytest.raises(TransportError):
         discovery_config({"ROS_STATIC_PEERS": 'a"/><x'})
 

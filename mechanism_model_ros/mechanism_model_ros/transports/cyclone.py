@@ -15,10 +15,11 @@
   waits (up to 100 ms, as rmw_cyclonedds) until it has matched the requesting client's reply reader.
 * The participant's USER_DATA is ``enclave=/;``; ``ros_discovery_info`` lists the process's nodes and their
   readers and writers (:class:`GraphInfo`), for ``ros2 node list``.
-* Discovery settings follow rmw_cyclonedds (Jazzy): ``ROS_DOMAIN_ID`` (default 0),
-  ``ROS_AUTOMATIC_DISCOVERY_RANGE`` (SUBNET default, LOCALHOST, OFF, SYSTEM_DEFAULT),
-  ``ROS_STATIC_PEERS`` (``;``-separated), ``ROS_LOCALHOST_ONLY=1`` (when the range is unset: LOCALHOST),
-  with ``CYCLONEDDS_URI`` appended last so the user's configuration wins.
+* Discovery settings follow rcl and rmw_cyclonedds (Jazzy): ``ROS_DOMAIN_ID`` (default 0),
+  ``ROS_AUTOMATIC_DISCOVERY_RANGE`` (SUBNET default, LOCALHOST, OFF, SYSTEM_DEFAULT; another value: a
+  warning and LOCALHOST), ``ROS_STATIC_PEERS`` (``;``-separated), ``ROS_LOCALHOST_ONLY=1`` (deprecated,
+  but when set it prevails: LOCALHOST, range and static peers ignored; Humble's only setting), with
+  ``CYCLONEDDS_URI`` appended last so the user's configuration wins.
 
 Limit: services interoperate only with ROS 2 peers using rmw_cyclonedds_cpp (other RMWs encode the
 request id differently); topics interoperate with every DDS-based ROS 2 setup.
@@ -72,13 +73,19 @@ def discovery_config(env=None) -> str:
     """The Cyclone configuration rmw_cyclonedds builds from the ROS discovery variables, followed by
     ``CYCLONEDDS_URI`` (Cyclone reads a comma-separated list; later settings override earlier ones)."""
     env = os.environ if env is None else env
-    rng = env.get("ROS_AUTOMATIC_DISCOVERY_RANGE", "").strip().upper()
-    if not rng:
-        rng = "LOCALHOST" if env.get("ROS_LOCALHOST_ONLY", "").strip() == "1" else "SUBNET"
-    if rng not in _RANGES:
-        raise TransportError(f"ROS_AUTOMATIC_DISCOVERY_RANGE must be one of {', '.join(_RANGES)}, "
-                             f"got {rng!r}")
     peers = [p.strip() for p in env.get("ROS_STATIC_PEERS", "").split(";") if p.strip()]
+    rng = env.get("ROS_AUTOMATIC_DISCOVERY_RANGE", "").strip()
+    if env.get("ROS_LOCALHOST_ONLY", "").strip() == "1":
+        # rcl (Jazzy): the deprecated variable, when enabled, prevails; range and static peers are ignored
+        rng, peers = "LOCALHOST", []
+    elif not rng:
+        rng = "SUBNET"
+    elif rng not in _RANGES:
+        import logging
+        logging.getLogger("mechanism_model_ros.cyclone").warning(
+            "invalid value %r for ROS_AUTOMATIC_DISCOVERY_RANGE (use one of %s), assuming localhost only",
+            rng, ", ".join(_RANGES))
+        rng = "LOCALHOST"          # as rcl does
     localhost_peer = rng == "LOCALHOST"
     add_peers = rng in ("SUBNET", "LOCALHOST")
     no_multicast = rng in ("LOCALHOST", "OFF")
