@@ -169,6 +169,9 @@ class YPPPYSolver:
         if any(abs(n @ (p - o[0])) > 1e-9 * scale for p in pts) or abs(n @ ax[4]) > 1e-9:
             raise ModelStructureError("YPPPY: the joint origins and axis 5 must lie in the arm plane")
         self.ez, self.er, self.n = ez, er, n
+        # pitch axes may point either way along n (a model may flip one joint's axis): turns about n are
+        # converted to joint angles by these signs
+        self.pitch_sign = np.array([1.0, float(np.sign(ax[2] @ n)), float(np.sign(ax[3] @ n))])
         self.s = float(np.sign(ez @ np.cross(n, er)))        # pitch turns (u, v) vectors by s * angle
 
         def uv(v):
@@ -231,8 +234,9 @@ class YPPPYSolver:
                 phi3 = phi2 + g
                 t2 = s * (phi2 - b2)
                 t23 = s * (phi3 - b3)
-                q = np.array([psi, t2, t23 - t2, sigma - t23, 0.0])
+                q = np.array([psi, t2, t23 - t2, sigma - t23, 0.0])       # pitches as turns about n
                 q[4] = self._q5(q, T)
+                q[1:4] *= self.pitch_sign                                  # joint angles
                 (out if exact else compromise).append(_wrap_pi(q))
                 if abs(g) < 1e-12:
                     break

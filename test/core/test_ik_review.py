@@ -489,3 +489,34 @@ def test_rover_settles_all_six_wheels_on_a_tilted_plane():
             assert abs(n @ (F[:3, 3] - G[:3, 3])) < 1e-6
             assert F[:3, 2] @ n == pytest.approx(1.0, abs=1e-9)
         assert r.q[m.coordinate_index("right_rocker")] == pytest.approx(-r.q[m.coordinate_index("left_rocker")])
+
+
+@pytest.mark.parametrize("body", ["idd_upper_arm", "idd_forearm", "idd_wrist"])
+def test_closed_form_handles_a_flipped_pitch_axis(body):
+    """A MER IDD whose pitch joint turns about -y instead of +y is still yaw-pitch-pitch-pitch-yaw: the
+    closed form must solve it itself (it used to accept the geometry, produce wrong angles and leave every
+    target to the generic fallback). Every closed-form branch is checked by forward kinematics."""
+    import dataclasses
+
+    from mechanism_model_core.specialized import YPPPYSolver
+
+    m = _library("mer/mer_idd.xml")
+    b = m.edit()
+    j = b.body(body).joint
+    b.set_joint(body, dataclasses.replace(j, axis=tuple(-np.asarray(j.axis, dtype=float))))
+    e = b.build()
+    closed = YPPPYSolver(e, "apxs")
+    idx = [e.coordinate_index(n) for n in closed.joints]
+    rng = np.random.default_rng(6)
+    for q in e.random_configuration(rng, size=10):
+        T = forward_kinematics(e, q).pose("apxs")
+        branches = closed.all_solutions(T)
+        assert branches
+        for sol in branches:
+            qq = e.home.copy()
+            qq[idx] = sol
+            pe, oe = pose_errors(e, qq, "apxs", T)
+            assert pe < 1e-9 and oe < 1e-9
+        r = solve_ik(e, PoseConstraint("apxs", T), e.home)
+        assert r.success and r.solver == "ypppy", r
+        assert pose_errors(e, r.q, "apxs", T)[0] < 1e-9
