@@ -494,6 +494,38 @@ class Mechanism:
         del col
         return D
 
+    def joint_rates(self, q, qdot) -> np.ndarray:
+        """The full joint-rate vector (rad/s, m/s; length :attr:`nq`) at the full configuration ``q`` (shape
+        (nq,)) for ``qdot`` given as an array of length :attr:`nq` (as given), an array of length
+        ``len(independent_coordinates)`` (coupled rates follow by the chain rule,
+        :meth:`coupling_jacobian`), or a ``{coordinate name: rate}`` mapping (rates not given are 0 for
+        independent coordinates and follow the couplings for dependent ones)."""
+        q = np.asarray(q, dtype=float)
+        if isinstance(qdot, Mapping):
+            rates = {}
+            for k, v in qdot.items():
+                if k not in self._coord_index:
+                    raise InvalidConfiguration(f"unknown joint coordinate {k!r}")
+                rates[k] = _finite_scalar(k, v)
+            indep = np.array([rates.get(c, 0.0) for c in self.independent_coordinates])
+            out = self.coupling_jacobian(q) @ indep if self.couplings else indep
+            for k, v in rates.items():      # a dependent rate given explicitly is taken as given
+                out[self._coord_index[k]] = v
+            return out
+        try:
+            qd = np.asarray(qdot, dtype=float)
+        except (TypeError, ValueError) as exc:
+            raise InvalidConfiguration(f"joint rates are not an array of numbers: {exc}") from None
+        _all_finite(qd, "the joint rates")
+        if qd.shape == (self.nq,):
+            out = qd.copy()
+        elif self.couplings and qd.shape == (len(self.independent_coordinates),):
+            out = self.coupling_jacobian(q) @ qd
+        else:
+            raise InvalidConfiguration(f"expected {self.nq} joint rates "
+                                       f"({len(self.independent_coordinates)} independent), got shape {qd.shape}")
+        return _all_finite(out, "the joint rates")
+
     def within_limits(self, q, tol: float = 0.0) -> np.ndarray | bool:
         """True where every coordinate of ``q`` (shape (n,) or (B, n)) lies within its limits."""
         q = np.asarray(q, dtype=float)

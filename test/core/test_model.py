@@ -308,3 +308,20 @@ def test_a_coupling_outside_its_domain_is_an_invalid_configuration_on_every_path
     for values in (None, {"j1": -1.0}, [-1.0], [[2.0], [-1.0]]):
         with pytest.raises(InvalidConfiguration):
             m.configuration(values)
+
+
+def test_joint_rates_follow_the_couplings_by_the_chain_rule():
+    m = rocker_rover()          # right_rocker = -left_rocker; mast_tilt = 0.5 sin(mast_pan) + 2 left_bogie
+    q = m.configuration({"left_rocker": 0.2, "left_bogie": -0.1, "mast_pan": 0.4})
+    rates = {"left_rocker": 0.3, "left_bogie": -0.2, "mast_pan": 0.5}
+    # by hand: d(right_rocker) = -0.3; d(mast_tilt) = 0.5 cos(0.4) 0.5 + 2 (-0.2)
+    expected = {"left_rocker": 0.3, "right_rocker": -0.3, "left_bogie": -0.2, "mast_pan": 0.5,
+                "mast_tilt": 0.25 * math.cos(0.4) - 0.4}
+    want = np.array([expected[c] for c in m.coordinate_names])
+    np.testing.assert_allclose(m.joint_rates(q, rates), want, atol=1e-12)
+    np.testing.assert_allclose(m.joint_rates(q, [0.3, -0.2, 0.5]), want, atol=1e-12)
+    np.testing.assert_allclose(m.joint_rates(q, want), want)                 # full: as given
+    assert m.joint_rates(q, {"left_bogie": 1})[m.coordinate_index("left_rocker")] == 0.0
+    for bad in ({"nobody": 1.0}, [1.0], {"left_rocker": "x"}, [[1, 2], [3]], [math.inf, 0, 0]):
+        with pytest.raises(InvalidConfiguration):
+            m.joint_rates(q, bad)
