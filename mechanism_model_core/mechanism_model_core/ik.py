@@ -557,6 +557,11 @@ def solve_ik(mechanism: Mechanism, constraints: Sequence[Constraint] | Constrain
     ``q0`` value; ``restarts`` allows random restarts from in-limit configurations drawn from ``rng`` (a seed
     or a numpy Generator; a fixed seed by default, so solves are repeatable).
     Returns an :class:`IKResult`; it raises only for malformed input (unknown frames or joints, bad shapes).
+
+    Every returned configuration lies within the joint limits, coupled joints included (a lock value beyond
+    a limit holds the joint at the limit). Angles of revolute joints that matter only modulo 2 pi (continuous
+    joints, or ranges of a full turn or more) come back as the turn nearest ``q0`` -- or the posture's rest
+    value when there is a :class:`Posture` -- unless a coupling or a joint constraint reads them.
     """
     t0 = time.perf_counter()
     if isinstance(constraints, Constraint):
