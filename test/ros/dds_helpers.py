@@ -72,3 +72,13 @@ def wait_for(predicate, timeout: float = 10.0, period: float = 0.02) -> bool:
             return True
         time.sleep(period)
     return predicate()
+
+
+def transform_to_matrix(tr):
+    """4x4 of a ``geometry_msgs/Transform`` (scipy's quaternion conversion, independent of the package)."""
+    import numpy as np
+    from scipy.spatial.transform import Rotation
+    T = np.eye(4)
+    T[:3, :3] = Rotation.from_quat([tr.rotation.x, tr.rotation.y, tr.rotation.z, tr.rotation.w]).as_matrix()
+    T[:3, 3] = tr.translation.x, tr.translation.y, tr.translation.z
+    return T

@@ -11,21 +11,14 @@ import pytest
 from mechanism_model_core import forward_kinematics, load_model
 from mechanism_model_core.library import default_model_path
 
-from ros.dds_helpers import configure_this_process, start_serve, stop, unique_domain_id, wait_for
+from ros.dds_helpers import (configure_this_process, start_serve, stop, transform_to_matrix, unique_domain_id,
+                             wait_for)
 
 pytestmark = pytest.mark.ros
 
 MODEL = load_model(default_model_path())
 CHASSIS_EDGES = {"chassis.x_link", "chassis.y_link", "chassis.z_link", "chassis.yaw_link", "chassis.pitch_link",
                  "chassis"}
-
-
-def _matrix(tr):
-    from scipy.spatial.transform import Rotation
-    T = np.eye(4)
-    T[:3, :3] = Rotation.from_quat([tr.rotation.x, tr.rotation.y, tr.rotation.z, tr.rotation.w]).as_matrix()
-    T[:3, 3] = tr.translation.x, tr.translation.y, tr.translation.z
-    return T
 
 
 def test_floating_chassis_is_published_once_joint_states_report_it():
@@ -58,7 +51,7 @@ def test_floating_chassis_is_published_once_joint_states_report_it():
         pub.publish(loc)
         assert wait_for(lambda: 11 in tf, 10)
         msg = tf[11]
-        edges = {t.child_frame_id: (t.header.frame_id, _matrix(t.transform)) for t in msg.transforms}
+        edges = {t.child_frame_id: (t.header.frame_id, transform_to_matrix(t.transform)) for t in msg.transforms}
         assert {"r1/" + c for c in CHASSIS_EDGES} <= set(edges)
         # compose ground -> chassis through the six steps; compare with the core's FK
         T, frame = np.eye(4), "r1/chassis"

@@ -12,7 +12,8 @@ import pytest
 from mechanism_model_core import forward_kinematics, jacobian, load_model
 from mechanism_model_core.library import default_model_path
 
-from ros.dds_helpers import configure_this_process, start_serve, stop, unique_domain_id, wait_for
+from ros.dds_helpers import (configure_this_process, start_serve, stop, transform_to_matrix, unique_domain_id,
+                             wait_for)
 
 pytestmark = pytest.mark.ros
 
@@ -35,15 +36,6 @@ def served():
     ctx.close()
     out, err = stop(proc)
     assert "Traceback" not in err, err
-
-
-def _tf_to_matrix(tr):
-    from scipy.spatial.transform import Rotation
-    T = np.eye(4)
-    r = tr.rotation
-    T[:3, :3] = Rotation.from_quat([r.x, r.y, r.z, r.w]).as_matrix()
-    T[:3, 3] = tr.translation.x, tr.translation.y, tr.translation.z
-    return T
 
 
 def _pose_to_matrix(p):
@@ -161,8 +153,8 @@ def test_transforms_equal_forward_kinematics(served):
         assert wait_for(lambda: any(m.transforms and m.transforms[0].header.stamp.sec == stamp for m in tf), 10)
         msg = [m for m in tf if m.transforms[0].header.stamp.sec == stamp][-1]
         assert all(t.header.stamp.sec == stamp for t in msg.transforms)
-        edges = {t.child_frame_id: (t.header.frame_id, _tf_to_matrix(t.transform)) for t in msg.transforms}
-        edges.update({t.child_frame_id: (t.header.frame_id, _tf_to_matrix(t.transform))
+        edges = {t.child_frame_id: (t.header.frame_id, transform_to_matrix(t.transform)) for t in msg.transforms}
+        edges.update({t.child_frame_id: (t.header.frame_id, transform_to_matrix(t.transform))
                       for t in static[-1].transforms})
         poses = _compose(edges, MODEL.ground)
         fk = forward_kinematics(MODEL, {**mob, **arm})     # couplings filled by the core
@@ -369,7 +361,7 @@ def test_nan_positions_as_joint_state_broadcaster_sends_them_keep_the_other_join
     pub.publish(jsb)
     assert wait_for(lambda: _stamps(tf)(7002), 10)
     msg = [m for m in tf if m.transforms and m.transforms[0].header.stamp.sec == 7002][-1]
-    edges = {t.child_frame_id: (t.header.frame_id, _tf_to_matrix(t.transform)) for t in msg.transforms}
+    edges = {t.child_frame_id: (t.header.frame_id, transform_to_matrix(t.transform)) for t in msg.transforms}
     expected = forward_kinematics(MODEL, {**arm, **{d: 0.5 for d in drives}})
     parent_of = {b.name: b.parent for b in MODEL.bodies[1:]}
     moved_by = {c: b.name for b in MODEL.bodies[1:] for c in b.joint.coordinate_names}
@@ -401,7 +393,7 @@ def test_a_repeated_stamp_is_not_published_again_and_its_values_follow(served):
 
     def edge(stamp, coordinate):
         body = moved_by[coordinate]
-        return next(_tf_to_matrix(t.transform) for t in by_stamp[stamp].transforms if t.child_frame_id == body)
+        return next(transform_to_matrix(t.transform) for t in by_stamp[stamp].transforms if t.child_frame_id == body)
 
     for stamp, values in ((8001, {"arm_yaw": 0.1}), (8002, {"arm_yaw": 0.2, "mast_pan": 0.3})):
         fk = forward_kinematics(MODEL, values)
@@ -443,8 +435,8 @@ def test_four_bar_passive_joints_close_the_loop():
             pub.publish(m)
             assert wait_for(lambda: any(x.transforms[0].header.stamp.sec == 7000 + k for x in tf if x.transforms), 10)
             msg = [x for x in tf if x.transforms and x.transforms[0].header.stamp.sec == 7000 + k][-1]
-            edges = {t.child_frame_id: (t.header.frame_id, _tf_to_matrix(t.transform)) for t in msg.transforms}
-            edges.update({t.child_frame_id: (t.header.frame_id, _tf_to_matrix(t.transform))
+            edges = {t.child_frame_id: (t.header.frame_id, transform_to_matrix(t.transform)) for t in msg.transforms}
+            edges.update({t.child_frame_id: (t.header.frame_id, transform_to_matrix(t.transform))
                           for t in static[-1].transforms})
             poses = _compose(edges, "ground")
             np.testing.assert_allclose(poses["closure_a"][:3, 3], poses["closure_b"][:3, 3], atol=1e-5)
