@@ -110,6 +110,42 @@ def test_urdf_round_trip_keeps_every_frame(name):
 
 
 @pytest.mark.parametrize("name", ALL_MODELS)
+def test_exported_urdf_follows_urdfdoms_rules(name):
+    """What urdfdom (robot_state_publisher, MoveIt, ros2_control) requires, read with lxml alone: unique link
+    and joint names, parent and child links that exist, one tree with one root, a <limit> with lower, upper,
+    effort and velocity on every revolute and prismatic joint, and mimic joints that name a moving joint."""
+    from lxml import etree
+
+    from mechanism_model_core.io.urdf import to_urdf
+
+    m = load_model(model_path(name))
+    robot = etree.fromstring(to_urdf(m).encode("utf-8"))
+    links = [el.get("name") for el in robot.findall("link")]
+    joints = {el.get("name"): el for el in robot.findall("joint")}
+    assert len(set(links)) == len(links) and len(joints) == len(robot.findall("joint"))
+    assert all(n and n.strip() == n for n in links + list(joints))
+    children = [j.find("child").get("link") for j in joints.values()]
+    assert len(set(children)) == len(children)
+    assert {j.find("parent").get("link") for j in joints.values()} <= set(links) and set(children) <= set(links)
+    assert set(links) - set(children) == {m.ground}
+    for jname, j in joints.items():
+        assert j.get("type") in ("fixed", "revolute", "continuous", "prismatic")
+        if j.get("type") in ("revolute", "prismatic"):
+            limit = j.find("limit")
+            assert limit is not None and all(limit.get(a) is not None for a in
+                                             ("lower", "upper", "effort", "velocity")), jname
+            assert float(limit.get("lower")) <= float(limit.get("upper"))
+        mimic = j.find("mimic")
+        if mimic is not None:
+            assert j.get("type") != "fixed" and joints[mimic.get("joint")].get("type") != "fixed"
+            # multiplier and offset reproduce the coupling at two values of the master
+            master, a, b = mimic.get("joint"), float(mimic.get("multiplier")), float(mimic.get("offset"))
+            for v in (0.0, 0.3):
+                q = m.configuration({master: v})
+                assert q[m.coordinate_index(jname)] == pytest.approx(a * v + b, abs=1e-12)
+
+
+@pytest.mark.parametrize("name", ALL_MODELS)
 def test_claraty_xml_round_trip_keeps_every_frame(name, tmp_path):
     import mechanism_model_core.io as mio
 
