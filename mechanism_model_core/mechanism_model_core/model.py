@@ -319,12 +319,13 @@ class Mechanism:
 
         return edit(self)
 
-    def save(self, path) -> None:
-        """Write the whole mechanism to ``path``; the format follows the extension (``.xml`` CLARAty XML,
-        ``.urdf`` URDF). Loading the file gives the same kinematics (CLARAty 6.13)."""
+    def save(self, path, format: str | None = None) -> None:
+        """Write the whole mechanism to ``path``; the format is ``format`` (``"xml"`` or ``"urdf"``) or
+        follows the extension (``.xml`` CLARAty XML, ``.urdf`` URDF), as :func:`~mechanism_model_core.io.
+        save_model`. Loading the file gives the same kinematics (CLARAty 6.13)."""
         from .io import save_model
 
-        save_model(self, path)
+        save_model(self, path, format)
 
     def attach(self, appendage, mount: str, prefix: str = "", placement=None) -> "Mechanism":
         """A new mechanism with ``appendage`` (a Mechanism or a model file path) attached at ``mount``."""

@@ -325,3 +325,17 @@ def test_joint_rates_follow_the_couplings_by_the_chain_rule():
     for bad in ({"nobody": 1.0}, [1.0], {"left_rocker": "x"}, [[1, 2], [3]], [math.inf, 0, 0]):
         with pytest.raises(InvalidConfiguration):
             m.joint_rates(q, bad)
+
+
+def test_save_takes_the_format_of_save_model(tmp_path):
+    from mechanism_model_core import load_model
+
+    m = planar_arm((1.0, 0.5))
+    m.save(tmp_path / "arm.robot", format="urdf")            # an extension that says nothing
+    text = (tmp_path / "arm.robot").read_text()
+    assert "<robot" in text
+    (tmp_path / "arm.urdf").write_text(text)
+    back = load_model(tmp_path / "arm.urdf")
+    q1, q2 = 0.3, -0.7                                         # closed form of the planar arm's tool
+    want = [math.cos(q1) + 0.5 * math.cos(q1 + q2), math.sin(q1) + 0.5 * math.sin(q1 + q2), 0.0]
+    np.testing.assert_allclose(forward_kinematics(back, [q1, q2]).pose("tool")[:3, 3], want, atol=1e-12)
