@@ -328,3 +328,14 @@ def test_file_features_read_right_and_survive_writing(tmp_path):
         fa, fb = forward_kinematics(m, q), forward_kinematics(back, q)
         for f in m.frame_names:
             np.testing.assert_allclose(fb.pose(f), fa.pose(f), atol=1e-12, err_msg=f)
+
+
+def test_comments_inside_frames_are_ignored(tmp_path):
+    text = model('<ME_Body name="ground"><Frame name="g"><!-- landmark --><Transform><Position y="2"/>'
+                 '</Transform></Frame></ME_Body>',
+                 body('<Frame name="r" type="reference"><!-- placement --><Transform><Position z="1"/></Transform>'
+                      '</Frame><Frame name="tool"><!-- the tool --><Transform><Position x="1"/></Transform></Frame>'))
+    m = load_model(write(tmp_path, text))
+    fk = forward_kinematics(m, [0.0])
+    np.testing.assert_allclose(fk.pose("tool")[:3, 3], [1, 0, 1])
+    np.testing.assert_allclose(fk.pose("g")[:3, 3], [0, 2, 0])

@@ -185,7 +185,7 @@ class _Reader:
         frames, kinds = {}, {}
         for fel in el.findall("Frame"):
             fname = fel.get("name")
-            inner = fel[0]
+            inner = _first_element(fel)
             if inner.tag != "Transform":
                 raise self.error(fel, f"frame {fname!r}: only reference frames take {inner.tag}")
             T = self.transform(inner)
@@ -229,9 +229,7 @@ class _Reader:
             if ref_name is not None:
                 raise self.error(fel, f"body {name!r} has more than one reference frame")
             ref_name = fel.get("name")
-            inner = fel[0] if len(fel) else None
-            while inner is not None and not isinstance(inner.tag, str):
-                inner = inner.getnext()
+            inner = _first_element(fel)
             if inner.tag == "Transform":
                 placement = self.transform(inner)
             elif inner.tag == "DH_Parameter":
@@ -267,7 +265,7 @@ class _Reader:
             kind = fel.get("type", "local")
             if kind == "reference":
                 continue
-            inner = fel[0]
+            inner = _first_element(fel)
             if inner.tag != "Transform":
                 raise self.error(fel, f"frame {fel.get('name')!r}: only reference frames take "
                                       f"{inner.tag}; use a Transform")
@@ -420,6 +418,11 @@ class _Reader:
             dh.build_dh_chain(b, rows, "craig" if kinds == {"DH_Craig"} else "paul", js)
         except MechanismModelError as exc:
             raise self.error(el, str(exc)) from None
+
+
+def _first_element(el):
+    """The first child element of ``el``, skipping comments (the DTD guarantees there is one)."""
+    return next(child for child in el if isinstance(child.tag, str))
 
 
 def _split_top_level_commas(text: str) -> list[str]:
