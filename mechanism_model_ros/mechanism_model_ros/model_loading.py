@@ -1,4 +1,5 @@
-"""Loading the model a node serves: a file path or a name in the robot library (default: the library's
+"""Loading the model a node serves: a ``robot_description`` URDF string (as robot_state_publisher takes it,
+e.g. from xacro in a launch file), else a file path or a name in the robot library (default: the library's
 default model)."""
 
 from __future__ import annotations
@@ -17,3 +18,29 @@ def load_served_model(model: str | None):
     """``(mechanism, path)``; raises the core's ModelFileError with file and line on a bad file."""
     path = resolve_model_path(model)
     return load_model(path), path
+
+
+def urdf_text_for(mechanism, text: str) -> str | None:
+    """``text`` (a URDF document) if it can be republished verbatim on ``robot_description`` for
+    ``mechanism``: every URDF link is a frame the state publisher puts on TF, so RViz finds each link
+    (and keeps the file's meshes and materials, which the model's own URDF export does not carry).
+    ``None`` otherwise."""
+    from mechanism_model_core.io.safe_xml import parse_bytes
+
+    try:
+        root = parse_bytes(text, "robot_description")
+    except Exception:
+        return None
+    if root.tag != "robot":
+        return None
+    links = [el.get("name") for el in root.findall("link")]
+    if not links or not all(name and mechanism.has_frame(name) for name in links):
+        return None
+    return text if isinstance(text, str) else text.decode("utf-8")
+
+
+def load_robot_description(text: str):
+    """``(mechanism, URDF text)`` of a ``robot_description`` parameter."""
+    from mechanism_model_core.io.urdf import loads_urdf
+
+    return loads_urdf(text, name="robot_description parameter"), text

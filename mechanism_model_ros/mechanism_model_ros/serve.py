@@ -92,7 +92,7 @@ def run_nodes(argv=None, nodes=NODE_NAMES, prog: str = "mechanism-model serve",
 
     from mechanism_model_core.errors import MechanismModelError
 
-    from .model_loading import load_served_model
+    from .model_loading import load_robot_description, load_served_model, urdf_text_for
     from .transports.base import TransportError
 
     kind = args.transport
@@ -128,9 +128,18 @@ def run_nodes(argv=None, nodes=NODE_NAMES, prog: str = "mechanism-model serve",
             for name in nodes:
                 transports[name] = runtime.node(name, args.namespace, _parameters(args, name))
         model = transports[nodes[0]].get_parameter("model", args.model or "")
+        description = transports[nodes[0]].get_parameter("robot_description", "")
         try:
-            mechanism, path = load_served_model(model or None)
-        except (MechanismModelError, OSError) as exc:
+            if description.strip() and not args.model:
+                mechanism, description = load_robot_description(description)
+                path = "robot_description parameter"
+            else:
+                mechanism, path = load_served_model(model or None)
+                description = None
+                if path.lower().endswith(".urdf"):
+                    with open(path, encoding="utf-8") as fh:
+                        description = urdf_text_for(mechanism, fh.read())
+        except (MechanismModelError, OSError, UnicodeDecodeError) as exc:
             print(f"error: cannot load the model: {exc}", file=sys.stderr)
             return 2
         log.info("model %s (%s): %d joint coordinates, %d frames", mechanism.name, path, mechanism.nq,
@@ -138,7 +147,8 @@ def run_nodes(argv=None, nodes=NODE_NAMES, prog: str = "mechanism-model serve",
         try:
             if "state_publisher" in transports:
                 from .state_publisher import StatePublisher
-                running["state_publisher"] = StatePublisher(transports["state_publisher"], mechanism, path)
+                running["state_publisher"] = StatePublisher(transports["state_publisher"], mechanism, path,
+                                                            description=description)
             if "kinematics_server" in transports:
                 from .kinematics_server import KinematicsServer
                 running["kinematics_server"] = KinematicsServer(transports["kinematics_server"], mechanism,

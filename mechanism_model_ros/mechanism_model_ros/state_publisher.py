@@ -26,7 +26,9 @@ shows the whole robot at once); ``never`` is robot_state_publisher's behaviour.
 Before any ``joint_states`` message arrives the node publishes the home pose once (robot_state_publisher
 publishes nothing for moving joints), stamped now.
 
-Parameters: ``model`` (file or library name; default: the library's default model), ``frame_prefix``
+Parameters: ``robot_description`` (URDF text, as robot_state_publisher takes it; republished verbatim),
+``model`` (file or library name, used when ``robot_description`` is empty; default: the library's default
+model; a URDF file is republished verbatim when all its links are model frames), ``frame_prefix``
 (prepended to every frame id), ``floating_joints``, ``loop_closures``, ``loop_closure_timeout`` (s, default 0.02),
 ``joint_states_reliable`` (false: best-effort subscription as
 robot_state_publisher's SensorDataQoS, which also hears reliable publishers; true: reliable).
@@ -59,10 +61,14 @@ class StatePublisher:
     """The node logic over a :class:`~mechanism_model_ros.transports.base.Transport`."""
 
     def __init__(self, transport: Transport, mechanism, model_path: str | None = None,
-                 frame_prefix: str | None = None):
+                 frame_prefix: str | None = None, description: str | None = None):
+        """``description``: URDF text to publish verbatim on ``robot_description`` (the
+        ``robot_description`` parameter, or a URDF model file whose links are all frames of the model);
+        ``None``: the model's own URDF export."""
         self.transport = transport
         self.mechanism = mechanism
         self.model_path = model_path
+        self.description = description
         self.frame_prefix = str(transport.get_parameter("frame_prefix", "") if frame_prefix is None
                                 else frame_prefix)
         self.log = transport.get_logger()
@@ -129,6 +135,10 @@ class StatePublisher:
         self.tf_static_pub.publish(msg)
 
     def publish_description(self) -> None:
+        String = self.transport.message_class("std_msgs/msg/String")
+        if self.description is not None:
+            self.description_pub.publish(String(data=self.description))
+            return
         try:
             from mechanism_model_core.io.urdf import to_urdf
         except ImportError:
@@ -141,7 +151,6 @@ class StatePublisher:
             self.log.warning("cannot write the model as URDF (%s); robot_description is not published",
                              exc)
             return
-        String = self.transport.message_class("std_msgs/msg/String")
         self.description_pub.publish(String(data=text))
 
     # ------------------------------------------------------------------ joint states
