@@ -520,3 +520,39 @@ def test_closed_form_handles_a_flipped_pitch_axis(body):
         r = solve_ik(e, PoseConstraint("apxs", T), e.home)
         assert r.success and r.solver == "ypppy", r
         assert pose_errors(e, r.q, "apxs", T)[0] < 1e-9
+
+
+def test_concurrent_generic_and_specialized_solves_match_sequential():
+    """Threads solving prioritized problems with a posture (generic path), closed-form MER solves
+    (specialized path) and scipy solves at once give exactly the sequential answers (solves are
+    re-entrant; the only shared state are caches)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from mechanism_model_core.constraints import OrientationConstraint
+
+    from .test_ik_arms import panda
+
+    arm, mer = panda(), _library("mer/mer_idd.xml")
+    rng = np.random.default_rng(8)
+    jobs = []
+    for q in arm.random_configuration(rng, size=6):
+        T = forward_kinematics(arm, q).pose("flange")
+        jobs.append((arm, [PositionConstraint("flange", T[:3, 3]), OrientationConstraint("flange", T[:3, :3],
+                                                                                         priority=1),
+                           Posture(weight=1e-2)], "dls"))
+        jobs.append((arm, [PoseConstraint("flange", T)], "scipy"))
+    for q in mer.random_configuration(rng, size=6):
+        jobs.append((mer, [PoseConstraint("apxs", forward_kinematics(mer, q).pose("apxs"))], "auto"))
+
+    def solve(job):
+        m, cs, solver = job
+        r = solve_ik(m, cs, m.home, solver=solver, timeout=5.0)
+        return r.q, r.success, r.solver
+
+    sequential = [solve(j) for j in jobs]
+    with ThreadPoolExecutor(4) as pool:
+        parallel = list(pool.map(solve, jobs))
+    for (qa, sa, na), (qb, sb, nb) in zip(sequential, parallel):
+        np.testing.assert_array_equal(qa, qb)
+        assert (sa, na) == (sb, nb)
+    assert all(s for _, s, _ in sequential)
