@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Iterator, Mapping
 
 import numpy as np
@@ -93,6 +94,10 @@ class BodySpec:
     shapes: tuple = ()
     graphics: str | None = None
     frame_kinds: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self):   # read-only copies: a built mechanism's frames cannot change under it
+        object.__setattr__(self, "frames", MappingProxyType({k: _readonly(T) for k, T in self.frames.items()}))
+        object.__setattr__(self, "frame_kinds", MappingProxyType(dict(self.frame_kinds)))
 
 
 @dataclass(frozen=True)
@@ -410,7 +415,7 @@ class Mechanism:
 
         for n in exprs:
             visit(n, [])
-        self.couplings = {n: exprs[n] for n in order}  # dependencies first
+        self.couplings = MappingProxyType({n: exprs[n] for n in order})  # dependencies first; read-only
         dependent = {self._coord_index[n] for n in order}
         self.independent_coordinates: tuple[str, ...] = tuple(
             c for i, c in enumerate(self.coordinate_names) if i not in dependent)

@@ -339,3 +339,19 @@ def test_save_takes_the_format_of_save_model(tmp_path):
     q1, q2 = 0.3, -0.7                                         # closed form of the planar arm's tool
     want = [math.cos(q1) + 0.5 * math.cos(q1 + q2), math.sin(q1) + 0.5 * math.sin(q1 + q2), 0.0]
     np.testing.assert_allclose(forward_kinematics(back, [q1, q2]).pose("tool")[:3, 3], want, atol=1e-12)
+
+
+def test_frames_and_couplings_of_a_built_mechanism_cannot_be_changed():
+    m = rocker_rover()
+    T = translation(1, 0, 0)
+    b = MechanismBuilder("f")
+    b.add_body("a", None, Joint.revolute("j"), frames={"tool": T})
+    m2 = b.build()
+    T[0, 3] = 5.0                                   # the caller's array is not the model's
+    assert forward_kinematics(m2, [0.0]).pose("tool")[0, 3] == 1.0
+    with pytest.raises(TypeError):
+        m2.body("a").frames["tool"] = np.eye(4)
+    with pytest.raises(ValueError):
+        m2.body("a").frames["tool"][0, 3] = 2.0
+    with pytest.raises(TypeError):
+        m.couplings["left_bogie"] = m.couplings["right_rocker"]
