@@ -94,6 +94,15 @@ class StatePublisher:
         floating = {j for j, f in zip(self.all_moving.joints, self.all_moving.floating) if f}
         self._floating_coords = {j: set(mechanism.joint(j).coordinate_names) for j in floating}
         self._shown_floating = set(self._floating_coords) if self.floating_joints == "always" else set()
+        held = sorted(set(self._floating_coords) - self._shown_floating)
+        if held:
+            below = [b.name for b in mechanism.bodies[1:] if b.joint is not None and b.joint.name in held]
+            self.log.info("floating joint(s) %s not on /tf %s (floating_joints: %s): the TF tree from %s down "
+                          "is not connected to %r; use %s as RViz's fixed frame, or set floating_joints to "
+                          "'always'", ", ".join(held),
+                          "until joint_states report their coordinates" if self.floating_joints ==
+                          "when_reported" else "(localization publishes them)", self.floating_joints,
+                          ", ".join(below), mechanism.ground, repr(below[0]) if below else "a body below them")
         self._set_moving_edges()
         self.TFMessage = transport.message_class("tf2_msgs/msg/TFMessage")
         self.TransformStamped = transport.message_class("geometry_msgs/msg/TransformStamped")

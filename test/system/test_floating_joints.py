@@ -100,3 +100,18 @@ def test_unknown_floating_joints_mode_is_refused():
             StatePublisher(node, MODEL)
     finally:
         node.close()
+
+
+def test_held_floating_joint_is_explained_at_startup(caplog):
+    domain = unique_domain_id()
+    configure_this_process(domain)
+    from mechanism_model_ros.state_publisher import StatePublisher
+    from mechanism_model_ros.transports.cyclone import CycloneNode
+
+    node = CycloneNode("sp")
+    try:
+        with caplog.at_level("INFO"):
+            StatePublisher(node, MODEL)
+        assert "use 'chassis' as RViz's fixed frame" in caplog.text
+    finally:
+        node.close()
