@@ -127,9 +127,9 @@ def run_nodes(argv=None, nodes=NODE_NAMES, prog: str = "mechanism-model serve",
             runtime = RclpyRuntime(ros_args)
             for name in nodes:
                 transports[name] = runtime.node(name, args.namespace, _parameters(args, name))
-        model = transports[nodes[0]].get_parameter("model", args.model or "")
-        description = transports[nodes[0]].get_parameter("robot_description", "")
         try:
+            model = transports[nodes[0]].get_parameter("model", args.model or "")
+            description = transports[nodes[0]].get_parameter("robot_description", "")
             if description.strip() and not args.model:
                 mechanism, description = load_robot_description(description)
                 path = "robot_description parameter"
@@ -139,7 +139,7 @@ def run_nodes(argv=None, nodes=NODE_NAMES, prog: str = "mechanism-model serve",
                 if path.lower().endswith(".urdf"):
                     with open(path, encoding="utf-8") as fh:
                         description = urdf_text_for(mechanism, fh.read())
-        except (MechanismModelError, OSError, UnicodeDecodeError) as exc:
+        except (MechanismModelError, OSError, UnicodeDecodeError, ValueError, TransportError) as exc:
             print(f"error: cannot load the model: {exc}", file=sys.stderr)
             return 2
         log.info("model %s (%s): %d joint coordinates, %d frames", mechanism.name, path, mechanism.nq,

@@ -121,3 +121,10 @@ def test_serve_reports_bad_parameters():
                        env=dds_env(unique_domain_id()), capture_output=True, text=True, timeout=60)
     assert r.returncode == 2
     assert "nowhere" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_serve_reports_a_parameter_of_the_wrong_type():
+    r = subprocess.run([sys.executable, "-m", "mechanism_model_ros.serve", "-p", "model:=[a, b]", "--duration", "1"],
+                       env=dds_env(unique_domain_id()), capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2
+    assert "'model'" in r.stderr and "Traceback" not in r.stderr
