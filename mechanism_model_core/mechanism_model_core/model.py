@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Iterator, Mapping
 
 import numpy as np
@@ -38,6 +37,28 @@ def _readonly(a, dtype=float) -> np.ndarray:
     a = np.array(a, dtype=dtype)
     a.setflags(write=False)
     return a
+
+
+class ReadOnlyMapping(Mapping):
+    """A mapping that cannot be changed (a copy of the one it is made from); unlike
+    :class:`types.MappingProxyType` it pickles, so a mechanism can go to another process."""
+
+    __slots__ = ("_data",)
+
+    def __init__(self, data=()):
+        self._data = dict(data)
+
+    def __getitem__(self, key):
+        return self._data[key]
+
+    def __iter__(self):
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __repr__(self) -> str:
+        return f"ReadOnlyMapping({self._data!r})"
 
 
 @dataclass(frozen=True, eq=False)
@@ -96,8 +117,8 @@ class BodySpec:
     frame_kinds: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self):   # read-only copies: a built mechanism's frames cannot change under it
-        object.__setattr__(self, "frames", MappingProxyType({k: _readonly(T) for k, T in self.frames.items()}))
-        object.__setattr__(self, "frame_kinds", MappingProxyType(dict(self.frame_kinds)))
+        object.__setattr__(self, "frames", ReadOnlyMapping({k: _readonly(T) for k, T in self.frames.items()}))
+        object.__setattr__(self, "frame_kinds", ReadOnlyMapping(self.frame_kinds))
 
 
 @dataclass(frozen=True)
@@ -415,7 +436,7 @@ class Mechanism:
 
         for n in exprs:
             visit(n, [])
-        self.couplings = MappingProxyType({n: exprs[n] for n in order})  # dependencies first; read-only
+        self.couplings = ReadOnlyMapping({n: exprs[n] for n in order})  # dependencies first
         dependent = {self._coord_index[n] for n in order}
         self.independent_coordinates: tuple[str, ...] = tuple(
             c for i, c in enumerate(self.coordinate_names) if i not in dependent)

@@ -355,3 +355,22 @@ def test_frames_and_couplings_of_a_built_mechanism_cannot_be_changed():
         m2.body("a").frames["tool"][0, 3] = 2.0
     with pytest.raises(TypeError):
         m.couplings["left_bogie"] = m.couplings["right_rocker"]
+
+
+def test_a_mechanism_pickles_for_other_processes():
+    import pickle
+
+    from mechanism_model_core import load_model
+    from mechanism_model_core.io.expressions import parse_expression
+    from mechanism_model_core.library import model_path
+
+    rover = load_model(model_path("rocky8/rocky8_rover.xml"))        # couplings, mounts, ground frames
+    copy = pickle.loads(pickle.dumps(rover))
+    assert copy.coordinate_names == rover.coordinate_names and dict(copy.couplings).keys() == rover.couplings.keys()
+    q = rover.random_configuration(np.random.default_rng(3))
+    independent = [q[rover.coordinate_index(c)] for c in rover.independent_coordinates]
+    a, b = forward_kinematics(rover, independent), forward_kinematics(copy, independent)
+    for f in rover.frame_names:
+        np.testing.assert_array_equal(b.pose(f), a.pose(f))
+    e = pickle.loads(pickle.dumps(parse_expression("k*x + M_PI", ["x"], {"k": 2.0})))
+    assert e({"x": 1.0}) == pytest.approx(2.0 + math.pi)

@@ -53,12 +53,17 @@ class Expression:
     those names to numbers or numpy arrays.
     """
 
-    __slots__ = ("source", "variables", "_fn")
+    __slots__ = ("source", "variables", "_fn", "_constants")
 
-    def __init__(self, source: str, variables: frozenset[str], fn: Callable):
+    def __init__(self, source: str, variables: frozenset[str], fn: Callable,
+                 constants: Mapping[str, float] | None = None):
         self.source = source
         self.variables = variables
         self._fn = fn
+        self._constants = constants
+
+    def __reduce__(self):   # the compiled closures do not pickle: parse the source again
+        return parse_expression, (self.source, self.variables, self._constants)
 
     def __repr__(self) -> str:
         return f"Expression({self.source!r})"
@@ -137,7 +142,7 @@ def parse_expression(text: str, variables: Iterable[str] = (),
         raise ExpressionError(f"cannot parse expression {src!r}: {exc.msg}") from None
     used: set[str] = set()
     fn = _compile(tree.body, src, consts, allowed, used, 0)
-    return Expression(src, frozenset(used), fn)
+    return Expression(src, frozenset(used), fn, dict(constants) if constants else None)
 
 
 def evaluate(text: str, constants: Mapping[str, float] | None = None) -> float:
