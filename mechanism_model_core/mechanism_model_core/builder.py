@@ -43,7 +43,7 @@ class MechanismBuilder:
         if not name:
             raise ModelStructureError("a body needs a name")
         if name == self.ground or name in self._bodies:
-            raise ModelStructureError(f"body {name!r} already exists")
+            raise ModelStructureError(f"body {name!r} already exists", ("body", name))
         parent = self.ground if parent is None else parent
         joint = Joint.fixed(f"{name}_joint") if joint is None else joint
         self._bodies[name] = BodySpec(
@@ -180,7 +180,8 @@ class MechanismBuilder:
         for fname, T in g.frames.items():
             self.add_frame(body, prefix + fname, T_body_g @ np.asarray(T), g.frame_kinds.get(fname, "local"))
         spec = self.body(body)
-        shapes = tuple(replace(s, name=prefix + s.name, parent=None if s.parent is None else prefix + s.parent,
+        shapes = tuple(replace(s, name=prefix + s.name,
+                               parent=None if s.parent is None else prefix + s.parent,
                                transform=T_body_g @ np.asarray(s.transform)) for s in g.shapes)
         self._put(replace(spec, shapes=spec.shapes + shapes,
                           mass=combine_mass(spec.mass, g.mass, T_body_g)))

@@ -113,16 +113,19 @@ class Joint:
     coupling: str | None = None
 
     def __post_init__(self):
+        subject = ("joint", self.name)     # what a ModelStructureError is about, for the file's line
         t = JointType.parse(self.type) if not isinstance(self.type, JointType) else self.type
         object.__setattr__(self, "type", t)
         P = np.array(self.placement, dtype=float)
         if P.shape != (4, 4) or not np.all(np.isfinite(P)):
-            raise ModelStructureError(f"joint {self.name!r}: placement must be a finite 4x4 transform")
+            raise ModelStructureError(f"joint {self.name!r}: placement must be a finite 4x4 transform",
+                                      subject)
         object.__setattr__(self, "placement", _readonly(P))
         axis = np.array(self.axis, dtype=float).reshape(-1)
         n = float(np.linalg.norm(axis)) if axis.shape == (3,) else 0.0
         if not math.isfinite(n) or n < 1e-9:
-            raise ModelStructureError(f"joint {self.name!r}: axis {tuple(axis)} is not a usable direction")
+            raise ModelStructureError(f"joint {self.name!r}: axis {tuple(axis)} is not a usable direction",
+                                      subject)
         object.__setattr__(self, "axis", _readonly(axis / n))
         dof = t.dof
         lower = _per_coordinate(self.lower, dof, -math.inf, self.name, "lower limit")
@@ -133,7 +136,8 @@ class Joint:
             pass
         for lo, hi in zip(lower, upper):
             if lo > hi:
-                raise ModelStructureError(f"joint {self.name!r}: lower limit {lo} above upper limit {hi}")
+                raise ModelStructureError(f"joint {self.name!r}: lower limit {lo} above upper limit {hi}",
+                                          subject)
         home = _per_coordinate(self.home, dof, 0.0, self.name, "home")
         object.__setattr__(self, "lower", lower)
         object.__setattr__(self, "upper", upper)
@@ -142,10 +146,10 @@ class Joint:
             s = tuple(float(v) for v in self.stiffness)
             s = s + (0.0,) * (6 - len(s)) if len(s) <= 6 else s
             if len(s) != 6:
-                raise ModelStructureError(f"joint {self.name!r}: stiffness takes up to 6 values")
+                raise ModelStructureError(f"joint {self.name!r}: stiffness takes up to 6 values", subject)
             object.__setattr__(self, "stiffness", s)
         if self.coupling is not None and dof != 1:
-            raise ModelStructureError(f"joint {self.name!r}: only single-DOF joints can be coupled")
+            raise ModelStructureError(f"joint {self.name!r}: only single-DOF joints can be coupled", subject)
 
     # ------------------------------------------------------------------ construction helpers
     @classmethod
@@ -242,7 +246,8 @@ def _per_coordinate(values, dof, default, name, what) -> tuple:
     if len(vals) == 1 and dof > 1:
         vals = vals * dof
     if len(vals) != dof:
-        raise ModelStructureError(f"joint {name!r}: {what} needs {dof} value(s), got {len(vals)}")
+        raise ModelStructureError(f"joint {name!r}: {what} needs {dof} value(s), got {len(vals)}",
+                                  ("joint", name))
     if any(math.isnan(v) for v in vals):
-        raise ModelStructureError(f"joint {name!r}: {what} is NaN")
+        raise ModelStructureError(f"joint {name!r}: {what} is NaN", ("joint", name))
     return tuple(float(v) for v in vals)

@@ -157,3 +157,21 @@ def test_paul_and_craig_describe_the_same_puma(pumas, q):
 def test_zero_position_matches_craig(pumas, q):
     m = pumas["zp"]
     np.testing.assert_allclose(forward_kinematics(m, q).pose("tool"), craig_puma_closed_form(q), atol=1e-12)
+
+
+@pytest.mark.parametrize("content, line, fragment", [
+    (b"convention craig\nl1 j1 revolute 0 0 0 0\n\xff\xfe garbage\n", 3, "not UTF-8"),
+    (b"convention craig\nl1 j1 revolute 0 0 0 0\nl1 j2 revolute 1 0 0 0\n", 3, "'l1' already exists"),
+    (b"convention craig\n# body joint type a alpha d theta lower upper\nl1 j1 revolute 0 0 0 0 1 -1\n", 3,
+     "lower limit 1.0 above upper limit -1.0"),
+    (b"convention paul\nl1 j1 revolute 0 0 0 0\nl2 j1 prismatic 0 0 0 0\n", 3, "duplicate joint names"),
+])
+def test_dh_table_errors_name_the_file_and_line(tmp_path, content, line, fragment):
+    from mechanism_model_core import ModelFileError
+
+    path = tmp_path / "bad.dh"
+    path.write_bytes(content)
+    with pytest.raises(ModelFileError) as err:
+        load_model(path)
+    assert err.value.file == str(path) and err.value.line == line, str(err.value)
+    assert fragment in str(err.value)

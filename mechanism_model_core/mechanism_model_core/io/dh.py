@@ -31,7 +31,7 @@ import os
 
 import numpy as np
 
-from ..errors import ExpressionError, ModelFileError
+from ..errors import ExpressionError, MechanismModelError, ModelFileError, SourceLines
 from ..joints import Joint, JointType
 from ..spatial import rot_x, rot_z, translation
 from .expressions import evaluate
@@ -134,47 +134,58 @@ def load_dh_table(path, name: str | None = None):
     Errors name the file and line.
     """
     from ..builder import MechanismBuilder
+    from .safe_xml import read_limited
 
     path = os.fspath(path)
     convention = None
     rows = []
+    lines = SourceLines()
     mech_name = name or os.path.splitext(os.path.basename(path))[0]
-    with open(path, encoding="utf-8") as fh:
-        for lineno, raw in enumerate(fh, 1):
-            line = raw.split("#", 1)[0].strip()
-            if not line:
-                continue
-            parts = line.split()
-            key = parts[0].lower()
-            if key == "convention":
-                if len(parts) != 2 or parts[1].lower() not in ("craig", "paul"):
-                    raise ModelFileError("expected 'convention craig' or 'convention paul'", path, lineno)
-                convention = parts[1].lower()
-                continue
-            if key == "name":
-                if len(parts) != 2:
-                    raise ModelFileError("expected 'name <mechanism name>'", path, lineno)
-                mech_name = name or parts[1]
-                continue
-            if len(parts) not in (7, 9):
-                raise ModelFileError(f"a D-H row has 7 or 9 columns (body joint type a alpha d theta "
-                                     f"[lower upper]), found {len(parts)}", path, lineno)
-            try:
-                jt = JointType.parse(parts[2])
-                if jt not in (JointType.REVOLUTE, JointType.CONTINUOUS, JointType.PRISMATIC):
-                    raise ValueError(f"D-H rows take revolute, continuous or prismatic joints, not {parts[2]!r}")
-                vals = [evaluate(v) for v in parts[3:]]
-            except (ValueError, ExpressionError) as exc:
-                raise ModelFileError(str(exc), path, lineno) from None
-            row = {"name": parts[0], "joint": parts[1], "type": jt.value,
-                   "a": vals[0], "alpha": vals[1], "d": vals[2], "theta": vals[3]}
-            if len(vals) == 6:
-                row["lower"], row["upper"] = vals[4], vals[5]
-            rows.append(row)
+    try:
+        text = read_limited(path).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = read_limited(path)[:exc.start].count(b"\n") + 1
+        raise ModelFileError("not UTF-8 text (a D-H table is a text file)", path, line) from None
+    for lineno, raw in enumerate(text.splitlines(), 1):
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        parts = line.split()
+        key = parts[0].lower()
+        if key == "convention":
+            if len(parts) != 2 or parts[1].lower() not in ("craig", "paul"):
+                raise ModelFileError("expected 'convention craig' or 'convention paul'", path, lineno)
+            convention = parts[1].lower()
+            continue
+        if key == "name":
+            if len(parts) != 2:
+                raise ModelFileError("expected 'name <mechanism name>'", path, lineno)
+            mech_name = name or parts[1]
+            continue
+        if len(parts) not in (7, 9):
+            raise ModelFileError(f"a D-H row has 7 or 9 columns (body joint type a alpha d theta "
+                                 f"[lower upper]), found {len(parts)}", path, lineno)
+        try:
+            jt = JointType.parse(parts[2])
+            if jt not in (JointType.REVOLUTE, JointType.CONTINUOUS, JointType.PRISMATIC):
+                raise ValueError(f"D-H rows take revolute, continuous or prismatic joints, not {parts[2]!r}")
+            vals = [evaluate(v) for v in parts[3:]]
+        except (ValueError, ExpressionError) as exc:
+            raise ModelFileError(str(exc), path, lineno) from None
+        row = {"name": parts[0], "joint": parts[1], "type": jt.value,
+               "a": vals[0], "alpha": vals[1], "d": vals[2], "theta": vals[3]}
+        if len(vals) == 6:
+            row["lower"], row["upper"] = vals[4], vals[5]
+        rows.append(row)
+        lines.note("body", parts[0], lineno)
+        lines.note("joint", parts[1], lineno)
     if convention is None:
         raise ModelFileError("missing 'convention craig|paul' line", path)
     if not rows:
         raise ModelFileError("no D-H rows", path)
     b = MechanismBuilder(mech_name, source=path)
-    build_dh_chain(b, rows, convention)
-    return b.build()
+    try:
+        build_dh_chain(b, rows, convention)
+        return b.build()
+    except MechanismModelError as exc:
+        raise lines.file_error(exc, path) from None
