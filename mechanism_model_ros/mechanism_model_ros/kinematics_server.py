@@ -88,6 +88,9 @@ class KinematicsServer:
         self._lock = threading.Lock()
         self.calls = {"compute_fk": 0, "compute_jacobian": 0, "compute_ik": 0}
         self.failures = 0
+        # load the IK solvers (and the LAPACK bindings they use, ~0.1 s) now rather than in the first call
+        from mechanism_model_core import ik_solvers  # noqa: F401
+
         self.sub = transport.create_subscription("joint_states", "sensor_msgs/msg/JointState",
                                                  qos.SENSOR_DATA.with_depth(100), self.on_joint_state)
         self.services = [
