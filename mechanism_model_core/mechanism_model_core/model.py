@@ -549,8 +549,8 @@ class Mechanism:
         elif self.couplings and qd.shape == (len(self.independent_coordinates),):
             out = self.coupling_jacobian(q) @ qd
         else:
-            raise InvalidConfiguration(f"expected {self.nq} joint rates "
-                                       f"({len(self.independent_coordinates)} independent), got shape {qd.shape}")
+            raise InvalidConfiguration(f"expected {self.nq} joint rates ({len(self.independent_coordinates)} "
+                                       f"independent), got shape {qd.shape}")
         return _all_finite(out, "the joint rates")
 
     def within_limits(self, q, tol: float = 0.0) -> np.ndarray | bool:
@@ -581,19 +581,32 @@ class Mechanism:
         n = 1 if size is None else int(size)
         q = draw(n)
         if self.couplings and n:
-            dep = np.array([self._coord_index[c] for c in self.dependent_coordinates], dtype=int)
+            dep = self._attainable_dependents(lo, hi)
 
             def inside(x):
                 return (x[:, dep] >= self.lower_limits[dep]) & (x[:, dep] <= self.upper_limits[dep])
 
-            attainable = inside(draw(256)).any(axis=0)   # limits some draw can meet
-            dep = dep[attainable]
             for _ in range(max_rounds):
                 bad = np.flatnonzero(~inside(q).all(axis=1))
                 if bad.size == 0:
                     break
                 q[bad] = draw(bad.size)
         return q[0] if size is None else q
+
+    def _attainable_dependents(self, lo, hi) -> np.ndarray:
+        """Indices of the dependent coordinates whose limits some draw of a fixed probe batch meets (a
+        property of the model, computed once per sampling range with its own seed)."""
+        key = (lo.tobytes(), hi.tobytes())
+        cached = self.__dict__.get("_attainable")
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        dep = np.array([self._coord_index[c] for c in self.dependent_coordinates], dtype=int)
+        with np.errstate(all="ignore"):
+            probe = self.apply_couplings(np.random.default_rng(0).uniform(lo, hi, size=(256, self.nq)))
+        inside = (probe[:, dep] >= self.lower_limits[dep]) & (probe[:, dep] <= self.upper_limits[dep])
+        result = dep[inside.any(axis=0)]
+        self.__dict__["_attainable"] = (key, result)   # derived constant, same for every caller
+        return result
 
     # ------------------------------------------------------------------ compilation
     def _compile(self):
