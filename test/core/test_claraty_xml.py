@@ -178,6 +178,13 @@ def test_malformed_files_name_file_line_and_problem(tmp_path, text, pattern, lin
     assert str(err).startswith(path)
 
 
+def test_a_directory_is_not_a_model_file(tmp_path):
+    (tmp_path / "robot.urdf").mkdir()
+    for path in (tmp_path, tmp_path / "robot.urdf"):
+        with pytest.raises(ModelFileError, match="is a directory"):
+            load_model(path)
+
+
 def test_missing_file():
     with pytest.raises(ModelFileError, match="no such file"):
         load_model("/nonexistent/model.xml")

@@ -39,6 +39,8 @@ def load_model(path, **options):
     path = os.fspath(path)
     if not os.path.exists(path):
         raise ModelFileError("no such file", path)
+    if os.path.isdir(path):
+        raise ModelFileError("is a directory, not a model file", path)
     ext = os.path.splitext(path)[1].lower()
     if ext == ".xml":
         from .safe_xml import root_tag
