@@ -183,6 +183,10 @@ def test_a_directory_is_not_a_model_file(tmp_path):
     for path in (tmp_path, tmp_path / "robot.urdf"):
         with pytest.raises(ModelFileError, match="is a directory"):
             load_model(path)
+    from mechanism_model_core.io.urdf import load_urdf
+
+    with pytest.raises(ModelFileError, match="cannot read file: Is a directory"):
+        load_urdf(tmp_path / "robot.urdf")
 
 
 def test_missing_file():

@@ -36,8 +36,11 @@ def read_limited(path, limit: int | None = None) -> bytes:
         raise ModelFileError(f"cannot read file: {exc.strerror}", path) from None
     if size > limit:
         raise UnsafeModelFileError(f"file is {size} bytes, more than the {limit}-byte limit", path)
-    with open(path, "rb") as fh:
-        return fh.read(limit + 1)
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(limit + 1)
+    except OSError as exc:      # a directory, no permission
+        raise ModelFileError(f"cannot read file: {exc.strerror}", path) from None
 
 
 def parse_file(path: str, limit: int | None = None):
