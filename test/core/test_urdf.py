@@ -205,6 +205,10 @@ LINKS = '  <link name="a"/>\n  <link name="b"/>\n  <link name="c"/>'
     (LINKS + '\n  <joint name="j" type="continuous"><parent link="a"/><child link="b"/>\n'
              '    <mimic joint="k"/></joint>\n  <joint name="k" type="continuous"><parent link="a"/>'
              '<child link="c"/>\n    <mimic joint="j"/></joint>', 7, "circular joint couplings"),
+    ('  <link name="r"/>\n' + LINKS + '\n  <joint name="ra" type="fixed"><parent link="r"/><child link="a"/></joint>'
+     '\n  <joint name="bc" type="fixed"><parent link="b"/><child link="c"/></joint>'
+     '\n  <joint name="cb" type="fixed"><parent link="c"/><child link="b"/></joint>', 9,
+     "cycle through links b -> c -> b"),
 ])
 def test_malformed_files_get_specific_errors_with_lines(tmp_path, body, line, fragment):
     path = tmp_path / "bad.urdf"

@@ -315,17 +315,19 @@ class _Reader:
         if len(roots) > 1:
             raise self.error(links[roots[1]], f"several root links ({', '.join(repr(r) for r in roots)}): "
                                               f"a URDF robot is one tree")
-        # cycles: every link must reach the root
+        # cycles: every link must reach the root (each link walked once: linear in the number of links)
+        reaches_root: set = set()
         for ln in links:
-            seen = [ln]
-            cur = ln
-            while cur in parent_of:
-                cur = parent_of[cur][1]
-                if cur in seen:
+            path, on_path, cur = [], set(), ln
+            while cur in parent_of and cur not in reaches_root:
+                if cur in on_path:
                     jname = parent_of[cur][0]
                     raise self.error(jels[jname], f"the joints form a cycle through links "
-                                                  f"{' -> '.join(seen[seen.index(cur):] + [cur])}")
-                seen.append(cur)
+                                                  f"{' -> '.join(path[path.index(cur):] + [cur])}")
+                path.append(cur)
+                on_path.add(cur)
+                cur = parent_of[cur][1]
+            reaches_root.update(path)
         root_link = roots[0]
 
 
