@@ -350,3 +350,21 @@ def test_comments_inside_frames_are_ignored(tmp_path):
     fk = forward_kinematics(m, [0.0])
     np.testing.assert_allclose(fk.pose("tool")[:3, 3], [1, 0, 1])
     np.testing.assert_allclose(fk.pose("g")[:3, 3], [0, 2, 0])
+
+
+def test_ground_frames_may_be_relative_to_a_ground_frame_defined_below(tmp_path):
+    text = model('<ME_Body name="ground"><Frame name="cam" relative_to="mast"><Transform><Position z="0.5"/>'
+                 '</Transform></Frame><Frame name="mast"><Transform><Position x="1"/><RZ angle="M_PI_2"/>'
+                 '</Transform></Frame><Frame name="loop_a" relative_to="loop_b"><Transform/></Frame>'
+                 '<Frame name="loop_b" relative_to="loop_a"><Transform/></Frame></ME_Body>', body(""))
+    with pytest.raises(ModelFileError, match="relative_to 'loop_b'") as err:
+        load_model(write(tmp_path, text))
+    assert err.value.line == 2
+    text = text.replace('<Frame name="loop_a" relative_to="loop_b"><Transform/></Frame>'
+                        '<Frame name="loop_b" relative_to="loop_a"><Transform/></Frame>',
+                        '<Frame name="tip" relative_to="cam"><Transform><Position x="0.2"/></Transform></Frame>')
+    m = load_model(write(tmp_path, text))
+    fk = forward_kinematics(m, [0.0])
+    np.testing.assert_allclose(fk.pose("cam")[:3, 3], [1, 0, 0.5], atol=1e-12)
+    np.testing.assert_allclose(fk.pose("tip")[:3, 3], [1, 0.2, 0.5], atol=1e-12)   # x of cam is the world y
+    assert [f for f in m.frame_names if f in ("cam", "mast", "tip")] == ["cam", "mast", "tip"]

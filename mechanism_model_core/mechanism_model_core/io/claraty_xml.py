@@ -182,23 +182,27 @@ class _Reader:
 
     def with_ground(self, m: Mechanism, el) -> Mechanism:
         """``m`` rebuilt with the ground body's own frames, mass and shapes from ``el``."""
-        frames, kinds = {}, {}
+        frames, kinds, pending = {}, {}, []
         for fel in el.findall("Frame"):
             fname = fel.get("name")
             inner = _first_element(fel)
             if inner.tag != "Transform":
                 raise self.error(fel, f"frame {fname!r}: only reference frames take {inner.tag}")
-            T = self.transform(inner)
-            rel = fel.get("relative_to")
-            if rel is not None and rel != m.ground:
-                if rel not in frames:
-                    raise self.error(fel, f"frame {fname!r}: relative_to {rel!r} is not a frame of the "
-                                          f"ground defined above it")
-                T = frames[rel] @ T
-            if fname in frames:
+            if fname in kinds:
                 raise self.error(fel, f"the ground already has a frame {fname!r}")
-            frames[fname] = T
             kinds[fname] = fel.get("type", "local")
+            pending.append((fel, fname, self.transform(inner), fel.get("relative_to")))
+        # as for bodies, a frame may be relative to a ground frame defined later in the file (6.7)
+        while pending:
+            ready = [p for p in pending if p[3] in (None, m.ground) or p[3] in frames]
+            if not ready:
+                fel, fname, _, rel = pending[0]
+                raise self.error(fel, f"frame {fname!r}: relative_to {rel!r} is not a frame of the ground "
+                                      f"(or the frames refer to each other)")
+            for _, fname, T, rel in ready:
+                frames[fname] = T if rel in (None, m.ground) else frames[rel] @ T
+            pending = [p for p in pending if p not in ready]
+        frames = {f: frames[f] for f in kinds}      # in file order
         gel = el.find("Display_Graphics")
         g = BodySpec(m.ground, None, None, frames, self.mass(el.find("Mass_Properties")),
                      self.shapes(el.find("Bounding_Shape")), None if gel is None else gel.get("path"), kinds)
