@@ -276,9 +276,15 @@ def jacobian(mechanism: Mechanism, q, frame: str, relative_to: str | None = None
 def frame_velocity(mechanism: Mechanism, q, qdot, frame: str, relative_to: str | None = None,
                    convention=Convention.LOCAL_WORLD_ALIGNED) -> np.ndarray:
     """Twist ``[v; w]`` (m/s, rad/s) of ``frame`` relative to ``relative_to`` for joint positions ``q``
-    and rates ``qdot`` (arrays of length nq, or batches), in the given convention (7.2)."""
-    J = jacobian(mechanism, q, frame, relative_to, convention)
-    qd = np.asarray(qdot, dtype=float)
-    if qd.shape[-1] != mechanism.nq:
-        raise InvalidConfiguration(f"expected {mechanism.nq} joint rates, got {qd.shape[-1]}")
+    and rates ``qdot``, in the given convention (7.2). For one configuration ``qdot`` may be an array of
+    length nq, the independent rates only, or a ``{coordinate: rate}`` mapping (coupled rates follow, see
+    :meth:`Mechanism.joint_rates`); for a batch of configurations, an array (B, nq)."""
+    qf = mechanism.configuration(q)
+    J = jacobian(mechanism, qf, frame, relative_to, convention)
+    if qf.ndim == 1:
+        qd = mechanism.joint_rates(qf, qdot)
+    else:
+        qd = np.asarray(qdot, dtype=float)
+        if qd.shape[-1] != mechanism.nq:
+            raise InvalidConfiguration(f"expected {mechanism.nq} joint rates, got {qd.shape[-1]}")
     return (J @ qd[..., None])[..., 0]

@@ -431,7 +431,7 @@ def test_singular_and_unreachable_targets_against_closed_forms(solver):
     u = np.array([math.cos(0.7), math.sin(0.7), 0.0])
     for seed in ([0.3, 0.3], [0.0, 0.0], [1.0, -2.0]):
         for d, expect in ((2.0, 0.0), (2.5, 0.5), (10.0, 8.0), (0.0, 2 * math.cos(1.5))):
-            r = solve_ik(m, PositionConstraint("tip", d * u, mask=(1, 1, 0)), seed, solver=solver, timeout=0.05)
+            r = solve_ik(m, PositionConstraint("tip", d * u, mask=(1, 1, 0)), seed, solver=solver, timeout=0.25)
             err = float(np.linalg.norm(forward_kinematics(m, r.q).position("tip")[:2] - d * u[:2]))
             assert np.all(np.abs(r.q) <= 3.0)
             if expect == 0.0:

@@ -374,3 +374,19 @@ def test_a_mechanism_pickles_for_other_processes():
         np.testing.assert_array_equal(b.pose(f), a.pose(f))
     e = pickle.loads(pickle.dumps(parse_expression("k*x + M_PI", ["x"], {"k": 2.0})))
     assert e({"x": 1.0}) == pytest.approx(2.0 + math.pi)
+
+
+def test_frame_velocity_takes_rates_by_name_and_follows_couplings():
+    from mechanism_model_core import frame_velocity
+
+    m = rocker_rover()
+    q = m.configuration({"left_rocker": 0.2})
+    # the right rocker turns at -1 rad/s when the left one turns at +1: compare with finite differences
+    h = 1e-6
+    num = (forward_kinematics(m, {"left_rocker": 0.2 + h}).position("right_rocker")
+           - forward_kinematics(m, {"left_rocker": 0.2 - h}).position("right_rocker")) / (2 * h)
+    V = frame_velocity(m, q, {"left_rocker": 1.0}, "right_rocker")
+    np.testing.assert_allclose(V[:3], num, atol=1e-8)
+    np.testing.assert_allclose(V[3:], [0, -1, 0], atol=1e-12)
+    with pytest.raises(InvalidConfiguration):
+        frame_velocity(m, q, {"nope": 1.0}, "right_rocker")
