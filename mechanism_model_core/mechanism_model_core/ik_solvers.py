@@ -152,13 +152,17 @@ class DLSSolver:
                 break
             restarts += 1
             x = P.random_x(o.rng, restarts)
+        return self._failure(P, o, best_x, status, iterations, restarts)
+
+    def _failure(self, P, o, x, status, iterations, restarts):
+        """The result of a solve that met no success criterion, with the reason it stopped."""
         if iterations >= o.max_iterations and status != "stalled":
             reason = "max_iterations"
         elif status == "timeout" and restarts == 0:
             reason = "timeout"
         else:
-            reason = self._diagnose(P, o, best_x)
-        return P.result(best_x, False, reason, o, iterations, restarts, self.name)
+            reason = self._diagnose(P, o, x)
+        return P.result(x, False, reason, o, iterations, restarts, self.name)
 
     def _key(self, P, o, x):
         q, raw, levels, post = P.evaluate(x)
@@ -268,14 +272,7 @@ class DLSSolver:
                 break
             restarts += 1
             xv = K.random(o.rng, restarts)
-        x = K.full_x(best[1])
-        if iterations >= o.max_iterations and status != "stalled":
-            reason = "max_iterations"
-        elif status == "timeout" and restarts == 0:
-            reason = "timeout"
-        else:
-            reason = self._diagnose(P, o, x)
-        return P.result(x, False, reason, o, iterations, restarts, self.name)
+        return self._failure(P, o, K.full_x(best[1]), status, iterations, restarts)
 
 
 def _restart_sample(rng, lo, hi, k):
