@@ -404,7 +404,7 @@ def test_every_returned_configuration_respects_non_linearly_coupled_limits(solve
             if np.all(q >= lo) and np.all(q <= hi):
                 break
         target = forward_kinematics(m, q).position("tip")
-        r = solve_ik(m, PositionConstraint("tip", target), m.home, solver=solver, timeout=0.1)
+        r = solve_ik(m, PositionConstraint("tip", target), m.home, solver=solver, timeout=0.5)
         assert np.all(r.q >= lo) and np.all(r.q <= hi)
         reached += r.success and np.linalg.norm(forward_kinematics(m, r.q).position("tip") - target) < 1e-6
     assert reached >= (29 if solver == "dls" else 20)
