@@ -267,16 +267,21 @@ def test_point_at_camera_on_a_mast():
 
 
 # ---------------------------------------------------------------------------------------------- priorities
-def test_priorities_higher_level_exact_lower_best_effort():
-    """Two conflicting position targets for two frames of a planar 3R arm: the higher level (priority 0)
-    is met exactly whichever is listed first; the lower one gets as close as the null space allows, which
-    is checked against a brute-force search over that null space."""
+def planar_3r():
+    """Planar 3R arm, 1 m links, joints within +-3 rad, frame ``tip`` at the end."""
     b = MechanismBuilder("planar")
     b.add_body("l1", None, Joint.revolute("j1", lower=-3, upper=3))
     b.add_body("l2", "l1", Joint.revolute("j2", translation(1, 0, 0), lower=-3, upper=3))
     b.add_body("l3", "l2", Joint.revolute("j3", translation(1, 0, 0), lower=-3, upper=3))
     b.add_frame("l3", "tip", translation(1, 0, 0))
-    m = b.build()
+    return b.build()
+
+
+def test_priorities_higher_level_exact_lower_best_effort():
+    """Two conflicting position targets for two frames of a planar 3R arm: the higher level (priority 0)
+    is met exactly whichever is listed first; the lower one gets as close as the null space allows, which
+    is checked against a brute-force search over that null space."""
+    m = planar_3r()
     tip_goal = np.array([1.5, 1.0, 0.0])
     elbow_goal = np.array([-1.0, 0.0, 0.0])        # conflicts: the elbow cannot be there with the tip goal
     for order in (0, 1):
@@ -488,12 +493,7 @@ def test_concurrent_solves_on_one_mechanism_match_sequential():
 def test_property_lower_level_never_disturbs_higher(qt, ex, ey):
     """Planar 3R arm: the tip target (reachable) at priority 0 is always met, whatever the elbow target at
     priority 1 asks."""
-    b = MechanismBuilder("planar")
-    b.add_body("l1", None, Joint.revolute("j1", lower=-3, upper=3))
-    b.add_body("l2", "l1", Joint.revolute("j2", translation(1, 0, 0), lower=-3, upper=3))
-    b.add_body("l3", "l2", Joint.revolute("j3", translation(1, 0, 0), lower=-3, upper=3))
-    b.add_frame("l3", "tip", translation(1, 0, 0))
-    m = b.build()
+    m = planar_3r()
     goal = forward_kinematics(m, qt).position("tip")
     cs = [PositionConstraint("tip", goal, priority=0, mask=(1, 1, 0)),
           PositionConstraint("l3", [ex, ey, 0.0], priority=1, mask=(1, 1, 0))]

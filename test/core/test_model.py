@@ -379,14 +379,16 @@ def test_a_mechanism_pickles_for_other_processes():
 def test_frame_velocity_takes_rates_by_name_and_follows_couplings():
     from mechanism_model_core import frame_velocity
 
-    m = rocker_rover()
+    # a point on the right rocker away from its pivot, so that its linear velocity is not zero
+    m = rocker_rover().edit().add_frame("right_rocker", "right_tip", translation(0.3, 0, -0.2)).build()
     q = m.configuration({"left_rocker": 0.2})
     # the right rocker turns at -1 rad/s when the left one turns at +1: compare with finite differences
     h = 1e-6
-    num = (forward_kinematics(m, {"left_rocker": 0.2 + h}).position("right_rocker")
-           - forward_kinematics(m, {"left_rocker": 0.2 - h}).position("right_rocker")) / (2 * h)
-    V = frame_velocity(m, q, {"left_rocker": 1.0}, "right_rocker")
+    num = (forward_kinematics(m, {"left_rocker": 0.2 + h}).position("right_tip")
+           - forward_kinematics(m, {"left_rocker": 0.2 - h}).position("right_tip")) / (2 * h)
+    assert np.linalg.norm(num) > 0.1
+    V = frame_velocity(m, q, {"left_rocker": 1.0}, "right_tip")
     np.testing.assert_allclose(V[:3], num, atol=1e-8)
     np.testing.assert_allclose(V[3:], [0, -1, 0], atol=1e-12)
     with pytest.raises(InvalidConfiguration):
-        frame_velocity(m, q, {"nope": 1.0}, "right_rocker")
+        frame_velocity(m, q, {"nope": 1.0}, "right_tip")
