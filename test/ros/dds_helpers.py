@@ -23,8 +23,19 @@ ROS_PKG = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.a
 
 
 def unique_domain_id() -> int:
-    """A domain id unlikely to be used by another test run on this machine (1..232)."""
-    return 1 + (os.getpid() * 7 + random.randrange(1000)) % 230
+    """A domain id unlikely to be used by another test run on this machine.
+
+    ``MM_TEST_DOMAINS=lo-hi`` (inclusive) confines the draw, so that test runs started side by side (several
+    work trees, a benchmark beside the suite) cannot meet on one domain; the default is 1..230.
+    """
+    lo, hi = 1, 230
+    spec = os.environ.get("MM_TEST_DOMAINS", "").strip()
+    if spec:
+        a, _, b = spec.partition("-")
+        lo, hi = int(a), int(b or a)
+        if not 0 <= lo <= hi <= 232:
+            raise ValueError(f"MM_TEST_DOMAINS={spec!r}: want lo-hi within 0-232")
+    return lo + (os.getpid() * 7 + random.randrange(1000)) % (hi - lo + 1)
 
 
 def dds_env(domain_id: int) -> dict:
