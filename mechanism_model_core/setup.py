@@ -32,6 +32,7 @@ setup(
     extras_require={
         "kindsl": ["lark>=1.1"],
         "render": ["matplotlib>=3.5"],
+        "yaml": ["pyyaml>=5.4"],      # motor groups in YAML (locomotion.load_motor_groups)
     },
     zip_safe=False,
     maintainer="mechanism_model developers",

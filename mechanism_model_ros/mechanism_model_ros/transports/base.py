@@ -43,8 +43,28 @@ class Client(abc.ABC):
         """Send ``request`` and block for the reply; raises :class:`TimeoutError`."""
 
 
+class Timer(abc.ABC):
+    """A periodic callback made by :meth:`Transport.create_timer`."""
+
+    period: float
+
+    @abc.abstractmethod
+    def cancel(self) -> None:
+        """Stop calling back (idempotent). A call already running finishes."""
+
+    @property
+    @abc.abstractmethod
+    def is_canceled(self) -> bool: ...
+
+
 class Transport(abc.ABC):
-    """One node on the middleware."""
+    """One node on the middleware.
+
+    Concurrency contract (both transports): a node's subscription callbacks and timer callbacks never run
+    concurrently with one another (rclpy: one mutually exclusive callback group; Cyclone: the context's
+    dispatcher thread), so node state they share needs no lock against each other; service handlers may
+    run concurrently with them and with each other.
+    """
 
     node_name: str
     namespace: str
@@ -71,6 +91,13 @@ class Transport(abc.ABC):
 
     @abc.abstractmethod
     def create_client(self, name: str, srv_type: str) -> Client: ...
+
+    def create_timer(self, period: float, callback: Callable[[], None]) -> Timer:
+        """Call ``callback()`` every ``period`` seconds (> 0, finite) until the timer is cancelled or the node
+        closed; the first call comes one period after creation. A late call is not repeated to catch up (the
+        next one is due a period after it, as rclpy's timers). An exception in ``callback`` is logged and the
+        timer goes on. Use for watchdogs (command silence, stale state) and periodic publishing."""
+        raise NotImplementedError(f"{type(self).__name__} has no timers")
 
     def now(self) -> tuple[int, int]:
         """Current time as (sec, nanosec) since the epoch."""
@@ -102,6 +129,17 @@ class Transport(abc.ABC):
 
     def __exit__(self, *exc):
         self.close()
+
+
+def check_period(period) -> float:
+    """``period`` as a positive finite float (seconds), else :class:`TransportError`."""
+    try:
+        p = float(period)
+    except (TypeError, ValueError):
+        raise TransportError(f"timer period must be a number of seconds, got {period!r}") from None
+    if not (p > 0 and p < float("inf")):
+        raise TransportError(f"timer period must be positive and finite, got {period!r}")
+    return p
 
 
 def resolve_name(name: str, namespace: str = "/", node_name: str = "") -> str:

@@ -32,6 +32,7 @@ callbacks run on it in arrival order, service handlers on a small thread pool.
 from __future__ import annotations
 
 import concurrent.futures
+import heapq
 import itertools
 import os
 import threading
@@ -50,7 +51,7 @@ from cyclonedds.util import duration
 
 from ..qos import QoS, SERVICES
 from ..typegen import HEADER_GUID, HEADER_SEQ, message_class, service_wire_class
-from .base import Client, Publisher, Transport, TransportError, guarded, resolve_name
+from .base import Client, Publisher, Timer, Transport, TransportError, check_period, guarded, resolve_name
 
 _RANGES = ("SUBNET", "LOCALHOST", "OFF", "SYSTEM_DEFAULT")
 
@@ -275,6 +276,8 @@ class CycloneContext:
         self._guard = GuardCondition(self.participant)
         self._waitset.attach(self._guard)
         self._handlers: list[tuple[DataReader, Callable]] = []
+        self._timers: list[tuple[float, int, "_CycloneTimer"]] = []     # heap of (due, seq, timer)
+        self._timer_seq = itertools.count()
         self._keep: list = []
         self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=service_threads,
                                                           thread_name_prefix="mm-service")
@@ -319,12 +322,45 @@ class CycloneContext:
         with self._lock:
             self._handlers = [(r, h) for r, h in self._handlers if r is not reader]
 
+    def add_timer(self, timer: "_CycloneTimer") -> None:
+        """Schedule ``timer`` one period from now; its callbacks run on the dispatcher thread."""
+        with self._lock:
+            heapq.heappush(self._timers, (time.monotonic() + timer.period, next(self._timer_seq), timer))
+        self._guard.set(True)
+
+    def _run_due_timers(self) -> None:
+        now = time.monotonic()
+        while True:
+            with self._lock:
+                if not self._timers or self._timers[0][0] > now:
+                    return
+                due, _, timer = heapq.heappop(self._timers)
+                if timer.is_canceled:
+                    continue
+                nxt = due + timer.period
+                if nxt <= now:          # late: no burst of catch-up calls
+                    nxt = now + timer.period
+                heapq.heappush(self._timers, (nxt, next(self._timer_seq), timer))
+            timer.fire()
+
+    def _wait_timeout(self) -> int:
+        """Nanoseconds the dispatcher may sleep: until the next timer, at most 200 ms."""
+        with self._lock:
+            while self._timers and self._timers[0][2].is_canceled:
+                heapq.heappop(self._timers)
+            nxt = self._timers[0][0] if self._timers else None
+        wait = 0.2 if nxt is None else min(0.2, max(0.0, nxt - time.monotonic()))
+        return int(wait * 1e9)
+
     def _dispatch(self):
         while not self._stop.is_set():
-            self._waitset.wait(duration(milliseconds=200))
+            timeout = self._wait_timeout()
+            if timeout > 0:
+                self._waitset.wait(duration(nanoseconds=timeout))
             if self._stop.is_set():
                 break
             self._guard.set(False)
+            self._run_due_timers()
             with self._lock:
                 handlers = list(self._handlers)
             for reader, on_samples in handlers:
@@ -350,6 +386,7 @@ class CycloneContext:
         self.pool.shutdown(wait=False, cancel_futures=True)
         with self._lock:
             self._handlers = []
+            self._timers = []
             self._keep = []
             self._topics = {}
         self.participant = None
@@ -568,6 +605,27 @@ class _CycloneService:
             self.node.get_logger().error("service %s: cannot send reply: %s", self.name, exc)
 
 
+class _CycloneTimer(Timer):
+    """A periodic callback run on the context's dispatcher thread (so never concurrently with the
+    subscription callbacks, as in rclpy's mutually exclusive group)."""
+
+    def __init__(self, period: float, callback):
+        self.period = period
+        self._callback = callback
+        self._canceled = False
+
+    def fire(self) -> None:
+        if not self._canceled:
+            self._callback()
+
+    def cancel(self) -> None:
+        self._canceled = True
+
+    @property
+    def is_canceled(self) -> bool:
+        return self._canceled
+
+
 class CycloneNode(Transport):
     """A ROS node over plain Cyclone DDS.
 
@@ -639,6 +697,12 @@ class CycloneNode(Transport):
         self._graph("readers", c.reader)
         return c
 
+    def create_timer(self, period, callback) -> Timer:
+        timer = _CycloneTimer(check_period(period), guarded(callback, self.get_logger(), "timer"))
+        self._entities.append(timer)
+        self.ctx.add_timer(timer)
+        return timer
+
     def _parameter_value(self, name: str, default):
         return self.parameters.get(name, default)
 
@@ -649,6 +713,9 @@ class CycloneNode(Transport):
 
     def close(self) -> None:
         for e in self._entities:
+            if isinstance(e, _CycloneTimer):
+                e.cancel()
+                continue
             r = getattr(e, "reader", e)
             if isinstance(r, DataReader):
                 self.ctx.remove_reader(r)

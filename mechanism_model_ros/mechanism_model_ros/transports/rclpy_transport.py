@@ -26,7 +26,7 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
 from ..qos import QoS
-from .base import Client, Publisher, Transport, TransportError, guarded
+from .base import Client, Publisher, Timer, Transport, TransportError, check_period, guarded
 
 
 def _ros_class(ros_type: str):
@@ -79,6 +79,19 @@ class _Client(Client):
             self.client.remove_pending_request(future)
             raise TimeoutError(f"no reply from service {self.client.srv_name} within {timeout} s")
         return future.result()
+
+
+class _Timer(Timer):
+    def __init__(self, node: Node, period: float, callback, group):
+        self.period = period
+        self.timer = node.create_timer(period, callback, callback_group=group)
+
+    def cancel(self) -> None:
+        self.timer.cancel()
+
+    @property
+    def is_canceled(self) -> bool:
+        return self.timer.is_canceled()
 
 
 class RclpyNode(Transport):
@@ -135,6 +148,12 @@ class RclpyNode(Transport):
 
     def create_client(self, name, srv_type) -> Client:
         return _Client(self.node, name, _ros_class(srv_type))
+
+    def create_timer(self, period, callback) -> Timer:
+        """rclpy timer in the subscriptions' mutually exclusive callback group (see :class:`Transport`)."""
+        period = check_period(period)
+        cb = guarded(callback, self.get_logger(), "timer")
+        return _Timer(self.node, period, cb, self._sub_group)
 
     def now(self):
         t = self.node.get_clock().now().seconds_nanoseconds()
