@@ -94,6 +94,25 @@ class Terrain:
         p = np.asarray(points, dtype=float)
         return p[..., 2] - self.height(p[..., 0], p[..., 1])
 
+    def _golden(self, rim, t0, step, iterations):
+        gr = 0.5 * (math.sqrt(5.0) - 1.0)
+        lo, hi = t0 - step, t0 + step
+        x1 = hi - gr * (hi - lo)
+        x2 = lo + gr * (hi - lo)
+        f1, f2 = self._quiet_clearance(rim(x1)), self._quiet_clearance(rim(x2))
+        for _ in range(iterations):
+            left = ~(f1 > f2)                       # keep [lo, x2] where f1 <= f2 (NaN counts as larger)
+            hi = np.where(left, x2, hi)
+            lo = np.where(left, lo, x1)
+            x1 = hi - gr * (hi - lo)
+            x2 = lo + gr * (hi - lo)
+            f1, f2 = self._quiet_clearance(rim(x1)), self._quiet_clearance(rim(x2))
+        return np.where(f1 <= f2, x1, x2)
+
+    def _quiet_height_and_normal(self, p):
+        """Height and normal with NaN (never an error) outside the terrain."""
+        return self.height_and_normal(p[..., 0], p[..., 1])
+
     def _quiet_clearance(self, p):
         """Clearance with NaN (never an error) outside the terrain: for the rim search."""
         return p[..., 2] - self._quiet_height(p[..., 0], p[..., 1])
@@ -107,8 +126,10 @@ class Terrain:
 
         ``center`` ``(..., 3)`` (m, ground frame), ``axis`` ``(..., 3)`` the wheel's spin axis (any length,
         not vertical), ``radius`` scalar or ``(...)`` (m). The contact is the rim point of least vertical
-        clearance, found by sampling ``samples`` rim angles and a golden-section refinement around the best
-        sample (``iterations`` steps: the angle to ~1e-8 rad). Returns a :class:`Contact` of shape ``(...)``.
+        clearance, found by sampling ``samples`` rim angles, then from the best sample a fixed-point iteration
+        of the tangency condition (smooth terrain; exact in one step on planes) or, where that leaves the
+        sample's bracket or does worse (steps, creases), a golden-section search (``iterations`` steps: the
+        angle to ~1e-8 rad). Returns a :class:`Contact` of shape ``(...)``.
         """
         c, a, r = _disc_args(center, axis, radius)
         u, v = _rim_basis(a)
@@ -120,28 +141,31 @@ class Terrain:
             raise InvalidConfiguration("wheel_contact: a wheel lies entirely outside the terrain")
         k = np.nanargmin(g, axis=-1)
         t0 = theta[k]
-        step = 2 * math.pi / samples
-        lo, hi = t0 - step, t0 + step
+        g0 = np.take_along_axis(g, k[..., None], -1)[..., 0]
 
-        def clear(t):
-            p = c + r[..., None] * (np.cos(t)[..., None] * u + np.sin(t)[..., None] * v)
-            return self._quiet_clearance(p)
+        def rim(t):
+            return c + r[..., None] * (np.cos(t)[..., None] * u + np.sin(t)[..., None] * v)
 
-        gr = 0.5 * (math.sqrt(5.0) - 1.0)
-        x1 = hi - gr * (hi - lo)
-        x2 = lo + gr * (hi - lo)
-        f1, f2 = clear(x1), clear(x2)
-        for _ in range(iterations):
-            left = ~(f1 > f2)                       # keep [lo, x2] where f1 <= f2 (NaN counts as larger)
-            hi = np.where(left, x2, hi)
-            lo = np.where(left, lo, x1)
-            nx1 = hi - gr * (hi - lo)
-            nx2 = lo + gr * (hi - lo)
-            x1, x2 = nx1, nx2
-            f1, f2 = clear(x1), clear(x2)
-        t = np.where(f1 <= f2, x1, x2)
-        t = np.where(np.nanmin(g, axis=-1) < np.fmin(f1, f2), t0, t)   # never worse than the best sample
-        point = c + r[..., None] * (np.cos(t)[..., None] * u + np.sin(t)[..., None] * v)
+        # 1) smooth terrain: the least clearance is where the normal's projection on the disc plane points
+        #    from the contact to the centre; iterate that condition from the best sample (exact on planes)
+        t = t0
+        for _ in range(12):
+            h, n = self._quiet_height_and_normal(rim(t))
+            tn = np.arctan2(-np.einsum("...i,...i->...", n, v), -np.einsum("...i,...i->...", n, u))
+            dt = np.angle(np.exp(1j * (tn - t)))
+            t = np.where(np.isfinite(tn), t + dt, t)
+            if np.all(np.abs(np.nan_to_num(dt)) < 1e-12):
+                break
+        gt = self._quiet_clearance(rim(t))
+        ok = np.abs(np.angle(np.exp(1j * (t - t0)))) <= 2 * math.pi / samples
+        ok &= np.isfinite(gt) & (gt <= g0 + 1e-12)
+        if not np.all(ok):
+            # 2) kinks and edges (steps, mesh creases): golden-section search around the best sample
+            tg = self._golden(rim, t0, 2 * math.pi / samples, iterations)
+            gg = self._quiet_clearance(rim(tg))
+            tg = np.where(g0 < gg, t0, tg)              # never worse than the best sample
+            t = np.where(ok, t, tg)
+        point = rim(t)
         return self._contact_below(point)
 
     def foot_contact(self, center, radius=0.0, iterations: int = 8) -> Contact:
@@ -321,10 +345,17 @@ class HeightField(Terrain):
         i, j, fu, fv, out = self._cells(x, y, quiet=True)
         return np.where(out, np.nan, self._interpolate(i, j, fu, fv)[0])
 
+    def _quiet_height_and_normal(self, p):
+        if self.outside != "error":
+            return self.height_and_normal(p[..., 0], p[..., 1])
+        i, j, fu, fv, out = self._cells(p[..., 0], p[..., 1], quiet=True)
+        h, dhu, dhv = self._interpolate(i, j, fu, fv)
+        h, n = self._finish(p[..., 0], p[..., 1], h, dhu, dhv, out)
+        return np.where(out, np.nan, h), np.where(out[..., None], np.nan, n)
+
     def height_and_normal(self, x, y):
         i, j, fu, fv, out = self._cells(x, y)
         h, dhu, dhv = self._interpolate(i, j, fu, fv)
-        H = self.heights
         return self._finish(x, y, h, dhu, dhv, out)
 
     def _interpolate(self, i, j, fu, fv):
@@ -443,6 +474,9 @@ class TriangleMesh(Terrain):
 
     def _quiet_height(self, x, y):
         return self.height_and_normal(x, y, quiet=True)[0]
+
+    def _quiet_height_and_normal(self, p):
+        return self.height_and_normal(p[..., 0], p[..., 1], quiet=True)
 
     def height_and_normal(self, x, y, quiet=False):
         x, y = _xy(x, y)
