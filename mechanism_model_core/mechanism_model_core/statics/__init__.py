@@ -8,3 +8,8 @@ mechanism. Units are SI; generalized forces are N m for revolute and N for prism
 from .stability import StabilityMargin, force_angle_margin, support_polygon, support_polygon_margin
 
 __all__ = ["StabilityMargin", "force_angle_margin", "support_polygon", "support_polygon_margin"]
+from .mass import MassModel, Payload, center_of_mass, com_jacobian, mass_model, total_mass
+from .gravity import Wrench, gravity_torques, static_torques, wrench_torques
+
+__all__ += ["MassModel", "Payload", "center_of_mass", "com_jacobian", "mass_model", "total_mass", "Wrench",
+            "gravity_torques", "static_torques", "wrench_torques"]
