@@ -208,7 +208,7 @@ def _friction_redistribution(A, b, x0, mus, tol):
     cons = [{"type": "eq", "fun": lambda x: (A @ x - b) / scale, "jac": lambda x: A / scale},
             {"type": "ineq", "fun": cone, "jac": cone_jac}]
     res = minimize(obj, x0, jac=obj_grad, constraints=cons, method="SLSQP",
-                   options={"maxiter": 200, "ftol": 1e-12})
+                   options={"maxiter": 60, "ftol": 1e-12})
     x = res.x
     if not np.all(np.isfinite(x)) or np.abs(A @ x - b).max(initial=0.0) > tol * scale:
         return None
