@@ -31,6 +31,7 @@ import sys
 import numpy as np
 
 from .errors import MechanismModelError, ModelFileError
+from .spatial import matrix_to_quaternion, matrix_to_rpy
 
 PROG = "mechanism-model"
 
@@ -91,22 +92,9 @@ def _limit_text(lo: float, hi: float, prismatic: bool) -> str:
     return f"[{lo:.4g}, {hi:.4g}] {unit}"
 
 
-def _rpy(R: np.ndarray) -> np.ndarray:
-    """URDF roll-pitch-yaw; at pitch +-pi/2 (gimbal lock) scipy warns and sets roll to 0, which is fine here."""
-    import warnings
-
-    from .spatial import matrix_to_rpy
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        return matrix_to_rpy(R)
-
-
 def _pose_dict(T: np.ndarray) -> dict:
-    from .spatial import matrix_to_quaternion
-
     return {"matrix": np.round(T, 12).tolist(), "xyz": T[:3, 3].tolist(),
-            "rpy": _rpy(T[:3, :3]).tolist(), "quaternion_xyzw": matrix_to_quaternion(T[:3, :3]).tolist()}
+            "rpy": matrix_to_rpy(T[:3, :3]).tolist(), "quaternion_xyzw": matrix_to_quaternion(T[:3, :3]).tolist()}
 
 
 def _print_pose(name: str, ref: str, T: np.ndarray, out) -> None:
@@ -243,7 +231,7 @@ def cmd_fk(args) -> int:
     print(f"  {'frame':30s} {'x':>10s} {'y':>10s} {'z':>10s} {'roll':>10s} {'pitch':>10s} {'yaw':>10s}")
     for f in frames:
         T = fk.pose(f, args.relative_to)
-        vals = list(T[:3, 3]) + list(_rpy(T[:3, :3]))
+        vals = list(T[:3, 3]) + list(matrix_to_rpy(T[:3, :3]))
         print(f"  {f:30s} " + " ".join(_fmt(v) for v in vals))
     return 0
 
@@ -378,7 +366,7 @@ def cmd_demo(args) -> int:
         print(f"  {'frame':30s} {'x':>10s} {'y':>10s} {'z':>10s} {'roll':>10s} {'pitch':>10s} {'yaw':>10s}")
         for f in frames:
             T = fk.pose(f)
-            vals = list(T[:3, 3]) + list(_rpy(T[:3, :3]))
+            vals = list(T[:3, 3]) + list(matrix_to_rpy(T[:3, :3]))
             print(f"  {f:30s} " + " ".join(_fmt(v) for v in vals))
     if args.render:
         from .render import render_png
