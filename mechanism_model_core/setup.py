@@ -33,6 +33,7 @@ setup(
         "kindsl": ["lark>=1.1"],
         "render": ["matplotlib>=3.5"],
         "yaml": ["pyyaml>=5.4"],      # motor groups in YAML (locomotion.load_motor_groups)
+        "mesh": ["trimesh>=3.9"],          # terrain meshes from files (terrain.TriangleMesh.from_file)
     },
     zip_safe=False,
     maintainer="mechanism_model developers",
