@@ -39,8 +39,9 @@ __all__ = ["main", "build_parser", "command_module", "CommandError", "PROG", "de
 
 
 def command_module(name: str):
-    """The module of subcommand ``name`` (``mechanism_model_core.cli.<name>``)."""
-    return importlib.import_module(f"{__name__}.{name}")
+    """The module of subcommand ``name`` (``mechanism_model_core.cli.<name>``, ``-`` read as ``_``:
+    ``ros2-control`` is ``cli/ros2_control.py``)."""
+    return importlib.import_module(f"{__name__}.{name.replace('-', '_')}")
 
 
 def build_parser() -> argparse.ArgumentParser:

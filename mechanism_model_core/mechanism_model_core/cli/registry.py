@@ -23,4 +23,5 @@ COMMANDS = (
     "demo",
     "serve",
     "models",
+    "ros2-control",
 )
