@@ -82,13 +82,15 @@ def test_timer_and_subscription_callbacks_never_overlap(node):
     t = node.create_timer(0.005, tick)
     try:
         assert wait_for(lambda: pub.subscription_count > 0, timeout=10)
-        for k in range(10):
+        k = 0
+        end = time.monotonic() + 30
+        while (len(got) < 10 or len(ticks) < 10) and time.monotonic() < end:
             pub.publish(String(data=str(k)))
+            k += 1
             time.sleep(0.01)
-        assert wait_for(lambda: len(got) == 10, timeout=10)
     finally:
         t.cancel()
-    assert len(ticks) > 5 and not any(overlaps)
+    assert len(got) >= 10 and len(ticks) >= 10 and not any(overlaps)
 
 
 def test_closing_the_node_stops_its_timers(node):

@@ -13,9 +13,11 @@ concurrently (the kinematics server's handlers are thread-safe: the model is imm
 from __future__ import annotations
 
 import abc
+import concurrent.futures
 import logging
 import threading
 import time
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..qos import QoS
@@ -55,6 +57,75 @@ class Timer(abc.ABC):
     @property
     @abc.abstractmethod
     def is_canceled(self) -> bool: ...
+
+
+#: action_msgs/msg/GoalStatus values
+GOAL_STATUS = {0: "UNKNOWN", 1: "ACCEPTED", 2: "EXECUTING", 3: "CANCELING", 4: "SUCCEEDED", 5: "CANCELED",
+               6: "ABORTED"}
+STATUS_SUCCEEDED, STATUS_CANCELED, STATUS_ABORTED = 4, 5, 6
+
+
+@dataclass
+class ActionResult:
+    """The end of a goal: ``status`` (action_msgs/msg/GoalStatus: 4 succeeded, 5 canceled, 6 aborted) and the
+    action's result message."""
+
+    status: int
+    result: Any
+
+    @property
+    def status_name(self) -> str:
+        return GOAL_STATUS.get(self.status, str(self.status))
+
+    @property
+    def succeeded(self) -> bool:
+        return self.status == STATUS_SUCCEEDED
+
+
+class GoalHandle(abc.ABC):
+    """A goal sent by :meth:`ActionClient.send_goal`. ``accepted`` says whether the server took it;
+    ``goal_id`` is its 16-byte UUID."""
+
+    accepted: bool
+    goal_id: bytes
+
+    @abc.abstractmethod
+    def result_future(self) -> concurrent.futures.Future:
+        """A future of the goal's :class:`ActionResult` (done when the goal ends)."""
+
+    def get_result(self, timeout: float | None = None) -> ActionResult:
+        """Block until the goal ends; :class:`TimeoutError` after ``timeout`` seconds."""
+        try:
+            return self.result_future().result(timeout)
+        except concurrent.futures.TimeoutError:
+            raise TimeoutError(f"goal did not end within {timeout} s") from None
+
+    @abc.abstractmethod
+    def cancel(self, timeout: float = 10.0) -> int:
+        """Ask the server to cancel the goal; returns the CancelGoal ``return_code`` (0: canceling)."""
+
+    @property
+    @abc.abstractmethod
+    def status(self) -> int:
+        """The latest known GoalStatus value (from the status topic or the result)."""
+
+
+class ActionClient(abc.ABC):
+    """A client of one action server (rcl_action's protocol: send_goal / get_result / cancel_goal services,
+    feedback and status topics)."""
+
+    @abc.abstractmethod
+    def goal(self):
+        """A new, default goal message."""
+
+    @abc.abstractmethod
+    def wait_for_server(self, timeout: float = 10.0) -> bool: ...
+
+    @abc.abstractmethod
+    def send_goal(self, goal, feedback_callback: Callable[[Any], None] | None = None,
+                  timeout: float = 10.0) -> GoalHandle:
+        """Send ``goal`` and wait (up to ``timeout`` s, else :class:`TimeoutError`) for the server to accept or
+        reject it. ``feedback_callback(feedback)`` gets the action's Feedback messages of this goal."""
 
 
 class Transport(abc.ABC):
@@ -98,6 +169,13 @@ class Transport(abc.ABC):
         next one is due a period after it, as rclpy's timers). An exception in ``callback`` is logged and the
         timer goes on. Use for watchdogs (command silence, stale state) and periodic publishing."""
         raise NotImplementedError(f"{type(self).__name__} has no timers")
+
+    def create_action_client(self, name: str, action_type: str) -> ActionClient:
+        """A client of action ``name`` (``/arm_controller/follow_joint_trajectory``) of type ``action_type``
+        (``control_msgs/action/FollowJointTrajectory``). rclpy: ``rclpy.action.ActionClient`` (the node must
+        be spinning for its replies); Cyclone: the action's services and topics in the rmw_cyclonedds format,
+        which interoperates with rclcpp_action servers on rmw_cyclonedds_cpp."""
+        raise NotImplementedError(f"{type(self).__name__} has no action clients")
 
     def now(self) -> tuple[int, int]:
         """Current time as (sec, nanosec) since the epoch."""

@@ -51,7 +51,8 @@ from cyclonedds.util import duration
 
 from ..qos import QoS, SERVICES
 from ..typegen import HEADER_GUID, HEADER_SEQ, message_class, service_wire_class
-from .base import Client, Publisher, Timer, Transport, TransportError, check_period, guarded, resolve_name
+from .base import (ActionClient, ActionResult, Client, GoalHandle, Publisher, Timer, Transport, TransportError,
+                   check_period, guarded, resolve_name)
 
 _RANGES = ("SUBNET", "LOCALHOST", "OFF", "SYSTEM_DEFAULT")
 
@@ -626,6 +627,121 @@ class _CycloneTimer(Timer):
         return self._canceled
 
 
+class _CycloneGoalHandle(GoalHandle):
+    def __init__(self, client: "_CycloneActionClient", goal_id: bytes, accepted: bool):
+        self.client = client
+        self.goal_id = goal_id
+        self.accepted = accepted
+        self._status = 1 if accepted else 0
+        self._future: concurrent.futures.Future = concurrent.futures.Future()
+        if not accepted:
+            self._future.set_result(ActionResult(0, None))
+
+    def result_future(self) -> concurrent.futures.Future:
+        return self._future
+
+    def cancel(self, timeout: float = 10.0) -> int:
+        req = self.client.cancel_client.request()
+        req.goal_info.goal_id.uuid = list(self.goal_id)
+        return int(self.client.cancel_client.call(req, timeout).return_code)
+
+    @property
+    def status(self) -> int:
+        return self._status
+
+
+class _CycloneActionClient(ActionClient):
+    """rcl_action's client protocol over the Cyclone transport: ``<name>/_action/send_goal``,
+    ``get_result`` (requested as soon as a goal is accepted; the server answers when the goal ends) and
+    ``cancel_goal`` services, ``feedback`` and ``status`` topics."""
+
+    def __init__(self, node: "CycloneNode", name: str, action_type: str):
+        from ..qos import DEFAULT
+
+        base = node._service(name) + "/_action"
+        self.name = node._service(name)
+        self.action_type = action_type
+        self.goal_cls = message_class(action_type + "_Goal")
+        self.send_client = node.create_client(base + "/send_goal", action_type + "_SendGoal")
+        self.result_client = node.create_client(base + "/get_result", action_type + "_GetResult")
+        self.cancel_client = node.create_client(base + "/cancel_goal", "action_msgs/srv/CancelGoal")
+        self._handles: dict[bytes, _CycloneGoalHandle] = {}
+        self._feedback: dict[bytes, Callable] = {}
+        self._lock = threading.Lock()
+        node.create_subscription(base + "/feedback", action_type + "_FeedbackMessage", DEFAULT, self._on_feedback)
+        node.create_subscription(base + "/status", "action_msgs/msg/GoalStatusArray",
+                                 QoS(depth=1, transient_local=True), self._on_status)
+
+    def goal(self):
+        return self.goal_cls()
+
+    def server_is_ready(self) -> bool:
+        return all(c.service_is_ready() for c in (self.send_client, self.result_client, self.cancel_client))
+
+    def wait_for_server(self, timeout: float = 10.0) -> bool:
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if self.server_is_ready():
+                return True
+            time.sleep(0.02)
+        return self.server_is_ready()
+
+    def send_goal(self, goal, feedback_callback=None, timeout: float = 10.0) -> GoalHandle:
+        import uuid
+
+        goal_id = uuid.uuid4().bytes
+        req = self.send_client.request()
+        req.goal_id.uuid = list(goal_id)
+        req.goal = goal
+        if feedback_callback is not None:
+            with self._lock:
+                self._feedback[goal_id] = feedback_callback
+        try:
+            reply = self.send_client.call(req, timeout)
+        except BaseException:
+            with self._lock:
+                self._feedback.pop(goal_id, None)
+            raise
+        handle = _CycloneGoalHandle(self, goal_id, bool(reply.accepted))
+        if not handle.accepted:
+            with self._lock:
+                self._feedback.pop(goal_id, None)
+            return handle
+        with self._lock:
+            self._handles[goal_id] = handle
+        rreq = self.result_client.request()
+        rreq.goal_id.uuid = list(goal_id)
+        fut = self.result_client.call_async(rreq)
+
+        def done(f):
+            with self._lock:
+                self._handles.pop(goal_id, None)
+                self._feedback.pop(goal_id, None)
+            try:
+                rep = f.result()
+            except BaseException as exc:   # noqa: BLE001 -- handed to the waiter
+                handle._future.set_exception(exc)
+                return
+            handle._status = int(rep.status)
+            handle._future.set_result(ActionResult(int(rep.status), rep.result))
+        fut.add_done_callback(done)
+        return handle
+
+    def _on_feedback(self, msg):
+        key = bytes(msg.goal_id.uuid)
+        with self._lock:
+            cb = self._feedback.get(key)
+        if cb is not None:
+            cb(msg.feedback)
+
+    def _on_status(self, msg):
+        with self._lock:
+            for st in msg.status_list:
+                h = self._handles.get(bytes(st.goal_info.goal_id.uuid))
+                if h is not None:
+                    h._status = int(st.status)
+
+
 class CycloneNode(Transport):
     """A ROS node over plain Cyclone DDS.
 
@@ -702,6 +818,9 @@ class CycloneNode(Transport):
         self._entities.append(timer)
         self.ctx.add_timer(timer)
         return timer
+
+    def create_action_client(self, name: str, action_type: str) -> ActionClient:
+        return _CycloneActionClient(self, name, action_type)
 
     def _parameter_value(self, name: str, default):
         return self.parameters.get(name, default)

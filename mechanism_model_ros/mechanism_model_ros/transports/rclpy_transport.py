@@ -26,7 +26,8 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
 from ..qos import QoS
-from .base import Client, Publisher, Timer, Transport, TransportError, check_period, guarded
+from .base import (ActionClient, ActionResult, Client, GoalHandle, Publisher, Timer, Transport, TransportError,
+                   check_period, guarded)
 
 
 def _ros_class(ros_type: str):
@@ -94,6 +95,67 @@ class _Timer(Timer):
         return self.timer.is_canceled()
 
 
+def _wait(future, timeout, what):
+    """Block on an rclpy future that another thread's executor completes."""
+    done = threading.Event()
+    future.add_done_callback(lambda _f: done.set())
+    if not done.wait(timeout):
+        raise TimeoutError(f"{what}: no answer within {timeout} s")
+    return future.result()
+
+
+class _RclpyGoalHandle(GoalHandle):
+    def __init__(self, handle):
+        import concurrent.futures
+
+        self.handle = handle
+        self.accepted = bool(handle.accepted)
+        self.goal_id = bytes(handle.goal_id.uuid)
+        self._future = concurrent.futures.Future()
+        if not self.accepted:
+            self._future.set_result(ActionResult(0, None))
+            return
+        rf = handle.get_result_async()
+
+        def done(f):
+            try:
+                r = f.result()
+            except BaseException as exc:   # noqa: BLE001 -- handed to the waiter
+                self._future.set_exception(exc)
+                return
+            self._future.set_result(ActionResult(int(r.status), r.result))
+        rf.add_done_callback(done)
+
+    def result_future(self):
+        return self._future
+
+    def cancel(self, timeout: float = 10.0) -> int:
+        return int(_wait(self.handle.cancel_goal_async(), timeout, "cancel_goal").return_code)
+
+    @property
+    def status(self) -> int:
+        return int(self.handle.status)
+
+
+class _RclpyActionClient(ActionClient):
+    def __init__(self, node: Node, name: str, action_cls):
+        from rclpy.action import ActionClient as RclpyActionClient
+
+        self.cls = action_cls
+        self.client = RclpyActionClient(node, action_cls, name, callback_group=ReentrantCallbackGroup())
+
+    def goal(self):
+        return self.cls.Goal()
+
+    def wait_for_server(self, timeout: float = 10.0) -> bool:
+        return self.client.wait_for_server(timeout_sec=timeout)
+
+    def send_goal(self, goal, feedback_callback=None, timeout: float = 10.0) -> GoalHandle:
+        fb = None if feedback_callback is None else (lambda msg: feedback_callback(msg.feedback))
+        handle = _wait(self.client.send_goal_async(goal, feedback_callback=fb), timeout, "send_goal")
+        return _RclpyGoalHandle(handle)
+
+
 class RclpyNode(Transport):
     """One rclpy node behind the transport interface."""
 
@@ -154,6 +216,11 @@ class RclpyNode(Transport):
         period = check_period(period)
         cb = guarded(callback, self.get_logger(), "timer")
         return _Timer(self.node, period, cb, self._sub_group)
+
+    def create_action_client(self, name, action_type) -> ActionClient:
+        """``rclpy.action.ActionClient``; the node must be spinning (its replies arrive through the
+        executor)."""
+        return _RclpyActionClient(self.node, name, _ros_class(action_type))
 
     def now(self):
         t = self.node.get_clock().now().seconds_nanoseconds()
