@@ -32,6 +32,7 @@ setup(
     extras_require={
         "kindsl": ["lark>=1.1"],
         "render": ["matplotlib>=3.5"],
+        "trajectory": ["toppra>=0.6"],
     },
     zip_safe=False,
     maintainer="mechanism_model developers",
