@@ -33,6 +33,7 @@ setup(
         "kindsl": ["lark>=1.1"],
         "render": ["matplotlib>=3.5"],
         "trajectory": ["toppra>=0.6"],
+        "mesh": ["trimesh>=3.9"],          # terrain meshes from files (terrain.TriangleMesh.from_file)
     },
     zip_safe=False,
     maintainer="mechanism_model developers",

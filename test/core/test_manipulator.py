@@ -419,3 +419,33 @@ def test_description_errors_name_file_and_line(tmp_path, rover):
     f.write_text('<Manipulator_Model name="x" mechanism="other" base="a" tool="b"/>')
     with pytest.raises(ModelFileError, match="not of 'rocky8'"):
         load_manipulator(f, rover)
+
+
+# ---------------------------------------------------------------------------------------------- statics
+def _potential(m, qf, g=9.81):
+    """Gravity potential (J) from each body's mass and centre of mass placed by forward kinematics."""
+    fk = forward_kinematics(m, qf)
+    V = 0.0
+    for b in m.bodies[1:]:
+        if b.mass.mass > 0:
+            T = fk.pose(b.name)
+            V += b.mass.mass * g * (T[:3, :3] @ b.mass.com + T[:3, 3])[2]
+    return V
+
+
+def test_gravity_torques_are_the_potential_gradient(rover):
+    """The arm of a tilted rover: the torques that hold it are dV/dq of the whole rover's potential,
+    by central differences (only the arm's coordinates are perturbed)."""
+    arm = R8ArmModel(rover)
+    qf = rover.configuration({"chassis.pitch": 0.2, "chassis.roll": -0.1, "left_rocker": 0.1})
+    q = np.array([0.3, 0.4, -0.9, 0.3, 0.2])
+    tau = arm.gravity_torques(q, qf)
+    base = arm.full_q(q, qf)
+    h = 1e-6
+    for i, name in enumerate(arm.joint_names):
+        k = rover.coordinate_index(name)
+        qp, qm = base.copy(), base.copy()
+        qp[k] += h
+        qm[k] -= h
+        assert tau[i] == pytest.approx((_potential(rover, qp) - _potential(rover, qm)) / (2 * h), abs=1e-6)
+    assert np.any(np.abs(tau) > 0.1)

@@ -472,19 +472,19 @@ class ManipulatorModel:
         return bool(r.success)
 
     # ------------------------------------------------------------------ statics
-    def gravity_torques(self, q=None, q_full=None, gravity=(0.0, 0.0, -9.81), payload=None) -> np.ndarray:
-        """Joint torques (N m; N for prismatic joints) that hold the chain still against gravity at chain
-        configuration ``q``, with the rest of the mechanism at ``q_full`` (its pose decides where "down" is
-        for the chain). ``gravity`` in the mechanism's ground frame (m/s^2); ``payload``: passed to the
-        statics module (e.g. a payload mass at the tool). Computed by :mod:`mechanism_model_core.statics` on
-        the whole mechanism (so bodies beyond the chain's tool, e.g. a hand, are carried)."""
-        from .. import statics
+    def gravity_torques(self, q=None, q_full=None, gravity=(0.0, 0.0, -9.81), payloads=None) -> np.ndarray:
+        """Joint torques (N m; N for prismatic joints) that hold the chain still against gravity (CLARAty
+        13.4.4) at chain configuration ``q``, with the rest of the mechanism at ``q_full`` (home by default;
+        its pose decides where "down" is for the chain). ``gravity``: m/s^2 in the mechanism's ground frame
+        (:func:`mechanism_model_core.statics.gravity_torques` accepts its other forms too); ``payloads``:
+        :class:`~mechanism_model_core.statics.Payload` point masses (an instrument, a sample). Computed by
+        :mod:`mechanism_model_core.statics` on the whole mechanism, so everything the chain carries (a hand,
+        fingers beyond the tool frame) is included; returned in the order of :attr:`joint_names`."""
+        from ..statics import gravity_torques
 
         qf = self.full_q(q, q_full)
-        kw = {} if payload is None else {"payloads": payload}
-        tau = statics.gravity_torques(self.mechanism, qf, gravity=gravity, **kw)
-        tau = np.asarray(tau, dtype=float)
-        return tau[self._full_index] if tau.shape == (self.mechanism.nq,) else tau
+        tau = gravity_torques(self.mechanism, qf, gravity=gravity, payloads=payloads, coordinates="full")
+        return np.asarray(tau, dtype=float)[self._full_index]
 
     # ------------------------------------------------------------------ serialization (11.5)
     def description(self) -> dict:
