@@ -32,6 +32,7 @@ setup(
     extras_require={
         "kindsl": ["lark>=1.1"],
         "render": ["matplotlib>=3.5"],
+        "mesh": ["trimesh>=3.9"],          # terrain meshes from files (terrain.TriangleMesh.from_file)
     },
     zip_safe=False,
     maintainer="mechanism_model developers",

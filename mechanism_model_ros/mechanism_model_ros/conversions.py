@@ -12,6 +12,7 @@ import numpy as np
 from scipy.spatial.transform import Rotation
 
 from mechanism_model_core.errors import InvalidConfiguration
+from mechanism_model_core.spatial import rotation_z_to
 
 
 class BadMessage(ValueError):
@@ -197,18 +198,9 @@ def constraint_from(msg, frame: str, relative_to: str | None, what: str):
         return C.PointAtConstraint(frame=frame, target_point=tuple(point), axis=tuple(n),
                                    relative_to=relative_to, **common)
     surface = np.eye(4)
-    surface[:3, :3] = _frame_with_z(n)
+    surface[:3, :3] = rotation_z_to(n)
     surface[:3, 3] = point
     return C.ContactConstraint(frame=frame, surface=surface, normal_axis=2, relative_to=relative_to, **common)
-
-
-def _frame_with_z(z: np.ndarray) -> np.ndarray:
-    """A rotation whose third column is the unit vector ``z``."""
-    a = np.array([1.0, 0.0, 0.0]) if abs(z[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
-    x = np.cross(a, z)
-    x /= np.linalg.norm(x)
-    y = np.cross(z, x)
-    return np.column_stack([x, y, z])
 
 
 def residual_size(r) -> float:
