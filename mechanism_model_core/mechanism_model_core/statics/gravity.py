@@ -153,7 +153,7 @@ def _to_coordinates(mechanism: Mechanism, qf: np.ndarray, tau: np.ndarray, coord
     return (np.swapaxes(D, -1, -2) @ tau[..., None])[..., 0]
 
 
-def _gravity_full(mechanism: Mechanism, qf: np.ndarray, g: np.ndarray, payloads) -> np.ndarray:
+def _gravity_full(mechanism: Mechanism, qf: np.ndarray, g: np.ndarray, payloads, segs=None) -> np.ndarray:
     """Per-coordinate generalized gravity: for moving segment ``i`` with subtree mass ``M_i`` and world first
     moment ``H_i``, ``-z_i . ((H_i - M_i o_i) x g)`` (revolute) or ``-M_i z_i . g`` (prismatic)."""
     mm = mass_model(mechanism)
@@ -163,7 +163,8 @@ def _gravity_full(mechanism: Mechanism, qf: np.ndarray, g: np.ndarray, payloads)
         M = mm.sub_moving @ sm
     else:
         hom, M = mm.seg_hom, mm.sub_moving_mass
-    segs = segment_poses(mechanism, qf)
+    if segs is None:
+        segs = segment_poses(mechanism, qf)
     h = np.matmul(segs[..., :3, :], hom)[..., 0]              # (..., S, 3): R h_seg + m o
     r = np.matmul(mm.sub_moving, h)                            # (..., k, 3) subtree first moments H
     Sm = segs.take(mm.moving, axis=-3)
@@ -204,11 +205,11 @@ def gravity_torques(mechanism: Mechanism, q, gravity=DEFAULT_GRAVITY,
     return _to_coordinates(mechanism, qf, _gravity_full(mechanism, qf, g, payloads), coordinates)
 
 
-def _wrench_full(mechanism: Mechanism, qf: np.ndarray, wrenches) -> np.ndarray:
+def _wrench_full(mechanism: Mechanism, qf: np.ndarray, wrenches, fk=None) -> np.ndarray:
     tau = np.zeros(qf.shape)
     if not wrenches:
         return tau
-    fk = forward_kinematics(mechanism, qf)
+    fk = forward_kinematics(mechanism, qf) if fk is None else fk
     for w in wrenches:
         if not isinstance(w, Wrench):
             raise MechanismModelError(f"expected a Wrench, got {w!r}")
