@@ -18,3 +18,6 @@ __all__ += ["MassModel", "Payload", "center_of_mass", "com_jacobian", "mass_mode
 from .contacts import Contact, ContactLoads, contact_loads, passive_coordinates, wheel_contacts
 
 __all__ += ["Contact", "ContactLoads", "contact_loads", "passive_coordinates", "wheel_contacts"]
+from .deflection import Deflection, compliant_joints, compliant_mechanism, deflected_equilibrium
+
+__all__ += ["Deflection", "compliant_joints", "compliant_mechanism", "deflected_equilibrium"]

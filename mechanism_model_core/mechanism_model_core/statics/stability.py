@@ -100,13 +100,17 @@ def support_polygon(points, up=(0.0, 0.0, 1.0), tol: float = 1e-9) -> tuple:
     upv = upv / np.linalg.norm(upv)
     e1, e2 = _plane_basis(upv)
     xy = np.stack([p @ e1, p @ e2], axis=1)
-    order = sorted(range(len(p)), key=lambda i: (xy[i, 0], xy[i, 1]))
+    scale = max(1.0, float(np.ptp(xy)) if len(p) > 1 else 1.0)
+    keep = []                               # points closer than tol * scale count once
+    for i in range(len(p)):
+        if all(np.hypot(*(xy[i] - xy[k])) > tol * scale for k in keep):
+            keep.append(i)
+    order = sorted(keep, key=lambda i: (xy[i, 0], xy[i, 1]))
 
     def cross(o, a, b):
         return (xy[a, 0] - xy[o, 0]) * (xy[b, 1] - xy[o, 1]) - (xy[a, 1] - xy[o, 1]) * (xy[b, 0] - xy[o, 0])
 
-    scale = max(1.0, float(np.ptp(xy)) if len(p) > 1 else 1.0)
-    eps = tol * scale * scale
+    eps = 0.0        # exact orientation tests: a tolerance here breaks the sort order of near-equal points
     lower, upper = [], []
     for i in order:                       # Andrew's monotone chain
         while len(lower) >= 2 and cross(lower[-2], lower[-1], i) <= eps:
