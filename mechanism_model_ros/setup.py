@@ -51,5 +51,6 @@ setup(
         "mechanism-model-serve = mechanism_model_ros.serve:main",
         "state_publisher = mechanism_model_ros.state_publisher:main",
         "kinematics_server = mechanism_model_ros.kinematics_server:main",
+        "manipulator = mechanism_model_ros.manipulator:main",
     ]},
 )

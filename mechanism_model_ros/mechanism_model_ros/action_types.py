@@ -28,9 +28,9 @@ import re
 EXTERNAL_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "interfaces_external")
 #: actions the Cyclone transport knows
 ACTIONS = ("control_msgs/action/FollowJointTrajectory",)
-#: other definitions rosbags lacks that those actions need
+#: other definitions rosbags lacks: what those actions need, and std_srvs/Trigger (stop and cancel services)
 EXTRA = ("control_msgs/msg/JointTolerance", "control_msgs/msg/JointComponentTolerance",
-         "action_msgs/srv/CancelGoal")
+         "action_msgs/srv/CancelGoal", "std_srvs/srv/Trigger")
 _SEPARATOR = re.compile(r"^---\s*$", re.MULTILINE)
 _EXT = {"msg": ".msg", "srv": ".srv", "action": ".action"}
 

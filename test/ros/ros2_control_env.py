@@ -129,6 +129,15 @@ class ControlledRobot:
             raise RuntimeError(f"spawner {names} failed ({p.returncode}):\n{p.stdout[-2000:]}\n{p.stderr[-2000:]}"
                                f"\nros2_control_node:\n{self.output()[-3000:]}")
 
+    def unspawn(self, *controllers) -> None:
+        """Deactivate and unload ``controllers`` (``ros2 run controller_manager unspawner``); real ROS only."""
+        if not self.real:
+            raise RuntimeError("the stand-in cannot unload controllers")
+        p = ros_env.run(["ros2", "run", "controller_manager", "unspawner", *controllers, "-c",
+                         "/controller_manager"], self.domain, timeout=60, with_workspace=False)
+        if p.returncode != 0:
+            raise RuntimeError(f"unspawner {controllers} failed:\n{p.stdout[-2000:]}\n{p.stderr[-2000:]}")
+
     def _start_standin(self):
         cmd = [sys.executable, os.path.join(HERE, "ros2_control_standin.py"), self.model]
         if self.motors_file:

@@ -134,7 +134,9 @@ class Transport(abc.ABC):
     Concurrency contract (both transports): a node's subscription callbacks and timer callbacks never run
     concurrently with one another (rclpy: one mutually exclusive callback group; Cyclone: the context's
     dispatcher thread), so node state they share needs no lock against each other; service handlers may
-    run concurrently with them and with each other.
+    run concurrently with them and with each other. A subscription or timer callback must not wait for a
+    service reply or an action result: on Cyclone those arrive through the thread that runs it (hand such
+    work to another thread).
     """
 
     node_name: str

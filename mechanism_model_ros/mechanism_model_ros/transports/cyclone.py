@@ -44,6 +44,7 @@ from cyclonedds._clayer import ddspy_write
 from cyclonedds.core import GuardCondition, InstanceState, Listener, Qos, Policy, ReadCondition, \
     SampleState, ViewState, WaitSet
 from cyclonedds.domain import Domain, DomainParticipant
+from cyclonedds.internal import InvalidSample
 from cyclonedds.pub import DataWriter
 from cyclonedds.sub import DataReader
 from cyclonedds.topic import Topic
@@ -369,7 +370,10 @@ class CycloneContext:
                     samples = reader.take(N=256)
                 except Exception:   # a deleted reader, a sample that does not deserialize
                     continue
-                samples = [s for s in samples if getattr(s, "sample_info", None) is not None]
+                # data only: a writer that leaves (a node shutting down, a controller unloaded) makes
+                # Cyclone deliver dispose/unregister notices (InvalidSample, valid_data False)
+                samples = [s for s in samples if getattr(s, "sample_info", None) is not None
+                           and not isinstance(s, InvalidSample) and s.sample_info.valid_data]
                 if samples:
                     try:
                         on_samples(samples)
