@@ -507,13 +507,17 @@ def test_compute_statics_over_dds(served):
     assert st.wait_for_service(20)
     contacts = wheel_contacts(MODEL)
 
+    # every independent coordinate given: other tests of this module leave their joint_states behind
+    values = dict(zip(MODEL.independent_coordinates, [0.0] * len(MODEL.independent_coordinates)))
+    values.update({"arm_shoulder": 0.5, "chassis.z": 0.0})
+
     def fill(r):
-        r.robot_state.name, r.robot_state.position = ["arm_shoulder"], [0.5]
+        r.robot_state.name, r.robot_state.position = list(values), list(values.values())
         r.contact_links = [c.frame for c in contacts]
 
     rep = _call(st, fill)
     assert rep.error_code.val == 1, rep.message
-    loads = contact_loads(MODEL, MODEL.configuration({"arm_shoulder": 0.5}), contacts)
+    loads = contact_loads(MODEL, MODEL.configuration(values), contacts)
     np.testing.assert_allclose(rep.normal_forces, loads.normal_forces, atol=1e-9)
     np.testing.assert_allclose(rep.effort, loads.torques, atol=1e-9)
     assert rep.equilibrium and rep.stability_margin > 0
