@@ -685,6 +685,18 @@ def segment_poses(mechanism: Mechanism, q) -> np.ndarray:
     return forward_kinematics(mechanism, q).segments
 
 
+def batch_segment_components(mechanism: Mechanism, Q) -> np.ndarray:
+    """The batch pass's own layout, for algorithms that work on it directly (statics' batch gravity): pose
+    components of every moving segment, shape (S - 1, n_chunks, 12, chunk); component ``3*j + i`` of a pose
+    is ``T_ground_seg[i, j]``; the configurations ``Q`` (B, nq) are cut into chunks of up to 1024 (the last
+    one padded with zeros)."""
+    p = kinematics_plan(mechanism)
+    Q = _configuration(mechanism, Q, p.nq)
+    if Q.ndim != 2:
+        Q = Q[None]
+    return _batch_pass(p, Q)
+
+
 class ForwardKinematics:
     """The result of :func:`forward_kinematics`: answers the pose of any frame relative to any other, and
     the Jacobian of any frame from the same pass.
