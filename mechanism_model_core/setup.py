@@ -32,6 +32,8 @@ setup(
     extras_require={
         "kindsl": ["lark>=1.1"],
         "render": ["matplotlib>=3.5"],
+        "mesh": ["trimesh>=3.9"],
+        "mobility": ["PyYAML>=5.4"],       # wheeled-rover mobility files (locomotion.wheeled)          # terrain meshes from files (terrain.TriangleMesh.from_file)
     },
     zip_safe=False,
     maintainer="mechanism_model developers",

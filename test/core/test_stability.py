@@ -103,8 +103,10 @@ def test_hull_matches_scipy(pts, yaw):
         return
     R = rot_z(yaw)[:3, :3]
     hull = support_polygon(p @ R.T)          # rotating about up changes nothing
-    ref_set = {tuple(np.round(xy[i], 9)) for i in ref.vertices}
-    assert {tuple(np.round(xy[i], 9)) for i in hull} == ref_set
+    ours = {tuple(np.round(xy[i], 9)) for i in hull}
+    assert {tuple(np.round(xy[i], 9)) for i in ref.vertices} <= ours
+    for i in hull:     # any extra vertex lies on scipy's boundary (nearly collinear points qhull merges)
+        assert np.abs(ref.equations[:, :2] @ xy[i] + ref.equations[:, 2]).min() < 1e-9
     # counter-clockwise about +z: positive signed area
     q = xy[list(hull)]
     area = 0.5 * np.sum(q[:, 0] * np.roll(q[:, 1], -1) - np.roll(q[:, 0], -1) * q[:, 1])

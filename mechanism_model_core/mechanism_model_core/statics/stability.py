@@ -31,7 +31,8 @@ import numpy as np
 
 from ..errors import MechanismModelError
 
-__all__ = ["StabilityMargin", "support_polygon", "support_polygon_margin", "force_angle_margin"]
+__all__ = ["StabilityMargin", "support_polygon", "support_polygon_margin", "force_angle_margin",
+           "mechanism_stability"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -99,13 +100,17 @@ def support_polygon(points, up=(0.0, 0.0, 1.0), tol: float = 1e-9) -> tuple:
     upv = upv / np.linalg.norm(upv)
     e1, e2 = _plane_basis(upv)
     xy = np.stack([p @ e1, p @ e2], axis=1)
-    order = sorted(range(len(p)), key=lambda i: (xy[i, 0], xy[i, 1]))
+    scale = max(1.0, float(np.ptp(xy)) if len(p) > 1 else 1.0)
+    keep = []                               # points closer than tol * scale count once
+    for i in range(len(p)):
+        if all(np.hypot(*(xy[i] - xy[k])) > tol * scale for k in keep):
+            keep.append(i)
+    order = sorted(keep, key=lambda i: (xy[i, 0], xy[i, 1]))
 
     def cross(o, a, b):
         return (xy[a, 0] - xy[o, 0]) * (xy[b, 1] - xy[o, 1]) - (xy[a, 1] - xy[o, 1]) * (xy[b, 0] - xy[o, 0])
 
-    scale = max(1.0, float(np.ptp(xy)) if len(p) > 1 else 1.0)
-    eps = tol * scale * scale
+    eps = 0.0        # exact orientation tests: a tolerance here breaks the sort order of near-equal points
     lower, upper = [], []
     for i in order:                       # Andrew's monotone chain
         while len(lower) >= 2 and cross(lower[-2], lower[-1], i) <= eps:
@@ -223,3 +228,36 @@ def force_angle_margin(points, com, force, moment=None, up=None) -> StabilityMar
     margins = angles * fn
     return StabilityMargin(float(margins[k]), bool(margins[k] > 0), hull, margins, edge, axes[k], outward[k],
                            angles, float(angles[k]))
+
+
+def mechanism_stability(mechanism, q, contacts, gravity=(0.0, 0.0, -9.81), method: str = "force_angle",
+                        payloads=None, wrenches=()) -> StabilityMargin:
+    """Tip-over stability of ``mechanism`` at ``q`` standing on ``contacts`` (frame names or
+    :class:`~.contacts.Contact` objects; their origins are the contact points): ``method`` is
+    ``"force_angle"`` (net force: weight with ``payloads`` plus the forces of applied ``wrenches``; net moment
+    about the centre of mass) or ``"support_polygon"`` (the static margin in metres)."""
+    from ..kinematics import forward_kinematics
+    from .gravity import Wrench, parse_gravity
+    from .mass import center_of_mass, total_mass
+
+    if method not in ("force_angle", "support_polygon"):
+        raise MechanismModelError(f"method must be 'force_angle' or 'support_polygon', got {method!r}")
+    g = parse_gravity(gravity)
+    qf = mechanism.configuration(q)
+    fk = forward_kinematics(mechanism, qf)
+    names = [c if isinstance(c, str) else c.frame for c in contacts]
+    pts = np.array([fk.position(n) for n in names]) if names else np.zeros((0, 3))
+    com = center_of_mass(mechanism, qf, payloads=payloads)
+    if method == "support_polygon":
+        return support_polygon_margin(pts, com, g)
+    M = total_mass(mechanism) + sum(float(p.mass) for p in (payloads or ()))
+    force = M * g
+    moment = np.zeros(3)
+    for w in wrenches:
+        if not isinstance(w, Wrench):
+            raise MechanismModelError(f"expected a Wrench, got {w!r}")
+        R = np.eye(3) if w.expressed_in in (None, mechanism.ground) else fk.rotation(w.expressed_in)
+        f, n = R @ w.force, R @ w.torque
+        force = force + f
+        moment = moment + np.cross(fk.position(w.frame) - com, f) + n
+    return force_angle_margin(pts, com, force, moment, up=-g)
