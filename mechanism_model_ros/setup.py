@@ -52,5 +52,7 @@ setup(
         "state_publisher = mechanism_model_ros.state_publisher:main",
         "kinematics_server = mechanism_model_ros.kinematics_server:main",
         "manipulator = mechanism_model_ros.manipulator:main",
+        "statics_server = mechanism_model_ros.statics_server:main",
+        "locomotor = mechanism_model_ros.locomotor:main",
     ]},
 )

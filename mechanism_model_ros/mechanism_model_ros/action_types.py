@@ -69,6 +69,9 @@ def _parse(text: str, pkg: str, full_name: str) -> dict:
     from rosbags.typesys import get_types_from_msg
 
     base = full_name.split("/")[-1]
+    if not any(ln.split("#")[0].strip() and "=" not in ln for ln in text.splitlines()):
+        # rosidl gives a structure without fields one placeholder member, and puts it on the wire
+        text = "uint8 structure_needs_at_least_one_member\n" + text
     parsed = get_types_from_msg(text, f"{pkg}/msg/{base}")
     out = {}
     for key, value in parsed.items():

@@ -23,9 +23,11 @@ NODES: dict[str, str] = {
     "state_publisher": ".state_publisher:StatePublisher",
     "kinematics_server": ".kinematics_server:KinematicsServer",
     "manipulator": ".manipulator:Manipulator",
+    "statics_server": ".statics_server:StaticsServer",
+    "locomotor": ".locomotor:Locomotor",
 }
 #: what ``serve`` runs when not told otherwise
-DEFAULT_NODES: tuple[str, ...] = ("state_publisher", "kinematics_server")
+DEFAULT_NODES: tuple[str, ...] = ("state_publisher", "kinematics_server", "statics_server")
 
 
 @dataclass
