@@ -88,6 +88,8 @@ class ControlledRobot:
         extra = ("--motors", self.motors_file) if self.motors_file else ()
         self.urdf, self.yaml = export(self.model, self.out_dir, *extra)
         configure_this_process(self.domain)
+        if self.real:   # our ros_discovery_info in Humble's layout (24-byte Gids), so Humble nodes can read it
+            os.environ["ROS_DISTRO"] = "humble"
         try:
             if self.real:
                 self._start_real()

@@ -79,3 +79,15 @@ def test_mer_arm_export_loads_and_follows(tmp_path):
         goal = [0.1, -0.1, 0.1, 0.05, -0.05]
         pub.publish(_trajectory(mer.node, names, [(2.0, goal)]))
         assert mer.wait_joints(dict(zip(names, goal)), tol=2e-3, timeout=30), mer.joint_states
+
+
+def test_lemur_legs_export_loads_and_follows(tmp_path):
+    with ControlledRobot("lemur/lemur_hexapod.xml", unique_domain_id(), tmp_path) as lemur:
+        names = lemur.motors["legs_controller"].joint_names
+        assert len(names) == 18
+        home = lemur.positions(names)
+        goal = [q + (0.1 if n.endswith("knee") else -0.05 if n.endswith("hip_pitch") else 0.0)
+                for n, q in zip(names, home)]
+        pub = lemur.publisher("/legs_controller/joint_trajectory", "trajectory_msgs/msg/JointTrajectory")
+        pub.publish(_trajectory(lemur.node, names, [(1.0, goal)]))
+        assert lemur.wait_joints(dict(zip(names, goal)), tol=2e-3, timeout=30), lemur.joint_states
