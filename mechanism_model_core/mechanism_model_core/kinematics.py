@@ -222,23 +222,23 @@ def _plan_single(c, nq: int, layout) -> _SinglePlan:
     term_rows, coef_blocks = [], []
     for (p, g, ent) in blocks:
         if g and kind[g[0]] == 2:            # a slider is alone in its group: terms 1 and d
-            a_lin = np.zeros(nq)
-            a_lin[int(c.seg_coord[g[0]])] = 1.0
+            a_lin = {int(c.seg_coord[g[0]]): 1.0}
             P = np.asarray(c.seg_P[g[0]])
             coefs = []
             for depth, F, _ in ent:
                 Fm = eye if F is None else F
                 coefs.append([Fm, np.zeros((4, 4))] if depth < 0 else [P @ Fm, P @ _EZ @ Fm])
-            rows = [(np.zeros(nq), math.pi / 2, False), (a_lin, 0.0, True)]
+            rows = [({}, math.pi / 2, False), (a_lin, 0.0, True)]
         else:
             factors = [_revolute_factor(np.asarray(c.seg_P[s])) for s in g]
             reps = [n for n in itertools.product((-1, 0, 1), repeat=len(g))
                     if any(n) and n[[i for i, v in enumerate(n) if v][0]] > 0]
-            rows = [(np.zeros(nq), math.pi / 2, False)]     # the constant term: sin(pi/2) = 1
+            rows = [({}, math.pi / 2, False)]     # the constant term: sin(pi/2) = 1
             for n in reps:
-                a = np.zeros(nq)
+                a = {}                                      # sparse row: coordinate -> multiple
                 for k, v in enumerate(n):
-                    a[int(c.seg_coord[g[k]])] += v
+                    ci = int(c.seg_coord[g[k]])
+                    a[ci] = a.get(ci, 0) + v
                 rows.append((a, math.pi / 2, False))        # cos(n . q)
                 rows.append((a, 0.0, False))                # sin(n . q)
             coefs = []
@@ -259,13 +259,17 @@ def _plan_single(c, nq: int, layout) -> _SinglePlan:
         term_rows.append(rows)
         coef_blocks.append(coefs)
     T = max(len(r) for r in term_rows) if term_rows else 1
-    A = np.zeros((nb, T, nq))
+    a_rows, a_cols, a_vals = [], [], []
     bvec = np.zeros((nb, T))
     lin = []
     coef = np.zeros((nb, T, m, 4, 4))     # coefficient t of entry e, transposed: rows 4e:4e+4 of the block
     for bi, (rows, coefs) in enumerate(zip(term_rows, coef_blocks)):
         for t, (a, ph, is_lin) in enumerate(rows):
-            A[bi, t] = a
+            for ci, v in a.items():
+                if v:
+                    a_rows.append(bi * T + t)
+                    a_cols.append(ci)
+                    a_vals.append(float(v))
             bvec[bi, t] = ph
             if is_lin:
                 lin.append(bi * T + t)
@@ -273,14 +277,15 @@ def _plan_single(c, nq: int, layout) -> _SinglePlan:
             for t, Cm in enumerate(row):
                 coef[bi, t, e] = np.asarray(Cm).T
     sp = _SinglePlan()
-    A = A.reshape(nb * T, nq)
     if nq > _DENSE_MAX_NQ:
         # long chains and wide trees: each row touches at most 3 coordinates; a dense (rows x nq) matrix
         # would grow with the square of the model
         from scipy.sparse import csr_matrix
 
-        sp.A = csr_matrix(A)
+        sp.A = csr_matrix((a_vals, (a_rows, a_cols)), shape=(nb * T, nq))
     else:
+        A = np.zeros((nb * T, nq))
+        np.add.at(A, (np.array(a_rows, np.intp), np.array(a_cols, np.intp)), a_vals)
         sp.A = _ro(A)
     sp.b = _ro(bvec.reshape(nb * T))
     sp.lin = _ro(lin, np.intp) if lin else None
