@@ -146,7 +146,7 @@ def test_model_coupling_2x_holds_in_every_solution():
     for _ in range(10):
         qi = rng.uniform([-1.5, -3], [1.5, 3])            # independent: joint1, joint3
         target = forward_kinematics(m, qi).position("tip")
-        r = solve_ik(m, PositionConstraint("tip", target, mask=(1, 1, 0)), {"joint1": 0.1})
+        r = solve_ik(m, PositionConstraint("tip", target, mask=(1, 1, 0)), {"joint1": 0.1}, timeout=10.0)
         assert r.success, r
         j1, j2, _ = r.q
         assert j2 == pytest.approx(2 * j1, abs=1e-12)

@@ -189,7 +189,8 @@ def test_rover_mast_points_at_ground_points_all_around():
         for rad in (1.0, 2.5, 6.0):
             point = np.array([rad * math.cos(az), rad * math.sin(az), 0.0])
             frame, axis = ("mast_camera", (1, 0, 0)) if k % 2 == 0 else ("mast_camera_optical", (0, 0, 1))
-            r = solve_ik(m, PointAtConstraint(frame, point, axis=axis), m.home, locked=others)
+            # a budget the first attempt finishes within even on a loaded machine (restarts fill the rest)
+            r = solve_ik(m, PointAtConstraint(frame, point, axis=axis), m.home, locked=others, timeout=0.3)
             q = r.q
             np.testing.assert_array_equal(np.delete(q, [ip, it]), np.delete(m.home, [ip, it]))
             assert lo[ip] <= q[ip] <= hi[ip] and lo[it] <= q[it] <= hi[it]
