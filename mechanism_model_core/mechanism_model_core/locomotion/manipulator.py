@@ -282,6 +282,11 @@ class ManipulatorModel:
                            mask_frame="reference" if mask is None else "target")
         return solve_ik(self.chain, [c], self._q(q0), **solve_kw)
 
+    @property
+    def prismatic(self) -> np.ndarray:
+        """Per chain joint: True for a length (prismatic), False for an angle."""
+        return np.array(self.chain.coordinate_is_prismatic, dtype=bool)
+
     def specialized_solver(self, tool: str | None = None):
         """The registered specialized solver for full-pose targets of ``tool`` on this chain, or None."""
         tool = tool or self.tool
@@ -305,7 +310,8 @@ class ManipulatorModel:
         ``max_step`` read as radians, as MoveIt's single ``eef_step``): largest rotation between steps.
         ``jump_threshold``: a step whose joint-space distance exceeds this factor times the mean step
         distance ends the path there (0 disables; MoveIt's relative test); ``absolute_jump_threshold``
-        (rad, or m for prismatic joints): the same against a fixed bound on any joint's change (0 disables).
+        (rad, or m for prismatic joints; one number or one per chain joint): the same against a fixed bound on
+        each joint's change (0 disables).
         ``mask``: 6 weights [x y z rx ry rz] in each target's axes (zeros free that direction: a 5-DOF arm's
         rotation about its tool axis). ``is_valid(q_chain) -> bool`` (e.g. a collision check) can refuse a
         step. Raises :class:`InvalidConfiguration` for non-finite or malformed waypoints or parameters.
@@ -319,9 +325,17 @@ class ManipulatorModel:
         rot_step = max_step if max_rotation_step is None else float(max_rotation_step)
         if not (math.isfinite(rot_step) and rot_step > 0):
             raise InvalidConfiguration(f"max_rotation_step must be positive, got {max_rotation_step!r}")
-        for what, v in (("jump_threshold", jump_threshold), ("absolute_jump_threshold", absolute_jump_threshold)):
-            if not (math.isfinite(v) and v >= 0):
-                raise InvalidConfiguration(f"{what} must be >= 0 (0 disables it), got {v!r}")
+        if not (math.isfinite(jump_threshold) and jump_threshold >= 0):
+            raise InvalidConfiguration(f"jump_threshold must be >= 0 (0 disables it), got {jump_threshold!r}")
+        try:
+            ajt = np.broadcast_to(np.asarray(absolute_jump_threshold, dtype=float), (self.n,))
+        except ValueError:
+            raise InvalidConfiguration(f"absolute_jump_threshold: one number or one per chain joint, got "
+                                       f"{absolute_jump_threshold!r}") from None
+        if not (np.all(np.isfinite(ajt)) and np.all(ajt >= 0)):
+            raise InvalidConfiguration(f"absolute_jump_threshold must be >= 0 (0 disables it), got "
+                                       f"{absolute_jump_threshold!r}")
+        jump_on = ajt > 0
         q = self._q(q_start)
         if not self.within_limits(q, 1e-9):
             raise InvalidConfiguration(f"{self.name}: the start configuration is outside the joint limits")
@@ -361,13 +375,14 @@ class ManipulatorModel:
             if qn is None:
                 reason, message = why, f"step {i + 1} of {total} (towards waypoint {wp_of[i]}): " + _WHY[why]
                 break
-            if absolute_jump_threshold > 0:
+            if jump_on.any():
                 d = np.abs(qn - qs[-1])
-                if np.any(d > absolute_jump_threshold):
-                    j = int(np.argmax(d))
+                over = jump_on & (d > ajt)
+                if over.any():
+                    j = int(np.argmax(np.where(over, d / np.where(jump_on, ajt, 1.0), 0.0)))
                     reason = "jump"
                     message = (f"step {i + 1} of {total}: joint {self.joint_names[j]!r} would move {d[j]:.4g} "
-                               f"(> absolute jump threshold {absolute_jump_threshold:.4g})")
+                               f"(> absolute jump threshold {ajt[j]:.4g})")
                     break
             if is_valid is not None and not is_valid(qn):
                 reason, message = "invalid", f"step {i + 1} of {total} (towards waypoint {wp_of[i]}): state refused"
@@ -691,6 +706,12 @@ class MoonriseArmModel(ManipulatorModel):
         T[:3, 3] = p
         return self.ik(T, q0, **solve_kw)
 
+
+#: closed forms of the library's arms for their chains: the Rocky 8 arm (alone, and on the assembled rover,
+#: whose model is named "rocky8"); the MER IDD's instruments are registered by :mod:`..specialized` itself
+for _name in ("rocky8_arm", "rocky8"):
+    register_chain_solver(_name, "arm_tool", lambda m: YPPPYSolver(m, "arm_tool"))
+del _name
 
 for _cls in (ManipulatorModel, R8ArmModel, R8MastModel, MERArmModel, MoonriseArmModel):
     _KINDS[_cls.__name__] = _cls
