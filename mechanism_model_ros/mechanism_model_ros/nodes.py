@@ -22,6 +22,7 @@ from typing import Any
 NODES: dict[str, str] = {
     "state_publisher": ".state_publisher:StatePublisher",
     "kinematics_server": ".kinematics_server:KinematicsServer",
+    "locomotor": ".locomotor:Locomotor",
 }
 #: what ``serve`` runs when not told otherwise
 DEFAULT_NODES: tuple[str, ...] = ("state_publisher", "kinematics_server")

@@ -191,9 +191,9 @@ def _batch_components(mechanism: Mechanism, Q: np.ndarray) -> np.ndarray:
     """Pose components of every moving segment from the kinematics batch pass, (S - 1, chunks, 12, chunk):
     component ``3*j + i`` is ``T[i, j]``, configurations in chunks (the last padded). The one place statics
     reads the batch pass's layout (it saves building (B, S, 4, 4) poses and transposing them back)."""
-    from .. import kinematics as _kin
+    from ..kinematics import batch_segment_components
 
-    return _kin._batch_pass(mechanism._compiled, Q)
+    return batch_segment_components(mechanism, Q)
 
 
 def _gravity_batch(mm, Tb, hom, M, g, shape) -> np.ndarray:
