@@ -441,23 +441,28 @@ class Mechanism:
                                           ("coupling", j.name)) from None
             exprs[j.name] = e
         order = []
-        state: dict[str, int] = {}
-
-        def visit(n, stack):
-            if state.get(n) == 2:
-                return
-            if state.get(n) == 1:
-                raise ModelStructureError(f"circular joint couplings: {' -> '.join(stack + [n])}",
-                                          ("coupling", n))
-            state[n] = 1
-            for dep in exprs[n].variables:
-                if dep in exprs:
-                    visit(dep, stack + [n])
-            state[n] = 2
-            order.append(n)
-
-        for n in exprs:
-            visit(n, [])
+        state: dict[str, int] = {}      # 1: on the current path, 2: done
+        for root in exprs:              # depth first, dependencies first; iterative (chains of any length)
+            if state.get(root) == 2:
+                continue
+            path, todo = [root], [iter(exprs[root].variables)]
+            state[root] = 1
+            while todo:
+                for dep in todo[-1]:
+                    if dep not in exprs or state.get(dep) == 2:
+                        continue
+                    if state.get(dep) == 1:
+                        raise ModelStructureError(f"circular joint couplings: {' -> '.join(path + [dep])}",
+                                                  ("coupling", dep))
+                    state[dep] = 1
+                    path.append(dep)
+                    todo.append(iter(exprs[dep].variables))
+                    break
+                else:
+                    todo.pop()
+                    n = path.pop()
+                    state[n] = 2
+                    order.append(n)
         self.couplings = ReadOnlyMapping({n: exprs[n] for n in order})  # dependencies first
         dependent = {self._coord_index[n] for n in order}
         self.independent_coordinates: tuple[str, ...] = tuple(

@@ -830,6 +830,23 @@ class WheeledLocomotorModel:
         ct = terrain.wheel_contact(C, A, np.array([r.radius for r in refs]))
         return ct.point, ct.normal, ct.distance
 
+    def tipover_margin(self, terrain, q, method: str = "force_angle", gravity=(0.0, 0.0, -9.81)):
+        """Tip-over stability of the rover at ``q`` on ``terrain`` (settle first): the wheel rim contact
+        points as the support, the whole mechanism's centre of mass, through the statics module's
+        :func:`~mechanism_model_core.statics.force_angle_margin` (Papadopoulos and Rey, N rad; default) or
+        :func:`~mechanism_model_core.statics.support_polygon_margin` (``method="support_polygon"``, m).
+        Returns its :class:`~mechanism_model_core.statics.StabilityMargin` (tip-over axis and direction)."""
+        from ..statics import center_of_mass, force_angle_margin, support_polygon_margin, total_mass
+
+        pts, _, _ = self.contacts(terrain, q)
+        com = center_of_mass(self.mechanism, q)
+        g = np.asarray(gravity, dtype=float)
+        if method == "force_angle":
+            return force_angle_margin(pts, com, total_mass(self.mechanism) * g)
+        if method == "support_polygon":
+            return support_polygon_margin(pts, com, g)
+        raise InvalidConfiguration(f"tipover_margin: method is 'force_angle' or 'support_polygon', got {method!r}")
+
     def slope_drive(self, terrain, q, twist, steering_tolerance: float | None = None) -> DriveCommand:
         """Steering angles and wheel rates that move the rover settled at ``q`` on ``terrain`` with the body
         ``twist`` ``(vx, vy, wz)`` (body frame, along the terrain) without slip (CLARAty 12.2).
