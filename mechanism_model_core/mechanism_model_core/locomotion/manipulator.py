@@ -55,6 +55,7 @@ from ..kinematics import forward_kinematics
 from ..model import BodySpec, Mechanism
 from ..spatial import axis_angle_matrix, inverse
 from ..specialized import YPPPYSolver, find_specialized, register_specialized
+from .arm_solvers import YPPPSolver
 from .trajectory import JointTrajectory, time_parameterize
 
 __all__ = ["CartesianPath", "ManipulatorModel", "MERArmModel", "MoonriseArmModel", "PointingResult",
@@ -302,7 +303,7 @@ class ManipulatorModel:
                        max_rotation_step: float | None = None, jump_threshold: float = 0.0,
                        absolute_jump_threshold: float = 0.0, mask=None, tol_position: float = 1e-6,
                        tol_orientation: float = 1e-5, is_valid: Callable[[np.ndarray], bool] | None = None,
-                       max_iterations: int = 30) -> CartesianPath:
+                       max_iterations: int = 12) -> CartesianPath:
         """Straight-line Cartesian path of ``tool`` from its pose at ``q_start`` through ``waypoints`` (a
         sequence of 4x4 ``T_base_tool``, or one), MoveIt ``computeCartesianPath`` semantics (module docstring).
 
@@ -314,7 +315,10 @@ class ManipulatorModel:
         each joint's change (0 disables).
         ``mask``: 6 weights [x y z rx ry rz] in each target's axes (zeros free that direction: a 5-DOF arm's
         rotation about its tool axis). ``is_valid(q_chain) -> bool`` (e.g. a collision check) can refuse a
-        step. Raises :class:`InvalidConfiguration` for non-finite or malformed waypoints or parameters.
+        step. Each step's IK: up to ``max_iterations`` damped Newton steps from the previous step's solution
+        (extrapolated along the segment); where they do not converge, the registered closed form (the branch
+        nearest the previous solution) or else the generic solver from the previous solution decides.
+        ``solver`` in the result says which were used (``"newton"``, ``"newton+ypppy"``). Raises :class:`InvalidConfiguration` for non-finite or malformed waypoints or parameters.
         """
         tool = tool or self.tool
         if tool not in self.tools:
@@ -364,14 +368,18 @@ class ManipulatorModel:
         total = len(targets)
         qs = [q]
         poses = [self.fk(q, tool)]
-        reason, message, solver_name = "ok", "", closed.name if closed is not None else "newton"
+        reason, message = "ok", ""
+        used_closed = False
         tracker = _Tracker(self, tool, m6, tol_position, tol_orientation, max_iterations)
         for i, Ti in enumerate(targets):
-            if closed is not None:
+            guess = 2 * qs[-1] - qs[-2] if len(qs) > 1 and wp_of[i - 1] == wp_of[i] else None
+            # Newton steps from the previous solution (fast, keeps the branch); where they do not converge,
+            # the closed form (nearest branch) or the generic solver decides
+            qn, why = tracker.step(Ti, qs[-1], guess, fallback=closed is None)
+            if qn is None and closed is not None:
                 qn, why = _closed_form_step(self, closed, Ti, qs[-1], tool, tol_position, tol_orientation)
-            else:
-                guess = 2 * qs[-1] - qs[-2] if len(qs) > 1 and wp_of[i - 1] == wp_of[i] else None
-                qn, why = tracker.step(Ti, qs[-1], guess)
+                if qn is not None:
+                    used_closed = True
             if qn is None:
                 reason, message = why, f"step {i + 1} of {total} (towards waypoint {wp_of[i]}): " + _WHY[why]
                 break
@@ -403,6 +411,7 @@ class ManipulatorModel:
                            f"step {limit / jump_threshold:.4g}")
         achieved = len(Q) - 1
         fraction = 1.0 if total == 0 else achieved / total
+        solver_name = "newton" + (f"+{closed.name}" if used_closed else "")
         return CartesianPath(self.joint_names, Q, np.array(poses), fraction, reason, message,
                              np.array(wp_of[:achieved], dtype=int), total, solver_name)
 
@@ -438,8 +447,9 @@ class ManipulatorModel:
             raise InvalidConfiguration(f"target_point needs 3 finite numbers, got {target_point!r}")
         c = PointAtConstraint(frame, p, axis=axis)
         best = None
+        kw = {"timeout": 2.0, "max_iterations": 500, "restarts": False, **solve_kw}   # bounded by iterations
         for start in self._pointing_seeds(p, frame, axis, self._q(q0)):
-            r = solve_ik(self.chain, [c], start, tol_orientation=tolerance, **solve_kw)
+            r = solve_ik(self.chain, [c], start, tol_orientation=tolerance, **kw)
             err = r.residuals[0].orientation
             if best is None or err < best[1]:
                 best = (r, err)
@@ -481,7 +491,7 @@ class ManipulatorModel:
             if j is not None and j.dof == 1 and j.type.value == "revolute":
                 free.set_joint(s.name, j.with_(lower=(-math.inf,), upper=(math.inf,)))
         try:
-            r = solve_ik(free.build(), [c], None, restarts=True, timeout=0.05)
+            r = solve_ik(free.build(), [c], None, restarts=False, timeout=2.0, max_iterations=500)
         except MechanismModelError:
             return False
         return bool(r.success)
@@ -616,7 +626,7 @@ class _Tracker:
             a, b = e[self._pos], e[self._rot]
         return float(a @ a) <= self.tol_p ** 2 and float(b @ b) <= self.tol_o ** 2
 
-    def step(self, Tt, q_prev, q_guess=None):
+    def step(self, Tt, q_prev, q_guess=None, fallback: bool = True):
         """Chain configuration reaching ``Tt`` near ``q_prev`` (Newton from ``q_guess``, e.g. the previous
         step extrapolated, when given), or ``(None, reason)``."""
         arm, chain = self.arm, self.arm.chain
@@ -644,9 +654,12 @@ class _Tracker:
             if np.max(np.abs(qn - q)) < 1e-14:
                 break
             q = qn
+        if not fallback:
+            return None, "unreachable"
         # Newton stalled: the generic solver from the same start (keeps the branch when one exists)
+        # (bounded by iterations, not time, so that the outcome does not depend on the machine's load)
         r = arm.ik(Tt, q_prev, tool=self.tool, mask=None if self.mask is None else self.mask, restarts=False,
-                   timeout=0.02, tol_position=self.tol_p, tol_orientation=self.tol_o)
+                   timeout=2.0, max_iterations=300, tol_position=self.tol_p, tol_orientation=self.tol_o)
         if r.success:
             return r.q, "ok"
         return None, ("limits" if r.reason == "limits" else "unreachable")
@@ -688,8 +701,8 @@ class MERArmModel(ManipulatorModel):
 
 class MoonriseArmModel(ManipulatorModel):
     """The Moonrise-style 4-DOF digging arm: yaw then three pitches ending in the scoop (``scoop_tip``,
-    ``scoop_mouth``). A 4-DOF arm reaches a position and the scoop's pitch: use ``mask=(1, 1, 1, 0, 1, 0)``
-    style masks or :meth:`dig_pose`."""
+    ``scoop_mouth``). A 4-DOF arm reaches a position and the scoop's pitch: :meth:`dig_pose` builds such a
+    target; IK uses the registered YPPP closed form (:class:`~.arm_solvers.YPPPSolver`)."""
 
     def __init__(self, mechanism: Mechanism, tool: str = "scoop_tip", **kw):
         tools = [t for t in ("scoop_tip", "scoop_mouth") if mechanism.has_frame(t)]
@@ -712,6 +725,10 @@ class MoonriseArmModel(ManipulatorModel):
 for _name in ("rocky8_arm", "rocky8"):
     register_chain_solver(_name, "arm_tool", lambda m: YPPPYSolver(m, "arm_tool"))
 del _name
+#: the Moonrise digging arm's yaw-pitch-pitch-pitch closed form (locomotion.arm_solvers)
+for _frame in ("scoop_tip", "scoop_mouth"):
+    register_chain_solver("moonrise_arm", _frame, lambda m, _f=_frame: YPPPSolver(m, _f))
+del _frame
 
 for _cls in (ManipulatorModel, R8ArmModel, R8MastModel, MERArmModel, MoonriseArmModel):
     _KINDS[_cls.__name__] = _cls
