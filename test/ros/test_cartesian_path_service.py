@@ -11,6 +11,8 @@ import pytest
 from mechanism_model_core import forward_kinematics, load_model
 from mechanism_model_core.library import default_model_path
 
+from core.optional_deps import require
+
 pytestmark = pytest.mark.ros
 
 MODEL = load_model(default_model_path())
@@ -20,7 +22,7 @@ Q_ARM = [0.2, 0.5, -1.2, 0.4, 0.1]
 
 @pytest.fixture(scope="module")
 def client():
-    pytest.importorskip("toppra")
+    require("toppra", "trajectory")
     from mechanism_model_ros.nodes import Served, create
     from mechanism_model_ros.transports.memory import MemoryBus, MemoryNode
     bus = MemoryBus()

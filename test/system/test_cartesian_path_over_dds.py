@@ -12,6 +12,7 @@ import pytest
 from mechanism_model_core import forward_kinematics, load_model
 from mechanism_model_core.library import default_model_path
 
+from core.optional_deps import require
 from ros.dds_helpers import configure_this_process, start_serve, stop, unique_domain_id
 
 pytestmark = pytest.mark.ros
@@ -23,7 +24,7 @@ Q_ARM = [0.2, 0.5, -1.2, 0.4, 0.1]
 
 @pytest.fixture(scope="module")
 def client():
-    pytest.importorskip("toppra")
+    require("toppra", "trajectory")
     domain = unique_domain_id()
     configure_this_process(domain)
     from mechanism_model_ros.transports.cyclone import CycloneContext, CycloneNode
