@@ -418,7 +418,10 @@ class WheeledLocomotorModel:
     :func:`mobility_for`). Validates the description against the mechanism at construction (errors name the
     description's file) and holds only constants; every method takes the state it needs."""
 
-    def __init__(self, mechanism, mobility: MobilitySpec | Mapping | str | os.PathLike | None = None):
+    def __init__(self, mechanism, mobility: MobilitySpec | Mapping | str | os.PathLike | None = None, *,
+                 max_rates=None):
+        """``max_rates``: wheel-rate limits (rad/s, wheel order or ``{drive joint: limit}``, e.g. a motor
+        group's velocity limits); each wheel takes the smallest of it, its ``max_rate`` and its joint's."""
         if mobility is None:
             mobility = mobility_for(mechanism)
         elif isinstance(mobility, (str, os.PathLike)):
@@ -443,8 +446,14 @@ class WheeledLocomotorModel:
                 j = m.joint(w.steering_joint)
                 lo[i], hi[i] = j.lower[0], j.upper[0]
         self.steering_lower, self.steering_upper = lo, hi
-        self.max_rates = np.array([w.max_rate if w.max_rate is not None else m.joint(w.drive_joint).velocity
-                                   for w in self.wheels], dtype=float)
+        self.max_rates = np.array([min(w.max_rate if w.max_rate is not None else math.inf,
+                                       m.joint(w.drive_joint).velocity) for w in self.wheels], dtype=float)
+        if max_rates is not None:
+            extra = np.array([max_rates.get(w.drive_joint, math.inf) for w in self.wheels], dtype=float) \
+                if isinstance(max_rates, Mapping) else np.broadcast_to(np.asarray(max_rates, float), (self.n,))
+            if np.any(~(extra > 0)):
+                raise self._err("max_rates must be > 0 rad/s")
+            self.max_rates = np.minimum(self.max_rates, extra)
         self._steered_list = [bool(v) for v in self.steered]
         self._lo_list, self._hi_list = [float(v) for v in lo], [float(v) for v in hi]
         self._max_rate_list = [float(v) for v in self.max_rates]
