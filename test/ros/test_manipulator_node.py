@@ -38,6 +38,7 @@ class Node:
         self.execute = robot.node.create_client(f"/{name}/execute_trajectory", SRV)
         self.cancel = robot.node.create_client(f"/{name}/cancel", "std_srvs/srv/Trigger")
         assert self.execute.wait_for_service(20) and self.cancel.wait_for_service(20)
+        assert wait_for(self.node._state_is_fresh, 20)       # it hears joint_states
         self.robot = robot
 
     def call(self, msg, controller="", wait=True, timeout=60):
