@@ -88,8 +88,6 @@ class ControlledRobot:
         extra = ("--motors", self.motors_file) if self.motors_file else ()
         self.urdf, self.yaml = export(self.model, self.out_dir, *extra)
         configure_this_process(self.domain)
-        if self.real:   # our ros_discovery_info in Humble's layout (24-byte Gids), so Humble nodes can read it
-            os.environ["ROS_DISTRO"] = "humble"
         try:
             if self.real:
                 self._start_real()
@@ -152,7 +150,10 @@ class ControlledRobot:
         from mechanism_model_ros.qos import DEFAULT
         from mechanism_model_ros.transports.cyclone import CycloneContext, CycloneNode
 
-        self._ctx = CycloneContext(self.domain)
+        # ros_discovery_info in Humble's layout (24-byte Gids) so that Humble's nodes can read it; only for this
+        # context (the process environment stays as it was)
+        env = dict(os.environ, ROS_DISTRO="humble") if self.real else None
+        self._ctx = CycloneContext(self.domain, env=env)
         self._node = CycloneNode("mm_test_joint_states", context=self._ctx)
 
         def on_js(msg):
