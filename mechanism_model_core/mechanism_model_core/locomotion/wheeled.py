@@ -362,6 +362,9 @@ class DriveCommand:
     reversed: np.ndarray | None = None
     waiting: bool = False
     slip: np.ndarray | None = None
+    qdot: np.ndarray | None = None
+
+    # ``qdot`` (slope driving only): the full coordinate rates of the motion (body, suspension), scaled
 
     def steering_by_joint(self, model: "WheeledLocomotorModel") -> dict:
         return {w.steering_joint: float(a) for w, a in zip(model.wheels, self.steering) if w.steering_joint}
@@ -958,7 +961,7 @@ class WheeledLocomotorModel:
             scale = 1.0 / float(ratio)
             rates *= scale
             t = t * scale
-        return DriveCommand(target, rates, t, True, "", scale, flip, False, None)
+        return DriveCommand(target, rates, t, True, "", scale, flip, False, None, qd * scale)
 
 
 @dataclass
