@@ -7,7 +7,7 @@ import pytest
 
 import mechanism_model_core as mm
 from mechanism_model_core.library import model_path
-from mechanism_model_core.locomotion.wheeled import (MobilityError, MobilitySpec, Odometry, WheeledLocomotorModel,
+from mechanism_model_core.locomotion.wheeled import (MobilityError, Odometry, WheeledLocomotorModel,
                                                      arc_twist, crab_twist, icr_twist, integrate_planar,
                                                      load_mobility, mobility_for, point_turn_twist,
                                                      propose_mobility)

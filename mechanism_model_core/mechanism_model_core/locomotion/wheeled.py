@@ -50,7 +50,7 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -923,7 +923,6 @@ class WheeledLocomotorModel:
         cur = self.steering_of(q)
         target = np.where(self.steered, cur, np.nan)
         rates = np.zeros(self.n)
-        flip = np.zeros(self.n, dtype=bool)
         for i, w in enumerate(self.wheels):
             wb = m.child_body_of_joint(w.drive_joint)
             a = fk.rotation(wb) @ m.joint(w.drive_joint).axis
@@ -961,7 +960,7 @@ class WheeledLocomotorModel:
             scale = 1.0 / float(ratio)
             rates *= scale
             t = t * scale
-        return DriveCommand(target, rates, t, True, "", scale, flip, False, None, qd * scale)
+        return DriveCommand(target, rates, t, True, "", scale, None, False, None, qd * scale)
 
 
 @dataclass
