@@ -14,19 +14,18 @@ dq_full/dq_ind`` (:meth:`Mechanism.coupling_jacobian`), in the order of
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Sequence
-
 import ast
 import math
 import weakref
+from dataclasses import dataclass
+from typing import Sequence
 
 import numpy as np
 
 from ..errors import InvalidConfiguration, MechanismModelError, UnknownFrame
 from ..kinematics import forward_kinematics, segment_poses
 from ..model import Mechanism
-from .mass import Payload, _segment_masses, _weighted_columns, mass_model
+from .mass import Payload, _segment_masses, mass_model
 
 __all__ = ["Wrench", "gravity_torques", "wrench_torques", "static_torques", "parse_gravity"]
 

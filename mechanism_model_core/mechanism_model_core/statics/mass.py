@@ -89,7 +89,7 @@ class MassModel:
     def __init__(self, mechanism: Mechanism):
         t = tree_arrays(mechanism)
         bodies = mechanism.bodies
-        nb, S = len(bodies), len(t.parent)
+        S = len(t.parent)
         m = np.array([b.mass.mass for b in bodies])
         m[0] = 0.0                                           # the ground carries nothing that moves
         com = np.array([b.mass.com for b in bodies])
