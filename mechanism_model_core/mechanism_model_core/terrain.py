@@ -154,7 +154,7 @@ class Terrain:
             tn = np.arctan2(-np.einsum("...i,...i->...", n, v), -np.einsum("...i,...i->...", n, u))
             dt = np.angle(np.exp(1j * (tn - t)))
             t = np.where(np.isfinite(tn), t + dt, t)
-            if np.all(np.abs(np.nan_to_num(dt)) < 1e-11):
+            if np.all(np.abs(np.nan_to_num(dt)) < 1e-7):    # the clearance is stationary: error ~ r dt^2
                 break
         gt = self._quiet_clearance(rim(t))
         ok = np.abs(np.angle(np.exp(1j * (t - t0)))) <= 2 * math.pi / samples

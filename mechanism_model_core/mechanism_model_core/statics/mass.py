@@ -89,7 +89,7 @@ class MassModel:
     def __init__(self, mechanism: Mechanism):
         t = tree_arrays(mechanism)
         bodies = mechanism.bodies
-        nb, S = len(bodies), len(t.parent)
+        S = len(t.parent)
         m = np.array([b.mass.mass for b in bodies])
         m[0] = 0.0                                           # the ground carries nothing that moves
         com = np.array([b.mass.com for b in bodies])
@@ -123,6 +123,9 @@ class MassModel:
         self.sub_moving_mass = _ro(sub[moving] @ seg_mass)
         self.seg_hom = _ro(np.concatenate([seg_moment, seg_mass[:, None]], axis=1)[:, :, None])   # (S, 4, 1)
         self.any_prismatic = bool((~self.moving_revolute).any())
+        #: (segment, parent) from the leaves up, parents not the ground: adding each segment's value into its
+        #: parent's in this order leaves subtree sums
+        self.accumulate = tuple((j, int(t.parent[j])) for j in range(S - 1, 0, -1) if int(t.parent[j]) > 0)
         #: every coordinate drives one segment, in coordinate order: per-segment results are per-coordinate
         self.coords_in_order = bool(len(moving) == self.nq and np.array_equal(self.moving_coord,
                                                                                np.arange(self.nq)))
