@@ -11,8 +11,9 @@ How it is computed
 ------------------
 The compiled mechanism (:mod:`.model`) is a tree of *segments*, one per elementary motion, each a rotation
 about or a translation along its own z axis: ``T_ground_seg[i] = T_ground_seg[parent] @ P[i] @ M(q)``.
-Frames are constant offsets from segments. Two evaluation plans are compiled from that tree, once per
-mechanism, and only read afterwards (the mechanism stays immutable and thread-safe):
+Frames are constant offsets from segments. Two evaluation plans are compiled from that tree
+(:class:`KinematicsPlan`), once per mechanism on first use, kept here (not in the model) and only read
+afterwards, so threads share them without locks:
 
 *One configuration* -- the cost is Python and numpy call overhead, not arithmetic, so the plan minimises
 the number of numpy calls. Segments are cut into short runs along the tree (*blocks*). Every pose inside a
@@ -31,7 +32,7 @@ threads, which on a shared machine cost more than they gain) and three elementwi
 chunks. Nothing of shape (B, S, 4, 4) is built unless asked for.
 
 The one-configuration plan and the Jacobian's cross-product trick are checked against the plain
-definition (``Joint.transform`` composed along the tree) in ``test/core/test_kinematics_batch_perf_invariants.py``;
+definition (``Joint.transform`` composed along the tree) in ``test/core/test_kinematics_passes.py``;
 timings are in ``BENCHMARKS.md`` (``benchmarks/bench_kinematics.py``).
 """
 
