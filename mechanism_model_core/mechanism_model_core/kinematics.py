@@ -129,6 +129,7 @@ _DENSE_MAX_NQ = 64
 #: revolute coordinates are reduced to (-pi, pi] (exactly, through sin and cos) when |q| exceeds this:
 #: the pass evaluates cos(x) as sin(x + pi/2), exact to a few ulp of x only while x is small
 _REDUCE_ABOVE = 64.0
+_REDUCE2 = _REDUCE_ABOVE * _REDUCE_ABOVE
 
 
 def _estimated_cost(layout) -> float:
@@ -473,11 +474,14 @@ def _reduced(q, rev):
     return q
 
 
-def _single_pass(sp, q):
+def _single_pass(sp, q, qq=math.inf):
     """Pass output for one configuration, shape (nb, 4m, 12): rows 4e:4e+4 of block b hold ``E.T`` (see
-    _GROUND_EXT) for the pose of the block's e-th entry (segment or frame)."""
+    _GROUND_EXT) for the pose of the block's e-th entry (segment or frame). ``qq``: ``q . q`` when the
+    caller has it (large angles are reduced first; unknown means check)."""
+    if qq == math.inf:
+        qq = q.dot(q)
     A, b, lin, wshape, coef, kshape, oshape, ground, parents, rev = sp.run
-    if rev is not None and not q.dot(q) <= _REDUCE_ABOVE * _REDUCE_ABOVE:
+    if rev is not None and not qq <= _REDUCE2:
         q = _reduced(q, rev)
     x = A.dot(q)
     x += b
@@ -781,7 +785,10 @@ class ForwardKinematics:
         if f is None:
             f = _frame_index(p, self.mechanism, frame)
         if self._out is not None:
-            return _single_columns(self._out, p.frame_jacobian(f), p.nq, point == "ground")
+            fj = p._jac.get(f)
+            if fj is None:
+                fj = p.frame_jacobian(f)
+            return _single_columns(self._out, fj, p.nq, point == "ground")
         J, W = _batch_columns(p, self._tb, f, self.q.shape[0])
         if point == "ground":
             pos = _comps_to_poses(W, self.q.shape[0])[:, :3, 3]
@@ -827,15 +834,18 @@ def forward_kinematics(mechanism: Mechanism, q=None) -> ForwardKinematics:
     p = _PLANS.get(id(mechanism))
     if p is None:
         p = kinematics_plan(mechanism)
-    if not (type(q) is np.ndarray and q.dtype is _F64 and q.ndim == 1 and q.shape[0] == p.nq
-            and _isfinite(q.dot(q))):            # the shortcut of _configuration, inlined
+    qq = math.inf
+    if type(q) is np.ndarray and q.dtype is _F64 and q.ndim == 1 and q.shape[0] == p.nq:
+        qq = q.dot(q)                            # the shortcut of _configuration, inlined
+    if not _isfinite(qq):
         q = mechanism.configuration(q)
+        qq = math.inf
     fk = _new(ForwardKinematics)
     fk.mechanism = mechanism
     fk.q = q
     fk._plan = p
     if q.ndim == 1:
-        fk._out = _single_pass(p.single, q)
+        fk._out = _single_pass(p.single, q, qq)
         fk._tb = None
     else:
         fk._out = None
