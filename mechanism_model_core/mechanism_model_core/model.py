@@ -474,30 +474,28 @@ class Mechanism:
             with np.errstate(all="ignore"):   # a coupling undefined at home is reported when home is used
                 self.home = _readonly(self.apply_couplings(self.home))
 
-    def configuration(self, values=None, *, fill_couplings: bool | None = None) -> np.ndarray:
+    def configuration(self, values=None, *, fill_couplings: bool | None = None,
+                      measured: bool = False) -> np.ndarray:
         """The full joint-coordinate array for ``values``.
 
         ``values`` may be ``None`` (home), an array of length :attr:`nq` or of length
         ``len(independent_coordinates)`` (dependent joints are then computed from their couplings), a batch of
         such arrays (shape ``(B, n)``), or a mapping from coordinate names to values: coordinates not given
-        take their home value, and coupled joints not given follow their coupling.
-        Raises :class:`InvalidConfiguration` for wrong shapes, unknown names or non-finite values.
+        take their home value, and coupled joints not given follow their coupling; a coupled joint given
+        alone is solved for the joint it follows when the coupling is affine (with a warning), and one that
+        contradicts its coupling is an error (:mod:`.named_values`).
+        ``measured=True`` (joint states reported by a robot): a coupled joint given keeps the value given,
+        unchecked, as robot_state_publisher shows what is reported.
+        Raises :class:`InvalidConfiguration` for wrong shapes, unknown names (:class:`UnknownCoordinate`,
+        also an ``UnknownJoint``) or non-finite values.
         """
         n = self.nq
         if values is None:
             return _all_finite(np.array(self.home), "the home configuration")
-        if isinstance(values, Mapping):
-            q = np.array(self.home)
-            given = set()
-            for k, v in values.items():
-                idx = self._coord_index.get(k)
-                if idx is None:
-                    raise InvalidConfiguration(f"unknown joint coordinate {k!r}")
-                q[idx] = _finite_scalar(k, v)
-                given.add(k)
-            if self.couplings:
-                q = _all_finite(self.apply_couplings(q, skip=given), "the coupled joint values")
-            return q
+        if isinstance(values, Mapping):     # unknown names, couplings given from either side: named_values
+            from .named_values import configuration_from_mapping
+
+            return configuration_from_mapping(self, values, measured)
         try:
             q = np.asarray(values, dtype=float)
         except (TypeError, ValueError) as exc:   # ragged nesting, non-numbers
