@@ -30,7 +30,10 @@ Safety (every case also logged, rate-limited):
 Drive mode: parameter ``drive_mode`` (``auto``, ``ackermann``, ``crab``, ``turn_in_place``, ``skid``) and
 services ``~/drive_mode/<mode>`` (``std_srvs/Trigger``).
 
-Parameters (units): ``mobility`` (path of a mobility YAML; default beside the model file),
+Controllers, their joint order and limits come from the model's motor groups (``motor_groups``: a file;
+empty: the model file's ``<Motor_Group>`` elements); without any, from the parameters below.
+
+Parameters (units): ``mobility`` (path of a mobility YAML; default beside the model file), ``motor_groups``,
 ``cmd_vel_topic``, ``cmd_vel_stamped`` (bool), ``drive_mode``, ``command_rate`` (Hz), ``cmd_vel_timeout``
 (s), ``joint_states_timeout`` (s), ``require_joint_states`` (bool), ``steering_controller``,
 ``wheel_controller``, ``steering_joints``, ``wheel_joints`` (lists of joint names), ``max_linear_speed``
@@ -75,6 +78,44 @@ def _ensure_trigger_definition():
     store.register(types)
 
 
+def _motor_groups(mechanism, path: str, log):
+    """The model's motor groups (``motor_groups`` parameter: a file; empty: the model file's), or None."""
+    try:
+        from mechanism_model_core.locomotion import load_motor_groups
+    except ImportError:
+        return None
+    try:
+        groups = load_motor_groups(mechanism, path or None)
+    except Exception as exc:                     # a model without a file: the parameters decide
+        if path:
+            raise
+        log.info("no motor groups (%s): controllers and joint order from the parameters", exc)
+        return None
+    return groups if len(groups) else None
+
+
+def _groups_for(groups, model):
+    """(steering group, wheel group) holding the mobility's steering and drive joints, or Nones."""
+    if groups is None:
+        return None, None
+    out = []
+    for joints, what in (([w.steering_joint for w in model.wheels if w.steering_joint], "steering"),
+                         ([w.drive_joint for w in model.wheels], "drive")):
+        if not joints:
+            out.append(None)
+            continue
+        try:
+            g = groups.group_of(joints[0])
+        except Exception:
+            out.append(None)
+            continue
+        if sorted(g.joint_names) != sorted(joints):
+            raise MobilityError(f"motor group {g.name!r} must command exactly the mobility's {what} joints "
+                                f"{joints}, it has {list(g.joint_names)}")
+        out.append(g)
+    return tuple(out)
+
+
 class Locomotor:
     """The node logic over a :class:`~mechanism_model_ros.transports.base.Transport`."""
 
@@ -85,7 +126,11 @@ class Locomotor:
         self.warn = RateLimitedLogger(self.log)
         p = transport.get_parameter
         mob = str(p("mobility", ""))
-        self.model = WheeledLocomotorModel(mechanism, mob or None)
+        probe = WheeledLocomotorModel(mechanism, mob or None)
+        self.motor_groups = _motor_groups(mechanism, str(p("motor_groups", "")), self.log)
+        self.steer_group, self.wheel_group = _groups_for(self.motor_groups, probe)
+        self.model = probe if self.wheel_group is None else WheeledLocomotorModel(
+            mechanism, probe.spec, max_rates=dict(zip(self.wheel_group.joint_names, self.wheel_group.velocity)))
         spec = self.model.spec
         self.mode = str(p("drive_mode", "auto"))
         if self.mode not in MODES:
@@ -113,6 +158,10 @@ class Locomotor:
         wheel_default = [w.drive_joint for w in wheels]
         self.steering_joints = list(p("steering_joints", steer_default)) or steer_default
         self.wheel_joints = list(p("wheel_joints", wheel_default)) or wheel_default
+        if self.steer_group is not None:                 # the motor group decides: controller and joint order
+            self.steering_joints = list(self.steer_group.joint_names)
+        if self.wheel_group is not None:
+            self.wheel_joints = list(self.wheel_group.joint_names)
         if sorted(self.steering_joints) != sorted(steer_default) or sorted(self.wheel_joints) != sorted(wheel_default):
             raise MobilityError(f"steering_joints/wheel_joints must list the mobility's joints: "
                                 f"{steer_default} / {wheel_default}")
@@ -120,8 +169,10 @@ class Locomotor:
         by_drive = {w.drive_joint: i for i, w in enumerate(wheels)}
         self._steer_order = [by_steer[j] for j in self.steering_joints]
         self._wheel_order = [by_drive[j] for j in self.wheel_joints]
-        steering_controller = str(p("steering_controller", "steering_controller"))
-        wheel_controller = str(p("wheel_controller", "wheel_controller"))
+        steering_controller = self.steer_group.name if self.steer_group is not None else \
+            str(p("steering_controller", "steering_controller"))
+        wheel_controller = self.wheel_group.name if self.wheel_group is not None else \
+            str(p("wheel_controller", "wheel_controller"))
 
         self._lock = threading.RLock()
         self._twist = np.zeros(3)
@@ -296,12 +347,21 @@ class Locomotor:
             self._publish_commands(steer, rates)
 
     def _publish_commands(self, steer, rates) -> None:
+        s_cmd = [float(steer[i]) for i in self._steer_order]
+        w_cmd = [float(rates[i]) for i in self._wheel_order]
+        # the motor groups' limits are the last word (the core's own limits already hold them)
+        for group, cmd, key in ((self.steer_group, s_cmd, "clamp_steer"), (self.wheel_group, w_cmd, "clamp_wheel")):
+            if group is not None and cmd:
+                res = group.clamp(cmd)
+                if res.any_clamped:
+                    self.warn.warning(key, f"command clamped: {res.describe()}")
+                cmd[:] = [float(v) for v in res.values]
         if self.steer_pub is not None:
             m = self._F64()
-            m.data = [float(steer[i]) for i in self._steer_order]
+            m.data = s_cmd
             self.steer_pub.publish(m)
         m = self._F64()
-        m.data = [float(rates[i]) for i in self._wheel_order]
+        m.data = w_cmd
         self.wheel_pub.publish(m)
         self.counts["commands"] += 1
 

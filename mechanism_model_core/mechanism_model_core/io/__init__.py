@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 
 from ..errors import ModelFileError
+from ..model import provide_operation
 
 #: extension -> (module, function); modules are imported on first use.
 _READERS = {
@@ -104,3 +105,8 @@ def save_model(mechanism, path, format: str | None = None) -> None:
                                  f"{', '.join(sorted(_WRITERS))})", path)
     module, function = _WRITERS[key]
     getattr(importlib.import_module(f"{__name__}.{module}"), function)(mechanism, path)
+
+
+# the model's Mechanism.save and Mechanism.attach(path) call these (see model.provide_operation)
+provide_operation("save_model", save_model)
+provide_operation("load_model", load_model)
