@@ -29,6 +29,7 @@ import numpy as np
 from .errors import (InvalidConfiguration, ModelStructureError, UnknownBody, UnknownFrame,
                      UnknownJoint)
 from .joints import Joint
+from .named_values import finite_value as _finite_scalar
 from .spatial import rotation_z_to
 
 GROUND = "ground"
@@ -743,16 +744,6 @@ def _all_finite(q: np.ndarray, what: str) -> np.ndarray:
     if not np.all(np.isfinite(q)):
         raise InvalidConfiguration(f"{what}: not every value is finite (a coupling outside its domain?)")
     return q
-
-
-def _finite_scalar(name, v) -> float:
-    try:
-        f = float(v)
-    except (TypeError, ValueError):
-        raise InvalidConfiguration(f"value of {name!r} is not a number: {v!r}") from None
-    if not math.isfinite(f):
-        raise InvalidConfiguration(f"value of {name!r} is not finite: {v!r}")
-    return f
 
 
 def _duplicates(names) -> list[str]:

@@ -44,7 +44,7 @@ def configuration_from_mapping(mech, values: Mapping, measured: bool = False) ->
         idx = mech._coord_index.get(k)
         if idx is None:
             raise UnknownCoordinate(str(k), list(mech.coordinate_names))
-        q[idx] = given[k] = _finite_scalar(k, v)
+        q[idx] = given[k] = finite_value(k, v)
     couplings = mech.couplings
     if not couplings:
         return q
@@ -111,7 +111,12 @@ def _solve_dependent_side(mech, q: np.ndarray, given: dict) -> None:
             break
 
 
-def _finite_scalar(name, v) -> float:
-    from .model import _finite_scalar as finite    # one rule for values, by name or in arrays
-
-    return finite(name, v)
+def finite_value(name, v) -> float:
+    """``v`` as a float, or :class:`InvalidConfiguration` naming ``name`` when it is not a finite number."""
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        raise InvalidConfiguration(f"value of {name!r} is not a number: {v!r}") from None
+    if not math.isfinite(f):
+        raise InvalidConfiguration(f"value of {name!r} is not finite: {v!r}")
+    return f
