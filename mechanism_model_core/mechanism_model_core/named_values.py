@@ -112,7 +112,10 @@ def _solve_dependent_side(mech, q: np.ndarray, given: dict) -> None:
 
 
 def finite_value(name, v) -> float:
-    """``v`` as a float, or :class:`InvalidConfiguration` naming ``name`` when it is not a finite number."""
+    """``v`` as a float, or :class:`InvalidConfiguration` naming ``name`` when it is not a finite real number
+    (strings, booleans and complex values are refused: ``float('0.5')`` and ``float(True)`` would pass)."""
+    if isinstance(v, (str, bytes, bool, np.bool_, complex, np.complexfloating)):
+        raise InvalidConfiguration(f"value of {name!r} must be a real number, got {v!r}")
     try:
         f = float(v)
     except (TypeError, ValueError):

@@ -179,3 +179,23 @@ def test_rover_stability_on_a_cross_slope():
         down = rot_x(phi)[:3, 1] * -1
         down_h = down - down[2] * np.array([0, 0, 1.0])
         assert sp.tipover_direction @ (down_h / np.linalg.norm(down_h)) == pytest.approx(1.0)
+
+
+def test_cli_statics_json_equals_the_core(capsys):
+    import json
+
+    from mechanism_model_core.cli import main
+
+    code = main(["statics", "rocky8/rocky8_rover.xml", "--contacts", "wheels", "--q", "arm_shoulder=0.4",
+                 "--payload", "arm_tool=1.5", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0
+    rover = load_model(model_path("rocky8/rocky8_rover.xml"))
+    q = rover.configuration({"arm_shoulder": 0.4})
+    pay = [Payload("arm_tool", 1.5)]
+    r = contact_loads(rover, q, wheel_contacts(rover, friction=0.6), payloads=pay)
+    np.testing.assert_allclose([c["normal_force"] for c in out["contacts"]], r.normal_forces, atol=1e-9)
+    assert out["mass"] == pytest.approx(total_mass(rover) + 1.5)
+    assert out["equilibrium"] and out["force_angle_margin"] > 0
+    assert main(["statics", "rocky8/rocky8_rover.xml", "--payload", "nowhere=1"]) == 1
+    assert "nowhere" in capsys.readouterr().err

@@ -18,6 +18,7 @@ COMMANDS = (
     "check",
     "fk",
     "jacobian",
+    "statics",
     "convert",
     "render",
     "demo",

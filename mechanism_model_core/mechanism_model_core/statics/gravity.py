@@ -38,6 +38,9 @@ _SKEW = np.zeros((3, 3, 3))
 for _i, _j, _k, _s in ((0, 1, 2, -1), (0, 2, 1, 1), (1, 0, 2, 1), (1, 2, 0, -1), (2, 0, 1, -1), (2, 1, 0, 1)):
     _SKEW[_i, _j, _k] = _s
 _SKEW.setflags(write=False)
+#: -skew(g) for the default gravity (the hot path of a controller's feed-forward)
+_DEFAULT_NEG_SKEW = _SKEW.dot(-_DEFAULT_G)
+_DEFAULT_NEG_SKEW.setflags(write=False)
 _F64 = np.dtype(float)
 
 
@@ -149,6 +152,9 @@ def _to_coordinates(mechanism: Mechanism, qf: np.ndarray, tau: np.ndarray, coord
         raise MechanismModelError(f"coordinates must be 'independent' or 'full', got {coordinates!r}")
     if coordinates == "full" or not mechanism.couplings:
         return tau
+    D = _constant_coupling_jacobian(mechanism)
+    if D is not None:
+        return tau @ D                      # one product for a whole batch
     D = coupling_jacobian(mechanism, qf)
     return (np.swapaxes(D, -1, -2) @ tau[..., None])[..., 0]
 
@@ -175,7 +181,7 @@ def _gravity_full(mechanism: Mechanism, qf: np.ndarray, g: np.ndarray, payloads,
     Sm = segs.take(mm.moving, axis=-3)
     z = Sm[..., :3, 2]
     r -= M[:, None] * Sm[..., :3, 3]                           # H - M o
-    t = np.matmul(r, _SKEW.dot(-g))                            # -(r x g)
+    t = np.matmul(r, _DEFAULT_NEG_SKEW if g is _DEFAULT_G else _SKEW.dot(-g))   # -(r x g)
     t *= z
     t = t.sum(axis=-1)                                         # -z . (r x g)
     if mm.any_prismatic:
@@ -206,13 +212,21 @@ def _gravity_batch(mm, Tb, hom, M, g, shape) -> np.ndarray:
     k = len(mm.moving)
     H = (mm.sub_moving[:, 1:] @ h.reshape(S1, -1)).reshape(k, nch, 3, bc)
     Tm = Tb if k == S1 else Tb[mm.moving - 1]
-    z = Tm[:, :, 6:9, :]
-    H -= M[:, None, None, None] * Tm[:, :, 9:12, :]                     # H - M o
-    gz = np.matmul(_SKEW.dot(g), z)                                     # g x z
-    H *= gz
-    t = -H.sum(axis=2)                                                  # -(H - M o) . (g x z), (k, chunks, chunk)
+    H -= M[:, None, None, None] * Tm[:, :, 9:12, :]                     # r = H - M o
+    # t = -r . (g x z), written out per component (broadcast small matrix products are slow here)
+    z0, z1, z2 = Tm[:, :, 6, :], Tm[:, :, 7, :], Tm[:, :, 8, :]
+    r0, r1, r2 = H[:, :, 0, :], H[:, :, 1, :], H[:, :, 2, :]
+    gx, gy, gz = (float(v) for v in g)
+    t = np.zeros(H.shape[:2] + H.shape[3:])
+    # (g x z) = (gy z2 - gz z1, gz z0 - gx z2, gx z1 - gy z0)
+    if gy or gz:
+        t -= r0 * (gy * z2 - gz * z1)
+    if gz or gx:
+        t -= r1 * (gz * z0 - gx * z2)
+    if gx or gy:
+        t -= r2 * (gx * z1 - gy * z0)
     if mm.any_prismatic:
-        zg = np.tensordot(g, z, axes=(0, 2))                            # (k, chunks, chunk)
+        zg = gx * z0 + gy * z1 + gz * z2                                # (k, chunks, chunk)
         t = np.where(mm.moving_revolute[:, None, None], t, -M[:, None, None] * zg)
     t = t.reshape(k, nch * bc)[:, :shape[0]]
     if mm.coords_in_order:
