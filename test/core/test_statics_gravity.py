@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from mechanism_model_core import Joint, MechanismBuilder, forward_kinematics, jacobian
+from mechanism_model_core import Joint, MechanismBuilder, forward_kinematics
 from mechanism_model_core.errors import InvalidConfiguration, MechanismModelError, UnknownFrame
 from mechanism_model_core.io.urdf import load_urdf
 from mechanism_model_core.model import MassProperties
