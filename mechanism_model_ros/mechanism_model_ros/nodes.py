@@ -25,6 +25,7 @@ NODES: dict[str, str] = {
     "manipulator": ".manipulator:Manipulator",
     "statics_server": ".statics_server:StaticsServer",
     "locomotor": ".locomotor:Locomotor",
+    "legged": ".legged:LeggedNode",
 }
 #: what ``serve`` runs when not told otherwise
 DEFAULT_NODES: tuple[str, ...] = ("state_publisher", "kinematics_server", "statics_server")

@@ -14,19 +14,18 @@ dq_full/dq_ind`` (:meth:`Mechanism.coupling_jacobian`), in the order of
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Sequence
-
 import ast
 import math
 import weakref
+from dataclasses import dataclass
+from typing import Sequence
 
 import numpy as np
 
 from ..errors import InvalidConfiguration, MechanismModelError, UnknownFrame
 from ..kinematics import forward_kinematics, segment_poses
 from ..model import Mechanism
-from .mass import Payload, _segment_masses, _weighted_columns, mass_model
+from .mass import Payload, _segment_masses, lever_weights, mass_model
 
 __all__ = ["Wrench", "gravity_torques", "wrench_torques", "static_torques", "parse_gravity"]
 
@@ -154,7 +153,14 @@ def _to_coordinates(mechanism: Mechanism, qf: np.ndarray, tau: np.ndarray, coord
         return tau
     D = _constant_coupling_jacobian(mechanism)
     if D is not None:
-        return tau @ D                      # one product for a whole batch
+        if tau.ndim == 1:
+            return tau @ D
+        # a batch: column by column over D's few non-zeros (a (B, n) x (n, m) product would start
+        # OpenBLAS threads, far slower than the arithmetic on a loaded machine)
+        out = np.zeros((tau.shape[0], D.shape[1]))
+        for r, c in zip(*np.nonzero(D)):
+            out[:, c] += D[r, c] * tau[:, r]
+        return out
     D = coupling_jacobian(mechanism, qf)
     return (np.swapaxes(D, -1, -2) @ tau[..., None])[..., 0]
 
@@ -176,11 +182,9 @@ def _gravity_full(mechanism: Mechanism, qf: np.ndarray, g: np.ndarray, payloads,
     if segs.ndim == 4:      # poses given: back to components (S - 1, 1, 12, B)
         C = segs[:, 1:, :3, :].transpose(1, 3, 2, 0).reshape(segs.shape[1] - 1, 1, 12, segs.shape[0])
         return _gravity_batch(mm, C, hom, M, g, qf.shape)
-    h = np.matmul(segs[..., :3, :], hom)[..., 0]              # (..., S, 3): R h_seg + m o
-    r = np.matmul(mm.sub_moving, h)                            # (..., k, 3) subtree first moments H
-    Sm = segs.take(mm.moving, axis=-3)
-    z = Sm[..., :3, 2]
-    r -= M[:, None] * Sm[..., :3, 3]                           # H - M o
+    V = mm.V if not payloads else lever_weights(mm, sm, sh)
+    r = V.dot(segs[:, :3, :].transpose(0, 2, 1).reshape(-1, 3))   # (k, 3): H - M o, one product
+    z = segs[1:, :3, 2] if mm.moving_is_tail else segs[mm.moving, :3, 2]
     t = np.matmul(r, _DEFAULT_NEG_SKEW if g is _DEFAULT_G else _SKEW.dot(-g))   # -(r x g)
     t *= z
     t = t.sum(axis=-1)                                         # -z . (r x g)
@@ -210,7 +214,13 @@ def _gravity_batch(mm, Tb, hom, M, g, shape) -> np.ndarray:
     comps = Tb.reshape(S1, nch, 4, 3 * bc)                              # column j of T: rows 3j..3j+2
     h = np.matmul(hom[1:].reshape(S1, 1, 1, 4), comps)                 # R h_seg + m o
     k = len(mm.moving)
-    H = (mm.sub_moving[:, 1:] @ h.reshape(S1, -1)).reshape(k, nch, 3, bc)
+    # subtree sums by one pass from the leaves (a (k, S) x (S, 3B) product would start OpenBLAS threads,
+    # which on a loaded 2-core machine cost 100 times the arithmetic)
+    H = h.reshape(S1, nch, 3, bc)
+    for seg, parent in mm.accumulate:
+        H[parent - 1] += H[seg - 1]
+    if k != S1:
+        H = H[mm.moving - 1]
     Tm = Tb if k == S1 else Tb[mm.moving - 1]
     H -= M[:, None, None, None] * Tm[:, :, 9:12, :]                     # r = H - M o
     # t = -r . (g x z), written out per component (broadcast small matrix products are slow here)
