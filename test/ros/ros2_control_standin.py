@@ -5,8 +5,9 @@ It speaks the same topics over the Cyclone transport: ``/joint_states`` (every s
 the model, 100 Hz), ``/<group>/commands`` (``std_msgs/Float64MultiArray``) for forward-command groups,
 mirrored into the state as mock_components/GenericSystem with ``calculate_dynamics`` does (positions
 directly; velocities integrated into positions), ``/<group>/joint_trajectory`` for trajectory groups
-(followed by linear interpolation from the current state; a new trajectory replaces the old one) and, where
-the transport has actions, the ``/<group>/follow_joint_trajectory`` action.
+(followed by linear interpolation from the current state; a new trajectory replaces the old one) and the
+``/<group>/follow_joint_trajectory`` action (goals naming exactly the group's joints; feedback; cancel holds
+the position; SUCCEEDED when the last point's time has passed).
 
 Run: ``python ros2_control_standin.py MODEL [--motors FILE]`` with ROS_DOMAIN_ID / CYCLONEDDS_URI set.
 """
@@ -51,6 +52,10 @@ class StandIn:
             else:
                 node.create_subscription(f"/{g.name}/joint_trajectory", "trajectory_msgs/msg/JointTrajectory",
                                          DEFAULT, lambda msg, g=g: self.on_trajectory(g, msg))
+                node.create_action_server(f"/{g.name}/follow_joint_trajectory",
+                                          "control_msgs/action/FollowJointTrajectory",
+                                          lambda h, g=g: self.execute(g, h),
+                                          goal_callback=lambda goal, g=g: self.acceptable(g, goal.trajectory))
         node.create_timer(1.0 / self.RATE, self.step)
 
     def on_command(self, group, idx, msg):
@@ -72,6 +77,40 @@ class StandIn:
             start = self.q[idx].copy()
             self.trajectories[group.name] = (time.monotonic(), idx, np.array([0.0] + times),
                                              np.vstack([start, pos]))
+
+    @staticmethod
+    def acceptable(group, msg) -> bool:
+        """As joint_trajectory_controller without partial goals: every joint of the group, no other, points."""
+        names = list(msg.joint_names)
+        return sorted(names) == sorted(group.joint_names) and bool(msg.points) and \
+            all(len(p.positions) == len(names) for p in msg.points)
+
+    def execute(self, group, handle):
+        """FollowJointTrajectory as joint_trajectory_controller answers it: feedback while moving, a cancel
+        holds the current position, the result when the last point's time has passed."""
+        from mechanism_model_ros.typegen import message_class
+
+        Result = message_class("control_msgs/action/FollowJointTrajectory_Result")
+        Feedback = message_class("control_msgs/action/FollowJointTrajectory_Feedback")
+        self.on_trajectory(group, handle.request.trajectory)
+        names = list(handle.request.trajectory.joint_names)
+        idx = [self.index[n] for n in names]
+        while True:
+            time.sleep(0.02)
+            with self.lock:
+                running = group.name in self.trajectories
+                q = self.q[idx].tolist()
+            if handle.is_cancel_requested:
+                with self.lock:
+                    self.trajectories.pop(group.name, None)
+                handle.canceled(Result(error_code=0))
+                return
+            fb = Feedback(joint_names=names)
+            fb.actual.positions = q
+            handle.publish_feedback(fb)
+            if not running:
+                handle.succeed(Result(error_code=0))
+                return
 
     def step(self):
         dt = 1.0 / self.RATE

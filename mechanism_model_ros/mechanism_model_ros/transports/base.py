@@ -128,6 +128,36 @@ class ActionClient(abc.ABC):
         reject it. ``feedback_callback(feedback)`` gets the action's Feedback messages of this goal."""
 
 
+class ServerGoalHandle(abc.ABC):
+    """A goal an action server accepted: ``goal_id`` (16-byte UUID) and ``request`` (the goal message). The
+    execute callback reports progress with :meth:`publish_feedback`, watches :attr:`is_cancel_requested`, and
+    ends the goal with :meth:`succeed`, :meth:`abort` or :meth:`canceled`, passing the result message (None:
+    a default result)."""
+
+    goal_id: bytes
+    request: Any
+
+    @property
+    @abc.abstractmethod
+    def is_cancel_requested(self) -> bool: ...
+
+    @property
+    @abc.abstractmethod
+    def status(self) -> int: ...
+
+    @abc.abstractmethod
+    def publish_feedback(self, feedback) -> None: ...
+
+    @abc.abstractmethod
+    def succeed(self, result=None) -> None: ...
+
+    @abc.abstractmethod
+    def abort(self, result=None) -> None: ...
+
+    @abc.abstractmethod
+    def canceled(self, result=None) -> None: ...
+
+
 class Transport(abc.ABC):
     """One node on the middleware.
 
@@ -178,6 +208,16 @@ class Transport(abc.ABC):
         be spinning for its replies); Cyclone: the action's services and topics in the rmw_cyclonedds format,
         which interoperates with rclcpp_action servers on rmw_cyclonedds_cpp."""
         raise NotImplementedError(f"{type(self).__name__} has no action clients")
+
+    def create_action_server(self, name: str, action_type: str, execute: Callable[[ServerGoalHandle], Any],
+                             goal_callback: Callable[[Any], bool] | None = None,
+                             cancel_callback: Callable[[ServerGoalHandle], bool] | None = None) -> Any:
+        """Serve action ``name`` of ``action_type``: ``goal_callback(goal) -> bool`` accepts or rejects a goal
+        (default: accept), ``execute(goal_handle)`` runs each accepted goal on a thread of its own and ends it
+        (a goal it leaves open is aborted), ``cancel_callback(goal_handle) -> bool`` accepts a cancel request
+        (default: accept; the goal sees :attr:`ServerGoalHandle.is_cancel_requested`). rclpy:
+        ``rclpy.action.ActionServer``; Cyclone: rcl_action's protocol (see :meth:`create_action_client`)."""
+        raise NotImplementedError(f"{type(self).__name__} has no action servers")
 
     def now(self) -> tuple[int, int]:
         """Current time as (sec, nanosec) since the epoch."""

@@ -52,8 +52,9 @@ from cyclonedds.util import duration
 
 from ..qos import QoS, SERVICES
 from ..typegen import HEADER_GUID, HEADER_SEQ, message_class, service_wire_class
-from .base import (ActionClient, ActionResult, Client, GoalHandle, Publisher, Timer, Transport, TransportError,
-                   check_period, guarded, resolve_name)
+from .base import (STATUS_ABORTED, STATUS_CANCELED, STATUS_SUCCEEDED, ActionClient, ActionResult, Client,
+                   GoalHandle, Publisher, ServerGoalHandle, Timer, Transport, TransportError, check_period, guarded,
+                   resolve_name)
 
 _RANGES = ("SUBNET", "LOCALHOST", "OFF", "SYSTEM_DEFAULT")
 
@@ -595,6 +596,15 @@ class _CycloneService:
             self.node.get_logger().error("service %s: handler raised %s: %s", self.name,
                                          type(exc).__name__, exc)
             return
+        if isinstance(response, concurrent.futures.Future):
+            # a deferred reply (an action's get_result): sent when the handler's future completes
+            response.add_done_callback(lambda f: self._reply(request, f.result()) if not f.exception() else
+                                       self.node.get_logger().error("service %s: deferred reply failed: %s",
+                                                                    self.name, f.exception()))
+            return
+        self._reply(request, response)
+
+    def _reply(self, request, response):
         setattr(response, HEADER_GUID, getattr(request, HEADER_GUID))
         setattr(response, HEADER_SEQ, getattr(request, HEADER_SEQ))
         end = time.monotonic() + 0.1
@@ -746,6 +756,176 @@ class _CycloneActionClient(ActionClient):
                     h._status = int(st.status)
 
 
+class _CycloneServerGoal(ServerGoalHandle):
+    def __init__(self, server: "_CycloneActionServer", goal_id: bytes, request, stamp):
+        self.server = server
+        self.goal_id = goal_id
+        self.request = request
+        self.stamp = stamp
+        self._status = 1                    # ACCEPTED
+        self._cancel = threading.Event()
+        self.result = None
+        self.done = concurrent.futures.Future()
+
+    @property
+    def status(self) -> int:
+        return self._status
+
+    @property
+    def is_cancel_requested(self) -> bool:
+        return self._cancel.is_set()
+
+    def publish_feedback(self, feedback) -> None:
+        msg = self.server.feedback_cls(feedback=feedback)
+        msg.goal_id.uuid = list(self.goal_id)
+        self.server.feedback_pub.publish(msg)
+
+    def _finish(self, status: int, result) -> None:
+        if self.done.done():
+            return
+        self._status = status
+        self.result = result if result is not None else self.server.result_cls()
+        self.server._publish_status()
+        self.done.set_result((status, self.result))
+
+    def succeed(self, result=None) -> None:
+        self._finish(STATUS_SUCCEEDED, result)
+
+    def abort(self, result=None) -> None:
+        self._finish(STATUS_ABORTED, result)
+
+    def canceled(self, result=None) -> None:
+        self._finish(STATUS_CANCELED, result)
+
+
+class _CycloneActionServer:
+    """rcl_action's server protocol over the Cyclone transport (see :class:`_CycloneActionClient`).
+
+    ``execute(goal_handle) -> result`` runs on its own thread per goal; it ends the goal with
+    ``succeed``/``abort``/``canceled`` (a goal left open when it returns is aborted, as rclpy does).
+    ``goal_callback(goal) -> bool`` accepts or rejects; ``cancel_callback(goal_handle) -> bool`` accepts a cancel
+    request. Results are kept for ``result_timeout`` seconds after the goal ends (rcl_action's default 900 s) so
+    a late get_result is answered; a get_result for a running goal is answered when it ends."""
+
+    def __init__(self, node: "CycloneNode", name: str, action_type: str, execute, goal_callback=None,
+                 cancel_callback=None, result_timeout: float = 900.0):
+        from ..qos import DEFAULT
+
+        base = node._service(name) + "/_action"
+        self.node = node
+        self.name = node._service(name)
+        self.execute = execute
+        self.goal_callback = goal_callback or (lambda goal: True)
+        self.cancel_callback = cancel_callback or (lambda handle: True)
+        self.result_timeout = float(result_timeout)
+        self.result_cls = message_class(action_type + "_Result")
+        self.feedback_cls = message_class(action_type + "_FeedbackMessage")
+        self.Status = message_class("action_msgs/msg/GoalStatus")
+        self.StatusArray = message_class("action_msgs/msg/GoalStatusArray")
+        self.GoalInfo = message_class("action_msgs/msg/GoalInfo")
+        self._goals: dict[bytes, _CycloneServerGoal] = {}
+        self._ended: dict[bytes, float] = {}
+        self._lock = threading.Lock()
+        self.feedback_pub = node.create_publisher(base + "/feedback", action_type + "_FeedbackMessage", DEFAULT)
+        self.status_pub = node.create_publisher(base + "/status", "action_msgs/msg/GoalStatusArray",
+                                                QoS(depth=1, transient_local=True))
+        node.create_service(base + "/send_goal", action_type + "_SendGoal", self._on_send_goal)
+        node.create_service(base + "/get_result", action_type + "_GetResult", self._on_get_result)
+        node.create_service(base + "/cancel_goal", "action_msgs/srv/CancelGoal", self._on_cancel)
+
+    def _publish_status(self) -> None:
+        now = time.monotonic()
+        with self._lock:
+            for gid in [g for g, t in self._ended.items() if now - t > self.result_timeout]:
+                self._ended.pop(gid, None)
+                self._goals.pop(gid, None)
+            goals = list(self._goals.values())
+        msg = self.StatusArray()
+        for g in goals:
+            st = self.Status(status=g.status)
+            st.goal_info.goal_id.uuid = list(g.goal_id)
+            st.goal_info.stamp.sec, st.goal_info.stamp.nanosec = g.stamp
+            msg.status_list.append(st)
+        self.status_pub.publish(msg)
+
+    def _on_send_goal(self, request, response):
+        gid = bytes(request.goal_id.uuid)
+        with self._lock:
+            known = gid in self._goals
+        accepted = not known and bool(self.goal_callback(request.goal))
+        stamp = self.node.now()
+        response.accepted = accepted
+        response.stamp.sec, response.stamp.nanosec = stamp
+        if not accepted:
+            return response
+        handle = _CycloneServerGoal(self, gid, request.goal, stamp)
+        handle.done.add_done_callback(lambda _f, g=gid: self._ended.__setitem__(g, time.monotonic()))
+        with self._lock:
+            self._goals[gid] = handle
+        handle._status = 2                 # EXECUTING
+        self._publish_status()
+        threading.Thread(target=self._run, args=(handle,), daemon=True, name="mm-action-execute").start()
+        return response
+
+    def _run(self, handle: _CycloneServerGoal) -> None:
+        try:
+            result = self.execute(handle)
+        except Exception as exc:           # noqa: BLE001 -- the goal ends, the server goes on
+            self.node.get_logger().error("action %s: execute raised %s: %s", self.name, type(exc).__name__, exc)
+            handle.abort()
+            return
+        if not handle.done.done():
+            self.node.get_logger().warning("action %s: goal left open by execute; aborting it", self.name)
+            handle.abort(result)
+
+    def _on_get_result(self, request, response):
+        gid = bytes(request.goal_id.uuid)
+        with self._lock:
+            handle = self._goals.get(gid)
+        if handle is None:
+            response.status = 0            # STATUS_UNKNOWN, as rcl_action answers an unknown goal
+            return response
+        fut: concurrent.futures.Future = concurrent.futures.Future()
+
+        def done(f):
+            status, result = f.result()
+            response.status = status
+            response.result = result
+            fut.set_result(response)
+        handle.done.add_done_callback(done)
+        return fut                          # answered when the goal ends (see _CycloneService)
+
+    def _on_cancel(self, request, response):
+        gid = bytes(request.goal_info.goal_id.uuid)
+        with self._lock:
+            if any(gid):
+                targets = [self._goals[gid]] if gid in self._goals else []
+            else:                           # a zero id: every goal (stamp filtering not implemented)
+                targets = list(self._goals.values())
+        running = [h for h in targets if not h.done.done()]
+        canceling = [h for h in running if self.cancel_callback(h)]
+        for h in canceling:
+            h._cancel.set()
+            h._status = 3                  # CANCELING
+        if canceling:
+            self._publish_status()
+        # action_msgs/CancelGoal: ERROR_NONE, ERROR_REJECTED, ERROR_UNKNOWN_GOAL_ID, ERROR_GOAL_TERMINATED
+        if canceling:
+            response.return_code = 0
+        elif not targets:
+            response.return_code = 2 if any(gid) else 0
+        elif not running:
+            response.return_code = 3
+        else:
+            response.return_code = 1
+        for h in canceling:
+            info = self.GoalInfo()
+            info.goal_id.uuid = list(h.goal_id)
+            info.stamp.sec, info.stamp.nanosec = h.stamp
+            response.goals_canceling.append(info)
+        return response
+
+
 class CycloneNode(Transport):
     """A ROS node over plain Cyclone DDS.
 
@@ -825,6 +1005,10 @@ class CycloneNode(Transport):
 
     def create_action_client(self, name: str, action_type: str) -> ActionClient:
         return _CycloneActionClient(self, name, action_type)
+
+    def create_action_server(self, name: str, action_type: str, execute, goal_callback=None,
+                             cancel_callback=None):
+        return _CycloneActionServer(self, name, action_type, execute, goal_callback, cancel_callback)
 
     def _parameter_value(self, name: str, default):
         return self.parameters.get(name, default)

@@ -26,8 +26,8 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
 from ..qos import QoS
-from .base import (ActionClient, ActionResult, Client, GoalHandle, Publisher, Timer, Transport, TransportError,
-                   check_period, guarded)
+from .base import (ActionClient, ActionResult, Client, GoalHandle, Publisher, ServerGoalHandle, Timer, Transport,
+                   TransportError, check_period, guarded)
 
 
 def _ros_class(ros_type: str):
@@ -156,6 +156,37 @@ class _RclpyActionClient(ActionClient):
         return _RclpyGoalHandle(handle)
 
 
+class _RclpyServerGoal(ServerGoalHandle):
+    def __init__(self, handle):
+        self.handle = handle
+        self.goal_id = bytes(handle.goal_id.uuid)
+        self.request = handle.request
+        self.result = None
+
+    @property
+    def is_cancel_requested(self) -> bool:
+        return bool(self.handle.is_cancel_requested)
+
+    @property
+    def status(self) -> int:
+        return int(self.handle.status)
+
+    def publish_feedback(self, feedback) -> None:
+        self.handle.publish_feedback(feedback)
+
+    def succeed(self, result=None) -> None:
+        self.result = result
+        self.handle.succeed()
+
+    def abort(self, result=None) -> None:
+        self.result = result
+        self.handle.abort()
+
+    def canceled(self, result=None) -> None:
+        self.result = result
+        self.handle.canceled()
+
+
 class RclpyNode(Transport):
     """One rclpy node behind the transport interface."""
 
@@ -216,6 +247,39 @@ class RclpyNode(Transport):
         period = check_period(period)
         cb = guarded(callback, self.get_logger(), "timer")
         return _Timer(self.node, period, cb, self._sub_group)
+
+    def create_action_server(self, name, action_type, execute, goal_callback=None, cancel_callback=None):
+        """``rclpy.action.ActionServer`` with the transport's callback conventions (see :class:`Transport`)."""
+        from rclpy.action import ActionServer, CancelResponse, GoalResponse
+
+        cls = _ros_class(action_type)
+        log = self.get_logger()
+
+        def run(handle):
+            goal = _RclpyServerGoal(handle)
+            try:
+                returned = execute(goal)
+            except Exception as exc:        # noqa: BLE001 -- the goal ends, the server goes on
+                log.error("action %s: execute raised %s: %s", name, type(exc).__name__, exc)
+                if handle.is_active:
+                    handle.abort()
+                return cls.Result()
+            if handle.is_active:
+                log.warning("action %s: goal left open by execute; aborting it", name)
+                handle.abort()
+                goal.result = goal.result if goal.result is not None else returned
+            return goal.result if goal.result is not None else cls.Result()
+
+        def on_goal(goal):
+            ok = True if goal_callback is None else bool(goal_callback(goal))
+            return GoalResponse.ACCEPT if ok else GoalResponse.REJECT
+
+        def on_cancel(handle):
+            ok = True if cancel_callback is None else bool(cancel_callback(_RclpyServerGoal(handle)))
+            return CancelResponse.ACCEPT if ok else CancelResponse.REJECT
+
+        return ActionServer(self.node, cls, name, execute_callback=run, goal_callback=on_goal,
+                            cancel_callback=on_cancel, callback_group=ReentrantCallbackGroup())
 
     def create_action_client(self, name, action_type) -> ActionClient:
         """``rclpy.action.ActionClient``; the node must be spinning (its replies arrive through the
