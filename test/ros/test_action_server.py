@@ -60,7 +60,7 @@ def nodes():
     server = Server(server_node)
     client = client_node.create_action_client("/arm/follow_joint_trajectory", ACTION)
     assert client.wait_for_server(20)
-    yield domain, server, client
+    yield domain, server, client, ctx
     client_node.close()
     server_node.close()
     ctx.close()
@@ -75,7 +75,7 @@ def _goal(client, kind):
 @pytest.mark.parametrize("kind, status, code", [("ok", STATUS_SUCCEEDED, 0), ("fail", STATUS_ABORTED, -5),
                                                 ("raise", STATUS_ABORTED, 0), ("open", STATUS_ABORTED, 0)])
 def test_goals_end_as_execute_says(nodes, kind, status, code):
-    _, server, client = nodes
+    _, server, client, _ = nodes
     feedback = []
     h = client.send_goal(_goal(client, kind), feedback.append)
     assert h.accepted
@@ -86,14 +86,14 @@ def test_goals_end_as_execute_says(nodes, kind, status, code):
 
 
 def test_a_goal_without_joints_is_rejected(nodes):
-    _, server, client = nodes
+    _, server, client, _ = nodes
     before = list(server.executed)
     h = client.send_goal(_goal(client, ""))
     assert not h.accepted and server.executed == before
 
 
 def test_cancel(nodes):
-    _, server, client = nodes
+    _, server, client, _ = nodes
     h = client.send_goal(_goal(client, "slow"))
     assert h.accepted
     time.sleep(0.1)
@@ -104,7 +104,7 @@ def test_cancel(nodes):
 
 
 def test_many_goals_at_once(nodes):
-    _, server, client = nodes
+    _, server, client, _ = nodes
     handles = [client.send_goal(_goal(client, "ok")) for _ in range(8)]
     assert all(h.accepted for h in handles)
     assert all(h.get_result(30).status == STATUS_SUCCEEDED for h in handles)
@@ -139,10 +139,67 @@ print(json.dumps(out))
 def test_rclpy_action_client_drives_the_cyclone_server(nodes):
     from ros import ros_env
 
-    domain, server, _ = nodes
+    domain, server, _, _ = nodes
     p = ros_env.run_python(RCLPY_CLIENT, domain, timeout=120, with_workspace=False)
     assert p.returncode == 0, p.stdout + p.stderr
     out = json.loads(p.stdout.strip().splitlines()[-1])
     assert out["ok"] == [True, STATUS_SUCCEEDED, 0, "done", 3]
     assert out["fail"] == [True, STATUS_ABORTED, -5, "goal tolerance", 3]
     assert out["cancel"] == [0, STATUS_CANCELED] and out["rejected"] is False
+
+
+RCLPY_SERVER = r"""
+import sys, threading, time
+from mechanism_model_ros.transports.rclpy_transport import RclpyNode
+from control_msgs.action import FollowJointTrajectory
+node = RclpyNode("rclpy_action_server")
+
+def execute(h):
+    kind = h.request.trajectory.joint_names[0]
+    for k in range(200 if kind == "slow" else 3):
+        if h.is_cancel_requested:
+            h.canceled(FollowJointTrajectory.Result(error_code=0, error_string="stopped"))
+            return
+        h.publish_feedback(FollowJointTrajectory.Feedback(joint_names=[kind, str(k)]))
+        time.sleep(0.02)
+    if kind == "fail":
+        h.abort(FollowJointTrajectory.Result(error_code=-5, error_string="goal tolerance"))
+    else:
+        h.succeed(FollowJointTrajectory.Result(error_code=0, error_string="done"))
+
+node.create_action_server("/arm2/follow_joint_trajectory", "control_msgs/action/FollowJointTrajectory", execute,
+                          goal_callback=lambda goal: bool(goal.trajectory.joint_names))
+print("ready", flush=True)
+stop = threading.Event()
+threading.Timer(float(sys.argv[1]), stop.set).start()
+node.spin(stop)
+node.close()
+"""
+
+
+def test_the_rclpy_action_server_answers_the_cyclone_client(nodes):
+    from mechanism_model_ros.transports.cyclone import CycloneNode
+    from ros import ros_env
+
+    domain, _, _, ctx = nodes
+    ros_env.require("humble")
+    proc = ros_env.start([ros_env.ROS_PYTHON, "-c", RCLPY_SERVER, "60"], domain, name="rclpy_action_server",
+                         with_workspace=False)
+    client_node = CycloneNode("action_client_2", context=ctx)
+    try:
+        client = client_node.create_action_client("/arm2/follow_joint_trajectory", ACTION)
+        assert client.wait_for_server(60), proc.output()[-2000:]
+        fb = []
+        h = client.send_goal(_goal(client, "ok"), fb.append)
+        r = h.get_result(30)
+        assert h.accepted and (r.status, r.result.error_code, r.result.error_string) == (STATUS_SUCCEEDED, 0, "done")
+        assert [list(f.joint_names) for f in fb] == [["ok", "0"], ["ok", "1"], ["ok", "2"]]
+        r = client.send_goal(_goal(client, "fail")).get_result(30)
+        assert (r.status, r.result.error_code) == (STATUS_ABORTED, -5)
+        h = client.send_goal(_goal(client, "slow"))
+        time.sleep(0.2)
+        assert h.cancel(10) == 0 and h.get_result(30).status == STATUS_CANCELED
+        assert not client.send_goal(_goal(client, "")).accepted
+    finally:
+        client_node.close()
+        proc.stop()

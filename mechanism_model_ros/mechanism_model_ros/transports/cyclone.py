@@ -682,15 +682,19 @@ class _CycloneActionClient(ActionClient):
         self._handles: dict[bytes, _CycloneGoalHandle] = {}
         self._feedback: dict[bytes, Callable] = {}
         self._lock = threading.Lock()
-        node.create_subscription(base + "/feedback", action_type + "_FeedbackMessage", DEFAULT, self._on_feedback)
-        node.create_subscription(base + "/status", "action_msgs/msg/GoalStatusArray",
-                                 QoS(depth=1, transient_local=True), self._on_status)
+        self._topic_readers = (
+            node.create_subscription(base + "/feedback", action_type + "_FeedbackMessage", DEFAULT,
+                                     self._on_feedback),
+            node.create_subscription(base + "/status", "action_msgs/msg/GoalStatusArray",
+                                     QoS(depth=1, transient_local=True), self._on_status))
 
     def goal(self):
         return self.goal_cls()
 
     def server_is_ready(self) -> bool:
-        return all(c.service_is_ready() for c in (self.send_client, self.result_client, self.cancel_client))
+        """The three services and the feedback and status topics are matched (rcl_action_server_is_available)."""
+        return all(c.service_is_ready() for c in (self.send_client, self.result_client, self.cancel_client)) and \
+            all(r.get_matched_publications() for r in self._topic_readers)
 
     def wait_for_server(self, timeout: float = 10.0) -> bool:
         end = time.monotonic() + timeout
