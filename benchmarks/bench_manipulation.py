@@ -2,9 +2,10 @@
 
 * **Straight line**: a 0.5 m straight line of the tool at 5 mm steps (100 steps, orientation held),
   MoveIt ``computeCartesianPath`` semantics, then time parameterization (toppra) within the joints' velocity
-  and acceleration limits -- for the MER IDD (5-DOF, its closed form; the line lies in the arm's plane,
-  where a 5-DOF arm can hold the orientation) and the Franka Panda (7-DOF, the test URDF, tool
-  ``panda_hand_tcp``; generic Newton steps). Target: at most 20 ms including the time parameterization.
+  and acceleration limits -- for the MER IDD (5-DOF; the line lies in the arm's plane, where a 5-DOF arm can
+  hold the orientation) and the Franka Panda (7-DOF, the test URDF, tool ``panda_hand_tcp``). Each step:
+  damped Newton steps from the previous solution (the closed form where they stall; the `solver` column
+  says whether it was needed). Target: at most 20 ms including the time parameterization.
 * **Peer**: the same path with Pinocchio (C++ forward kinematics and Jacobians) in a Python loop of damped
   Newton steps per waypoint, warm-started from the previous one -- the usual way to follow a Cartesian line
   with Pinocchio -- timed without the time parameterization (toppra is the same library for both).
@@ -146,7 +147,7 @@ def main(argv=None) -> int:
     ap.add_argument("--write", help="replace the section between the markers in this Markdown file")
     a = ap.parse_args(argv)
     rows = []
-    for name, case in (("MER IDD (5-DOF, closed form)", mer_case), ("Panda (7-DOF, generic)", panda_case)):
+    for name, case in (("MER IDD (5-DOF)", mer_case), ("Panda (7-DOF)", panda_case)):
         arm, q0, T0, T1 = case()
         pm = pin_model("mer" if name.startswith("MER") else "panda")
         path, traj, _, _ = ours(arm, q0, T1)                   # warm-up (imports toppra)
