@@ -156,7 +156,7 @@ def _constraints(toppra, vmax, amax):
 
 
 def time_parameterize(path, vmax, amax, joint_names=(), *, min_grid: int = 40,
-                      max_grid: int = 50, verify_samples: int = 24,
+                      max_grid: int = 50, verify_samples: int = 16,
                       margin: float = 0.995) -> JointTrajectory:
     """Fastest trajectory along ``path`` ((N, n) joint configurations, N >= 1) that starts and ends at rest
     with ``|qd| <= vmax`` and ``|qdd| <= amax`` per joint (scalars or (n,) arrays; rad/s, rad/s^2 or m/s,
