@@ -170,3 +170,29 @@ def test_imu_attitude_makes_odometry_three_dimensional():
     finally:
         node.close()
         hw.close()
+
+
+def test_twist_stamped_by_parameter():
+    from mechanism_model_ros import qos
+    from mechanism_model_ros.nodes import Served, create
+    from mechanism_model_ros.transports.memory import MemoryBus, MemoryNode
+    bus = MemoryBus()
+    node = create("locomotor", MemoryNode("locomotor", parameters={"cmd_vel_stamped": True}, bus=bus),
+                  Served(ROVER, "t"))
+    hw = WheelStandIn(MemoryNode("hardware", bus=bus), STEER, DRIVE)
+    user = MemoryNode("user", bus=bus)
+    pub = user.create_publisher("cmd_vel", "geometry_msgs/msg/TwistStamped", qos.DEFAULT)
+    TS = user.message_class("geometry_msgs/msg/TwistStamped")
+    try:
+        m = TS()
+        m.header.frame_id = "chassis"
+        m.twist.linear.x = 0.1
+        end = time.monotonic() + 0.6
+        while time.monotonic() < end:
+            pub.publish(m)
+            time.sleep(0.02)
+        with hw.lock:
+            np.testing.assert_allclose([hw.wheel_vel[j] for j in DRIVE], 1.0, atol=1e-12)   # 0.1 m/s / 0.1 m
+    finally:
+        node.close()
+        hw.close()

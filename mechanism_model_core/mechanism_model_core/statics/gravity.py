@@ -25,7 +25,7 @@ import numpy as np
 from ..errors import InvalidConfiguration, MechanismModelError, UnknownFrame
 from ..kinematics import forward_kinematics, segment_poses
 from ..model import Mechanism
-from .mass import Payload, _segment_masses, mass_model
+from .mass import Payload, _segment_masses, lever_weights, mass_model
 
 __all__ = ["Wrench", "gravity_torques", "wrench_torques", "static_torques", "parse_gravity"]
 
@@ -182,11 +182,9 @@ def _gravity_full(mechanism: Mechanism, qf: np.ndarray, g: np.ndarray, payloads,
     if segs.ndim == 4:      # poses given: back to components (S - 1, 1, 12, B)
         C = segs[:, 1:, :3, :].transpose(1, 3, 2, 0).reshape(segs.shape[1] - 1, 1, 12, segs.shape[0])
         return _gravity_batch(mm, C, hom, M, g, qf.shape)
-    h = np.matmul(segs[..., :3, :], hom)[..., 0]              # (..., S, 3): R h_seg + m o
-    r = np.matmul(mm.sub_moving, h)                            # (..., k, 3) subtree first moments H
-    Sm = segs.take(mm.moving, axis=-3)
-    z = Sm[..., :3, 2]
-    r -= M[:, None] * Sm[..., :3, 3]                           # H - M o
+    V = mm.V if not payloads else lever_weights(mm, sm, sh)
+    r = V.dot(segs[:, :3, :].transpose(0, 2, 1).reshape(-1, 3))   # (k, 3): H - M o, one product
+    z = segs[1:, :3, 2] if mm.moving_is_tail else segs[mm.moving, :3, 2]
     t = np.matmul(r, _DEFAULT_NEG_SKEW if g is _DEFAULT_G else _SKEW.dot(-g))   # -(r x g)
     t *= z
     t = t.sum(axis=-1)                                         # -z . (r x g)
