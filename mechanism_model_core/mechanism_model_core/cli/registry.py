@@ -18,6 +18,7 @@ COMMANDS = (
     "check",
     "fk",
     "jacobian",
+    "ik",
     "statics",
     "convert",
     "render",

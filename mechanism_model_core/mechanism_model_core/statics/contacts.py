@@ -387,7 +387,8 @@ def contact_loads(mechanism: Mechanism, q, contacts: Sequence[Contact], gravity=
     equilibrium = residual <= 1e-6 * scale
     if equilibrium:
         torques[prow] = 0.0
-    actuated = {c: float(torques[i]) for i, c in actuated_idx}
+    tl = torques.tolist()
+    actuated = {c: tl[i] for i, c in actuated_idx}
     return ContactLoads(contacts, forces, fn, ft, ratio, slip, lift, torques, actuated, bool(equilibrium),
                         residual, tuple(passive_names), method, tuple(indep))
 
