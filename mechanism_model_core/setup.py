@@ -32,6 +32,8 @@ setup(
     extras_require={
         "kindsl": ["lark>=1.1"],
         "render": ["matplotlib>=3.5"],
+        "collision": ["coal>=3.0"],
+        "meshes": ["trimesh>=4.0"],
     },
     zip_safe=False,
     maintainer="mechanism_model developers",

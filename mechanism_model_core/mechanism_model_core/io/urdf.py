@@ -22,7 +22,9 @@ Import (:func:`load_urdf`, :func:`loads_urdf`)
     * ``inertial``: URDF gives the inertia about the centre of mass in the inertial frame's axes; it is
       rotated into body axes (our :class:`MassProperties` convention).
     * ``collision`` primitives (box, cylinder, sphere) become bounding shapes; meshes are kept as references
-      with their scale. ``visual`` geometry is ignored; the first visual mesh is kept as the body's graphics
+      with their scale, resolved (``package://`` through ``ROS_PACKAGE_PATH``, the ament index and the
+      file's folder; relative names through the file's folder) when found; a mesh that cannot be found or
+      read is reported, with this file's line, when a collision model is built (kinematics do not need it). ``visual`` geometry is ignored; the first visual mesh is kept as the body's graphics
       reference.
     * Errors name the file and line: unknown parent/child links, a link with two parents, cycles, several
       roots, unknown joint types, bad numbers.
@@ -77,6 +79,18 @@ class URDFWarning(UserWarning):
 
 
 # ====================================================================================== import
+def _mesh_path(uri, model_file):
+    """The resolved path of a mesh reference, or None (the collision model reports why, with the line)."""
+    if not uri:
+        return None
+    from ..collision.meshes import MeshError, resolve_mesh_uri
+
+    try:
+        return resolve_mesh_uri(uri, model_file if model_file and os.path.isfile(model_file) else None)
+    except MeshError:
+        return None
+
+
 class _Reader:
     def __init__(self, name: str):
         self.file = name
@@ -184,7 +198,12 @@ class _Reader:
                 name = f"{base}_{n}"
                 n += 1
             used.add(name)
-            out.append(BoundingShape(name, stype, self.origin(cel), dims, link=link, mesh=mesh))
+            try:
+                out.append(BoundingShape(name, stype, self.origin(cel), dims, link=link, mesh=mesh,
+                                         mesh_path=_mesh_path(mesh, self.file),
+                                         source=(self.file, cel.sourceline)))
+            except MechanismModelError as exc:
+                raise self.error(cel, str(exc)) from None
         return tuple(out)
 
     def graphics(self, link_el) -> str | None:
