@@ -33,7 +33,7 @@ setup(
         "kindsl": ["lark>=1.1"],
         "render": ["matplotlib>=3.5"],
         "collision": ["coal>=3.0"],
-        "meshes": ["trimesh>=4.0"],
+        "mesh": ["trimesh>=3.9"],          # mesh files: terrain (terrain.TriangleMesh.from_file), bounding shapes
     },
     zip_safe=False,
     maintainer="mechanism_model developers",

@@ -52,52 +52,13 @@ from .errors import (ExpressionError, InvalidConfiguration, MechanismModelError,
 from .jacobians import jacobian_from_segments
 from .kinematics import forward_kinematics
 from .model import Mechanism
+from .spatial import inverse_left_jacobian_so3, log_so3, relative_motion, skew as _skew
 
 __all__ = [
     "Constraint", "ContactConstraint", "Evaluation", "JointCoupling", "JointLock", "JointTarget",
     "LoopClosure", "OrientationConstraint", "PointAtConstraint", "PoseConstraint", "PositionConstraint",
     "Posture", "load_constraints", "log_so3", "inverse_left_jacobian_so3",
 ]
-
-
-# ---------------------------------------------------------------------------------------------- SO(3)
-def log_so3(R: np.ndarray) -> np.ndarray:
-    """Rotation vector (axis times angle, radians) of a 3x3 rotation matrix; robust near 0 and pi."""
-    tr = R[0, 0] + R[1, 1] + R[2, 2]
-    c = max(-1.0, min(1.0, 0.5 * (tr - 1.0)))
-    w = np.array([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]])
-    if c > 0.999999:                              # small angle: first-order series of theta/sin(theta)
-        return 0.5 * w * (1.0 + (1.0 - c) / 3.0)
-    theta = math.acos(c)
-    if c > -0.99:
-        return w * (0.5 * theta / math.sin(theta))
-    # near pi: the axis from the symmetric part, the sign from the skew part
-    B = 0.5 * (R + R.T) - c * np.eye(3)
-    k = int(np.argmax(np.diag(B)))
-    axis = B[:, k] / math.sqrt(max(B[k, k], 1e-300))
-    if axis @ w < 0:
-        axis = -axis
-    axis /= np.linalg.norm(axis)
-    # refine theta with atan2 for accuracy at pi
-    s = 0.5 * (axis @ w)
-    theta = math.atan2(s, c)
-    return axis * theta
-
-
-def inverse_left_jacobian_so3(phi: np.ndarray) -> np.ndarray:
-    """``J_l(phi)^-1``: maps an angular velocity (left, world-side) onto ``d phi / dt`` for ``phi = log(R)``."""
-    theta = math.sqrt(phi[0] * phi[0] + phi[1] * phi[1] + phi[2] * phi[2])
-    K = np.array([[0.0, -phi[2], phi[1]], [phi[2], 0.0, -phi[0]], [-phi[1], phi[0], 0.0]])
-    if theta < 1e-6:
-        return np.eye(3) - 0.5 * K + (K @ K) / 12.0
-    if theta > math.pi - 1e-6:   # the inverse left Jacobian blows up at pi; cap it there
-        theta = math.pi - 1e-6
-    coef = 1.0 / (theta * theta) - (1.0 + math.cos(theta)) / (2.0 * theta * math.sin(theta))
-    return np.eye(3) - 0.5 * K + coef * (K @ K)
-
-
-def _skew(v) -> np.ndarray:
-    return np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
 
 
 # ---------------------------------------------------------------------------------------------- evaluation
@@ -136,17 +97,7 @@ class Evaluation:
         if ref is None or ref == self.mechanism.ground:
             return Tf, Jf
         Tr, Jr = self.world(ref, jac)
-        RrT = Tr[:3, :3].T
-        d = Tf[:3, 3] - Tr[:3, 3]
-        T = np.eye(4)
-        T[:3, :3] = RrT @ Tf[:3, :3]
-        T[:3, 3] = RrT @ d
-        if not jac:
-            return T, None
-        J = np.empty_like(Jf)
-        J[:3] = RrT @ (Jf[:3] - Jr[:3] + _skew(d) @ Jr[3:])
-        J[3:] = RrT @ (Jf[3:] - Jr[3:])
-        return T, J
+        return relative_motion(Tf, Jf, Tr, Jr)
 
 
 # ---------------------------------------------------------------------------------------------- base

@@ -44,6 +44,7 @@ import weakref
 import numpy as np
 
 from .constraints import OrientationConstraint, PoseConstraint, PositionConstraint
+from .spatial import log_so3
 from .ik import IKOptions, IKProblem, IKResult, register_solver
 
 __all__ = ["DLSSolver", "ScipySolver"]
@@ -342,26 +343,12 @@ class _NoChain(Exception):
     pass
 
 
-def _z_to(a) -> np.ndarray:
-    """A 4x4 rotation whose z axis is the unit vector ``a``."""
-    R = np.eye(4)
-    if abs(a[2] - 1.0) < 1e-15:
-        return R
-    if abs(a[2] + 1.0) < 1e-15:
-        R[1, 1] = R[2, 2] = -1.0
-        return R
-    x = np.cross((0.0, 1.0, 0.0) if abs(a[1]) < 0.9 else (1.0, 0.0, 0.0), a)
-    x /= np.linalg.norm(x)
-    R[:3, 0], R[:3, 1], R[:3, 2] = x, np.cross(a, x), a
-    return R
-
-
 def _chain(m, frame):
     """The moving steps from the ground to ``frame``: per step its placement ``P`` in the previous step's
     frame (fixed joints folded in; each step's frame turned so that its axis is +z), kind ("R"/"P") and
     coordinate index; and ``F``, the frame in the last step's frame. Built from the joints' public data, as
     :meth:`Joint.transform` defines them: ``P @ Rot(a, q)`` is written ``(P @ R0) @ Rot(z, q) @ R0^T``."""
-    from .spatial import axis_angle_matrix
+    from .spatial import axis_angle_matrix, make_transform, rotation_z_to
 
     body = m.frame(frame).body
     path = list(reversed(m.path_to_ground(body)))[1:]
@@ -385,7 +372,7 @@ def _chain(m, frame):
                 else:
                     M[:3, 3] = a * j.offset
                 P = P @ M
-            R0 = _z_to(a)
+            R0 = make_transform(rotation_z_to(a))
             Ps.append(P @ R0)
             kinds.append(kind)
             coords.append(start + ci)
@@ -573,7 +560,7 @@ class _ChainKernel:
         e[1] = p[1] - pt[1]
         e[2] = p[2] - pt[2]
         if self.need_rot:
-            e[3:] = _log3(Tf[:3, :3] @ self.RtT)
+            e[3:] = log_so3(Tf[:3, :3] @ self.RtT)
         else:
             e[3:] = 0.0
         R = self.Rrow
@@ -678,23 +665,6 @@ try:
     from scipy.linalg.lapack import dposv as _posv
 except ImportError:  # pragma: no cover - scipy is a core dependency
     _posv = _posv_numpy
-
-
-def _log3(M):
-    tr = M[0, 0] + M[1, 1] + M[2, 2]
-    c = 0.5 * (tr - 1.0)
-    if c > -0.99:
-        c = min(c, 1.0)
-        w0, w1, w2 = M[2, 1] - M[1, 2], M[0, 2] - M[2, 0], M[1, 0] - M[0, 1]
-        if c > 0.999999:
-            f = 0.5 * (1.0 + (1.0 - c) / 3.0)
-        else:
-            th = math.acos(c)
-            f = 0.5 * th / math.sin(th)
-        return np.array((w0 * f, w1 * f, w2 * f))
-    from .constraints import log_so3
-
-    return log_so3(M)
 
 
 # ---------------------------------------------------------------------------------------------- scipy

@@ -26,6 +26,7 @@ import numpy as np
 from . import kinematics as _kin
 from .errors import InvalidConfiguration, MechanismModelError
 from .model import Mechanism
+from .spatial import cross_rows, relative_motion
 
 
 class Convention(str, Enum):
@@ -49,15 +50,6 @@ LOCAL = Convention.LOCAL
 LOCAL_WORLD_ALIGNED = Convention.LOCAL_WORLD_ALIGNED
 
 
-def _cross(a, b):
-    """Row-wise cross product of (..., 3) arrays (cheaper than np.cross for small inputs)."""
-    out = np.empty(np.broadcast_shapes(a.shape, b.shape))
-    out[..., 0] = a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1]
-    out[..., 1] = a[..., 2] * b[..., 0] - a[..., 0] * b[..., 2]
-    out[..., 2] = a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]
-    return out
-
-
 def _lwa_columns(mechanism: Mechanism, segs: np.ndarray, frame: str):
     """World-aligned Jacobian (origin velocity) of ``frame`` relative to the ground, and its pose.
 
@@ -76,7 +68,7 @@ def _lwa_columns(mechanism: Mechanism, segs: np.ndarray, frame: str):
     d = Tf[..., None, :3, 3] - Ta[..., :3, 3]
     kinds = c.seg_kind[anc]
     cols = c.seg_coord[anc]
-    lin = _cross(z, d)
+    lin = cross_rows(z, d)
     ang = z.copy()
     pri = kinds == 2
     if pri.any():
@@ -98,21 +90,15 @@ def _finish(Jf, Tf, Jr, Tr, conv: Convention) -> np.ndarray:
         p = Tf[..., :3, 3]
         J = Jf
     else:
-        # d/dt T_r_f in world axes: w = wf - wr, v = vf - vr - wr x (pf - pr); then rotate into r's axes
-        d = Tf[..., :3, 3] - Tr[..., :3, 3]
-        lin = Jf[..., :3, :] - Jr[..., :3, :] - _cross(np.swapaxes(Jr[..., 3:, :], -1, -2),
-                                                       d[..., None, :]).swapaxes(-1, -2)
-        ang = Jf[..., 3:, :] - Jr[..., 3:, :]
-        RrT = np.swapaxes(Tr[..., :3, :3], -1, -2)
-        J = np.concatenate([RrT @ lin, RrT @ ang], axis=-2)
-        R = RrT @ Tf[..., :3, :3]
-        p = (RrT @ d[..., None])[..., 0]
+        T, J = relative_motion(Tf, Jf, Tr, Jr)
+        R = T[..., :3, :3]
+        p = T[..., :3, 3]
     if conv is Convention.LOCAL_WORLD_ALIGNED:
         return J
     if conv is Convention.WORLD:
         out = J.copy()
         # v_origin_of_r = v_p + w x (0 - p) = v_p - w x p  -> column-wise: lin - ang x p
-        out[..., :3, :] = J[..., :3, :] - _cross(np.swapaxes(J[..., 3:, :], -1, -2),
+        out[..., :3, :] = J[..., :3, :] - cross_rows(np.swapaxes(J[..., 3:, :], -1, -2),
                                                  p[..., None, :]).swapaxes(-1, -2)
         return out
     RT = np.swapaxes(R, -1, -2)

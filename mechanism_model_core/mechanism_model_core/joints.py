@@ -147,6 +147,9 @@ class Joint:
             s = s + (0.0,) * (6 - len(s)) if len(s) <= 6 else s
             if len(s) != 6:
                 raise ModelStructureError(f"joint {self.name!r}: stiffness takes up to 6 values", subject)
+            if any(math.isnan(v) or v < 0 for v in s):
+                raise ModelStructureError(f"joint {self.name!r}: stiffness values must be >= 0 (0 or inf: "
+                                          f"rigid), got {s}", subject)
             object.__setattr__(self, "stiffness", s)
         if self.coupling is not None and dof != 1:
             raise ModelStructureError(f"joint {self.name!r}: only single-DOF joints can be coupled", subject)

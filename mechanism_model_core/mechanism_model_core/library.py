@@ -60,10 +60,13 @@ def model_summary(name: str, width: int = 100) -> str:
 
 def list_models() -> list[str]:
     """Relative paths of every model file in the library."""
+    from .io import model_extensions
+
+    extensions = model_extensions()
     out = []
     root = models_dir()
     for dirpath, _, files in os.walk(root, followlinks=True):
         for f in sorted(files):
-            if f.endswith((".xml", ".urdf", ".kindsl", ".dh")):
+            if f.lower().endswith(extensions):
                 out.append(os.path.relpath(os.path.join(dirpath, f), root))
     return sorted(out)

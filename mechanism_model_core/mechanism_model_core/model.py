@@ -29,6 +29,7 @@ import numpy as np
 from .errors import (InvalidConfiguration, ModelStructureError, UnknownBody, UnknownFrame,
                      UnknownJoint)
 from .joints import Joint
+from .spatial import rotation_z_to
 
 GROUND = "ground"
 
@@ -656,7 +657,7 @@ class Mechanism:
             start = self._joint_slices[j.name].start
             prev_R0 = None
             for k, (kind, axis, ci) in enumerate(motions):
-                R0 = _z_to(axis)
+                R0 = rotation_z_to(axis)
                 if prev_R0 is None:
                     P = base.copy()
                 else:
@@ -721,21 +722,6 @@ class Mechanism:
         c.batch = plan_batch(c)
         self._frames = frames
         self._compiled = c
-
-
-def _z_to(axis) -> np.ndarray:
-    """A rotation matrix whose third column is the unit ``axis`` (identity for +z)."""
-    a = np.asarray(axis, dtype=float)
-    if np.allclose(a, (0, 0, 1), atol=1e-15):
-        return np.eye(3)
-    if np.allclose(a, (0, 0, -1), atol=1e-15):
-        return np.diag([1.0, -1.0, -1.0])
-    z = np.array([0.0, 0.0, 1.0])
-    v = np.cross(z, a)
-    s = np.linalg.norm(v)
-    c = float(np.dot(z, a))
-    Kx = np.array([[0, -v[2], v[1]], [v[2], 0, -v[0]], [-v[1], v[0], 0]])
-    return np.eye(3) + Kx + Kx @ Kx * ((1 - c) / (s * s))
 
 
 def _all_finite(q: np.ndarray, what: str) -> np.ndarray:

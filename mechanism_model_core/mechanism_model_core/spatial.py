@@ -100,6 +100,93 @@ def skew(v) -> np.ndarray:
     return np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]])
 
 
+def cross_rows(a, b) -> np.ndarray:
+    """Row-wise cross product of (..., 3) arrays (cheaper than ``np.cross`` for small inputs)."""
+    out = np.empty(np.broadcast_shapes(a.shape, b.shape))
+    out[..., 0] = a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1]
+    out[..., 1] = a[..., 2] * b[..., 0] - a[..., 0] * b[..., 2]
+    out[..., 2] = a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]
+    return out
+
+
+def rotation_z_to(axis) -> np.ndarray:
+    """The smallest 3x3 rotation that takes +z onto the unit vector ``axis`` (its third column is ``axis``).
+
+    Identity for +z, a half turn about x for -z; otherwise the rotation about ``z x axis`` (``axis`` need
+    not be unit length). Used to turn a
+    joint frame so that its axis is +z, and a contact normal into a frame.
+    """
+    a = np.asarray(axis, dtype=float)
+    if a[0] == 0.0 and a[1] == 0.0:
+        if a[2] > 0.0:
+            return np.eye(3)
+        if a[2] < 0.0:
+            return np.diag([1.0, -1.0, -1.0])
+    n = math.sqrt(float(a @ a))
+    if not (n > 0.0 and math.isfinite(n)):
+        raise ValueError(f"axis {tuple(a)} has zero or non-finite length")
+    a = a / n
+    # Rodrigues from z to a, written without the angle: v = z x a, c = z . a, R = I + [v] + [v]^2 / (1 + c);
+    # near -z, 1 + c is taken as |v|^2 / (1 - c), which does not cancel
+    vx, vy, c = -a[1], a[0], a[2]
+    one_c = 1.0 + c if c >= 0.0 else (vx * vx + vy * vy) / (1.0 - c)
+    K = np.array([[0.0, 0.0, vy], [0.0, 0.0, -vx], [-vy, vx, 0.0]])
+    return np.eye(3) + K + (K @ K) / one_c
+
+
+def log_so3(R) -> np.ndarray:
+    """Rotation vector (axis times angle, radians, angle in [0, pi]) of a 3x3 rotation matrix, or of a
+    stack of them (..., 3, 3): the SO(3) logarithm. Accurate near 0 (series) and near pi (axis from the
+    symmetric part, angle from atan2)."""
+    R = np.asarray(R, dtype=float)
+    if R.ndim == 2:
+        return _log_so3_one(R)
+    flat = R.reshape(-1, 3, 3)
+    out = np.empty((flat.shape[0], 3))
+    for k in range(flat.shape[0]):
+        out[k] = _log_so3_one(flat[k])
+    return out.reshape(R.shape[:-2] + (3,))
+
+
+def _log_so3_one(R) -> np.ndarray:
+    tr = R[0, 0] + R[1, 1] + R[2, 2]
+    c = 0.5 * (tr - 1.0)
+    w0, w1, w2 = R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]
+    if c > -0.99:
+        if c > 0.999999:              # small angle: theta / sin(theta) to second order
+            f = 0.5 * (1.0 + (1.0 - min(c, 1.0)) / 3.0)
+        else:
+            th = math.acos(c)
+            f = 0.5 * th / math.sin(th)
+        return np.array((w0 * f, w1 * f, w2 * f))
+    if not math.isfinite(c):
+        return np.full(3, math.nan)
+    # near pi: the axis from the symmetric part, its sign from the skew part, the angle from atan2
+    c = max(c, -1.0)
+    B = 0.5 * (R + R.T) - c * np.eye(3)
+    k = int(np.argmax(np.diag(B)))
+    axis = B[:, k] / math.sqrt(max(B[k, k], 1e-300))
+    w = np.array((w0, w1, w2))
+    if axis @ w < 0:
+        axis = -axis
+    axis /= np.linalg.norm(axis)
+    return axis * math.atan2(0.5 * float(axis @ w), c)
+
+
+def inverse_left_jacobian_so3(phi) -> np.ndarray:
+    """``J_l(phi)^-1``: maps an angular velocity (left, world side) onto ``d phi / dt`` for ``phi = log(R)``.
+
+    Capped just below pi, where the inverse Jacobian is singular."""
+    theta = math.sqrt(phi[0] * phi[0] + phi[1] * phi[1] + phi[2] * phi[2])
+    K = skew(phi)
+    if theta < 1e-6:
+        return np.eye(3) - 0.5 * K + (K @ K) / 12.0
+    if theta > math.pi - 1e-6:
+        theta = math.pi - 1e-6
+    coef = 1.0 / (theta * theta) - (1.0 + math.cos(theta)) / (2.0 * theta * math.sin(theta))
+    return np.eye(3) - 0.5 * K + coef * (K @ K)
+
+
 def quaternion_to_matrix(q) -> np.ndarray:
     """3x3 rotation from a quaternion ``(x, y, z, w)``; the quaternion is normalised first."""
     q = np.asarray(q, dtype=float)
@@ -125,25 +212,33 @@ def euler_to_matrix(sequence: str, angles) -> np.ndarray:
 
 
 def rpy_to_matrix(rpy) -> np.ndarray:
-    """3x3 rotation from URDF roll-pitch-yaw: ``Rz(yaw) @ Ry(pitch) @ Rx(roll)``."""
-    return euler_to_matrix("xyz", rpy)
+    """3x3 rotation from URDF roll-pitch-yaw (radians): ``Rz(yaw) @ Ry(pitch) @ Rx(roll)``."""
+    r, p, y = (float(v) for v in rpy)
+    cr, sr, cp, sp, cy, sy = math.cos(r), math.sin(r), math.cos(p), math.sin(p), math.cos(y), math.sin(y)
+    return np.array([[cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+                     [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+                     [-sp, cp * sr, cp * cr]])
 
 
 def matrix_to_rpy(R) -> np.ndarray:
-    """URDF roll-pitch-yaw of a 3x3 rotation matrix (inverse of :func:`rpy_to_matrix`)."""
-    return _rotation_class().from_matrix(_writable(R)).as_euler("xyz")
+    """URDF roll, pitch, yaw (radians) of a 3x3 rotation matrix (inverse of :func:`rpy_to_matrix`).
+
+    Well conditioned near pitch = +-pi/2 and silent there (gimbal lock: the yaw is taken from the first
+    column, or 0 when that vanishes, and roll absorbs the rest). Yaw from the first column; then
+    ``Rz(-yaw) R = Ry(pitch) Rx(roll)`` gives pitch and roll from entries that never vanish together.
+    """
+    R = np.asarray(R, dtype=float)
+    y = math.atan2(R[1, 0], R[0, 0]) if math.hypot(R[0, 0], R[1, 0]) > 1e-12 else 0.0
+    cy, sy = math.cos(y), math.sin(y)
+    Rp = np.array([[cy, sy, 0.0], [-sy, cy, 0.0], [0.0, 0.0, 1.0]]) @ R
+    r = math.atan2(-Rp[1, 2], Rp[1, 1])
+    p = math.atan2(-Rp[2, 0], Rp[0, 0])
+    return np.array([r, p, y])
 
 
 def rotation_vector(R) -> np.ndarray:
-    """Axis times angle (radians) of a 3x3 rotation matrix, or of a stack of them (..., 3, 3).
-
-    Robust near 0 and near pi; used for orientation errors.
-    """
-    R = _writable(R)
-    if R.ndim == 2:
-        return _rotation_class().from_matrix(R).as_rotvec()
-    flat = R.reshape(-1, 3, 3)
-    return _rotation_class().from_matrix(flat).as_rotvec().reshape(R.shape[:-2] + (3,))
+    """Axis times angle (radians) of a 3x3 rotation matrix or a stack (..., 3, 3): :func:`log_so3`."""
+    return log_so3(R)
 
 
 def is_rotation(R, tol: float = 1e-6) -> bool:
@@ -172,5 +267,32 @@ def pose_error(T_current: np.ndarray, T_target: np.ndarray) -> np.ndarray:
     """
     e = np.empty(6)
     e[:3] = T_target[:3, 3] - T_current[:3, 3]
-    e[3:] = rotation_vector(T_target[:3, :3] @ T_current[:3, :3].T)
+    e[3:] = log_so3(T_target[:3, :3] @ T_current[:3, :3].T)
     return e
+
+
+def relative_motion(T_w_f, J_f, T_w_r, J_r):
+    """Pose and Jacobian of frame f relative to a moving frame r, from both relative to the world.
+
+    ``J_f``, ``J_r``: (..., 6, n) world-aligned Jacobians of the two origins (LOCAL_WORLD_ALIGNED rows
+    [linear; angular] in world axes); ``T_w_f``, ``T_w_r``: their poses (..., 4, 4). Returns ``T_r_f`` and
+    the Jacobian of ``T_r_f``'s motion in r's axes: ``w = R_r^T (w_f - w_r)``, and the velocity of f's
+    origin seen from r, ``v = R_r^T (v_f - v_r - w_r x (p_f - p_r))``. ``J_f`` may be None (pose only).
+    """
+    RrT = np.swapaxes(T_w_r[..., :3, :3], -1, -2)
+    d = T_w_f[..., :3, 3] - T_w_r[..., :3, 3]
+    T = np.zeros(np.broadcast_shapes(np.shape(T_w_f), np.shape(T_w_r)))
+    T[..., :3, :3] = RrT @ T_w_f[..., :3, :3]
+    T[..., :3, 3] = (RrT @ d[..., None])[..., 0]
+    T[..., 3, 3] = 1.0
+    if J_f is None:
+        return T, None
+    if np.ndim(J_f) == 2:
+        J = np.empty((6, J_f.shape[1]))
+        J[:3] = RrT @ (J_f[:3] - J_r[:3] + skew(d) @ J_r[3:])
+        J[3:] = RrT @ (J_f[3:] - J_r[3:])
+        return T, J
+    lin = J_f[..., :3, :] - J_r[..., :3, :] - np.swapaxes(
+        cross_rows(np.swapaxes(J_r[..., 3:, :], -1, -2), d[..., None, :]), -1, -2)
+    ang = J_f[..., 3:, :] - J_r[..., 3:, :]
+    return T, np.concatenate([RrT @ lin, RrT @ ang], axis=-2)

@@ -37,6 +37,7 @@ import time
 import numpy as np
 
 from mechanism_model_core import forward_kinematics, jacobian
+from mechanism_model_core.spatial import rotation_z_to
 from mechanism_model_core.errors import InvalidConfiguration, MechanismModelError, UnknownFrame
 
 from . import qos
@@ -325,7 +326,7 @@ class KinematicsServer:
         n = axis if np.linalg.norm(axis) > 1e-12 else np.array([0.0, 0.0, 1.0])
         n = n / np.linalg.norm(n)
         surface = np.eye(4)
-        surface[:3, :3] = _frame_with_z(n)
+        surface[:3, :3] = rotation_z_to(n)
         surface[:3, 3] = point
         return C.ContactConstraint(frame=frame, surface=surface, normal_axis=2, relative_to=ref, **common)
 
@@ -344,15 +345,6 @@ def _residual_size(r) -> float:
         return float(r)
     except (TypeError, ValueError):
         return float("nan")
-
-
-def _frame_with_z(z: np.ndarray) -> np.ndarray:
-    """A rotation whose third column is the unit vector ``z``."""
-    a = np.array([1.0, 0.0, 0.0]) if abs(z[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
-    x = np.cross(a, z)
-    x /= np.linalg.norm(x)
-    y = np.cross(z, x)
-    return np.column_stack([x, y, z])
 
 
 def main(argv=None) -> int:

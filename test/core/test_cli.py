@@ -353,3 +353,51 @@ def test_model_may_follow_the_joint_values(capsys):
     assert code == 0, err
     code, _, err = call(capsys, "fk", ARM, "--q", "arm_yaw=0", "arm_shoulder")   # malformed: still reported
     assert code == 1 and "name=value" in err
+
+
+# ------------------------------------------------------------------------------------------- the registry
+def test_every_registered_subcommand_is_one_module_with_add_parser_and_run():
+    import mechanism_model_core.cli as cli
+    from mechanism_model_core.cli.registry import COMMANDS
+
+    assert len(set(COMMANDS)) == len(COMMANDS)
+    for name in COMMANDS:
+        module = cli.command_module(name)
+        assert callable(module.add_parser) and callable(module.run), name
+    helptext = cli.build_parser().format_help()
+    for name in COMMANDS:
+        assert name in helptext
+
+
+def test_a_new_subcommand_is_a_module_plus_a_registry_line(monkeypatch, capsys):
+    """What docs/cli.md tells a contributor to write works as written: a module with add_parser/run and its
+    name in COMMANDS; errors it raises print without a traceback; the model may follow --q values."""
+    import types
+
+    import mechanism_model_core.cli as cli
+    from mechanism_model_core.cli.common import CommandError, configuration, load, model_arg, q_args
+
+    mod = types.ModuleType("mechanism_model_core.cli.stats")
+
+    def add_parser(subparsers):
+        sp = subparsers.add_parser("stats", help="counts")
+        model_arg(sp)
+        q_args(sp)
+        sp.add_argument("--fail", action="store_true")
+        return sp
+
+    def run(args):
+        if args.fail:
+            raise CommandError("asked to fail")
+        mech = load(args.model)
+        q = configuration(mech, args.q)
+        print(f"{len(mech.bodies)} bodies, q[arm_elbow] = {q[mech.coordinate_index('arm_elbow')]:.2f}")
+        return 0
+
+    mod.add_parser, mod.run = add_parser, run
+    monkeypatch.setitem(sys.modules, "mechanism_model_core.cli.stats", mod)
+    monkeypatch.setattr(cli, "COMMANDS", cli.COMMANDS + ("stats",))
+    code, out, err = call(capsys, "stats", "--q", "arm_elbow=0.5", ARM)
+    assert code == 0 and "q[arm_elbow] = 0.50" in out, err
+    code, out, err = call(capsys, "stats", ARM, "--fail")
+    assert code == 1 and err.strip() == "mechanism-model stats: error: asked to fail"

@@ -100,7 +100,7 @@ def _trimesh():
     try:
         import trimesh
     except ImportError:
-        raise ImportError("reading mesh files needs trimesh: pip install 'mechanism_model_core[meshes]'") \
+        raise ImportError("reading mesh files needs trimesh: pip install 'mechanism_model_core[mesh]'") \
             from None
     return trimesh
 

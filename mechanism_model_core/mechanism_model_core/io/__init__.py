@@ -23,6 +23,17 @@ _READERS = {
 }
 
 
+def model_extensions() -> tuple:
+    """Every model-file extension the core reads (``".xml"``, ``".urdf"``, ...): the one list, used by
+    :func:`load_model`, the library listing and the command line."""
+    return tuple(_READERS)
+
+
+def claraty_extensions() -> tuple:
+    """The extensions read as CLARAty XML (validated against the DTD)."""
+    return tuple(ext for ext, (module, _) in _READERS.items() if module == "claraty_xml")
+
+
 def register_reader(extension: str, module: str, function: str) -> None:
     """Map a file extension to ``mechanism_model_core.io.<module>.<function>(path, **options)``."""
     _READERS[extension.lower()] = (module, function)

@@ -417,9 +417,9 @@ class _Reader:
         path = rel if os.path.isabs(rel) else os.path.join(os.path.dirname(self.path), rel)
         if not os.path.exists(path):
             raise self.error(el, f"attached file {rel!r} does not exist")
-        from . import load_model
+        from . import claraty_extensions, load_model
 
-        if path.lower().endswith((".xml", ".mm")):
+        if path.lower().endswith(claraty_extensions()):
             app = _Reader(path, self.depth + 1).read()
         else:
             app = load_model(path)

@@ -89,15 +89,23 @@ def root_tag(path: str) -> str:
     return parse_file(path).tag
 
 
-def validate_with_dtd(root, dtd_path: str, name: str) -> None:
-    """Validate ``root`` against the DTD at ``dtd_path``; the first errors go into one ModelFileError."""
+def dtd_errors(root, dtd_path: str) -> list:
+    """Every violation of the DTD at ``dtd_path`` by the parsed document ``root``, as ``(line, message)``
+    pairs (empty when it is valid)."""
     from lxml import etree
 
     dtd = etree.DTD(dtd_path)
     if dtd.validate(root):
+        return []
+    return [(e.line, e.message) for e in dtd.error_log.filter_from_errors()]
+
+
+def validate_with_dtd(root, dtd_path: str, name: str) -> None:
+    """Validate ``root`` against the DTD at ``dtd_path``; the first errors go into one ModelFileError."""
+    errors = dtd_errors(root, dtd_path)
+    if not errors:
         return
-    errors = list(dtd.error_log.filter_from_errors())
-    first = errors[0]
-    more = "" if len(errors) == 1 else f" (and {len(errors) - 1} more: " + "; ".join(
-        f"line {e.line}: {e.message}" for e in errors[1:4]) + ")"
-    raise ModelFileError(f"does not match the mechanism model DTD: {first.message}{more}", name, first.line)
+    (line, message), rest = errors[0], errors[1:]
+    more = "" if not rest else f" (and {len(rest)} more: " + "; ".join(
+        f"line {ln}: {msg}" for ln, msg in rest[:3]) + ")"
+    raise ModelFileError(f"does not match the mechanism model DTD: {message}{more}", name, line)

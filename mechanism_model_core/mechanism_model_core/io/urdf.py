@@ -140,7 +140,7 @@ class _Reader:
             return np.eye(4)
         xyz = self.numbers(el, "xyz", 3, "0 0 0")
         rpy = self.numbers(el, "rpy", 3, "0 0 0")
-        return spatial.make_transform(_rpy_matrix(rpy), xyz)
+        return spatial.make_transform(spatial.rpy_to_matrix(rpy), xyz)
 
     # ---------------------------------------------------------------- links
     def mass(self, link_el) -> MassProperties:
@@ -387,7 +387,7 @@ class _Reader:
                 normal = normal / np.linalg.norm(normal)
                 if not np.allclose(normal, (0, 0, 1), atol=1e-12):
                     # planar motion about an arbitrary normal n: P R(n) M(q) R(n)^T, exactly
-                    R = spatial.make_transform(_z_to(normal))
+                    R = spatial.make_transform(spatial.rotation_z_to(normal))
                     plane = f"{jn}.plane"
                     specs.append(BodySpec(plane, parent, j.with_(placement=j.placement @ R), {},
                                           MassProperties(), (), None, {}))
@@ -555,7 +555,7 @@ def _limit(v: float) -> float:
 def _origin_el(etree, parent, T) -> None:
     T = np.asarray(T, dtype=float)
     xyz = T[:3, 3]
-    rpy = _matrix_rpy(T[:3, :3])
+    rpy = spatial.matrix_to_rpy(T[:3, :3])
     if np.allclose(xyz, 0, atol=0) and np.allclose(rpy, 0, atol=0):
         return
     attrs = {}
@@ -756,34 +756,3 @@ def save_urdf(mechanism: Mechanism, path) -> None:
     text = to_urdf(mechanism)
     with open(os.fspath(path), "w", encoding="utf-8") as fh:
         fh.write(text)
-
-
-# ====================================================================================== rotations
-def _rpy_matrix(rpy) -> np.ndarray:
-    """``Rz(yaw) Ry(pitch) Rx(roll)`` without scipy (hot on large files)."""
-    r, p, y = rpy
-    cr, sr, cp, sp, cy, sy = math.cos(r), math.sin(r), math.cos(p), math.sin(p), math.cos(y), math.sin(y)
-    return np.array([[cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
-                     [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
-                     [-sp, cp * sr, cp * cr]])
-
-
-def _matrix_rpy(R) -> np.ndarray:
-    """URDF roll, pitch, yaw of a rotation matrix, well conditioned near pitch = +-pi/2 (no warnings).
-
-    Yaw comes from the first column; the rest, ``Rz(-yaw) R = Ry(pitch) Rx(roll)``, gives pitch and roll
-    from entries that never degenerate together.
-    """
-    R = np.asarray(R, dtype=float)
-    y = math.atan2(R[1, 0], R[0, 0]) if math.hypot(R[0, 0], R[1, 0]) > 1e-12 else 0.0
-    cy, sy = math.cos(y), math.sin(y)
-    Rp = np.array([[cy, sy, 0.0], [-sy, cy, 0.0], [0.0, 0.0, 1.0]]) @ R
-    r = math.atan2(-Rp[1, 2], Rp[1, 1])
-    p = math.atan2(-Rp[2, 0], Rp[0, 0])
-    return np.array([r, p, y])
-
-
-def _z_to(axis) -> np.ndarray:
-    from ..model import _z_to as z_to
-
-    return z_to(axis)

@@ -1,0 +1,65 @@
+"""``mechanism-model check FILE...``: validate model files; every problem as ``file:line: message``."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from ..errors import MechanismModelError, ModelFileError
+
+
+def add_parser(subparsers):
+    sp = subparsers.add_parser("check", help="validate model files (every problem as file:line: message)",
+                               description="Validate model files against the DTD and load them. Every "
+                                           "problem is printed to stderr as file:line: message; exit status 1 "
+                                           "if any file fails.")
+    sp.add_argument("files", nargs="+", metavar="FILE")
+    sp.add_argument("-q", "--quiet", action="store_true", help="print nothing for good files")
+    return sp
+
+
+def run(args) -> int:
+    bad = 0
+    for path in args.files:
+        problems, m = check(path)
+        if problems:
+            bad += 1
+            for p in problems:
+                print(p, file=sys.stderr)
+        elif not args.quiet:
+            print(f"{path}: ok ({m.name}: {len(m.bodies)} bodies, {len(m.joints)} joints, nq = {m.nq})")
+    return 1 if bad else 0
+
+
+def dtd_problems(path: str) -> list[str]:
+    """Every DTD violation of a CLARAty XML file, as ``file:line: message`` (empty if none or not CLARAty)."""
+    from ..io.claraty_xml import DTD_PATH
+    from ..io.safe_xml import dtd_errors, parse_file
+
+    root = parse_file(path)
+    if root.tag != "Mechanism_Model":
+        return []
+    return [f"{path}:{line}: {message}" for line, message in dtd_errors(root, DTD_PATH)]
+
+
+def check_file(path: str) -> list[str]:
+    """Problems of one model file (empty when it loads): DTD violations first, then the loader's error."""
+    return check(path)[0]
+
+
+def check(path: str):
+    """``(problems, mechanism or None)`` of one model file."""
+    from ..io import claraty_extensions, load_model
+
+    if not os.path.exists(path):
+        return [f"{path}: no such file"], None
+    try:
+        if path.lower().endswith(claraty_extensions()):
+            problems = dtd_problems(path)
+            if problems:
+                return problems, None
+        return [], load_model(path)
+    except ModelFileError as exc:
+        return [str(exc)], None
+    except MechanismModelError as exc:
+        return [f"{path}: {exc}"], None

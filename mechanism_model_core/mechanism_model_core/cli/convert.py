@@ -1,0 +1,29 @@
+"""``mechanism-model convert IN OUT``: read any model format, write the one OUT's extension names."""
+
+from __future__ import annotations
+
+from .common import load
+
+
+def add_parser(subparsers):
+    sp = subparsers.add_parser("convert", help="convert between model formats",
+                               description="Convert a model: reads CLARAty XML (.xml), URDF (.urdf), KinDSL "
+                                           "(.kindsl) and D-H tables (.dh); writes CLARAty XML (.xml) or URDF "
+                                           "(.urdf), chosen by the output file's extension.")
+    sp.add_argument("input", metavar="IN")
+    sp.add_argument("output", metavar="OUT")
+    return sp
+
+
+def run(args) -> int:
+    mech = load(args.input)
+    save_model(mech, args.output)
+    print(f"{args.input} -> {args.output} ({mech.name}: {len(mech.bodies)} bodies, nq = {mech.nq})")
+    return 0
+
+
+def save_model(mech, path: str) -> None:
+    """Write ``mech`` to ``path`` in the format its extension names (:func:`mechanism_model_core.io.save_model`)."""
+    from ..io import save_model as io_save_model
+
+    io_save_model(mech, path)

@@ -1,0 +1,317 @@
+"""Contact loads: the forces at wheels and feet that hold a mechanism in static equilibrium (CLARAty
+2.2.2.4), the torques its actuated joints supply, and which contacts would slip or lift off.
+
+Model. Each :class:`Contact` is a point contact at the origin of a frame, with the terrain normal and a
+Coulomb friction coefficient; it transmits a force ``f_i`` (N, ground frame) *from the terrain to the
+mechanism*. With ``J_i`` the point Jacobian of the contact (on the body that touches the terrain: the wheel,
+when ``wheel`` is given, so that the wheel's drive joint feels the traction) and ``D`` the coupling
+Jacobian, equilibrium on the independent coordinates reads
+
+    tau + D^T sum_i J_i^T f_i = g(q)            (``g``: generalized gravity and payloads minus applied wrenches)
+
+where ``tau`` is zero on *passive* coordinates (a floating base, rocker and bogie pivots, every joint marked
+``actuated="false"``) and free on actuated ones. The passive rows fix the contact forces: a rocker-bogie is
+statically determinate in its normal loads this way. Where they do not (traction on a slope, a walker on
+four feet), the solution is chosen:
+
+* ``"least_traction"`` (default): the smallest tangential forces, then the smallest forces, among the
+  exact solutions (a lexicographic least-norm problem solved with orthonormal null-space bases);
+* ``"friction"``: if that solution leaves a contact outside its friction cone, the forces are redistributed
+  within the cones (``|f_t| <= mu f_n``, ``f_n >= 0``) by a small constrained least-squares problem (scipy
+  SLSQP), and only contacts that no redistribution can keep inside are reported as slipping.
+
+A contact whose normal force would be negative cannot pull: it is *lifted* (force zero) and the others are
+solved again (an active set), until every normal force is >= 0 or too few contacts remain
+(``equilibrium=False``: the mechanism cannot stand there, the residual says by how much).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+
+from ..errors import MechanismModelError, UnknownBody, UnknownFrame
+from ..joints import JointType
+from ..kinematics import forward_kinematics
+from ..model import Mechanism
+from .gravity import DEFAULT_GRAVITY, Wrench, _configuration, _gravity_full, _wrench_full, coupling_jacobian
+from .gravity import parse_gravity
+from .mass import Payload
+
+__all__ = ["Contact", "ContactLoads", "contact_loads", "passive_coordinates", "wheel_contacts"]
+
+
+@dataclass(frozen=True, eq=False)
+class Contact:
+    """A point contact at the origin of ``frame``.
+
+    ``normal``: terrain normal (ground frame, pointing out of the terrain into the mechanism; normalized
+    here). ``friction``: Coulomb coefficient ``mu >= 0``. ``wheel``: the body that rolls on the terrain when
+    ``frame`` sits on a non-rolling carrier (a wheel's contact frame lives on its steering link so that it
+    does not spin): the contact point is then taken as a point of that body, and its drive joint carries the
+    traction torque.
+    """
+
+    frame: str
+    normal: tuple = (0.0, 0.0, 1.0)
+    friction: float = 0.5
+    wheel: str | None = None
+
+    def __post_init__(self):
+        n = np.asarray(self.normal, dtype=float).reshape(-1)
+        norm = float(np.linalg.norm(n)) if n.shape == (3,) and np.all(np.isfinite(n)) else 0.0
+        if norm < 1e-12:
+            raise MechanismModelError(f"contact {self.frame!r}: normal must be a non-zero finite 3-vector, "
+                                      f"got {self.normal!r}")
+        object.__setattr__(self, "normal", n / norm)
+        try:
+            mu = float(self.friction)
+        except (TypeError, ValueError):
+            raise MechanismModelError(f"contact {self.frame!r}: friction must be a number") from None
+        if not np.isfinite(mu) or mu < 0:
+            raise MechanismModelError(f"contact {self.frame!r}: friction coefficient must be finite and >= 0, "
+                                      f"got {self.friction!r}")
+        object.__setattr__(self, "friction", mu)
+
+
+@dataclass(frozen=True, eq=False)
+class ContactLoads:
+    """Result of :func:`contact_loads`.
+
+    ``forces`` (n, 3): force of the terrain on the mechanism at each contact (N, ground frame);
+    ``normal_forces`` (n,) and ``tangential_forces`` (n, 3) split it along each contact's normal;
+    ``friction_ratio`` (n,): ``|f_t| / f_n`` (inf for a loaded-free contact with traction, 0 when unloaded);
+    ``slip`` and ``lift`` (n,) flags; ``torques`` on the independent coordinates (N m or N; zero on passive
+    ones up to ``residual``) and ``actuated_torques`` by coordinate name; ``equilibrium``: the passive
+    equations are met (``residual``, N or N m, is their largest violation); ``passive`` the passive
+    coordinate names used."""
+
+    contacts: tuple
+    forces: np.ndarray
+    normal_forces: np.ndarray
+    tangential_forces: np.ndarray
+    friction_ratio: np.ndarray
+    slip: np.ndarray
+    lift: np.ndarray
+    torques: np.ndarray
+    actuated_torques: dict
+    equilibrium: bool
+    residual: float
+    passive: tuple
+    method: str = "least_traction"
+    coordinates: tuple = field(default=())
+
+
+def passive_coordinates(mechanism: Mechanism) -> tuple:
+    """Independent coordinates that no actuator drives: those of floating and planar joints (a free base)
+    and of joints marked not actuated."""
+    out = []
+    for c in mechanism.independent_coordinates:
+        j = mechanism.joint(mechanism.coordinate_joint[mechanism.coordinate_names.index(c)])
+        if not j.actuated or j.type in (JointType.FLOATING, JointType.PLANAR):
+            out.append(c)
+    return tuple(out)
+
+
+def wheel_contacts(mechanism: Mechanism, normal=(0.0, 0.0, 1.0), friction: float = 0.6) -> list[Contact]:
+    """A :class:`Contact` for every frame named ``<wheel>_contact`` of the library's rover convention, rolling
+    on the child body of joint ``<wheel>_drive`` when there is one."""
+    out = []
+    for name in mechanism.frame_names:
+        if not name.endswith("_contact"):
+            continue
+        drive = name[: -len("_contact")] + "_drive"
+        wheel = mechanism.child_body_of_joint(drive) if drive in mechanism.joint_names else None
+        out.append(Contact(name, normal, friction, wheel))
+    return out
+
+
+def _tangent_basis(n: np.ndarray) -> np.ndarray:
+    """Columns (t1, t2, n): a right-handed orthonormal basis with ``n`` last."""
+    helper = np.array([1.0, 0.0, 0.0]) if abs(n[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
+    t1 = np.cross(helper, n)
+    t1 /= np.linalg.norm(t1)
+    return np.stack([t1, np.cross(n, t1), n], axis=1)
+
+
+def _point_jacobians(mechanism: Mechanism, fk, contacts) -> np.ndarray:
+    """(3n, nq) linear Jacobians of the contact points, each as a point of its rolling body."""
+    rows = []
+    for c in contacts:
+        if not mechanism.has_frame(c.frame):
+            raise UnknownFrame(c.frame, mechanism.frame_names)
+        if c.wheel is None:
+            rows.append(fk.jacobian(c.frame)[:3])
+            continue
+        if c.wheel not in mechanism.body_names:
+            raise UnknownBody(c.wheel, mechanism.body_names)
+        J = fk.jacobian(c.wheel)
+        r = fk.position(c.frame) - fk.position(c.wheel)
+        # v_p = v_o + w x r = v_o - r x w
+        Rx = np.array([[0.0, -r[2], r[1]], [r[2], 0.0, -r[0]], [-r[1], r[0], 0.0]])
+        rows.append(J[:3] - Rx @ J[3:])
+    return np.vstack(rows)
+
+
+def _null_space(A: np.ndarray, tol: float) -> np.ndarray:
+    if A.shape[0] == 0:
+        return np.eye(A.shape[1])
+    _, s, Vt = np.linalg.svd(A, full_matrices=True)
+    rank = int((s > tol * max(1.0, s[0] if s.size else 1.0)).sum())
+    return Vt[rank:].T
+
+
+def _lexicographic(A, b, T, tol):
+    """Among the least-squares solutions of ``A x = b``: the one with the smallest ``|T x|``, then the
+    smallest ``|x|``."""
+    x0 = np.linalg.lstsq(A, b, rcond=None)[0] if A.shape[0] else np.zeros(A.shape[1])
+    N = _null_space(A, tol)
+    if N.shape[1] == 0:
+        return x0
+    TN = T @ N
+    z = np.linalg.lstsq(TN, -(T @ x0), rcond=None)[0]
+    x1 = x0 + N @ z
+    N2 = N @ _null_space(TN, tol)
+    return x1 - N2 @ (N2.T @ x1)
+
+
+def _friction_redistribution(A, b, x0, mus, tol):
+    """Forces within the friction cones nearest to least traction, or None when SLSQP finds none."""
+    from scipy.optimize import minimize
+
+    n = len(mus)
+    tan_idx = np.array([[3 * i, 3 * i + 1] for i in range(n)]).reshape(-1)
+    scale = max(1.0, float(np.abs(b).max()) if b.size else 1.0)
+
+    def obj(x):
+        return float(x[tan_idx] @ x[tan_idx]) / scale ** 2
+
+    def obj_grad(x):
+        g = np.zeros_like(x)
+        g[tan_idx] = 2 * x[tan_idx] / scale ** 2
+        return g
+
+    def cone(x):
+        X = x.reshape(n, 3)
+        return np.concatenate([(mus ** 2 * X[:, 2] ** 2 - X[:, 0] ** 2 - X[:, 1] ** 2) / scale ** 2, X[:, 2] / scale])
+
+    def cone_jac(x):
+        X = x.reshape(n, 3)
+        J = np.zeros((2 * n, 3 * n))
+        for i in range(n):
+            J[i, 3 * i:3 * i + 3] = np.array([-2 * X[i, 0], -2 * X[i, 1], 2 * mus[i] ** 2 * X[i, 2]]) / scale ** 2
+            J[n + i, 3 * i + 2] = 1.0 / scale
+        return J
+
+    cons = [{"type": "eq", "fun": lambda x: (A @ x - b) / scale, "jac": lambda x: A / scale},
+            {"type": "ineq", "fun": cone, "jac": cone_jac}]
+    res = minimize(obj, x0, jac=obj_grad, constraints=cons, method="SLSQP",
+                   options={"maxiter": 60, "ftol": 1e-12})
+    x = res.x
+    if not np.all(np.isfinite(x)) or np.abs(A @ x - b).max(initial=0.0) > tol * scale:
+        return None
+    X = x.reshape(n, 3)
+    if np.any(np.hypot(X[:, 0], X[:, 1]) > mus * X[:, 2] * (1 + 1e-6) + 1e-9 * scale):
+        return None
+    return x
+
+
+def contact_loads(mechanism: Mechanism, q, contacts: Sequence[Contact], gravity=DEFAULT_GRAVITY,
+                  wrenches: Sequence[Wrench] = (), payloads: Sequence[Payload] | None = None,
+                  method: str = "least_traction", passive: Sequence[str] | None = None,
+                  tol: float = 1e-9) -> ContactLoads:
+    """Contact forces and actuated joint torques that hold ``mechanism`` still at ``q`` (one configuration)
+    under ``gravity`` (m/s^2, ground frame), ``payloads`` and applied ``wrenches``, standing on ``contacts``.
+
+    ``method``: ``"least_traction"`` or ``"friction"`` (see the module docstring). ``passive``: coordinate or
+    joint names that carry no torque (default :func:`passive_coordinates`). Raises for unknown frames,
+    bodies or names, bad friction or normals (at :class:`Contact` construction), NaN gravity.
+    """
+    if method not in ("least_traction", "friction"):
+        raise MechanismModelError(f"method must be 'least_traction' or 'friction', got {method!r}")
+    contacts = tuple(contacts)
+    if not contacts:
+        raise MechanismModelError("contact_loads needs at least one contact")
+    for c in contacts:
+        if not isinstance(c, Contact):
+            raise MechanismModelError(f"expected a Contact, got {c!r}")
+    g = parse_gravity(gravity)
+    qf = _configuration(mechanism, q)
+    if qf.ndim != 1:
+        raise MechanismModelError("contact_loads takes one configuration")
+    fk = forward_kinematics(mechanism, qf)
+    indep = mechanism.independent_coordinates
+    D = coupling_jacobian(mechanism, qf) if mechanism.couplings else None
+    tau_full = _gravity_full(mechanism, qf, g, payloads) - _wrench_full(mechanism, qf, wrenches)
+    rhs = tau_full if D is None else D.T @ tau_full
+    Jc = _point_jacobians(mechanism, fk, contacts)             # (3n, nq)
+    if D is not None:
+        Jc = Jc @ D
+    n = len(contacts)
+    bases = [_tangent_basis(c.normal) for c in contacts]
+    Bdiag = np.zeros((3 * n, 3 * n))
+    for i, Bi in enumerate(bases):
+        Bdiag[3 * i:3 * i + 3, 3 * i:3 * i + 3] = Bi
+    A_all = Jc.T @ Bdiag                                       # generalized force of local contact forces
+    # passive rows
+    if passive is None:
+        passive_names = passive_coordinates(mechanism)
+    else:
+        passive_names = []
+        for name in passive:
+            if name in mechanism.joint_names:
+                passive_names += [c for c in mechanism.joint(name).coordinate_names if c in indep]
+            elif name in indep:
+                passive_names.append(name)
+            else:
+                raise MechanismModelError(f"passive: {name!r} is not a joint or an independent coordinate")
+        passive_names = tuple(dict.fromkeys(passive_names))
+    idx = {c: i for i, c in enumerate(indep)}
+    prow = np.array([idx[c] for c in passive_names], dtype=int)
+    A, b = A_all[prow], rhs[prow]
+    mus = np.array([c.friction for c in contacts])
+    T = np.zeros((2 * n, 3 * n))
+    for i in range(n):
+        T[2 * i, 3 * i] = T[2 * i + 1, 3 * i + 1] = 1.0
+    active = np.ones(n, dtype=bool)
+    scale = max(1.0, float(np.abs(b).max()) if b.size else 1.0)
+    x = np.zeros(3 * n)
+    for _ in range(n + 1):
+        cols = np.repeat(active, 3)
+        x = np.zeros(3 * n)
+        if active.any():
+            rows_T = np.repeat(active, 2)
+            x[cols] = _lexicographic(A[:, cols], b, T[np.ix_(rows_T, cols)], tol)
+        fn = x[2::3]
+        neg = active & (fn < -tol * scale)
+        if not neg.any():
+            break
+        # lift the contact that pulls the hardest, then solve again
+        worst = int(np.argmin(np.where(active, fn, np.inf)))
+        active[worst] = False
+    if method == "friction" and active.any():
+        X = x.reshape(n, 3)
+        if np.any(np.hypot(X[:, 0], X[:, 1]) > mus * X[:, 2] + tol * scale):
+            cols = np.repeat(active, 3)
+            y = _friction_redistribution(A[:, cols], b, x[cols], mus[active], 1e-6)
+            if y is not None:
+                x = np.zeros(3 * n)
+                x[cols] = y
+    residual = float(np.abs(A @ x - b).max(initial=0.0))
+    X = x.reshape(n, 3)
+    forces = np.stack([bases[i] @ X[i] for i in range(n)])
+    fn = X[:, 2].copy()
+    ft = forces - fn[:, None] * np.array([c.normal for c in contacts])
+    ftn = np.hypot(X[:, 0], X[:, 1])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(fn > tol * scale, ftn / np.where(fn > 0, fn, 1.0), np.where(ftn > tol * scale, np.inf, 0.0))
+    lift = ~active | (fn <= tol * scale)
+    slip = ~lift & (ftn > mus * fn * (1 + 1e-9) + tol * scale)
+    torques = rhs - A_all @ x
+    torques[prow] = 0.0 if residual <= 1e-6 * scale else torques[prow]
+    pset = set(passive_names)
+    actuated = {c: float(torques[i]) for i, c in enumerate(indep) if c not in pset}
+    return ContactLoads(contacts, forces, fn, ft, ratio, slip, lift, torques, actuated,
+                        bool(residual <= 1e-6 * scale), residual, tuple(passive_names), method, tuple(indep))

@@ -1,0 +1,248 @@
+"""Generalized gravity and the joint torques of applied wrenches (CLARAty 2.2.2.2, 13.4.4).
+
+Sign convention (Pinocchio's): every function returns the generalized force the *joints* must supply to
+hold the mechanism still, ``tau = g(q) - sum_k J_k^T w_k``, with ``g(q)`` the generalized gravity
+(:func:`gravity_torques`, Pinocchio's ``computeGeneralizedGravity``) and ``w_k`` the wrenches *applied to* the
+mechanism by its surroundings (:func:`wrench_torques` returns ``sum_k J_k^T w_k``). N m for revolute
+coordinates, N for prismatic ones.
+
+Coupled mechanisms (a mimic joint, a differential): the coupled coordinates are not free, so the torques
+are returned on the independent coordinates by the chain rule, ``tau_ind = D^T tau_full`` with ``D =
+dq_full/dq_ind`` (:meth:`Mechanism.coupling_jacobian`), in the order of
+:attr:`Mechanism.independent_coordinates`; ``coordinates="full"`` gives the per-coordinate torques.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import ast
+import math
+import weakref
+
+import numpy as np
+
+from ..errors import InvalidConfiguration, MechanismModelError, UnknownFrame
+from ..kinematics import forward_kinematics, segment_poses
+from ..model import Mechanism
+from .mass import Payload, _segment_masses, _weighted_columns, mass_model
+
+__all__ = ["Wrench", "gravity_torques", "wrench_torques", "static_torques", "parse_gravity"]
+
+DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
+_DEFAULT_G = np.array(DEFAULT_GRAVITY)
+_DEFAULT_G.setflags(write=False)
+#: skew(g) = _SKEW @ g, i.e. r @ (_SKEW @ g) = r x g
+_SKEW = np.zeros((3, 3, 3))
+for _i, _j, _k, _s in ((0, 1, 2, -1), (0, 2, 1, 1), (1, 0, 2, 1), (1, 2, 0, -1), (2, 0, 1, -1), (2, 1, 0, 1)):
+    _SKEW[_i, _j, _k] = _s
+_SKEW.setflags(write=False)
+_F64 = np.dtype(float)
+
+
+@dataclass(frozen=True, eq=False)
+class Wrench:
+    """A wrench applied *to* the mechanism at the origin of ``frame``: ``force`` (N) and ``torque`` (N m,
+    about that origin), both in the axes of ``expressed_in`` (any frame of the model; ``None`` is the
+    ground). ``Wrench("tool", force, expressed_in="tool")`` is a force measured by a wrist sensor."""
+
+    frame: str
+    force: tuple = (0.0, 0.0, 0.0)
+    torque: tuple = (0.0, 0.0, 0.0)
+    expressed_in: str | None = None
+
+    def __post_init__(self):
+        for what in ("force", "torque"):
+            v = np.asarray(getattr(self, what), dtype=float)
+            if v.shape[-1:] != (3,) or not np.all(np.isfinite(v)):
+                raise MechanismModelError(f"wrench at {self.frame!r}: {what} must be 3 finite numbers "
+                                          f"(or (B, 3) for a batch), got {getattr(self, what)!r}")
+            object.__setattr__(self, what, v)
+
+    @property
+    def vector(self) -> np.ndarray:
+        """``[force; torque]`` (6,) in ``expressed_in``'s axes."""
+        return np.concatenate([self.force, self.torque], axis=-1)
+
+
+def parse_gravity(gravity) -> np.ndarray:
+    """Gravity as a finite 3-vector (m/s^2, ground frame); a clear error otherwise."""
+    if gravity is DEFAULT_GRAVITY or gravity is None:
+        return _DEFAULT_G
+    g = np.asarray(gravity, dtype=float)
+    if g.shape != (3,) or not np.all(np.isfinite(g)):
+        raise InvalidConfiguration(f"gravity must be 3 finite numbers (m/s^2, ground frame), got {gravity!r}")
+    return g
+
+
+def _is_affine(node, variables) -> bool:
+    """True when the parsed expression ``node`` is affine in ``variables`` (sums, differences, negation,
+    products and quotients by constants): its derivative is then the same everywhere."""
+    def has_var(n):
+        return any(isinstance(x, ast.Name) and x.id in variables for x in ast.walk(n))
+
+    if isinstance(node, ast.Expression):
+        return _is_affine(node.body, variables)
+    if isinstance(node, (ast.Constant, ast.Name)):
+        return True
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        return _is_affine(node.operand, variables)
+    if isinstance(node, ast.BinOp):
+        if isinstance(node.op, (ast.Add, ast.Sub)):
+            return _is_affine(node.left, variables) and _is_affine(node.right, variables)
+        if isinstance(node.op, ast.Mult):
+            return ((not has_var(node.left) and _is_affine(node.right, variables))
+                    or (not has_var(node.right) and _is_affine(node.left, variables)))
+        if isinstance(node.op, ast.Div):
+            return not has_var(node.right) and _is_affine(node.left, variables)
+    return not has_var(node)
+
+
+_NOT_CONSTANT = object()
+_D_CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _constant_coupling_jacobian(mechanism: Mechanism):
+    """The coupling Jacobian when every coupling is affine (URDF mimic joints, gear ratios): computed once
+    per mechanism and cached beside it; ``None`` otherwise."""
+    D = _D_CACHE.get(mechanism)
+    if D is None:
+        D = _NOT_CONSTANT
+        try:
+            if all(_is_affine(ast.parse(e.source, mode="eval"), e.variables)
+                   for e in mechanism.couplings.values()):
+                D = np.array(mechanism.coupling_jacobian(mechanism.home))
+                D.setflags(write=False)
+        except SyntaxError:
+            pass
+        _D_CACHE[mechanism] = D
+    return None if D is _NOT_CONSTANT else D
+
+
+def coupling_jacobian(mechanism: Mechanism, qf: np.ndarray) -> np.ndarray:
+    """``dq_full / dq_independent`` at ``qf``: (n, m) for one configuration (as
+    :meth:`Mechanism.coupling_jacobian`), (B, n, m) for a batch, evaluated on whole arrays."""
+    D = _constant_coupling_jacobian(mechanism)
+    if D is not None:
+        return D if qf.ndim == 1 else np.broadcast_to(D, (qf.shape[0],) + D.shape)
+    if qf.ndim == 1:
+        return mechanism.coupling_jacobian(qf)
+    names = mechanism.coordinate_names
+    index = {c: i for i, c in enumerate(names)}
+    indep = mechanism.independent_coordinates
+    B = qf.shape[0]
+    D = np.zeros((B, len(names), len(indep)))
+    for k, c in enumerate(indep):
+        D[:, index[c], k] = 1.0
+    for name, expr in mechanism.couplings.items():
+        env = {v: qf[:, index[v]] for v in expr.variables}
+        row = np.zeros((B, len(indep)))
+        for var, grad in expr.gradient(env).items():
+            row += np.reshape(grad, (-1, 1)) * D[:, index[var]]
+        D[:, index[name]] = row
+    return D
+
+
+def _to_coordinates(mechanism: Mechanism, qf: np.ndarray, tau: np.ndarray, coordinates: str) -> np.ndarray:
+    if coordinates not in ("full", "independent"):
+        raise MechanismModelError(f"coordinates must be 'independent' or 'full', got {coordinates!r}")
+    if coordinates == "full" or not mechanism.couplings:
+        return tau
+    D = coupling_jacobian(mechanism, qf)
+    return (np.swapaxes(D, -1, -2) @ tau[..., None])[..., 0]
+
+
+def _gravity_full(mechanism: Mechanism, qf: np.ndarray, g: np.ndarray, payloads) -> np.ndarray:
+    """Per-coordinate generalized gravity: for moving segment ``i`` with subtree mass ``M_i`` and world first
+    moment ``H_i``, ``-z_i . ((H_i - M_i o_i) x g)`` (revolute) or ``-M_i z_i . g`` (prismatic)."""
+    mm = mass_model(mechanism)
+    if payloads:
+        sm, sh = _segment_masses(mechanism, mm, payloads, None)
+        hom = np.concatenate([sh, sm[:, None]], axis=1)[:, :, None]
+        M = mm.sub_moving @ sm
+    else:
+        hom, M = mm.seg_hom, mm.sub_moving_mass
+    segs = segment_poses(mechanism, qf)
+    h = np.matmul(segs[..., :3, :], hom)[..., 0]              # (..., S, 3): R h_seg + m o
+    r = np.matmul(mm.sub_moving, h)                            # (..., k, 3) subtree first moments H
+    Sm = segs.take(mm.moving, axis=-3)
+    z = Sm[..., :3, 2]
+    r -= M[:, None] * Sm[..., :3, 3]                           # H - M o
+    t = np.matmul(r, _SKEW.dot(-g))                            # -(r x g)
+    t *= z
+    t = t.sum(axis=-1)                                         # -z . (r x g)
+    if mm.any_prismatic:
+        t = np.where(mm.moving_revolute, t, -M * np.matmul(z, g))
+    if mm.coords_in_order:
+        return t
+    tau = np.zeros(qf.shape)
+    tau[..., mm.moving_coord] = t
+    return tau
+
+
+def _configuration(mechanism: Mechanism, q) -> np.ndarray:
+    """``mechanism.configuration(q)`` with a shortcut for a finite float array of length nq (the hot path
+    of a controller's feed-forward)."""
+    if type(q) is np.ndarray and q.dtype is _F64 and q.ndim == 1 and q.shape[0] == mechanism.nq \
+            and not mechanism.couplings and math.isfinite(q.dot(q)):
+        return q
+    return mechanism.configuration(q)
+
+
+def gravity_torques(mechanism: Mechanism, q, gravity=DEFAULT_GRAVITY,
+                    payloads: Sequence[Payload] | None = None, coordinates: str = "independent") -> np.ndarray:
+    """Generalized gravity ``g(q)``: the joint torques (N m) and forces (N) that hold the mechanism still
+    against ``gravity`` (m/s^2, ground frame), with optional :class:`~.mass.Payload` point masses.
+
+    ``q``: one configuration (anything :meth:`Mechanism.configuration` takes) or a batch (B, n); returns
+    (n,) or (B, n) on the independent coordinates (see the module docstring) or, with
+    ``coordinates="full"``, on every coordinate. Any tree: multi-DOF joints get one entry per coordinate
+    (a floating base's entries are the force and torque that would hold the base)."""
+    g = parse_gravity(gravity)
+    qf = _configuration(mechanism, q)
+    return _to_coordinates(mechanism, qf, _gravity_full(mechanism, qf, g, payloads), coordinates)
+
+
+def _wrench_full(mechanism: Mechanism, qf: np.ndarray, wrenches) -> np.ndarray:
+    tau = np.zeros(qf.shape)
+    if not wrenches:
+        return tau
+    fk = forward_kinematics(mechanism, qf)
+    for w in wrenches:
+        if not isinstance(w, Wrench):
+            raise MechanismModelError(f"expected a Wrench, got {w!r}")
+        if not mechanism.has_frame(w.frame):
+            raise UnknownFrame(w.frame, mechanism.frame_names)
+        f, n = w.force, w.torque
+        if w.expressed_in is not None and w.expressed_in != mechanism.ground:
+            if not mechanism.has_frame(w.expressed_in):
+                raise UnknownFrame(w.expressed_in, mechanism.frame_names)
+            R = fk.rotation(w.expressed_in)
+            f = (R @ f[..., None])[..., 0]
+            n = (R @ n[..., None])[..., 0]
+        J = fk.jacobian(w.frame)                  # LOCAL_WORLD_ALIGNED: velocity of the frame's origin
+        tau += (np.swapaxes(J[..., :3, :], -1, -2) @ f[..., None])[..., 0]
+        tau += (np.swapaxes(J[..., 3:, :], -1, -2) @ n[..., None])[..., 0]
+    return tau
+
+
+def wrench_torques(mechanism: Mechanism, q, wrenches: Sequence[Wrench],
+                   coordinates: str = "independent") -> np.ndarray:
+    """``sum_k J_k^T w_k``: the generalized force that the :class:`Wrench` es applied to the mechanism exert
+    on its coordinates (the joints feel it; to hold the mechanism they supply its negative). Shapes as
+    :func:`gravity_torques`; a wrench's force and torque may be (B, 3) for a batch."""
+    qf = mechanism.configuration(q)
+    return _to_coordinates(mechanism, qf, _wrench_full(mechanism, qf, wrenches), coordinates)
+
+
+def static_torques(mechanism: Mechanism, q, gravity=DEFAULT_GRAVITY, wrenches: Sequence[Wrench] = (),
+                   payloads: Sequence[Payload] | None = None, coordinates: str = "independent") -> np.ndarray:
+    """Joint torques and forces that hold the mechanism still under ``gravity``, ``payloads`` and applied
+    ``wrenches``: ``g(q) - sum_k J_k^T w_k`` (Pinocchio's ``computeStaticTorque``). Shapes as
+    :func:`gravity_torques`. ``gravity=(0, 0, 0)`` gives the torques of the wrenches alone (``-J^T w``;
+    with ``w = -F`` the familiar ``J^T F`` for a force ``F`` the tool exerts on its surroundings)."""
+    g = parse_gravity(gravity)
+    qf = mechanism.configuration(q)
+    tau = _gravity_full(mechanism, qf, g, payloads) - _wrench_full(mechanism, qf, wrenches)
+    return _to_coordinates(mechanism, qf, tau, coordinates)

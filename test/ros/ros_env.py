@@ -1,0 +1,353 @@
+"""The one way tests reach a real ROS 2 (Humble at /opt/ros/humble, Jazzy at /opt/ros/jazzy).
+
+How: ROS 2 here is built for Debian's ``/usr/bin/python3`` (3.11.2), not for the Python running pytest
+(pyenv's, in the test venv), and its environment comes from sourcing ``setup.bash``. So the test process
+never imports rclpy; everything that needs ROS runs in a subprocess:
+
+* ``env = ros_env(domain)`` is ``os.environ`` with ``/opt/ros/<distro>/setup.bash`` (and a colcon workspace
+  of this repository's three packages, built once by :func:`workspace`) sourced, loopback Cyclone DDS
+  (``lo`` only, multicast off), ``RMW_IMPLEMENTATION=rmw_cyclonedds_cpp``, the test's ``ROS_DOMAIN_ID`` and
+  this checkout's ``mechanism_model_core`` / ``mechanism_model_ros`` first on ``PYTHONPATH`` (so the code
+  under test is the working tree's, not the workspace's copy).
+* ``ROS_PYTHON`` (``/usr/bin/python3``) runs our nodes over rclpy and rclpy/tf2_ros client scripts
+  (:func:`run_python`); Debian's python3-numpy/-scipy/-lxml/-yaml give it the core's dependencies
+  (``.ci/apt-packages``).
+* :class:`RosProcess` starts ``ros2 launch``/``ros2 run``/``ros2_control_node``/our ``serve`` in its own
+  process group with its output in a file, and stops the whole group (SIGINT, then SIGTERM, then SIGKILL).
+* The test side watches topics and calls services in-process over the Cyclone transport
+  (:func:`wait_for_messages`), which needs no rclpy.
+
+Skip or fail: :func:`require` skips a test when ROS 2 (or the ROS Python's dependencies) is missing, except
+where ROS is required -- ``CI=true`` or ``MM_REQUIRE_ROS=1`` (``.ci/run`` installs ROS 2 from
+``../shared/ros2`` first) -- where it fails instead. ``MM_REQUIRE_ROS=0`` turns the requirement off.
+
+Domains: :func:`domain` draws from ``MM_TEST_DOMAINS`` (via ``dds_helpers.unique_domain_id``). Every
+process started here is stopped by its owner; :func:`stop_daemon` stops a ``ros2`` CLI daemon.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import functools
+import hashlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+from ros.dds_helpers import LOOPBACK_URI, ROS_PKG, configure_this_process, unique_domain_id, wait_for
+
+TOP = os.path.dirname(ROS_PKG)
+CORE_PKG = os.path.join(TOP, "mechanism_model_core")
+ROS_PYTHON = "/usr/bin/python3"
+DISTROS = {"humble": "/opt/ros/humble", "jazzy": "/opt/ros/jazzy"}
+#: what the ROS Python must import besides ROS itself (Debian's python3-numpy/-scipy/-lxml/-yaml)
+PY_DEPS = ("numpy", "scipy", "lxml", "yaml")
+PACKAGES = ("mechanism_model_msgs", "mechanism_model_core", "mechanism_model_ros")
+
+__all__ = ["ROS_PYTHON", "DISTROS", "required", "require", "available", "ros_env", "workspace", "domain",
+           "RosProcess", "start", "start_serve", "run", "run_python", "ros2", "stop_daemon",
+           "wait_for_messages", "wait_for", "configure_this_process"]
+
+
+def required() -> bool:
+    """True where a missing ROS 2 must fail the test run: in CI (``CI=true``) or with ``MM_REQUIRE_ROS=1``;
+    ``MM_REQUIRE_ROS=0`` says no."""
+    explicit = os.environ.get("MM_REQUIRE_ROS", "").strip()
+    if explicit in ("0", "1"):
+        return explicit == "1"
+    return os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
+
+
+def _missing(reason: str):
+    import pytest
+    if required():
+        pytest.fail(f"ROS 2 is required here (CI or MM_REQUIRE_ROS=1) but {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
+@functools.lru_cache(maxsize=None)
+def _sourced(distro: str, ws: str | None) -> dict:
+    """The environment after sourcing ``setup.bash`` of ``distro`` (and of workspace ``ws``)."""
+    script = f"source {DISTROS[distro]}/setup.bash"
+    if ws:
+        script += f" && source {ws}/install/setup.bash"
+    base = {k: v for k, v in os.environ.items()
+            if k not in ("AMENT_PREFIX_PATH", "COLCON_PREFIX_PATH", "CMAKE_PREFIX_PATH", "ROS_DISTRO",
+                         "ROS_VERSION", "ROS_PYTHON_VERSION", "PYTHONPATH", "LD_LIBRARY_PATH",
+                         "VIRTUAL_ENV", "PYTHONHOME")}
+    out = subprocess.run(["bash", "-c", script + " >/dev/null 2>&1 && env -0"], env=base,
+                         capture_output=True, timeout=60)
+    if out.returncode != 0:
+        raise RuntimeError(f"sourcing {DISTROS[distro]}/setup.bash failed: {out.stderr.decode()[-500:]}")
+    env = {}
+    for item in out.stdout.split(b"\0"):
+        k, sep, v = item.decode().partition("=")
+        if sep and k not in ("_", "SHLVL", "PWD", "OLDPWD"):
+            env[k] = v
+    return env
+
+
+@functools.lru_cache(maxsize=None)
+def _probe(distro: str) -> str | None:
+    """Why ROS 2 ``distro`` cannot be used here, or None."""
+    prefix = DISTROS.get(distro)
+    if prefix is None:
+        return f"unknown ROS distribution {distro!r}"
+    if not os.path.exists(os.path.join(prefix, "setup.bash")):
+        return f"ROS 2 {distro} is not installed ({prefix}/setup.bash missing; bash shared/ros2/install.sh)"
+    if not os.path.exists(ROS_PYTHON):
+        return f"{ROS_PYTHON} (the interpreter ROS 2 is built for) is missing"
+    try:
+        env = _sourced(distro, None)
+    except (RuntimeError, subprocess.TimeoutExpired) as exc:
+        return str(exc)
+    code = "import rclpy\nimport " + ", ".join(PY_DEPS)
+    p = subprocess.run([ROS_PYTHON, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    if p.returncode != 0:
+        return (f"{ROS_PYTHON} with ROS 2 {distro} sourced cannot import rclpy and the core's dependencies "
+                f"(apt-get install python3-numpy python3-scipy python3-lxml python3-yaml): "
+                f"{p.stderr.strip().splitlines()[-1] if p.stderr.strip() else p.returncode}")
+    if not shutil.which("colcon", path=env.get("PATH")):
+        return "colcon is missing (bash shared/ros2/install.sh --dev installs Debian's colcon)"
+    return None
+
+
+def available(distro: str = "humble") -> bool:
+    return _probe(distro) is None
+
+
+def require(distro: str = "humble") -> None:
+    """Skip (or, where ROS is required, fail) the calling test unless ROS 2 ``distro`` is usable."""
+    reason = _probe(distro)
+    if reason is not None:
+        _missing(reason)
+
+
+def _sources_digest() -> str:
+    """Hash of what a workspace build installs (interfaces, package manifests, launch, config, models)."""
+    h = hashlib.sha256()
+    roots = [os.path.join(TOP, "mechanism_model_msgs"), os.path.join(TOP, "launch"), os.path.join(TOP, "config"),
+             os.path.join(TOP, "models")]
+    files = [os.path.join(TOP, p, f) for p in ("mechanism_model_core", "mechanism_model_ros")
+             for f in ("setup.py", "setup.cfg", "package.xml")]
+    for r in roots:
+        for dirpath, dirs, names in os.walk(r):
+            dirs.sort()
+            files += [os.path.join(dirpath, n) for n in sorted(names) if "__pycache__" not in dirpath]
+    for f in files:
+        if os.path.isfile(f):
+            h.update(os.path.relpath(f, TOP).encode())
+            with open(f, "rb") as fh:
+                h.update(hashlib.sha256(fh.read()).digest())
+    return h.hexdigest()[:16]
+
+
+def workspace(distro: str = "humble") -> str:
+    """A colcon workspace (merged install) of ``mechanism_model_msgs`` (rosidl-generated for real),
+    ``mechanism_model_core`` and ``mechanism_model_ros`` built against ROS 2 ``distro``; returns its
+    directory (``<ws>/install/setup.bash``). Built once per source state and machine, under a lock, in
+    ``$MM_ROS_WS_CACHE`` (default: the system temporary directory); about 25 s."""
+    require(distro)
+    cache = os.environ.get("MM_ROS_WS_CACHE") or os.path.join(tempfile.gettempdir(), f"mm_ros_ws_{os.getuid()}")
+    os.makedirs(cache, exist_ok=True)
+    ws = os.path.join(cache, f"{distro}-{_sources_digest()}")
+    done = os.path.join(ws, ".built")
+    with open(os.path.join(cache, f"{distro}.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if os.path.exists(done):
+            return ws
+        shutil.rmtree(ws, ignore_errors=True)
+        os.makedirs(ws)
+        print(f"ros_env: colcon build of {', '.join(PACKAGES)} against ROS 2 {distro} in {ws} (~25 s)",
+              file=sys.stderr, flush=True)
+        env = _sourced(distro, None)
+        cmd = ["colcon", "--log-base", os.path.join(ws, "log"), "build", "--base-paths", TOP,
+               "--packages-select", *PACKAGES, "--merge-install",
+               "--build-base", os.path.join(ws, "build"), "--install-base", os.path.join(ws, "install"),
+               "--event-handlers", "console_direct-",
+               "--cmake-args", "-DBUILD_TESTING=OFF", f"-DPython3_EXECUTABLE={ROS_PYTHON}",
+               f"-DPYTHON_EXECUTABLE={ROS_PYTHON}"]
+        p = subprocess.run(cmd, cwd=ws, env=env, capture_output=True, text=True, timeout=900)
+        if p.returncode != 0:
+            raise RuntimeError(f"colcon build failed:\n{p.stdout[-3000:]}\n{p.stderr[-3000:]}")
+        # the build dir is not needed after installing; keep the cache small
+        shutil.rmtree(os.path.join(ws, "build"), ignore_errors=True)
+        with open(done, "w") as fh:
+            fh.write(p.stdout[-2000:])
+        return ws
+
+
+def domain() -> int:
+    """A DDS domain id from this run's ``MM_TEST_DOMAINS`` range."""
+    return unique_domain_id()
+
+
+def ros_env(domain_id: int, distro: str = "humble", with_workspace: bool = True, log_dir: str | None = None,
+            **extra: str) -> dict:
+    """Environment for a ROS 2 subprocess on loopback Cyclone DDS in ``domain_id`` (see the module doc).
+    ``extra`` entries are added (a value of None removes the variable)."""
+    require(distro)
+    ws = workspace(distro) if with_workspace else None
+    env = dict(_sourced(distro, ws))
+    env["ROS_DOMAIN_ID"] = str(domain_id)
+    env["RMW_IMPLEMENTATION"] = "rmw_cyclonedds_cpp"
+    env["CYCLONEDDS_URI"] = LOOPBACK_URI
+    for k in ("ROS_AUTOMATIC_DISCOVERY_RANGE", "ROS_STATIC_PEERS", "ROS_LOCALHOST_ONLY"):
+        env.pop(k, None)
+    if distro == "humble":
+        # Humble: ROS_LOCALHOST_ONLY=1 together with a CYCLONEDDS_URI selecting lo fails node creation
+        env["ROS_LOCALHOST_ONLY"] = "0"
+    env["PYTHONPATH"] = os.pathsep.join([CORE_PKG, ROS_PKG] + [p for p in env.get("PYTHONPATH", "").split(
+        os.pathsep) if p])
+    env["PYTHONUNBUFFERED"] = "1"
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    env["ROS_LOG_DIR"] = log_dir or os.path.join(tempfile.gettempdir(), f"mm_ros_logs_{os.getuid()}")
+    env["RCUTILS_COLORIZED_OUTPUT"] = "0"
+    for k, v in extra.items():
+        if v is None:
+            env.pop(k, None)
+        else:
+            env[k] = str(v)
+    return env
+
+
+class RosProcess:
+    """A ROS 2 process (or launch tree) in its own process group, its output in a temporary file.
+
+    Use as a context manager or call :meth:`stop`; :meth:`stop` returns everything it printed.
+    """
+
+    def __init__(self, cmd: list[str], env: dict, name: str | None = None, cwd: str | None = None):
+        self.cmd = list(cmd)
+        self.name = name or os.path.basename(cmd[0])
+        self._log = tempfile.NamedTemporaryFile(prefix=f"mm_{self.name}_", suffix=".log", delete=False)
+        self.proc = subprocess.Popen(self.cmd, env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=self._log,
+                                     stderr=subprocess.STDOUT, start_new_session=True)
+        self._output = None
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def running(self) -> bool:
+        return self.proc.poll() is None
+
+    def output(self) -> str:
+        """What the process printed so far (stdout and stderr)."""
+        if self._output is not None:
+            return self._output
+        return _read(self._log.name)
+
+    def wait_for_output(self, text: str, timeout: float = 30.0) -> bool:
+        return wait_for(lambda: text in self.output() or not self.running(), timeout, 0.1) and \
+            text in self.output()
+
+    def _signal(self, sig) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, sig)
+
+    def stop(self, timeout: float = 10.0) -> str:
+        """SIGINT to the group (what Ctrl-C does: launch shuts its children down), then SIGTERM, then
+        SIGKILL; returns the output."""
+        if self._output is not None:
+            return self._output
+        if self.proc.poll() is None:
+            for sig, wait in ((signal.SIGINT, timeout), (signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0)):
+                self._signal(sig)
+                try:
+                    self.proc.wait(wait)
+                    break
+                except subprocess.TimeoutExpired:
+                    continue
+        # children of a launch may outlive the leader briefly: clear the group
+        self._signal(signal.SIGKILL)
+        self._log.close()
+        self._output = _read(self._log.name)
+        with contextlib.suppress(OSError):
+            os.unlink(self._log.name)
+        return self._output
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path, errors="replace") as fh:
+            return fh.read()
+    except OSError:
+        return ""
+
+
+def start(cmd: list[str], domain_id: int, distro: str = "humble", name: str | None = None,
+          cwd: str | None = None, **extra) -> RosProcess:
+    """Start ``cmd`` (``["ros2", "launch", ...]``, ``["ros2", "run", "controller_manager",
+    "ros2_control_node", ...]``) in the ROS environment of ``domain_id``."""
+    return RosProcess(cmd, ros_env(domain_id, distro, **extra), name=name, cwd=cwd)
+
+
+def start_serve(domain_id: int, *args: str, distro: str = "humble", **extra) -> RosProcess:
+    """``mechanism_model_ros.serve --transport rclpy`` (this checkout's code) under the ROS Python."""
+    return start([ROS_PYTHON, "-m", "mechanism_model_ros.serve", "--transport", "rclpy", "--status-period",
+                  "0", "--log-level", "ERROR", *args], domain_id, distro, name="serve_rclpy", **extra)
+
+
+def run(cmd: list[str], domain_id: int, distro: str = "humble", timeout: float = 60.0, input: str | None = None,
+        **extra) -> subprocess.CompletedProcess:
+    """Run ``cmd`` to completion in the ROS environment (text output captured; no exception on failure)."""
+    env = ros_env(domain_id, distro, **extra)
+    try:
+        return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout, input=input,
+                              start_new_session=True)
+    except subprocess.TimeoutExpired as exc:
+        return subprocess.CompletedProcess(cmd, -9, _text(exc.stdout), _text(exc.stderr) + f"\n(timed out "
+                                                                                         f"after {timeout} s)")
+
+
+def _text(b) -> str:
+    return b.decode(errors="replace") if isinstance(b, bytes) else (b or "")
+
+
+def run_python(code: str, domain_id: int, distro: str = "humble", timeout: float = 60.0, args=(),
+               **extra) -> subprocess.CompletedProcess:
+    """Run Python ``code`` with the ROS Python (rclpy, tf2_ros, the built interfaces importable)."""
+    return run([ROS_PYTHON, "-c", code, *args], domain_id, distro, timeout=timeout, **extra)
+
+
+def ros2(*args: str, domain_id: int, distro: str = "humble", timeout: float = 60.0,
+         **extra) -> subprocess.CompletedProcess:
+    """``ros2 <args>``; graph verbs start a daemon per domain: call :func:`stop_daemon` when done."""
+    return run(["ros2", *args], domain_id, distro, timeout=timeout, **extra)
+
+
+def stop_daemon(domain_id: int, distro: str = "humble") -> None:
+    """Stop the ``ros2`` CLI daemon of ``domain_id`` (started by ``ros2 topic list`` and friends)."""
+    if available(distro):
+        run(["ros2", "daemon", "stop"], domain_id, distro, timeout=30, with_workspace=False)
+
+
+def wait_for_messages(domain_id: int, topic: str, ros_type: str, qos=None, count: int = 1,
+                      timeout: float = 30.0) -> list:
+    """Up to ``count`` messages of ``topic`` received in this process over the Cyclone transport (no rclpy
+    needed) within ``timeout``; ``qos`` defaults to reliable, transient-local (latched topics)."""
+    from mechanism_model_ros import qos as Q
+    from mechanism_model_ros.transports.cyclone import CycloneContext, CycloneNode
+    configure_this_process(domain_id)
+    ctx = CycloneContext(domain_id)
+    node = CycloneNode("mm_test_listener", context=ctx)
+    got: list = []
+    try:
+        node.create_subscription(topic, ros_type, qos or Q.LATCHED, got.append)
+        wait_for(lambda: len(got) >= count, timeout, 0.05)
+        return list(got)
+    finally:
+        node.close()
+        ctx.close()
