@@ -521,3 +521,23 @@ def test_missing_coal_says_what_to_install(monkeypatch):
     monkeypatch.setattr(cmodel, "_local", __import__("threading").local())
     with pytest.raises(ImportError, match=r"pip install 'mechanism_model_core\[collision\]'"):
         in_collision(m, q_of((3, 0, 0)))
+
+
+def test_terrain_objects_become_obstacles():
+    from mechanism_model_core import terrain as T
+
+    m = two_bodies(shape("s", "sphere", (0.01,)), shape("ball", "sphere", (0.2,)), translation(0, 0, 10))
+    # a height field h = 0.2 x on a grid with x and y spacings that differ, indexed heights[ix, iy]
+    xs, ys = np.arange(0, 21) * 0.1 - 1.0, np.arange(0, 11) * 0.2 - 1.0
+    H = 0.2 * xs[:, None] + 0 * ys[None, :]
+    hf = T.HeightField(H, (0.1, 0.2), origin=(-1.0, -1.0))
+    n = np.array([-0.2, 0, 1.0]) / math.hypot(0.2, 1.0)
+    for env in (Environment().with_terrain(hf), Environment().with_terrain(T.Plane.from_slope(math.atan(0.2))),
+                Environment().with_terrain(T.TriangleMesh([(-1, -1, -0.2), (1, -1, 0.2), (1, 1, 0.2),
+                                                           (-1, 1, -0.2)], [(0, 1, 2), (0, 2, 3)]))):
+        for px, py, pz in [(0.3, 0.1, 0.5), (-0.5, 0.4, 0.25), (0.6, -0.5, 0.2)]:
+            signed = (pz - 0.2 * px) * n[2] - 0.2
+            q = q_of((px, py, pz))
+            assert in_collision(m, q, environment=env, self_collision=False) == (signed < 0)
+            if signed > 0:
+                assert distance(m, q, "b", "terrain", environment=env).distance == pytest.approx(signed, abs=1e-6)

@@ -3,7 +3,8 @@
 An :class:`Environment` is an immutable list of :class:`Obstacle` (a name, a typed shape from
 :mod:`.shapes` and its pose ``T_ground_obstacle``). Terrain comes in as a :class:`~.shapes.HeightField`, a
 :class:`~.shapes.TriangleMesh` (a 2-D open mesh) or a :class:`~.shapes.HalfSpace`; :func:`terrain_obstacle`
-converts the terrain objects of :mod:`mechanism_model_core.terrain` (plane, height field, mesh).
+converts the terrain objects of :mod:`mechanism_model_core.terrain` (plane, height field, mesh), and
+:meth:`Environment.with_terrain` adds one.
 """
 
 from __future__ import annotations
@@ -66,6 +67,10 @@ class Environment:
     def with_obstacles(self, *obstacles) -> "Environment":
         return Environment(self.obstacles + tuple(obstacles))
 
+    def with_terrain(self, terrain, name: str = "terrain") -> "Environment":
+        """A new environment with ``terrain`` (a :mod:`mechanism_model_core.terrain` object) added."""
+        return self.with_obstacles(terrain_obstacle(terrain, name))
+
     def __len__(self):
         return len(self.obstacles)
 
@@ -73,26 +78,29 @@ class Environment:
         return f"<Environment: {', '.join(o.name for o in self.obstacles) or 'empty'}>"
 
 
-def terrain_obstacle(terrain, name: str = "terrain") -> Obstacle:
-    """An obstacle of a terrain object: anything with a regular height grid (``x``, ``y``, ``heights``
-    attributes, heights indexed ``[iy, ix]``), a triangle mesh (``vertices``, ``faces``) or a plane
-    (``normal`` and a point ``point`` or ``offset``), all in the ground frame."""
-    for grid in (("x", "y", "heights"), ("xs", "ys", "heights")):
-        if all(hasattr(terrain, a) for a in grid):
-            x, y, h = (np.asarray(getattr(terrain, a), dtype=float) for a in grid)
-            return Obstacle(name, S.HeightField(x, y, h))
-    if hasattr(terrain, "vertices") and hasattr(terrain, "faces"):
+def terrain_obstacle(terrain, name: str = "terrain", depth: float = 1.0) -> Obstacle:
+    """The obstacle of a terrain of :mod:`mechanism_model_core.terrain`, in the ground frame:
+
+    * ``terrain.HeightField`` -> a :class:`~.shapes.HeightField` on the same grid (solid down to ``depth``
+      m below its lowest point; coal triangulates each cell, so between grid points the surface may differ
+      from a bilinear interpolation by the cell's twist);
+    * ``terrain.TriangleMesh`` -> a :class:`~.shapes.TriangleMesh` (an open surface);
+    * ``terrain.Plane`` -> a :class:`~.shapes.HalfSpace` (everything below the plane).
+    """
+    from .. import terrain as T
+
+    if isinstance(terrain, T.HeightField):
+        H = np.asarray(terrain.heights, dtype=float)            # heights[ix, iy]
+        x = terrain.origin[0] + terrain.spacing[0] * np.arange(H.shape[0])
+        y = terrain.origin[1] + terrain.spacing[1] * np.arange(H.shape[1])
+        return Obstacle(name, S.HeightField(x, y, H.T, bottom=float(H.min()) - depth))
+    if isinstance(terrain, T.TriangleMesh):
         return Obstacle(name, S.TriangleMesh(terrain.vertices, terrain.faces))
-    if hasattr(terrain, "normal"):
-        n = np.asarray(terrain.normal, dtype=float)
-        n = n / np.linalg.norm(n)
-        if hasattr(terrain, "point"):
-            off = float(n @ np.asarray(terrain.point, dtype=float))
-        else:
-            off = float(getattr(terrain, "offset", getattr(terrain, "height", 0.0)))
-        return Obstacle(name, S.HalfSpace(n, off))
-    raise TypeError(f"{type(terrain).__name__} is not a terrain this module knows (height grid, mesh or "
-                    f"plane)")
+    if isinstance(terrain, T.Plane):
+        n = np.asarray(terrain.unit_normal, dtype=float)
+        return Obstacle(name, S.HalfSpace(n, float(n @ np.asarray(terrain.point, dtype=float))))
+    raise TypeError(f"{type(terrain).__name__} is not a terrain of mechanism_model_core.terrain (Plane, "
+                    f"HeightField, TriangleMesh)")
 
 
 class EnvironmentData:
