@@ -20,6 +20,7 @@ COMMANDS = (
     "jacobian",
     "convert",
     "render",
+    "collision-matrix",
     "demo",
     "serve",
     "models",
