@@ -134,4 +134,16 @@ class EnvironmentData:
                 self.surfaces.append(None)
         self.centers = np.array(self.centers).reshape(-1, 3)
         self.radii = np.array(self.radii)
+        # broad phase: each obstacle's box in the ground frame (unbounded for a half-space)
+        lo, hi = [], []
+        for o in env.obstacles:
+            if isinstance(o.geometry, S.HalfSpace):
+                lo.append(np.full(3, -np.inf))
+                hi.append(np.full(3, np.inf))
+                continue
+            P = o.geometry.support_points() @ o.pose[:3, :3].T + o.pose[:3, 3]
+            lo.append(P.min(axis=0) - o.padding)
+            hi.append(P.max(axis=0) + o.padding)
+        self.lo = np.array(lo).reshape(-1, 3)
+        self.hi = np.array(hi).reshape(-1, 3)
         self.coal = c

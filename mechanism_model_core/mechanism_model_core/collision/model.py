@@ -57,8 +57,8 @@ class CollisionModel:
 
     Attributes: ``objects`` (every :class:`GeometryObject`), ``bodies`` (names of the bodies that have at
     least one checked shape), ``roots`` / ``leaves`` (per body, object indices), ``pairs_checked`` (the body
-    pairs the matrix allows among ``bodies``), ``body_center`` / ``body_radius`` (a sphere in each body frame
-    containing all its shapes).
+    pairs the matrix allows among ``bodies``), and for the broad phase each shape's box in its own frame
+    (``obj_center``, ``obj_half``: centre and half extents, padding included).
     """
 
     def __init__(self, mechanism, matrix: CollisionMatrix | None = None, srdf=None):
@@ -118,31 +118,44 @@ class CollisionModel:
         self.bodies = tuple(b for b in mechanism.body_names if b in roots)
         self.body_frame_index = np.array([mechanism.frame(b).index for b in self.bodies], dtype=int)
         self._body_pos = {b: k for k, b in enumerate(self.bodies)}
-        centers, radii = [], []
+        # broad phase: each object's box in its placement frame (centre, half extents; inf if unbounded);
+        # a body's box is the union of its top shapes' world boxes (they contain the leaves)
+        n = len(self.objects)
+        self.obj_body = np.array([self._body_pos.get(o.body, 0) for o in self.objects], dtype=int)
+        self.obj_center = np.zeros((n, 3))
+        self.obj_half = np.zeros((n, 3))
+        for i, o in enumerate(self.objects):
+            if o.geometry is None:
+                self.obj_half[i] = np.inf if not o.children else self._children_half(i)
+                continue
+            if not math.isfinite(o.geometry.bounding_radius()):
+                self.obj_half[i] = np.inf
+                continue
+            P = o.geometry.support_points()
+            lo, hi = P.min(axis=0), P.max(axis=0)
+            self.obj_center[i] = 0.5 * (lo + hi)
+            self.obj_half[i] = 0.5 * (hi - lo) + o.padding
+        self.obj_placement = np.array([o.placement for o in self.objects]).reshape(-1, 4, 4)
+        self.obj_unbounded = ~np.all(np.isfinite(self.obj_half), axis=1)
+        self.obj_half_finite = np.where(np.isfinite(self.obj_half), self.obj_half, 0.0)
+        # per body, the shapes whose boxes bound it: its top shapes, or the leaves under a geometry-less top
+        broad = []
         for b in self.bodies:
-            pts, inf = [], False
-            for i in self.leaves[b] + roots[b]:
-                o = self.objects[i]
-                if o.geometry is None:
-                    continue
-                if not math.isfinite(o.geometry.bounding_radius()):
-                    inf = True
-                    continue
-                P = o.geometry.support_points()
-                pts.append(P @ o.placement[:3, :3].T + o.placement[:3, 3])
-                pad = o.padding
-                if pad:
-                    pts.append(pts[-1] + pad)
-                    pts.append(pts[-2] - pad)
-            c, r = _bounding_sphere(np.vstack(pts)) if pts else (np.zeros(3), 0.0)
-            centers.append(c)
-            radii.append(math.inf if inf else r)
-        self.body_center = np.array(centers).reshape(-1, 3)
-        self.body_radius = np.array(radii)
+            mine = []
+            for r in roots[b]:
+                mine += [r] if self.objects[r].geometry is not None else \
+                    [i for i in self.leaves[b] if self._under(self.objects, i, (r,))]
+            broad.append(mine)
+        self.root_order = np.array([i for mine in broad for i in mine], dtype=int)
+        self.root_start = np.cumsum([0] + [len(mine) for mine in broad])[:-1].astype(int)
         pairs = self.matrix.pairs(self.bodies)
         self.pairs_checked = tuple(pairs)
         self.pair_a = np.array([self._body_pos[a] for a, _ in pairs], dtype=int)
         self.pair_b = np.array([self._body_pos[b] for _, b in pairs], dtype=int)
+
+    def _children_half(self, i) -> np.ndarray:
+        """A container without geometry: its box is unbounded (it is never tested, only descended into)."""
+        return np.full(3, np.inf)
 
     @staticmethod
     def _under(objects, i, roots) -> bool:

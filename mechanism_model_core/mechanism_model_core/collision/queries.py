@@ -85,24 +85,19 @@ class _Scene:
     """One configuration: world poses of the model's bodies, coal transforms made on demand. Nodes are
     object indices (>= 0) of the robot, and ``-1 - k`` for obstacle ``k`` of the environment."""
 
-    __slots__ = ("model", "data", "T_body", "env", "edata", "margin", "_tf", "_T")
+    __slots__ = ("model", "data", "T_obj", "env", "edata", "margin", "_tf")
 
-    def __init__(self, model, data, T_body, env, edata, margin):
-        self.model, self.data, self.T_body = model, data, T_body
+    def __init__(self, model, data, T_obj, env, edata, margin):
+        self.model, self.data, self.T_obj = model, data, T_obj
         self.env, self.edata, self.margin = env, edata, margin
         self._tf = {}
-        self._T = {}
 
     def world(self, i: int) -> np.ndarray:
-        T = self._T.get(i)
-        if T is None:
-            if i >= 0:
-                b = self.model.body_position(self.model.objects[i].body)
-                T = self.T_body[b] @ self.data.placements[i]
-            else:
-                T = self.edata.poses[-1 - i]
-            self._T[i] = T
-        return T
+        """``T_ground_shape`` (the coal frame of the shape)."""
+        if i >= 0:
+            off = self.data.offsets[i]
+            return self.T_obj[i] if off is None else self.T_obj[i] @ off
+        return self.edata.poses[-1 - i]
 
     def tf(self, i: int):
         t = self._tf.get(i)
@@ -273,47 +268,67 @@ def _prepare(mech_or_model, q, environment, resolution):
     data = collision_data(model)
     mech = model.mechanism
     q = mech.configuration(q)
-    fk = forward_kinematics(mech, q)
-    W = fk.frame_array()
+    W = forward_kinematics(mech, q).frame_array()
     T_body = W[..., model.body_frame_index, :, :]
+    # every shape's pose at once: T_ground_shape = T_ground_body @ T_body_shape
+    if len(model.bodies):
+        T_obj = np.matmul(T_body[..., model.obj_body, :, :], model.obj_placement)
+    else:
+        T_obj = np.zeros(q.shape[:-1] + (len(model.objects), 4, 4))
     edata = _environment_data(environment) if environment is not None and len(environment) else None
-    return model, data, q, T_body, edata
+    return model, data, q, T_obj, edata
 
 
-def _centers(model, T_body):
-    return np.einsum("...ij,...j->...i", T_body[..., :3, :3], model.body_center) + T_body[..., :3, 3]
+def _boxes(model, T_obj):
+    """World boxes ``(lo, hi)`` of every body (union of its top shapes' boxes)."""
+    R = T_obj[:, :3, :3]
+    c = np.einsum("nij,nj->ni", R, model.obj_center) + T_obj[:, :3, 3]
+    h = np.einsum("nij,nj->ni", np.abs(R), model.obj_half_finite)
+    h[model.obj_unbounded] = np.inf
+    lo, hi = c - h, c + h
+    o = model.root_order
+    if not len(o):
+        return np.zeros((0, 3)), np.zeros((0, 3))
+    return np.minimum.reduceat(lo[o], model.root_start), np.maximum.reduceat(hi[o], model.root_start)
 
 
-def _candidates(model, centers, margin, self_collision, edata):
-    """Body pairs (indices into model.pairs_checked) and (body, obstacle) pairs that the broad phase passes,
-    each with its lower bound on the distance."""
-    out_self = out_env = None
+def _gap(lo_a, hi_a, lo_b, hi_b):
+    """Lower bound of the distance between boxes (0 where they overlap)."""
+    sep = np.maximum(np.maximum(lo_b - hi_a, lo_a - hi_b), 0.0)
+    return np.sqrt((sep * sep).sum(axis=-1))
+
+
+def _candidates(model, T_obj, self_collision, edata):
+    """Broad phase: lower bounds of the distance of every allowed body pair and of every (body, obstacle)
+    pair, from axis-aligned boxes in the ground frame."""
+    gs = ge = None
+    if not len(model.bodies):
+        return gs, ge
+    lo, hi = _boxes(model, T_obj)
     if self_collision and len(model.pair_a):
-        gap = (np.linalg.norm(centers[model.pair_a] - centers[model.pair_b], axis=1)
-               - model.body_radius[model.pair_a] - model.body_radius[model.pair_b])
-        gap = np.where(np.isnan(gap), -np.inf, gap)
-        out_self = gap
-    if edata is not None and len(model.bodies):
-        gap = (np.linalg.norm(centers[:, None, :] - edata.centers[None, :, :], axis=2)
-               - model.body_radius[:, None] - edata.radii[None, :])
-        out_env = np.where(np.isnan(gap), -np.inf, gap)
-    return out_self, out_env
+        d = lo[None, :, :] - hi[:, None, :]             # d[i, j] = lo_j - hi_i
+        sep = np.maximum(np.maximum(d, d.transpose(1, 0, 2)), 0.0)
+        G = np.sqrt(np.einsum("ijk,ijk->ij", sep, sep))
+        gs = G[model.pair_a, model.pair_b]
+    if edata is not None:
+        ge = _gap(lo[:, None, :], hi[:, None, :], edata.lo[None, :, :], edata.hi[None, :, :])
+    return gs, ge
 
 
-def _one(model, data, T_body, env, edata, margin, self_collision, fn):
-    sc = _Scene(model, data, T_body, env, edata, margin)
-    gs, ge = _candidates(model, _centers(model, T_body), margin, self_collision, edata)
+def _one(model, data, T_obj, env, edata, margin, self_collision, fn):
+    sc = _Scene(model, data, T_obj, env, edata, margin)
+    gs, ge = _candidates(model, T_obj, self_collision, edata)
     return fn(sc, gs, ge)
 
 
 def _run(mech_or_model, q, environment, self_collision, resolution, margin, fn):
-    model, data, q, T_body, edata = _prepare(mech_or_model, q, environment, resolution)
+    model, data, q, T_obj, edata = _prepare(mech_or_model, q, environment, resolution)
     margin = float(margin)
     if not math.isfinite(margin) or margin < 0:
         raise ValueError(f"margin must be finite and non-negative, got {margin!r}")
     if q.ndim == 1:
-        return _one(model, data, T_body, environment, edata, margin, self_collision, fn)
-    return [_one(model, data, T_body[k], environment, edata, margin, self_collision, fn)
+        return _one(model, data, T_obj, environment, edata, margin, self_collision, fn)
+    return [_one(model, data, T_obj[k], environment, edata, margin, self_collision, fn)
             for k in range(q.shape[0])]
 
 
