@@ -32,8 +32,10 @@ setup(
     extras_require={
         "kindsl": ["lark>=1.1"],
         "render": ["matplotlib>=3.5"],
-        "collision": ["coal>=3.0"],
+        "trajectory": ["toppra>=0.6"],     # time parameterization of joint paths (locomotion.trajectory)
         "mesh": ["trimesh>=3.9"],          # mesh files: terrain (terrain.TriangleMesh.from_file), bounding shapes
+        "mobility": ["PyYAML>=5.4"],       # wheeled-rover mobility files (locomotion.wheeled)
+        "collision": ["coal>=3.0"],        # collision detection (mechanism_model_core.collision)
     },
     zip_safe=False,
     maintainer="mechanism_model developers",

@@ -8,6 +8,5 @@ VENV=${VENV_OLDEST:-.venv-oldest}
 "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -r requirements-oldest.txt ./mechanism_model_core \
   2> >(grep -v 'is ignored: it is neither' >&2)
 "$VENV/bin/python" -c "import numpy, scipy, lxml.etree as e; print('oldest deps: numpy', numpy.__version__, 'scipy', scipy.__version__, 'lxml', '.'.join(map(str, e.LXML_VERSION[:3])))"
-# tests of optional extras (coal, trimesh) skip here; in the main run a missing extra fails them
-export MM_OLDEST_DEPS=1
+export MM_OLDEST_DEPS=1   # optional extras are absent here: their tests skip (they fail if absent in the main run)
 exec "$VENV/bin/pytest" test/core "$@"

@@ -233,18 +233,39 @@ class Body:
         return f"<Body {self.name!r} of {self.mechanism.name!r}>"
 
 
-class _Compiled:
-    """Arrays for the kinematic passes; built once per mechanism, read-only.
+class SegmentTree:
+    """The mechanism compiled to a tree of *segments*, one per elementary motion: constants, read-only.
 
-    ``seg_*`` describe the segment tree (index 0 is the ground): parent segment, coordinate index, kind
-    (0 ground, 1 revolute about z, 2 prismatic along z) and placement ``P`` in the parent segment frame;
-    ``seg_ancestors[i]`` lists the moving segments from the ground to ``i`` (inclusive, ascending).
-    ``frame_seg``/``frame_T`` place every frame on a segment. ``single`` and ``batch`` are the evaluation
-    plans of :mod:`.kinematics` for one configuration and for a batch; ``nq`` the coordinate count.
+    Segment 0 is the ground. Per segment ``i``: ``seg_parent[i]`` (the parent segment), ``seg_coord[i]``
+    (its joint coordinate, -1 for the ground), ``seg_kind[i]`` (0 ground, 1 rotation about its own z, 2
+    translation along its own z) and ``seg_P[i]``, its placement in the parent segment's frame, so that
+    ``T_ground_seg[i] = T_ground_seg[parent] @ seg_P[i] @ M(q[seg_coord[i]])``. Frame ``f`` (in
+    :attr:`Mechanism.frame_names` order) is ``T_ground_seg[frame_seg[f]] @ frame_T[f]``.
+
+    For the joint-by-joint view of a TF publisher: segment ``i``'s *step frame* is ``T_ground_seg[i] @
+    seg_R[i]`` (the joint frame after this step; the body frame after a joint's last step), and the edge
+    from the frame the step moves against (the parent body frame for a joint's first step, the previous
+    step frame otherwise) is ``seg_L[i] @ M(q) @ seg_R[i]``.
+
+    :mod:`.kinematics` compiles its evaluation plans from these arrays and keeps them itself (the model
+    holds no algorithm state).
     """
 
-    __slots__ = ("n_seg", "seg_parent", "seg_coord", "seg_kind", "seg_P", "seg_ancestors", "loop",
-                 "frame_seg", "frame_T", "moving_ground_children", "single", "batch", "nq")
+    __slots__ = ("n_seg", "nq", "seg_parent", "seg_coord", "seg_kind", "seg_P", "seg_L", "seg_R",
+                 "frame_seg", "frame_T")
+
+    # short public names (the arrays are the same objects)
+    parent = property(lambda self: self.seg_parent)
+    coord = property(lambda self: self.seg_coord)
+    kind = property(lambda self: self.seg_kind)
+    placement = property(lambda self: self.seg_P)
+
+    def __getstate__(self):
+        return {k: getattr(self, k) for k in self.__slots__}
+
+    def __setstate__(self, state):
+        for k, v in state.items():
+            object.__setattr__(self, k, v)
 
 
 class Mechanism:
@@ -638,11 +659,13 @@ class Mechanism:
 
     # ------------------------------------------------------------------ compilation
     def _compile(self):
-        c = _Compiled()
+        c = SegmentTree()
         seg_parent = [-1]
         seg_coord = [-1]
         seg_kind = [0]          # 0 ground, 1 revolute about z, 2 prismatic along z
         seg_P = [np.eye(4)]
+        seg_L = [np.eye(4)]
+        seg_R = [np.eye(4)]
         body_seg = {self.ground: 0}
         body_T = {self.ground: np.eye(4)}  # T_seg_body
         for b in self._bodies[1:]:
@@ -675,6 +698,16 @@ class Mechanism:
                 seg_coord.append(start + ci)
                 seg_kind.append(1 if kind == "R" else 2)
                 seg_P.append(P)
+                # edge view: the step frame is the segment frame turned back by R0
+                if k == 0:
+                    seg_L.append(_rigid_inverse(body_T[b.parent]) @ P)
+                else:
+                    L = np.eye(4)
+                    L[:3, :3] = prev_R0
+                    seg_L.append(L @ P)
+                R = np.eye(4)
+                R[:3, :3] = R0.T
+                seg_R.append(R)
                 prev_R0 = R0
             body_seg[b.name] = len(seg_P) - 1
             T = np.eye(4)
@@ -685,17 +718,8 @@ class Mechanism:
         c.seg_coord = _readonly(seg_coord, int)
         c.seg_kind = _readonly(seg_kind, int)
         c.seg_P = _readonly(np.array(seg_P))
-        c.loop = tuple((i, int(seg_parent[i])) for i in range(1, c.n_seg) if seg_parent[i] != 0)
-        c.moving_ground_children = tuple(i for i in range(1, c.n_seg) if seg_parent[i] == 0)
-        anc = []
-        for i in range(c.n_seg):
-            chain = []
-            s = i
-            while s > 0:
-                chain.append(s)
-                s = seg_parent[s]
-            anc.append(_readonly(sorted(chain), int))
-        c.seg_ancestors = tuple(anc)
+        c.seg_L = _readonly(np.array(seg_L))
+        c.seg_R = _readonly(np.array(seg_R))
         # frames: body frames first (in body order), then named frames
         frames: dict[str, FrameRef] = {}
         frame_seg, frame_T = [], []
@@ -715,13 +739,21 @@ class Mechanism:
                 add(fname, b.name, body_T[b.name] @ np.asarray(Tf), b.frame_kinds.get(fname, "local"))
         c.frame_seg = _readonly(frame_seg, int)
         c.frame_T = _readonly(np.array(frame_T))
-        from .kinematics import plan_batch, plan_single
-
         c.nq = self.nq
-        c.single = plan_single(c, c.nq)
-        c.batch = plan_batch(c)
         self._frames = frames
         self._compiled = c
+
+    @property
+    def segment_tree(self) -> SegmentTree:
+        """The compiled segment tree (read-only arrays; see :class:`SegmentTree`)."""
+        return self._compiled
+
+
+def _rigid_inverse(T) -> np.ndarray:
+    out = np.eye(4)
+    out[:3, :3] = T[:3, :3].T
+    out[:3, 3] = -T[:3, :3].T @ T[:3, 3]
+    return out
 
 
 def _all_finite(q: np.ndarray, what: str) -> np.ndarray:

@@ -187,8 +187,9 @@ class Terrain:
 
     def _contact_below(self, point) -> Contact:
         h, n = self.height_and_normal(point[..., 0], point[..., 1])
-        tp = np.stack(np.broadcast_arrays(point[..., 0], point[..., 1], h), axis=-1)
-        d = np.einsum("...i,...i->...", point - tp, n)
+        tp = point.copy()
+        tp[..., 2] = h
+        d = (point[..., 2] - h) * n[..., 2]           # (point - tp) is vertical
         return Contact(point=point, terrain_point=tp, normal=n, distance=d)
 
 
@@ -197,15 +198,18 @@ def _disc_args(center, axis, radius):
     a = np.asarray(axis, dtype=float)
     if c.shape[-1:] != (3,) or a.shape[-1:] != (3,):
         raise InvalidConfiguration("wheel_contact: center and axis must have shape (..., 3)")
-    c, a = np.broadcast_arrays(c, a)
-    na = np.linalg.norm(a, axis=-1)
+    if c.shape != a.shape:
+        c, a = np.broadcast_arrays(c, a)
+    na = np.sqrt(np.einsum("...i,...i->...", a, a))
     if np.any(na < 1e-12):
         raise InvalidConfiguration("wheel_contact: zero wheel axis")
     a = a / na[..., None]
     if np.any(np.abs(a[..., 2]) > 1.0 - 1e-9):
         raise InvalidConfiguration("wheel_contact: a wheel axis is vertical (the wheel lies flat)")
-    r = np.broadcast_to(np.asarray(radius, dtype=float), c.shape[:-1])
-    if np.any(~(r > 0)):
+    r = np.asarray(radius, dtype=float)
+    if r.shape != c.shape[:-1]:
+        r = np.broadcast_to(r, c.shape[:-1])
+    if not np.all(r > 0):
         raise InvalidConfiguration("wheel_contact: radius must be > 0")
     return c, a, r
 
@@ -263,6 +267,11 @@ class Plane(Terrain):
         x, _ = _xy(x, y)
         return np.broadcast_to(self.unit_normal, x.shape + (3,)).copy()
 
+    def height_and_normal(self, x, y):
+        x, y = _xy(x, y)
+        n, p = self.unit_normal, self.point
+        return p[2] - (n[0] * (x - p[0]) + n[1] * (y - p[1])) / n[2], np.broadcast_to(n, x.shape + (3,)).copy()
+
     def signed_distance(self, points):
         """Signed distance (m) of ground-frame points ``(..., 3)`` from the plane along its normal."""
         return (np.asarray(points, dtype=float) - self.point) @ self.unit_normal
@@ -270,13 +279,16 @@ class Plane(Terrain):
     def wheel_contact(self, center, axis, radius, samples: int = 36, iterations: int = 40) -> Contact:
         """Closed form: the rim point ``c - r * u``, ``u`` the normal's unit projection on the disc plane."""
         c, a, r = _disc_args(center, axis, radius)
-        n = np.broadcast_to(self.unit_normal, a.shape)
-        w = n - np.einsum("...i,...i->...", n, a)[..., None] * a
-        nw = np.linalg.norm(w, axis=-1, keepdims=True)
+        n = self.unit_normal
+        w = n - (a @ n)[..., None] * a
+        nw = np.sqrt(np.einsum("...i,...i->...", w, w))
         if np.any(nw < 1e-12):
             raise InvalidConfiguration("wheel_contact: a wheel lies flat on the plane (axis along the normal)")
-        point = c - r[..., None] * w / nw
-        return self._contact_below(point)
+        point = c - (r / nw)[..., None] * w
+        d = (point - self.point) @ n
+        tp = point.copy()
+        tp[..., 2] -= d / n[2]
+        return Contact(point=point, terrain_point=tp, normal=np.broadcast_to(n, point.shape).copy(), distance=d)
 
     def foot_contact(self, center, radius=0.0, iterations: int = 8) -> Contact:
         c = np.asarray(center, dtype=float)

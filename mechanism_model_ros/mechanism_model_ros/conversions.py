@@ -12,6 +12,7 @@ import numpy as np
 from scipy.spatial.transform import Rotation
 
 from mechanism_model_core.errors import InvalidConfiguration
+from mechanism_model_core.spatial import rotation_z_to
 
 
 class BadMessage(ValueError):
@@ -73,6 +74,27 @@ def stamp_is_zero(stamp) -> bool:
     return int(stamp.sec) == 0 and int(stamp.nanosec) == 0
 
 
+INT32_MAX = 2**31 - 1
+
+
+def normalized_stamp(stamp) -> tuple[int, int] | None:
+    """``(sec, nanosec)`` of a ``builtin_interfaces/Time``, None when it is zero ("now").
+
+    ``nanosec`` of 1e9 or more is carried into ``sec`` (as ``rclcpp::Time`` reads such a message); a time
+    before the epoch (negative ``sec``) or beyond the int32 range after the carry is a :class:`BadMessage`
+    (``rclcpp::Time`` refuses negative times; tf2 would file it far in the past).
+    """
+    sec, nsec = int(stamp.sec), int(stamp.nanosec)
+    if sec == 0 and nsec == 0:
+        return None
+    if sec < 0 or nsec < 0:
+        raise BadMessage(f"stamp {sec} s {nsec} ns is before the epoch")
+    sec, nsec = sec + nsec // 1_000_000_000, nsec % 1_000_000_000
+    if sec > INT32_MAX:
+        raise BadMessage(f"stamp {int(stamp.sec)} s {int(stamp.nanosec)} ns is beyond the int32 seconds range")
+    return sec, nsec
+
+
 def set_stamp(stamp, sec_nsec) -> None:
     stamp.sec, stamp.nanosec = int(sec_nsec[0]), int(sec_nsec[1])
 
@@ -126,3 +148,67 @@ def configuration_from(mechanism, values: dict[str, float]) -> np.ndarray:
         return mechanism.configuration(values)
     except InvalidConfiguration as exc:
         raise BadMessage(str(exc)) from None
+
+
+# ---------------------------------------------------------------------------------------------- constraints
+#: ``mechanism_model_msgs/msg/KinematicConstraint.kind`` values
+CONSTRAINT_KINDS = {0: "POSE", 1: "POSITION", 2: "ORIENTATION", 3: "POINT_AT", 4: "CONTACT"}
+
+
+def pose_constraint_from(frame: str, pose, relative_to: str | None, what: str):
+    """A core ``PoseConstraint`` on ``frame`` for a ``geometry_msgs/Pose`` target given in ``relative_to``."""
+    from mechanism_model_core import constraints as C
+    return C.PoseConstraint(frame=frame, target=pose_to_matrix(pose, what), relative_to=relative_to)
+
+
+def constraint_from(msg, frame: str, relative_to: str | None, what: str):
+    """The core constraint of a ``mechanism_model_msgs/msg/KinematicConstraint`` whose frame names the node
+    has already resolved (``frame``, ``relative_to``).
+
+    ``weights`` (6: linear then angular; all zero = every axis) become the constraint's mask; POINT_AT and
+    CONTACT take ``target_point`` and ``axis`` (a zero axis = +z), CONTACT's surface is the plane through
+    ``target_point`` normal to ``axis``, the frame's z axis on it. Raises :class:`BadMessage` for an unknown
+    kind, negative or non-finite weights and non-finite or zero-quaternion targets.
+    """
+    from mechanism_model_core import constraints as C
+
+    kind = CONSTRAINT_KINDS.get(int(msg.kind))
+    if kind is None:
+        raise BadMessage(f"{what}: unknown kind {int(msg.kind)}")
+    w = np.array([float(v) for v in msg.weights], dtype=float)
+    if not np.all(np.isfinite(w)) or np.any(w < 0):
+        raise BadMessage(f"{what}: weights must be finite and >= 0")
+    mask = None if not np.any(w) else w
+    common = dict(priority=int(msg.priority), name=f"{what}:{kind.lower()}:{frame}")
+    if kind == "POSE":
+        return C.PoseConstraint(frame=frame, target=pose_to_matrix(msg.target, f"{what}.target"),
+                                relative_to=relative_to, mask=None if mask is None else tuple(mask), **common)
+    if kind == "POSITION":
+        p = point_to_array(msg.target.position, f"{what}.target.position")
+        return C.PositionConstraint(frame=frame, target_xyz=tuple(p), relative_to=relative_to,
+                                    mask=None if mask is None else tuple(mask[:3]), **common)
+    if kind == "ORIENTATION":
+        R = pose_to_matrix(msg.target, f"{what}.target")[:3, :3]
+        return C.OrientationConstraint(frame=frame, target_rotation=R, relative_to=relative_to,
+                                       mask=None if mask is None else tuple(mask[3:]), **common)
+    point = point_to_array(msg.target_point, f"{what}.target_point")
+    axis = point_to_array(msg.axis, f"{what}.axis")
+    n = axis / np.linalg.norm(axis) if np.linalg.norm(axis) > 1e-12 else np.array([0.0, 0.0, 1.0])
+    if kind == "POINT_AT":
+        return C.PointAtConstraint(frame=frame, target_point=tuple(point), axis=tuple(n),
+                                   relative_to=relative_to, **common)
+    surface = np.eye(4)
+    surface[:3, :3] = rotation_z_to(n)
+    surface[:3, 3] = point
+    return C.ContactConstraint(frame=frame, surface=surface, normal_axis=2, relative_to=relative_to, **common)
+
+
+def residual_size(r) -> float:
+    """Size of one constraint's final IK residual (the norm of its weighted residual vector)."""
+    v = getattr(r, "vector", None)
+    if v is not None:
+        return float(np.linalg.norm(np.asarray(v, dtype=float)))
+    try:
+        return float(r)
+    except (TypeError, ValueError):
+        return float("nan")

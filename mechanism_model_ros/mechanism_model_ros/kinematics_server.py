@@ -1,7 +1,7 @@
 """Kinematics server: ``compute_fk``, ``compute_jacobian`` and ``compute_ik`` on the loaded mechanism.
 
 Shapes follow MoveIt's GetPositionFK / GetPositionIK (``mechanism_model_msgs/srv/*``), error codes are
-MoveIt's values. Joint values come from the request; joints the request leaves out take the latest
+MoveIt's values, read from ``ErrorCodes.msg`` (:mod:`.error_codes`, which also maps exceptions to codes). Joint values come from the request; joints the request leaves out take the latest
 value received on ``joint_states``, then their coupling or home value. Every failure is an error code
 and a message in the reply, never an exception out of a handler:
 
@@ -31,51 +31,43 @@ Parameters: ``model``, ``frame_prefix`` (accepted and stripped on frame names in
 from __future__ import annotations
 
 import math
-import threading
 import time
 
 import numpy as np
 
 from mechanism_model_core import forward_kinematics, jacobian
-from mechanism_model_core.spatial import rotation_z_to
-from mechanism_model_core.errors import InvalidConfiguration, MechanismModelError, UnknownFrame
+from mechanism_model_core.errors import InvalidConfiguration, UnknownFrame
 
-from . import qos
-from .conversions import (BadMessage, duration_seconds, fill_joint_state, fill_pose,
-                          joint_state_positions, point_to_array, pose_to_matrix, set_stamp,
-                          stamp_is_zero)
+from .conversions import (BadMessage, constraint_from, duration_seconds, fill_joint_state, fill_pose,
+                          joint_state_positions, normalized_stamp, pose_constraint_from, residual_size,
+                          set_stamp)
+from .error_codes import ErrorCodes, RequestError, code_for
+from .joint_state_cache import JointStateCache
 from .transports.base import RateLimitedLogger, Transport
 
-SUCCESS = 1
-FAILURE = 99999
-TIMED_OUT = -6
-INVALID_GROUP_NAME = -15
-INVALID_GOAL_CONSTRAINTS = -16
-INVALID_ROBOT_STATE = -17
-INVALID_LINK_NAME = -18
-FRAME_TRANSFORM_FAILURE = -21
-NO_IK_SOLUTION = -31
+# the codes by name, for code that imported them from here
+SUCCESS = ErrorCodes.SUCCESS
+FAILURE = ErrorCodes.FAILURE
+TIMED_OUT = ErrorCodes.TIMED_OUT
+INVALID_GROUP_NAME = ErrorCodes.INVALID_GROUP_NAME
+INVALID_GOAL_CONSTRAINTS = ErrorCodes.INVALID_GOAL_CONSTRAINTS
+INVALID_ROBOT_STATE = ErrorCodes.INVALID_ROBOT_STATE
+INVALID_LINK_NAME = ErrorCodes.INVALID_LINK_NAME
+FRAME_TRANSFORM_FAILURE = ErrorCodes.FRAME_TRANSFORM_FAILURE
+NO_IK_SOLUTION = ErrorCodes.NO_IK_SOLUTION
 
 CONVENTIONS = ("LOCAL_WORLD_ALIGNED", "WORLD", "LOCAL")
 #: longest fk_link_names / ik_link_names / constraints list a request may carry (a bigger one is refused
 #: before any work: it would hold a service thread for seconds)
 MAX_LIST_ENTRIES = 10_000
-KINDS = {0: "POSE", 1: "POSITION", 2: "ORIENTATION", 3: "POINT_AT", 4: "CONTACT"}
-
-
-class RequestError(Exception):
-    """A request the server answers with an error code."""
-
-    def __init__(self, code: int, message: str):
-        super().__init__(message)
-        self.code = code
-        self.message = message
 
 
 class KinematicsServer:
     """The node logic over a :class:`~mechanism_model_ros.transports.base.Transport`."""
 
-    def __init__(self, transport: Transport, mechanism, model_path: str | None = None):
+    def __init__(self, transport: Transport, mechanism, model_path: str | None = None,
+                 joint_states: JointStateCache | None = None):
+        """``joint_states``: the process's shared cache (``serve`` passes it); None: subscribe here."""
         self.transport = transport
         self.mechanism = mechanism
         self.model_path = model_path
@@ -85,15 +77,12 @@ class KinematicsServer:
         self.log = transport.get_logger()
         self.warn = RateLimitedLogger(self.log)
         self._coords = set(mechanism.coordinate_names)
-        self._latest: dict[str, float] = {}
-        self._lock = threading.Lock()
+        self.joint_states = joint_states if joint_states is not None else JointStateCache(transport, mechanism)
         self.calls = {"compute_fk": 0, "compute_jacobian": 0, "compute_ik": 0}
         self.failures = 0
         # load the IK solvers (and the LAPACK bindings they use, ~0.1 s) now rather than in the first call
         from mechanism_model_core import ik_solvers  # noqa: F401
 
-        self.sub = transport.create_subscription("joint_states", "sensor_msgs/msg/JointState",
-                                                 qos.SENSOR_DATA.with_depth(100), self.on_joint_state)
         self.services = [
             transport.create_service("compute_fk", "mechanism_model_msgs/srv/ComputeFK",
                                      self._guard("compute_fk", self.compute_fk)),
@@ -105,13 +94,8 @@ class KinematicsServer:
 
     # ------------------------------------------------------------------ state
     def on_joint_state(self, msg) -> None:
-        try:
-            values, _unknown, _nonfinite = joint_state_positions(msg, self._coords, skip_nonfinite=True)
-        except BadMessage as exc:
-            self.warn.warning("bad-joint-state", f"joint_states message ignored: {exc}")
-            return
-        with self._lock:
-            self._latest.update(values)
+        """Take one ``joint_states`` message (through the cache, as the subscription does)."""
+        self.joint_states.on_message(msg)
 
     def configuration(self, robot_state) -> np.ndarray:
         """Full coordinates: request values over the latest joint states over home/couplings."""
@@ -122,8 +106,7 @@ class KinematicsServer:
         if unknown:
             raise RequestError(INVALID_ROBOT_STATE,
                                f"robot_state: unknown joints {', '.join(unknown[:5])}")
-        with self._lock:
-            values = dict(self._latest)
+        values = self.joint_states.latest()
         values.update(given)
         try:
             return self.mechanism.configuration(values)
@@ -149,14 +132,8 @@ class KinematicsServer:
             try:
                 fn(request, response)
                 response.error_code.val = SUCCESS
-            except RequestError as exc:
-                self._fail(service, response, exc.code, exc.message)
-            except UnknownFrame as exc:
-                self._fail(service, response, INVALID_LINK_NAME, str(exc))
-            except MechanismModelError as exc:
-                self._fail(service, response, FAILURE, f"{type(exc).__name__}: {exc}")
-            except Exception as exc:      # never let a request take the node down
-                self._fail(service, response, FAILURE, f"internal error {type(exc).__name__}: {exc}")
+            except Exception as exc:      # every failure is a code and a message; the node keeps serving
+                self._fail(service, response, *code_for(exc))
             return response
         return handler
 
@@ -180,9 +157,10 @@ class KinematicsServer:
         names = list(req.fk_link_names) or list(self.mechanism.frame_names)
         _check_length(names, "fk_link_names", FAILURE)
         frames = [self._frame(n, INVALID_LINK_NAME, "fk_link_names entry") for n in names]
-        stamp = (int(req.header.stamp.sec), int(req.header.stamp.nanosec))
-        if stamp_is_zero(req.header.stamp):
-            stamp = self.transport.now()
+        try:
+            stamp = normalized_stamp(req.header.stamp) or self.transport.now()
+        except BadMessage as exc:
+            raise RequestError(FAILURE, f"header.stamp: {exc}") from None
         fk = forward_kinematics(self.mechanism, q)
         PoseStamped = self.transport.message_class("geometry_msgs/msg/PoseStamped")
         out = []
@@ -253,7 +231,7 @@ class KinematicsServer:
         elapsed = time.monotonic() - t0
         q = np.asarray(result.q, dtype=float)
         fill_joint_state(rep.solution, self.mechanism.coordinate_names, q, self.transport.now())
-        rep.residuals = [_residual_size(r) for r in (getattr(result, "residuals", None) or [])]
+        rep.residuals = [residual_size(r) for r in (getattr(result, "residuals", None) or [])]
         rep.iterations = int(getattr(result, "iterations", 0) or 0)
         if result.success:
             rep.message = ""
@@ -266,8 +244,7 @@ class KinematicsServer:
 
     # ------------------------------------------------------------------ constraint messages
     def constraints_from(self, req) -> list:
-        from mechanism_model_core import constraints as C
-
+        """The core constraints of an IK request (frame names resolved here, conversion in conversions)."""
         links = list(req.ik_link_names)
         poses = list(req.pose_stamped_vector)
         _check_length(links, "ik_link_names", INVALID_GOAL_CONSTRAINTS)
@@ -280,71 +257,32 @@ class KinematicsServer:
             for i, (link, ps) in enumerate(zip(links, poses)):
                 frame = self._frame(link, INVALID_LINK_NAME, "ik_link_names entry")
                 ref = self._reference(ps.header.frame_id)
-                out.append(C.PoseConstraint(frame=frame, target=pose_to_matrix(
-                    ps.pose, f"pose_stamped_vector[{i}]"), relative_to=ref))
+                out.append(pose_constraint_from(frame, ps.pose, ref, f"pose_stamped_vector[{i}]"))
             for i, c in enumerate(req.constraints):
-                out.append(self._constraint(C, i, c))
-        except BadMessage as exc:
-            raise RequestError(INVALID_GOAL_CONSTRAINTS, str(exc)) from None
-        except InvalidConfiguration as exc:
+                what = f"constraints[{i}]"
+                frame = self._frame(c.link_name, INVALID_LINK_NAME, f"{what}.link_name")
+                out.append(constraint_from(c, frame, self._reference(c.reference_frame), what))
+        except (BadMessage, InvalidConfiguration) as exc:
             raise RequestError(INVALID_GOAL_CONSTRAINTS, str(exc)) from None
         if not out:
             raise RequestError(INVALID_GOAL_CONSTRAINTS, "the request has no constraint")
         return out
 
-    def _constraint(self, C, i, c):
-        kind = KINDS.get(int(c.kind))
-        what = f"constraints[{i}]"
-        if kind is None:
-            raise RequestError(INVALID_GOAL_CONSTRAINTS, f"{what}: unknown kind {int(c.kind)}")
-        frame = self._frame(c.link_name, INVALID_LINK_NAME, f"{what}.link_name")
-        ref = self._reference(c.reference_frame)
-        w = np.array([float(v) for v in c.weights], dtype=float)
-        if not np.all(np.isfinite(w)) or np.any(w < 0):
-            raise RequestError(INVALID_GOAL_CONSTRAINTS, f"{what}: weights must be finite and >= 0")
-        mask = None if not np.any(w) else w
-        common = dict(priority=int(c.priority), name=f"{what}:{kind.lower()}:{frame}")
-        if kind == "POSE":
-            return C.PoseConstraint(frame=frame, target=pose_to_matrix(c.target, f"{what}.target"),
-                                    relative_to=ref, mask=None if mask is None else tuple(mask), **common)
-        if kind == "POSITION":
-            p = point_to_array(c.target.position, f"{what}.target.position")
-            return C.PositionConstraint(frame=frame, target_xyz=tuple(p), relative_to=ref,
-                                        mask=None if mask is None else tuple(mask[:3]), **common)
-        if kind == "ORIENTATION":
-            R = pose_to_matrix(c.target, f"{what}.target")[:3, :3]
-            return C.OrientationConstraint(frame=frame, target_rotation=R, relative_to=ref,
-                                           mask=None if mask is None else tuple(mask[3:]), **common)
-        point = point_to_array(c.target_point, f"{what}.target_point")
-        axis = point_to_array(c.axis, f"{what}.axis")
-        if kind == "POINT_AT":
-            if np.linalg.norm(axis) < 1e-12:
-                axis = np.array([0.0, 0.0, 1.0])
-            return C.PointAtConstraint(frame=frame, target_point=tuple(point),
-                                       axis=tuple(axis / np.linalg.norm(axis)), relative_to=ref, **common)
-        # CONTACT: the plane through target_point normal to axis (reference_frame), frame's z on it
-        n = axis if np.linalg.norm(axis) > 1e-12 else np.array([0.0, 0.0, 1.0])
-        n = n / np.linalg.norm(n)
-        surface = np.eye(4)
-        surface[:3, :3] = rotation_z_to(n)
-        surface[:3, 3] = point
-        return C.ContactConstraint(frame=frame, surface=surface, normal_axis=2, relative_to=ref, **common)
+    @classmethod
+    def from_served(cls, transport, served) -> "KinematicsServer":
+        """The node as ``serve`` starts it (:mod:`mechanism_model_ros.nodes`)."""
+        return cls(transport, served.mechanism, served.model_path, joint_states=served.joint_states(transport))
+
+    def status(self) -> str:
+        """This node's part of ``serve``'s status line."""
+        c = self.calls
+        return f"service calls: " + ", ".join(f"{k.replace('compute_', '')} {v}" for k, v in c.items()) + \
+            f" (failed {self.failures})"
 
 
 def _check_length(items, field: str, code: int) -> None:
     if len(items) > MAX_LIST_ENTRIES:
         raise RequestError(code, f"{field} has {len(items)} entries; at most {MAX_LIST_ENTRIES} are served")
-
-
-def _residual_size(r) -> float:
-    """Size of one constraint's final residual (the norm of its weighted residual vector)."""
-    v = getattr(r, "vector", None)
-    if v is not None:
-        return float(np.linalg.norm(np.asarray(v, dtype=float)))
-    try:
-        return float(r)
-    except (TypeError, ValueError):
-        return float("nan")
 
 
 def main(argv=None) -> int:

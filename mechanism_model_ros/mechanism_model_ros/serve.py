@@ -17,7 +17,9 @@ import sys
 import threading
 import time
 
-NODE_NAMES = ("state_publisher", "kinematics_server")
+from .nodes import DEFAULT_NODES
+
+NODE_NAMES = DEFAULT_NODES
 
 
 def build_parser(prog: str = "mechanism-model serve", nodes=NODE_NAMES,
@@ -34,6 +36,9 @@ def build_parser(prog: str = "mechanism-model serve", nodes=NODE_NAMES,
                    help="set a parameter of every node (repeatable)")
     p.add_argument("--transport", choices=("cyclone", "rclpy", "auto"), default=default_transport,
                    help=f"middleware (default {default_transport}; auto: rclpy where it imports)")
+    p.add_argument("--nodes", default=None, metavar="NAME[,NAME...]",
+                   help="nodes to run, from the registry (mechanism_model_ros.nodes; default: "
+                        + ",".join(nodes) + ")")
     p.add_argument("--namespace", default="/", help="ROS namespace of the nodes (default /)")
     p.add_argument("--frame-prefix", default=None, help="prefix of every published frame id")
     p.add_argument("--status-period", type=float, default=5.0,
@@ -60,18 +65,13 @@ def _parameters(args, node_name: str) -> dict:
     return params
 
 
-def status_line(nodes: dict) -> str:
-    parts = []
-    sp = nodes.get("state_publisher")
-    if sp is not None:
-        parts.append(f"joint_states in: {sp.messages_in} (rejected {sp.messages_rejected}, "
-                     f"same stamp as the previous {sp.messages_same_stamp})")
-        parts.append(f"transforms out: {sp.transforms_out}")
-    ks = nodes.get("kinematics_server")
-    if ks is not None:
-        c = ks.calls
-        parts.append(f"service calls: fk {c['compute_fk']}, jacobian {c['compute_jacobian']}, "
-                     f"ik {c['compute_ik']} (failed {ks.failures})")
+def status_line(nodes: dict, joint_states=None) -> str:
+    """One line: the joint-state cache's counts, then each node's ``status()``."""
+    parts = [joint_states.status()] if joint_states is not None else []
+    for node in nodes.values():
+        fn = getattr(node, "status", None)
+        if callable(fn):
+            parts.append(fn())
     return " | ".join(parts)
 
 
@@ -86,6 +86,13 @@ def run_nodes(argv=None, nodes=NODE_NAMES, prog: str = "mechanism-model serve",
         i = argv.index("--ros-args")
         argv, ros_args = argv[:i], argv[i:]
     args = parser.parse_args(argv)
+    if args.nodes:
+        from .nodes import available
+        nodes = tuple(n.strip() for n in args.nodes.split(",") if n.strip())
+        unknown = [n for n in nodes if n not in available()]
+        if unknown or not nodes:
+            parser.error(f"--nodes: unknown node(s) {', '.join(unknown) or '(none given)'}; known: "
+                         f"{', '.join(sorted(available()))}")
     logging.basicConfig(level=getattr(logging, args.log_level),
                         format="[%(levelname)s] [%(name)s] %(message)s")
     log = logging.getLogger("mechanism_model_ros.serve")
@@ -144,15 +151,11 @@ def run_nodes(argv=None, nodes=NODE_NAMES, prog: str = "mechanism-model serve",
             return 2
         log.info("model %s (%s): %d joint coordinates, %d frames", mechanism.name, path, mechanism.nq,
                  len(mechanism.frame_names))
+        from .nodes import Served, create
+        served = Served(mechanism, path, description)
         try:
-            if "state_publisher" in transports:
-                from .state_publisher import StatePublisher
-                running["state_publisher"] = StatePublisher(transports["state_publisher"], mechanism, path,
-                                                            description=description)
-            if "kinematics_server" in transports:
-                from .kinematics_server import KinematicsServer
-                running["kinematics_server"] = KinematicsServer(transports["kinematics_server"], mechanism,
-                                                                path)
+            for name in nodes:
+                running[name] = create(name, transports[name], served)
         except (ValueError, TypeError, TransportError) as exc:    # bad parameters
             print(f"error: {exc}", file=sys.stderr)
             return 2
@@ -177,11 +180,11 @@ def run_nodes(argv=None, nodes=NODE_NAMES, prog: str = "mechanism-model serve",
             if t_end is not None and now >= t_end:
                 break
             if args.status_period > 0 and now >= next_status:
-                print(status_line(running), flush=True)
+                print(status_line(running, served.joint_state_cache), flush=True)
                 next_status = now + args.status_period
             stop.wait(0.2)
         if args.status_period > 0:
-            print(status_line(running), flush=True)
+            print(status_line(running, served.joint_state_cache), flush=True)
         return 0
     finally:
         stop.set()

@@ -47,8 +47,8 @@ import threading
 import numpy as np
 
 from . import qos
-from .conversions import (BadMessage, configuration_from, fill_transform, joint_state_positions,
-                          matrices_to_quaternions_xyzw, set_stamp, stamp_is_zero)
+from .conversions import BadMessage, configuration_from, fill_transform, matrices_to_quaternions_xyzw, set_stamp
+from .joint_state_cache import JointStateCache, JointStateUpdate
 from .tf_tree import build_tf_tree
 from .transports.base import RateLimitedLogger, Transport
 
@@ -61,10 +61,12 @@ class StatePublisher:
     """The node logic over a :class:`~mechanism_model_ros.transports.base.Transport`."""
 
     def __init__(self, transport: Transport, mechanism, model_path: str | None = None,
-                 frame_prefix: str | None = None, description: str | None = None):
+                 frame_prefix: str | None = None, description: str | None = None,
+                 joint_states: JointStateCache | None = None):
         """``description``: URDF text to publish verbatim on ``robot_description`` (the
         ``robot_description`` parameter, or a URDF model file whose links are all frames of the model);
-        ``None``: the model's own URDF export."""
+        ``None``: the model's own URDF export. ``joint_states``: the process's shared cache (``serve``
+        passes it); None: the node subscribes on its own."""
         self.transport = transport
         self.mechanism = mechanism
         self.model_path = model_path
@@ -73,14 +75,9 @@ class StatePublisher:
                                 else frame_prefix)
         self.log = transport.get_logger()
         self.warn = RateLimitedLogger(self.log)
-        self._coords = set(mechanism.coordinate_names)
-        self._latest: dict[str, float] = {}
-        self._lock = threading.Lock()
         self._publish_lock = threading.Lock()
         self._tf_msg = None
         self._tf_template = None
-        self.messages_in = 0
-        self.messages_rejected = 0
         self.messages_same_stamp = 0        # not published: the previous /tf message has the same stamp
         self._last_stamp = None
         self.transforms_out = 0
@@ -119,11 +116,12 @@ class StatePublisher:
             from .loop_closures import LoopCloser
             self.closer = LoopCloser(mechanism, closures,
                                      float(transport.get_parameter("loop_closure_timeout", 0.02)))
-        reliable = bool(transport.get_parameter("joint_states_reliable", False))
-        self.sub = transport.create_subscription(
-            "joint_states", "sensor_msgs/msg/JointState",
-            qos.DEFAULT.with_depth(100) if reliable else qos.SENSOR_DATA.with_depth(100),
-            self.on_joint_state)
+        if joint_states is None:
+            joint_states = JointStateCache(transport, mechanism,
+                                           reliable=bool(transport.get_parameter("joint_states_reliable", False)))
+        self.joint_states = joint_states
+        self.messages_rejected_here = 0
+        joint_states.add_listener(self.on_update)
         # the home pose until somebody reports a joint
         self.publish_moving(self.mechanism.configuration(None), transport.now())
 
@@ -163,45 +161,36 @@ class StatePublisher:
         self.description_pub.publish(String(data=text))
 
     # ------------------------------------------------------------------ joint states
+    @property
+    def messages_in(self) -> int:
+        return self.joint_states.messages_in
+
+    @property
+    def messages_rejected(self) -> int:
+        return self.joint_states.messages_rejected + self.messages_rejected_here
+
     def on_joint_state(self, msg) -> None:
-        self.messages_in += 1
-        try:
-            values, unknown, nonfinite = joint_state_positions(msg, self._coords, skip_nonfinite=True)
-        except BadMessage as exc:
-            self.messages_rejected += 1
-            self.warn.warning("bad-joint-state", f"joint_states message dropped: {exc}")
-            return
-        if unknown:
-            self.warn.warning("unknown-joint", f"joint_states names joints the model does not have: "
-                                               f"{', '.join(sorted(unknown)[:5])} (ignored)")
-        if nonfinite:
-            self.warn.warning("nonfinite-joint", f"joint_states gives no finite position for "
-                                                 f"{', '.join(sorted(nonfinite)[:5])} (these keep their last "
-                                                 f"value)")
-            if not values:
-                self.messages_rejected += 1
-                return
-        with self._lock:
-            self._latest.update(values)
-            latest = dict(self._latest)
+        """Take one ``joint_states`` message (through the cache, as the subscription does)."""
+        self.joint_states.on_message(msg)
+
+    def on_update(self, update: JointStateUpdate) -> None:
+        """Publish /tf for an accepted joint-state message."""
         if self.floating_joints == "when_reported" and len(self._shown_floating) < len(self._floating_coords):
-            self._show_reported_floating(values)
-        stamp = (int(msg.header.stamp.sec), int(msg.header.stamp.nanosec))
-        if stamp_is_zero(msg.header.stamp):
-            stamp = self.transport.now()
+            self._show_reported_floating(update.values)
+        stamp = update.stamp if update.stamp is not None else self.transport.now()
         if stamp == self._last_stamp:
             # tf2 ignores a transform whose stamp it already has (TF_REPEATED_DATA, warned by every
             # listener); the values wait for the next message with a new stamp
             self.messages_same_stamp += 1
             return
         try:
-            q = configuration_from(self.mechanism, latest)
+            q = configuration_from(self.mechanism, update.latest)
         except BadMessage as exc:
-            self.messages_rejected += 1
+            self.messages_rejected_here += 1
             self.warn.warning("bad-configuration", f"joint_states message dropped: {exc}")
             return
         if self.closer:
-            q, closed = self.closer.close(q, set(latest))
+            q, closed = self.closer.close(q, set(update.latest))
             if not closed:
                 self.warn.warning("loop-closure", "cannot close the mechanism's loops for the reported "
                                                   "joints; passive joints keep their last closed values")
@@ -229,8 +218,7 @@ class StatePublisher:
                 self._set_moving_edges()
 
     def latest_positions(self) -> dict[str, float]:
-        with self._lock:
-            return dict(self._latest)
+        return self.joint_states.latest()
 
     def _prepare_tf_message(self) -> None:
         msg = self.TFMessage()
@@ -280,6 +268,18 @@ class StatePublisher:
                     fill_transform(ts.transform, Ti, qi)
                 self.tf_pub.publish(msg)
         self.transforms_out += len(T)
+
+    @classmethod
+    def from_served(cls, transport, served) -> "StatePublisher":
+        """The node as ``serve`` starts it (:mod:`mechanism_model_ros.nodes`)."""
+        return cls(transport, served.mechanism, served.model_path, description=served.description,
+                   joint_states=served.joint_states(transport))
+
+    def status(self) -> str:
+        """This node's part of ``serve``'s status line."""
+        return (f"transforms out: {self.transforms_out} (same stamp as the previous, held: "
+                f"{self.messages_same_stamp})")
+
 
 def main(argv=None) -> int:
     """Console script ``state_publisher``: the node alone."""

@@ -33,7 +33,7 @@ def test_every_joint_state_at_500_hz_yields_its_tf_update():
             "/tf", "tf2_msgs/msg/TFMessage", QoS(depth=1000),
             lambda m: seen.add(m.transforms[0].header.stamp.sec) if m.transforms else None)
         pub = node.create_publisher("joint_states", "sensor_msgs/msg/JointState", DEFAULT.with_depth(100))
-        assert wait_for(lambda: pub.subscription_count >= 2 and tf_reader.get_matched_publications(), 30), \
+        assert wait_for(lambda: pub.subscription_count >= 1 and tf_reader.get_matched_publications(), 30), \
             "server did not come up"
         JS = node.message_class("sensor_msgs/msg/JointState")
         # DDS discovery is asymmetric: publish a probe until its /tf update comes back

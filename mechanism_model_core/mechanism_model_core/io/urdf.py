@@ -698,7 +698,7 @@ def to_urdf(mechanism: Mechanism, name: str | None = None) -> str:
         if j.dof == 0:
             _joint_el(etree, robot, joint_name(j.name), "fixed", spec.parent, spec.name, j.placement)
         elif j.dof == 1:
-            T = j.placement @ j.motion([0.0])   # fold the offset into the origin
+            T = j.transform([0.0])   # fold the offset into the origin
             if j.type is JointType.PRISMATIC:
                 jtype = "prismatic"
             elif j.type is JointType.CONTINUOUS or (math.isinf(j.lower[0]) and math.isinf(j.upper[0])):

@@ -5,7 +5,8 @@ from .base import Client, Transport, TransportError
 
 
 def create_transport(kind: str, node_name: str, **kw) -> Transport:
-    """``kind``: ``"cyclone"``, ``"rclpy"`` or ``"auto"`` (rclpy where it imports, else cyclone)."""
+    """``kind``: ``"cyclone"``, ``"rclpy"``, ``"memory"`` (in-process, for unit tests) or ``"auto"`` (rclpy
+    where it imports, else cyclone)."""
     if kind == "auto":
         try:
             import rclpy  # noqa: F401
@@ -18,7 +19,10 @@ def create_transport(kind: str, node_name: str, **kw) -> Transport:
     if kind == "rclpy":
         from .rclpy_transport import RclpyNode
         return RclpyNode(node_name, **kw)
-    raise TransportError(f"unknown transport {kind!r} (use cyclone, rclpy or auto)")
+    if kind == "memory":
+        from .memory import MemoryNode
+        return MemoryNode(node_name, **kw)
+    raise TransportError(f"unknown transport {kind!r} (use cyclone, rclpy, memory or auto)")
 
 
 __all__ = ["Client", "Transport", "TransportError", "create_transport"]

@@ -1,0 +1,1011 @@
+"""Wheeled locomotion (CLARAty 004 section 12: ``Wheeled_Locomotor_Model``): steering and wheel rates from a
+body motion, odometry from wheel measurements, rocker-bogie suspension settled on terrain.
+
+Nothing here is written for one rover: every number comes from forward kinematics of the mechanism at the
+state passed in, and from a short **mobility description** (:class:`MobilitySpec`) naming the body frame and,
+per wheel, its drive joint, steering joint (if any), radius and contact frame, plus the suspension joints.
+
+Frames, units, signs
+--------------------
+* Body twists are ``(vx, vy, wz)`` in m/s and rad/s, in the **body frame** (REP-103: x forward, y left,
+  z up), for its origin: exactly what ``geometry_msgs/Twist`` on ``cmd_vel`` means.
+* Steering angles are the steering joints' coordinates (rad); wheel rates are the drive joints' rates
+  (rad/s). A positive drive rate moves the body along the wheel's rolling direction, which is derived
+  from the drive axis and the contact point, so mirrored or reversed joint axes need no special case.
+* Flat-ground driving uses the wheel contact points and steering axes projected on the body's x-y plane at
+  the suspension state given (``q``), steering joints at zero.
+
+Modes
+-----
+``auto`` (any body twist; an instantaneous centre of rotation anywhere), ``ackermann`` (arc: ``vy`` dropped,
+the centre of rotation on the body's y axis: double Ackermann when every wheel steers), ``crab`` (``wz``
+dropped: every wheel parallel), ``turn_in_place`` (``vx``, ``vy`` dropped), ``skid`` (steering at zero,
+sideways slip of the wheels accepted: skid steer). :func:`arc_twist`, :func:`crab_twist`,
+:func:`point_turn_twist` and :func:`icr_twist` build twists for explicit commands.
+
+Limits
+------
+A wheel whose steering angle is outside its joint range turns by pi and drives backwards; where neither
+fits the command is refused with a reason. Wheel rates beyond their limits scale the whole twist down
+(steering, hence curvature, unchanged). With ``steer_before_drive`` wheel rates stay zero until every
+steering joint is within ``steering_tolerance`` of its target.
+
+Odometry
+--------
+:meth:`WheeledLocomotorModel.odometry_twist` is the least-squares body twist from measured wheel rates and
+steering angles (each wheel's contact velocity, 2 equations per wheel), with the RMS residual (m/s) as a
+slip indicator; :class:`Odometry` integrates twists exactly along arcs (SE(2)), in 3-D when an attitude
+(roll, pitch: from settling or an IMU) is given.
+
+Terrain
+-------
+:meth:`WheeledLocomotorModel.settle` places the body (z, roll, pitch) and the suspension on a terrain for a
+given x, y, yaw so that every wheel rim touches it, through :func:`~mechanism_model_core.ik.solve_ik` with one
+:class:`WheelTerrainContact` constraint per wheel (coupled joints such as a differential stay coupled).
+:meth:`WheeledLocomotorModel.slope_drive` gives the steering angles and wheel rates that move the settled
+rover with a commanded body twist without slip (section 12.2): the derivation is in its docstring.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from ..constraints import Constraint, _Common
+from ..errors import InvalidConfiguration, ModelFileError, UnknownFrame, UnknownJoint
+from ..joints import JointType
+from ..kinematics import forward_kinematics
+from ..jacobians import jacobian
+from ..spatial import rpy_to_matrix, skew
+
+__all__ = ["MODES", "WheelSpec", "MobilitySpec", "MobilityError", "load_mobility", "propose_mobility",
+           "mobility_for", "WheelGeometry", "DriveCommand", "WheeledLocomotorModel", "Odometry",
+           "WheelTerrainContact", "SettledPose", "arc_twist", "crab_twist", "point_turn_twist", "icr_twist",
+           "integrate_planar"]
+
+MODES = ("auto", "ackermann", "crab", "turn_in_place", "skid")
+_EPS_SPEED = 1e-9
+
+
+class MobilityError(ModelFileError):
+    """A mobility description that cannot drive the mechanism (unknown joints, no radius, a steering
+    range that makes a declared mode impossible, ...): raised when the description is loaded."""
+
+
+# ---------------------------------------------------------------------------------------- description
+@dataclass(frozen=True)
+class WheelSpec:
+    """One wheel: ``drive_joint`` (revolute/continuous, spins the wheel), ``radius`` (m), ``contact_frame``
+    (a frame fixed in the body that carries the wheel, at the contact point when upright on flat ground;
+    None: ``radius`` below the wheel centre along the body's -z), ``steering_joint`` (None: not steerable),
+    ``max_rate`` (rad/s; None: the drive joint's velocity limit)."""
+
+    name: str
+    drive_joint: str
+    radius: float
+    steering_joint: str | None = None
+    contact_frame: str | None = None
+    max_rate: float | None = None
+
+
+@dataclass(frozen=True)
+class MobilitySpec:
+    """The mobility of a wheeled mechanism (see the module docstring). ``skid``: wheels that cannot steer
+    may slide sideways (skid-steer vehicles; Rocky 7's fixed middle and rear wheels); ``modes``: the drive
+    modes the rover must support, each checked at load against the steering ranges; ``steering_tolerance``
+    (rad) and ``steer_before_drive`` as in the module docstring; ``source``: where it was read from."""
+
+    body_frame: str
+    wheels: tuple
+    suspension_joints: tuple = ()
+    skid: bool = False
+    modes: tuple = ()
+    steer_before_drive: bool = True
+    steering_tolerance: float = 0.05
+    max_crab_angle: float = math.pi / 2
+    min_turn_radius: float = 0.0
+    source: str | None = None
+
+    @classmethod
+    def from_dict(cls, d: Mapping, source: str | None = None) -> "MobilitySpec":
+        """From a mapping as in a mobility YAML file (``models/README.md`` documents the keys)."""
+        def bad(msg):
+            return MobilityError(msg, source)
+
+        if not isinstance(d, Mapping):
+            raise bad("a mobility description is a mapping with 'body_frame' and 'wheels'")
+        known = {"body_frame", "wheels", "suspension_joints", "skid", "modes", "steer_before_drive",
+                 "steering_tolerance", "max_crab_angle", "min_turn_radius"}
+        extra = set(d) - known
+        if extra:
+            raise bad(f"unknown key(s) {sorted(extra)}; known: {sorted(known)}")
+        if "body_frame" not in d or "wheels" not in d:
+            raise bad("'body_frame' and 'wheels' are required")
+        wl = d["wheels"]
+        if not isinstance(wl, Sequence) or isinstance(wl, str) or not wl:
+            raise bad("'wheels' must be a non-empty list")
+        wheels = []
+        wkeys = {"name", "drive_joint", "radius", "steering_joint", "contact_frame", "max_rate"}
+        for k, w in enumerate(wl):
+            if not isinstance(w, Mapping):
+                raise bad(f"wheel {k}: a mapping expected")
+            name = w.get("name", w.get("drive_joint", f"wheel{k}"))
+            extra = set(w) - wkeys
+            if extra:
+                raise bad(f"wheel {name!r}: unknown key(s) {sorted(extra)}")
+            if "drive_joint" not in w:
+                raise bad(f"wheel {name!r}: no drive_joint")
+            if "radius" not in w:
+                raise bad(f"wheel {name!r}: no radius (m)")
+            try:
+                r = float(w["radius"])
+                mr = None if w.get("max_rate") is None else float(w["max_rate"])
+            except (TypeError, ValueError):
+                raise bad(f"wheel {name!r}: radius and max_rate are numbers") from None
+            if not (math.isfinite(r) and r > 0):
+                raise bad(f"wheel {name!r}: radius must be a positive number of metres, got {w['radius']!r}")
+            if mr is not None and not mr > 0:
+                raise bad(f"wheel {name!r}: max_rate must be > 0 rad/s")
+            wheels.append(WheelSpec(str(name), str(w["drive_joint"]), r, w.get("steering_joint"),
+                                    w.get("contact_frame"), mr))
+        modes = tuple(d.get("modes", ()))
+        for m in modes:
+            if m not in MODES:
+                raise bad(f"unknown mode {m!r}; modes are {MODES}")
+        try:
+            return cls(str(d["body_frame"]), tuple(wheels), tuple(d.get("suspension_joints", ())),
+                       bool(d.get("skid", False)), modes, bool(d.get("steer_before_drive", True)),
+                       float(d.get("steering_tolerance", 0.05)), float(d.get("max_crab_angle", math.pi / 2)),
+                       float(d.get("min_turn_radius", 0.0)), source)
+        except (TypeError, ValueError) as exc:
+            raise bad(f"bad value: {exc}") from None
+
+    def to_dict(self) -> dict:
+        """The mapping :meth:`from_dict` reads (for writing a YAML file)."""
+        wheels = []
+        for w in self.wheels:
+            e = {"name": w.name, "drive_joint": w.drive_joint, "radius": w.radius}
+            for k in ("steering_joint", "contact_frame", "max_rate"):
+                if getattr(w, k) is not None:
+                    e[k] = getattr(w, k)
+            wheels.append(e)
+        return {"body_frame": self.body_frame, "wheels": wheels, "suspension_joints": list(self.suspension_joints),
+                "skid": self.skid, "modes": list(self.modes), "steer_before_drive": self.steer_before_drive,
+                "steering_tolerance": self.steering_tolerance, "max_crab_angle": self.max_crab_angle,
+                "min_turn_radius": self.min_turn_radius}
+
+
+def load_mobility(path) -> MobilitySpec:
+    """Read a mobility YAML file (PyYAML, safe loader; never evaluates anything)."""
+    try:
+        import yaml
+    except ImportError as exc:  # pragma: no cover - environment
+        raise ImportError("reading mobility files needs PyYAML: pip install mechanism_model_core[mobility]") from exc
+    path = os.fspath(path)
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read(1 << 20)
+    except OSError as exc:
+        raise MobilityError(f"cannot read: {exc.strerror or exc}", path) from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise MobilityError(f"not valid YAML: {getattr(exc, 'problem', exc)}", path,
+                            None if mark is None else mark.line + 1) from None
+    if isinstance(data, Mapping) and "mobility" in data and len(data) == 1:
+        data = data["mobility"]
+    return MobilitySpec.from_dict(data, source=path)
+
+
+def _mobility_file_for(mechanism) -> str | None:
+    src = getattr(mechanism, "source", None)
+    if not src:
+        return None
+    stem = os.path.splitext(os.fspath(src))[0]
+    cand = stem + "_mobility.yaml"
+    return cand if os.path.isfile(cand) else None
+
+
+def mobility_for(mechanism) -> MobilitySpec:
+    """The mobility description of a model: ``<model file stem>_mobility.yaml`` beside its file when there
+    is one (every library rover has one), else :func:`propose_mobility`."""
+    f = _mobility_file_for(mechanism)
+    return load_mobility(f) if f else propose_mobility(mechanism)
+
+
+def propose_mobility(mechanism) -> MobilitySpec:
+    """Propose a mobility description for a model: every continuous joint whose child body carries a
+    cylinder is a wheel (radius from the cylinder), its nearest revolute ancestor with a vertical axis is its
+    steering joint if that joint carries no other wheel, other revolute joints between the body and the
+    wheels are suspension, the body is the child of the floating joint (or the first body), and a frame of
+    the wheel's carrier whose name contains 'contact' is its contact frame. Review the result and save it
+    (:meth:`MobilitySpec.to_dict`)."""
+    names = mechanism.body_names
+    body = None
+    for j in mechanism.joints:
+        if j.type is JointType.FLOATING:
+            body = mechanism.child_body_of_joint(j.name)
+            break
+    if body is None:
+        body = names[1] if len(names) > 1 else names[0]
+    fk = forward_kinematics(mechanism)
+    wheels, steer_of, susp = [], {}, []
+    for j in mechanism.joints:
+        if j.type is not JointType.CONTINUOUS:
+            continue
+        child = mechanism.child_body_of_joint(j.name)
+        cyl = [s for s in mechanism.body(child).shapes if s.type == "cylinder" and s.dimensions]
+        radius = cyl[0].dimensions[0] if cyl else None
+        carrier = mechanism.parent_body_of_joint(j.name)
+        cands = [f for f in mechanism.body(carrier).frames if "contact" in f]
+        # the carrier's contact frame nearest the wheel centre (a bogie carries two wheels)
+        contact = min(cands, key=lambda f: float(np.linalg.norm(fk.position(f) - fk.position(child))),
+                      default=None)
+        if radius is None and contact is not None:
+            radius = float(np.linalg.norm(fk.position(child) - fk.position(contact)))
+        if radius is None:
+            continue
+        path = mechanism.path_to_ground(carrier)
+        steer = None
+        for b in path:
+            if b == body:
+                break
+            bj = mechanism.body(b).joint
+            if bj is not None and bj.type is JointType.REVOLUTE:
+                R = fk.rotation(b, relative_to=body)
+                if abs(abs((R @ bj.axis)[2]) - 1.0) < 1e-6:
+                    steer = bj.name
+                break
+        wheels.append(dict(name=child, drive_joint=j.name, radius=float(radius), steering_joint=steer,
+                           contact_frame=contact))
+        if steer:
+            steer_of.setdefault(steer, []).append(child)
+        for b in path:
+            if b == body:
+                break
+            bj = mechanism.body(b).joint
+            if bj is not None and bj.type is JointType.REVOLUTE and bj.name != steer and bj.name not in susp:
+                susp.append(bj.name)
+    for s, ws in steer_of.items():
+        if len(ws) > 1:      # one steering joint turning several wheels is a suspension joint, not a steering one
+            for w in wheels:
+                if w["steering_joint"] == s:
+                    w["steering_joint"] = None
+    if not wheels:
+        raise MobilityError(f"no wheel found in {mechanism.name!r} (continuous joints carrying a cylinder)",
+                            getattr(mechanism, "source", None))
+    for w in wheels:
+        if w["contact_frame"] is None:
+            del w["contact_frame"]
+        if w["steering_joint"] is None:
+            del w["steering_joint"]
+    skid = not any("steering_joint" in w for w in wheels)
+    return MobilitySpec.from_dict({"body_frame": body, "wheels": wheels, "suspension_joints": susp,
+                                   "skid": skid, "modes": ["skid"] if skid else []},
+                                  source=getattr(mechanism, "source", None))
+
+
+# ------------------------------------------------------------------------------------------ twists
+def arc_twist(speed: float, radius: float) -> np.ndarray:
+    """Twist of an arc of ``radius`` (m; positive: centre on the left, inf: straight) at ``speed`` (m/s)."""
+    return np.array([speed, 0.0, 0.0 if math.isinf(radius) else speed / radius])
+
+
+def crab_twist(speed: float, heading: float) -> np.ndarray:
+    """Straight motion at ``heading`` (rad from the body's x axis, positive to the left)."""
+    return np.array([speed * math.cos(heading), speed * math.sin(heading), 0.0])
+
+
+def point_turn_twist(rate: float) -> np.ndarray:
+    """Turn in place about the body origin at ``rate`` rad/s."""
+    return np.array([0.0, 0.0, rate])
+
+
+def icr_twist(x: float, y: float, rate: float) -> np.ndarray:
+    """Rotation at ``rate`` (rad/s) about the instantaneous centre ``(x, y)`` (m, body frame)."""
+    return np.array([rate * y, -rate * x, rate])
+
+
+def integrate_planar(pose, twist, dt: float) -> np.ndarray:
+    """Pose ``(x, y, yaw)`` after moving with the constant body twist ``(vx, vy, wz)`` for ``dt`` seconds
+    (exact: straight lines and circular arcs)."""
+    x, y, th = (float(v) for v in pose)
+    vx, vy, wz = (float(v) for v in twist)
+    a = wz * dt
+    if abs(a) > 1e-9:
+        s, c = math.sin(a), math.cos(a)
+        dx = (vx * s + vy * (c - 1.0)) / wz
+        dy = (vx * (1.0 - c) + vy * s) / wz
+    else:                                   # series to second order: exact within rounding for tiny angles
+        dx = (vx - 0.5 * vy * a) * dt
+        dy = (vy + 0.5 * vx * a) * dt
+    ct, st = math.cos(th), math.sin(th)
+    return np.array([x + ct * dx - st * dy, y + st * dx + ct * dy, math.atan2(math.sin(th + a), math.cos(th + a))])
+
+
+# ------------------------------------------------------------------------------------------ results
+@dataclass(frozen=True)
+class WheelGeometry:
+    """The wheels seen from the body frame at one suspension state, steering at zero (arrays, wheel order):
+    ``contact`` (N, 3) contact points (m), ``pivot`` (N, 3) points of the steering axes, ``steer_sign`` (N,)
+    +1/-1 as the steering axis points up/down (0: no steering), ``roll`` (N, 2) unit rolling directions in
+    the x-y plane for a positive drive rate, ``radius`` (N,)."""
+
+    contact: np.ndarray
+    pivot: np.ndarray
+    steer_sign: np.ndarray
+    roll: np.ndarray
+    radius: np.ndarray
+
+
+@dataclass(frozen=True)
+class DriveCommand:
+    """Steering targets (rad, steered wheels; NaN for others) and wheel rates (rad/s), in wheel order.
+
+    ``ok`` False means refused: ``reason`` says why and the rates are zero, steering held (``steering`` is
+    the current steering where known). ``twist`` is the body twist actually commanded (after the mode and
+    the rate-limit scaling ``scale`` <= 1); ``reversed`` marks wheels turned by pi; ``waiting`` is True when
+    rates are held at zero for the steering to arrive; ``slip`` (N,) m/s the sideways slip accepted
+    (non-steered wheels in skid steer)."""
+
+    steering: np.ndarray
+    rates: np.ndarray
+    twist: np.ndarray
+    ok: bool = True
+    reason: str = ""
+    scale: float = 1.0
+    reversed: np.ndarray | None = None
+    waiting: bool = False
+    slip: np.ndarray | None = None
+
+    def steering_by_joint(self, model: "WheeledLocomotorModel") -> dict:
+        return {w.steering_joint: float(a) for w, a in zip(model.wheels, self.steering) if w.steering_joint}
+
+    def rates_by_joint(self, model: "WheeledLocomotorModel") -> dict:
+        return {w.drive_joint: float(r) for w, r in zip(model.wheels, self.rates)}
+
+
+@dataclass(frozen=True)
+class SettledPose:
+    """A rover settled on terrain: ``q`` full configuration, ``success``/``reason``, per wheel ``points``
+    (N, 3) rim contact points and ``normals`` (N, 3) terrain normals (ground frame), ``distances`` (N,) m."""
+
+    q: np.ndarray
+    success: bool
+    reason: str
+    points: np.ndarray
+    normals: np.ndarray
+    distances: np.ndarray
+    iterations: int = 0
+
+
+def _geometry_rows(g: WheelGeometry) -> dict:
+    """Plain-float rows of a geometry (cached on it) for the per-command loop."""
+    rows = g.__dict__.get("_rows")
+    if rows is None:
+        rows = {"p": [tuple(map(float, p[:2])) for p in g.contact],
+                "pivot": [tuple(map(float, p[:2])) for p in g.pivot],
+                "f": [tuple(map(float, f)) for f in g.roll], "sign": [float(v) for v in g.steer_sign],
+                "r": [float(v) for v in g.radius],
+                "offset": bool(np.any(np.abs(g.contact[:, :2] - g.pivot[:, :2]) > 1e-9))}
+        object.__setattr__(g, "_rows", rows)
+    return rows
+
+
+def _odometry_matrix(pts) -> np.ndarray:
+    """Rows ``[1, 0, -y; 0, 1, x]`` per contact point: contact velocity = A (vx, vy, wz)."""
+    A = np.zeros((2 * len(pts), 3))
+    for i, (x, y) in enumerate(pts):
+        A[2 * i, 0] = 1.0
+        A[2 * i, 2] = -y
+        A[2 * i + 1, 1] = 1.0
+        A[2 * i + 1, 2] = x
+    return A
+
+
+def _wrap(a):
+    return (np.asarray(a) + np.pi) % (2 * np.pi) - np.pi
+
+
+# -------------------------------------------------------------------------------------------- model
+class WheeledLocomotorModel:
+    """``Wheeled_Locomotor_Model`` (CLARAty 12): a mechanism plus its :class:`MobilitySpec` (default:
+    :func:`mobility_for`). Validates the description against the mechanism at construction (errors name the
+    description's file) and holds only constants; every method takes the state it needs."""
+
+    def __init__(self, mechanism, mobility: MobilitySpec | Mapping | str | os.PathLike | None = None):
+        if mobility is None:
+            mobility = mobility_for(mechanism)
+        elif isinstance(mobility, (str, os.PathLike)):
+            mobility = load_mobility(mobility)
+        elif isinstance(mobility, Mapping):
+            mobility = MobilitySpec.from_dict(mobility)
+        self.mechanism = mechanism
+        self.spec = mobility
+        self.wheels: tuple[WheelSpec, ...] = mobility.wheels
+        self._validate()
+        m = mechanism
+        self.n = len(self.wheels)
+        self.names = [w.name for w in self.wheels]
+        self._drive_idx = np.array([m.coordinate_index(w.drive_joint) for w in self.wheels])
+        self.steered = np.array([w.steering_joint is not None for w in self.wheels])
+        self._steer_idx = np.array([m.coordinate_index(w.steering_joint) if w.steering_joint else -1
+                                    for w in self.wheels])
+        lo = np.full(self.n, -np.inf)
+        hi = np.full(self.n, np.inf)
+        for i, w in enumerate(self.wheels):
+            if w.steering_joint:
+                j = m.joint(w.steering_joint)
+                lo[i], hi[i] = j.lower[0], j.upper[0]
+        self.steering_lower, self.steering_upper = lo, hi
+        self.max_rates = np.array([w.max_rate if w.max_rate is not None else m.joint(w.drive_joint).velocity
+                                   for w in self.wheels], dtype=float)
+        self._steered_list = [bool(v) for v in self.steered]
+        self._lo_list, self._hi_list = [float(v) for v in lo], [float(v) for v in hi]
+        self._max_rate_list = [float(v) for v in self.max_rates]
+        self.home = m.configuration()
+        self._settle_cache = None
+        self.home_geometry = self.geometry(self.home)
+        self._check_modes()
+
+    # ---------------------------------------------------------------------------------- validation
+    def _err(self, msg):
+        return MobilityError(msg, self.spec.source)
+
+    def _validate(self):
+        m, s = self.mechanism, self.spec
+        if not (s.body_frame == m.ground or m.has_frame(s.body_frame)):
+            raise self._err(f"body_frame {s.body_frame!r} is not a frame of {m.name!r}")
+        seen = set()
+        for w in self.wheels:
+            if w.drive_joint in seen:
+                raise self._err(f"wheel {w.name!r}: drive joint {w.drive_joint!r} used twice")
+            seen.add(w.drive_joint)
+            for what, jn in (("drive_joint", w.drive_joint), ("steering_joint", w.steering_joint)):
+                if jn is None:
+                    continue
+                try:
+                    j = m.joint(jn)
+                except UnknownJoint:
+                    raise self._err(f"wheel {w.name!r}: {what} {jn!r} is not a joint of {m.name!r}") from None
+                if j.type not in (JointType.REVOLUTE, JointType.CONTINUOUS):
+                    raise self._err(f"wheel {w.name!r}: {what} {jn!r} is {j.type.value}, not revolute")
+                if j.coupling is not None:
+                    raise self._err(f"wheel {w.name!r}: {what} {jn!r} is coupled to other joints")
+            if w.contact_frame is not None and not m.has_frame(w.contact_frame):
+                raise self._err(f"wheel {w.name!r}: contact_frame {w.contact_frame!r} is not a frame of {m.name!r}")
+            if w.steering_joint is not None:
+                wheel_body = m.child_body_of_joint(w.drive_joint)
+                steer_body = m.child_body_of_joint(w.steering_joint)
+                if steer_body not in m.path_to_ground(wheel_body):
+                    raise self._err(f"wheel {w.name!r}: steering joint {w.steering_joint!r} does not carry "
+                                    f"drive joint {w.drive_joint!r}")
+        for jn in s.suspension_joints:
+            try:
+                m.joint(jn)
+            except UnknownJoint:
+                raise self._err(f"suspension joint {jn!r} is not a joint of {m.name!r}") from None
+        if not s.steering_tolerance > 0:
+            raise self._err("steering_tolerance must be > 0 rad")
+
+    def _check_modes(self):
+        """Every declared mode must be possible with the steering ranges (else an error at load)."""
+        g = self.home_geometry
+        probes = {"turn_in_place": [point_turn_twist(0.1)],
+                  "crab": [crab_twist(0.1, a) for a in (-self.spec.max_crab_angle, self.spec.max_crab_angle)],
+                  "ackermann": ([arc_twist(0.1, r) for r in (self.spec.min_turn_radius, -self.spec.min_turn_radius)]
+                                if self.spec.min_turn_radius > 0 else [arc_twist(0.1, math.inf)]),
+                  "skid": [arc_twist(0.1, math.inf)], "auto": [arc_twist(0.1, math.inf)]}
+        for mode in self.spec.modes:
+            for t in probes[mode]:
+                cmd = self.drive(t, mode=mode, geometry=g, check_limits=True)
+                if not cmd.ok:
+                    raise self._err(f"mode {mode!r} is impossible for {self.mechanism.name!r}: {cmd.reason}")
+
+    # ------------------------------------------------------------------------------------ geometry
+    def configuration(self, q=None) -> np.ndarray:
+        return self.mechanism.configuration(q) if q is not None else self.home.copy()
+
+    def steering_of(self, q) -> np.ndarray:
+        """Steering angles (rad) of the wheels in ``q`` (NaN for wheels without steering)."""
+        q = np.asarray(q, dtype=float)
+        return np.where(self.steered, q[np.maximum(self._steer_idx, 0)], np.nan)
+
+    def geometry(self, q=None) -> WheelGeometry:
+        """Wheel geometry in the body frame at ``q`` (suspension as given, steering at zero)."""
+        m = self.mechanism
+        q = self.configuration(q).copy()
+        q[self._steer_idx[self.steered]] = 0.0
+        fk = forward_kinematics(m, q)
+        B = self.spec.body_frame
+        T_b = np.linalg.inv(fk.pose(B)) if B != m.ground else np.eye(4)
+        contact = np.empty((self.n, 3))
+        pivot = np.empty((self.n, 3))
+        sign = np.zeros(self.n)
+        roll = np.empty((self.n, 2))
+        for i, w in enumerate(self.wheels):
+            wb = m.child_body_of_joint(w.drive_joint)
+            Tw = T_b @ fk.pose(wb)
+            c = Tw[:3, 3]
+            a = Tw[:3, :3] @ m.joint(w.drive_joint).axis
+            if w.contact_frame is not None:
+                p = (T_b @ fk.pose(w.contact_frame))[:3, 3]
+            else:
+                p = c - np.array([0.0, 0.0, w.radius])
+            contact[i] = p
+            f = np.cross(a, c - p)
+            nf = np.linalg.norm(f[:2])
+            if nf < 1e-9:
+                raise self._err(f"wheel {w.name!r}: its drive axis does not roll it on the body's x-y plane")
+            roll[i] = f[:2] / nf
+            if w.steering_joint:
+                sb = m.child_body_of_joint(w.steering_joint)
+                Ts = T_b @ fk.pose(sb)
+                s = Ts[:3, :3] @ m.joint(w.steering_joint).axis
+                if abs(s[2]) < 0.9:
+                    raise self._err(f"wheel {w.name!r}: steering axis {np.round(s, 3).tolist()} is not "
+                                    f"near the body's z axis")
+                sign[i] = math.copysign(1.0, s[2])
+                pivot[i] = Ts[:3, 3]
+            else:
+                pivot[i] = p
+        return WheelGeometry(contact, pivot, sign, roll, np.array([w.radius for w in self.wheels]))
+
+    # --------------------------------------------------------------------------------------- drive
+    def mode_twist(self, twist, mode: str = "auto") -> np.ndarray:
+        """The twist a mode keeps of ``(vx, vy, wz)`` (module docstring)."""
+        t = np.array(twist, dtype=float).reshape(-1)
+        if t.shape != (3,):
+            raise InvalidConfiguration("a body twist is (vx, vy, wz)")
+        if mode in ("auto", "skid"):
+            return t
+        if mode == "ackermann":
+            return np.array([t[0], 0.0, t[2]])
+        if mode == "crab":
+            return np.array([t[0], t[1], 0.0])
+        if mode == "turn_in_place":
+            return np.array([0.0, 0.0, t[2]])
+        raise InvalidConfiguration(f"unknown drive mode {mode!r}; modes are {MODES}")
+
+    def drive(self, twist, *, mode: str = "auto", steering=None, geometry: WheelGeometry | None = None,
+              check_limits: bool = True, steer_before_drive: bool | None = None) -> DriveCommand:
+        """Steering targets and wheel rates for the body ``twist`` ``(vx, vy, wz)`` in ``mode``.
+
+        ``steering``: the current steering angles (wheel order, rad; NaN/ignored for unsteered wheels) --
+        used to keep wheels with no speed where they are, to prefer the nearer of two feasible angles, and
+        for steering-before-driving. ``geometry``: from :meth:`geometry` (home when None)."""
+        g = self.home_geometry if geometry is None else geometry
+        t = self.mode_twist(twist, mode)
+        vx, vy, wz = float(t[0]), float(t[1]), float(t[2])
+        if not (math.isfinite(vx) and math.isfinite(vy) and math.isfinite(wz)):
+            return self._refuse(steering, t, "the twist has NaN or infinite components")
+        n = self.n
+        if steering is None:
+            cur = [0.0] * n
+        else:
+            cur = [float(c) if (st and c == c) else 0.0 for c, st in zip(steering, self._steered_list)]
+        skid = mode == "skid"
+        sb = self.spec.steer_before_drive if steer_before_drive is None else steer_before_drive
+        rows = _geometry_rows(g)
+        # plain floats: for a handful of wheels this is several times faster than numpy's per-call overhead
+        target = [math.nan] * n
+        rates = [0.0] * n
+        flip = [False] * n
+        slip = [0.0] * n
+        speed_max = 0.0
+        pts = rows["p"]
+        for _ in range(3 if rows["offset"] else 1):
+            for i in range(n):
+                px, py = pts[i]
+                fx, fy = rows["f"][i]
+                ux, uy = vx - wz * py, vy + wz * px               # contact velocity (m/s)
+                sp = math.hypot(ux, uy)
+                speed_max = max(speed_max, sp)
+                cross = fx * uy - fy * ux
+                along = fx * ux + fy * uy
+                r = rows["r"][i]
+                if skid or not self._steered_list[i]:
+                    target[i] = 0.0 if self._steered_list[i] else math.nan
+                    rates[i] = along / r
+                    slip[i] = abs(cross)
+                    continue
+                if sp < _EPS_SPEED:
+                    target[i], rates[i] = cur[i], 0.0
+                    continue
+                delta = rows["sign"][i] * math.atan2(cross, along)
+                lo, hi = (self._lo_list[i], self._hi_list[i]) if check_limits else (-math.inf, math.inf)
+                best = None
+                for k, d in enumerate((delta, delta - math.pi, delta + math.pi, delta - 2 * math.pi,
+                                       delta + 2 * math.pi)):
+                    if lo - 1e-9 <= d <= hi + 1e-9:
+                        cost = abs(d - cur[i])
+                        if best is None or cost < best[0] - 1e-12:
+                            best = (cost, d, k in (1, 2))
+                if best is None:
+                    return self._refuse(steering, t,
+                                        f"wheel {self.names[i]}: steering {math.degrees(delta):.1f} deg (or "
+                                        f"{math.degrees(_wrap(delta + math.pi)):.1f} deg reversed) is outside "
+                                        f"[{math.degrees(lo):.1f}, {math.degrees(hi):.1f}] deg")
+                target[i], flip[i] = best[1], best[2]
+                rates[i] = (-sp if flip[i] else sp) / r
+            if not rows["offset"]:
+                break
+            # contact points off their steering axis move with the steering: follow them
+            pts = []
+            for i in range(n):
+                th = rows["sign"][i] * (target[i] if self._steered_list[i] and target[i] == target[i] else 0.0)
+                (cx, cy), (ox, oy) = rows["p"][i], rows["pivot"][i]
+                dx, dy = cx - ox, cy - oy
+                c, s_ = math.cos(th), math.sin(th)
+                pts.append((ox + c * dx - s_ * dy, oy + s_ * dx + c * dy))
+        if not (skid or self.spec.skid):
+            lim = 1e-6 * max(1.0, speed_max)
+            for i in range(n):
+                if not self._steered_list[i] and slip[i] > lim:
+                    return self._refuse(steering, t, f"wheel {self.names[i]} cannot steer and would slide "
+                                                     f"sideways at {slip[i]:.3g} m/s (the centre of rotation "
+                                                     f"must lie on its axle line; use mode 'skid')")
+        scale = 1.0
+        ratio = max((abs(rt) / mr for rt, mr in zip(rates, self._max_rate_list)), default=0.0)
+        if ratio > 1.0:
+            scale = 1.0 / ratio
+            rates = [rt * scale for rt in rates]
+            slip = [sl * scale for sl in slip]
+            t = t * scale
+        waiting = False
+        if sb and steering is not None:
+            tol = self.spec.steering_tolerance
+            if any(st and abs(tg - c) > tol for st, tg, c in zip(self._steered_list, target, cur)):
+                waiting = True
+                rates = [0.0] * n
+        return DriveCommand(np.array(target), np.array(rates), t, True, "", scale, np.array(flip), waiting,
+                            np.array(slip))
+
+    def stop(self, steering=None) -> DriveCommand:
+        """Zero rates, steering held."""
+        cur = np.zeros(self.n) if steering is None else np.asarray(steering, float)
+        return DriveCommand(np.where(self.steered, cur, np.nan), np.zeros(self.n), np.zeros(3), True, "stop")
+
+    def _refuse(self, steering, t, reason):
+        cur = np.zeros(self.n) if steering is None else np.asarray(steering, float)
+        return DriveCommand(np.where(self.steered, cur, np.nan), np.zeros(self.n), np.zeros(3), False, reason)
+
+    # ------------------------------------------------------------------------------------ odometry
+    def odometry_twist(self, rates, steering=None, geometry: WheelGeometry | None = None):
+        """Least-squares body twist ``(vx, vy, wz)`` from measured wheel ``rates`` (rad/s) and ``steering``
+        angles (rad; NaN or ignored for unsteered wheels), and the RMS residual (m/s) over the wheels' contact
+        velocities: near zero when the wheels agree (no slip), large when they disagree."""
+        g = self.home_geometry if geometry is None else geometry
+        rows = _geometry_rows(g)
+        n = self.n
+        w = [float(v) for v in rates]
+        if len(w) != n:
+            raise InvalidConfiguration(f"odometry_twist: {n} wheel rates expected, got {len(w)}")
+        st = [0.0] * n if steering is None else [
+            float(v) if (s_ and v == v) else 0.0 for v, s_ in zip(steering, self._steered_list)]
+        b = [0.0] * (2 * n)
+        pts = rows["p"]
+        if rows["offset"]:
+            pts = []
+        for i in range(n):
+            th = rows["sign"][i] * st[i]
+            c, s_ = math.cos(th), math.sin(th)
+            fx, fy = rows["f"][i]
+            sp = w[i] * rows["r"][i]
+            b[2 * i] = sp * (c * fx - s_ * fy)
+            b[2 * i + 1] = sp * (s_ * fx + c * fy)
+            if rows["offset"]:
+                (cx, cy), (ox, oy) = rows["p"][i], rows["pivot"][i]
+                pts.append((ox + c * (cx - ox) - s_ * (cy - oy), oy + s_ * (cx - ox) + c * (cy - oy)))
+        bv = np.array(b)
+        if rows["offset"]:
+            A = _odometry_matrix(pts)
+            pinv = np.linalg.pinv(A)
+        else:
+            A, pinv = rows.get("A"), rows.get("pinv")
+            if A is None:
+                A = _odometry_matrix(pts)
+                pinv = np.linalg.pinv(A)
+                rows["A"], rows["pinv"] = A, pinv
+        x = pinv @ bv
+        e = A @ x - bv
+        return x, float(math.sqrt(float(e @ e) / n))
+
+    # ------------------------------------------------------------------------------------- terrain
+    def settle(self, terrain, x: float, y: float, yaw: float, q0=None, *, tol: float = 1e-9,
+               max_iterations: int = 30, solver: str = "newton", timeout: float = 0.1) -> SettledPose:
+        """Settle the body (z, roll, pitch) and the suspension joints on ``terrain`` with the body's x, y and
+        yaw given (m, rad, ground frame) so that every wheel rim touches it: one
+        :class:`WheelTerrainContact` constraint per wheel, couplings (a rocker differential) kept.
+
+        ``q0`` warm-starts (pass the previous pose along a path); steering, wheels and every other joint keep
+        ``q0``'s values. ``solver="newton"`` (default) runs Gauss-Newton on the contact constraints over the
+        free coordinates, all wheels evaluated in one forward pass and one batched terrain query;
+        ``solver="ik"`` hands the same constraints to :func:`~mechanism_model_core.ik.solve_ik` (DLS, with
+        the locks), slower but with the IK's safeguards. ``tol`` (m) is the largest rim distance accepted."""
+        m = self.mechanism
+        if self._settle_cache is None:
+            self._settle_cache = self._prepare_settle()
+        base, sl, free, idx, cols, lo, hi, refs, axes, radii = self._settle_cache
+        if isinstance(q0, np.ndarray) and q0.shape == (m.nq,):
+            q = np.array(q0, dtype=float)
+        else:
+            q = self.configuration(q0).copy()
+        q[sl.start + 0], q[sl.start + 1], q[sl.start + 5] = x, y, yaw
+        if q0 is None:
+            q[sl.start + 2] = self.home[sl.start + 2] + float(terrain.height(x, y))
+        if solver == "ik":
+            from ..ik import solve_ik
+            locked = [c for c in m.independent_coordinates if c not in free]
+            cons = [WheelTerrainContact(wheel=r, terrain=terrain, name=r.name) for r in refs]
+            res = solve_ik(m, cons, q, solver="dls", timeout=timeout, tol_position=tol, locked=locked,
+                           restarts=False)
+            pts, nrm, dist = self.contacts(terrain, res.q)
+            ok = bool(np.all(np.abs(dist) <= tol))
+            return SettledPose(res.q, ok, "converged" if ok else res.reason, pts, nrm, dist, 0)
+        if solver != "newton":
+            raise InvalidConfiguration(f"settle: solver is 'newton' or 'ik', got {solver!r}")
+        from ..jacobians import jacobian_from_segments
+        coupled = bool(m.couplings)
+        reason = "did not converge"
+        it = 0
+        for it in range(1, max_iterations + 1):
+            fk = forward_kinematics(m, q)
+            C = np.empty((self.n, 3))
+            Aw = np.empty((self.n, 3))
+            Js = []
+            for i, r in enumerate(refs):
+                T = fk.pose(r.body)
+                C[i], Aw[i] = T[:3, 3], T[:3, :3] @ axes[i]
+                Js.append(jacobian_from_segments(m, fk, r.body))
+            ct = terrain.wheel_contact(C, Aw, radii)
+            dist = ct.distance
+            if not np.all(np.isfinite(dist)):
+                reason = "a wheel left the terrain"
+                break
+            if np.max(np.abs(dist)) <= tol:
+                return SettledPose(q, True, "converged", ct.point, ct.normal, dist, it)
+            J = np.empty((self.n, m.nq))
+            for i in range(self.n):
+                J[i] = ct.normal[i] @ (Js[i][:3] - skew(ct.point[i] - C[i]) @ Js[i][3:])
+            Jf = (J @ m.coupling_jacobian(q))[:, cols] if coupled else J[:, idx]
+            dx, *_ = np.linalg.lstsq(Jf, -dist, rcond=None)
+            step = float(np.max(np.abs(dx)))
+            if step > 0.2:                                   # keep each step inside the linearisation
+                dx *= 0.2 / step
+            q[idx] = np.clip(q[idx] + dx, lo, hi)
+            if coupled:
+                q = m.apply_couplings(q)
+        fk = forward_kinematics(m, q)
+        C = np.array([fk.position(r.body) for r in refs])
+        Aw = np.array([fk.rotation(r.body) @ r.axis for r in refs])
+        ct = terrain.wheel_contact(C, Aw, radii)
+        ok = bool(np.all(np.abs(ct.distance) <= max(tol, 1e-9)))
+        if ok:
+            reason = "converged"
+        elif reason == "converged":
+            reason = "did not converge"
+        return SettledPose(q, ok, reason, ct.point, ct.normal, ct.distance, it)
+
+    def _prepare_settle(self):
+        m = self.mechanism
+        base = self._floating_joint()
+        sl = m.joint_slice(base)
+        free = [f"{base}.z", f"{base}.roll", f"{base}.pitch"] + [
+            j for j in self.spec.suspension_joints if m.joint(j).coupling is None]
+        idx = np.array([m.coordinate_index(c) for c in free])
+        indep = {c: k for k, c in enumerate(m.independent_coordinates)}
+        cols = np.array([indep[c] for c in free])
+        lo, hi = m.lower_limits[idx], m.upper_limits[idx]
+        refs = self._contact_wheels()
+        axes = np.array([r.axis for r in refs])
+        radii = np.array([r.radius for r in refs])
+        return base, sl, free, idx, cols, lo, hi, refs, axes, radii
+
+    def _contact_wheels(self):
+        m = self.mechanism
+        return [_WheelRef(m.child_body_of_joint(w.drive_joint), m.joint(w.drive_joint).axis, w.radius, w.name)
+                for w in self.wheels]
+
+    def _floating_joint(self) -> str:
+        m = self.mechanism
+        for b in m.path_to_ground(self.spec.body_frame if not m.has_frame(self.spec.body_frame)
+                                  else m.frame(self.spec.body_frame).body):
+            j = m.body(b).joint
+            if j is not None and j.type is JointType.FLOATING:
+                return j.name
+        raise InvalidConfiguration(f"{m.name!r}: settling needs a floating joint above the body")
+
+    def contacts(self, terrain, q):
+        """Per wheel rim contact points, terrain normals (ground frame) and signed distances (m) at ``q``."""
+        fk = forward_kinematics(self.mechanism, q)
+        refs = self._contact_wheels()
+        C = np.array([fk.position(r.body) for r in refs])
+        A = np.array([fk.rotation(r.body) @ r.axis for r in refs])
+        ct = terrain.wheel_contact(C, A, np.array([r.radius for r in refs]))
+        return ct.point, ct.normal, ct.distance
+
+    def slope_drive(self, terrain, q, twist, steering_tolerance: float | None = None) -> DriveCommand:
+        """Steering angles and wheel rates that move the rover settled at ``q`` on ``terrain`` with the body
+        ``twist`` ``(vx, vy, wz)`` (body frame, along the terrain) without slip (CLARAty 12.2).
+
+        Derivation (in the spirit of Tarokh and McDermott, "Kinematics modeling and analyses of articulated
+        rovers", IEEE T-RO 21(4), 2005, with the contact Jacobians the model already has): let ``u`` be the
+        body's remaining rates (vz, wx, wy in the body frame) and the independent suspension rates. Each
+        wheel's contact point must move in the terrain's tangent plane: ``n_i . J_i [twist; u] = 0``, one row
+        per wheel, solved for ``u`` in the least-squares sense (exact for a rover with as many suspension
+        freedoms as needed). The contact point's velocity ``v_i`` (carried by the steering body, wheel spin
+        excluded) must then lie along the wheel's rolling direction: the steering angle turns the wheel
+        axis ``a`` about the steering axis ``s`` until ``a . v_i = 0`` (two solutions pi apart: the limits
+        choose), and the rate is ``(v_i . (a x (c - p)) / |c - p|) / r``."""
+        m = self.mechanism
+        q = self.configuration(q)
+        t = np.asarray(twist, dtype=float)
+        base = self._floating_joint()
+        sl = m.joint_slice(base)
+        fk = forward_kinematics(m, q)
+        R = fk.rotation(self.spec.body_frame)
+        refs = self._contact_wheels()
+        pts, nrm, _ = self.contacts(terrain, q)
+        # the floating joint's coordinate rates that give a body spatial velocity (ground axes, body origin)
+        J_body = jacobian(m, q, self.spec.body_frame, convention="LOCAL_WORLD_ALIGNED")[:, sl]
+        J_body_inv = np.linalg.inv(J_body)
+        Jc = m.coupling_jacobian(q)                 # full <- independent
+        indep = list(m.independent_coordinates)
+        col = {c: k for k, c in enumerate(indep)}
+        fl = [col[c] for c in m.coordinate_names[sl]]
+        susp = [col[j] for j in self.spec.suspension_joints if j in col]
+
+        def coord_rates(body6, susp_rates):
+            """full coordinate rates from the body twist (6, body frame) and independent suspension rates."""
+            qd = np.zeros(len(indep))
+            qd[fl] = J_body_inv @ np.concatenate([R @ body6[:3], R @ body6[3:]])
+            qd[susp] = susp_rates
+            return Jc @ qd
+
+        Jp = []
+        for i, r in enumerate(refs):
+            carrier = m.parent_body_of_joint(self.wheels[i].drive_joint)
+            J = jacobian(m, q, carrier, convention="LOCAL_WORLD_ALIGNED")
+            o = fk.position(carrier)
+            Jpt = J[:3] - skew(pts[i] - o) @ J[3:]            # velocity of the contact point fixed in carrier
+            Jp.append(Jpt)
+        Jp = np.array(Jp)
+        k = 3 + len(susp)
+        basis = np.zeros((k, 6 + len(susp)))                   # unknown u -> (body6, susp)
+        basis[0, 2] = basis[1, 3] = basis[2, 4] = 1.0
+        for j in range(len(susp)):
+            basis[3 + j, 6 + j] = 1.0
+        known = np.array([t[0], t[1], 0.0, 0.0, 0.0, t[2]])
+        A = np.empty((self.n, k))
+        for j in range(k):
+            qd = coord_rates(basis[j, :6], basis[j, 6:])
+            A[:, j] = np.einsum("ni,nij,j->n", nrm, Jp, qd)
+        b = -np.einsum("ni,nij,j->n", nrm, Jp, coord_rates(known, np.zeros(len(susp))))
+        u, *_ = np.linalg.lstsq(A, b, rcond=None)
+        body6 = known + basis[:, :6].T @ u
+        qd = coord_rates(body6, u[3:])
+        V = np.einsum("nij,j->ni", Jp, qd)                     # contact velocities, ground frame
+        cur = self.steering_of(q)
+        target = np.where(self.steered, cur, np.nan)
+        rates = np.zeros(self.n)
+        flip = np.zeros(self.n, dtype=bool)
+        for i, w in enumerate(self.wheels):
+            wb = m.child_body_of_joint(w.drive_joint)
+            a = fk.rotation(wb) @ m.joint(w.drive_joint).axis
+            c = fk.position(wb)
+            if w.steering_joint and np.linalg.norm(V[i]) > _EPS_SPEED:
+                sb = m.child_body_of_joint(w.steering_joint)
+                s = fk.rotation(sb) @ m.joint(w.steering_joint).axis
+                # a(th) = a cos th + (s x a) sin th + s (s.a)(1 - cos th); a(th) . v = 0
+                sa = np.cross(s, a)
+                par = s * (s @ a)
+                A0, B0, C0 = (a - par) @ V[i], sa @ V[i], par @ V[i]
+                rho = math.hypot(A0, B0)
+                if rho < abs(C0):
+                    return self._refuse(cur, t, f"wheel {w.name}: no steering angle rolls it along its motion")
+                phi = math.atan2(B0, A0)
+                base_th = math.acos(max(-1.0, min(1.0, -C0 / rho))) if rho > 0 else 0.0
+                cands = []
+                for th in (phi + base_th, phi - base_th):
+                    for kk in (-2, -1, 0, 1, 2):
+                        d = cur[i] + _wrap(th) + kk * math.pi
+                        if self.steering_lower[i] - 1e-9 <= d <= self.steering_upper[i] + 1e-9:
+                            cands.append((abs(d - cur[i]), d))
+                if not cands:
+                    return self._refuse(cur, t, f"wheel {w.name}: the steering needed is outside its range")
+                d = min(cands)[1]
+                th = d - cur[i]
+                a = a * math.cos(th) + sa * math.sin(th) + par * (1 - math.cos(th))
+                target[i] = d
+            f = np.cross(a, c - pts[i])
+            f /= np.linalg.norm(f)
+            rates[i] = (V[i] @ f) / w.radius
+        ratio = np.max(np.abs(rates) / self.max_rates)
+        scale = 1.0
+        if ratio > 1:
+            scale = 1.0 / float(ratio)
+            rates *= scale
+            t = t * scale
+        return DriveCommand(target, rates, t, True, "", scale, flip, False, None)
+
+
+@dataclass
+class _WheelRef:
+    body: str
+    axis: np.ndarray
+    radius: float
+    name: str
+
+
+@dataclass
+class WheelTerrainContact(_Common, Constraint):
+    """A wheel rim touching a terrain (one residual row: the signed distance of the rim's contact point from
+    the terrain's tangent plane, m). ``wheel`` has ``body`` (the spinning wheel's body: its origin is the
+    wheel centre), ``axis`` (spin axis in that body) and ``radius``; ``terrain`` is a
+    :class:`~mechanism_model_core.terrain.Terrain`. Jacobian: ``n . (J_v - [p - c]x J_w)`` of the rim point."""
+
+    wheel: object = None
+    terrain: object = None
+    dimension = 1
+
+    def check(self, mechanism):
+        if not mechanism.has_frame(self.wheel.body):
+            raise UnknownFrame(self.wheel.body, mechanism.frame_names)
+
+    def evaluate(self, ev, jac=True):
+        T, J = ev.world(self.wheel.body, jac)
+        c = T[:3, 3]
+        a = T[:3, :3] @ self.wheel.axis
+        ct = self.terrain.wheel_contact(c, a, self.wheel.radius)
+        r = np.array([float(ct.distance)])
+        if J is None:
+            return r, None
+        n = ct.normal
+        row = n @ (J[:3] - skew(ct.point - c) @ J[3:])
+        return r, row[None, :]
+
+    def errors(self, r):
+        return abs(float(r[0])), math.nan
+
+
+# ------------------------------------------------------------------------------------------ odometry
+class Odometry:
+    """Dead reckoning from body twists: ``update(twist, dt)`` integrates exactly along arcs (SE(2)); with
+    ``attitude=(roll, pitch)`` (rad, from settling or an IMU) the step is taken in the body's tilted plane
+    and the pose is 3-D. ``pose`` is ``(x, y, yaw)``; ``position`` (3,) and ``orientation_rpy`` (3,) give
+    the 3-D pose (m, rad, odom frame)."""
+
+    def __init__(self, x: float = 0.0, y: float = 0.0, yaw: float = 0.0, z: float = 0.0):
+        self.position = np.array([x, y, z], dtype=float)
+        self.yaw = float(yaw)
+        self.roll = 0.0
+        self.pitch = 0.0
+
+    @property
+    def pose(self) -> np.ndarray:
+        return np.array([self.position[0], self.position[1], self.yaw])
+
+    @property
+    def orientation_rpy(self) -> np.ndarray:
+        return np.array([self.roll, self.pitch, self.yaw])
+
+    def reset(self, x=0.0, y=0.0, yaw=0.0, z=0.0):
+        self.__init__(x, y, yaw, z)
+
+    def update(self, twist, dt: float, attitude=None) -> np.ndarray:
+        t = np.asarray(twist, dtype=float)
+        if not (np.all(np.isfinite(t)) and math.isfinite(dt) and dt >= 0):
+            raise InvalidConfiguration("Odometry.update: finite twist and dt >= 0 required")
+        local = integrate_planar((0.0, 0.0, 0.0), t, dt)
+        if attitude is not None:
+            self.roll, self.pitch = float(attitude[0]), float(attitude[1])
+        R = rpy_to_matrix((self.roll, self.pitch, self.yaw))
+        self.position = self.position + R @ np.array([local[0], local[1], 0.0])
+        self.yaw = float(_wrap(self.yaw + local[2]))
+        return self.pose

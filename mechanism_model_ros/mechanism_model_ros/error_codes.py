@@ -1,0 +1,103 @@
+"""Error codes of the services, read from the interface definition, and the one mapping from exceptions to
+codes.
+
+The values are those of ``mechanism_model_msgs/msg/ErrorCodes`` (MoveIt's), read from the ``.msg`` file
+shipped with this package (the same file rosidl generates the ROS type from), so nothing is copied by hand:
+``ErrorCodes.NO_IK_SOLUTION`` is whatever the definition says.
+
+Node code raises :class:`RequestError` (a code and a message) for a request it refuses, or lets the core's
+exceptions propagate; :func:`code_for` turns any exception into ``(code, message)``:
+
+=======================================  ==========================================================
+exception                                code
+=======================================  ==========================================================
+:class:`RequestError`                    its own code
+``UnknownFrame``                         INVALID_LINK_NAME
+``UnknownJoint``                         INVALID_ROBOT_STATE
+``InvalidConfiguration``                 INVALID_ROBOT_STATE
+:class:`~.conversions.BadMessage`        INVALID_GOAL_CONSTRAINTS (a field of the request is unusable)
+``NoSolution``                           NO_IK_SOLUTION
+``TimeoutError``                         TIMED_OUT
+other ``MechanismModelError``            FAILURE, with the exception's class name
+anything else                            FAILURE, "internal error ..."
+=======================================  ==========================================================
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from mechanism_model_core.errors import (InvalidConfiguration, MechanismModelError, NoSolution, UnknownFrame,
+                                         UnknownJoint)
+
+from .interfaces_store import INTERFACES_DIR
+
+_CONSTANT = re.compile(r"^\s*int32\s+([A-Z][A-Z0-9_]*)\s*=\s*(-?\d+)\s*(#.*)?$")
+
+
+def read_constants(path: str) -> dict[str, int]:
+    """``{NAME: value}`` of the ``int32 NAME=value`` constants of a ``.msg`` file."""
+    out = {}
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            m = _CONSTANT.match(line)
+            if m:
+                out[m.group(1)] = int(m.group(2))
+    return out
+
+
+class _Codes:
+    """The constants of ``ErrorCodes.msg`` as attributes (``ErrorCodes.SUCCESS``) and :meth:`name`."""
+
+    def __init__(self, constants: dict[str, int]):
+        self._by_name = dict(constants)
+        self._by_value = {v: k for k, v in constants.items()}
+        for k, v in constants.items():
+            setattr(self, k, v)
+
+    def name(self, value: int) -> str:
+        """``-31`` -> ``"NO_IK_SOLUTION"`` (``"UNKNOWN(<value>)"`` for a value the definition lacks)."""
+        return self._by_value.get(int(value), f"UNKNOWN({int(value)})")
+
+    def items(self):
+        return self._by_name.items()
+
+    def __contains__(self, name) -> bool:
+        return name in self._by_name
+
+
+ErrorCodes = _Codes(read_constants(os.path.join(INTERFACES_DIR, "msg", "ErrorCodes.msg")))
+
+
+class RequestError(Exception):
+    """A request the server answers with error code ``code`` and ``message``."""
+
+    def __init__(self, code: int, message: str):
+        super().__init__(message)
+        self.code = int(code)
+        self.message = message
+
+
+def code_for(exc: BaseException) -> tuple[int, str]:
+    """``(error code, message)`` for an exception raised while serving a request (see the module doc)."""
+    from .conversions import BadMessage
+
+    if isinstance(exc, RequestError):
+        return exc.code, exc.message
+    if isinstance(exc, UnknownFrame):
+        return ErrorCodes.INVALID_LINK_NAME, str(exc)
+    if isinstance(exc, (UnknownJoint, InvalidConfiguration)):
+        return ErrorCodes.INVALID_ROBOT_STATE, str(exc)
+    if isinstance(exc, BadMessage):
+        return ErrorCodes.INVALID_GOAL_CONSTRAINTS, str(exc)
+    if isinstance(exc, NoSolution):
+        return ErrorCodes.NO_IK_SOLUTION, str(exc)
+    if isinstance(exc, TimeoutError):
+        return ErrorCodes.TIMED_OUT, str(exc) or "timed out"
+    if isinstance(exc, MechanismModelError):
+        return ErrorCodes.FAILURE, f"{type(exc).__name__}: {exc}"
+    return ErrorCodes.FAILURE, f"internal error {type(exc).__name__}: {exc}"
+
+
+__all__ = ["ErrorCodes", "RequestError", "code_for", "read_constants"]

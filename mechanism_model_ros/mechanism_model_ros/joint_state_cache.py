@@ -1,0 +1,107 @@
+"""One joint-state cache per process: one ``joint_states`` subscription whose latest value of every joint
+coordinate all nodes read, and whose updates nodes may follow (the state publisher publishes /tf on each).
+
+A message is parsed once (:func:`~.conversions.joint_state_positions`): mismatched lengths or repeated
+names drop it; unknown names are ignored; a non-finite position leaves that joint at its last value (the
+message's other joints apply, as joint_state_broadcaster sends NaN for a joint without a position
+interface); a message whose known joints are all non-finite is dropped. Each case is counted and warned
+about (rate-limited). Listeners run on the subscription's thread, in arrival order, after the values are
+stored: ``listener(update)`` with :class:`JointStateUpdate`.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Callable
+
+from . import qos
+from .conversions import BadMessage, joint_state_positions, normalized_stamp
+from .transports.base import RateLimitedLogger, Transport
+
+
+@dataclass(frozen=True)
+class JointStateUpdate:
+    """One accepted joint-state message: the values it gave (finite, known joints only), a snapshot of all
+    latest values, its header stamp ``(sec, nanosec)`` (None when zero: "now") and the message."""
+    values: dict
+    latest: dict
+    stamp: tuple | None
+    msg: object
+
+
+class JointStateCache:
+    """Latest joint positions of ``mechanism`` from ``joint_states`` on ``transport``.
+
+    ``reliable``: subscribe reliable (depth 100) instead of best-effort (robot_state_publisher's
+    SensorDataQoS, which also hears reliable publishers).
+    """
+
+    def __init__(self, transport: Transport, mechanism, reliable: bool = False, topic: str = "joint_states"):
+        self.mechanism = mechanism
+        self.transport = transport
+        self.log = transport.get_logger()
+        self.warn = RateLimitedLogger(self.log)
+        self._coords = set(mechanism.coordinate_names)
+        self._latest: dict[str, float] = {}
+        self._lock = threading.Lock()
+        self._listeners: list[Callable[[JointStateUpdate], None]] = []
+        self.messages_in = 0
+        self.messages_rejected = 0
+        self.bad_stamps = 0
+        self.sub = transport.create_subscription(
+            topic, "sensor_msgs/msg/JointState",
+            qos.DEFAULT.with_depth(100) if reliable else qos.SENSOR_DATA.with_depth(100), self.on_message)
+
+    def add_listener(self, listener: Callable[[JointStateUpdate], None]) -> None:
+        self._listeners.append(listener)
+
+    def latest(self) -> dict[str, float]:
+        """A copy of the latest value of every joint reported so far."""
+        with self._lock:
+            return dict(self._latest)
+
+    def samples_lost(self) -> int:
+        """Samples the middleware reports lost or rejected on the subscription (0 where it cannot tell)."""
+        fn = getattr(self.sub, "samples_lost", None)
+        return int(fn()) if callable(fn) else 0
+
+    def on_message(self, msg) -> None:
+        self.messages_in += 1
+        try:
+            values, unknown, nonfinite = joint_state_positions(msg, self._coords, skip_nonfinite=True)
+        except BadMessage as exc:
+            self.messages_rejected += 1
+            self.warn.warning("bad-joint-state", f"joint_states message dropped: {exc}")
+            return
+        if unknown:
+            self.warn.warning("unknown-joint", f"joint_states names joints the model does not have: "
+                                               f"{', '.join(sorted(unknown)[:5])} (ignored)")
+        if nonfinite:
+            self.warn.warning("nonfinite-joint", f"joint_states gives no finite position for "
+                                                 f"{', '.join(sorted(nonfinite)[:5])} (these keep their last "
+                                                 f"value)")
+            if not values:
+                self.messages_rejected += 1
+                return
+        try:
+            stamp = normalized_stamp(msg.header.stamp)
+        except BadMessage as exc:
+            self.messages_rejected += 1
+            self.bad_stamps += 1
+            self.warn.warning("bad-stamp", f"joint_states message dropped: {exc}")
+            return
+        with self._lock:
+            self._latest.update(values)
+            latest = dict(self._latest)
+        update = JointStateUpdate(values, latest, stamp, msg)
+        for listener in self._listeners:
+            listener(update)
+
+    def status(self) -> str:
+        lost = self.samples_lost()
+        return (f"joint_states in: {self.messages_in} (rejected {self.messages_rejected}"
+                + (f", lost by DDS {lost}" if lost else "") + ")")
+
+
+__all__ = ["JointStateCache", "JointStateUpdate"]

@@ -1,0 +1,196 @@
+"""Node logic over the in-memory transport (no DDS): the node registry, the shared joint-state cache, the
+error codes read from ErrorCodes.msg and the exception mapping, stamps, and the message conversions. The
+messages are the real definitions' classes and cross the bus as plain CDR."""
+
+import math
+
+import numpy as np
+import pytest
+
+from mechanism_model_core import forward_kinematics, load_model
+from mechanism_model_core.errors import InvalidConfiguration, MechanismModelError, UnknownFrame
+from mechanism_model_core.library import default_model_path
+
+from ros.dds_helpers import transform_to_matrix
+
+pytestmark = pytest.mark.ros
+
+MODEL = load_model(default_model_path())
+
+
+@pytest.fixture
+def bus():
+    from mechanism_model_ros.transports.memory import MemoryBus
+    return MemoryBus()
+
+
+def _served(bus, names=("state_publisher", "kinematics_server"), params=None):
+    from mechanism_model_ros.nodes import Served, create
+    from mechanism_model_ros.transports.memory import MemoryNode
+    served = Served(MODEL, "test")
+    nodes = {n: create(n, MemoryNode(n, parameters=params, bus=bus), served) for n in names}
+    return served, nodes
+
+
+def _client(bus, name, srv):
+    from mechanism_model_ros.transports.memory import MemoryNode
+    return MemoryNode("client", bus=bus).create_client(name, srv)
+
+
+def test_error_codes_are_the_interface_definition_s():
+    """Every constant of ErrorCodes.msg as rosbags parses the same file, and MoveIt's values."""
+    from mechanism_model_ros.error_codes import ErrorCodes
+    from mechanism_model_ros.typegen import message_class
+    generated = message_class("mechanism_model_msgs/msg/ErrorCodes")
+    names = [k for k, _ in ErrorCodes.items()]
+    assert len(names) >= 10
+    for k in names:
+        assert getattr(generated, k) == getattr(ErrorCodes, k), k
+    assert (ErrorCodes.SUCCESS, ErrorCodes.NO_IK_SOLUTION, ErrorCodes.INVALID_LINK_NAME) == (1, -31, -18)
+    assert ErrorCodes.name(-17) == "INVALID_ROBOT_STATE" and ErrorCodes.name(12345) == "UNKNOWN(12345)"
+
+
+def test_exceptions_map_to_codes_in_one_place():
+    from mechanism_model_ros.conversions import BadMessage
+    from mechanism_model_ros.error_codes import ErrorCodes, RequestError, code_for
+    assert code_for(RequestError(-15, "x")) == (-15, "x")
+    assert code_for(UnknownFrame("nowhere"))[0] == ErrorCodes.INVALID_LINK_NAME
+    assert code_for(InvalidConfiguration("bad"))[0] == ErrorCodes.INVALID_ROBOT_STATE
+    assert code_for(BadMessage("nan"))[0] == ErrorCodes.INVALID_GOAL_CONSTRAINTS
+    assert code_for(TimeoutError())[0] == ErrorCodes.TIMED_OUT
+    code, msg = code_for(MechanismModelError("odd"))
+    assert code == ErrorCodes.FAILURE and "MechanismModelError" in msg
+    code, msg = code_for(ZeroDivisionError("boom"))
+    assert code == ErrorCodes.FAILURE and msg.startswith("internal error ZeroDivisionError")
+
+
+def test_registry_lists_the_nodes_and_refuses_an_unknown_one(bus):
+    from mechanism_model_ros import nodes
+    assert {"state_publisher", "kinematics_server"} <= set(nodes.available())
+    with pytest.raises(KeyError, match="known nodes: .*kinematics_server"):
+        nodes.create("no_such_node", None, None)
+
+
+def test_serve_refuses_an_unknown_node_name(capsys):
+    from mechanism_model_ros.serve import main
+    with pytest.raises(SystemExit) as e:
+        main(["--nodes", "state_publisher,ghost", "--transport", "cyclone"])
+    assert e.value.code == 2
+    assert "unknown node(s) ghost" in capsys.readouterr().err
+
+
+def test_one_joint_state_subscription_feeds_every_node(bus):
+    served, nodes = _served(bus)
+    assert len(bus.subscriptions["/joint_states"]) == 1
+    from mechanism_model_ros.transports.memory import MemoryNode
+    pub_node = MemoryNode("driver", bus=bus)
+    pub = pub_node.create_publisher("joint_states", "sensor_msgs/msg/JointState", __import__(
+        "mechanism_model_ros.qos", fromlist=["DEFAULT"]).DEFAULT)
+    JS = pub_node.message_class("sensor_msgs/msg/JointState")
+    pub.publish(JS(name=["arm_yaw", "arm_elbow"], position=[0.4, -0.3]))
+    assert served.joint_state_cache.latest() == {"arm_yaw": 0.4, "arm_elbow": -0.3}
+    # the kinematics server answers from the same cache: FK of arm_turret with no robot_state
+    fk = _client(bus, "compute_fk", "mechanism_model_msgs/srv/ComputeFK")
+    r = fk.request()
+    r.fk_link_names = ["arm_turret"]
+    rep = fk.call(r)
+    assert rep.error_code.val == 1
+    p = rep.pose_stamped[0].pose
+    np.testing.assert_allclose([p.position.x, p.position.y, p.position.z],
+                               forward_kinematics(MODEL, {"arm_yaw": 0.4, "arm_elbow": -0.3})
+                               .pose("arm_turret")[:3, 3], atol=1e-12)
+    from mechanism_model_ros.serve import status_line
+    line = status_line(nodes, served.joint_state_cache)
+    assert line.startswith("joint_states in: 1 (rejected 0)") and "fk 1" in line and "transforms out" in line
+
+
+def _tf_listener(bus):
+    from mechanism_model_ros import qos
+    from mechanism_model_ros.transports.memory import MemoryNode
+    node = MemoryNode("tf_listener", bus=bus)
+    tf, static = [], []
+    node.create_subscription("/tf", "tf2_msgs/msg/TFMessage", qos.TF, tf.append)
+    node.create_subscription("/tf_static", "tf2_msgs/msg/TFMessage", qos.TF_STATIC, static.append)
+    return node, tf, static
+
+
+def test_tf_composes_to_forward_kinematics_and_late_joiners_get_tf_static(bus):
+    served, nodes = _served(bus, ("state_publisher",), {"floating_joints": "always"})
+    node, tf, static = _tf_listener(bus)            # joins after the static transforms went out
+    assert len(static) == 1
+    JS = node.message_class("sensor_msgs/msg/JointState")
+    rng = np.random.default_rng(5)
+    q = MODEL.random_configuration(rng)
+    indep = {n: float(q[MODEL.coordinate_index(n)]) for n in MODEL.independent_coordinates}
+    m = JS(name=list(indep), position=list(indep.values()))
+    m.header.stamp.sec = 77
+    nodes["state_publisher"].on_joint_state(m)
+    msg = tf[-1]
+    assert all(t.header.stamp.sec == 77 for t in msg.transforms)
+    edges = {t.child_frame_id: (t.header.frame_id, transform_to_matrix(t.transform))
+             for t in msg.transforms + static[0].transforms}
+    world = {MODEL.ground: np.eye(4)}
+
+    def pose(f):
+        if f not in world:
+            parent, T = edges[f]
+            world[f] = pose(parent) @ T
+        return world[f]
+    fk = forward_kinematics(MODEL, indep)
+    for f in MODEL.frame_names[1:]:
+        np.testing.assert_allclose(pose(f), fk.pose(f), atol=1e-9, err_msg=f)
+
+
+@pytest.mark.parametrize("sec, nsec, expect", [
+    (5, 1_500_000_000, (6, 500_000_000)),       # nanoseconds beyond a second are carried
+    (-1, 0, None),                              # before the epoch: dropped
+    (0, -5 % 2**32, (4, 294_967_291)),          # uint32 wraps: 4294967291 ns = 4 s + 294967291 ns
+    (2**31 - 1, 2_000_000_000, None),           # beyond int32 after the carry: dropped
+])
+def test_joint_state_stamps_are_normalised_or_refused(bus, sec, nsec, expect):
+    served, nodes = _served(bus, ("state_publisher",))
+    node, tf, _ = _tf_listener(bus)
+    JS = node.message_class("sensor_msgs/msg/JointState")
+    m = JS(name=["arm_yaw"], position=[0.1])
+    m.header.stamp.sec, m.header.stamp.nanosec = sec, nsec
+    before = len(tf)
+    nodes["state_publisher"].on_joint_state(m)
+    cache = served.joint_state_cache
+    if expect is None:
+        assert len(tf) == before and cache.bad_stamps == 1 and cache.messages_rejected == 1
+    else:
+        stamp = tf[-1].transforms[0].header.stamp
+        assert (stamp.sec, stamp.nanosec) == expect
+        assert all(0 <= t.header.stamp.nanosec < 10**9 for t in tf[-1].transforms)
+
+
+def test_fk_request_stamp_is_normalised_and_bad_one_refused(bus):
+    _served(bus, ("kinematics_server",))
+    fk = _client(bus, "compute_fk", "mechanism_model_msgs/srv/ComputeFK")
+    r = fk.request()
+    r.fk_link_names = ["arm_turret"]
+    r.header.stamp.sec, r.header.stamp.nanosec = 3, 2_000_000_001
+    rep = fk.call(r)
+    assert rep.error_code.val == 1
+    assert (rep.pose_stamped[0].header.stamp.sec, rep.pose_stamped[0].header.stamp.nanosec) == (5, 1)
+    r.header.stamp.sec = -3
+    rep = fk.call(r)
+    assert rep.error_code.val == 99999 and "before the epoch" in rep.message and not rep.pose_stamped
+
+
+def test_contact_constraint_plane_follows_the_axis():
+    """CONTACT: the surface frame's z is the normalised axis, through target_point (checked by hand)."""
+    from mechanism_model_ros.conversions import BadMessage, constraint_from
+    from mechanism_model_ros.typegen import message_class
+    KC = message_class("mechanism_model_msgs/msg/KinematicConstraint")
+    c = KC(link_name="arm_turret", kind=KC.CONTACT)
+    c.axis.x, c.axis.y, c.axis.z = 0.0, 3.0, 4.0
+    c.target_point.x, c.target_point.y, c.target_point.z = 1.0, 2.0, 3.0
+    con = constraint_from(c, "arm_turret", None, "constraints[0]")
+    S = np.asarray(con.surface)
+    np.testing.assert_allclose(S[:3, 2], [0.0, 0.6, 0.8], atol=1e-12)
+    np.testing.assert_allclose(S[:3, :3].T @ S[:3, :3], np.eye(3), atol=1e-12)
+    np.testing.assert_allclose(S[:3, 3], [1.0, 2.0, 3.0])
+    c.weights = [1.0, math.nan, 0, 0, 0, 0]
+    with pytest.raises(BadMessage, match="weights"):
+        constraint_from(c, "arm_turret", None, "constraints[0]")
