@@ -19,7 +19,9 @@ from mechanism_model_core.io.urdf import loads_urdf, load_urdf
 from mechanism_model_core.library import model_path
 from mechanism_model_core.spatial import make_transform, rot_x, rot_z, translation, euler_to_matrix
 
-coal = pytest.importorskip("coal") if os.environ.get("MM_OLDEST_DEPS") else __import__("coal")
+from .optional_deps import require  # noqa: E402
+
+coal = require("coal", "collision")
 
 from mechanism_model_core.collision import (Box, CollisionMatrix, CollisionModel, Environment, HeightField,  # noqa: E402
                                             Obstacle, collision_model, collisions, distance,
@@ -438,7 +440,7 @@ def test_mesh_of_a_million_triangles_is_refused(tmp_path):
 
 
 def test_package_mesh_found_through_ros_package_path(tmp_path, monkeypatch):
-    trimesh = pytest.importorskip("trimesh") if os.environ.get("MM_OLDEST_DEPS") else __import__("trimesh")
+    trimesh = require("trimesh", "mesh")
     pkg = tmp_path / "share" / "my_robot_description" / "meshes"
     pkg.mkdir(parents=True)
     trimesh.creation.box((0.2, 0.2, 0.2)).export(pkg / "cube.stl")

@@ -9,8 +9,9 @@ import os
 import numpy as np
 import pytest
 
-if os.environ.get("MM_OLDEST_DEPS"):
-    pytest.importorskip("coal")
+from .optional_deps import require  # noqa: E402
+
+require("coal", "collision")
 
 from mechanism_model_core import BoundingShape, Joint, MechanismBuilder, PositionConstraint, solve_ik  # noqa: E402
 from mechanism_model_core.collision import (Environment, Obstacle, Sphere, distance, in_collision,  # noqa: E402

@@ -15,8 +15,9 @@ import warnings
 import numpy as np
 import pytest
 
-if os.environ.get("MM_OLDEST_DEPS"):
-    pytest.importorskip("coal")
+from .optional_deps import require  # noqa: E402
+
+require("coal", "collision")
 pin = pytest.importorskip("pinocchio")
 
 from mechanism_model_core.collision import collision_model, distance  # noqa: E402
