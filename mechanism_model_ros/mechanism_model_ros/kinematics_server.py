@@ -1,4 +1,5 @@
-"""Kinematics server: ``compute_fk``, ``compute_jacobian`` and ``compute_ik`` on the loaded mechanism.
+"""Kinematics server: ``compute_fk``, ``compute_jacobian``, ``compute_ik`` and ``check_state_validity``
+(:mod:`.state_validity`, with the bounding shapes on ``collision_shapes``) on the loaded mechanism.
 
 Shapes follow MoveIt's GetPositionFK / GetPositionIK (``mechanism_model_msgs/srv/*``), error codes are
 MoveIt's values, read from ``ErrorCodes.msg`` (:mod:`.error_codes`, which also maps exceptions to codes). Joint values come from the request; joints the request leaves out take the latest
@@ -78,7 +79,7 @@ class KinematicsServer:
         self.warn = RateLimitedLogger(self.log)
         self._coords = set(mechanism.coordinate_names)
         self.joint_states = joint_states if joint_states is not None else JointStateCache(transport, mechanism)
-        self.calls = {"compute_fk": 0, "compute_jacobian": 0, "compute_ik": 0}
+        self.calls = {"compute_fk": 0, "compute_jacobian": 0, "compute_ik": 0, "check_state_validity": 0}
         self.failures = 0
         # load the IK solvers (and the LAPACK bindings they use, ~0.1 s) now rather than in the first call
         from mechanism_model_core import ik_solvers  # noqa: F401
@@ -91,6 +92,12 @@ class KinematicsServer:
             transport.create_service("compute_ik", "mechanism_model_msgs/srv/ComputeIK",
                                      self._guard("compute_ik", self.compute_ik)),
         ]
+        # state validity and the bounding-shape markers (state_validity.py)
+        from .state_validity import StateValidity
+        self.state_validity = StateValidity(self)
+        self.services.append(transport.create_service(
+            "check_state_validity", "mechanism_model_msgs/srv/CheckStateValidity",
+            self._guard("check_state_validity", self.state_validity.check)))
 
     # ------------------------------------------------------------------ state
     def on_joint_state(self, msg) -> None:
@@ -223,6 +230,8 @@ class KinematicsServer:
             tolerances["tol_orientation"] = min(to)
         t0 = time.monotonic()
         try:
+            if getattr(req, "avoid_collisions", False):     # MoveIt's flag (collision extra needed)
+                tolerances["avoid_collisions"] = True
             result = solve_ik(self.mechanism, constraints, q0, timeout=timeout, locked=locked, **tolerances)
         except UnknownFrame as exc:
             raise RequestError(INVALID_LINK_NAME, str(exc)) from None
@@ -238,6 +247,8 @@ class KinematicsServer:
             return
         reason = str(getattr(result, "reason", "") or "")
         detail = str(getattr(result, "message", "") or "")
+        if reason == "collision":
+            raise RequestError(NO_IK_SOLUTION, f"no collision-free IK solution: {detail}".strip())
         if reason == "timeout":
             raise RequestError(TIMED_OUT, f"IK timed out after {elapsed:.3f} s {detail}".strip())
         raise RequestError(NO_IK_SOLUTION, f"no IK solution ({reason}) {detail}".strip())
