@@ -138,20 +138,47 @@ class CollisionModel:
         self.obj_placement = np.array([o.placement for o in self.objects]).reshape(-1, 4, 4)
         self.obj_unbounded = ~np.all(np.isfinite(self.obj_half), axis=1)
         self.obj_half_finite = np.where(np.isfinite(self.obj_half), self.obj_half, 0.0)
-        # per body, the shapes whose boxes bound it: its top shapes, or the leaves under a geometry-less top
-        broad = []
+        self.any_unbounded = bool(self.obj_unbounded.any())
+        self.obj_center_h = np.hstack([self.obj_center, np.ones((n, 1))])[:, :, None]
+        self.obj_half_col = self.obj_half_finite[:, :, None]
+        # per body, the shapes the broad phase tests: its top shapes, or the leaves under a geometry-less top
+        self.broad = {}
         for b in self.bodies:
             mine = []
             for r in roots[b]:
                 mine += [r] if self.objects[r].geometry is not None else \
                     [i for i in self.leaves[b] if self._under(self.objects, i, (r,))]
-            broad.append(mine)
-        self.root_order = np.array([i for mine in broad for i in mine], dtype=int)
-        self.root_start = np.cumsum([0] + [len(mine) for mine in broad])[:-1].astype(int)
+            self.broad[b] = tuple(mine)
+        self.broad_objects = np.array([i for b in self.bodies for i in self.broad[b]], dtype=int)
+        # every shape's pose from the segment poses of forward kinematics: T_ground_shape =
+        # T_ground_segment @ obj_P, with obj_P = T_segment_body @ T_body_shape (taken once at home)
+        from ..kinematics import forward_kinematics
+
+        fk0 = forward_kinematics(mechanism, mechanism.home)
+        segs0 = fk0.segments
+        self.obj_seg = np.zeros(n, dtype=int)
+        self.obj_P = np.zeros((n, 4, 4))
+        for i, o in enumerate(self.objects):
+            seg = mechanism.frame(o.body).segment
+            T_seg_body = np.linalg.solve(segs0[seg], fk0.pose(o.body))
+            T_seg_body[3] = (0, 0, 0, 1)
+            self.obj_seg[i] = seg
+            self.obj_P[i] = T_seg_body @ o.placement
         pairs = self.matrix.pairs(self.bodies)
         self.pairs_checked = tuple(pairs)
-        self.pair_a = np.array([self._body_pos[a] for a, _ in pairs], dtype=int)
-        self.pair_b = np.array([self._body_pos[b] for _, b in pairs], dtype=int)
+        # the top-shape pairs of every checked body pair: the broad phase compares their world boxes
+        ra, rb, rp = [], [], []
+        for k, (a, b) in enumerate(pairs):
+            for i in self.broad[a]:
+                for j in self.broad[b]:
+                    ra.append(i)
+                    rb.append(j)
+                    rp.append(k)
+        self.rp_a = np.array(ra, dtype=int)
+        self.rp_b = np.array(rb, dtype=int)
+        self.rp_pair = np.array(rp, dtype=int)
+        self.rp_a_list, self.rp_b_list = ra, rb
+        self.rp_ab = np.concatenate([self.rp_a, self.rp_b])
 
     def _children_half(self, i) -> np.ndarray:
         """A container without geometry: its box is unbounded (it is never tested, only descended into)."""

@@ -266,30 +266,22 @@ def _prepare(mech_or_model, q, environment, resolution):
         raise ValueError(f"resolution must be one of {RESOLUTIONS}, got {resolution!r}")
     model = collision_model(mech_or_model)
     data = collision_data(model)
-    mech = model.mechanism
-    q = mech.configuration(q)
-    W = forward_kinematics(mech, q).frame_array()
-    T_body = W[..., model.body_frame_index, :, :]
-    # every shape's pose at once: T_ground_shape = T_ground_body @ T_body_shape
-    if len(model.bodies):
-        T_obj = np.matmul(T_body[..., model.obj_body, :, :], model.obj_placement)
-    else:
-        T_obj = np.zeros(q.shape[:-1] + (len(model.objects), 4, 4))
+    fk = forward_kinematics(model.mechanism, q)      # validates q (couplings filled)
+    q = fk.q
+    segs = fk.segments
+    # every shape's pose at once: T_ground_shape = T_ground_segment @ T_segment_shape
+    T_obj = np.matmul(segs[..., model.obj_seg, :, :], model.obj_P)
     edata = _environment_data(environment) if environment is not None and len(environment) else None
     return model, data, q, T_obj, edata
 
 
 def _boxes(model, T_obj):
-    """World boxes ``(lo, hi)`` of every body (union of its top shapes' boxes)."""
-    R = T_obj[:, :3, :3]
-    c = np.einsum("nij,nj->ni", R, model.obj_center) + T_obj[:, :3, 3]
-    h = np.einsum("nij,nj->ni", np.abs(R), model.obj_half_finite)
-    h[model.obj_unbounded] = np.inf
-    lo, hi = c - h, c + h
-    o = model.root_order
-    if not len(o):
-        return np.zeros((0, 3)), np.zeros((0, 3))
-    return np.minimum.reduceat(lo[o], model.root_start), np.maximum.reduceat(hi[o], model.root_start)
+    """World boxes ``(lo, hi)`` of every shape (N, 3)."""
+    c = np.matmul(T_obj[:, :3, :], model.obj_center_h)[:, :, 0]
+    h = np.matmul(np.abs(T_obj[:, :3, :3]), model.obj_half_col)[:, :, 0]
+    if model.any_unbounded:
+        h[model.obj_unbounded] = np.inf
+    return c - h, c + h
 
 
 def _gap(lo_a, hi_a, lo_b, hi_b):
@@ -299,19 +291,21 @@ def _gap(lo_a, hi_a, lo_b, hi_b):
 
 
 def _candidates(model, T_obj, self_collision, edata):
-    """Broad phase: lower bounds of the distance of every allowed body pair and of every (body, obstacle)
-    pair, from axis-aligned boxes in the ground frame."""
+    """Broad phase: lower bounds of the distance of every top-shape pair of the checked body pairs
+    (aligned with ``model.rp_a``/``rp_b``) and of every (broad shape, obstacle) pair
+    (``len(model.broad_objects)`` x obstacles), from axis-aligned boxes in the ground frame."""
     gs = ge = None
-    if not len(model.bodies):
+    if not len(model.objects):
         return gs, ge
     lo, hi = _boxes(model, T_obj)
-    if self_collision and len(model.pair_a):
-        d = lo[None, :, :] - hi[:, None, :]             # d[i, j] = lo_j - hi_i
-        sep = np.maximum(np.maximum(d, d.transpose(1, 0, 2)), 0.0)
-        G = np.sqrt(np.einsum("ijk,ijk->ij", sep, sep))
-        gs = G[model.pair_a, model.pair_b]
-    if edata is not None:
-        ge = _gap(lo[:, None, :], hi[:, None, :], edata.lo[None, :, :], edata.hi[None, :, :])
+    if self_collision and len(model.rp_a):
+        n = len(model.rp_a)
+        L, H = lo[model.rp_ab], hi[model.rp_ab]       # both ends of every pair in one gather each
+        sep = np.maximum(np.maximum(L[n:] - H[:n], L[:n] - H[n:]), 0.0)
+        gs = np.sqrt(np.einsum("ij,ij->i", sep, sep))
+    if edata is not None and len(model.broad_objects):
+        o = model.broad_objects
+        ge = _gap(lo[o][:, None, :], hi[o][:, None, :], edata.lo[None, :, :], edata.hi[None, :, :])
     return gs, ge
 
 
@@ -340,13 +334,13 @@ def in_collision(mechanism, q, *, environment=None, self_collision: bool = True,
     def fn(sc, gs, ge):
         m = sc.model
         if gs is not None:
-            for k in np.flatnonzero(gs <= sc.margin):
-                a, b = m.pairs_checked[k]
-                if _tree_collide(sc, m.roots[a], m.roots[b], resolution):
+            ra, rb = m.rp_a_list, m.rp_b_list
+            for k in np.flatnonzero(gs <= sc.margin).tolist():
+                if _tree_collide(sc, (ra[k],), (rb[k],), resolution):
                     return True
         if ge is not None:
-            for bi, ok in zip(*np.nonzero(ge <= sc.margin)):
-                if _tree_collide(sc, m.roots[m.bodies[bi]], (-1 - ok,), resolution):
+            for bi, ok in zip(*(x.tolist() for x in np.nonzero(ge <= sc.margin))):
+                if _tree_collide(sc, (int(m.broad_objects[bi]),), (-1 - ok,), resolution):
                     return True
         return False
 
@@ -362,12 +356,12 @@ def collisions(mechanism, q, *, environment=None, self_collision: bool = True, r
         m = sc.model
         out = []
         if gs is not None:
-            for k in np.flatnonzero(gs <= sc.margin):
-                a, b = m.pairs_checked[k]
-                _tree_collide(sc, m.roots[a], m.roots[b], resolution, out)
+            ra, rb = m.rp_a_list, m.rp_b_list
+            for k in np.flatnonzero(gs <= sc.margin).tolist():
+                _tree_collide(sc, (ra[k],), (rb[k],), resolution, out)
         if ge is not None:
-            for bi, ok in zip(*np.nonzero(ge <= sc.margin)):
-                _tree_collide(sc, m.roots[m.bodies[bi]], (-1 - ok,), resolution, out)
+            for bi, ok in zip(*(x.tolist() for x in np.nonzero(ge <= sc.margin))):
+                _tree_collide(sc, (int(m.broad_objects[bi]),), (-1 - ok,), resolution, out)
         return out
 
     return _run(mechanism, q, environment, self_collision, resolution, margin, fn)
@@ -407,10 +401,9 @@ def minimum_distance(mechanism, q, *, environment=None, self_collision: bool = T
         m = sc.model
         items = []
         if gs is not None:
-            items += [(g, m.roots[m.pairs_checked[k][0]], m.roots[m.pairs_checked[k][1]])
-                      for k, g in enumerate(gs)]
+            items += [(g, (a,), (b,)) for g, a, b in zip(gs.tolist(), m.rp_a.tolist(), m.rp_b.tolist())]
         if ge is not None:
-            items += [(ge[bi, ok], m.roots[m.bodies[bi]], (-1 - ok,)) for bi in range(ge.shape[0])
+            items += [(float(ge[bi, ok]), (int(m.broad_objects[bi]),), (-1 - ok,)) for bi in range(ge.shape[0])
                       for ok in range(ge.shape[1])]
         items.sort(key=lambda t: t[0])
         best = (math.inf, None, None, None, None)
@@ -427,8 +420,12 @@ def _pair_hits(model: CollisionModel, Q, resolution: str = "fine"):
     """For each configuration of the batch ``Q``, the set of allowed body pairs in collision."""
     def fn(sc, gs, ge):
         m = sc.model
-        return {m.pairs_checked[k] for k in np.flatnonzero(gs <= 0.0)
-                if _tree_collide(sc, m.roots[m.pairs_checked[k][0]], m.roots[m.pairs_checked[k][1]],
-                                 resolution)} if gs is not None else set()
+        hits = set()
+        if gs is not None:
+            for k in np.flatnonzero(gs <= 0.0).tolist():
+                pair = m.pairs_checked[m.rp_pair[k]]
+                if pair not in hits and _tree_collide(sc, (m.rp_a_list[k],), (m.rp_b_list[k],), resolution):
+                    hits.add(pair)
+        return hits
 
     return _run(model, Q, None, True, resolution, 0.0, fn)
