@@ -66,7 +66,7 @@ class StateValidity:
                 m.id = k
                 m.action = 0
                 m.frame_locked = True
-                fill_pose(m.pose, np.asarray(s.transform))
+                fill_pose(m.pose, np.array(s.transform))     # a writable copy: old scipy refuses read-only
                 if isinstance(g, S.Box):
                     m.type = _CUBE
                     m.scale.x, m.scale.y, m.scale.z = g.x, g.y, g.z

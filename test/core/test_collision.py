@@ -543,3 +543,14 @@ def test_terrain_objects_become_obstacles():
             assert in_collision(m, q, environment=env, self_collision=False) == (signed < 0)
             if signed > 0:
                 assert distance(m, q, "b", "terrain", environment=env).distance == pytest.approx(signed, abs=1e-6)
+
+
+def test_urdf_export_writes_capsules_as_enclosing_cylinders():
+    from mechanism_model_core.io.urdf import to_urdf
+
+    b = MechanismBuilder("kinds")
+    b.add_body("a", None, Joint.revolute("j", np.eye(4)),
+               shapes=(shape("cap", "capsule", (0.1, 0.5), translation(0, 0, 0.3)),))
+    back = loads_urdf(to_urdf(b.build()))
+    s = back.body("a").shapes[0]
+    assert (s.type, s.dimensions) == ("cylinder", (0.1, 0.7))

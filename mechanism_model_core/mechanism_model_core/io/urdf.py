@@ -44,7 +44,7 @@ Export (:func:`to_urdf`, :func:`save_urdf`)
     * couplings become ``mimic`` where the expression is affine in a single single-DOF joint; other
       couplings are listed in an XML comment (URDF cannot express them);
     * bounding shapes become both ``collision`` and ``visual`` primitives, so RViz shows something without
-      meshes.
+      meshes; capsules and cones (which URDF lacks) as their enclosing cylinders, convex hulls as their mesh.
 
     :func:`load_urdf` recognises these patterns (chains named ``<joint>.<coordinate>`` and fixed leaf links
     on ``<frame>.<kind>_frame`` joints) and rebuilds the multi-DOF joints and named frames, so a mechanism
@@ -575,7 +575,11 @@ def _geometry_el(etree, parent, shape: BoundingShape) -> bool:
         etree.SubElement(g, "cylinder", radius=_num(d[0]), length=_num(d[1]))
     elif shape.type == "sphere" and len(d) >= 1:
         etree.SubElement(g, "sphere", radius=_num(d[0]))
-    elif shape.type == "mesh" and shape.mesh:
+    elif shape.type in ("capsule", "cone") and len(d) >= 2:
+        # URDF has neither: the enclosing cylinder (a capsule's full length), so a checker stays conservative
+        etree.SubElement(g, "cylinder", radius=_num(d[0]),
+                         length=_num(d[1] + 2 * d[0] if shape.type == "capsule" else d[1]))
+    elif shape.type in ("mesh", "convex") and shape.mesh:
         attrs = {"filename": shape.mesh}
         if len(d) == 3 and tuple(d) != (1.0, 1.0, 1.0):
             attrs["scale"] = _vec(d)
@@ -596,7 +600,7 @@ def _link_el(etree, robot, name: str, mass: MassProperties | None = None, shapes
                          iyy=_num(I[1, 1]), iyz=_num(I[1, 2]), izz=_num(I[2, 2]))
     for tag in ("visual", "collision"):
         for s in shapes:
-            if s.type not in ("box", "cylinder", "sphere", "mesh"):
+            if s.type not in ("box", "cylinder", "sphere", "mesh", "capsule", "cone", "convex"):
                 continue
             el = etree.SubElement(link, tag, name=s.name)
             _origin_el(etree, el, s.transform)
