@@ -33,399 +33,20 @@ progressing) or ``"max_iterations"``.
 from __future__ import annotations
 
 import math
+import numbers
 import time
-import weakref
-from dataclasses import dataclass
-from typing import Callable, Mapping, Protocol, Sequence
+from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
-from .constraints import Constraint, Evaluation, JointLock, Posture
-from .errors import InvalidConfiguration, MechanismModelError
+from .constraints import Constraint
+from .errors import InvalidConfiguration
+from .ik_problem import IKOptions, IKProblem, IKResult, Residual, Solver
+from .ik_registry import find_specialized, register_solver, registered_solvers, solver_factory
 from .model import Mechanism
 
 __all__ = ["ConstraintManager", "IKOptions", "IKProblem", "IKResult", "Residual", "Solver", "available_solvers",
            "register_solver", "solve_ik"]
-
-
-# ---------------------------------------------------------------------------------------------- results
-@dataclass
-class Residual:
-    """How far one constraint is from holding: ``position`` (m) and ``orientation`` (rad) errors where they
-    apply (NaN otherwise; joint constraints report their error, in rad or m, as ``orientation``),
-    ``satisfied`` against the solve's tolerances, and the raw residual ``vector``."""
-
-    name: str
-    kind: str
-    priority: float
-    position: float
-    orientation: float
-    satisfied: bool
-    vector: np.ndarray
-
-
-@dataclass
-class IKResult:
-    """The outcome of an IK solve (never raised, always returned).
-
-    ``q``: full joint coordinates (``coordinate_names`` order), within limits. ``success``: every
-    constraint except the posture met to tolerance. ``reason``: see the module docstring. ``residuals``:
-    one :class:`Residual` per constraint, in the order given. ``iterations`` over all attempts, ``time`` in
-    seconds, ``restarts`` the number of random restarts used, ``solver`` the solver's name.
-    ``levels`` is the number of priority levels (posture excluded) and ``levels_met`` how many of them,
-    counted from the highest, hold to tolerance: with conflicting levels the result is not a success, but
-    ``levels_met`` tells whether the important ones hold.
-    """
-
-    q: np.ndarray
-    success: bool
-    reason: str
-    residuals: list
-    iterations: int = 0
-    time: float = 0.0
-    restarts: int = 0
-    solver: str = ""
-    coordinate_names: tuple = ()
-    message: str = ""
-    levels_met: int = 0
-    levels: int = 0
-
-    def as_dict(self) -> dict[str, float]:
-        """``{coordinate name: value}``."""
-        return dict(zip(self.coordinate_names, self.q.tolist()))
-
-    def residual(self, name: str) -> Residual:
-        for r in self.residuals:
-            if r.name == name:
-                return r
-        raise KeyError(name)
-
-    def __repr__(self) -> str:
-        worst = max((r.position for r in self.residuals if not math.isnan(r.position)), default=0.0)
-        worst_o = max((r.orientation for r in self.residuals if not math.isnan(r.orientation)
-                       and r.kind != "posture"), default=0.0)
-        return (f"<IKResult {'success' if self.success else 'failure'} ({self.reason}) via {self.solver}: "
-                f"{self.iterations} it, {self.restarts} restarts, {self.time * 1e3:.2f} ms, "
-                f"max errors {worst:.2e} m / {worst_o:.2e} rad>")
-
-
-@dataclass
-class IKOptions:
-    """Solve settings shared by every solver (units: s, m, rad)."""
-
-    timeout: float = 0.05
-    tol_position: float = 1e-6
-    tol_orientation: float = 1e-5
-    max_iterations: int = 10000
-    restarts: bool = True
-    rng: object = None
-    start: float = 0.0          # perf_counter() values, set by solve_ik
-    deadline: float = 0.0
-
-
-# ---------------------------------------------------------------------------------------------- problem
-class IKProblem:
-    """A stack of constraints on one mechanism, compiled for solvers.
-
-    Unknowns ``x`` are the coordinates in ``free`` (indices into the full coordinate vector): independent
-    (not coupled) and not locked. ``lower``/``upper`` bound them (limits of coupled joints that follow one
-    free joint linearly are folded in). ``levels`` lists the constraint groups by priority, highest first;
-    the posture, if any, is held separately and always ranks last.
-    """
-
-    def __init__(self, mechanism: Mechanism, constraints: Sequence[Constraint], q0: np.ndarray,
-                 locked: Sequence[str] = (), checked: bool = False):
-        self.mechanism = mechanism
-        self.constraints = list(constraints)
-        self.posture: Posture | None = None
-        lock_idx: dict[int, float | None] = {}
-        for name in locked:
-            for i in JointLock((name,)).coordinates(mechanism):
-                lock_idx[i] = None
-        tasks = []
-        for c in self.constraints:
-            if not checked:
-                c.check(mechanism)
-            if isinstance(c, JointLock):
-                vals = c.lock_values(mechanism)
-                for i in c.coordinates(mechanism):
-                    lock_idx[i] = vals.get(i)
-            elif isinstance(c, Posture):
-                if self.posture is not None:
-                    raise InvalidConfiguration("more than one Posture constraint")
-                self.posture = c
-            else:
-                tasks.append(c)
-        dependent = {mechanism.coordinate_index(n) for n in mechanism.couplings}
-        # a coupled coordinate locked without a value is fine when every joint it follows is locked (or so
-        # determined) too, as when locking "everything but the mast" on a rover with a differential
-        determined: set[int] = set()
-        for n, expr in mechanism.couplings.items():          # dependencies first
-            i = mechanism.coordinate_index(n)
-            if i in lock_idx and lock_idx[i] is None and all(
-                    (k in lock_idx or k in determined) for k in map(mechanism.coordinate_index, expr.variables)):
-                del lock_idx[i]
-                determined.add(i)
-        bad = sorted(mechanism.coordinate_names[i] for i in lock_idx if i in dependent)
-        if bad:
-            raise InvalidConfiguration(f"cannot lock coupled coordinate(s) {bad}: lock the joints they follow")
-        q = np.array(q0, dtype=float)
-        for i, v in lock_idx.items():
-            if v is not None:
-                q[i] = v
-        self.free = np.array([i for i in range(mechanism.nq) if i not in dependent and i not in lock_idx],
-                             dtype=int)
-        self.locked = np.array(sorted(lock_idx), dtype=int)
-        if self.locked.size:
-            # MSim's order: a limit outranks a lock, so a lock value (given, or the initial one) beyond a limit
-            # holds the joint at that limit; every returned configuration stays within limits
-            k = self.locked
-            q[k] = np.clip(q[k], mechanism.lower_limits[k], mechanism.upper_limits[k])
-        #: indices of the coupled (dependent) coordinates
-        self.dependent = dependent
-        self.all_free = len(self.free) == mechanism.nq
-        self.has_couplings = bool(mechanism.couplings)
-        lo = np.array(mechanism.lower_limits[self.free])
-        hi = np.array(mechanism.upper_limits[self.free])
-        self._fold_coupling_limits(lo, hi)
-        self.lower, self.upper = lo, hi
-        span = hi - lo
-        #: revolute unknowns whose range spans a full turn: solvers wrap them (q and q +- 2 pi are one pose)
-        self.wrap = (~mechanism.coordinate_is_prismatic[self.free]) & np.isfinite(span) & \
-            (span >= 2 * math.pi - 1e-9)
-        q[self.free] = np.clip(q[self.free], lo, hi)
-        self.template = self._apply(q)
-        self._init_periodic(tasks)
-        prios = sorted({float(c.priority) for c in tasks})
-        self.levels: list[list[Constraint]] = [[c for c in tasks if float(c.priority) == p] for p in prios]
-        self.level_priorities = prios
-        self._weights = {id(c): c.row_weights() for c in tasks}
-        self.tasks = tasks
-
-    @property
-    def n(self) -> int:
-        return len(self.free)
-
-    def _init_periodic(self, tasks):
-        """Which unknowns are angles of one-axis revolute joints whose value matters only modulo 2 pi: not
-        read by a model coupling (``2*joint1`` would turn by 4 pi) nor by a joint constraint (a joint target
-        means that very value). Returned solutions put them at the representative nearest the posture's
-        rest value, else the initial configuration (TRAC-IK/KDL: a continuous joint stays near its seed)."""
-        m = self.mechanism
-        angle = _angle_coordinates(m)
-        joint_tasks = [c for c in tasks if c.kind == "joint"]
-        if joint_tasks:
-            angle = angle.copy()
-            for c in joint_tasks:
-                for v in getattr(c, "_vars", {}).values():
-                    angle[v] = False
-                lin = getattr(c, "_linear", None)
-                if lin is not None:
-                    angle[lin[0]] = False
-                if hasattr(c, "_i"):
-                    angle[c._i] = False
-        self.periodic = angle[self.free]
-        self.any_periodic = bool(self.periodic.any())
-        ref = self.posture._q if self.posture is not None else self.template
-        self.periodic_reference = ref[self.free][self.periodic] if self.any_periodic else None
-
-    def wrap_near_reference(self, x: np.ndarray) -> np.ndarray:
-        """A copy of ``x`` with every periodic angle (see :meth:`_init_periodic`) moved by whole turns to the
-        value nearest its reference that lies within limits (unchanged when no other turn does)."""
-        if not self.any_periodic:
-            return x
-        k = self.periodic
-        v, ref = x[k], self.periodic_reference
-        if np.all(np.abs(v - ref) <= math.pi):
-            return x                                  # already the nearest turn (the common case)
-        x = np.array(x, dtype=float)
-        lo, hi = self.lower[k], self.upper[k]
-        turn = 2 * math.pi
-        w = v - turn * np.round((v - ref) / turn)
-        w = np.where(w < lo, w + turn, w)
-        w = np.where(w > hi, w - turn, w)
-        x[k] = np.where((w >= lo) & (w <= hi), w, v)
-        return x
-
-    def _apply(self, q):
-        return self.mechanism.apply_couplings(q) if self.has_couplings else q
-
-    def _fold_coupling_limits(self, lo, hi):
-        """Fold the limits of coupled coordinates that follow one unknown linearly into that unknown's
-        bounds; the others (non-linear or several-variable couplings) are listed in ``limit_checked`` and
-        solvers keep them within limits by rejecting steps that would leave them (see :meth:`violation`)."""
-        m = self.mechanism
-        pos = {int(i): k for k, i in enumerate(self.free)}
-        checked = []
-        for name, expr in m.couplings.items():
-            lin = expr.linear_coefficients()
-            i = m.coordinate_index(name)
-            bounded = bool(np.isfinite(m.lower_limits[i]) or np.isfinite(m.upper_limits[i]))
-            if lin is None or len(lin[0]) != 1:
-                if bounded:
-                    checked.append(i)
-                continue
-            (var, a), b = next(iter(lin[0].items())), lin[1]
-            k = pos.get(m.coordinate_index(var))
-            if k is None or a == 0:
-                continue
-            i = m.coordinate_index(name)
-            bounds = sorted(((m.lower_limits[i] - b) / a, (m.upper_limits[i] - b) / a))
-            lo[k] = max(lo[k], bounds[0])
-            hi[k] = min(hi[k], bounds[1])
-            if lo[k] > hi[k]:
-                raise InvalidConfiguration(f"limits of {name!r} and of {var!r} leave no valid value")
-        #: coupled coordinates (indices into q) whose limits are checked rather than folded into bounds
-        self.limit_checked = np.array(checked, dtype=int)
-        self._lc_lo = m.lower_limits[self.limit_checked]
-        self._lc_hi = m.upper_limits[self.limit_checked]
-
-    def violation(self, q: np.ndarray) -> float:
-        """How far (rad or m, summed) the coupled coordinates of ``limit_checked`` are outside their limits
-        at full coordinates ``q``; 0.0 when they are within (always 0.0 when there are none)."""
-        if not self.limit_checked.size:
-            return 0.0
-        v = q[self.limit_checked]
-        return float(np.sum(np.maximum(self._lc_lo - v, 0.0) + np.maximum(v - self._lc_hi, 0.0)))
-
-    def wrap_into_limits(self, x: np.ndarray) -> np.ndarray:
-        """``x`` with full-turn revolute unknowns wrapped back into their range (in place)."""
-        w = self.wrap & ((x < self.lower) | (x > self.upper))
-        if w.any():
-            x[w] = self.lower[w] + np.mod(x[w] - self.lower[w], 2 * math.pi)
-        return x
-
-    def x_of(self, q: np.ndarray) -> np.ndarray:
-        return np.array(q[self.free], dtype=float)
-
-    def expand(self, x: np.ndarray) -> np.ndarray:
-        """Full coordinates for unknowns ``x`` (locked values kept, couplings applied)."""
-        q = self.template.copy()
-        q[self.free] = x
-        return self._apply(q)
-
-    def dq_dx(self, q: np.ndarray) -> np.ndarray | None:
-        """``d q_full / d x`` (nq x n), or None when it is a plain column selection (no couplings)."""
-        if not self.has_couplings:
-            return None
-        D = self.mechanism.coupling_jacobian(q)
-        cols = [self.mechanism.independent_coordinates.index(self.mechanism.coordinate_names[i])
-                for i in self.free]
-        return D[:, cols]
-
-    def evaluate(self, x: np.ndarray):
-        """Everything a solver needs at ``x``: ``(q, raw, levels, posture)``.
-
-        ``raw`` is ``[(r, J_full)]`` per task constraint (unweighted); ``levels`` is ``[(r_w, J_w)]`` per
-        priority level with weighted rows and Jacobian columns over ``x``; ``posture`` is ``(r_w, J_w)`` or
-        None."""
-        q = self.expand(x)
-        ev = Evaluation(self.mechanism, q)
-        D = self.dq_dx(q)
-        raw = {}
-        levels = []
-        for group in self.levels:
-            rs, Js = [], []
-            for c in group:
-                r, J = c.evaluate(ev)
-                raw[id(c)] = (r, J)
-                w = self._weights[id(c)]
-                rs.append(w * r)
-                Js.append(w[:, None] * J)
-            R = np.concatenate(rs)
-            Jf = np.concatenate(Js, axis=0)
-            levels.append((R, Jf[:, self.free] if D is None else Jf @ D))
-        post = None
-        if self.posture is not None:
-            w = math.sqrt(self.posture.weight)
-            r = w * (q - self.posture._q)
-            post = (r, w * (np.eye(len(q))[:, self.free] if D is None else D))
-        return q, raw, levels, post
-
-    def satisfied(self, raw, options: IKOptions) -> list[bool]:
-        """Per level: every constraint within tolerance."""
-        out = []
-        for group in self.levels:
-            ok = True
-            for c in group:
-                p, o = c.errors(raw[id(c)][0])
-                tol_o = options.tol_orientation
-                if not (math.isnan(p) or p <= options.tol_position) or not (math.isnan(o) or o <= tol_o):
-                    ok = False
-                    break
-            out.append(ok)
-        return out
-
-    def within_limits(self, q: np.ndarray, tol: float = 1e-9) -> bool:
-        return bool(self.mechanism.within_limits(q, tol))
-
-    def report(self, q: np.ndarray, options: IKOptions) -> list[Residual]:
-        """One :class:`Residual` per constraint at full coordinates ``q``."""
-        ev = Evaluation(self.mechanism, q)
-        out = []
-        for k, c in enumerate(self.constraints):
-            name = c.name or f"{type(c).__name__}_{k}"
-            if isinstance(c, JointLock):
-                idx = c.coordinates(self.mechanism)
-                vals = c.lock_values(self.mechanism)
-                err = max((abs(q[i] - vals[i]) for i in idx if i in vals), default=0.0)
-                out.append(Residual(name, "lock", -math.inf, math.nan, err, True,
-                                    np.array([q[i] - vals.get(i, q[i]) for i in idx])))
-                continue
-            r, _ = c.evaluate(ev, jac=False)
-            p, o = c.errors(r)
-            if isinstance(c, Posture):
-                out.append(Residual(name, "posture", math.inf, p, o, True, r))
-                continue
-            ok = (math.isnan(p) or p <= options.tol_position) and (math.isnan(o) or o <= options.tol_orientation)
-            out.append(Residual(name, c.kind, float(c.priority), p, o, ok, r))
-        return out
-
-    def random_x(self, rng, k: int = 0) -> np.ndarray:
-        """Random in-limit unknowns for restart number ``k`` (see ``ik_solvers._restart_sample``); with
-        checked coupled limits, redrawn (up to 50 times) until those hold as well."""
-        from .ik_solvers import _restart_sample
-
-        if self.limit_checked.size:
-            for _ in range(50):
-                x = _restart_sample(rng, self.lower, self.upper, k)
-                if self.violation(self.expand(x)) == 0.0:
-                    return x
-        return _restart_sample(rng, self.lower, self.upper, k)
-
-    def result(self, x, success, reason, options, iterations, restarts, solver, message=""):
-        q = self.expand(self.wrap_near_reference(x))
-        res = self.report(q, options)
-        if success and not self.within_limits(q):
-            success, reason = False, "limits"
-            message = message or "a coupled joint is outside its limits"
-        met = 0
-        for p in self.level_priorities:
-            if not all(r.satisfied for r in res if r.kind not in ("lock", "posture") and r.priority == p):
-                break
-            met += 1
-        return IKResult(q, success, reason, res, iterations, time.perf_counter() - options.start, restarts, solver,
-                        self.mechanism.coordinate_names, message, met, len(self.level_priorities))
-
-
-_ANGLES = weakref.WeakKeyDictionary()
-
-
-def _angle_coordinates(m: Mechanism) -> np.ndarray:
-    """Per coordinate of ``m`` (cached, read-only): the angle of a one-axis revolute joint that no model
-    coupling reads."""
-    angle = _ANGLES.get(m)
-    if angle is None:
-        angle = np.zeros(m.nq, dtype=bool)
-        for j in m.joints:
-            if j.dof == 1 and j.type.value in ("revolute", "continuous"):
-                angle[m.joint_slice(j.name).start] = True
-        for expr in m.couplings.values():
-            for v in expr.variables:
-                angle[m.coordinate_index(v)] = False
-        angle.flags.writeable = False
-        _ANGLES[m] = angle
-    return angle
 
 
 class ConstraintManager:
@@ -447,7 +68,8 @@ class ConstraintManager:
     def add(self, constraint: Constraint) -> Constraint:
         """Add a constraint (checked against the mechanism at once: unknown names raise here)."""
         if not isinstance(constraint, Constraint):
-            raise TypeError(f"not a constraint: {constraint!r}")
+            raise InvalidConfiguration(f"not a constraint: {constraint!r}")
+        _check_weight_and_priority(constraint)
         constraint.check(self.mechanism)
         self.constraints.append(constraint)
         return constraint
@@ -478,36 +100,13 @@ class ConstraintManager:
 
 
 # ---------------------------------------------------------------------------------------------- registry
-class Solver(Protocol):
-    """What a solver provides: a ``name`` and ``solve(problem, options) -> IKResult``.
-
-    ``solve`` must return (not raise) for unreachable targets, honour ``options.deadline``
-    (a :func:`time.perf_counter` value) and return joint values within ``problem.lower/upper``; use
-    ``problem.result(...)`` to build the result. A specialized solver also offers ``accepts(problem)``.
-    """
-
-    name: str
-
-    def solve(self, problem: IKProblem, options: IKOptions) -> IKResult: ...
-
-
-_SOLVERS: dict[str, Callable[..., Solver]] = {}
-
-
-def register_solver(name: str, factory: Callable[..., Solver]) -> None:
-    """Make ``solve_ik(..., solver=name)`` use ``factory(**solver_options)``."""
-    if not name or name == "auto":
-        raise ValueError("a solver needs a name other than 'auto'")
-    _SOLVERS[name] = factory
-
-
 def available_solvers() -> list[str]:
     _ensure_builtin()
-    return sorted(_SOLVERS)
+    return registered_solvers()
 
 
 def _ensure_builtin():
-    if "dls" not in _SOLVERS:
+    if "dls" not in registered_solvers():
         from . import ik_solvers  # noqa: F401  (registers "dls" and "scipy")
 
 
@@ -516,18 +115,48 @@ def _get_solver(name_or_solver, problem: IKProblem, solver_options):
     if not isinstance(name_or_solver, str):
         return name_or_solver
     if name_or_solver == "auto":
-        from .specialized import find_specialized
-
         spec = find_specialized(problem)
         if spec is not None:
             return spec
         name_or_solver = "dls"
-    try:
-        factory = _SOLVERS[name_or_solver]
-    except KeyError:
-        raise MechanismModelError(f"unknown IK solver {name_or_solver!r}; known: "
-                                  f"{', '.join(['auto'] + sorted(_SOLVERS))}") from None
-    return factory(**(solver_options or {}))
+    return solver_factory(name_or_solver)(**(solver_options or {}))
+
+
+#: bounds of solve_ik's options: a time budget of more than an hour, a position tolerance above 1 m or an
+#: orientation tolerance above pi rad (every orientation is within pi of every other) is a mistake, and
+#: is refused rather than reported as a "success" that means nothing
+MAX_TIMEOUT = 3600.0
+MAX_TOL_POSITION = 1.0
+MAX_TOL_ORIENTATION = math.pi
+
+
+def _real_option(name, value, lo, hi, unit, open_low=False) -> float:
+    if isinstance(value, (bool, np.bool_, str, bytes)) or not isinstance(value, numbers.Real):
+        raise InvalidConfiguration(f"{name} must be a number ({unit}), got {value!r}")
+    v = float(value)
+    if not (math.isfinite(v) and (v > lo if open_low else v >= lo) and v <= hi):
+        low = f"> {lo:g}" if open_low else f">= {lo:g}"
+        raise InvalidConfiguration(f"{name} must be {low} and <= {hi:g} {unit}, got {value!r}")
+    return v
+
+
+def _check_rng(rng) -> None:
+    ok = (rng is None or isinstance(rng, (np.random.Generator, np.random.BitGenerator, np.random.SeedSequence))
+          or (isinstance(rng, numbers.Integral) and not isinstance(rng, (bool, np.bool_)) and rng >= 0))
+    if not ok:
+        raise InvalidConfiguration(f"rng must be None, a non-negative integer seed or a numpy Generator, "
+                                   f"got {rng!r}")
+
+
+def _check_weight_and_priority(c: Constraint) -> None:
+    label = getattr(c, "label", type(c).__name__)
+    w = getattr(c, "weight", 1.0)
+    if isinstance(w, (bool, np.bool_)) or not isinstance(w, numbers.Real) or not (math.isfinite(w) and w >= 0):
+        raise InvalidConfiguration(f"constraint {label}: weight must be a finite number >= 0, got {w!r}")
+    p = getattr(c, "priority", 0)
+    if (isinstance(p, (bool, np.bool_)) or not isinstance(p, numbers.Real) or not math.isfinite(p)
+            or float(p) != int(p)):
+        raise InvalidConfiguration(f"constraint {label}: priority must be an integer, got {p!r}")
 
 
 class _LazyRng:
@@ -557,7 +186,11 @@ def solve_ik(mechanism: Mechanism, constraints: Sequence[Constraint] | Constrain
     ``tol_orientation`` (rad) decide success for every constraint; ``locked`` names joints held at their
     ``q0`` value; ``restarts`` allows random restarts from in-limit configurations drawn from ``rng`` (a seed
     or a numpy Generator; a fixed seed by default, so solves are repeatable).
-    Returns an :class:`IKResult`; it raises only for malformed input (unknown frames or joints, bad shapes).
+    Returns an :class:`IKResult`; it raises :class:`~.errors.InvalidConfiguration` (or another error of the
+    package's family) only for malformed input, before any solving: unknown frames or joints, bad shapes,
+    weights that are not finite numbers >= 0, priorities that are not integers, ``timeout`` outside
+    [0, 3600] s, ``tol_position`` outside (0, 1] m, ``tol_orientation`` outside (0, pi] rad,
+    ``max_iterations`` below 1, an ``rng`` that is not a seed or a numpy Generator.
 
     Every returned configuration lies within the joint limits, coupled joints included (a lock value beyond
     a limit holds the joint at the limit). Angles of revolute joints that matter only modulo 2 pi (continuous
@@ -577,14 +210,24 @@ def solve_ik(mechanism: Mechanism, constraints: Sequence[Constraint] | Constrain
             rng=rng, solver=solver, tol_position=tol_position, tol_orientation=tol_orientation,
             max_iterations=max_iterations, locked=locked, restarts=restarts, solver_options=solver_options)
     t0 = time.perf_counter()
+    timeout = _real_option("timeout", timeout, 0.0, MAX_TIMEOUT, "s")
+    tol_position = _real_option("tol_position", tol_position, 0.0, MAX_TOL_POSITION, "m", open_low=True)
+    tol_orientation = _real_option("tol_orientation", tol_orientation, 0.0, MAX_TOL_ORIENTATION, "rad",
+                                   open_low=True)
+    if isinstance(max_iterations, (bool, np.bool_)) or not isinstance(max_iterations, numbers.Integral) \
+            or max_iterations < 1:
+        raise InvalidConfiguration(f"max_iterations must be an integer >= 1, got {max_iterations!r}")
+    _check_rng(rng)
     if isinstance(constraints, Constraint):
         constraints = [constraints]
+    elif isinstance(constraints, (str, bytes)) or not isinstance(constraints, Iterable):
+        raise InvalidConfiguration(f"constraints must be a constraint or a sequence of them, got {constraints!r}")
     cm = ConstraintManager(mechanism, constraints, locked)
     problem = cm.problem(q0)
-    opts = IKOptions(timeout=float(timeout), tol_position=float(tol_position),
-                     tol_orientation=float(tol_orientation), max_iterations=int(max_iterations),
+    opts = IKOptions(timeout=timeout, tol_position=tol_position,
+                     tol_orientation=tol_orientation, max_iterations=int(max_iterations),
                      restarts=bool(restarts), rng=_LazyRng(0 if rng is None else rng),
-                     start=t0, deadline=t0 + float(timeout))
+                     start=t0, deadline=t0 + timeout)
     s = _get_solver(solver, problem, solver_options)
     if time.perf_counter() - t0 > 0.01:   # the first call imported a solver module: do not bill the import
         opts.start = time.perf_counter()

@@ -124,8 +124,8 @@ class Joint:
         axis = np.array(self.axis, dtype=float).reshape(-1)
         n = float(np.linalg.norm(axis)) if axis.shape == (3,) else 0.0
         if not math.isfinite(n) or n < 1e-9:
-            raise ModelStructureError(f"joint {self.name!r}: axis {tuple(axis)} is not a usable direction",
-                                      subject)
+            raise ModelStructureError(f"joint {self.name!r}: axis {tuple(float(a) for a in axis)} is not a "
+                                      f"usable direction" + (" (zero length)" if n == 0.0 else ""), subject)
         object.__setattr__(self, "axis", _readonly(axis / n))
         dof = t.dof
         lower = _per_coordinate(self.lower, dof, -math.inf, self.name, "lower limit")

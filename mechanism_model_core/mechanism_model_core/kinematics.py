@@ -41,11 +41,13 @@ import itertools
 import math
 import threading
 import weakref
+from enum import Enum
 
 import numpy as np
 
-from .model import Mechanism
-from .spatial import relative_motion
+from .model import Mechanism, provide_operation
+from .errors import MechanismModelError
+from .spatial import cross_rows, relative_motion
 
 _dot = np.dot
 _sin = np.sin
@@ -222,23 +224,23 @@ def _plan_single(c, nq: int, layout) -> _SinglePlan:
     term_rows, coef_blocks = [], []
     for (p, g, ent) in blocks:
         if g and kind[g[0]] == 2:            # a slider is alone in its group: terms 1 and d
-            a_lin = np.zeros(nq)
-            a_lin[int(c.seg_coord[g[0]])] = 1.0
+            a_lin = {int(c.seg_coord[g[0]]): 1.0}
             P = np.asarray(c.seg_P[g[0]])
             coefs = []
             for depth, F, _ in ent:
                 Fm = eye if F is None else F
                 coefs.append([Fm, np.zeros((4, 4))] if depth < 0 else [P @ Fm, P @ _EZ @ Fm])
-            rows = [(np.zeros(nq), math.pi / 2, False), (a_lin, 0.0, True)]
+            rows = [({}, math.pi / 2, False), (a_lin, 0.0, True)]
         else:
             factors = [_revolute_factor(np.asarray(c.seg_P[s])) for s in g]
             reps = [n for n in itertools.product((-1, 0, 1), repeat=len(g))
                     if any(n) and n[[i for i, v in enumerate(n) if v][0]] > 0]
-            rows = [(np.zeros(nq), math.pi / 2, False)]     # the constant term: sin(pi/2) = 1
+            rows = [({}, math.pi / 2, False)]     # the constant term: sin(pi/2) = 1
             for n in reps:
-                a = np.zeros(nq)
+                a = {}                                      # sparse row: coordinate -> multiple
                 for k, v in enumerate(n):
-                    a[int(c.seg_coord[g[k]])] += v
+                    ci = int(c.seg_coord[g[k]])
+                    a[ci] = a.get(ci, 0) + v
                 rows.append((a, math.pi / 2, False))        # cos(n . q)
                 rows.append((a, 0.0, False))                # sin(n . q)
             coefs = []
@@ -259,13 +261,17 @@ def _plan_single(c, nq: int, layout) -> _SinglePlan:
         term_rows.append(rows)
         coef_blocks.append(coefs)
     T = max(len(r) for r in term_rows) if term_rows else 1
-    A = np.zeros((nb, T, nq))
+    a_rows, a_cols, a_vals = [], [], []
     bvec = np.zeros((nb, T))
     lin = []
     coef = np.zeros((nb, T, m, 4, 4))     # coefficient t of entry e, transposed: rows 4e:4e+4 of the block
     for bi, (rows, coefs) in enumerate(zip(term_rows, coef_blocks)):
         for t, (a, ph, is_lin) in enumerate(rows):
-            A[bi, t] = a
+            for ci, v in a.items():
+                if v:
+                    a_rows.append(bi * T + t)
+                    a_cols.append(ci)
+                    a_vals.append(float(v))
             bvec[bi, t] = ph
             if is_lin:
                 lin.append(bi * T + t)
@@ -273,14 +279,15 @@ def _plan_single(c, nq: int, layout) -> _SinglePlan:
             for t, Cm in enumerate(row):
                 coef[bi, t, e] = np.asarray(Cm).T
     sp = _SinglePlan()
-    A = A.reshape(nb * T, nq)
     if nq > _DENSE_MAX_NQ:
         # long chains and wide trees: each row touches at most 3 coordinates; a dense (rows x nq) matrix
         # would grow with the square of the model
         from scipy.sparse import csr_matrix
 
-        sp.A = csr_matrix(A)
+        sp.A = csr_matrix((a_vals, (a_rows, a_cols)), shape=(nb * T, nq))
     else:
+        A = np.zeros((nb * T, nq))
+        np.add.at(A, (np.array(a_rows, np.intp), np.array(a_cols, np.intp)), a_vals)
         sp.A = _ro(A)
     sp.b = _ro(bvec.reshape(nb * T))
     sp.lin = _ro(lin, np.intp) if lin else None
@@ -784,9 +791,7 @@ class ForwardKinematics:
     def jacobian(self, frame: str, relative_to: str | None = None, convention="LOCAL_WORLD_ALIGNED"):
         """The geometric Jacobian of ``frame`` at this configuration (see :func:`.jacobians.jacobian`),
         reusing this forward pass."""
-        from .jacobians import jacobian_from_fk
-
-        return jacobian_from_fk(self, frame, relative_to, convention)
+        return frame_jacobian(self, frame, relative_to, convention)
 
 
 def _cross_cols(W, p):
@@ -843,6 +848,79 @@ _new = object.__new__
 def relative_pose(mechanism: Mechanism, q, frame: str, relative_to: str | None = None) -> np.ndarray:
     """``T_relative_to_frame`` for joint values ``q`` (a shortcut for ``forward_kinematics(...).pose``)."""
     return forward_kinematics(mechanism, q).pose(frame, relative_to)
+
+
+# ============================================================================ Jacobian conventions
+class Convention(str, Enum):
+    WORLD = "WORLD"
+    LOCAL = "LOCAL"
+    LOCAL_WORLD_ALIGNED = "LOCAL_WORLD_ALIGNED"
+
+    @classmethod
+    def parse(cls, value) -> "Convention":
+        if isinstance(value, cls):
+            return value
+        try:
+            return cls(str(value).upper())
+        except ValueError:
+            raise MechanismModelError(f"unknown Jacobian convention {value!r}; use "
+                                      f"{', '.join(c.value for c in cls)}") from None
+
+
+WORLD = Convention.WORLD
+LOCAL = Convention.LOCAL
+LOCAL_WORLD_ALIGNED = Convention.LOCAL_WORLD_ALIGNED
+
+
+def _finish(Jf, Tf, Jr, Tr, conv: Convention) -> np.ndarray:
+    """Apply ``relative_to`` and the reference convention to world-aligned columns.
+
+    ``Jf``/``Tf``: LOCAL_WORLD_ALIGNED Jacobian (..., 6, nq) and pose of the frame relative to the ground;
+    ``Jr``/``Tr`` the same for the reference frame, or None for the ground.
+    """
+    if Jr is None:
+        R = Tf[..., :3, :3]
+        p = Tf[..., :3, 3]
+        J = Jf
+    else:
+        T, J = relative_motion(Tf, Jf, Tr, Jr)
+        R = T[..., :3, :3]
+        p = T[..., :3, 3]
+    if conv is Convention.LOCAL_WORLD_ALIGNED:
+        return J
+    if conv is Convention.WORLD:
+        out = J.copy()
+        # v_origin_of_r = v_p + w x (0 - p) = v_p - w x p  -> column-wise: lin - ang x p
+        out[..., :3, :] = J[..., :3, :] - cross_rows(np.swapaxes(J[..., 3:, :], -1, -2),
+                                                 p[..., None, :]).swapaxes(-1, -2)
+        return out
+    RT = np.swapaxes(R, -1, -2)
+    return np.concatenate([RT @ J[..., :3, :], RT @ J[..., 3:, :]], axis=-2)
+
+
+_CONVENTIONS = {c: c for c in Convention}
+_CONVENTIONS.update({c.value: c for c in Convention})
+
+
+def frame_jacobian(fk: "ForwardKinematics", frame: str, relative_to=None, convention=None) -> np.ndarray:
+    """The Jacobian of ``frame`` relative to ``relative_to`` in ``convention`` from the pass of ``fk`` (see
+    :func:`.jacobians.jacobian` for the conventions)."""
+    if convention is None:
+        convention = Convention.LOCAL_WORLD_ALIGNED
+    conv = _CONVENTIONS.get(convention) if isinstance(convention, str) else None
+    if conv is None:
+        conv = Convention.parse(convention)
+    m = fk.mechanism
+    if relative_to is None or relative_to == m.ground:
+        if conv is Convention.LOCAL_WORLD_ALIGNED:
+            return fk.ground_jacobian(frame)
+        if conv is Convention.WORLD:
+            return fk.ground_jacobian(frame, "ground")
+        J = fk.ground_jacobian(frame)
+        Rt = np.swapaxes(fk.rotation(frame), -1, -2)
+        return np.concatenate([Rt @ J[..., :3, :], Rt @ J[..., 3:, :]], axis=-2)
+    return _finish(fk.ground_jacobian(frame), fk.pose(frame), fk.ground_jacobian(relative_to),
+                   fk.pose(relative_to), conv)
 
 
 # ============================================================================ joint steps (TF edges)
@@ -963,3 +1041,6 @@ def frame_chain(mechanism: Mechanism, frame: str) -> FrameChain:
     if ch is None:
         ch = p._chains[f] = FrameChain(p.tree, f)
     return ch
+
+
+provide_operation("forward_kinematics", forward_kinematics)

@@ -21,6 +21,7 @@ Construction compiles the tree into arrays (DESIGN.md 3.2):
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass, field
 from typing import Iterator, Mapping
 
@@ -210,27 +211,42 @@ class Body:
         """4x4 pose ``T_relative_to_body`` of this body frame in ``relative_to`` (the ground by default) for
         joint values ``q`` (anything :meth:`Mechanism.configuration` accepts; a batch gives (B, 4, 4));
         CLARAty 7.5."""
-        from .kinematics import forward_kinematics
-
-        return forward_kinematics(self.mechanism, q).pose(self.name, relative_to)
+        return _operation("forward_kinematics")(self.mechanism, q).pose(self.name, relative_to)
 
     def velocity(self, q, qdot, relative_to: str | None = None, convention="LOCAL_WORLD_ALIGNED"):
         """Twist ``[v; w]`` (m/s, rad/s) of this body frame relative to ``relative_to`` (the ground by
         default) for joint values ``q`` and rates ``qdot`` (rad/s, m/s per coordinate), in the axes that
         ``convention`` names (Pinocchio's meanings) (7.6)."""
-        from .jacobians import frame_velocity
-
-        return frame_velocity(self.mechanism, q, qdot, self.name, relative_to, convention)
+        return _operation("frame_velocity")(self.mechanism, q, qdot, self.name, relative_to, convention)
 
     def jacobian(self, q, relative_to: str | None = None, convention="LOCAL_WORLD_ALIGNED"):
         """6 x nq geometric Jacobian of this body frame relative to ``relative_to`` (the ground by default),
         rows ``[linear; angular]`` in the axes that ``convention`` names (7.7)."""
-        from .jacobians import jacobian
-
-        return jacobian(self.mechanism, q, self.name, relative_to, convention)
+        return _operation("jacobian")(self.mechanism, q, self.name, relative_to, convention)
 
     def __repr__(self) -> str:
         return f"<Body {self.name!r} of {self.mechanism.name!r}>"
+
+
+# ---------------------------------------------------------------------------------------------- operations
+#: The convenience methods of the model (``Body.pose``, ``Mechanism.edit``, ``Mechanism.save`` ...) call
+#: algorithms that live above the model. Those modules hand their functions in here when they are imported
+#: (``import mechanism_model_core`` imports them all), so the model depends on none of them: the import
+#: graph stays a tree with the model near its root (see docs/architecture.md).
+_OPERATIONS: dict[str, object] = {}
+
+
+def provide_operation(name: str, function) -> None:
+    """Register ``function`` as the implementation of the model operation ``name`` (done by the modules
+    that implement them: kinematics, jacobians, builder, io)."""
+    _OPERATIONS[name] = function
+
+
+def _operation(name: str):
+    f = _OPERATIONS.get(name)
+    if f is None:       # only while the package itself is still being imported
+        raise ModelStructureError(f"{name} is not available yet: the package is still being imported")
+    return f
 
 
 class SegmentTree:
@@ -390,27 +406,19 @@ class Mechanism:
     def edit(self):
         """A :class:`~mechanism_model_core.builder.MechanismBuilder` holding this mechanism; building it
         returns a new mechanism and leaves this one untouched."""
-        from .builder import edit
-
-        return edit(self)
+        return _operation("edit")(self)
 
     def save(self, path, format: str | None = None) -> None:
         """Write the whole mechanism to ``path``; the format is ``format`` (``"xml"`` or ``"urdf"``) or
         follows the extension (``.xml`` CLARAty XML, ``.urdf`` URDF), as :func:`~mechanism_model_core.io.
         save_model`. Loading the file gives the same kinematics (CLARAty 6.13)."""
-        from .io import save_model
-
-        save_model(self, path, format)
+        _operation("save_model")(self, path, format)
 
     def attach(self, appendage, mount: str, prefix: str = "", placement=None) -> "Mechanism":
         """A new mechanism with ``appendage`` (a Mechanism or a model file path) attached at ``mount``."""
-        from .builder import attach
-
         if isinstance(appendage, str) or hasattr(appendage, "__fspath__"):
-            from .io import load_model
-
-            appendage = load_model(appendage)
-        return attach(self, appendage, mount, prefix, placement)
+            appendage = _operation("load_model")(appendage)
+        return _operation("attach")(self, appendage, mount, prefix, placement)
 
     def __repr__(self) -> str:
         return (f"<Mechanism {self.name!r}: {len(self._bodies)} bodies, {len(self._joints)} joints, "
@@ -468,23 +476,28 @@ class Mechanism:
                                           ("coupling", j.name)) from None
             exprs[j.name] = e
         order = []
-        state: dict[str, int] = {}
-
-        def visit(n, stack):
-            if state.get(n) == 2:
-                return
-            if state.get(n) == 1:
-                raise ModelStructureError(f"circular joint couplings: {' -> '.join(stack + [n])}",
-                                          ("coupling", n))
-            state[n] = 1
-            for dep in exprs[n].variables:
-                if dep in exprs:
-                    visit(dep, stack + [n])
-            state[n] = 2
-            order.append(n)
-
-        for n in exprs:
-            visit(n, [])
+        state: dict[str, int] = {}      # 1: on the current path, 2: done
+        for root in exprs:              # depth first, dependencies first; iterative (chains of any length)
+            if state.get(root) == 2:
+                continue
+            path, todo = [root], [iter(exprs[root].variables)]
+            state[root] = 1
+            while todo:
+                for dep in todo[-1]:
+                    if dep not in exprs or state.get(dep) == 2:
+                        continue
+                    if state.get(dep) == 1:
+                        raise ModelStructureError(f"circular joint couplings: {' -> '.join(path + [dep])}",
+                                                  ("coupling", dep))
+                    state[dep] = 1
+                    path.append(dep)
+                    todo.append(iter(exprs[dep].variables))
+                    break
+                else:
+                    todo.pop()
+                    n = path.pop()
+                    state[n] = 2
+                    order.append(n)
         self.couplings = ReadOnlyMapping({n: exprs[n] for n in order})  # dependencies first
         dependent = {self._coord_index[n] for n in order}
         self.independent_coordinates: tuple[str, ...] = tuple(
@@ -503,7 +516,13 @@ class Mechanism:
         ``len(independent_coordinates)`` (dependent joints are then computed from their couplings), a batch of
         such arrays (shape ``(B, n)``), or a mapping from coordinate names to values: coordinates not given
         take their home value, and coupled joints not given follow their coupling.
-        Raises :class:`InvalidConfiguration` for wrong shapes, unknown names or non-finite values.
+
+        The last axis is always the coordinate axis, and its length alone says whether the values are full
+        (:attr:`nq`) or independent-only: a ``(29, 28)`` array on a mechanism with nq = 29 and 28 independent
+        coordinates is 29 configurations of the independent coordinates, never a transposed batch of 28 full
+        configurations (transpose such a batch first).
+        Raises :class:`InvalidConfiguration` for wrong shapes, unknown names, non-finite values, strings,
+        booleans and complex values.
         """
         n = self.nq
         if values is None:
@@ -520,10 +539,7 @@ class Mechanism:
             if self.couplings:
                 q = _all_finite(self.apply_couplings(q, skip=given), "the coupled joint values")
             return q
-        try:
-            q = np.asarray(values, dtype=float)
-        except (TypeError, ValueError) as exc:   # ragged nesting, non-numbers
-            raise InvalidConfiguration(f"joint values are not an array of numbers: {exc}") from None
+        q = as_real_array(values, "joint values")
         if q.ndim not in (1, 2):
             raise InvalidConfiguration(f"joint values must have shape (n,) or (B, n), got {q.shape}")
         m = q.shape[-1]
@@ -588,10 +604,7 @@ class Mechanism:
             for k, v in rates.items():      # a dependent rate given explicitly is taken as given
                 out[self._coord_index[k]] = v
             return out
-        try:
-            qd = np.asarray(qdot, dtype=float)
-        except (TypeError, ValueError) as exc:
-            raise InvalidConfiguration(f"joint rates are not an array of numbers: {exc}") from None
+        qd = as_real_array(qdot, "joint rates")
         _all_finite(qd, "the joint rates")
         if qd.shape == (self.nq,):
             out = qd.copy()
@@ -762,7 +775,33 @@ def _all_finite(q: np.ndarray, what: str) -> np.ndarray:
     return q
 
 
+def as_real_array(values, what: str) -> np.ndarray:
+    """``values`` as a float array; strings, booleans and complex numbers are refused (``float('0.5')`` and
+    ``float(True)`` would succeed, and numpy drops an imaginary part with only a warning)."""
+    if isinstance(values, (str, bytes)):
+        raise InvalidConfiguration(f"{what} must be numbers, got the string {values!r}")
+    if type(values) is np.ndarray and values.dtype.kind == "f":
+        return values.astype(float, copy=False)
+    try:
+        a = np.asarray(values)
+    except (TypeError, ValueError) as exc:   # ragged nesting
+        raise InvalidConfiguration(f"{what} are not an array of numbers: {exc}") from None
+    kind = a.dtype.kind
+    if kind == "O":
+        if not all(isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_)) for v in a.flat):
+            raise InvalidConfiguration(f"{what} must be real numbers (no strings, booleans or complex values)")
+    elif kind not in "iuf":
+        kinds = {"b": "booleans", "c": "complex numbers", "U": "strings", "S": "strings"}
+        raise InvalidConfiguration(f"{what} must be real numbers, got {kinds.get(kind, a.dtype.name)}")
+    try:
+        return a.astype(float)
+    except (TypeError, ValueError) as exc:
+        raise InvalidConfiguration(f"{what} are not an array of numbers: {exc}") from None
+
+
 def _finite_scalar(name, v) -> float:
+    if isinstance(v, (str, bytes, bool, np.bool_, complex, np.complexfloating)):
+        raise InvalidConfiguration(f"value of {name!r} must be a real number, got {v!r}")
     try:
         f = float(v)
     except (TypeError, ValueError):

@@ -418,7 +418,10 @@ class WheeledLocomotorModel:
     :func:`mobility_for`). Validates the description against the mechanism at construction (errors name the
     description's file) and holds only constants; every method takes the state it needs."""
 
-    def __init__(self, mechanism, mobility: MobilitySpec | Mapping | str | os.PathLike | None = None):
+    def __init__(self, mechanism, mobility: MobilitySpec | Mapping | str | os.PathLike | None = None, *,
+                 max_rates=None):
+        """``max_rates``: wheel-rate limits (rad/s, wheel order or ``{drive joint: limit}``, e.g. a motor
+        group's velocity limits); each wheel takes the smallest of it, its ``max_rate`` and its joint's."""
         if mobility is None:
             mobility = mobility_for(mechanism)
         elif isinstance(mobility, (str, os.PathLike)):
@@ -443,8 +446,14 @@ class WheeledLocomotorModel:
                 j = m.joint(w.steering_joint)
                 lo[i], hi[i] = j.lower[0], j.upper[0]
         self.steering_lower, self.steering_upper = lo, hi
-        self.max_rates = np.array([w.max_rate if w.max_rate is not None else m.joint(w.drive_joint).velocity
-                                   for w in self.wheels], dtype=float)
+        self.max_rates = np.array([min(w.max_rate if w.max_rate is not None else math.inf,
+                                       m.joint(w.drive_joint).velocity) for w in self.wheels], dtype=float)
+        if max_rates is not None:
+            extra = np.array([max_rates.get(w.drive_joint, math.inf) for w in self.wheels], dtype=float) \
+                if isinstance(max_rates, Mapping) else np.broadcast_to(np.asarray(max_rates, float), (self.n,))
+            if np.any(~(extra > 0)):
+                raise self._err("max_rates must be > 0 rad/s")
+            self.max_rates = np.minimum(self.max_rates, extra)
         self._steered_list = [bool(v) for v in self.steered]
         self._lo_list, self._hi_list = [float(v) for v in lo], [float(v) for v in hi]
         self._max_rate_list = [float(v) for v in self.max_rates]
@@ -829,6 +838,23 @@ class WheeledLocomotorModel:
         A = np.array([fk.rotation(r.body) @ r.axis for r in refs])
         ct = terrain.wheel_contact(C, A, np.array([r.radius for r in refs]))
         return ct.point, ct.normal, ct.distance
+
+    def tipover_margin(self, terrain, q, method: str = "force_angle", gravity=(0.0, 0.0, -9.81)):
+        """Tip-over stability of the rover at ``q`` on ``terrain`` (settle first): the wheel rim contact
+        points as the support, the whole mechanism's centre of mass, through the statics module's
+        :func:`~mechanism_model_core.statics.force_angle_margin` (Papadopoulos and Rey, N rad; default) or
+        :func:`~mechanism_model_core.statics.support_polygon_margin` (``method="support_polygon"``, m).
+        Returns its :class:`~mechanism_model_core.statics.StabilityMargin` (tip-over axis and direction)."""
+        from ..statics import center_of_mass, force_angle_margin, support_polygon_margin, total_mass
+
+        pts, _, _ = self.contacts(terrain, q)
+        com = center_of_mass(self.mechanism, q)
+        g = np.asarray(gravity, dtype=float)
+        if method == "force_angle":
+            return force_angle_margin(pts, com, total_mass(self.mechanism) * g)
+        if method == "support_polygon":
+            return support_polygon_margin(pts, com, g)
+        raise InvalidConfiguration(f"tipover_margin: method is 'force_angle' or 'support_polygon', got {method!r}")
 
     def slope_drive(self, terrain, q, twist, steering_tolerance: float | None = None) -> DriveCommand:
         """Steering angles and wheel rates that move the rover settled at ``q`` on ``terrain`` with the body
