@@ -206,7 +206,7 @@ def solve_ik(mechanism: Mechanism, constraints: Sequence[Constraint] | Constrain
         from .collision.constraint import solve_ik_avoiding_collisions
 
         return solve_ik_avoiding_collisions(
-            mechanism, constraints, q0, environment=environment, margin=collision_margin, timeout=timeout,
+            solve_ik, mechanism, constraints, q0, environment=environment, margin=collision_margin, timeout=timeout,
             rng=rng, solver=solver, tol_position=tol_position, tol_orientation=tol_orientation,
             max_iterations=max_iterations, locked=locked, restarts=restarts, solver_options=solver_options)
     t0 = time.perf_counter()

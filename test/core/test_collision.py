@@ -554,3 +554,13 @@ def test_urdf_export_writes_capsules_as_enclosing_cylinders():
     back = loads_urdf(to_urdf(b.build()))
     s = back.body("a").shapes[0]
     assert (s.type, s.dimensions) == ("cylinder", (0.1, 0.7))
+
+
+@pytest.mark.parametrize("path", [p for p in __import__("mechanism_model_core.library", fromlist=["x"]).list_models()
+                                  if not p.startswith("claraty_samples/")])
+def test_library_models_are_collision_free_at_home(path):
+    """Real bounding shapes on the library models: nothing the collision matrix checks overlaps at home."""
+    m = load_model(model_path(path))
+    assert not collisions(m, None), path
+    if len(collision_model(m).pairs_checked):
+        assert minimum_distance(m, None).distance > 0

@@ -15,7 +15,8 @@ Everything that touches geometry uses ``coal`` (optional extra: ``pip install
 """
 
 from .environment import Environment, Obstacle, terrain_obstacle
-from .matrix import CollisionMatrix, generate_collision_matrix, read_srdf, with_collision_matrix
+from .generate import generate_collision_matrix
+from .matrix import CollisionMatrix, read_srdf, with_collision_matrix
 from .model import CollisionData, CollisionModel, GeometryObject, collision_data, collision_model
 from .queries import Contact, DistanceResult, collisions, distance, in_collision, minimum_distance
 from .shapes import (Box, Capsule, Cone, ConvexHull, Cylinder, Geometry, HalfSpace, HeightField, MeshFile,

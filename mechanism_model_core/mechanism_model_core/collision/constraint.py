@@ -99,12 +99,11 @@ class CollisionDistance(_Common, Constraint):
         return self.name or f"CollisionDistance({self.body}, {self.other or 'any'})"
 
 
-def solve_ik_avoiding_collisions(mechanism, constraints, q0=None, *, environment=None, margin: float = 0.0,
-                                 timeout: float = 0.05, rng=None, **kwargs):
-    """:func:`~mechanism_model_core.ik.solve_ik` whose success is never in collision (self-collision and,
-    with ``environment``, collision with it; ``margin`` m of clearance). Same arguments and result."""
-    from ..ik import solve_ik
-
+def solve_ik_avoiding_collisions(solve_ik, mechanism, constraints, q0=None, *, environment=None,
+                                 margin: float = 0.0, timeout: float = 0.05, rng=None, **kwargs):
+    """``solve_ik`` (:func:`~mechanism_model_core.ik.solve_ik`, passed in) whose success is never in
+    collision (self-collision and, with ``environment``, collision with it; ``margin`` m of clearance).
+    Same arguments and result."""
     t0 = time.perf_counter()
     deadline = t0 + float(timeout)
     if isinstance(constraints, Constraint):

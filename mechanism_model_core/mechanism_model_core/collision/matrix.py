@@ -10,7 +10,8 @@ Default rule: every pair of bodies is checked except
 A model file may change it: SRDF ``<disable_collisions link1= link2= reason=/>`` (MoveIt's format, read by
 :func:`read_srdf`) or the CLARAty XML ``<Collision_Matrix>`` element (``default="true|false"``, ``<Disable
 body1= body2= reason=/>`` and ``<Enable body1= body2=/>`` children), kept in ``Mechanism.metadata
-["collision_matrix"]``. :func:`generate_collision_matrix` builds one as MoveIt's setup assistant does.
+["collision_matrix"]``. :func:`.generate.generate_collision_matrix` builds one as MoveIt's setup assistant
+does.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from __future__ import annotations
 import os
 from typing import Iterable, Mapping
 
-import numpy as np
 
 from ..errors import ModelFileError, UnknownBody
 
@@ -174,41 +174,3 @@ def with_collision_matrix(mech, matrix: CollisionMatrix):
     meta = dict(mech.metadata)
     meta[METADATA_KEY] = matrix.as_metadata()
     return Mechanism(mech.name, list(mech.bodies), mech.ground, mech.source, meta)
-
-
-def generate_collision_matrix(mech, samples: int = 2000, rng=0, always_fraction: float = 0.95,
-                              environment=None) -> tuple[CollisionMatrix, dict]:
-    """A collision matrix as MoveIt's setup assistant makes one: over the default rule's ``Adjacent`` and
-    ``Rigid`` pairs it disables pairs in collision at the home configuration (``Default``), pairs in
-    collision in at least ``always_fraction`` of ``samples`` random configurations (``Always``) and pairs
-    never in collision in any of them (``Never``). Returns the matrix and a report
-    ``{reason: number of pairs, "samples": n}``.
-    """
-    from .model import CollisionModel
-    from .queries import _pair_hits
-
-    base = CollisionMatrix.default(mech)
-    everything = CollisionMatrix(mech.body_names, {k: v for k, v in base.disabled.items()})
-    model = CollisionModel(mech, matrix=everything)
-    disabled = dict(base.disabled)
-    home_hits = _pair_hits(model, mech.home[None, :])[0]
-    for pair in home_hits:
-        disabled.setdefault(_key(*pair), "Default")
-    Q = mech.random_configuration(np.random.default_rng(rng), size=int(samples))
-    counts: dict[tuple[str, str], int] = {}
-    for hits in _pair_hits(model, Q):
-        for pair in hits:
-            counts[_key(*pair)] = counts.get(_key(*pair), 0) + 1
-    for a, b in model.pairs_checked:
-        k = _key(a, b)
-        if k in disabled:
-            continue
-        n = counts.get(k, 0)
-        if n == 0:
-            disabled[k] = "Never"
-        elif n >= always_fraction * samples:
-            disabled[k] = "Always"
-    report = {"samples": int(samples)}
-    for why in disabled.values():
-        report[why] = report.get(why, 0) + 1
-    return CollisionMatrix(mech.body_names, disabled), report
