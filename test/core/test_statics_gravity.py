@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from mechanism_model_core import Joint, MechanismBuilder, forward_kinematics, jacobian
+from mechanism_model_core import Joint, MechanismBuilder, forward_kinematics
 from mechanism_model_core.errors import InvalidConfiguration, MechanismModelError, UnknownFrame
 from mechanism_model_core.io.urdf import load_urdf
 from mechanism_model_core.model import MassProperties
@@ -286,3 +286,27 @@ def test_bad_input():
         gravity_torques(m, q[:3])
     with pytest.raises(MechanismModelError):
         gravity_torques(m, q, coordinates="some")
+
+
+def test_kindsl_masses_give_the_urdf_twin_s_gravity():
+    """The UR5 KinDSL file (URDF2KinDSL output: centre of mass and inertia in the link frame about its origin,
+    products with KinDSL's sign) read by our KinDSL reader: the same generalized gravity and centre of mass as
+    its URDF twin read by Pinocchio (the twin rounds pi/2 and the inertias, hence 1e-6)."""
+    pytest.importorskip("lark")
+    from mechanism_model_core.io.kindsl import load_kindsl
+
+    k = load_kindsl(os.path.join(DATA, "ur5_kindsl", "ur5_urdf2kindsl.kindsl"))
+    path = os.path.join(DATA, "ur5_kindsl", "ur5_urdf2kindsl.urdf")
+    pm = pin.buildModelFromUrdf(path)
+    d = pm.createData()
+    u = load_urdf(path)
+    for seed in range(3):
+        qu = u.random_configuration(seed)
+        # URDF2KinDSL writes the URDF's fixed joints as KinDSL joints held at 0
+        q = dict(zip(k.coordinate_names, np.zeros(k.nq)))
+        q.update(zip(u.coordinate_names, qu))
+        qp = _pin_q(pm, u, qu)
+        g_pin = pin.computeGeneralizedGravity(pm, d, qp)
+        g_k = dict(zip(k.coordinate_names, gravity_torques(k, q, coordinates="full")))
+        np.testing.assert_allclose([g_k[pm.names[j]] for j in range(1, pm.njoints)],
+                                   [g_pin[pm.joints[j].idx_v] for j in range(1, pm.njoints)], atol=1e-5)

@@ -53,6 +53,13 @@ MAX_ATTACH_DEPTH = limits.ReadLimits().max_include_depth
 UNBOUNDED = validation.UNBOUNDED
 
 
+def parse_transform(element, path: str):
+    """A ``<Transform>`` element (its Translation/Rotation/Euler children, as in model files) as a 4x4 matrix;
+    errors are :class:`ModelFileError` naming ``path`` and the element's line. Used by other readers of the
+    package (the constraint file)."""
+    return _Reader(path).transform(element)
+
+
 class _Reader:
     def __init__(self, path: str, depth: int = 0, budget: limits.Budget | None = None,
                  cache: dict | None = None):
