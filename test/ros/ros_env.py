@@ -160,7 +160,9 @@ def workspace(distro: str = "humble") -> str:
     with open(os.path.join(cache, f"{distro}.lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if os.path.exists(done):
+            os.utime(done)
             return ws
+        _prune(cache, distro)
         shutil.rmtree(ws, ignore_errors=True)
         os.makedirs(ws)
         print(f"ros_env: colcon build of {', '.join(PACKAGES)} against ROS 2 {distro} in {ws} (~25 s)",
@@ -175,11 +177,21 @@ def workspace(distro: str = "humble") -> str:
         p = subprocess.run(cmd, cwd=ws, env=env, capture_output=True, text=True, timeout=900)
         if p.returncode != 0:
             raise RuntimeError(f"colcon build failed:\n{p.stdout[-3000:]}\n{p.stderr[-3000:]}")
-        # the build dir is not needed after installing; keep the cache small
-        shutil.rmtree(os.path.join(ws, "build"), ignore_errors=True)
         with open(done, "w") as fh:
             fh.write(p.stdout[-2000:])
         return ws
+
+
+def _prune(cache: str, distro: str, keep_hours: float = 6.0) -> None:
+    """Remove this distribution's workspaces of other source states not used for ``keep_hours``."""
+    now = time.time()
+    for name in os.listdir(cache):
+        path = os.path.join(cache, name)
+        if name.startswith(distro + "-") and os.path.isdir(path):
+            stamp = os.path.join(path, ".built")
+            used = os.path.getmtime(stamp) if os.path.exists(stamp) else os.path.getmtime(path)
+            if now - used > keep_hours * 3600:
+                shutil.rmtree(path, ignore_errors=True)
 
 
 def domain() -> int:
@@ -301,12 +313,12 @@ def start_serve(domain_id: int, *args: str, distro: str = "humble", **extra) -> 
 
 
 def run(cmd: list[str], domain_id: int, distro: str = "humble", timeout: float = 60.0, input: str | None = None,
-        **extra) -> subprocess.CompletedProcess:
+        cwd: str | None = None, **extra) -> subprocess.CompletedProcess:
     """Run ``cmd`` to completion in the ROS environment (text output captured; no exception on failure)."""
     env = ros_env(domain_id, distro, **extra)
     try:
         return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout, input=input,
-                              start_new_session=True)
+                              start_new_session=True, cwd=cwd)
     except subprocess.TimeoutExpired as exc:
         return subprocess.CompletedProcess(cmd, -9, _text(exc.stdout), _text(exc.stderr) + f"\n(timed out "
                                                                                          f"after {timeout} s)")

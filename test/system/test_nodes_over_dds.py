@@ -31,10 +31,10 @@ TRANSPORTS = ["cyclone", pytest.param("rclpy-humble", marks=pytest.mark.rclpy),
 class Server:
     """``serve`` in its own process over ``transport``; ``poll()`` and ``stop() -> output`` either way."""
 
-    def __init__(self, transport: str, domain: int, *args: str):
+    def __init__(self, transport: str, domain: int, *args: str, env: dict | None = None):
         self.transport = transport
         if transport == "cyclone":
-            self.proc, self.ros = start_serve(domain, *args), None
+            self.proc, self.ros = start_serve(domain, *args, env=env), None
         else:
             from ros import ros_env
             distro = transport.split("-")[1]
@@ -51,11 +51,11 @@ class Server:
         return self.ros.stop()
 
 
-def _serve(transport):
+def _serve(transport, env=None):
     domain = unique_domain_id()
     configure_this_process(domain)
     from mechanism_model_ros.transports.cyclone import CycloneContext, CycloneNode
-    server = Server(transport, domain)
+    server = Server(transport, domain, env=env)
     ctx = CycloneContext(domain)
     node = CycloneNode("tester", context=ctx)
     fk = node.create_client("compute_fk", "mechanism_model_msgs/srv/ComputeFK")
@@ -84,7 +84,7 @@ def served(request):
 
 @pytest.fixture(scope="module")
 def served_cyclone():
-    s = _serve("cyclone")
+    s = _serve("cyclone", env={"ROS_DISTRO": "jazzy"})      # ros_discovery_info in Jazzy's layout
     yield s
     _unserve(s)
 

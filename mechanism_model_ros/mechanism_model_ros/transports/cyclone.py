@@ -193,10 +193,16 @@ def _domain(domain_id: int, config: str) -> Domain:
         return entry[0]
 
 
-def gid_size(env=None) -> int:
-    """Size of rmw_dds_common/Gid's data: 24 bytes up to Humble, 16 from Iron on (``ROS_DISTRO``)."""
+#: ``ROS_DISTRO`` -> size of rmw_dds_common/Gid's data (24 bytes up to Humble, 16 from Iron on)
+GID_SIZES = {"foxy": 24, "galactic": 24, "humble": 24, "iron": 16, "jazzy": 16, "kilted": 16, "rolling": 16}
+
+
+def gid_size(env=None) -> int | None:
+    """Size of rmw_dds_common/Gid's data for ``ROS_DISTRO``, None when it is unset or unknown: a
+    ``ros_discovery_info`` sample in the other layout breaks the graph of every node of that distribution
+    (Humble's ``ros2 node list`` fails for the whole domain), so without a known distribution none is sent."""
     env = os.environ if env is None else env
-    return 24 if env.get("ROS_DISTRO", "").strip().lower() in ("foxy", "galactic", "humble") else 16
+    return GID_SIZES.get(env.get("ROS_DISTRO", "").strip().lower())
 
 
 class GraphInfo:
@@ -255,6 +261,23 @@ class GraphInfo:
             pass
 
 
+_noted = set()
+
+
+def _note_no_graph(env) -> None:
+    distro = (os.environ if env is None else env).get("ROS_DISTRO", "").strip()
+    if distro in _noted:
+        return
+    _noted.add(distro)
+    import logging
+    logging.getLogger("mechanism_model_ros.cyclone").info(
+        "ROS_DISTRO is %s: the nodes are not announced on ros_discovery_info (its layout differs between "
+        "Humble and later distributions, and a wrong one breaks `ros2 node list` for every node of the "
+        "domain); topics and services work regardless. Set ROS_DISTRO to the peers' distribution (humble, "
+        "jazzy, ...) to list these nodes in `ros2 node list`.",
+        f"{distro!r}, not a known distribution" if distro else "not set")
+
+
 class CycloneContext:
     """One DDS participant and its dispatcher; shared by the nodes of a process."""
 
@@ -279,10 +302,15 @@ class CycloneContext:
         self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=service_threads,
                                                           thread_name_prefix="mm-service")
         self._stop = threading.Event()
-        try:
-            self.graph = GraphInfo(self.participant, gid_size(env))
-        except Exception:       # e.g. a rosbags without rmw_dds_common: run without graph information
-            self.graph = None
+        self.graph = None
+        size = gid_size(env)
+        if size is None:
+            _note_no_graph(env)
+        else:
+            try:
+                self.graph = GraphInfo(self.participant, size)
+            except Exception:   # e.g. a rosbags without rmw_dds_common: run without graph information
+                self.graph = None
         self._thread = threading.Thread(target=self._dispatch, name="mm-dds-dispatch", daemon=True)
         self._thread.start()
 

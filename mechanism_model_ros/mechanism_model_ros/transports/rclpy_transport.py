@@ -23,6 +23,7 @@ from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
+from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
 from ..qos import QoS
@@ -106,10 +107,15 @@ class RclpyNode(Transport):
         typed declaration would refuse ``ik_timeout: 1`` (an integer) for a float default with
         InvalidParameterTypeException; :meth:`get_parameter` converts the value to the default's type."""
         if not self.node.has_parameter(name):
-            if isinstance(default, (list, tuple)) and not default:
-                default = None          # rclpy cannot store an empty list of unknown element type
             try:
-                self.node.declare_parameter(name, default, ParameterDescriptor(dynamic_typing=True))
+                if isinstance(default, (list, tuple)) and not default:
+                    # rclpy cannot infer an empty list's element type (it would call it a byte array):
+                    # declare a string array holding [] so `ros2 param get` shows a value, not "not set"
+                    self.node.declare_parameter(name, Parameter.Type.STRING_ARRAY)
+                    if self.node.get_parameter_or(name).type_ == Parameter.Type.NOT_SET:   # no override
+                        self.node.set_parameters([Parameter(name, Parameter.Type.STRING_ARRAY, [])])
+                else:
+                    self.node.declare_parameter(name, default, ParameterDescriptor(dynamic_typing=True))
             except Exception as exc:    # an invalid name or value
                 raise TransportError(f"parameter {name!r}: {exc}") from None
         return self.node.get_parameter(name).value
