@@ -32,8 +32,9 @@ setup(
     extras_require={
         "kindsl": ["lark>=1.1"],
         "render": ["matplotlib>=3.5"],
-        "mesh": ["trimesh>=3.9"],
-        "mobility": ["PyYAML>=5.4"],       # wheeled-rover mobility files (locomotion.wheeled)          # terrain meshes from files (terrain.TriangleMesh.from_file)
+        "trajectory": ["toppra>=0.6"],     # time parameterization of joint paths (locomotion.trajectory)
+        "mesh": ["trimesh>=3.9"],          # terrain meshes from files (terrain.TriangleMesh.from_file)
+        "mobility": ["PyYAML>=5.4"],       # wheeled-rover mobility files (locomotion.wheeled)
     },
     zip_safe=False,
     maintainer="mechanism_model developers",

@@ -51,5 +51,7 @@ setup(
         "mechanism-model-serve = mechanism_model_ros.serve:main",
         "state_publisher = mechanism_model_ros.state_publisher:main",
         "kinematics_server = mechanism_model_ros.kinematics_server:main",
+        "statics_server = mechanism_model_ros.statics_server:main",
+        "locomotor = mechanism_model_ros.locomotor:main",
     ]},
 )

@@ -20,7 +20,7 @@ import numpy as np
 
 from .errors import ModelStructureError, UnknownBody, UnknownFrame
 from .joints import Joint
-from .model import GROUND, BodySpec, BoundingShape, MassProperties, Mechanism
+from .model import GROUND, BodySpec, BoundingShape, MassProperties, Mechanism, provide_operation
 
 
 class MechanismBuilder:
@@ -259,3 +259,7 @@ def _transform(T, what: str) -> np.ndarray:
         raise ModelStructureError(f"{what}: expected a finite 4x4 transform")
     A.setflags(write=False)
     return A
+
+
+provide_operation("edit", edit)
+provide_operation("attach", attach)

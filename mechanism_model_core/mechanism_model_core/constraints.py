@@ -49,7 +49,6 @@ import numpy as np
 
 from .errors import (ExpressionError, InvalidConfiguration, MechanismModelError, ModelFileError,
                      UnknownFrame, UnknownJoint)
-from .jacobians import jacobian_from_segments
 from .kinematics import forward_kinematics
 from .model import Mechanism
 from .spatial import inverse_left_jacobian_so3, log_so3, relative_motion, skew as _skew
@@ -87,7 +86,7 @@ class Evaluation:
         elif not jac:
             return self.fk.pose(frame), None
         else:
-            hit = (self.fk.pose(frame), jacobian_from_segments(self.mechanism, self.fk, frame))
+            hit = (self.fk.pose(frame), self.fk.ground_jacobian(frame))
         self._world[frame] = hit
         return hit
 

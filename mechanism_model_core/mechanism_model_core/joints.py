@@ -7,7 +7,7 @@ A joint connects a body to its parent (CLARAty 4.13, 4.16). It stores only const
 * limits, offset, home, actuation, stiffness and an optional coupling expression.
 
 The body frame coincides with the joint frame at zero articulation, so
-``T_parent_body(q) = placement @ joint.motion(q)``. ``offset`` shifts the zero of the articulation:
+``T_parent_body(q) = joint.transform(q)`` (the placement, then the motion). ``offset`` shifts the zero of the articulation:
 a revolute joint turns by ``q + offset`` radians, a prismatic joint slides by ``q + offset`` metres.
 
 Multi-DOF joints use minimal coordinates, in this order:
@@ -124,8 +124,8 @@ class Joint:
         axis = np.array(self.axis, dtype=float).reshape(-1)
         n = float(np.linalg.norm(axis)) if axis.shape == (3,) else 0.0
         if not math.isfinite(n) or n < 1e-9:
-            raise ModelStructureError(f"joint {self.name!r}: axis {tuple(axis)} is not a usable direction",
-                                      subject)
+            raise ModelStructureError(f"joint {self.name!r}: axis {tuple(float(a) for a in axis)} is not a "
+                                      f"usable direction" + (" (zero length)" if n == 0.0 else ""), subject)
         object.__setattr__(self, "axis", _readonly(axis / n))
         dof = t.dof
         lower = _per_coordinate(self.lower, dof, -math.inf, self.name, "lower limit")
@@ -216,13 +216,15 @@ class Joint:
             return ((kind, self.axis, 0),)
         return ELEMENTARY_MOTIONS[self.type]
 
-    def motion(self, q) -> np.ndarray:
-        """``T_joint_body`` for this joint's coordinates ``q`` (sequence of length ``dof``); reference code,
-        the compiled kinematics does not call it."""
+    def transform(self, q) -> np.ndarray:
+        """``T_parent_body`` for this joint's coordinates ``q`` (sequence of length ``dof``): the placement,
+        then each single-axis step of :meth:`elementary_motions` (rotation about / translation along its
+        axis by the coordinate, plus ``offset`` for a one-DOF joint). The definition the compiled kinematics
+        (:mod:`.kinematics`) is tested against; it is not on any fast path."""
         from . import spatial
 
         q = np.atleast_1d(np.asarray(q, dtype=float))
-        T = np.eye(4)
+        T = np.array(self.placement, dtype=float)
         for kind, axis, i in self.elementary_motions():
             v = q[i] + (self.offset if self.dof == 1 else 0.0)
             step = np.eye(4)
@@ -232,10 +234,6 @@ class Joint:
                 step[:3, 3] = np.asarray(axis) * v
             T = T @ step
         return T
-
-    def transform(self, q) -> np.ndarray:
-        """``T_parent_body`` for joint coordinates ``q``: ``placement @ motion(q)``."""
-        return self.placement @ self.motion(q)
 
 
 def _eye_if_none(T):

@@ -39,10 +39,15 @@ from __future__ import annotations
 
 import itertools
 import math
+import threading
+import weakref
+from enum import Enum
 
 import numpy as np
 
-from .model import Mechanism
+from .model import Mechanism, provide_operation
+from .errors import MechanismModelError
+from .spatial import cross_rows, relative_motion
 
 _dot = np.dot
 _sin = np.sin
@@ -83,7 +88,7 @@ class _SinglePlan:
     """Constant arrays of the one-configuration pass (see the module docstring)."""
 
     __slots__ = ("A", "b", "lin", "coef", "nb", "m", "T", "parents", "ground", "run", "frame_flat",
-                 "seg_flat", "jac")
+                 "seg_flat", "seg_be", "frame_be", "revolute")
 
 
 class _FrameJacobian:
@@ -91,7 +96,7 @@ class _FrameJacobian:
     origins and the frame's origin (flat indices, shape (7, 3, k): z, P1 z, P2 z, P2 o, P1 o, P2 p, P1 p),
     the ancestors' coordinate columns (also as a slice when contiguous) and which of them are prismatic."""
 
-    __slots__ = ("index", "cols", "cols_slice", "full", "prismatic", "revolute")
+    __slots__ = ("index", "cols", "cols_slice", "full", "prismatic", "revolute", "ancestors")
 
 
 class _BatchPlan:
@@ -116,6 +121,13 @@ def _trig_expansion(factors):
 
 def _revolute_factor(P):
     return {0: P @ _C0 + 0j, 1: P @ (_CC - 1j * _CS) / 2, -1: P @ (_CC + 1j * _CS) / 2}
+
+
+#: above this many coordinates the pass's term matrix is stored sparse (each row has at most 3 entries)
+_DENSE_MAX_NQ = 64
+#: revolute coordinates are reduced to (-pi, pi] (exactly, through sin and cos) when |q| exceeds this:
+#: the pass evaluates cos(x) as sin(x + pi/2), exact to a few ulp of x only while x is small
+_REDUCE_ABOVE = 64.0
 
 
 def _estimated_cost(layout) -> float:
@@ -212,23 +224,23 @@ def _plan_single(c, nq: int, layout) -> _SinglePlan:
     term_rows, coef_blocks = [], []
     for (p, g, ent) in blocks:
         if g and kind[g[0]] == 2:            # a slider is alone in its group: terms 1 and d
-            a_lin = np.zeros(nq)
-            a_lin[int(c.seg_coord[g[0]])] = 1.0
+            a_lin = {int(c.seg_coord[g[0]]): 1.0}
             P = np.asarray(c.seg_P[g[0]])
             coefs = []
             for depth, F, _ in ent:
                 Fm = eye if F is None else F
                 coefs.append([Fm, np.zeros((4, 4))] if depth < 0 else [P @ Fm, P @ _EZ @ Fm])
-            rows = [(np.zeros(nq), math.pi / 2, False), (a_lin, 0.0, True)]
+            rows = [({}, math.pi / 2, False), (a_lin, 0.0, True)]
         else:
             factors = [_revolute_factor(np.asarray(c.seg_P[s])) for s in g]
             reps = [n for n in itertools.product((-1, 0, 1), repeat=len(g))
                     if any(n) and n[[i for i, v in enumerate(n) if v][0]] > 0]
-            rows = [(np.zeros(nq), math.pi / 2, False)]     # the constant term: sin(pi/2) = 1
+            rows = [({}, math.pi / 2, False)]     # the constant term: sin(pi/2) = 1
             for n in reps:
-                a = np.zeros(nq)
+                a = {}                                      # sparse row: coordinate -> multiple
                 for k, v in enumerate(n):
-                    a[int(c.seg_coord[g[k]])] += v
+                    ci = int(c.seg_coord[g[k]])
+                    a[ci] = a.get(ci, 0) + v
                 rows.append((a, math.pi / 2, False))        # cos(n . q)
                 rows.append((a, 0.0, False))                # sin(n . q)
             coefs = []
@@ -249,13 +261,17 @@ def _plan_single(c, nq: int, layout) -> _SinglePlan:
         term_rows.append(rows)
         coef_blocks.append(coefs)
     T = max(len(r) for r in term_rows) if term_rows else 1
-    A = np.zeros((nb, T, nq))
+    a_rows, a_cols, a_vals = [], [], []
     bvec = np.zeros((nb, T))
     lin = []
     coef = np.zeros((nb, T, m, 4, 4))     # coefficient t of entry e, transposed: rows 4e:4e+4 of the block
     for bi, (rows, coefs) in enumerate(zip(term_rows, coef_blocks)):
         for t, (a, ph, is_lin) in enumerate(rows):
-            A[bi, t] = a
+            for ci, v in a.items():
+                if v:
+                    a_rows.append(bi * T + t)
+                    a_cols.append(ci)
+                    a_vals.append(float(v))
             bvec[bi, t] = ph
             if is_lin:
                 lin.append(bi * T + t)
@@ -263,13 +279,25 @@ def _plan_single(c, nq: int, layout) -> _SinglePlan:
             for t, Cm in enumerate(row):
                 coef[bi, t, e] = np.asarray(Cm).T
     sp = _SinglePlan()
-    sp.A = _ro(A.reshape(nb * T, nq))
+    if nq > _DENSE_MAX_NQ:
+        # long chains and wide trees: each row touches at most 3 coordinates; a dense (rows x nq) matrix
+        # would grow with the square of the model
+        from scipy.sparse import csr_matrix
+
+        sp.A = csr_matrix((a_vals, (a_rows, a_cols)), shape=(nb * T, nq))
+    else:
+        A = np.zeros((nb * T, nq))
+        np.add.at(A, (np.array(a_rows, np.intp), np.array(a_cols, np.intp)), a_vals)
+        sp.A = _ro(A)
     sp.b = _ro(bvec.reshape(nb * T))
     sp.lin = _ro(lin, np.intp) if lin else None
     sp.coef = _ro(coef.reshape(nb, T, m * 16))
     sp.nb, sp.m, sp.T = nb, m, T
     sp.parents = tuple(-1 if p == 0 else first_block_of_group[p] for (p, g, ent) in blocks)
     sp.ground = _ro(_GROUND_EXT.T)
+    # coordinates of revolute segments: reduced to (-pi, pi] before the pass when large (see _single_pass)
+    rev = sorted({int(c.seg_coord[i]) for i in range(1, S) if kind[i] == 1})
+    sp.revolute = _ro(rev, np.intp) if rev else None
     # --- where each segment and frame ended up: (block, entry) in the pass output
     seg_be = [(0, 0)] * S
     frame_be = [(0, 0)] * len(c.frame_seg)
@@ -279,46 +307,65 @@ def _plan_single(c, nq: int, layout) -> _SinglePlan:
                 seg_be[idx] = (bi, e)
             else:
                 frame_be[idx] = (bi, e)
-    for f, s in frame_alias.items():
-        frame_be[f] = seg_be[s]
-    ground_frame = next(f for f, s in enumerate(c.frame_seg) if s == 0)  # the ground's own frame
+    for f, s_ in frame_alias.items():
+        frame_be[f] = seg_be[s_]
+    ground_frame = next(f for f, s_ in enumerate(c.frame_seg) if s_ == 0)  # the ground's own frame
     seg_be[0] = frame_be[ground_frame]
-
-    def flat(b, e, i, j):
-        """Flat index of ``E[i, j]`` (i < 12, j < 4) of entry e of block b in the (nb, 4m, 12) output."""
-        return ((np.asarray(b) * m + np.asarray(e)) * 4 + j) * 12 + i
-
+    sp.seg_be = _ro(seg_be, np.intp)
+    sp.frame_be = _ro(frame_be, np.intp)
     ii, jj = np.meshgrid(np.arange(4), np.arange(4), indexing="ij")
-    sp.seg_flat = _ro([flat(b, e, ii, jj) for b, e in seg_be], np.intp)
-    sp.frame_flat = _ro([flat(b, e, ii, jj) for b, e in frame_be], np.intp)
+    sb, fb = sp.seg_be, sp.frame_be
+    sp.seg_flat = _ro(_flat(m, sb[:, 0, None, None], sb[:, 1, None, None], ii, jj), np.intp)
+    sp.frame_flat = _ro(_flat(m, fb[:, 0, None, None], fb[:, 1, None, None], ii, jj), np.intp)
     chain = sp.parents == tuple(range(-1, nb - 1))     # each block hangs on the one before
     sp.run = (sp.A, sp.b, sp.lin, (nb, 1, T), sp.coef, (nb, 4 * m, 4), (nb, 4 * m, 12), sp.ground,
-              nb if chain else sp.parents)
-    # --- per-frame Jacobian constants
-    jac = []
-    r3 = np.arange(3)[:, None]
-    for f in range(len(c.frame_seg)):
-        anc = [int(a) for a in c.seg_ancestors[int(c.frame_seg[f])]]
-        fj = _FrameJacobian()
-        ab = np.array([seg_be[a][0] for a in anc], np.intp)
-        ae = np.array([seg_be[a][1] for a in anc], np.intp)
-        fb, fe = frame_be[f]
-        ones = np.ones(len(anc), np.intp)
-        fj.index = _ro([flat(ab, ae, r3, 2), flat(ab, ae, 4 + r3, 2), flat(ab, ae, 8 + r3, 2),
-                        flat(ab, ae, 8 + r3, 3), flat(ab, ae, 4 + r3, 3),
-                        flat(fb * ones, fe * ones, 8 + r3, 3), flat(fb * ones, fe * ones, 4 + r3, 3)],
-                       np.intp).reshape(7, 3, len(anc))
-        cols = [int(c.seg_coord[a]) for a in anc]
-        fj.cols = _ro(cols, np.intp)
-        fj.cols_slice = (slice(cols[0], cols[-1] + 1)
-                         if cols and cols == list(range(cols[0], cols[-1] + 1)) else None)
-        fj.full = sorted(cols) == list(range(nq))
-        pri = [kind[a] == 2 for a in anc]
-        fj.prismatic = _ro(np.flatnonzero(pri), np.intp) if any(pri) else None
-        fj.revolute = _ro(np.flatnonzero(~np.array(pri, bool)), np.intp) if any(pri) else None
-        jac.append(fj)
-    sp.jac = tuple(jac)
+              nb if chain else sp.parents, sp.revolute)
     return sp
+
+
+def _flat(m, b, e, i, j):
+    """Flat index of ``E[i, j]`` (i < 12, j < 4) of entry e of block b in the (nb, 4m, 12) output."""
+    return ((np.asarray(b) * m + np.asarray(e)) * 4 + j) * 12 + i
+
+
+def _ancestors(tree, s: int) -> np.ndarray:
+    """Moving segments from the ground to segment ``s`` (inclusive, ascending)."""
+    out = []
+    parent = tree.seg_parent
+    while s > 0:
+        out.append(s)
+        s = int(parent[s])
+    return np.array(out[::-1], dtype=np.intp)
+
+
+def _frame_jacobian(tree, sp: _SinglePlan, f: int) -> _FrameJacobian:
+    """Per-frame Jacobian constants (built on first use: their size grows with the frame's depth)."""
+    nq = tree.nq
+    anc = _ancestors(tree, int(tree.frame_seg[f]))
+    m = sp.m
+    r3 = np.arange(3)[:, None]
+    fj = _FrameJacobian()
+    fj.ancestors = _ro(anc, np.intp)
+    ab = sp.seg_be[anc, 0]
+    ae = sp.seg_be[anc, 1]
+    fb, fe = (int(v) for v in sp.frame_be[f])
+    ones = np.ones(len(anc), np.intp)
+    fj.index = _ro([_flat(m, ab, ae, r3, 2), _flat(m, ab, ae, 4 + r3, 2), _flat(m, ab, ae, 8 + r3, 2),
+                    _flat(m, ab, ae, 8 + r3, 3), _flat(m, ab, ae, 4 + r3, 3),
+                    _flat(m, fb * ones, fe * ones, 8 + r3, 3), _flat(m, fb * ones, fe * ones, 4 + r3, 3)],
+                   np.intp).reshape(7, 3, len(anc))
+    cols = tree.seg_coord[anc]
+    fj.cols = _ro(cols, np.intp)
+    k = len(cols)
+    fj.cols_slice = (slice(int(cols[0]), int(cols[-1]) + 1)
+                     if k and int(cols[-1]) - int(cols[0]) + 1 == k and np.all(np.diff(cols) == 1) else None)
+    fj.full = k == nq and fj.cols_slice == slice(0, nq)
+    if not fj.full and k == nq:
+        fj.full = bool(np.array_equal(np.sort(cols), np.arange(nq)))
+    pri = tree.seg_kind[anc] == 2
+    fj.prismatic = _ro(np.flatnonzero(pri), np.intp) if pri.any() else None
+    fj.revolute = _ro(np.flatnonzero(~pri), np.intp) if pri.any() else None
+    return fj
 
 
 def plan_batch(c) -> _BatchPlan:
@@ -352,11 +399,85 @@ def plan_batch(c) -> _BatchPlan:
     return bp
 
 
+# ============================================================================ plans, per mechanism
+class KinematicsPlan:
+    """Everything the passes precompute for one mechanism, kept here and not in the model (Pinocchio keeps
+    its Model free of algorithm state the same way). Built on first use by :func:`kinematics_plan` and
+    cached while the mechanism lives; only read afterwards, so threads share it without locks.
+
+    ``single``: the one-configuration plan (built with the plan); ``batch``, per-frame Jacobian constants,
+    joint-step (TF edge) coefficients and frame chains: built on first use, because their size grows with
+    the model (the per-frame Jacobian constants with each frame's depth)."""
+
+    __slots__ = ("tree", "nq", "single", "frame_index", "_batch", "_edges", "_jac", "_chains",
+                 "__weakref__")
+
+    def __init__(self, mechanism: Mechanism):
+        t = mechanism.segment_tree
+        self.tree = t
+        self.nq = t.nq
+        self.single = plan_single(t, t.nq)
+        self.frame_index = {n: i for i, n in enumerate(mechanism.frame_names)}
+        self._batch = None
+        self._edges = None
+        self._jac = {}
+        self._chains = {}
+
+    @property
+    def batch(self) -> _BatchPlan:
+        b = self._batch
+        if b is None:
+            b = self._batch = plan_batch(self.tree)
+        return b
+
+    def frame_jacobian(self, f: int) -> _FrameJacobian:
+        fj = self._jac.get(f)
+        if fj is None:
+            fj = self._jac[f] = _frame_jacobian(self.tree, self.single, f)
+        return fj
+
+
+_PLANS: dict[int, KinematicsPlan] = {}
+_PLANS_LOCK = threading.Lock()
+
+
+def kinematics_plan(mechanism: Mechanism) -> KinematicsPlan:
+    """The evaluation plan of ``mechanism`` (built once, dropped when the mechanism is collected)."""
+    p = _PLANS.get(id(mechanism))
+    if p is not None:
+        return p
+    with _PLANS_LOCK:
+        p = _PLANS.get(id(mechanism))
+        if p is None:
+            p = KinematicsPlan(mechanism)
+            _PLANS[id(mechanism)] = p
+            weakref.finalize(mechanism, _PLANS.pop, id(mechanism), None)
+    return p
+
+
+def _frame_index(plan: KinematicsPlan, mechanism: Mechanism, frame: str) -> int:
+    i = plan.frame_index.get(frame)
+    if i is None:
+        return mechanism.frame(frame).index         # raises UnknownFrame (or accepts a non-str key)
+    return i
+
+
 # ============================================================================ the passes
-def _single_pass(c, q):
+def _reduced(q, rev):
+    """``q`` with the revolute coordinates ``rev`` brought to (-pi, pi] through their exact sine and cosine
+    (the angle is only ever used through sin and cos, so nothing changes but the rounding)."""
+    q = q.copy()
+    r = q[rev]
+    q[rev] = np.arctan2(np.sin(r), np.cos(r))
+    return q
+
+
+def _single_pass(sp, q):
     """Pass output for one configuration, shape (nb, 4m, 12): rows 4e:4e+4 of block b hold ``E.T`` (see
     _GROUND_EXT) for the pose of the block's e-th entry (segment or frame)."""
-    A, b, lin, wshape, coef, kshape, oshape, ground, parents = c.single.run
+    A, b, lin, wshape, coef, kshape, oshape, ground, parents, rev = sp.run
+    if rev is not None and not q.dot(q) <= _REDUCE_ABOVE * _REDUCE_ABOVE:
+        q = _reduced(q, rev)
     x = A.dot(q)
     x += b
     if lin is None:
@@ -395,22 +516,23 @@ def _chunking(B: int):
     return -(-B // bc), bc
 
 
-def _batch_pass(c, Q):
+def _batch_pass(plan: KinematicsPlan, Q):
     """Batch pass: pose components of every moving segment, shape (S - 1, n_chunks, 12, chunk): the
     configurations ``Q`` (B, nq) are cut into chunks (the last one padded with zeros), and component
     ``3*j + i`` of a pose is ``T[i, j]``."""
-    steps = c.batch.steps
+    steps = plan.batch.steps
     B = Q.shape[0]
     nch, bc = _chunking(B)
     S1 = len(steps)
     Tb = np.empty((S1, nch, 12, bc))
     if not S1:
         return Tb
+    coord = plan.tree.seg_coord[1:]
     if nch * bc == B:
-        X = Q.T[c.seg_coord[1:]]
+        X = Q.T[coord]
     else:
         X = np.zeros((S1, nch * bc))
-        X[:, :B] = Q.T[c.seg_coord[1:]]
+        X[:, :B] = Q.T[coord]
     X = X.reshape(S1, nch, 1, bc)
     cs = np.cos(X)
     sn = np.sin(X)
@@ -442,15 +564,16 @@ def _batch_pass(c, Q):
     return Tb
 
 
-def _batch_frame_comps(c, Tb, f):
+def _batch_frame_comps(plan: KinematicsPlan, Tb, f):
     """(n_chunks, 12, chunk) pose components of frame ``f`` from the batch pass."""
-    s = int(c.frame_seg[f])
+    s = int(plan.tree.frame_seg[f])
+    bp = plan.batch
     if s == 0:
-        return np.broadcast_to(c.batch.frame_const[f], Tb.shape[1:])
-    if c.batch.frame_identity[f]:
+        return np.broadcast_to(bp.frame_const[f], Tb.shape[1:])
+    if bp.frame_identity[f]:
         return Tb[s - 1]
     src = Tb[s - 1]
-    M = c.batch.frame_M[f]
+    M = bp.frame_M[f]
     out = np.empty(src.shape)
     for k in range(src.shape[0]):
         M.dot(src[k], out[k])
@@ -474,38 +597,116 @@ def _comps_to_poses(W, B: int):
     return out.reshape(nch * bc, F, 4, 4)[:B]
 
 
-def _batch_segments(c, Tb, B: int):
+def _batch_segments(plan: KinematicsPlan, Tb, B: int):
     """(B, S, 4, 4) segment poses, ground first."""
-    out = np.empty((B, c.n_seg, 4, 4))
+    out = np.empty((B, plan.tree.n_seg, 4, 4))
     out[:, 0] = np.eye(4)
     out[:, 1:] = _comps_to_poses(Tb, B)
     return out
 
 
+# ------------------------------------------------------------------ Jacobian columns on the passes
+def _single_columns(out, fj, nq: int, world: bool) -> np.ndarray:
+    """6 x nq Jacobian of one frame relative to the ground from the one-configuration pass output.
+
+    Column of a revolute ancestor with axis z and origin o: angular z; linear z x (p - o) for the frame
+    origin p (LOCAL_WORLD_ALIGNED) or o x z (WORLD). A prismatic ancestor: linear z, angular 0. The pass
+    carries every vector in three cyclic orders P1, P2, so each cross product is two elementwise products:
+    ``V`` holds z, P1 z, P2 z, P2 o, P1 o, P2 p, P1 p (each 3 x k), and
+    ``z x d = P1 z * P2 d - P2 z * P1 d``.
+    """
+    J = np.empty((6, nq)) if fj.full else np.zeros((6, nq))
+    if fj.cols.size == 0:
+        return J
+    V = out.take(fj.index)
+    if world:
+        prod = V[3:5] * V[1:3]           # (P2 o * P1 z, P1 o * P2 z)
+        lo, hi = prod[1], prod[0]
+    else:
+        prod = V[5:7] - V[3:5]           # (P2 d, P1 d) with d = p - o
+        prod *= V[1:3]                   # (P1 z * P2 d, P2 z * P1 d)
+        lo, hi = prod[0], prod[1]
+    sl = fj.cols_slice
+    if sl is not None:
+        np.subtract(lo, hi, out=J[:3, sl])
+        J[3:, sl] = V[0]
+    else:
+        J[:3, fj.cols] = lo - hi
+        J[3:, fj.cols] = V[0]
+    if fj.prismatic is not None:
+        pc = fj.cols[fj.prismatic]
+        J[:3, pc] = V[0][:, fj.prismatic]
+        J[3:, pc] = 0.0
+    return J
+
+
+def _batch_columns(plan: KinematicsPlan, Tb, f: int, B: int):
+    """(B, 6, nq) LOCAL_WORLD_ALIGNED Jacobian of frame ``f`` relative to the ground, and the frame's pose
+    components, from the batch pass. The columns are computed as rows over the configurations, then turned
+    into (B, 6, nq) by one copy."""
+    nq = plan.nq
+    W = _batch_frame_comps(plan, Tb, f)
+    nch, _, bc = W.shape
+    fj = plan.frame_jacobian(f)
+    anc = fj.ancestors
+    k = anc.size
+    if k == 0:
+        return np.zeros((B, 6, nq)), W
+    if anc[-1] - anc[0] + 1 == k:                     # a chain: a view, no copy
+        A = Tb[anc[0] - 1:anc[-1], :, 6:]
+    else:
+        A = Tb[anc - 1, :, 6:]                          # (k, n_chunks, 6, chunk): axis z, origin
+    Z = A[:, :, :3]
+    D = W[None, :, 9:] - A[:, :, 3:]
+    G = np.empty((6, k, nch, bc))                       # rows [linear; angular] x ancestor x configuration
+    for i, (a, b) in enumerate(((1, 2), (2, 0), (0, 1))):
+        np.multiply(Z[:, :, a], D[:, :, b], out=G[i])
+        G[i] -= Z[:, :, b] * D[:, :, a]
+    G[3:] = Z.transpose(2, 0, 1, 3)
+    if fj.prismatic is not None:
+        G[:3, fj.prismatic] = Z[fj.prismatic].transpose(2, 0, 1, 3)
+        G[3:, fj.prismatic] = 0.0
+    cols = fj.cols
+    if fj.full and fj.cols_slice == slice(0, nq):
+        J = np.ascontiguousarray(G.transpose(2, 3, 0, 1)).reshape(nch * bc, 6, nq)
+    else:
+        J = np.zeros((nch, bc, 6, nq))
+        J[..., cols] = G.transpose(2, 3, 0, 1)
+        J = J.reshape(nch * bc, 6, nq)
+    return J[:B], W
+
+
 # ============================================================================ public API
-def segment_poses(mechanism: Mechanism, q: np.ndarray) -> np.ndarray:
-    """``T_ground_segment`` for every compiled segment: shape (S, 4, 4) for q of shape (nq,), or
-    (B, S, 4, 4) for a batch (B, nq). ``q`` must already be a full, validated coordinate array.
-
-    Prefer :func:`forward_kinematics` and :meth:`ForwardKinematics.jacobian` to reuse one pass; this
-    function builds the full segment array, which the fast paths avoid."""
-    c = mechanism._compiled
-    if q.ndim == 1:
-        return _single_pass(c, q).take(c.single.seg_flat)
-    return _batch_segments(c, _batch_pass(c, q), q.shape[0])
-
-
-def _configuration(mechanism: Mechanism, q):
+def _configuration(mechanism: Mechanism, q, nq: int):
     """``mechanism.configuration(q)``, with a shortcut for a finite float array of length nq."""
-    if type(q) is np.ndarray and q.dtype is _F64 and q.ndim == 1 and q.shape[0] == mechanism._compiled.nq:
+    if type(q) is np.ndarray and q.dtype is _F64 and q.ndim == 1 and q.shape[0] == nq:
         # q . q is finite for finite q; it overflows above 1e154 only, and then the full check decides
         if _isfinite(q.dot(q)):
             return q
     return mechanism.configuration(q)
 
 
+def segment_poses(mechanism: Mechanism, q) -> np.ndarray:
+    """``T_ground_segment`` for every segment of :attr:`Mechanism.segment_tree`: shape (S, 4, 4) for one
+    configuration, (B, S, 4, 4) for a batch. Prefer :func:`forward_kinematics` to reuse one pass."""
+    return forward_kinematics(mechanism, q).segments
+
+
+def batch_segment_components(mechanism: Mechanism, Q) -> np.ndarray:
+    """The batch pass's own layout, for algorithms that work on it directly (statics' batch gravity): pose
+    components of every moving segment, shape (S - 1, n_chunks, 12, chunk); component ``3*j + i`` of a pose
+    is ``T_ground_seg[i, j]``; the configurations ``Q`` (B, nq) are cut into chunks of up to 1024 (the last
+    one padded with zeros)."""
+    p = kinematics_plan(mechanism)
+    Q = _configuration(mechanism, Q, p.nq)
+    if Q.ndim != 2:
+        Q = Q[None]
+    return _batch_pass(p, Q)
+
+
 class ForwardKinematics:
-    """The result of :func:`forward_kinematics`: answers the pose of any frame relative to any other.
+    """The result of :func:`forward_kinematics`: answers the pose of any frame relative to any other, and
+    the Jacobian of any frame from the same pass.
 
     It holds the poses of one configuration (or a batch) and the mechanism; it does not modify either,
     and every array it returns is a new array. ``q`` is the full joint-coordinate array used (couplings
@@ -513,19 +714,12 @@ class ForwardKinematics:
     (B, S, 4, 4).
     """
 
-    __slots__ = ("mechanism", "q", "_segs", "_out", "_tb")
+    __slots__ = ("mechanism", "q", "_plan", "_out", "_tb")
 
-    def __init__(self, mechanism: Mechanism, q: np.ndarray, segments: np.ndarray | None = None):
-        self.mechanism = mechanism
-        self.q = q
-        self._segs = segments
-        self._out = None
-        self._tb = None
-        if segments is None:
-            if q.ndim == 1:
-                self._out = _single_pass(mechanism._compiled, q)
-            else:
-                self._tb = _batch_pass(mechanism._compiled, q)
+    def __init__(self, mechanism: Mechanism, q):
+        fk = forward_kinematics(mechanism, q)
+        self.mechanism, self.q, self._plan, self._out, self._tb = (fk.mechanism, fk.q, fk._plan, fk._out,
+                                                                   fk._tb)
 
     @property
     def batched(self) -> bool:
@@ -533,12 +727,10 @@ class ForwardKinematics:
 
     @property
     def segments(self) -> np.ndarray:
-        if self._segs is not None:
-            return self._segs
-        c = self.mechanism._compiled
+        p = self._plan
         if self._out is not None:
-            return self._out.take(c.single.seg_flat)
-        return _batch_segments(c, self._tb, self.q.shape[0])
+            return self._out.take(p.single.seg_flat)
+        return _batch_segments(p, self._tb, self.q.shape[0])
 
     def pose(self, frame: str, relative_to: str | None = None) -> np.ndarray:
         """``T_relative_to_frame`` (ground when ``relative_to`` is None): 4x4, or (B, 4, 4) for a batch."""
@@ -556,61 +748,73 @@ class ForwardKinematics:
         return self.pose(frame, relative_to)[..., :3, :3]
 
     def _world(self, frame: str) -> np.ndarray:
-        m = self.mechanism
-        ref = m._frames.get(frame)
-        if ref is None:
-            ref = m.frame(frame)        # raises UnknownFrame
-        c = m._compiled
+        p = self._plan
+        f = p.frame_index.get(frame)
+        if f is None:
+            f = _frame_index(p, self.mechanism, frame)
         if self._out is not None:
-            return self._out.take(c.single.frame_flat[ref.index])
-        if self._tb is not None:
-            return _comps_to_poses(_batch_frame_comps(c, self._tb, ref.index), self.q.shape[0])
-        if self.q.ndim == 1:
-            return _dot(self._segs[ref.segment], c.frame_T[ref.index])
-        return self._segs[:, ref.segment] @ c.frame_T[ref.index]
+            return self._out.take(p.single.frame_flat[f])
+        return _comps_to_poses(_batch_frame_comps(p, self._tb, f), self.q.shape[0])
 
     def frame_array(self) -> np.ndarray:
         """Poses of all frames in :attr:`Mechanism.frame_names` order, shape (F, 4, 4) or (B, F, 4, 4)."""
-        c = self.mechanism._compiled
+        p = self._plan
         if self._out is not None:
-            return self._out.take(c.single.frame_flat)
-        if self._tb is not None:
-            return _comps_to_poses(_batch_all_frame_comps(c, self._tb), self.q.shape[0])
-        if self.q.ndim == 1:
-            return self._segs[c.frame_seg] @ c.frame_T
-        return self._segs[:, c.frame_seg] @ c.frame_T
+            return self._out.take(p.single.frame_flat)
+        return _comps_to_poses(_batch_all_frame_comps(p, self._tb), self.q.shape[0])
 
     def all_poses(self) -> dict[str, np.ndarray]:
         """``{frame name: T_ground_frame}`` for every body frame and named frame, computed at once."""
         W = self.frame_array()
         if W.ndim == 4:
             W = np.moveaxis(W, 1, 0)
-        return dict(zip(self.mechanism._frames, W))
+        return dict(zip(self.mechanism.frame_names, W))
+
+    def ground_jacobian(self, frame: str, point: str = "frame") -> np.ndarray:
+        """Geometric Jacobian of ``frame`` relative to the ground, rows [linear; angular] in ground axes:
+        (6, nq), or (B, 6, nq) for a batch. ``point="frame"``: the linear rows are the velocity of the
+        frame's origin (LOCAL_WORLD_ALIGNED); ``point="ground"``: of the body point at the ground's origin
+        (WORLD). Other conventions and reference frames: :meth:`jacobian`."""
+        p = self._plan
+        f = p.frame_index.get(frame)
+        if f is None:
+            f = _frame_index(p, self.mechanism, frame)
+        if self._out is not None:
+            return _single_columns(self._out, p.frame_jacobian(f), p.nq, point == "ground")
+        J, W = _batch_columns(p, self._tb, f, self.q.shape[0])
+        if point == "ground":
+            pos = _comps_to_poses(W, self.q.shape[0])[:, :3, 3]
+            J = J.copy()
+            J[:, :3, :] -= _cross_cols(J[:, 3:, :], pos)
+        return J
 
     def jacobian(self, frame: str, relative_to: str | None = None, convention="LOCAL_WORLD_ALIGNED"):
         """The geometric Jacobian of ``frame`` at this configuration (see :func:`.jacobians.jacobian`),
         reusing this forward pass."""
-        from .jacobians import jacobian_from_fk
-
-        return jacobian_from_fk(self, frame, relative_to, convention)
+        return frame_jacobian(self, frame, relative_to, convention)
 
 
-def _batch_all_frame_comps(c, Tb):
+def _cross_cols(W, p):
+    """Columns of ``W`` (B, 3, n) crossed with ``p`` (B, 3): ``w_k x p`` for every column k."""
+    out = np.empty(W.shape)
+    out[:, 0] = W[:, 1] * p[:, 2, None] - W[:, 2] * p[:, 1, None]
+    out[:, 1] = W[:, 2] * p[:, 0, None] - W[:, 0] * p[:, 2, None]
+    out[:, 2] = W[:, 0] * p[:, 1, None] - W[:, 1] * p[:, 0, None]
+    return out
+
+
+def _batch_all_frame_comps(plan: KinematicsPlan, Tb):
     """(F, n_chunks, 12, chunk) pose components of every frame."""
-    out = np.empty((len(c.frame_seg),) + Tb.shape[1:])
-    for f in range(len(c.frame_seg)):
-        out[f] = _batch_frame_comps(c, Tb, f)
+    F = len(plan.tree.frame_seg)
+    out = np.empty((F,) + Tb.shape[1:])
+    for f in range(F):
+        out[f] = _batch_frame_comps(plan, Tb, f)
     return out
 
 
 def _relative(Tr, T):
     """``inverse(Tr) @ T`` for rigid transforms (4x4 or stacks)."""
-    out = np.zeros(np.broadcast_shapes(Tr.shape, T.shape))
-    RrT = np.swapaxes(Tr[..., :3, :3], -1, -2)
-    out[..., :3, :3] = RrT @ T[..., :3, :3]
-    out[..., :3, 3] = (RrT @ (T[..., :3, 3] - Tr[..., :3, 3])[..., None])[..., 0]
-    out[..., 3, 3] = 1.0
-    return out
+    return relative_motion(T, None, Tr, None)[0]
 
 
 def forward_kinematics(mechanism: Mechanism, q=None) -> ForwardKinematics:
@@ -619,20 +823,22 @@ def forward_kinematics(mechanism: Mechanism, q=None) -> ForwardKinematics:
     ``q``: array (nq,), batch (B, nq), independent-only values, or a ``{coordinate: value}`` mapping
     (see :meth:`Mechanism.configuration`); ``None`` means the home configuration.
     """
-    c = mechanism._compiled
-    if not (type(q) is np.ndarray and q.dtype is _F64 and q.ndim == 1 and q.shape[0] == c.nq
+    p = _PLANS.get(id(mechanism))
+    if p is None:
+        p = kinematics_plan(mechanism)
+    if not (type(q) is np.ndarray and q.dtype is _F64 and q.ndim == 1 and q.shape[0] == p.nq
             and _isfinite(q.dot(q))):            # the shortcut of _configuration, inlined
         q = mechanism.configuration(q)
     fk = _new(ForwardKinematics)
     fk.mechanism = mechanism
     fk.q = q
-    fk._segs = None
+    fk._plan = p
     if q.ndim == 1:
-        fk._out = _single_pass(c, q)
+        fk._out = _single_pass(p.single, q)
         fk._tb = None
     else:
         fk._out = None
-        fk._tb = _batch_pass(c, q)
+        fk._tb = _batch_pass(p, q)
     return fk
 
 
@@ -642,3 +848,199 @@ _new = object.__new__
 def relative_pose(mechanism: Mechanism, q, frame: str, relative_to: str | None = None) -> np.ndarray:
     """``T_relative_to_frame`` for joint values ``q`` (a shortcut for ``forward_kinematics(...).pose``)."""
     return forward_kinematics(mechanism, q).pose(frame, relative_to)
+
+
+# ============================================================================ Jacobian conventions
+class Convention(str, Enum):
+    WORLD = "WORLD"
+    LOCAL = "LOCAL"
+    LOCAL_WORLD_ALIGNED = "LOCAL_WORLD_ALIGNED"
+
+    @classmethod
+    def parse(cls, value) -> "Convention":
+        if isinstance(value, cls):
+            return value
+        try:
+            return cls(str(value).upper())
+        except ValueError:
+            raise MechanismModelError(f"unknown Jacobian convention {value!r}; use "
+                                      f"{', '.join(c.value for c in cls)}") from None
+
+
+WORLD = Convention.WORLD
+LOCAL = Convention.LOCAL
+LOCAL_WORLD_ALIGNED = Convention.LOCAL_WORLD_ALIGNED
+
+
+def _finish(Jf, Tf, Jr, Tr, conv: Convention) -> np.ndarray:
+    """Apply ``relative_to`` and the reference convention to world-aligned columns.
+
+    ``Jf``/``Tf``: LOCAL_WORLD_ALIGNED Jacobian (..., 6, nq) and pose of the frame relative to the ground;
+    ``Jr``/``Tr`` the same for the reference frame, or None for the ground.
+    """
+    if Jr is None:
+        R = Tf[..., :3, :3]
+        p = Tf[..., :3, 3]
+        J = Jf
+    else:
+        T, J = relative_motion(Tf, Jf, Tr, Jr)
+        R = T[..., :3, :3]
+        p = T[..., :3, 3]
+    if conv is Convention.LOCAL_WORLD_ALIGNED:
+        return J
+    if conv is Convention.WORLD:
+        out = J.copy()
+        # v_origin_of_r = v_p + w x (0 - p) = v_p - w x p  -> column-wise: lin - ang x p
+        out[..., :3, :] = J[..., :3, :] - cross_rows(np.swapaxes(J[..., 3:, :], -1, -2),
+                                                 p[..., None, :]).swapaxes(-1, -2)
+        return out
+    RT = np.swapaxes(R, -1, -2)
+    return np.concatenate([RT @ J[..., :3, :], RT @ J[..., 3:, :]], axis=-2)
+
+
+_CONVENTIONS = {c: c for c in Convention}
+_CONVENTIONS.update({c.value: c for c in Convention})
+
+
+def frame_jacobian(fk: "ForwardKinematics", frame: str, relative_to=None, convention=None) -> np.ndarray:
+    """The Jacobian of ``frame`` relative to ``relative_to`` in ``convention`` from the pass of ``fk`` (see
+    :func:`.jacobians.jacobian` for the conventions)."""
+    if convention is None:
+        convention = Convention.LOCAL_WORLD_ALIGNED
+    conv = _CONVENTIONS.get(convention) if isinstance(convention, str) else None
+    if conv is None:
+        conv = Convention.parse(convention)
+    m = fk.mechanism
+    if relative_to is None or relative_to == m.ground:
+        if conv is Convention.LOCAL_WORLD_ALIGNED:
+            return fk.ground_jacobian(frame)
+        if conv is Convention.WORLD:
+            return fk.ground_jacobian(frame, "ground")
+        J = fk.ground_jacobian(frame)
+        Rt = np.swapaxes(fk.rotation(frame), -1, -2)
+        return np.concatenate([Rt @ J[..., :3, :], Rt @ J[..., 3:, :]], axis=-2)
+    return _finish(fk.ground_jacobian(frame), fk.pose(frame), fk.ground_jacobian(relative_to),
+                   fk.pose(relative_to), conv)
+
+
+# ============================================================================ joint steps (TF edges)
+class _EdgePlan:
+    __slots__ = ("K0", "K1", "K2", "coords", "prismatic")
+
+
+def _edge_plan(plan: KinematicsPlan) -> _EdgePlan:
+    ep = plan._edges
+    if ep is not None:
+        return ep
+    t = plan.tree
+    L, R = np.asarray(t.seg_L[1:]), np.asarray(t.seg_R[1:])
+    pri = np.asarray(t.seg_kind[1:]) == 2
+    ep = _EdgePlan()
+    # revolute: L Rz(q) R = L C0 R + cos q L CC R + sin q L CS R; prismatic: L R + d L EZ R
+    ep.K0 = _ro(np.where(pri[:, None, None], L @ R, L @ _C0 @ R))
+    ep.K1 = _ro(np.where(pri[:, None, None], L @ _EZ @ R, L @ _CC @ R))
+    ep.K2 = _ro(np.where(pri[:, None, None], 0.0, L @ _CS @ R))
+    ep.coords = _ro(t.seg_coord[1:], np.intp)
+    ep.prismatic = _ro(np.flatnonzero(pri), np.intp) if pri.any() else None
+    plan._edges = ep
+    return ep
+
+
+def joint_transforms(mechanism: Mechanism, q) -> np.ndarray:
+    """The transform across every single-axis joint step, as a TF publisher needs them (robot_state_publisher
+    takes the same from KDL's segments): shape (S - 1, 4, 4), or (B, S - 1, 4, 4) for a batch.
+
+    One entry per moving segment of :attr:`Mechanism.segment_tree` (segment ``i`` is entry ``i - 1``): the
+    mechanism's moving joints in body order, a multi-DOF joint (planar, ball, floating) as its single-axis
+    steps in order. Entry ``i - 1`` is ``T_from_to`` with ``from`` the parent body frame for a joint's first
+    step (the previous step's frame otherwise) and ``to`` the frame after the step (the child body frame
+    after a joint's last step): for a one-DOF joint ``placement @ M(q + offset)``. Exact for any finite
+    angle (sine and cosine of each angle, no sums of angles)."""
+    p = _PLANS.get(id(mechanism))
+    if p is None:
+        p = kinematics_plan(mechanism)
+    q = _configuration(mechanism, q, p.nq)
+    ep = _edge_plan(p)
+    x = q[..., ep.coords]
+    c = np.cos(x)
+    s = np.sin(x)
+    if ep.prismatic is not None:
+        c[..., ep.prismatic] = x[..., ep.prismatic]
+        s[..., ep.prismatic] = 0.0
+    return ep.K0 + c[..., None, None] * ep.K1 + s[..., None, None] * ep.K2
+
+
+# ============================================================================ one frame's chain
+class FrameChain:
+    """The moving segments from the ground to one frame, for solvers that iterate on one chain (IK): the
+    chain's pose and Jacobian without evaluating the rest of the tree. Get it with :func:`frame_chain`.
+
+    ``coords`` (n,): the coordinate of each step, ground first; ``revolute``/``prismatic``: boolean masks.
+    :meth:`evaluate` takes the step values ``theta`` (n,) (``q[coords]``) and returns ``T_ground_frame`` and
+    the (6, n) LOCAL_WORLD_ALIGNED Jacobian over the steps. Constant and shared; the scratch arrays are
+    the caller's (:meth:`workspace`), so threads may evaluate the same chain at once."""
+
+    __slots__ = ("n", "coords", "F", "Pm", "coef", "revolute", "prismatic", "any_prismatic")
+
+    def __init__(self, tree, f: int):
+        anc = _ancestors(tree, int(tree.frame_seg[f]))
+        n = self.n = len(anc)
+        self.coords = _ro(tree.seg_coord[anc], np.intp)
+        self.F = _ro(tree.frame_T[f])
+        P = np.asarray(tree.seg_P[anc]).reshape(n, 4, 4)
+        rev = np.asarray(tree.seg_kind[anc]) == 1
+        # local transform L(t) = P + sin t * P CS + (1 - cos t) * P (-CC) + t * P EZ
+        coef = np.zeros((n, 3, 16))
+        coef[rev, 0] = (P[rev] @ _CS).reshape(-1, 16)
+        coef[rev, 1] = (P[rev] @ -_CC).reshape(-1, 16)
+        coef[~rev, 2] = (P[~rev] @ _EZ).reshape(-1, 16)
+        self.Pm = _ro(P.reshape(n, 16))
+        self.coef = _ro(coef)
+        self.revolute = _ro(rev, bool)
+        self.prismatic = _ro(~rev, bool)
+        self.any_prismatic = bool((~rev).any())
+
+    def workspace(self):
+        """Scratch arrays for :meth:`evaluate` (one set per thread)."""
+        return np.zeros((self.n, 1, 3)), np.zeros((self.n, 4, 4))
+
+    def evaluate(self, theta, work=None):
+        """``(T_ground_frame, J)`` at step values ``theta`` (n,): J is (6, n), rows [linear; angular] in
+        ground axes, linear the velocity of the frame's origin."""
+        n = self.n
+        w, T = self.workspace() if work is None else work
+        np.sin(theta, out=w[:, 0, 0])
+        np.subtract(1.0, np.cos(theta), out=w[:, 0, 1])
+        w[:, 0, 2] = theta
+        L = (self.Pm + np.matmul(w, self.coef)[:, 0, :]).reshape(n, 4, 4)
+        T[0] = L[0]
+        for i in range(1, n):
+            np.dot(T[i - 1], L[i], out=T[i])
+        Tf = T[n - 1] @ self.F
+        p = Tf[:3, 3]
+        z = T[:, :3, 2]                               # step axes (+z of every step) in the ground frame
+        d = p - T[:, :3, 3]
+        J = np.empty((6, n))
+        # linear rows: z x d (revolute), z (prismatic); angular rows: z (revolute), 0 (prismatic)
+        J[0] = z[:, 1] * d[:, 2] - z[:, 2] * d[:, 1]
+        J[1] = z[:, 2] * d[:, 0] - z[:, 0] * d[:, 2]
+        J[2] = z[:, 0] * d[:, 1] - z[:, 1] * d[:, 0]
+        J[3:] = z.T
+        if self.any_prismatic:
+            pri = self.prismatic
+            J[:3, pri] = z[pri].T
+            J[3:, pri] = 0.0
+        return Tf, J
+
+
+def frame_chain(mechanism: Mechanism, frame: str) -> FrameChain:
+    """The :class:`FrameChain` from the ground to ``frame`` (cached with the mechanism's plan)."""
+    p = kinematics_plan(mechanism)
+    f = _frame_index(p, mechanism, frame)
+    ch = p._chains.get(f)
+    if ch is None:
+        ch = p._chains[f] = FrameChain(p.tree, f)
+    return ch
+
+
+provide_operation("forward_kinematics", forward_kinematics)

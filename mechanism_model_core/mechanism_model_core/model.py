@@ -183,41 +183,77 @@ class Body:
         """4x4 pose ``T_relative_to_body`` of this body frame in ``relative_to`` (the ground by default) for
         joint values ``q`` (anything :meth:`Mechanism.configuration` accepts; a batch gives (B, 4, 4));
         CLARAty 7.5."""
-        from .kinematics import forward_kinematics
-
-        return forward_kinematics(self.mechanism, q).pose(self.name, relative_to)
+        return _operation("forward_kinematics")(self.mechanism, q).pose(self.name, relative_to)
 
     def velocity(self, q, qdot, relative_to: str | None = None, convention="LOCAL_WORLD_ALIGNED"):
         """Twist ``[v; w]`` (m/s, rad/s) of this body frame relative to ``relative_to`` (the ground by
         default) for joint values ``q`` and rates ``qdot`` (rad/s, m/s per coordinate), in the axes that
         ``convention`` names (Pinocchio's meanings) (7.6)."""
-        from .jacobians import frame_velocity
-
-        return frame_velocity(self.mechanism, q, qdot, self.name, relative_to, convention)
+        return _operation("frame_velocity")(self.mechanism, q, qdot, self.name, relative_to, convention)
 
     def jacobian(self, q, relative_to: str | None = None, convention="LOCAL_WORLD_ALIGNED"):
         """6 x nq geometric Jacobian of this body frame relative to ``relative_to`` (the ground by default),
         rows ``[linear; angular]`` in the axes that ``convention`` names (7.7)."""
-        from .jacobians import jacobian
-
-        return jacobian(self.mechanism, q, self.name, relative_to, convention)
+        return _operation("jacobian")(self.mechanism, q, self.name, relative_to, convention)
 
     def __repr__(self) -> str:
         return f"<Body {self.name!r} of {self.mechanism.name!r}>"
 
 
-class _Compiled:
-    """Arrays for the kinematic passes; built once per mechanism, read-only.
+# ---------------------------------------------------------------------------------------------- operations
+#: The convenience methods of the model (``Body.pose``, ``Mechanism.edit``, ``Mechanism.save`` ...) call
+#: algorithms that live above the model. Those modules hand their functions in here when they are imported
+#: (``import mechanism_model_core`` imports them all), so the model depends on none of them: the import
+#: graph stays a tree with the model near its root (see docs/architecture.md).
+_OPERATIONS: dict[str, object] = {}
 
-    ``seg_*`` describe the segment tree (index 0 is the ground): parent segment, coordinate index, kind
-    (0 ground, 1 revolute about z, 2 prismatic along z) and placement ``P`` in the parent segment frame;
-    ``seg_ancestors[i]`` lists the moving segments from the ground to ``i`` (inclusive, ascending).
-    ``frame_seg``/``frame_T`` place every frame on a segment. ``single`` and ``batch`` are the evaluation
-    plans of :mod:`.kinematics` for one configuration and for a batch; ``nq`` the coordinate count.
+
+def provide_operation(name: str, function) -> None:
+    """Register ``function`` as the implementation of the model operation ``name`` (done by the modules
+    that implement them: kinematics, jacobians, builder, io)."""
+    _OPERATIONS[name] = function
+
+
+def _operation(name: str):
+    f = _OPERATIONS.get(name)
+    if f is None:       # only while the package itself is still being imported
+        raise ModelStructureError(f"{name} is not available yet: the package is still being imported")
+    return f
+
+
+class SegmentTree:
+    """The mechanism compiled to a tree of *segments*, one per elementary motion: constants, read-only.
+
+    Segment 0 is the ground. Per segment ``i``: ``seg_parent[i]`` (the parent segment), ``seg_coord[i]``
+    (its joint coordinate, -1 for the ground), ``seg_kind[i]`` (0 ground, 1 rotation about its own z, 2
+    translation along its own z) and ``seg_P[i]``, its placement in the parent segment's frame, so that
+    ``T_ground_seg[i] = T_ground_seg[parent] @ seg_P[i] @ M(q[seg_coord[i]])``. Frame ``f`` (in
+    :attr:`Mechanism.frame_names` order) is ``T_ground_seg[frame_seg[f]] @ frame_T[f]``.
+
+    For the joint-by-joint view of a TF publisher: segment ``i``'s *step frame* is ``T_ground_seg[i] @
+    seg_R[i]`` (the joint frame after this step; the body frame after a joint's last step), and the edge
+    from the frame the step moves against (the parent body frame for a joint's first step, the previous
+    step frame otherwise) is ``seg_L[i] @ M(q) @ seg_R[i]``.
+
+    :mod:`.kinematics` compiles its evaluation plans from these arrays and keeps them itself (the model
+    holds no algorithm state).
     """
 
-    __slots__ = ("n_seg", "seg_parent", "seg_coord", "seg_kind", "seg_P", "seg_ancestors", "loop",
-                 "frame_seg", "frame_T", "moving_ground_children", "single", "batch", "nq")
+    __slots__ = ("n_seg", "nq", "seg_parent", "seg_coord", "seg_kind", "seg_P", "seg_L", "seg_R",
+                 "frame_seg", "frame_T")
+
+    # short public names (the arrays are the same objects)
+    parent = property(lambda self: self.seg_parent)
+    coord = property(lambda self: self.seg_coord)
+    kind = property(lambda self: self.seg_kind)
+    placement = property(lambda self: self.seg_P)
+
+    def __getstate__(self):
+        return {k: getattr(self, k) for k in self.__slots__}
+
+    def __setstate__(self, state):
+        for k, v in state.items():
+            object.__setattr__(self, k, v)
 
 
 class Mechanism:
@@ -342,27 +378,19 @@ class Mechanism:
     def edit(self):
         """A :class:`~mechanism_model_core.builder.MechanismBuilder` holding this mechanism; building it
         returns a new mechanism and leaves this one untouched."""
-        from .builder import edit
-
-        return edit(self)
+        return _operation("edit")(self)
 
     def save(self, path, format: str | None = None) -> None:
         """Write the whole mechanism to ``path``; the format is ``format`` (``"xml"`` or ``"urdf"``) or
         follows the extension (``.xml`` CLARAty XML, ``.urdf`` URDF), as :func:`~mechanism_model_core.io.
         save_model`. Loading the file gives the same kinematics (CLARAty 6.13)."""
-        from .io import save_model
-
-        save_model(self, path, format)
+        _operation("save_model")(self, path, format)
 
     def attach(self, appendage, mount: str, prefix: str = "", placement=None) -> "Mechanism":
         """A new mechanism with ``appendage`` (a Mechanism or a model file path) attached at ``mount``."""
-        from .builder import attach
-
         if isinstance(appendage, str) or hasattr(appendage, "__fspath__"):
-            from .io import load_model
-
-            appendage = load_model(appendage)
-        return attach(self, appendage, mount, prefix, placement)
+            appendage = _operation("load_model")(appendage)
+        return _operation("attach")(self, appendage, mount, prefix, placement)
 
     def __repr__(self) -> str:
         return (f"<Mechanism {self.name!r}: {len(self._bodies)} bodies, {len(self._joints)} joints, "
@@ -420,23 +448,28 @@ class Mechanism:
                                           ("coupling", j.name)) from None
             exprs[j.name] = e
         order = []
-        state: dict[str, int] = {}
-
-        def visit(n, stack):
-            if state.get(n) == 2:
-                return
-            if state.get(n) == 1:
-                raise ModelStructureError(f"circular joint couplings: {' -> '.join(stack + [n])}",
-                                          ("coupling", n))
-            state[n] = 1
-            for dep in exprs[n].variables:
-                if dep in exprs:
-                    visit(dep, stack + [n])
-            state[n] = 2
-            order.append(n)
-
-        for n in exprs:
-            visit(n, [])
+        state: dict[str, int] = {}      # 1: on the current path, 2: done
+        for root in exprs:              # depth first, dependencies first; iterative (chains of any length)
+            if state.get(root) == 2:
+                continue
+            path, todo = [root], [iter(exprs[root].variables)]
+            state[root] = 1
+            while todo:
+                for dep in todo[-1]:
+                    if dep not in exprs or state.get(dep) == 2:
+                        continue
+                    if state.get(dep) == 1:
+                        raise ModelStructureError(f"circular joint couplings: {' -> '.join(path + [dep])}",
+                                                  ("coupling", dep))
+                    state[dep] = 1
+                    path.append(dep)
+                    todo.append(iter(exprs[dep].variables))
+                    break
+                else:
+                    todo.pop()
+                    n = path.pop()
+                    state[n] = 2
+                    order.append(n)
         self.couplings = ReadOnlyMapping({n: exprs[n] for n in order})  # dependencies first
         dependent = {self._coord_index[n] for n in order}
         self.independent_coordinates: tuple[str, ...] = tuple(
@@ -611,11 +644,13 @@ class Mechanism:
 
     # ------------------------------------------------------------------ compilation
     def _compile(self):
-        c = _Compiled()
+        c = SegmentTree()
         seg_parent = [-1]
         seg_coord = [-1]
         seg_kind = [0]          # 0 ground, 1 revolute about z, 2 prismatic along z
         seg_P = [np.eye(4)]
+        seg_L = [np.eye(4)]
+        seg_R = [np.eye(4)]
         body_seg = {self.ground: 0}
         body_T = {self.ground: np.eye(4)}  # T_seg_body
         for b in self._bodies[1:]:
@@ -648,6 +683,16 @@ class Mechanism:
                 seg_coord.append(start + ci)
                 seg_kind.append(1 if kind == "R" else 2)
                 seg_P.append(P)
+                # edge view: the step frame is the segment frame turned back by R0
+                if k == 0:
+                    seg_L.append(_rigid_inverse(body_T[b.parent]) @ P)
+                else:
+                    L = np.eye(4)
+                    L[:3, :3] = prev_R0
+                    seg_L.append(L @ P)
+                R = np.eye(4)
+                R[:3, :3] = R0.T
+                seg_R.append(R)
                 prev_R0 = R0
             body_seg[b.name] = len(seg_P) - 1
             T = np.eye(4)
@@ -658,17 +703,8 @@ class Mechanism:
         c.seg_coord = _readonly(seg_coord, int)
         c.seg_kind = _readonly(seg_kind, int)
         c.seg_P = _readonly(np.array(seg_P))
-        c.loop = tuple((i, int(seg_parent[i])) for i in range(1, c.n_seg) if seg_parent[i] != 0)
-        c.moving_ground_children = tuple(i for i in range(1, c.n_seg) if seg_parent[i] == 0)
-        anc = []
-        for i in range(c.n_seg):
-            chain = []
-            s = i
-            while s > 0:
-                chain.append(s)
-                s = seg_parent[s]
-            anc.append(_readonly(sorted(chain), int))
-        c.seg_ancestors = tuple(anc)
+        c.seg_L = _readonly(np.array(seg_L))
+        c.seg_R = _readonly(np.array(seg_R))
         # frames: body frames first (in body order), then named frames
         frames: dict[str, FrameRef] = {}
         frame_seg, frame_T = [], []
@@ -688,13 +724,21 @@ class Mechanism:
                 add(fname, b.name, body_T[b.name] @ np.asarray(Tf), b.frame_kinds.get(fname, "local"))
         c.frame_seg = _readonly(frame_seg, int)
         c.frame_T = _readonly(np.array(frame_T))
-        from .kinematics import plan_batch, plan_single
-
         c.nq = self.nq
-        c.single = plan_single(c, c.nq)
-        c.batch = plan_batch(c)
         self._frames = frames
         self._compiled = c
+
+    @property
+    def segment_tree(self) -> SegmentTree:
+        """The compiled segment tree (read-only arrays; see :class:`SegmentTree`)."""
+        return self._compiled
+
+
+def _rigid_inverse(T) -> np.ndarray:
+    out = np.eye(4)
+    out[:3, :3] = T[:3, :3].T
+    out[:3, 3] = -T[:3, :3].T @ T[:3, 3]
+    return out
 
 
 def _all_finite(q: np.ndarray, what: str) -> np.ndarray:

@@ -20,6 +20,7 @@ import math
 import numpy as np
 
 _EYE4 = np.eye(4)
+_LAST_ROW = np.array([0.0, 0.0, 0.0, 1.0])
 
 
 def _rotation_class():
@@ -279,6 +280,19 @@ def relative_motion(T_w_f, J_f, T_w_r, J_r):
     the Jacobian of ``T_r_f``'s motion in r's axes: ``w = R_r^T (w_f - w_r)``, and the velocity of f's
     origin seen from r, ``v = R_r^T (v_f - v_r - w_r x (p_f - p_r))``. ``J_f`` may be None (pose only).
     """
+    if T_w_f.ndim == 2 and T_w_r.ndim == 2:            # one pose each: the common case, kept lean
+        RrT = T_w_r[:3, :3].T
+        d = T_w_f[:3, 3] - T_w_r[:3, 3]
+        T = np.empty((4, 4))
+        T[:3, :3] = RrT @ T_w_f[:3, :3]
+        T[:3, 3] = RrT @ d
+        T[3] = _LAST_ROW
+        if J_f is None:
+            return T, None
+        J = np.empty((6, J_f.shape[1]))
+        J[:3] = RrT @ (J_f[:3] - J_r[:3] + skew(d) @ J_r[3:])
+        J[3:] = RrT @ (J_f[3:] - J_r[3:])
+        return T, J
     RrT = np.swapaxes(T_w_r[..., :3, :3], -1, -2)
     d = T_w_f[..., :3, 3] - T_w_r[..., :3, 3]
     T = np.zeros(np.broadcast_shapes(np.shape(T_w_f), np.shape(T_w_r)))
@@ -287,11 +301,6 @@ def relative_motion(T_w_f, J_f, T_w_r, J_r):
     T[..., 3, 3] = 1.0
     if J_f is None:
         return T, None
-    if np.ndim(J_f) == 2:
-        J = np.empty((6, J_f.shape[1]))
-        J[:3] = RrT @ (J_f[:3] - J_r[:3] + skew(d) @ J_r[3:])
-        J[3:] = RrT @ (J_f[3:] - J_r[3:])
-        return T, J
     lin = J_f[..., :3, :] - J_r[..., :3, :] - np.swapaxes(
         cross_rows(np.swapaxes(J_r[..., 3:, :], -1, -2), d[..., None, :]), -1, -2)
     ang = J_f[..., 3:, :] - J_r[..., 3:, :]

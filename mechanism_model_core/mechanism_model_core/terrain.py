@@ -154,7 +154,7 @@ class Terrain:
             tn = np.arctan2(-np.einsum("...i,...i->...", n, v), -np.einsum("...i,...i->...", n, u))
             dt = np.angle(np.exp(1j * (tn - t)))
             t = np.where(np.isfinite(tn), t + dt, t)
-            if np.all(np.abs(np.nan_to_num(dt)) < 1e-12):
+            if np.all(np.abs(np.nan_to_num(dt)) < 1e-11):
                 break
         gt = self._quiet_clearance(rim(t))
         ok = np.abs(np.angle(np.exp(1j * (t - t0)))) <= 2 * math.pi / samples
@@ -187,8 +187,9 @@ class Terrain:
 
     def _contact_below(self, point) -> Contact:
         h, n = self.height_and_normal(point[..., 0], point[..., 1])
-        tp = np.stack(np.broadcast_arrays(point[..., 0], point[..., 1], h), axis=-1)
-        d = np.einsum("...i,...i->...", point - tp, n)
+        tp = point.copy()
+        tp[..., 2] = h
+        d = (point[..., 2] - h) * n[..., 2]           # (point - tp) is vertical
         return Contact(point=point, terrain_point=tp, normal=n, distance=d)
 
 
@@ -197,15 +198,18 @@ def _disc_args(center, axis, radius):
     a = np.asarray(axis, dtype=float)
     if c.shape[-1:] != (3,) or a.shape[-1:] != (3,):
         raise InvalidConfiguration("wheel_contact: center and axis must have shape (..., 3)")
-    c, a = np.broadcast_arrays(c, a)
-    na = np.linalg.norm(a, axis=-1)
+    if c.shape != a.shape:
+        c, a = np.broadcast_arrays(c, a)
+    na = np.sqrt(np.einsum("...i,...i->...", a, a))
     if np.any(na < 1e-12):
         raise InvalidConfiguration("wheel_contact: zero wheel axis")
     a = a / na[..., None]
     if np.any(np.abs(a[..., 2]) > 1.0 - 1e-9):
         raise InvalidConfiguration("wheel_contact: a wheel axis is vertical (the wheel lies flat)")
-    r = np.broadcast_to(np.asarray(radius, dtype=float), c.shape[:-1])
-    if np.any(~(r > 0)):
+    r = np.asarray(radius, dtype=float)
+    if r.shape != c.shape[:-1]:
+        r = np.broadcast_to(r, c.shape[:-1])
+    if not np.all(r > 0):
         raise InvalidConfiguration("wheel_contact: radius must be > 0")
     return c, a, r
 
@@ -263,6 +267,11 @@ class Plane(Terrain):
         x, _ = _xy(x, y)
         return np.broadcast_to(self.unit_normal, x.shape + (3,)).copy()
 
+    def height_and_normal(self, x, y):
+        x, y = _xy(x, y)
+        n, p = self.unit_normal, self.point
+        return p[2] - (n[0] * (x - p[0]) + n[1] * (y - p[1])) / n[2], np.broadcast_to(n, x.shape + (3,)).copy()
+
     def signed_distance(self, points):
         """Signed distance (m) of ground-frame points ``(..., 3)`` from the plane along its normal."""
         return (np.asarray(points, dtype=float) - self.point) @ self.unit_normal
@@ -270,13 +279,16 @@ class Plane(Terrain):
     def wheel_contact(self, center, axis, radius, samples: int = 36, iterations: int = 40) -> Contact:
         """Closed form: the rim point ``c - r * u``, ``u`` the normal's unit projection on the disc plane."""
         c, a, r = _disc_args(center, axis, radius)
-        n = np.broadcast_to(self.unit_normal, a.shape)
-        w = n - np.einsum("...i,...i->...", n, a)[..., None] * a
-        nw = np.linalg.norm(w, axis=-1, keepdims=True)
+        n = self.unit_normal
+        w = n - (a @ n)[..., None] * a
+        nw = np.sqrt(np.einsum("...i,...i->...", w, w))
         if np.any(nw < 1e-12):
             raise InvalidConfiguration("wheel_contact: a wheel lies flat on the plane (axis along the normal)")
-        point = c - r[..., None] * w / nw
-        return self._contact_below(point)
+        point = c - (r / nw)[..., None] * w
+        d = (point - self.point) @ n
+        tp = point.copy()
+        tp[..., 2] -= d / n[2]
+        return Contact(point=point, terrain_point=tp, normal=np.broadcast_to(n, point.shape).copy(), distance=d)
 
     def foot_contact(self, center, radius=0.0, iterations: int = 8) -> Contact:
         c = np.asarray(center, dtype=float)
@@ -324,26 +336,36 @@ class HeightField(Terrain):
                 f"origin={self.origin.tolist()}, {self.interpolation})")
 
     def _cells(self, x, y, quiet=False):
-        x, y = _xy(x, y)
+        """Cell indices, fractions, the outside mask and where the query left the grid along u / v."""
+        x = np.asarray(x, dtype=float)
+        y = np.asarray(y, dtype=float)
+        if x.shape != y.shape:
+            x, y = np.broadcast_arrays(x, y)
         nx, ny = self.heights.shape
-        u = (x - self.origin[0]) / self.spacing[0]
-        v = (y - self.origin[1]) / self.spacing[1]
-        eps = 1e-9
-        out = (u < -eps) | (u > nx - 1 + eps) | (v < -eps) | (v > ny - 1 + eps) | ~np.isfinite(u) | ~np.isfinite(v)
-        if not quiet and self.outside == "error" and np.any(out):
-            raise InvalidConfiguration("HeightField: a query point lies outside the grid "
-                                       f"(x in {self.extent[0]}, y in {self.extent[1]})")
-        u = np.clip(np.nan_to_num(u), 0.0, nx - 1)
-        v = np.clip(np.nan_to_num(v), 0.0, ny - 1)
-        i = np.minimum(np.floor(u).astype(int), nx - 2)
-        j = np.minimum(np.floor(v).astype(int), ny - 2)
-        return i, j, u - i, v - j, out
+        u = (x - self.origin[0]) * (1.0 / self.spacing[0])
+        v = (y - self.origin[1]) * (1.0 / self.spacing[1])
+        uc = np.clip(u, 0.0, nx - 1)
+        vc = np.clip(v, 0.0, ny - 1)
+        off_u = uc != u                            # NaN compares unequal: counts as outside
+        off_v = vc != v
+        out = off_u | off_v
+        if out.any():
+            tol = 1e-9
+            out = (np.abs(uc - u) > tol) | (np.abs(vc - v) > tol) | np.isnan(u) | np.isnan(v)
+            if not quiet and self.outside == "error" and out.any():
+                raise InvalidConfiguration("HeightField: a query point lies outside the grid "
+                                           f"(x in {self.extent[0]}, y in {self.extent[1]})")
+            uc = np.where(np.isnan(uc), 0.0, uc)
+            vc = np.where(np.isnan(vc), 0.0, vc)
+        i = np.minimum(uc.astype(int), nx - 2)
+        j = np.minimum(vc.astype(int), ny - 2)
+        return i, j, uc - i, vc - j, (out, off_u, off_v)
 
     def _quiet_height(self, x, y):
         if self.outside != "error":
             return self.height(x, y)
         i, j, fu, fv, out = self._cells(x, y, quiet=True)
-        return np.where(out, np.nan, self._interpolate(i, j, fu, fv)[0])
+        return np.where(out[0], np.nan, self._interpolate(i, j, fu, fv)[0])
 
     def _quiet_height_and_normal(self, p):
         if self.outside != "error":
@@ -351,7 +373,7 @@ class HeightField(Terrain):
         i, j, fu, fv, out = self._cells(p[..., 0], p[..., 1], quiet=True)
         h, dhu, dhv = self._interpolate(i, j, fu, fv)
         h, n = self._finish(p[..., 0], p[..., 1], h, dhu, dhv, out)
-        return np.where(out, np.nan, h), np.where(out[..., None], np.nan, n)
+        return np.where(out[0], np.nan, h), np.where(out[0][..., None], np.nan, n)
 
     def height_and_normal(self, x, y):
         i, j, fu, fv, out = self._cells(x, y)
@@ -372,18 +394,19 @@ class HeightField(Terrain):
             h = h00 + dhu * fu + dhv * fv
         return h, dhu, dhv
 
-    def _finish(self, x, y, h, dhu, dhv, out):
-        H = self.heights
+    def _finish(self, x, y, h, dhu, dhv, masks):
+        out, off_u, off_v = masks
         if self.outside == "clamp":
             # beyond the border the surface extends flat: the gradient across the border is zero
-            x_, y_ = _xy(x, y)
-            u = (x_ - self.origin[0]) / self.spacing[0]
-            v = (y_ - self.origin[1]) / self.spacing[1]
-            dhu = np.where((u < 0) | (u > H.shape[0] - 1), 0.0, dhu)
-            dhv = np.where((v < 0) | (v > H.shape[1] - 1), 0.0, dhv)
-        m = np.stack([-dhu / self.spacing[0], -dhv / self.spacing[1], np.ones_like(h)], axis=-1)
-        n = _unit(m)
-        if self.outside == "nan" and np.any(out):
+            if off_u.any():
+                dhu = np.where(off_u, 0.0, dhu)
+            if off_v.any():
+                dhv = np.where(off_v, 0.0, dhv)
+        gx = dhu * (-1.0 / self.spacing[0])
+        gy = dhv * (-1.0 / self.spacing[1])
+        k = 1.0 / np.sqrt(1.0 + gx * gx + gy * gy)
+        n = np.stack([gx * k, gy * k, k], axis=-1)
+        if self.outside == "nan" and out.any():
             h = np.where(out, np.nan, h)
             n = np.where(out[..., None], np.nan, n)
         return h, n

@@ -22,9 +22,11 @@ from typing import Any
 NODES: dict[str, str] = {
     "state_publisher": ".state_publisher:StatePublisher",
     "kinematics_server": ".kinematics_server:KinematicsServer",
+    "statics_server": ".statics_server:StaticsServer",
+    "locomotor": ".locomotor:Locomotor",
 }
 #: what ``serve`` runs when not told otherwise
-DEFAULT_NODES: tuple[str, ...] = ("state_publisher", "kinematics_server")
+DEFAULT_NODES: tuple[str, ...] = ("state_publisher", "kinematics_server", "statics_server")
 
 
 @dataclass

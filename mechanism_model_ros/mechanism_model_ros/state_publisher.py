@@ -122,6 +122,8 @@ class StatePublisher:
         self.joint_states = joint_states
         self.messages_rejected_here = 0
         joint_states.add_listener(self.on_update)
+        from .gravity_compensation import maybe_start    # optional feed-forward topic, off by default
+        self.gravity_compensation = maybe_start(transport, mechanism, joint_states)
         # the home pose until somebody reports a joint
         self.publish_moving(self.mechanism.configuration(None), transport.now())
 

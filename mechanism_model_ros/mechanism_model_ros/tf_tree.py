@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mechanism_model_core.joints import JointType
+from mechanism_model_core.kinematics import joint_transforms
 from mechanism_model_core.model import Mechanism
 
 
@@ -31,29 +32,18 @@ class StaticEdge:
 
 
 class MovingEdges:
-    """All moving edges of a mechanism, evaluated together: ``T_parent_child = pre @ M(q[coord] + offset)``
-    with ``M`` a rotation about (``kind`` R) or translation along (``kind`` P) a unit ``axis``."""
+    """All moving edges of a mechanism, evaluated together by the core
+    (:func:`mechanism_model_core.kinematics.joint_transforms`): edge ``k`` is entry ``index[k]`` of it,
+    ``T_parent_child = placement @ M(q + offset)`` for a one-DOF joint."""
 
-    def __init__(self, parents, children, pre, revolute, axes, coords, offsets, joints=None,
-                 floating=None):
+    def __init__(self, mechanism: Mechanism, parents, children, index, joints, floating):
+        self.mechanism = mechanism
         self.parents = list(parents)
         self.children = list(children)
-        self.pre = np.asarray(pre, dtype=float).reshape(-1, 4, 4)
-        self.revolute = np.asarray(revolute, dtype=bool)
-        self.axes = np.asarray(axes, dtype=float).reshape(-1, 3)
-        self.coords = np.asarray(coords, dtype=int)
-        self.offsets = np.asarray(offsets, dtype=float)
+        self.index = np.asarray(index, dtype=int)
         #: name of the joint each edge belongs to, and whether that joint is floating (6 DOF)
-        self.joints = list(joints) if joints is not None else [""] * len(self.children)
-        self.floating = np.asarray(floating if floating is not None else [False] * len(self.children),
-                                   dtype=bool)
-        a = self.axes
-        K = np.zeros((len(a), 3, 3))
-        K[:, 0, 1], K[:, 0, 2] = -a[:, 2], a[:, 1]
-        K[:, 1, 0], K[:, 1, 2] = a[:, 2], -a[:, 0]
-        K[:, 2, 0], K[:, 2, 1] = -a[:, 1], a[:, 0]
-        self._K = K
-        self._K2 = K @ K
+        self.joints = list(joints)
+        self.floating = np.asarray(floating, dtype=bool)
 
     def __len__(self) -> int:
         return len(self.children)
@@ -62,34 +52,24 @@ class MovingEdges:
         """The edges where boolean array ``keep`` is true, in the same order."""
         k = np.asarray(keep, dtype=bool)
         idx = np.flatnonzero(k)
-        return MovingEdges([self.parents[i] for i in idx], [self.children[i] for i in idx], self.pre[k],
-                           self.revolute[k], self.axes[k], self.coords[k], self.offsets[k],
-                           [self.joints[i] for i in idx], self.floating[k])
+        return MovingEdges(self.mechanism, [self.parents[i] for i in idx], [self.children[i] for i in idx],
+                           self.index[k], [self.joints[i] for i in idx], self.floating[k])
 
     def transforms(self, q: np.ndarray) -> np.ndarray:
         """``T_parent_child`` of every moving edge, shape (E, 4, 4), for full joint coordinates ``q``."""
-        x = q[self.coords] + self.offsets
-        E = len(x)
-        M = np.zeros((E, 4, 4))
-        s = np.where(self.revolute, np.sin(x), 0.0)[:, None, None]
-        c1 = np.where(self.revolute, 1.0 - np.cos(x), 0.0)[:, None, None]
-        M[:, :3, :3] = np.eye(3) + s * self._K + c1 * self._K2
-        M[:, :3, 3] = np.where(self.revolute, 0.0, x)[:, None] * self.axes
-        M[:, 3, 3] = 1.0
-        return self.pre @ M
+        return joint_transforms(self.mechanism, q)[self.index]
 
 
 def build_tf_tree(mechanism: Mechanism) -> tuple[list[StaticEdge], MovingEdges]:
     """(static edges, moving edges) of ``mechanism``'s TF tree."""
     static: list[StaticEdge] = []
-    parents, children, pre, rev, axes, coords, offsets, joints, floating = [], [], [], [], [], [], [], [], []
+    parents, children, joints, floating = [], [], [], []
     for spec in mechanism.bodies:
         j = spec.joint
         if j is not None:
             if j.dof == 0:
                 static.append(StaticEdge(spec.parent, spec.name, np.array(j.placement, dtype=float)))
             else:
-                start = mechanism.joint_slice(j.name).start
                 motions = j.elementary_motions()
                 parent = spec.parent
                 for k, (kind, axis, ci) in enumerate(motions):
@@ -97,14 +77,13 @@ def build_tf_tree(mechanism: Mechanism) -> tuple[list[StaticEdge], MovingEdges]:
                     child = spec.name if last else f"{j.coordinate_names[ci]}_link"
                     parents.append(parent)
                     children.append(child)
-                    pre.append(np.array(j.placement, dtype=float) if k == 0 else np.eye(4))
-                    rev.append(kind == "R")
-                    axes.append(np.asarray(axis, dtype=float))
-                    coords.append(start + ci)
-                    offsets.append(j.offset if j.dof == 1 else 0.0)
                     joints.append(j.name)
                     floating.append(j.type is JointType.FLOATING)
                     parent = child
         for fname, T in spec.frames.items():
             static.append(StaticEdge(spec.name, fname, np.array(T, dtype=float)))
-    return static, MovingEdges(parents, children, pre, rev, axes, coords, offsets, joints, floating)
+    # the core's joint steps come in the same order: moving joints in body order, then each joint's steps
+    n_steps = mechanism.segment_tree.n_seg - 1
+    if n_steps != len(children):
+        raise RuntimeError(f"TF tree: {len(children)} moving edges but {n_steps} joint steps in the model")
+    return static, MovingEdges(mechanism, parents, children, np.arange(len(children)), joints, floating)

@@ -19,7 +19,6 @@ from mechanism_model_core import (InvalidConfiguration, Joint, MechanismBuilder,
                                   jacobian)
 from mechanism_model_core import kinematics as kin
 from mechanism_model_core.jacobians import jacobian_from_segments
-from mechanism_model_core.model import _Compiled
 from mechanism_model_core.spatial import make_transform, rpy_to_matrix
 
 TYPES = ["fixed", "revolute", "continuous", "prismatic", "ball", "planar", "floating"]
@@ -142,18 +141,45 @@ def test_batch_across_chunk_boundaries(n):
         np.testing.assert_allclose(J[k], jacobian(mech, Q[k], mech.frame_names[-1]), atol=1e-12)
 
 
-@settings(max_examples=20)
+def reference_jacobian(mech, q, frame, rel, conv, h=1e-6) -> np.ndarray:
+    """Jacobian of ``T_rel_frame`` by central differences of the reference poses, in a convention:
+    LOCAL_WORLD_ALIGNED (origin velocity, rel's axes), WORLD (velocity of the point at rel's origin),
+    LOCAL (origin velocity, frame's axes)."""
+    q = mech.configuration(q)
+
+    def T_rel(x):
+        P = reference_poses(mech, x)
+        return np.linalg.inv(P[rel]) @ P[frame] if rel else P[frame]
+
+    T = T_rel(q)
+    J = np.zeros((6, mech.nq))
+    for k in range(mech.nq):
+        dq = np.zeros(mech.nq)
+        dq[k] = h
+        Tp, Tm = T_rel(q + dq), T_rel(q - dq)
+        v = (Tp[:3, 3] - Tm[:3, 3]) / (2 * h)
+        W = (Tp[:3, :3] - Tm[:3, :3]) / (2 * h) @ T[:3, :3].T
+        w = np.array([W[2, 1], W[0, 2], W[1, 0]])
+        if conv == "WORLD":
+            v = v - np.cross(w, T[:3, 3])
+        elif conv == "LOCAL":
+            v, w = T[:3, :3].T @ v, T[:3, :3].T @ w
+        J[:3, k], J[3:, k] = v, w
+    return J
+
+
+@settings(max_examples=20, deadline=None)
 @given(seed=st.integers(0, 2**31 - 1))
-def test_fast_jacobian_equals_generic_and_finite_differences(seed):
+def test_jacobian_in_every_convention_and_reference_by_finite_differences(seed):
     mech = random_mechanism(seed, n_bodies=6)
     q = mech.random_configuration(np.random.default_rng(seed))
-    segs = np.array(forward_kinematics(mech, q).segments)       # a plain array: the generic code path
     frame = mech.frame_names[seed % len(mech.frame_names)]
+    fk = forward_kinematics(mech, q)
     for conv in ("LOCAL_WORLD_ALIGNED", "WORLD", "LOCAL"):
         for rel in (None, mech.frame_names[(seed // 7) % len(mech.frame_names)]):
-            np.testing.assert_allclose(jacobian(mech, q, frame, rel, conv),
-                                       jacobian_from_segments(mech, segs, frame, rel, conv), atol=1e-12)
-    np.testing.assert_allclose(jacobian(mech, q, frame), reference_lwa_jacobian(mech, q, frame), atol=1e-6)
+            J = jacobian(mech, q, frame, rel, conv)
+            np.testing.assert_allclose(J, reference_jacobian(mech, q, frame, rel, conv), atol=1e-6)
+            np.testing.assert_allclose(jacobian_from_segments(mech, fk, frame, rel, conv), J, atol=1e-13)
 
 
 def test_every_block_length_gives_the_same_poses():
@@ -161,14 +187,11 @@ def test_every_block_length_gives_the_same_poses():
     mech = random_mechanism(11, n_bodies=9, types=["revolute", "continuous", "prismatic", "ball"])
     q = mech.random_configuration(np.random.default_rng(0))
     ref = reference_poses(mech, q)
-    c = mech._compiled
+    plan = kin.kinematics_plan(mech)
     for r in (1, 2, 3):
-        c2 = _Compiled()
-        for slot in _Compiled.__slots__:
-            setattr(c2, slot, getattr(c, slot))
-        c2.single = kin._plan_single(c, mech.nq, kin._layout(c, r))
-        out = kin._single_pass(c2, q)
-        F = out.take(c2.single.frame_flat)
+        sp = kin._plan_single(plan.tree, mech.nq, kin._layout(plan.tree, r))
+        out = kin._single_pass(sp, q)
+        F = out.take(sp.frame_flat)
         for i, name in enumerate(mech.frame_names):
             np.testing.assert_allclose(F[i], ref[name], atol=1e-12, err_msg=f"r={r} {name}")
 
@@ -227,10 +250,12 @@ def test_results_are_independent_arrays_and_the_model_is_read_only():
     F = fk.frame_array()
     F[:] = 0.0
     np.testing.assert_array_equal(fk.pose(name), T0)
-    c = mech._compiled
-    for arr in (c.seg_P, c.frame_T, c.single.coef, c.single.A, c.single.frame_flat, c.batch.frame_M):
+    c = mech.segment_tree
+    plan = kin.kinematics_plan(mech)
+    for arr in (c.seg_P, c.seg_L, c.seg_R, c.frame_T, plan.single.coef, plan.single.A, plan.single.frame_flat,
+                plan.batch.frame_M):
         assert not arr.flags.writeable
-    for step in c.batch.steps:
+    for step in plan.batch.steps:
         assert all(not a.flags.writeable for a in step[2:] if a is not None)
 
 
@@ -283,7 +308,7 @@ def test_many_frames_on_one_body_and_branches():
     for i in range(20):
         b.add_frame("arm3" if i % 2 else "leg2", f"marker{i}", random_placement(rng))
     mech = b.build()
-    assert mech._compiled.single.nb > len(mech.joints)      # some frames spilled into extra blocks
+    assert kin.kinematics_plan(mech).single.nb > len(mech.joints)      # some frames spilled into extra blocks
     Q = mech.random_configuration(rng, size=3)
     F = forward_kinematics(mech, Q).frame_array()
     for k in range(3):
@@ -299,12 +324,12 @@ def test_many_frames_on_one_body_and_branches():
 
 def test_one_pass_serves_poses_and_jacobians():
     """``fk.jacobian`` and ``jacobian_from_segments(mech, fk, ...)`` reuse the pass of ``fk`` and agree with
-    ``jacobian``; so does a ForwardKinematics built from a plain segment array."""
+    ``jacobian``; so does a ForwardKinematics constructed directly."""
     mech = random_mechanism(17, n_bodies=7)
     rng = np.random.default_rng(5)
     for q in (mech.random_configuration(rng), mech.random_configuration(rng, size=4)):
         fk = forward_kinematics(mech, q)
-        plain = kin.ForwardKinematics(mech, q, np.array(fk.segments))
+        plain = kin.ForwardKinematics(mech, q)
         for frame in mech.frame_names[::3]:
             for conv in ("LOCAL_WORLD_ALIGNED", "WORLD", "LOCAL"):
                 J = jacobian(mech, q, frame, mech.frame_names[2], conv)

@@ -376,3 +376,22 @@ def test_slope_drive_keeps_every_wheel_on_the_terrain(rocky8):
     s = rocky8.settle(hf, 0.2, 0.0, 0.3)
     cmd = rocky8.slope_drive(hf, s.q, arc_twist(0.2, 2.0))
     assert cmd.ok and np.all(np.isfinite(cmd.rates))
+
+
+def test_tipover_margin_uses_the_settled_contacts(rocky8):
+    from mechanism_model_core.statics import center_of_mass
+
+    flat = rocky8.settle(Plane(), 0.0, 0.0, 0.0)
+    sp = rocky8.tipover_margin(Plane(), flat.q, method="support_polygon")
+    cx, cy, _ = center_of_mass(rocky8.mechanism, flat.q)
+    # the support polygon is the rectangle of the six contacts: |x| <= 0.4, |y| <= 0.35
+    assert sp.margin == pytest.approx(min(0.4 - abs(cx), 0.35 - abs(cy)), abs=1e-9)
+    # across a slope the force-angle margin falls as the slope steepens, and goes negative past tip-over
+    margins = []
+    for slope in (0.0, 0.3, 0.6, 1.0, 1.2):
+        P = Plane.from_slope(slope, direction=math.pi / 2)          # rises to the rover's left
+        s = rocky8.settle(P, 0.0, 0.0, 0.0)
+        assert s.success
+        margins.append(rocky8.tipover_margin(P, s.q).margin)
+    assert all(a > b for a, b in zip(margins, margins[1:]))
+    assert margins[0] > 0 and margins[-1] < 0

@@ -521,3 +521,31 @@ def test_ros_discovery_info_lists_the_nodes_and_their_endpoints(served_cyclone):
         return bool(tf_writers & writer_gids)
     assert wait_for(find, 15), (tf_writers, writer_gids)
     assert all(len(g) == 16 for g in writer_gids)
+
+
+def test_compute_statics_over_dds(served):
+    """The default serve also offers compute_statics: wheel loads of the rover and the torques of the arm
+    equal the core's, and a bad request gets its code."""
+    from mechanism_model_core.statics import contact_loads, wheel_contacts
+
+    node = served["node"]
+    st = node.create_client("compute_statics", "mechanism_model_msgs/srv/ComputeStatics")
+    assert st.wait_for_service(20)
+    contacts = wheel_contacts(MODEL)
+
+    # every independent coordinate given: other tests of this module leave their joint_states behind
+    values = dict(zip(MODEL.independent_coordinates, [0.0] * len(MODEL.independent_coordinates)))
+    values.update({"arm_shoulder": 0.5, "chassis.z": 0.0})
+
+    def fill(r):
+        r.robot_state.name, r.robot_state.position = list(values), list(values.values())
+        r.contact_links = [c.frame for c in contacts]
+
+    rep = _call(st, fill)
+    assert rep.error_code.val == 1, rep.message
+    loads = contact_loads(MODEL, MODEL.configuration(values), contacts)
+    np.testing.assert_allclose(rep.normal_forces, loads.normal_forces, atol=1e-9)
+    np.testing.assert_allclose(rep.effort, loads.torques, atol=1e-9)
+    assert rep.equilibrium and rep.stability_margin > 0
+    bad = _call(st, lambda r: setattr(r, "contact_links", ["nowhere"]))
+    assert bad.error_code.val == -18 and "nowhere" in bad.message

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 
 from ..errors import ModelFileError
+from ..model import provide_operation
 
 #: extension -> (module, function); modules are imported on first use.
 _READERS = {
@@ -39,11 +40,13 @@ def register_reader(extension: str, module: str, function: str) -> None:
     _READERS[extension.lower()] = (module, function)
 
 
-def load_model(path, **options):
+def load_model(path, limits=None, **options):
     """Load a model file into a :class:`~mechanism_model_core.model.Mechanism`.
 
     The format follows the extension: ``.xml`` CLARAty XML (or URDF when the root element is ``robot``),
-    ``.urdf``, ``.kindsl``, ``.dh``. Errors name the file and line (:class:`ModelFileError`).
+    ``.urdf``, ``.kindsl``, ``.dh``. Errors name the file and line (:class:`ModelFileError`). ``limits``
+    (a :class:`~mechanism_model_core.io.limits.ReadLimits`) overrides the caps on bodies, attachments and
+    include depth for this read.
     """
     import importlib
 
@@ -65,7 +68,12 @@ def load_model(path, **options):
         mod = importlib.import_module(f"{__name__}.{module}")
     except ModuleNotFoundError as exc:
         raise ModelFileError(f"no reader for {ext!r} files in this version ({exc.name})", path) from None
-    return getattr(mod, function)(path, **options)
+    if limits is None:
+        return getattr(mod, function)(path, **options)
+    from .limits import using
+
+    with using(limits):
+        return getattr(mod, function)(path, **options)
 
 
 #: extension -> (module, function) of the writers; ``function(mechanism, path)``.
@@ -97,3 +105,8 @@ def save_model(mechanism, path, format: str | None = None) -> None:
                                  f"{', '.join(sorted(_WRITERS))})", path)
     module, function = _WRITERS[key]
     getattr(importlib.import_module(f"{__name__}.{module}"), function)(mechanism, path)
+
+
+# the model's Mechanism.save and Mechanism.attach(path) call these (see model.provide_operation)
+provide_operation("save_model", save_model)
+provide_operation("load_model", load_model)

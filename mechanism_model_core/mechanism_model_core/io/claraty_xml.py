@@ -43,20 +43,25 @@ from ..model import BodySpec, BoundingShape, MassProperties, Mechanism
 from .. import spatial
 from . import dh
 from .expressions import CONSTANTS, evaluate
+from . import limits, validation
 from .safe_xml import parse_file, validate_with_dtd
 
 DTD_PATH = os.path.join(os.path.dirname(__file__), "mechanism_model.dtd")
-MAX_ATTACH_DEPTH = 16
+#: Default include depth of ``<Attach>`` (the caps: :mod:`mechanism_model_core.io.limits`).
+MAX_ATTACH_DEPTH = limits.ReadLimits().max_include_depth
 #: Limits at or beyond this magnitude are unbounded (read and written so).
-UNBOUNDED = 1e9
+UNBOUNDED = validation.UNBOUNDED
 
 
 class _Reader:
-    def __init__(self, path: str, depth: int = 0):
+    def __init__(self, path: str, depth: int = 0, budget: limits.Budget | None = None,
+                 cache: dict | None = None):
         self.path = path
         self.depth = depth
         self.constants = dict(CONSTANTS)
         self.lines = SourceLines()
+        self.budget = budget if budget is not None else limits.Budget()
+        self.cache = {} if cache is None else cache     # attached files read so far: realpath -> Mechanism
 
     # ------------------------------------------------------------------ helpers
     def error(self, el, message) -> ModelFileError:
@@ -157,6 +162,11 @@ class _Reader:
                 cname = el.get("name")
                 if not cname.isidentifier():
                     raise self.error(el, f"constant name {cname!r} is not an identifier")
+                if cname in CONSTANTS:
+                    raise self.error(el, f"constant {cname!r} is built in ({CONSTANTS[cname]!r}) and cannot be "
+                                         f"redefined")
+                if cname in self.constants:
+                    raise self.error(el, f"constant {cname!r} is defined twice")
                 self.constants[cname] = self.num(el, "value")
             elif el.tag == "ME_Body" and el.get("name") == b.ground:
                 if self.ground_el is not None:
@@ -178,6 +188,11 @@ class _Reader:
             raise self.lines.file_error(exc, self.path) from None
         if self.ground_el is not None:
             m = self.with_ground(m, self.ground_el)
+        if self.depth == 0:     # attached files are checked as part of the whole
+            try:
+                validation.check_poses(m)
+            except ModelStructureError as exc:
+                raise self.lines.file_error(exc, self.path) from None
         return m
 
     def with_ground(self, m: Mechanism, el) -> Mechanism:
@@ -215,6 +230,9 @@ class _Reader:
 
     def body(self, el, b: MechanismBuilder, paul_distal, zp_b2j):
         name = el.get("name")
+        problem = self.budget.add_bodies(1)
+        if problem:
+            raise self.error(el, problem)
         parent = el.get("parent")
         if parent is not None and not b.has_body(parent):
             raise self.error(el, f"body {name!r}: parent {parent!r} is not defined above it")
@@ -298,19 +316,33 @@ class _Reader:
             raise self.error(el, str(exc)) from None
         if axis is None:
             axis = self.vec(el, "axis", "0 0 1")
+        axis = validation.axis_direction(axis)
         kw = dict(offset=self.num(el, "offset", 0), actuated=el.get("actuated", "true") == "true")
         dof = jt.dof
         if dof:
             kw["home"] = self.nums(el, "home", 0)
         lim = el.find("Joint_Limits")
         if lim is not None and dof:
-            kw["lower"] = tuple(-math.inf if v <= -UNBOUNDED else v for v in self.nums(lim, "min", -math.pi))
-            kw["upper"] = tuple(math.inf if v >= UNBOUNDED else v for v in self.nums(lim, "max", math.pi))
+            kw["lower"] = tuple(validation.position_limit(v) for v in self.nums(lim, "min", -math.pi))
+            kw["upper"] = tuple(validation.position_limit(v) for v in self.nums(lim, "max", math.pi))
             vmax = self.num(lim, "vmax", 1.0)
-            kw["velocity"] = vmax if vmax > 0 else math.inf
             tmin, tmax = self.num(lim, "torque_min", 0), self.num(lim, "torque_max", 0)
+            problem = validation.limits_problem((), (), vmax, names=("vmax", "torque"))   # lower > upper: Joint
+            if problem is None and tmin > tmax:
+                problem = f"torque_min {tmin:g} is above torque_max {tmax:g}"
+            if problem:
+                raise self.error(lim, f"joint {name!r}: {problem}")
+            kw["velocity"] = vmax if vmax > 0 else math.inf
             effort = max(abs(tmin), abs(tmax))
             kw["effort"] = effort if effort > 0 else math.inf
+        if dof and el.get("home") is not None:
+            lower = kw.get("lower", (-math.inf,))
+            upper = kw.get("upper", (math.inf,))
+            n = max(len(kw["home"]), len(lower), len(upper))
+            stretch = (lambda t: t * n if len(t) == 1 else t)
+            problem = validation.home_problem(stretch(kw["home"]), stretch(lower), stretch(upper))
+            if problem:
+                raise self.error(el, f"joint {name!r}: {problem}")
         st = el.find("Joint_Stiffness")
         if st is not None:
             kw["stiffness"] = tuple(self.num(st, a, 0) for a in ("kx", "ky", "kz", "tx", "ty", "tz"))
@@ -332,8 +364,9 @@ class _Reader:
             m = self.num(el, "rho") * self.num(el, "volume")
         else:
             m = 0.0
-        if m < 0:
-            raise self.error(el, f"negative mass {m}")
+        problem = validation.mass_problem(m)
+        if problem:
+            raise self.error(el, problem)
         com, R = np.zeros(3), np.eye(3)
         cm = el.find("CM")
         if cm is not None:
@@ -345,6 +378,9 @@ class _Reader:
             xx, yy, zz = (self.num(iel, a) for a in ("xx", "yy", "zz"))
             xy, xz, yz = (self.num(iel, a, 0) for a in ("xy", "xz", "yz"))
             I = R @ np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]]) @ R.T
+        problem = validation.mass_problem(m, com, I)
+        if problem:
+            raise self.error(el, problem)
         return MassProperties(m, com, I)
 
     def shapes(self, el) -> tuple:
@@ -377,18 +413,29 @@ class _Reader:
         return tuple(out)
 
     def attach(self, el, b: MechanismBuilder):
-        if self.depth >= MAX_ATTACH_DEPTH:
-            raise self.error(el, f"attachments nested more than {MAX_ATTACH_DEPTH} deep (a cycle?)")
+        problem = self.budget.depth_problem(self.depth) or self.budget.add_attachment()
+        if problem:
+            raise self.error(el, problem)
         rel = el.get("file")
         path = rel if os.path.isabs(rel) else os.path.join(os.path.dirname(self.path), rel)
         if not os.path.exists(path):
             raise self.error(el, f"attached file {rel!r} does not exist")
-        from . import claraty_extensions, load_model
+        key = os.path.realpath(path)
+        app = self.cache.get(key)
+        if app is None:     # a file attached many times is read once per load (mechanisms never change)
+            from . import claraty_extensions, load_model
 
-        if path.lower().endswith(claraty_extensions()):
-            app = _Reader(path, self.depth + 1).read()
-        else:
-            app = load_model(path)
+            try:
+                if path.lower().endswith(claraty_extensions()):
+                    app = _Reader(path, self.depth + 1, self.budget, self.cache).read()
+                else:
+                    app = load_model(path)
+            except ModelFileError as exc:   # name this file and line too: where the attached file came in
+                raise type(exc)(f"attached file {rel!r}: {exc}", self.path, el.sourceline) from None
+            self.cache[key] = app
+        problem = self.budget.add_bodies(len(app.bodies) - 1)
+        if problem:
+            raise self.error(el, problem)
         tel = el.find("Transform")
         placement = None if tel is None else self.transform(tel)
         try:

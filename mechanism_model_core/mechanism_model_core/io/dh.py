@@ -134,6 +134,7 @@ def load_dh_table(path, name: str | None = None):
     Errors name the file and line.
     """
     from ..builder import MechanismBuilder
+    from . import limits, validation
     from .safe_xml import read_limited
 
     path = os.fspath(path)
@@ -141,6 +142,7 @@ def load_dh_table(path, name: str | None = None):
     rows = []
     lines = SourceLines()
     mech_name = name or os.path.splitext(os.path.basename(path))[0]
+    budget = limits.Budget()
     try:
         text = read_limited(path).decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -175,7 +177,10 @@ def load_dh_table(path, name: str | None = None):
         row = {"name": parts[0], "joint": parts[1], "type": jt.value,
                "a": vals[0], "alpha": vals[1], "d": vals[2], "theta": vals[3]}
         if len(vals) == 6:
-            row["lower"], row["upper"] = vals[4], vals[5]
+            row["lower"], row["upper"] = validation.position_limit(vals[4]), validation.position_limit(vals[5])
+        problem = budget.add_bodies(1)
+        if problem:
+            raise ModelFileError(problem, path, lineno)
         rows.append(row)
         lines.note("body", parts[0], lineno)
         lines.note("joint", parts[1], lineno)
@@ -186,6 +191,8 @@ def load_dh_table(path, name: str | None = None):
     b = MechanismBuilder(mech_name, source=path)
     try:
         build_dh_chain(b, rows, convention)
-        return b.build()
+        m = b.build()
+        validation.check_poses(m)
     except MechanismModelError as exc:
         raise lines.file_error(exc, path) from None
+    return m

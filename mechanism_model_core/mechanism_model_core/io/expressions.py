@@ -141,7 +141,10 @@ def parse_expression(text: str, variables: Iterable[str] = (),
     except SyntaxError as exc:
         raise ExpressionError(f"cannot parse expression {src!r}: {exc.msg}") from None
     used: set[str] = set()
-    fn = _compile(tree.body, src, consts, allowed, used, 0)
+    try:
+        fn = _compile(tree.body, src, consts, allowed, used, 0)
+    except RecursionError:      # Python's own parser nests deeper than MAX_DEPTH allows for
+        raise ExpressionError(f"expression {src!r} is nested too deeply") from None
     return Expression(src, frozenset(used), fn, dict(constants) if constants else None)
 
 
@@ -154,13 +157,37 @@ def evaluate(text: str, constants: Mapping[str, float] | None = None) -> float:
 
 
 def _compile(node, src, consts, allowed, used, depth):
+    """``node`` as a function of the variables. A part that reads no variable is evaluated here, once: an
+    infinite or NaN value there is an error (``1/(1e308*10)`` would otherwise become 0 silently)."""
+    fn = _compile_node(node, src, consts, allowed, used, depth)
+    if isinstance(node, ast.Constant) or any(isinstance(n, ast.Name) and n.id in allowed
+                                             for n in ast.walk(node)):
+        return fn
+    with np.errstate(all="ignore"):
+        value = fn({})
+    if not np.all(np.isfinite(value)):
+        raise ExpressionError(f"{src!r}: {_text(node, src)} is not finite ({float(np.real(value))})")
+    return lambda env: value
+
+
+def _text(node, src) -> str:
+    part = ast.get_source_segment(src, node)
+    return repr(part) if part and part != src else "the value"
+
+
+def _compile_node(node, src, consts, allowed, used, depth):
     if depth > MAX_DEPTH:
         raise ExpressionError(f"expression {src!r} is nested too deeply")
     d = depth + 1
     if isinstance(node, ast.Constant):
         if isinstance(node.value, bool) or not isinstance(node.value, (int, float)):
             raise ExpressionError(f"{src!r}: only numbers are allowed, not {node.value!r}")
-        value = float(node.value)
+        try:
+            value = float(node.value)
+        except OverflowError:       # an integer literal of 309 digits or more
+            raise ExpressionError(f"{src!r}: number {_text(node, src)[:40]}... is too large") from None
+        if not math.isfinite(value):     # 1e309
+            raise ExpressionError(f"{src!r}: number {_text(node, src)} is too large (not finite)")
         return lambda env: value
     if isinstance(node, ast.Name):
         name = node.id

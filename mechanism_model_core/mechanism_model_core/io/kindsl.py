@@ -39,10 +39,13 @@ from ..errors import MechanismModelError, ModelFileError, SourceLines
 from ..joints import Joint, JointType
 from ..model import BodySpec, MassProperties, Mechanism
 from .. import spatial
+from . import limits, validation
 from .expressions import CONSTANTS, FUNCTIONS
 
 GRAMMAR_PATH = os.path.join(os.path.dirname(__file__), "kindsl.lark")
 MAX_BYTES = 4 * 1024 * 1024
+#: Unary signs and parentheses one expression may nest (1,000 minus signs are legal KinDSL).
+MAX_NESTING = 5000
 _PARSER = None
 
 
@@ -93,7 +96,10 @@ class _Evaluator:
         return ModelFileError(message, self.file, line, col)
 
     def __call__(self, node) -> float:
-        v = self._eval(node)
+        try:
+            v = self._eval(node)
+        except RecursionError:
+            raise self.error(node, "expression nested too deeply") from None
         if not math.isfinite(v):
             raise self.error(node, "expression is not a finite number")
         return float(v)
@@ -101,12 +107,33 @@ class _Evaluator:
     def _eval(self, node) -> float:
         from lark import Token
 
+        sign, top, levels = 1.0, node, 0
+        while not isinstance(node, Token):      # unary minus and parentheses unwrapped without recursion
+            if node.data == "neg":
+                sign = -sign
+            elif node.data not in ("unary", "expr", "sum", "product", "atom") or not node.children:
+                break
+            node = node.children[-1]
+            levels += 1
+            if levels > MAX_NESTING:
+                raise self.error(top, f"expression nested too deeply (more than {MAX_NESTING} levels)")
+        return sign * self._eval_node(node)
+
+    def _eval_node(self, node) -> float:
+        from lark import Token
+
         if isinstance(node, Token):  # a bare NUMBER can arrive unwrapped
-            return float(node)
+            v = float(node)
+            if not math.isfinite(v):
+                raise self.error(node, f"number {str(node)[:40]!r} is too large (not finite)")
+            return v
         k = node.data
         c = node.children
         if k == "number":
-            return float(c[0])
+            v = float(c[0])
+            if not math.isfinite(v):
+                raise self.error(node, f"number {str(c[0])[:40]!r} is too large (not finite)")
+            return v
         if k == "name":
             n = str(c[0])
             if n in self.parameters:
@@ -127,7 +154,10 @@ class _Evaluator:
         if k == "named_constant":
             n = str(c[0])
             v = self._eval(c[1])
-            if n in self.constants and self.constants[n] != v and n not in CONSTANTS:
+            if n in CONSTANTS:
+                raise self.error(node, f"constant {n!r} is built in ({CONSTANTS[n]!r}) and cannot be "
+                                       f"redefined")
+            if n in self.constants and self.constants[n] != v:
                 raise self.error(node, f"constant {n!r} is defined twice with different values")
             self.constants[n] = v
             return v
@@ -194,14 +224,15 @@ def _inertia(ev: _Evaluator, node, link: str) -> MassProperties:
                 raise ev.error(item, f"link {link!r}: {key} is given twice")
             values[key] = ev(item.children[1])
     m = values.get("mass", 0.0)
-    if m < 0:
-        raise ev.error(node, f"link {link!r}: negative mass {m}")
     ix, iy, iz = (values.get(k, 0.0) for k in ("Ix", "Iy", "Iz"))
     ixy, ixz, iyz = (values.get(k, 0.0) for k in ("Ixy", "Ixz", "Iyz"))
     # tensor about the link-frame origin: products of inertia enter with a minus sign
     I_o = np.array([[ix, -ixy, -ixz], [-ixy, iy, -iyz], [-ixz, -iyz, iz]])
     # parallel-axis theorem: I_o = I_c + m (|c|^2 E - c c^T)
     I_c = I_o - m * (float(com @ com) * np.eye(3) - np.outer(com, com))
+    problem = validation.mass_problem(m, com, I_o)    # the file's own tensor (parameters may rebind m)
+    if problem:
+        raise ev.error(node, f"link {link!r}: {problem}")
     return MassProperties(m, com, I_c)
 
 
@@ -236,14 +267,20 @@ def _read(text: str, file: str, parameters: dict | None, name: str | None) -> Me
             raise ModelFileError(f"parameter {k!r}: value {v!r} is not a number", file) from None
         if not math.isfinite(fv):
             raise ModelFileError(f"parameter {k!r}: value {v!r} is not finite", file)
+        if k in CONSTANTS:
+            raise ModelFileError(f"parameter {k!r} would redefine a built-in constant", file)
         params[k] = fv
     ev = _Evaluator(file, params)
     robot_name = str(tree.children[0])
     links: dict[str, _Link] = {}
     joints: dict[str, tuple] = {}   # name -> (JointType, placement, node)
     lines = SourceLines()
+    budget = limits.Budget()
     for node in tree.children[1:]:
         if node.data in ("base", "link"):
+            problem = budget.add_bodies(1)
+            if problem:
+                raise ev.error(node, problem)
             lname = str(node.children[0])
             if lname in links:
                 raise ev.error(node, f"link {lname!r} is defined twice")
@@ -345,6 +382,7 @@ def _read(text: str, file: str, parameters: dict | None, name: str | None) -> Me
         if not base.floating and (base.frames or base.mass.mass):
             g = BodySpec(ground, None, None, base.frames, base.mass, (), None, {})
             m = Mechanism(m.name, [g] + list(m.bodies[1:]), m.ground, m.source, m.metadata)
+        validation.check_poses(m)
     except MechanismModelError as exc:
         raise lines.file_error(exc, file) from None
     return m
@@ -362,7 +400,12 @@ def load_kindsl(path, parameters: dict | None = None, name: str | None = None) -
     from .safe_xml import read_limited
 
     path = os.fspath(path)
-    text = read_limited(path, MAX_BYTES).decode("utf-8", errors="replace")
+    data = read_limited(path, MAX_BYTES)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ModelFileError(f"not UTF-8 text: byte 0x{data[exc.start]:02x} (KinDSL files are UTF-8)", path,
+                             data[:exc.start].count(b"\n") + 1) from None
     return _read_guarded(text, path, parameters, name)
 
 

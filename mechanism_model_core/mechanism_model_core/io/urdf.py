@@ -62,6 +62,7 @@ from ..errors import MechanismModelError, ModelFileError, SourceLines
 from ..joints import COORDINATE_NAMES, Joint, JointType
 from ..model import BodySpec, BoundingShape, MassProperties, Mechanism
 from .. import spatial
+from . import limits, validation
 from .safe_xml import parse_bytes, parse_file
 
 #: Limits at or beyond this magnitude are read as unbounded, and written for unbounded limits.
@@ -103,6 +104,8 @@ class _Reader:
             raise self.error(el, f"<{el.tag} {attr}={text!r}>: not a number") from None
         if math.isnan(v):
             raise self.error(el, f"<{el.tag} {attr}={text!r}>: not a number")
+        if not math.isfinite(v):
+            raise self.error(el, f"<{el.tag} {attr}={text[:40]!r}>: not a finite number")
         return v
 
     def numbers(self, el, attr: str, n: int, default: str | None = None) -> np.ndarray:
@@ -136,8 +139,9 @@ class _Reader:
         T = self.origin(iel)
         mel = iel.find("mass")
         m = 0.0 if mel is None else self.number(mel, "value")
-        if m < 0:
-            raise self.error(mel, f"negative mass {m}")
+        problem = validation.mass_problem(m)
+        if problem:
+            raise self.error(mel, problem)
         I = np.zeros((3, 3))
         inel = iel.find("inertia")
         if inel is not None:
@@ -146,6 +150,9 @@ class _Reader:
             I = np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
             R = T[:3, :3]
             I = R @ I @ R.T
+        problem = validation.mass_problem(m, T[:3, 3], I)
+        if problem:
+            raise self.error(iel, f"link {link_el.get('name')!r}: {problem}")
         return MassProperties(m, T[:3, 3], I)
 
     def geometry(self, owner_el):
@@ -208,22 +215,28 @@ class _Reader:
             ael = el.find("axis")
             if ael is not None:
                 axis = self.numbers(ael, "xyz", 3)
-                n = float(np.linalg.norm(axis))
+                n = float(np.linalg.norm(validation.axis_direction(axis)) * np.max(np.abs(axis)))
+                axis = validation.axis_direction(axis)
                 if n < 1e-9:
                     raise self.error(ael, f"joint {name!r}: axis {ael.get('xyz')!r} has zero length")
                 if abs(n - 1.0) > 1e-9:
                     self.warn(ael, f"joint {name!r}: axis {ael.get('xyz')!r} has length {n:.9g}; "
                                    f"normalised")
-                axis = axis / n
+                axis = axis / np.linalg.norm(axis)
         lel = el.find("limit")
         if lel is not None and jt.dof == 1:
             vel, eff = self.number(lel, "velocity", 0), self.number(lel, "effort", 0)
-            kw["velocity"] = abs(vel) if vel != 0 else math.inf
-            kw["effort"] = abs(eff) if eff != 0 else math.inf
+            problem = validation.limits_problem((), (), vel, eff)
+            if problem:
+                raise self.error(lel, f"joint {name!r}: {problem}")
+            kw["velocity"] = vel if vel != 0 else math.inf
+            kw["effort"] = eff if eff != 0 else math.inf
             if jt is not JointType.CONTINUOUS:
                 lo, hi = self.number(lel, "lower", 0), self.number(lel, "upper", 0)
-                lo = -math.inf if lo <= -UNBOUNDED else lo
-                hi = math.inf if hi >= UNBOUNDED else hi
+                if max(abs(lo), abs(hi)) > UNBOUNDED:     # exactly 1e9 is what to_urdf writes for "none"
+                    self.warn(lel, f"joint {name!r}: limit of magnitude {max(abs(lo), abs(hi)):.3g} read as "
+                                   f"unbounded (magnitudes of {UNBOUNDED:g} or more are)")
+                lo, hi = validation.position_limit(lo), validation.position_limit(hi)
                 if lo > hi:
                     raise self.error(lel, f"joint {name!r}: lower limit {lo} above upper limit {hi}")
                 kw["lower"], kw["upper"] = (lo,), (hi,)
@@ -265,7 +278,11 @@ class _Reader:
         if root.tag != "robot":
             raise self.error(root, f"root element is <{root.tag}>, expected <robot>")
         links: dict = {}
+        budget = limits.Budget()
         for lel in root.findall("link"):
+            problem = budget.add_bodies(1)
+            if problem:
+                raise self.error(lel, problem)
             lname = lel.get("name")
             if not lname:
                 raise self.error(lel, "<link> needs a name")
@@ -386,6 +403,7 @@ class _Reader:
             m = b.build()
             if ground_spec.frames or ground_spec.mass.mass or ground_spec.shapes or ground_spec.graphics:
                 m = Mechanism(m.name, [ground_spec] + list(m.bodies[1:]), m.ground, m.source, m.metadata)
+            validation.check_poses(m)
         except MechanismModelError as exc:
             raise self.lines.file_error(exc, self.file) from None
         return m
@@ -679,7 +697,7 @@ def to_urdf(mechanism: Mechanism, name: str | None = None) -> str:
         if j.dof == 0:
             _joint_el(etree, robot, joint_name(j.name), "fixed", spec.parent, spec.name, j.placement)
         elif j.dof == 1:
-            T = j.placement @ j.motion([0.0])   # fold the offset into the origin
+            T = j.transform([0.0])   # fold the offset into the origin
             if j.type is JointType.PRISMATIC:
                 jtype = "prismatic"
             elif j.type is JointType.CONTINUOUS or (math.isinf(j.lower[0]) and math.isinf(j.upper[0])):

@@ -384,6 +384,30 @@ class SettledPose:
     iterations: int = 0
 
 
+def _geometry_rows(g: WheelGeometry) -> dict:
+    """Plain-float rows of a geometry (cached on it) for the per-command loop."""
+    rows = g.__dict__.get("_rows")
+    if rows is None:
+        rows = {"p": [tuple(map(float, p[:2])) for p in g.contact],
+                "pivot": [tuple(map(float, p[:2])) for p in g.pivot],
+                "f": [tuple(map(float, f)) for f in g.roll], "sign": [float(v) for v in g.steer_sign],
+                "r": [float(v) for v in g.radius],
+                "offset": bool(np.any(np.abs(g.contact[:, :2] - g.pivot[:, :2]) > 1e-9))}
+        object.__setattr__(g, "_rows", rows)
+    return rows
+
+
+def _odometry_matrix(pts) -> np.ndarray:
+    """Rows ``[1, 0, -y; 0, 1, x]`` per contact point: contact velocity = A (vx, vy, wz)."""
+    A = np.zeros((2 * len(pts), 3))
+    for i, (x, y) in enumerate(pts):
+        A[2 * i, 0] = 1.0
+        A[2 * i, 2] = -y
+        A[2 * i + 1, 1] = 1.0
+        A[2 * i + 1, 2] = x
+    return A
+
+
 def _wrap(a):
     return (np.asarray(a) + np.pi) % (2 * np.pi) - np.pi
 
@@ -394,7 +418,10 @@ class WheeledLocomotorModel:
     :func:`mobility_for`). Validates the description against the mechanism at construction (errors name the
     description's file) and holds only constants; every method takes the state it needs."""
 
-    def __init__(self, mechanism, mobility: MobilitySpec | Mapping | str | os.PathLike | None = None):
+    def __init__(self, mechanism, mobility: MobilitySpec | Mapping | str | os.PathLike | None = None, *,
+                 max_rates=None):
+        """``max_rates``: wheel-rate limits (rad/s, wheel order or ``{drive joint: limit}``, e.g. a motor
+        group's velocity limits); each wheel takes the smallest of it, its ``max_rate`` and its joint's."""
         if mobility is None:
             mobility = mobility_for(mechanism)
         elif isinstance(mobility, (str, os.PathLike)):
@@ -419,9 +446,19 @@ class WheeledLocomotorModel:
                 j = m.joint(w.steering_joint)
                 lo[i], hi[i] = j.lower[0], j.upper[0]
         self.steering_lower, self.steering_upper = lo, hi
-        self.max_rates = np.array([w.max_rate if w.max_rate is not None else m.joint(w.drive_joint).velocity
-                                   for w in self.wheels], dtype=float)
+        self.max_rates = np.array([min(w.max_rate if w.max_rate is not None else math.inf,
+                                       m.joint(w.drive_joint).velocity) for w in self.wheels], dtype=float)
+        if max_rates is not None:
+            extra = np.array([max_rates.get(w.drive_joint, math.inf) for w in self.wheels], dtype=float) \
+                if isinstance(max_rates, Mapping) else np.broadcast_to(np.asarray(max_rates, float), (self.n,))
+            if np.any(~(extra > 0)):
+                raise self._err("max_rates must be > 0 rad/s")
+            self.max_rates = np.minimum(self.max_rates, extra)
+        self._steered_list = [bool(v) for v in self.steered]
+        self._lo_list, self._hi_list = [float(v) for v in lo], [float(v) for v in hi]
+        self._max_rate_list = [float(v) for v in self.max_rates]
         self.home = m.configuration()
+        self._settle_cache = None
         self.home_geometry = self.geometry(self.home)
         self._check_modes()
 
@@ -553,80 +590,90 @@ class WheeledLocomotorModel:
         for steering-before-driving. ``geometry``: from :meth:`geometry` (home when None)."""
         g = self.home_geometry if geometry is None else geometry
         t = self.mode_twist(twist, mode)
-        if not np.all(np.isfinite(t)):
+        vx, vy, wz = float(t[0]), float(t[1]), float(t[2])
+        if not (math.isfinite(vx) and math.isfinite(vy) and math.isfinite(wz)):
             return self._refuse(steering, t, "the twist has NaN or infinite components")
-        cur = np.zeros(self.n) if steering is None else np.where(self.steered, np.asarray(steering, float), 0.0)
-        cur = np.nan_to_num(cur)
+        n = self.n
+        if steering is None:
+            cur = [0.0] * n
+        else:
+            cur = [float(c) if (st and c == c) else 0.0 for c, st in zip(steering, self._steered_list)]
         skid = mode == "skid"
         sb = self.spec.steer_before_drive if steer_before_drive is None else steer_before_drive
-        vx, vy, wz = t
-        p = g.contact[:, :2].copy()
-        target = cur.copy()
-        speed = np.zeros(self.n)
-        flip = np.zeros(self.n, dtype=bool)
-        slip = np.zeros(self.n)
-        rates = np.zeros(self.n)
-        for _ in range(3 if np.any(np.abs(g.contact[:, :2] - g.pivot[:, :2]) > 1e-9) else 1):
-            v = np.stack([vx - wz * p[:, 1], vy + wz * p[:, 0]], -1)          # contact velocities (m/s)
-            sp = np.hypot(v[:, 0], v[:, 1])
-            f0 = g.roll
-            ang = np.arctan2(f0[:, 0] * v[:, 1] - f0[:, 1] * v[:, 0], f0[:, 0] * v[:, 0] + f0[:, 1] * v[:, 1])
-            for i in range(self.n):
-                if not self.steered[i] or skid:
-                    target[i] = 0.0 if self.steered[i] else math.nan
-                    along = f0[i] @ v[i]
-                    slip[i] = abs(f0[i, 0] * v[i, 1] - f0[i, 1] * v[i, 0])
-                    rates[i] = along / g.radius[i]
+        rows = _geometry_rows(g)
+        # plain floats: for a handful of wheels this is several times faster than numpy's per-call overhead
+        target = [math.nan] * n
+        rates = [0.0] * n
+        flip = [False] * n
+        slip = [0.0] * n
+        speed_max = 0.0
+        pts = rows["p"]
+        for _ in range(3 if rows["offset"] else 1):
+            for i in range(n):
+                px, py = pts[i]
+                fx, fy = rows["f"][i]
+                ux, uy = vx - wz * py, vy + wz * px               # contact velocity (m/s)
+                sp = math.hypot(ux, uy)
+                speed_max = max(speed_max, sp)
+                cross = fx * uy - fy * ux
+                along = fx * ux + fy * uy
+                r = rows["r"][i]
+                if skid or not self._steered_list[i]:
+                    target[i] = 0.0 if self._steered_list[i] else math.nan
+                    rates[i] = along / r
+                    slip[i] = abs(cross)
                     continue
-                if sp[i] < _EPS_SPEED:
+                if sp < _EPS_SPEED:
                     target[i], rates[i] = cur[i], 0.0
                     continue
-                delta = g.steer_sign[i] * ang[i]
+                delta = rows["sign"][i] * math.atan2(cross, along)
+                lo, hi = (self._lo_list[i], self._hi_list[i]) if check_limits else (-math.inf, math.inf)
                 best = None
                 for k, d in enumerate((delta, delta - math.pi, delta + math.pi, delta - 2 * math.pi,
                                        delta + 2 * math.pi)):
-                    if check_limits and not (self.steering_lower[i] - 1e-9 <= d <= self.steering_upper[i] + 1e-9):
-                        continue
-                    cost = abs(d - cur[i])
-                    if best is None or cost < best[0] - 1e-9:
-                        best = (cost, d, k in (1, 2))
+                    if lo - 1e-9 <= d <= hi + 1e-9:
+                        cost = abs(d - cur[i])
+                        if best is None or cost < best[0] - 1e-12:
+                            best = (cost, d, k in (1, 2))
                 if best is None:
                     return self._refuse(steering, t,
                                         f"wheel {self.names[i]}: steering {math.degrees(delta):.1f} deg (or "
                                         f"{math.degrees(_wrap(delta + math.pi)):.1f} deg reversed) is outside "
-                                        f"[{math.degrees(self.steering_lower[i]):.1f}, "
-                                        f"{math.degrees(self.steering_upper[i]):.1f}] deg")
+                                        f"[{math.degrees(lo):.1f}, {math.degrees(hi):.1f}] deg")
                 target[i], flip[i] = best[1], best[2]
-                rates[i] = (-1.0 if flip[i] else 1.0) * sp[i] / g.radius[i]
-            speed = sp
-            if not np.any(g.steer_sign != 0):
+                rates[i] = (-sp if flip[i] else sp) / r
+            if not rows["offset"]:
                 break
-            # contact points that are off their steering axis move with the steering: follow them
-            th = g.steer_sign * np.where(self.steered, target, 0.0)
-            d = g.contact[:, :2] - g.pivot[:, :2]
-            p = g.pivot[:, :2] + np.stack([np.cos(th) * d[:, 0] - np.sin(th) * d[:, 1],
-                                           np.sin(th) * d[:, 0] + np.cos(th) * d[:, 1]], -1)
+            # contact points off their steering axis move with the steering: follow them
+            pts = []
+            for i in range(n):
+                th = rows["sign"][i] * (target[i] if self._steered_list[i] and target[i] == target[i] else 0.0)
+                (cx, cy), (ox, oy) = rows["p"][i], rows["pivot"][i]
+                dx, dy = cx - ox, cy - oy
+                c, s_ = math.cos(th), math.sin(th)
+                pts.append((ox + c * dx - s_ * dy, oy + s_ * dx + c * dy))
         if not (skid or self.spec.skid):
-            bad = (~self.steered) & (slip > 1e-6 * max(1.0, float(np.max(speed, initial=0.0))))
-            if np.any(bad):
-                i = int(np.nonzero(bad)[0][0])
-                return self._refuse(steering, t, f"wheel {self.names[i]} cannot steer and would slide "
-                                                 f"sideways at {slip[i]:.3g} m/s (the centre of rotation must "
-                                                 f"lie on its axle line; use mode 'skid')")
+            lim = 1e-6 * max(1.0, speed_max)
+            for i in range(n):
+                if not self._steered_list[i] and slip[i] > lim:
+                    return self._refuse(steering, t, f"wheel {self.names[i]} cannot steer and would slide "
+                                                     f"sideways at {slip[i]:.3g} m/s (the centre of rotation "
+                                                     f"must lie on its axle line; use mode 'skid')")
         scale = 1.0
-        ratio = np.max(np.abs(rates) / self.max_rates) if self.n else 0.0
+        ratio = max((abs(rt) / mr for rt, mr in zip(rates, self._max_rate_list)), default=0.0)
         if ratio > 1.0:
-            scale = 1.0 / float(ratio)
-            rates = rates * scale
+            scale = 1.0 / ratio
+            rates = [rt * scale for rt in rates]
+            slip = [sl * scale for sl in slip]
             t = t * scale
-            slip = slip * scale
         waiting = False
         if sb and steering is not None:
-            err = np.abs(np.where(self.steered, target - cur, 0.0))
-            if np.any(err > self.spec.steering_tolerance):
+            tol = self.spec.steering_tolerance
+            if any(st and abs(tg - c) > tol for st, tg, c in zip(self._steered_list, target, cur)):
                 waiting = True
-                rates = np.zeros(self.n)
-        return DriveCommand(np.where(self.steered, target, np.nan), rates, t, True, "", scale, flip, waiting, slip)
+                rates = [0.0] * n
+        return DriveCommand(np.array(target), np.array(rates), t, True, "", scale, np.array(flip), waiting,
+                            np.array(slip))
 
     def stop(self, steering=None) -> DriveCommand:
         """Zero rates, steering held."""
@@ -643,23 +690,40 @@ class WheeledLocomotorModel:
         angles (rad; NaN or ignored for unsteered wheels), and the RMS residual (m/s) over the wheels' contact
         velocities: near zero when the wheels agree (no slip), large when they disagree."""
         g = self.home_geometry if geometry is None else geometry
-        w = np.asarray(rates, dtype=float)
-        st = np.zeros(self.n) if steering is None else np.where(self.steered, np.asarray(steering, float), 0.0)
-        th = g.steer_sign * np.nan_to_num(st)
-        c, s = np.cos(th), np.sin(th)
-        f = np.stack([c * g.roll[:, 0] - s * g.roll[:, 1], s * g.roll[:, 0] + c * g.roll[:, 1]], -1)
-        d = g.contact[:, :2] - g.pivot[:, :2]
-        p = g.pivot[:, :2] + np.stack([c * d[:, 0] - s * d[:, 1], s * d[:, 0] + c * d[:, 1]], -1)
-        v = (w * g.radius)[:, None] * f
-        A = np.zeros((2 * self.n, 3))
-        A[0::2, 0] = 1.0
-        A[0::2, 2] = -p[:, 1]
-        A[1::2, 1] = 1.0
-        A[1::2, 2] = p[:, 0]
-        b = v.reshape(-1)
-        x, *_ = np.linalg.lstsq(A, b, rcond=None)
-        res = float(np.sqrt(np.mean((A @ x - b) ** 2) * 2.0))
-        return x, res
+        rows = _geometry_rows(g)
+        n = self.n
+        w = [float(v) for v in rates]
+        if len(w) != n:
+            raise InvalidConfiguration(f"odometry_twist: {n} wheel rates expected, got {len(w)}")
+        st = [0.0] * n if steering is None else [
+            float(v) if (s_ and v == v) else 0.0 for v, s_ in zip(steering, self._steered_list)]
+        b = [0.0] * (2 * n)
+        pts = rows["p"]
+        if rows["offset"]:
+            pts = []
+        for i in range(n):
+            th = rows["sign"][i] * st[i]
+            c, s_ = math.cos(th), math.sin(th)
+            fx, fy = rows["f"][i]
+            sp = w[i] * rows["r"][i]
+            b[2 * i] = sp * (c * fx - s_ * fy)
+            b[2 * i + 1] = sp * (s_ * fx + c * fy)
+            if rows["offset"]:
+                (cx, cy), (ox, oy) = rows["p"][i], rows["pivot"][i]
+                pts.append((ox + c * (cx - ox) - s_ * (cy - oy), oy + s_ * (cx - ox) + c * (cy - oy)))
+        bv = np.array(b)
+        if rows["offset"]:
+            A = _odometry_matrix(pts)
+            pinv = np.linalg.pinv(A)
+        else:
+            A, pinv = rows.get("A"), rows.get("pinv")
+            if A is None:
+                A = _odometry_matrix(pts)
+                pinv = np.linalg.pinv(A)
+                rows["A"], rows["pinv"] = A, pinv
+        x = pinv @ bv
+        e = A @ x - bv
+        return x, float(math.sqrt(float(e @ e) / n))
 
     # ------------------------------------------------------------------------------------- terrain
     def settle(self, terrain, x: float, y: float, yaw: float, q0=None, *, tol: float = 1e-9,
@@ -674,15 +738,16 @@ class WheeledLocomotorModel:
         ``solver="ik"`` hands the same constraints to :func:`~mechanism_model_core.ik.solve_ik` (DLS, with
         the locks), slower but with the IK's safeguards. ``tol`` (m) is the largest rim distance accepted."""
         m = self.mechanism
-        base = self._floating_joint()
-        q = self.configuration(q0).copy()
-        sl = m.joint_slice(base)
+        if self._settle_cache is None:
+            self._settle_cache = self._prepare_settle()
+        base, sl, free, idx, cols, lo, hi, refs, axes, radii = self._settle_cache
+        if isinstance(q0, np.ndarray) and q0.shape == (m.nq,):
+            q = np.array(q0, dtype=float)
+        else:
+            q = self.configuration(q0).copy()
         q[sl.start + 0], q[sl.start + 1], q[sl.start + 5] = x, y, yaw
         if q0 is None:
             q[sl.start + 2] = self.home[sl.start + 2] + float(terrain.height(x, y))
-        free = [f"{base}.z", f"{base}.roll", f"{base}.pitch"] + [
-            j for j in self.spec.suspension_joints if m.joint(j).coupling is None]
-        refs = self._contact_wheels()
         if solver == "ik":
             from ..ik import solve_ik
             locked = [c for c in m.independent_coordinates if c not in free]
@@ -695,12 +760,6 @@ class WheeledLocomotorModel:
         if solver != "newton":
             raise InvalidConfiguration(f"settle: solver is 'newton' or 'ik', got {solver!r}")
         from ..jacobians import jacobian_from_segments
-        idx = np.array([m.coordinate_index(c) for c in free])
-        indep = {c: k for k, c in enumerate(m.independent_coordinates)}
-        cols = np.array([indep[c] for c in free])
-        lo, hi = m.lower_limits[idx], m.upper_limits[idx]
-        axes = np.array([r.axis for r in refs])
-        radii = np.array([r.radius for r in refs])
         coupled = bool(m.couplings)
         reason = "did not converge"
         it = 0
@@ -719,8 +778,7 @@ class WheeledLocomotorModel:
                 reason = "a wheel left the terrain"
                 break
             if np.max(np.abs(dist)) <= tol:
-                reason = "converged"
-                break
+                return SettledPose(q, True, "converged", ct.point, ct.normal, dist, it)
             J = np.empty((self.n, m.nq))
             for i in range(self.n):
                 J[i] = ct.normal[i] @ (Js[i][:3] - skew(ct.point[i] - C[i]) @ Js[i][3:])
@@ -742,6 +800,21 @@ class WheeledLocomotorModel:
         elif reason == "converged":
             reason = "did not converge"
         return SettledPose(q, ok, reason, ct.point, ct.normal, ct.distance, it)
+
+    def _prepare_settle(self):
+        m = self.mechanism
+        base = self._floating_joint()
+        sl = m.joint_slice(base)
+        free = [f"{base}.z", f"{base}.roll", f"{base}.pitch"] + [
+            j for j in self.spec.suspension_joints if m.joint(j).coupling is None]
+        idx = np.array([m.coordinate_index(c) for c in free])
+        indep = {c: k for k, c in enumerate(m.independent_coordinates)}
+        cols = np.array([indep[c] for c in free])
+        lo, hi = m.lower_limits[idx], m.upper_limits[idx]
+        refs = self._contact_wheels()
+        axes = np.array([r.axis for r in refs])
+        radii = np.array([r.radius for r in refs])
+        return base, sl, free, idx, cols, lo, hi, refs, axes, radii
 
     def _contact_wheels(self):
         m = self.mechanism
@@ -765,6 +838,23 @@ class WheeledLocomotorModel:
         A = np.array([fk.rotation(r.body) @ r.axis for r in refs])
         ct = terrain.wheel_contact(C, A, np.array([r.radius for r in refs]))
         return ct.point, ct.normal, ct.distance
+
+    def tipover_margin(self, terrain, q, method: str = "force_angle", gravity=(0.0, 0.0, -9.81)):
+        """Tip-over stability of the rover at ``q`` on ``terrain`` (settle first): the wheel rim contact
+        points as the support, the whole mechanism's centre of mass, through the statics module's
+        :func:`~mechanism_model_core.statics.force_angle_margin` (Papadopoulos and Rey, N rad; default) or
+        :func:`~mechanism_model_core.statics.support_polygon_margin` (``method="support_polygon"``, m).
+        Returns its :class:`~mechanism_model_core.statics.StabilityMargin` (tip-over axis and direction)."""
+        from ..statics import center_of_mass, force_angle_margin, support_polygon_margin, total_mass
+
+        pts, _, _ = self.contacts(terrain, q)
+        com = center_of_mass(self.mechanism, q)
+        g = np.asarray(gravity, dtype=float)
+        if method == "force_angle":
+            return force_angle_margin(pts, com, total_mass(self.mechanism) * g)
+        if method == "support_polygon":
+            return support_polygon_margin(pts, com, g)
+        raise InvalidConfiguration(f"tipover_margin: method is 'force_angle' or 'support_polygon', got {method!r}")
 
     def slope_drive(self, terrain, q, twist, steering_tolerance: float | None = None) -> DriveCommand:
         """Steering angles and wheel rates that move the rover settled at ``q`` on ``terrain`` with the body

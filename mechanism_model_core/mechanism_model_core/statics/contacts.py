@@ -27,6 +27,7 @@ solved again (an active set), until every normal force is >= 0 or too few contac
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -41,6 +42,20 @@ from .gravity import parse_gravity
 from .mass import Payload
 
 __all__ = ["Contact", "ContactLoads", "contact_loads", "passive_coordinates", "wheel_contacts"]
+
+
+def _cross3(a, b) -> np.ndarray:
+    return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]])
+
+
+def _tangent_basis(n: np.ndarray) -> np.ndarray:
+    """Columns (t1, t2, n): a right-handed orthonormal basis with ``n`` last."""
+    helper = np.array([1.0, 0.0, 0.0]) if abs(n[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
+    t1 = _cross3(helper, n)
+    t1 /= np.linalg.norm(t1)
+    B = np.stack([t1, _cross3(n, t1), n], axis=1)
+    B.setflags(write=False)
+    return B
 
 
 @dataclass(frozen=True, eq=False)
@@ -74,6 +89,12 @@ class Contact:
             raise MechanismModelError(f"contact {self.frame!r}: friction coefficient must be finite and >= 0, "
                                       f"got {self.friction!r}")
         object.__setattr__(self, "friction", mu)
+        object.__setattr__(self, "_basis", _tangent_basis(n / norm))
+
+    @property
+    def basis(self) -> np.ndarray:
+        """Columns (t1, t2, n): the contact's tangent directions and its normal (ground frame)."""
+        return self._basis.copy()
 
 
 @dataclass(frozen=True, eq=False)
@@ -104,15 +125,22 @@ class ContactLoads:
     coordinates: tuple = field(default=())
 
 
+_PASSIVE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
 def passive_coordinates(mechanism: Mechanism) -> tuple:
     """Independent coordinates that no actuator drives: those of floating and planar joints (a free base)
     and of joints marked not actuated."""
+    cached = _PASSIVE.get(mechanism)
+    if cached is not None:
+        return cached
     out = []
     for c in mechanism.independent_coordinates:
         j = mechanism.joint(mechanism.coordinate_joint[mechanism.coordinate_names.index(c)])
         if not j.actuated or j.type in (JointType.FLOATING, JointType.PLANAR):
             out.append(c)
-    return tuple(out)
+    _PASSIVE[mechanism] = tuple(out)
+    return _PASSIVE[mechanism]
 
 
 def wheel_contacts(mechanism: Mechanism, normal=(0.0, 0.0, 1.0), friction: float = 0.6) -> list[Contact]:
@@ -128,12 +156,6 @@ def wheel_contacts(mechanism: Mechanism, normal=(0.0, 0.0, 1.0), friction: float
     return out
 
 
-def _tangent_basis(n: np.ndarray) -> np.ndarray:
-    """Columns (t1, t2, n): a right-handed orthonormal basis with ``n`` last."""
-    helper = np.array([1.0, 0.0, 0.0]) if abs(n[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
-    t1 = np.cross(helper, n)
-    t1 /= np.linalg.norm(t1)
-    return np.stack([t1, np.cross(n, t1), n], axis=1)
 
 
 def _point_jacobians(mechanism: Mechanism, fk, contacts) -> np.ndarray:
@@ -155,25 +177,27 @@ def _point_jacobians(mechanism: Mechanism, fk, contacts) -> np.ndarray:
     return np.vstack(rows)
 
 
-def _null_space(A: np.ndarray, tol: float) -> np.ndarray:
-    if A.shape[0] == 0:
-        return np.eye(A.shape[1])
-    _, s, Vt = np.linalg.svd(A, full_matrices=True)
+def _svd_solve(A: np.ndarray, b: np.ndarray, tol: float):
+    """Minimum-norm least-squares solution of ``A x = b`` and an orthonormal basis of null(A), from one
+    SVD."""
+    m, n = A.shape
+    if m == 0:
+        return np.zeros(n), np.eye(n)
+    U, s, Vt = np.linalg.svd(A, full_matrices=True)
     rank = int((s > tol * max(1.0, s[0] if s.size else 1.0)).sum())
-    return Vt[rank:].T
+    x = Vt[:rank].T @ ((U[:, :rank].T @ b) / s[:rank])
+    return x, Vt[rank:].T
 
 
 def _lexicographic(A, b, T, tol):
     """Among the least-squares solutions of ``A x = b``: the one with the smallest ``|T x|``, then the
     smallest ``|x|``."""
-    x0 = np.linalg.lstsq(A, b, rcond=None)[0] if A.shape[0] else np.zeros(A.shape[1])
-    N = _null_space(A, tol)
+    x0, N = _svd_solve(A, b, tol)
     if N.shape[1] == 0:
         return x0
-    TN = T @ N
-    z = np.linalg.lstsq(TN, -(T @ x0), rcond=None)[0]
+    z, N_TN = _svd_solve(T @ N, -(T @ x0), tol)
     x1 = x0 + N @ z
-    N2 = N @ _null_space(TN, tol)
+    N2 = N @ N_TN
     return x1 - N2 @ (N2.T @ x1)
 
 
@@ -244,17 +268,15 @@ def contact_loads(mechanism: Mechanism, q, contacts: Sequence[Contact], gravity=
     fk = forward_kinematics(mechanism, qf)
     indep = mechanism.independent_coordinates
     D = coupling_jacobian(mechanism, qf) if mechanism.couplings else None
-    tau_full = _gravity_full(mechanism, qf, g, payloads) - _wrench_full(mechanism, qf, wrenches)
+    tau_full = _gravity_full(mechanism, qf, g, payloads, fk.segments) - _wrench_full(mechanism, qf, wrenches, fk)
     rhs = tau_full if D is None else D.T @ tau_full
     Jc = _point_jacobians(mechanism, fk, contacts)             # (3n, nq)
     if D is not None:
         Jc = Jc @ D
     n = len(contacts)
-    bases = [_tangent_basis(c.normal) for c in contacts]
-    Bdiag = np.zeros((3 * n, 3 * n))
-    for i, Bi in enumerate(bases):
-        Bdiag[3 * i:3 * i + 3, 3 * i:3 * i + 3] = Bi
-    A_all = Jc.T @ Bdiag                                       # generalized force of local contact forces
+    bases = np.array([c._basis for c in contacts])             # (n, 3, 3) columns t1, t2, normal
+    # generalized force of the local contact forces: column 3i+k is J_i^T B_i[:, k]
+    A_all = np.matmul(np.swapaxes(bases, 1, 2), Jc.reshape(n, 3, -1)).reshape(3 * n, -1).T
     # passive rows
     if passive is None:
         passive_names = passive_coordinates(mechanism)
@@ -301,9 +323,9 @@ def contact_loads(mechanism: Mechanism, q, contacts: Sequence[Contact], gravity=
                 x[cols] = y
     residual = float(np.abs(A @ x - b).max(initial=0.0))
     X = x.reshape(n, 3)
-    forces = np.stack([bases[i] @ X[i] for i in range(n)])
+    forces = np.matmul(bases, X[:, :, None])[:, :, 0]
     fn = X[:, 2].copy()
-    ft = forces - fn[:, None] * np.array([c.normal for c in contacts])
+    ft = forces - fn[:, None] * bases[:, :, 2]
     ftn = np.hypot(X[:, 0], X[:, 1])
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.where(fn > tol * scale, ftn / np.where(fn > 0, fn, 1.0), np.where(ftn > tol * scale, np.inf, 0.0))

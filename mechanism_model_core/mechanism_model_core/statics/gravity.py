@@ -153,7 +153,7 @@ def _to_coordinates(mechanism: Mechanism, qf: np.ndarray, tau: np.ndarray, coord
     return (np.swapaxes(D, -1, -2) @ tau[..., None])[..., 0]
 
 
-def _gravity_full(mechanism: Mechanism, qf: np.ndarray, g: np.ndarray, payloads) -> np.ndarray:
+def _gravity_full(mechanism: Mechanism, qf: np.ndarray, g: np.ndarray, payloads, segs=None) -> np.ndarray:
     """Per-coordinate generalized gravity: for moving segment ``i`` with subtree mass ``M_i`` and world first
     moment ``H_i``, ``-z_i . ((H_i - M_i o_i) x g)`` (revolute) or ``-M_i z_i . g`` (prismatic)."""
     mm = mass_model(mechanism)
@@ -163,7 +163,13 @@ def _gravity_full(mechanism: Mechanism, qf: np.ndarray, g: np.ndarray, payloads)
         M = mm.sub_moving @ sm
     else:
         hom, M = mm.seg_hom, mm.sub_moving_mass
-    segs = segment_poses(mechanism, qf)
+    if segs is None:
+        if qf.ndim == 2:
+            return _gravity_batch(mm, _batch_components(mechanism, qf), hom, M, g, qf.shape)
+        segs = segment_poses(mechanism, qf)
+    if segs.ndim == 4:      # poses given: back to components (S - 1, 1, 12, B)
+        C = segs[:, 1:, :3, :].transpose(1, 3, 2, 0).reshape(segs.shape[1] - 1, 1, 12, segs.shape[0])
+        return _gravity_batch(mm, C, hom, M, g, qf.shape)
     h = np.matmul(segs[..., :3, :], hom)[..., 0]              # (..., S, 3): R h_seg + m o
     r = np.matmul(mm.sub_moving, h)                            # (..., k, 3) subtree first moments H
     Sm = segs.take(mm.moving, axis=-3)
@@ -178,6 +184,41 @@ def _gravity_full(mechanism: Mechanism, qf: np.ndarray, g: np.ndarray, payloads)
         return t
     tau = np.zeros(qf.shape)
     tau[..., mm.moving_coord] = t
+    return tau
+
+
+def _batch_components(mechanism: Mechanism, Q: np.ndarray) -> np.ndarray:
+    """Pose components of every moving segment from the kinematics batch pass, (S - 1, chunks, 12, chunk):
+    component ``3*j + i`` is ``T[i, j]``, configurations in chunks (the last padded). The one place statics
+    reads the batch pass's layout (it saves building (B, S, 4, 4) poses and transposing them back)."""
+    from ..kinematics import batch_segment_components
+
+    return batch_segment_components(mechanism, Q)
+
+
+def _gravity_batch(mm, Tb, hom, M, g, shape) -> np.ndarray:
+    """The batch form of :func:`_gravity_full` on pose components ``Tb`` (S - 1, chunks, 12, chunk) of the
+    moving segments 1..S-1 (every segment but the ground moves): each step is one BLAS call or one
+    elementwise pass over the batch."""
+    S1, nch, _, bc = Tb.shape
+    comps = Tb.reshape(S1, nch, 4, 3 * bc)                              # column j of T: rows 3j..3j+2
+    h = np.matmul(hom[1:].reshape(S1, 1, 1, 4), comps)                 # R h_seg + m o
+    k = len(mm.moving)
+    H = (mm.sub_moving[:, 1:] @ h.reshape(S1, -1)).reshape(k, nch, 3, bc)
+    Tm = Tb if k == S1 else Tb[mm.moving - 1]
+    z = Tm[:, :, 6:9, :]
+    H -= M[:, None, None, None] * Tm[:, :, 9:12, :]                     # H - M o
+    gz = np.matmul(_SKEW.dot(g), z)                                     # g x z
+    H *= gz
+    t = -H.sum(axis=2)                                                  # -(H - M o) . (g x z), (k, chunks, chunk)
+    if mm.any_prismatic:
+        zg = np.tensordot(g, z, axes=(0, 2))                            # (k, chunks, chunk)
+        t = np.where(mm.moving_revolute[:, None, None], t, -M[:, None, None] * zg)
+    t = t.reshape(k, nch * bc)[:, :shape[0]]
+    if mm.coords_in_order:
+        return np.ascontiguousarray(t.T)
+    tau = np.zeros(shape)
+    tau[:, mm.moving_coord] = t.T
     return tau
 
 
@@ -204,11 +245,11 @@ def gravity_torques(mechanism: Mechanism, q, gravity=DEFAULT_GRAVITY,
     return _to_coordinates(mechanism, qf, _gravity_full(mechanism, qf, g, payloads), coordinates)
 
 
-def _wrench_full(mechanism: Mechanism, qf: np.ndarray, wrenches) -> np.ndarray:
+def _wrench_full(mechanism: Mechanism, qf: np.ndarray, wrenches, fk=None) -> np.ndarray:
     tau = np.zeros(qf.shape)
     if not wrenches:
         return tau
-    fk = forward_kinematics(mechanism, qf)
+    fk = forward_kinematics(mechanism, qf) if fk is None else fk
     for w in wrenches:
         if not isinstance(w, Wrench):
             raise MechanismModelError(f"expected a Wrench, got {w!r}")

@@ -50,7 +50,7 @@ class TreeArrays:
 
 
 def tree_arrays(mechanism: Mechanism) -> TreeArrays:
-    c = mechanism._compiled          # the one reach into the compiled model (issue 13: a public view)
+    c = mechanism.segment_tree
     idx = {n: mechanism.frame(n).index for n in mechanism.frame_names}
     return TreeArrays(c.seg_parent, c.seg_coord, c.seg_kind, c.frame_seg, c.frame_T, idx)
 

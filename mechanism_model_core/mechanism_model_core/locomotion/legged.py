@@ -1,0 +1,679 @@
+"""Legged_Locomotor_Model: legs, body-pose IK with planted feet, static stability and statically stable gaits
+(CLARAty 11-12: "flat-ground open-loop walking and slope differential walking").
+
+>>> walker = LeggedLocomotorModel(load_model(model_path("lemur/lemur_hexapod.xml")))
+>>> plan = walker.plan_gait("tripod", (0.05, 0.0, 0.0), cycles=2)        # vx, vy (m/s), wz (rad/s)
+>>> plan.trajectory          # JointTrajectory of every leg joint, for joint_trajectory_controller(s)
+>>> plan.margins             # static stability margin (m) at every sample, all > min_margin
+
+**Legs** are found from the model and a short description (:class:`LegSpec`, :meth:`LeggedLocomotorModel.
+from_description`): the body is the child of the floating joint; the feet are the frames whose names end
+in ``foot`` (or those the description lists); a leg is the chain from the body frame to its foot, its
+*walking joints* those of its moving joints that move the foot point (a joint whose axis passes through the
+foot, such as ATHLETE's ankle steering, does not, and is held). Legs are named after their foot frame's
+prefix (``leg1_foot`` -> ``leg1``) and classified left/right and front-to-rear from their foot's neutral
+position in the body frame (x forward, y left).
+
+**Leg IK** puts a foot at a point given in the body frame: the closed form registered for the leg
+(:func:`register_leg_solver`; :class:`YPPLegSolver`, the yaw-pitch-pitch closed form of LEMUR-like legs,
+is used for every leg of that structure unless another is registered), else damped Newton steps on the
+leg chain from the previous configuration, then the generic solver. :meth:`body_ik` moves the body (shift
+and tilt) with the feet planted.
+
+**Stability**: :meth:`static_margin` is the support-polygon margin (m, McGhee-Frank) of the centre of mass
+over the stance feet, from :mod:`mechanism_model_core.statics`.
+
+**Gaits** (:meth:`plan_gait`): periodic gaits for a constant body twist ``(vx, vy, wz)`` (body frame):
+``tripod`` (duty factor 1/2), ``ripple`` (2/3) and ``wave`` (5/6) for six legs, ``crawl`` (3/4) for four.
+A leg's phase ``psi = (t / period + offset) mod 1``: stance while ``psi < duty``, swing after. Each
+foothold is the foot's neutral point carried by the body pose at mid-stance (so a stance foot sweeps
+symmetrically about its neutral point); stance feet stay where they touched down; swing feet move on a
+minimum-jerk profile between footholds, lifted by ``swing_height`` (a ``64 u^3 (1-u)^3`` bump: zero
+velocity and acceleration at lift-off and touch-down). On a :mod:`~mechanism_model_core.terrain` (a height
+field, a plane), footholds are placed on the ground under them (``terrain.height``), the swing clearance is
+added above the higher of the two footholds' line, and the body height follows the mean ground height
+under the neutral feet (the body stays level, or tilts with the fitted ground plane: ``body_tilt``).
+Every sample is checked: leg IK within limits, joint speeds within their limits, and a static margin of at
+least ``min_margin``; a gait that fails one is refused with :class:`GaitInfeasible` naming the leg, the
+time and the quantity.
+
+Units: metres, radians, seconds; poses ``T_world_body`` in the mechanism's ground frame.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+
+from ..errors import InvalidConfiguration, MechanismModelError, ModelStructureError, UnknownFrame
+from ..joints import JointType
+from ..kinematics import forward_kinematics
+from ..model import Mechanism
+from ..spatial import matrix_to_rpy, rpy_to_matrix
+from .manipulator import ManipulatorModel, _Tracker
+from .trajectory import JointTrajectory
+
+__all__ = ["GAITS", "GaitInfeasible", "GaitPlan", "LegSpec", "LeggedLocomotorModel", "YPPLegSolver",
+           "register_leg_solver"]
+
+
+class GaitInfeasible(MechanismModelError):
+    """A gait that cannot be walked as asked: ``reason`` is one of ``"margin"``, ``"reach"``, ``"speed"``,
+    ``"legs"``; the message names the leg, the time and the quantity, and what to change."""
+
+    def __init__(self, message: str, reason: str):
+        self.reason = reason
+        super().__init__(message)
+
+
+# ---------------------------------------------------------------------------------------------- solvers
+_LEG_SOLVERS: dict[tuple[str, str], Callable] = {}
+
+
+def register_leg_solver(mechanism_name: str, foot: str, factory: Callable[[ManipulatorModel, Sequence[int]], object]):
+    """Use ``factory(leg_chain, walking_columns)`` as the closed-form IK of the leg ending at ``foot`` on
+    mechanisms named ``mechanism_name`` (``"*"``: any). The solver offers ``solve(p, q_ref) -> (q, ok)`` for
+    a batch of foot points ``p`` (B, 3) in the body frame, returning walking-joint values (B, k) nearest
+    ``q_ref`` (k,) and a (B,) success mask; a factory raising :class:`ModelStructureError` is skipped."""
+    _LEG_SOLVERS[(mechanism_name, foot)] = factory
+
+
+class YPPLegSolver:
+    """Closed-form IK of a yaw-pitch-pitch leg (LEMUR's): the yaw axis, then two parallel pitch axes
+    perpendicular to it, the foot anywhere in the plane they move it in (a constant sideways offset along
+    the pitch axes is allowed). Geometry from the chain at zero (CLARAty 11.4); other joints on the chain
+    (held) must not move the foot. Up to four branches (foot ahead of / behind the yaw axis x knee up /
+    down); the one nearest the reference configuration within limits is returned."""
+
+    name = "ypp"
+
+    def __init__(self, leg: ManipulatorModel, walking: Sequence[int]):
+        if len(walking) != 3:
+            raise ModelStructureError(f"YPP leg: needs three walking joints, found {len(walking)}")
+        c = leg.chain
+        fk = forward_kinematics(c, np.zeros(c.nq))
+        joints = [c.joint(c.coordinate_joint[k]) for k in walking]
+        if any(j.dof != 1 or j.type not in (JointType.REVOLUTE, JointType.CONTINUOUS) for j in joints):
+            raise ModelStructureError("YPP leg: the walking joints must be revolute")
+        bodies = [c.child_body_of_joint(j.name) for j in joints]
+        T = [fk.pose(b) for b in bodies]
+        ax = [T[i][:3, :3] @ joints[i].axis for i in range(3)]
+        o = [T[i][:3, 3] for i in range(3)]
+        f = fk.position(leg.tool)
+        w = ax[0] / np.linalg.norm(ax[0])
+        a2 = ax[1] / np.linalg.norm(ax[1])
+        if abs(w @ a2) > 1e-9 or np.linalg.norm(np.cross(ax[1], ax[2])) > 1e-9:
+            raise ModelStructureError("YPP leg: the pitch axes must be parallel and perpendicular to the yaw axis")
+        u0 = np.cross(a2, w)
+        self.w, self.a2, self.u0, self.o1 = w, a2, u0, o[0]
+        self.s2 = 1.0
+        self.s3 = float(np.sign(ax[2] @ a2))
+
+        def plane(v):
+            d = v - o[0]
+            return np.array([d @ u0, d @ w])
+
+        self.P2 = plane(o[1])
+        self.L2 = plane(o[2]) - plane(o[1])
+        self.L3 = plane(f) - plane(o[2])
+        self.d = float((f - o[0]) @ a2)                     # sideways offset of the foot (constant)
+        self.l2, self.l3 = float(np.linalg.norm(self.L2)), float(np.linalg.norm(self.L3))
+        if self.l2 < 1e-9 or self.l3 < 1e-9:
+            raise ModelStructureError("YPP leg: zero-length femur or tibia")
+        self.b2 = math.atan2(self.L2[1], self.L2[0])
+        self.b3 = math.atan2(self.L3[1], self.L3[0])
+        self.lower = leg.lower[list(walking)]
+        self.upper = leg.upper[list(walking)]
+
+    def all_solutions(self, p):
+        """(4, B, 3) joint values of the four branches for foot points ``p`` (B, 3) in the chain's base
+        frame, and (4, B) masks of the branches that reach exactly."""
+        p = np.atleast_2d(np.asarray(p, dtype=float))
+        v = p - self.o1
+        z = v @ self.w
+        hx, hy = v @ self.u0, v @ self.a2
+        h2 = hx * hx + hy * hy
+        r_abs = np.sqrt(np.maximum(h2 - self.d * self.d, 0.0))
+        ok_r = h2 >= self.d * self.d - 1e-12
+        sols, oks = [], []
+        for sgn in (1.0, -1.0):
+            r = sgn * r_abs
+            yaw = np.arctan2(hy, hx) - np.arctan2(self.d, r)
+            t = np.stack([r, z], axis=-1) - self.P2
+            tn2 = np.sum(t * t, axis=-1)
+            cg = (tn2 - self.l2 ** 2 - self.l3 ** 2) / (2 * self.l2 * self.l3)
+            ok = ok_r & (np.abs(cg) <= 1 + 1e-12)
+            cg = np.clip(cg, -1.0, 1.0)
+            for ks in (1.0, -1.0):
+                g = ks * np.arccos(cg)                               # angle of the tibia to the femur line
+                a3 = g - (self.b3 - self.b2)
+                a2 = np.arctan2(t[:, 1], t[:, 0]) - np.arctan2(self.l3 * np.sin(g), self.l2 + self.l3 * np.cos(g)) \
+                    - self.b2
+                # plane angles turn (U, W) counter-clockwise; a joint angle about a2 turns it clockwise
+                q = np.stack([yaw, -a2 / self.s2, -a3 / self.s3], axis=-1)
+                sols.append(q)
+                oks.append(ok)
+        return np.array(sols), np.array(oks)
+
+    def solve(self, p, q_ref):
+        """Walking-joint values (B, 3) nearest ``q_ref`` (whole turns chosen per joint) within limits, and the
+        (B,) mask of the points solved."""
+        S, ok = self.all_solutions(p)
+        q_ref = np.asarray(q_ref, dtype=float)
+        S = q_ref + (S - q_ref + math.pi) % (2 * math.pi) - math.pi
+        inside = np.all((S >= self.lower - 1e-12) & (S <= self.upper + 1e-12), axis=-1) & ok
+        dist = np.where(inside, np.max(np.abs(S - q_ref), axis=-1), np.inf)
+        best = np.argmin(dist, axis=0)
+        B = S.shape[1]
+        q = S[best, np.arange(B)]
+        return np.clip(q, self.lower, self.upper), np.isfinite(dist[best, np.arange(B)])
+
+
+# ---------------------------------------------------------------------------------------------- legs
+@dataclass
+class LegSpec:
+    """One leg: ``name``, ``foot`` frame, ``joints`` (walking joints, hip to foot), ``held`` (other moving
+    joints on the chain, kept at their value), ``side`` (+1 left, -1 right), ``neutral`` (foot point in the
+    body frame at the standing configuration, m)."""
+
+    name: str
+    foot: str
+    joints: tuple
+    held: tuple
+    side: float
+    neutral: np.ndarray
+
+
+@dataclass
+class GaitPlan:
+    """A planned gait. ``times`` (N,) s; ``q`` (N, nq) whole-mechanism configurations (floating base
+    included); ``body`` (N, 4, 4) ``T_world_body``; ``feet`` (N, L, 3) foot points in the world; ``stance``
+    (N, L) bool; ``margins`` (N,) static margin (m); ``trajectory``: the walking joints' JointTrajectory
+    (velocities and accelerations by differences of the samples); ``legs``: leg names in column order of
+    ``feet``; ``gait``, ``duty``, ``period`` (s), ``offsets``; ``twist`` (vx, vy, wz)."""
+
+    gait: str
+    twist: np.ndarray
+    period: float
+    duty: float
+    offsets: dict
+    legs: tuple
+    times: np.ndarray
+    q: np.ndarray
+    body: np.ndarray
+    feet: np.ndarray
+    stance: np.ndarray
+    margins: np.ndarray
+    trajectory: JointTrajectory
+
+    @property
+    def min_margin(self) -> float:
+        return float(np.min(self.margins))
+
+
+def _gait_offsets(gait: str, legs: Sequence[LegSpec]):
+    """Duty factor and phase offset per leg name for a named gait (legs classified from the neutral feet)."""
+    left = sorted([l for l in legs if l.side > 0], key=lambda l: -l.neutral[0])    # front to rear
+    right = sorted([l for l in legs if l.side < 0], key=lambda l: -l.neutral[0])
+    n = len(legs)
+    if gait in ("tripod", "wave", "ripple"):
+        if n != 6 or len(left) != 3 or len(right) != 3:
+            raise GaitInfeasible(f"the {gait} gait needs six legs, three a side (found {len(left)} left, "
+                                 f"{len(right)} right)", "legs")
+    elif gait == "crawl":
+        if n != 4 or len(left) != 2 or len(right) != 2:
+            raise GaitInfeasible(f"the crawl gait needs four legs, two a side (found {len(left)} left, "
+                                 f"{len(right)} right)", "legs")
+    else:
+        raise InvalidConfiguration(f"unknown gait {gait!r}; known: {GAITS}")
+    if gait == "tripod":
+        # front-left, middle-right, rear-left swing together; then the other three
+        return 0.5, {left[0].name: 0.0, right[1].name: 0.0, left[2].name: 0.0,
+                     right[0].name: 0.5, left[1].name: 0.5, right[2].name: 0.5}
+    if gait == "wave":
+        # one leg at a time, rear to front on one side, then on the other: a wave front to back
+        order = [left[2], left[1], left[0], right[2], right[1], right[0]]
+        beta = 5.0 / 6.0
+        # leg k swings during [k/6, (k+1)/6) of the cycle: psi = beta at the start of its swing
+        return beta, {l.name: (beta - k / 6.0) % 1.0 for k, l in enumerate(order)}
+    if gait == "ripple":
+        beta = 2.0 / 3.0
+        out = {}
+        for k, l in enumerate([left[2], left[1], left[0]]):
+            out[l.name] = (beta - k / 3.0) % 1.0
+        for k, l in enumerate([right[2], right[1], right[0]]):
+            out[l.name] = (beta - k / 3.0 - 0.5) % 1.0
+        return beta, out
+    # crawl: left hind, left fore, right hind, right fore
+    beta = 0.75
+    order = [left[1], left[0], right[1], right[0]]
+    return beta, {l.name: (beta - k / 4.0) % 1.0 for k, l in enumerate(order)}
+
+
+GAITS = ("tripod", "ripple", "wave", "crawl")
+
+
+def _min_jerk(u):
+    return u * u * u * (10.0 - 15.0 * u + 6.0 * u * u)
+
+
+class LeggedLocomotorModel:
+    """A walking mechanism (CLARAty Legged_Locomotor_Model). See the module docstring.
+
+    ``feet``: foot frame names (default: every frame whose name ends in ``foot``); ``body``: the body frame
+    (default: the child of the floating joint); ``stand``: the standing configuration (default home) that
+    defines the neutral foot points; ``names``: leg names per foot (default the foot name's prefix).
+    """
+
+    def __init__(self, mechanism: Mechanism, feet: Sequence[str] | None = None, body: str | None = None,
+                 stand=None, names: Mapping[str, str] | None = None):
+        m = mechanism
+        self.mechanism = m
+        floating = [j for j in m.joints if j.type is JointType.FLOATING]
+        if body is None:
+            if not floating:
+                raise ModelStructureError(f"{m.name!r} has no floating joint: name the body frame")
+            body = m.child_body_of_joint(floating[0].name)
+        if not m.has_frame(body):
+            raise UnknownFrame(body, m.frame_names)
+        self.body = body
+        bj = m.body(m.frame(body).body).joint
+        if bj is None or bj.type is not JointType.FLOATING or m.body(m.frame(body).body).parent.name != m.ground:
+            raise ModelStructureError(f"the body {body!r} must hang from the ground on a floating joint")
+        self._float_joint = bj
+        self._float_idx = np.arange(m.joint_slice(bj.name).start, m.joint_slice(bj.name).stop)
+        self._T_frame = m.frame_in_body(body)
+        if feet is None:
+            feet = [f for f in m.frame_names if f.endswith("foot")]
+        if not feet:
+            raise ModelStructureError(f"no foot frames found in {m.name!r} (frames named '*foot'); list them")
+        self.stand = m.configuration(stand)
+        fk = forward_kinematics(m, self.stand)
+        T_wb = fk.pose(body)
+        self.legs: list[LegSpec] = []
+        self._chains: list[ManipulatorModel] = []
+        self._walk_cols: list[np.ndarray] = []
+        self._solvers: list = []
+        for foot in feet:
+            if not m.has_frame(foot):
+                raise UnknownFrame(foot, m.frame_names)
+            chain = ManipulatorModel(m, tool=foot, base=body, name=foot)
+            moving = self._walking(chain)
+            held = tuple(n for k, n in enumerate(chain.joint_names) if k not in moving)
+            p = (np.linalg.inv(T_wb) @ np.append(fk.position(foot), 1.0))[:3]
+            name = (names or {}).get(foot) or re.sub(r"_?foot$", "", foot) or foot
+            self.legs.append(LegSpec(name, foot, tuple(chain.joint_names[k] for k in moving), held,
+                                     1.0 if p[1] > 0 else -1.0, p))
+            self._chains.append(chain)
+            self._walk_cols.append(np.array(moving, dtype=int))
+            self._solvers.append(self._closed_form(chain, moving))
+        names_ = [l.name for l in self.legs]
+        if len(set(names_)) != len(names_):
+            raise ModelStructureError(f"leg names are not unique: {names_}")
+        self.joint_names = tuple(n for l in self.legs for n in l.joints)
+        self._joint_idx = np.array([m.coordinate_index(n) for n in self.joint_names], dtype=int)
+        v = np.array([m.joint(m.coordinate_joint[i]).velocity for i in self._joint_idx], dtype=float)
+        self.velocity_limits = v
+
+    # ------------------------------------------------------------------ construction helpers
+    @staticmethod
+    def _walking(chain: ManipulatorModel) -> list[int]:
+        """Columns of the chain's joints that move the foot point (a joint whose axis passes through the foot
+        point does not)."""
+        c = chain.chain
+        fk = forward_kinematics(c, np.zeros(c.nq))
+        f = fk.position(chain.tool)
+        out = []
+        for k, n in enumerate(chain.joint_names):
+            j = c.joint(c.coordinate_joint[k])
+            if j.dof != 1:
+                raise ModelStructureError(f"leg joint {j.name!r}: only single-DOF joints in legs")
+            T = fk.pose(c.child_body_of_joint(j.name))
+            a = T[:3, :3] @ j.axis
+            if j.type is JointType.PRISMATIC or np.linalg.norm(np.cross(a, f - T[:3, 3])) > 1e-9:
+                out.append(k)
+        return out
+
+    def _closed_form(self, chain: ManipulatorModel, moving):
+        for key in ((self.mechanism.name, chain.tool), ("*", chain.tool), (self.mechanism.name, "*"), ("*", "*")):
+            factory = _LEG_SOLVERS.get(key)
+            if factory is not None:
+                try:
+                    return factory(chain, moving)
+                except ModelStructureError:
+                    continue
+        return None
+
+    @classmethod
+    def from_description(cls, mechanism: Mechanism, description: Mapping) -> "LeggedLocomotorModel":
+        """From a short description: ``{"body": frame, "feet": [frames] or {leg: frame}, "stand": {joint:
+        value}}`` (every key optional)."""
+        known = {"body", "feet", "stand"}
+        extra = set(description) - known
+        if extra:
+            raise InvalidConfiguration(f"unknown key(s) {sorted(extra)} in a legged description; known: {sorted(known)}")
+        feet = description.get("feet")
+        names = None
+        if isinstance(feet, Mapping):
+            names = {v: k for k, v in feet.items()}
+            feet = list(feet.values())
+        return cls(mechanism, feet=feet, body=description.get("body"), stand=description.get("stand"),
+                   names=names)
+
+    def description(self) -> dict:
+        """What :meth:`from_description` reads back (CLARAty 11.5)."""
+        stand = {n: float(self.stand[self.mechanism.coordinate_index(n)]) for n in self.joint_names}
+        return {"body": self.body, "feet": {l.name: l.foot for l in self.legs}, "stand": stand}
+
+    def leg(self, name: str) -> LegSpec:
+        for l in self.legs:
+            if l.name == name or l.foot == name:
+                return l
+        raise KeyError(f"no leg {name!r}; legs: {[l.name for l in self.legs]}")
+
+    def solver_of(self, leg: str):
+        """The closed-form solver used for a leg (None: generic)."""
+        return self._solvers[self.legs.index(self.leg(leg))]
+
+    # ------------------------------------------------------------------ body pose <-> coordinates
+    def body_pose(self, q) -> np.ndarray:
+        """``T_world_body`` at configuration ``q``."""
+        return forward_kinematics(self.mechanism, self.mechanism.configuration(q)).pose(self.body)
+
+    def _floating_coordinates(self, T_world_body) -> np.ndarray:
+        """(B, 6) floating-joint coordinates (x, y, z, roll, pitch, yaw) for body poses (B, 4, 4)."""
+        T = np.linalg.inv(self._float_joint.placement) @ T_world_body @ np.linalg.inv(self._T_frame)
+        return np.array([[*Tk[:3, 3], *matrix_to_rpy(Tk[:3, :3])] for Tk in T])
+
+    def set_body_pose(self, q, T_world_body) -> np.ndarray:
+        """``q`` with the floating coordinates that put the body frame at ``T_world_body``."""
+        q = self.mechanism.configuration(q).copy()
+        T_joint_body = np.linalg.inv(self._float_joint.placement) @ T_world_body @ np.linalg.inv(self._T_frame)
+        rpy = matrix_to_rpy(T_joint_body[:3, :3])
+        q[self._float_idx] = [*T_joint_body[:3, 3], *rpy]
+        return q
+
+    # ------------------------------------------------------------------ leg IK
+    def leg_ik(self, leg: str, p_body, q_ref=None, generic: bool = False):
+        """Walking-joint values putting ``leg``'s foot at ``p_body`` ((3,) or (B, 3), metres, body frame),
+        nearest ``q_ref`` (that leg's walking-joint values; default standing). Returns ``(q, ok)``: (k,) or
+        (B, k) values and a bool (or (B,) mask). ``generic=True`` skips the closed form."""
+        i = self.legs.index(self.leg(leg))
+        p = np.asarray(p_body, dtype=float)
+        single = p.ndim == 1
+        P = np.atleast_2d(p)
+        if P.shape[-1] != 3 or not np.all(np.isfinite(P)):
+            raise InvalidConfiguration(f"foot points need 3 finite coordinates each, got shape {p.shape}")
+        chain, cols = self._chains[i], self._walk_cols[i]
+        qc_stand = chain.chain_q(self.stand)
+        ref = qc_stand[cols] if q_ref is None else np.asarray(q_ref, dtype=float)
+        solver = None if generic else self._solvers[i]
+        if solver is not None:
+            q, ok = solver.solve(P, ref)
+        else:
+            q, ok = self._generic_leg_ik(i, P, ref, qc_stand)
+        return (q[0], bool(ok[0])) if single else (q, ok)
+
+    def _generic_leg_ik(self, i, P, ref, qc_stand):
+        chain, cols = self._chains[i], self._walk_cols[i]
+        tracker = _Tracker(chain, chain.tool, np.array([1.0, 1, 1, 0, 0, 0]), 1e-10, 1.0, 30)
+        tracker.far = math.inf
+        out = np.zeros((len(P), len(cols)))
+        ok = np.zeros(len(P), dtype=bool)
+        qc = qc_stand.copy()
+        qc[cols] = ref
+        for k, p in enumerate(P):
+            T = np.eye(4)
+            T[:3, 3] = p
+            qn, why = tracker.step(T, qc)
+            if qn is None:          # far from the last solution: the generic solver with random restarts
+                r = chain.ik(T, qc, mask=(1, 1, 1, 0, 0, 0), tol_position=1e-10, timeout=0.05,
+                             locked=[n for k, n in enumerate(chain.joint_names) if k not in set(cols.tolist())])
+                qn = r.q if r.success else None
+            if qn is not None:
+                qc = qn
+                ok[k] = True
+            out[k] = qc[cols]
+        return out, ok
+
+    def feet_positions(self, q) -> np.ndarray:
+        """(L, 3) foot points in the world at configuration(s) ``q`` ((B, L, 3) for a batch)."""
+        fk = forward_kinematics(self.mechanism, self.mechanism.configuration(q))
+        return np.stack([fk.position(l.foot) for l in self.legs], axis=-2)
+
+    def body_ik(self, T_world_body, feet_world, q_ref=None):
+        """Configuration with the body at ``T_world_body`` and every foot at ``feet_world`` ((L, 3), world;
+        e.g. :meth:`feet_positions` of the current state: shift and tilt the body with the feet planted).
+        Returns ``(q, ok)``; ``ok`` False when a foot is out of its leg's reach or limits."""
+        q = self.set_body_pose(self.stand if q_ref is None else q_ref, T_world_body)
+        Tinv = np.linalg.inv(T_world_body)
+        F = np.asarray(feet_world, dtype=float)
+        if F.shape != (len(self.legs), 3) or not np.all(np.isfinite(F)):
+            raise InvalidConfiguration(f"feet_world must be ({len(self.legs)}, 3) finite points")
+        ok_all = True
+        for i, l in enumerate(self.legs):
+            p = Tinv[:3, :3] @ F[i] + Tinv[:3, 3]
+            idx = [self.mechanism.coordinate_index(n) for n in l.joints]
+            qi, ok = self.leg_ik(l.name, p, q[idx])
+            q[idx] = qi
+            ok_all &= ok
+        return q, bool(ok_all)
+
+    # ------------------------------------------------------------------ stability
+    def center_of_mass(self, q) -> np.ndarray:
+        from ..statics import center_of_mass
+
+        return center_of_mass(self.mechanism, self.mechanism.configuration(q))
+
+    def static_margin(self, q, stance: Sequence[bool] | None = None, gravity=(0.0, 0.0, -9.81)) -> float:
+        """Support-polygon margin (m) of the centre of mass over the feet in stance (default all)."""
+        from ..statics import support_polygon_margin
+
+        F = self.feet_positions(q)
+        st = np.ones(len(self.legs), dtype=bool) if stance is None else np.asarray(stance, dtype=bool)
+        return support_polygon_margin(F[st], self.center_of_mass(q), gravity).margin
+
+    def _margins(self, feet, stance, q, up=(0.0, 0.0, 1.0)):
+        """Support-polygon margins (m) of samples ((N, L, 3) feet, (N, L) stance, (N, nq) configurations).
+        Stance feet do not move, so the samples are grouped by their stance set and footholds: the support
+        polygon of each group comes from :func:`~mechanism_model_core.statics.support_polygon` once, and the
+        margin of every centre of mass is its signed distance to the nearest polygon edge (the definition of
+        :func:`~mechanism_model_core.statics.support_polygon_margin`, which handles degenerate supports)."""
+        from ..statics import center_of_mass, support_polygon, support_polygon_margin
+
+        com = center_of_mass(self.mechanism, q)
+        upv = np.asarray(up, dtype=float)
+        groups: dict = {}
+        for b in range(len(q)):
+            key = (stance[b].tobytes(), np.round(feet[b, stance[b]], 12).tobytes())
+            groups.setdefault(key, []).append(b)
+        margins = np.empty(len(q))
+        for idx in groups.values():
+            P = feet[idx[0], stance[idx[0]]]
+            hull = support_polygon(P, upv) if len(P) else ()
+            if len(hull) < 3:
+                for b in idx:
+                    margins[b] = -np.inf if not len(P) else support_polygon_margin(P, com[b], -upv).margin
+                continue
+            A = P[list(hull)]
+            E = np.roll(A, -1, axis=0) - A
+            E -= np.outer(E @ upv, upv)
+            E /= np.linalg.norm(E, axis=1, keepdims=True)
+            inward = np.cross(upv, E)                                   # (H, 3)
+            d = np.einsum("hk,bk->bh", inward, com[idx]) - np.einsum("hk,hk->h", inward, A)[None]
+            margins[idx] = d.min(axis=1)
+        return margins
+
+    # ------------------------------------------------------------------ gaits
+    def plan_gait(self, gait: str, twist, *, period: float = 2.0, cycles: float = 1.0, swing_height: float = 0.03,
+                  samples_per_cycle: int = 48, q0=None, terrain=None, body_tilt: str = "level",
+                  min_margin: float = 0.0, duty: float | None = None, check_speed: bool = True) -> GaitPlan:
+        """Plan ``cycles`` cycles of ``gait`` for the body twist ``twist = (vx, vy, wz)`` (m/s, m/s, rad/s in
+        the body frame) starting from ``q0`` (default the standing configuration; its body x, y, yaw are the
+        start). ``period`` (s) of one cycle; ``swing_height`` (m) lift of a swing foot; ``terrain``: a
+        :class:`~mechanism_model_core.terrain.Terrain` (None: the plane z = the standing feet's height);
+        ``min_margin`` (m): the static margin every sample must keep (> it); ``duty``: override the gait's
+        duty factor. Raises :class:`GaitInfeasible` with the reason when a sample fails (module docstring),
+        :class:`InvalidConfiguration` for malformed input."""
+        tw = np.asarray(twist, dtype=float).reshape(-1)
+        if tw.shape != (3,) or not np.all(np.isfinite(tw)):
+            raise InvalidConfiguration(f"twist needs 3 finite numbers (vx, vy, wz), got {twist!r}")
+        for what, v in (("period", period), ("cycles", cycles), ("swing_height", swing_height + 1.0),
+                        ("samples_per_cycle", samples_per_cycle)):
+            if not (math.isfinite(v) and v > 0):
+                raise InvalidConfiguration(f"{what} must be a positive number, got {v!r}")
+        if body_tilt not in ("level", "terrain"):
+            raise InvalidConfiguration("body_tilt is 'level' or 'terrain'")
+        beta, offsets = _gait_offsets(gait, self.legs)
+        if duty is not None:
+            if not (0.5 <= duty < 1.0):
+                raise InvalidConfiguration(f"duty must be in [0.5, 1), got {duty!r}")
+            beta = float(duty)
+        m = self.mechanism
+        q_start = self.stand if q0 is None else m.configuration(q0)
+        T0 = self.body_pose(q_start)
+        yaw0 = math.atan2(T0[1, 0], T0[0, 0])
+        L = len(self.legs)
+        N = int(round(samples_per_cycle * cycles))
+        times = np.linspace(0.0, period * cycles, N + 1)
+        ground0 = float(np.mean(self.feet_positions(self.stand)[:, 2]))
+        neutral = np.array([l.neutral for l in self.legs])
+        height0 = T0[2, 3] - ground0 if terrain is not None else None
+
+        def planar(t):
+            """Body x, y, yaw at times t (constant body twist)."""
+            t = np.asarray(t, dtype=float)
+            vx, vy, wz = tw
+            yaw = yaw0 + wz * t
+            if abs(wz) < 1e-12:
+                dx, dy = vx * t, vy * t
+            else:
+                s, c = np.sin(wz * t), np.cos(wz * t)
+                dx = (vx * s - vy * (1 - c)) / wz
+                dy = (vx * (1 - c) + vy * s) / wz
+            cy, sy = math.cos(yaw0), math.sin(yaw0)
+            return T0[0, 3] + cy * dx - sy * dy, T0[1, 3] + sy * dx + cy * dy, yaw
+
+        def body_poses(t):
+            x, y, yaw = planar(t)
+            x, y, yaw = np.atleast_1d(x), np.atleast_1d(y), np.atleast_1d(yaw)
+            B = len(x)
+            T = np.tile(T0, (B, 1, 1))
+            c, s = np.cos(yaw - yaw0), np.sin(yaw - yaw0)
+            Rz = np.zeros((B, 3, 3))
+            Rz[:, 0, 0], Rz[:, 0, 1], Rz[:, 1, 0], Rz[:, 1, 1], Rz[:, 2, 2] = c, -s, s, c, 1.0
+            T[:, :3, :3] = Rz @ T0[:3, :3]
+            T[:, 0, 3], T[:, 1, 3] = x, y
+            if terrain is not None:
+                # neutral feet under this pose: ground height (and plane) under them
+                P = np.einsum("bij,lj->bli", T[:, :3, :3], neutral) + T[:, None, :3, 3]
+                H = terrain.height(P[..., 0], P[..., 1])
+                if not np.all(np.isfinite(H)):
+                    raise GaitInfeasible("the body walks off the terrain (no height under a neutral foot)", "reach")
+                T[:, 2, 3] = H.mean(axis=1) + height0
+                if body_tilt == "terrain":
+                    for b in range(B):
+                        A = np.c_[P[b, :, 0], P[b, :, 1], np.ones(L)]
+                        gx, gy, _ = np.linalg.lstsq(A, H[b], rcond=None)[0]
+                        n = np.array([-gx, -gy, 1.0]) / math.sqrt(gx * gx + gy * gy + 1)
+                        R = T[b, :3, :3]
+                        fwd = R[:, 0] - (R[:, 0] @ n) * n
+                        fwd /= np.linalg.norm(fwd)
+                        T[b, :3, :3] = np.column_stack([fwd, np.cross(n, fwd), n])
+            return T
+
+        def ground(x, y):
+            if terrain is None:
+                return np.full(np.shape(x), ground0)
+            h = terrain.height(x, y)
+            if not np.all(np.isfinite(h)):
+                raise GaitInfeasible("a foothold falls outside the terrain", "reach")
+            return h
+
+        def foothold(leg_i, t_td):
+            """World foothold of a stance starting at t_td: the neutral point under the mid-stance body."""
+            Tm = body_poses(np.atleast_1d(t_td + 0.5 * beta * period))
+            p = np.einsum("bij,j->bi", Tm[:, :3, :3], neutral[leg_i]) + Tm[:, :3, 3]
+            p[:, 2] = ground(p[:, 0], p[:, 1])
+            return p
+
+        Tb = body_poses(times)
+        feet = np.zeros((N + 1, L, 3))
+        stance = np.zeros((N + 1, L), dtype=bool)
+        for i, l in enumerate(self.legs):
+            phi = offsets[l.name]
+            psi = (times / period + phi) % 1.0
+            psi = np.where(np.isclose(psi, 1.0, atol=1e-12), 0.0, psi)
+            k_cycle = np.floor(times / period + phi + 1e-12)
+            t_td = (k_cycle - phi) * period                      # touchdown of the current (or last) stance
+            in_stance = psi < beta - 1e-12
+            in_stance |= np.isclose(psi, beta, atol=1e-12)       # at lift-off the foot still bears
+            stance[:, i] = in_stance
+            p_cur = foothold(i, t_td)                            # foothold of this cycle's stance
+            p_next = foothold(i, t_td + period)                  # the next one (the end of this swing)
+            u = np.clip((psi - beta) / (1.0 - beta), 0.0, 1.0)
+            s = _min_jerk(u)[:, None]
+            sw = (1 - s) * p_cur + s * p_next
+            lift = np.maximum(p_cur[:, 2], p_next[:, 2]) - ((1 - s[:, 0]) * p_cur[:, 2] + s[:, 0] * p_next[:, 2])
+            sw[:, 2] += (lift + swing_height) * 64.0 * u ** 3 * (1 - u) ** 3
+            feet[:, i] = np.where(in_stance[:, None], p_cur, sw)
+        # joint values: every leg's IK in the body frame at every sample
+        q = np.repeat(q_start[None], N + 1, axis=0)
+        q[:, self._float_idx] = self._floating_coordinates(Tb)
+        Tinv = np.linalg.inv(Tb)
+        for i, l in enumerate(self.legs):
+            P = np.einsum("bij,bj->bi", Tinv[:, :3, :3], feet[:, i]) + Tinv[:, :3, 3]
+            idx = np.array([m.coordinate_index(n) for n in l.joints])
+            qi, ok = self.leg_ik(l.name, P, q_start[idx])
+            if not np.all(ok):
+                b = int(np.argmin(ok))
+                raise GaitInfeasible(
+                    f"leg {l.name}: the foot point {np.round(P[b], 4).tolist()} (body frame) at t = {times[b]:.3f} s "
+                    f"is out of the leg's reach or joint limits; lower the speed, shorten the period or the "
+                    f"swing height", "reach")
+            q[:, idx] = qi
+        if m.couplings:
+            q = np.array([m.apply_couplings(x) for x in q])
+        # joint speeds of the walking joints (central differences of the samples)
+        J = q[:, self._joint_idx]
+        dt = np.diff(times)
+        vel = np.zeros_like(J)
+        if len(times) > 2:
+            vel[1:-1] = (J[2:] - J[:-2]) / (times[2:] - times[:-2])[:, None]
+        vel[0] = (J[1] - J[0]) / dt[0]
+        vel[-1] = (J[-1] - J[-2]) / dt[-1]
+        acc = np.zeros_like(J)
+        if len(times) > 2:
+            acc[1:-1] = (vel[2:] - vel[:-2]) / (times[2:] - times[:-2])[:, None]
+        if check_speed:
+            ratio = np.abs(vel) / self.velocity_limits
+            if np.any(ratio > 1.0):
+                b, k = np.unravel_index(int(np.argmax(ratio)), ratio.shape)
+                raise GaitInfeasible(
+                    f"joint {self.joint_names[k]!r} would need {abs(vel[b, k]):.3g} rad/s at t = {times[b]:.3f} s "
+                    f"(limit {self.velocity_limits[k]:.3g}); lengthen the period or lower the speed", "speed")
+        # static stability at every sample
+        margins = self._margins(feet, stance, q)
+        if np.any(margins <= min_margin):
+            b = int(np.argmin(margins))
+            on = [l.name for i, l in enumerate(self.legs) if stance[b, i]]
+            raise GaitInfeasible(
+                f"the {gait} gait loses static stability: margin {margins[b]:.4g} m (needed > {min_margin:g}) at "
+                f"t = {times[b]:.3f} s with {on} in stance; use a gait with a higher duty factor (wave), a "
+                f"longer stance or a smaller step", "margin")
+        traj = JointTrajectory(self.joint_names, times, J, vel, acc, {"gait": gait})
+        return GaitPlan(gait, tw, float(period), beta, dict(offsets), tuple(l.name for l in self.legs), times, q, Tb,
+                        feet, stance, margins, traj)
+
+
+def _ypp_factory(chain: ManipulatorModel, walking):
+    return YPPLegSolver(chain, walking)
+
+
+#: the yaw-pitch-pitch closed form serves every leg with that structure (LEMUR, the ATHLETE-like limbs); a
+#: leg of another structure makes it raise ModelStructureError, which leaves the generic solver in charge
+register_leg_solver("*", "*", _ypp_factory)

@@ -1,0 +1,763 @@
+"""Manipulator_Model: one chain of a mechanism seen as an arm or a mast (CLARAty 11-12).
+
+>>> arm = ManipulatorModel(load_model(model_path("mer/mer_idd.xml")), tool="mi")
+>>> T = arm.fk(q)                                   # T_base_tool, 4x4
+>>> J = arm.jacobian(q)                             # 6 x n, rows [linear; angular] in base axes
+>>> res = arm.ik(T_target, q0)                      # IKResult over the chain's coordinates
+>>> path = arm.cartesian_path([T1, T2], q0, max_step=0.005, jump_threshold=0.0)
+>>> traj = arm.time_parameterize(path.positions)    # JointTrajectory within velocity/acceleration limits
+
+**The chain.** ``base`` is a frame of the mechanism (default: the frame of the body that carries the first
+moving joint above the tool, e.g. ``panda_link0``, ``chassis`` on a rover; give ``base="arm_mount"`` to
+measure from a mount frame) and ``tools`` the frames the chain ends in (the MER turret's ``mi``, ``apxs``,
+``mb``, ``rat``). The chain is compiled into its own :class:`~mechanism_model_core.model.Mechanism` whose
+ground is the base frame and whose bodies are those on the paths from the base to the tools (a rover's
+wheels, a hand's fingers are not in it). "Chain coordinates" are that mechanism's coordinates, in the
+order of :attr:`joint_names`; every pose and Jacobian is in the base frame. :meth:`chain_q` and
+:meth:`full_q` convert from and to the whole mechanism's coordinates; :meth:`T_world_base` places the
+base for a given whole-mechanism state.
+
+**Specialized solvers** (CLARAty 11.3, 12.2). The chain mechanism keeps the mechanism's name, so the
+closed forms registered with :func:`mechanism_model_core.specialized.register_specialized` for
+(mechanism name, tool frame) are used automatically by :meth:`ik` and by the Cartesian paths (the MER IDD's
+YPPPY closed form ships registered). :func:`register_chain_solver` registers one for an adaptation; the
+adaptations of this module (:class:`R8ArmModel`, :class:`R8MastModel`, :class:`MERArmModel`,
+:class:`MoonriseArmModel`) register theirs. A solver that also offers ``all_solutions(T)`` lets the
+Cartesian path choose, at every step, the branch nearest the previous configuration.
+
+**Cartesian paths** follow MoveIt's ``computeCartesianPath``: the tool moves from its pose at the start
+configuration through each waypoint on straight lines (orientation by slerp), in steps of at most
+``max_step`` metres (and ``max_rotation_step`` radians); each step's IK starts from the previous step's
+solution (branch continuity); the path stops at the first step whose IK fails or whose joint-space jump is
+too large (``jump_threshold``, relative to the mean step as in MoveIt; ``absolute_jump_threshold`` in
+radians); ``fraction`` is the share of the steps achieved. See :class:`CartesianPath`.
+
+**Pointing** (:meth:`point_at`): an axis of a frame aimed at a point, within the joint limits, in one call.
+**Gravity compensation** (:meth:`gravity_torques`): through :mod:`mechanism_model_core.statics`.
+**Serialization** (11.5): :meth:`to_xml`, :meth:`save`, :func:`load_manipulator`.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+import numpy as np
+
+from ..constraints import PointAtConstraint, PoseConstraint, log_so3
+from ..errors import (InvalidConfiguration, MechanismModelError, ModelFileError, ModelStructureError,
+                      UnknownFrame)
+from ..ik import ConstraintManager, IKResult, solve_ik
+from ..jacobians import jacobian
+from ..kinematics import forward_kinematics
+from ..model import BodySpec, Mechanism
+from ..spatial import axis_angle_matrix, inverse
+from ..specialized import YPPPYSolver, find_specialized, register_specialized
+from .trajectory import JointTrajectory, time_parameterize
+
+__all__ = ["CartesianPath", "ManipulatorModel", "MERArmModel", "MoonriseArmModel", "PointingResult",
+           "R8ArmModel", "R8MastModel", "load_manipulator", "register_chain_solver"]
+
+#: default acceleration limit when the model gives none: the velocity limit reached in this many seconds
+DEFAULT_ACCELERATION_TIME = 0.5
+
+
+def register_chain_solver(mechanism_name: str, tool: str, factory: Callable[[Mechanism], object]) -> None:
+    """Use ``factory(chain_mechanism)`` as the IK solver for pose targets of ``tool`` on manipulators of
+    mechanisms named ``mechanism_name`` (the chain mechanism keeps that name; its ground is the base frame).
+    ``factory`` raises :class:`ModelStructureError` when the chain lacks the expected structure, which
+    leaves the generic solver in charge. Thin wrapper over :func:`~mechanism_model_core.specialized.
+    register_specialized`."""
+    register_specialized(mechanism_name, tool, factory)
+
+
+# ---------------------------------------------------------------------------------------------- chain
+def _chain_mechanism(m: Mechanism, base: str, tools: Sequence[str]) -> Mechanism:
+    """The sub-mechanism from frame ``base`` to the bodies carrying ``tools`` (see the module docstring)."""
+    bref = m.frame(base)
+    B = bref.body
+    T_B_F = m.frame_in_body(base)
+    T_F_B = inverse(T_B_F)
+    keep: list[str] = []
+    for t in tools:
+        path = m.path_to_ground(m.frame(t).body)
+        if B not in path:
+            raise ModelStructureError(f"tool frame {t!r} does not hang from the base frame {base!r} "
+                                      f"(its bodies up to the ground: {path})")
+        for b in reversed(path[:path.index(B)]):
+            if b not in keep:
+                keep.append(b)
+    specs = {s.name: s for s in m.bodies}
+    bspec = specs[B]
+    ground_frames = {k: T_F_B @ T for k, T in bspec.frames.items() if k != base}
+    if B != base and B != m.ground:
+        ground_frames[B] = T_F_B.copy()              # the base body's own frame stays addressable
+    ground = BodySpec(base, None, None, ground_frames, frame_kinds={k: v for k, v in bspec.frame_kinds.items()
+                                                                    if k in ground_frames})
+    out = [ground]
+    kept_coords = set()
+    for b in keep:
+        s = specs[b]
+        j = s.joint
+        if s.parent == B:
+            j = j.with_(placement=T_F_B @ j.placement)
+            s = BodySpec(s.name, base, j, s.frames, s.mass, s.shapes, s.graphics, s.frame_kinds)
+        kept_coords.update(j.coordinate_names)
+        out.append(s)
+    for s in out[1:]:
+        if s.joint is not None and s.joint.coupling is not None:
+            missing = [v for v in m.couplings.get(s.joint.name).variables if v not in kept_coords] \
+                if s.joint.name in m.couplings else []
+            if missing:
+                raise ModelStructureError(f"joint {s.joint.name!r} of the chain follows {missing}, which are not "
+                                          f"in the chain from {base!r}")
+    chain = Mechanism(m.name, out, base, m.source, dict(m.metadata, chain_of=m.name, chain_base=base))
+    return chain
+
+
+def _default_base(m: Mechanism, tool: str) -> str:
+    """Frame of the parent body of the top joint of the run of single-DOF moving joints above ``tool``."""
+    path = m.path_to_ground(m.frame(tool).body)
+    top = None
+    for b in path[:-1]:
+        j = m.body(b).joint
+        if j is None or j.dof == 0:
+            continue
+        if j.dof != 1:
+            break
+        top = b
+    if top is None:
+        raise ModelStructureError(f"no moving joint above the tool frame {tool!r}")
+    return m.body(top).parent.name
+
+
+# ---------------------------------------------------------------------------------------------- results
+@dataclass
+class CartesianPath:
+    """Outcome of :meth:`ManipulatorModel.cartesian_path` (MoveIt ``computeCartesianPath`` semantics).
+
+    ``positions``: (K+1, n) chain configurations, the start first, one per achieved step. ``poses``:
+    (K+1, 4, 4) the commanded tool poses (``T_base_tool``) of those steps. ``fraction``: achieved steps /
+    all steps of the request (1.0 when the whole path was achieved). ``reason``: ``"ok"``, ``"unreachable"``
+    (a step's IK failed: position/orientation error above tolerance), ``"limits"`` (the IK stopped against
+    a joint limit), ``"jump"`` (a joint-space jump above the threshold), ``"invalid"`` (the state validity
+    callback refused a step); ``message`` says where. ``waypoint_index``: for each achieved step, the index
+    of the waypoint its segment leads to.
+    """
+
+    joint_names: tuple
+    positions: np.ndarray
+    poses: np.ndarray
+    fraction: float
+    reason: str = "ok"
+    message: str = ""
+    waypoint_index: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=int))
+    steps_total: int = 0
+    solver: str = ""
+
+    @property
+    def success(self) -> bool:
+        return self.fraction >= 1.0
+
+
+@dataclass
+class PointingResult:
+    """Outcome of :meth:`ManipulatorModel.point_at`: chain configuration ``q``, ``success`` (the axis
+    points at the target within ``tolerance``), ``error`` (pointing angle error, rad), ``reason``
+    (``"ok"``, ``"limits"`` when the joint limits stop the mast short of the target, ``"unreachable"``)
+    and ``message``."""
+
+    q: np.ndarray
+    success: bool
+    error: float
+    reason: str
+    message: str = ""
+    joint_names: tuple = ()
+
+
+# ---------------------------------------------------------------------------------------------- model
+class ManipulatorModel:
+    """A view of one chain of ``mechanism`` (CLARAty Manipulator_Model, 11-12). See the module docstring.
+
+    ``tool``: the default tool frame; ``tools``: every tool frame of the chain (default ``[tool]``);
+    ``base``: the chain's base frame (default: see :func:`_default_base`); ``name``: a label (default the
+    mechanism's name); ``acceleration_limits``: per chain joint (rad/s^2 or m/s^2; default velocity limit /
+    0.5 s, as the model files carry no acceleration limits).
+    """
+
+    def __init__(self, mechanism: Mechanism, tool: str | None = None, base: str | None = None,
+                 tools: Sequence[str] | None = None, name: str | None = None, acceleration_limits=None):
+        if tool is None:
+            if not tools:
+                raise InvalidConfiguration("a manipulator needs a tool frame")
+            tool = tools[0]
+        tools = list(tools) if tools else [tool]
+        if tool not in tools:
+            tools.insert(0, tool)
+        for f in tools + ([base] if base else []):
+            if not mechanism.has_frame(f):
+                raise UnknownFrame(f, mechanism.frame_names)
+        self.mechanism = mechanism
+        self.tool = tool
+        self.tools = tuple(tools)
+        self.base = base or _default_base(mechanism, tool)
+        self.name = name or mechanism.name
+        self.chain = _chain_mechanism(mechanism, self.base, self.tools)
+        c = self.chain
+        self.joint_names: tuple = tuple(c.coordinate_names)
+        self._full_index = np.array([mechanism.coordinate_index(n) for n in self.joint_names], dtype=int)
+        self.lower = np.array(c.lower_limits)
+        self.upper = np.array(c.upper_limits)
+        vel = []
+        for n in self.joint_names:
+            v = c.joint(c.coordinate_joint[c.coordinate_index(n)]).velocity
+            vel.append(v)
+        self.velocity_limits = np.array(vel, dtype=float)
+        if acceleration_limits is None:
+            acc = self.velocity_limits / DEFAULT_ACCELERATION_TIME
+        else:
+            acc = np.broadcast_to(np.asarray(acceleration_limits, dtype=float), (c.nq,)).copy()
+        self.acceleration_limits = acc
+        self._acc_given = acceleration_limits is not None
+
+    # ------------------------------------------------------------------ coordinates
+    @property
+    def n(self) -> int:
+        return self.chain.nq
+
+    @property
+    def home(self) -> np.ndarray:
+        return np.array(self.chain.home)
+
+    def _q(self, q) -> np.ndarray:
+        if q is None:
+            return self.home
+        if isinstance(q, dict):
+            return self.chain.configuration(q)
+        a = np.asarray(q, dtype=float)
+        if a.shape != (self.n,) or not np.all(np.isfinite(a)):
+            raise InvalidConfiguration(f"{self.name}: expected {self.n} finite chain coordinates "
+                                       f"{list(self.joint_names)}, got shape {a.shape}")
+        return a
+
+    def chain_q(self, q_full) -> np.ndarray:
+        """The chain coordinates taken from a whole-mechanism configuration."""
+        return self.mechanism.configuration(q_full)[self._full_index]
+
+    def full_q(self, q, q_full=None) -> np.ndarray:
+        """A whole-mechanism configuration: ``q_full`` (home by default) with the chain's coordinates set."""
+        out = self.mechanism.configuration(q_full).copy()
+        out[self._full_index] = self._q(q)
+        return self.mechanism.apply_couplings(out) if self.mechanism.couplings else out
+
+    def T_world_base(self, q_full=None) -> np.ndarray:
+        """Pose of the base frame in the mechanism's ground for a whole-mechanism state."""
+        return forward_kinematics(self.mechanism, self.mechanism.configuration(q_full)).pose(self.base)
+
+    def within_limits(self, q, tol: float = 0.0) -> bool:
+        q = self._q(q)
+        return not (np.any(q < self.lower - tol) or np.any(q > self.upper + tol))
+
+    # ------------------------------------------------------------------ kinematics in chain coordinates
+    def fk(self, q=None, tool: str | None = None) -> np.ndarray:
+        """``T_base_tool`` (4x4) at chain configuration ``q`` (or a batch (B, n) -> (B, 4, 4))."""
+        q = np.asarray(self.home if q is None else q, dtype=float)
+        return forward_kinematics(self.chain, q).pose(tool or self.tool)
+
+    def jacobian(self, q=None, tool: str | None = None, convention="LOCAL_WORLD_ALIGNED") -> np.ndarray:
+        """6 x n Jacobian of ``tool`` (rows [linear; angular]); LOCAL_WORLD_ALIGNED: the tool origin's
+        velocity and the angular velocity in base axes; WORLD: the base frame's spatial velocity; LOCAL:
+        tool axes."""
+        return jacobian(self.chain, self._q(q), tool or self.tool, convention=convention)
+
+    def ik(self, T_base_tool, q0=None, tool: str | None = None, mask=None, **solve_kw) -> IKResult:
+        """Chain configuration putting ``tool`` at ``T_base_tool`` (``mask``: 6 weights [x y z rx ry rz] in the
+        target's axes, e.g. ``(1, 1, 1, 0, 1, 1)`` to leave the rotation about the tool's x free). Uses the
+        registered specialized solver for this mechanism and tool when the target suits it, else the generic
+        solver; ``solve_kw`` go to :func:`~mechanism_model_core.ik.solve_ik`. ``result.q`` holds chain
+        coordinates."""
+        c = PoseConstraint(tool or self.tool, T_base_tool, mask=mask,
+                           mask_frame="reference" if mask is None else "target")
+        return solve_ik(self.chain, [c], self._q(q0), **solve_kw)
+
+    def specialized_solver(self, tool: str | None = None):
+        """The registered specialized solver for full-pose targets of ``tool`` on this chain, or None."""
+        tool = tool or self.tool
+        key = ("_spec", tool)
+        cache = self.__dict__.setdefault("_spec_cache", {})
+        if key not in cache:
+            cm = ConstraintManager(self.chain, [PoseConstraint(tool, self.fk(self.home, tool))])
+            cache[key] = find_specialized(cm.problem(self.home))
+        return cache[key]
+
+    # ------------------------------------------------------------------ Cartesian paths
+    def cartesian_path(self, waypoints, q_start=None, *, tool: str | None = None, max_step: float = 0.01,
+                       max_rotation_step: float | None = None, jump_threshold: float = 0.0,
+                       absolute_jump_threshold: float = 0.0, mask=None, tol_position: float = 1e-6,
+                       tol_orientation: float = 1e-5, is_valid: Callable[[np.ndarray], bool] | None = None,
+                       max_iterations: int = 30) -> CartesianPath:
+        """Straight-line Cartesian path of ``tool`` from its pose at ``q_start`` through ``waypoints`` (a
+        sequence of 4x4 ``T_base_tool``, or one), MoveIt ``computeCartesianPath`` semantics (module docstring).
+
+        ``max_step`` (m, > 0): largest translation between steps; ``max_rotation_step`` (rad, default
+        ``max_step`` read as radians, as MoveIt's single ``eef_step``): largest rotation between steps.
+        ``jump_threshold``: a step whose joint-space distance exceeds this factor times the mean step
+        distance ends the path there (0 disables; MoveIt's relative test); ``absolute_jump_threshold``
+        (rad, or m for prismatic joints): the same against a fixed bound on any joint's change (0 disables).
+        ``mask``: 6 weights [x y z rx ry rz] in each target's axes (zeros free that direction: a 5-DOF arm's
+        rotation about its tool axis). ``is_valid(q_chain) -> bool`` (e.g. a collision check) can refuse a
+        step. Raises :class:`InvalidConfiguration` for non-finite or malformed waypoints or parameters.
+        """
+        tool = tool or self.tool
+        if tool not in self.tools:
+            raise UnknownFrame(tool, list(self.tools))
+        wps = _check_waypoints(waypoints)
+        if not (math.isfinite(max_step) and max_step > 0):
+            raise InvalidConfiguration(f"max_step must be a positive length in metres, got {max_step!r}")
+        rot_step = max_step if max_rotation_step is None else float(max_rotation_step)
+        if not (math.isfinite(rot_step) and rot_step > 0):
+            raise InvalidConfiguration(f"max_rotation_step must be positive, got {max_rotation_step!r}")
+        for what, v in (("jump_threshold", jump_threshold), ("absolute_jump_threshold", absolute_jump_threshold)):
+            if not (math.isfinite(v) and v >= 0):
+                raise InvalidConfiguration(f"{what} must be >= 0 (0 disables it), got {v!r}")
+        q = self._q(q_start)
+        if not self.within_limits(q, 1e-9):
+            raise InvalidConfiguration(f"{self.name}: the start configuration is outside the joint limits")
+        m6 = None if mask is None else np.asarray(mask, dtype=float).reshape(-1)
+        if m6 is not None and (m6.shape != (6,) or not np.all(np.isfinite(m6)) or np.any(m6 < 0)):
+            raise InvalidConfiguration(f"mask needs 6 non-negative weights, got {mask!r}")
+        closed = None if (m6 is not None and np.any(m6 == 0)) else self.specialized_solver(tool)
+        if closed is not None and not hasattr(closed, "all_solutions"):
+            closed = None
+        # the targets of every step
+        targets, wp_of = [], []
+        T_prev = self.fk(q, tool)
+        for k, T in enumerate(wps):
+            dp = float(np.linalg.norm(T[:3, 3] - T_prev[:3, 3]))
+            phi = log_so3(T_prev[:3, :3].T @ T[:3, :3])       # in the previous pose's axes
+            ang = float(np.linalg.norm(phi))
+            steps = max(1, int(math.ceil(max(dp / max_step, ang / rot_step) - 1e-9)))
+            for i in range(1, steps + 1):
+                u = i / steps
+                Ti = np.eye(4)
+                Ti[:3, 3] = (1 - u) * T_prev[:3, 3] + u * T[:3, 3]
+                Ti[:3, :3] = T_prev[:3, :3] @ (axis_angle_matrix(phi / ang, u * ang) if ang > 1e-15 else np.eye(3))
+                targets.append(Ti)
+                wp_of.append(k)
+            T_prev = T
+        total = len(targets)
+        qs = [q]
+        poses = [self.fk(q, tool)]
+        reason, message, solver_name = "ok", "", closed.name if closed is not None else "newton"
+        tracker = _Tracker(self, tool, m6, tol_position, tol_orientation, max_iterations)
+        for i, Ti in enumerate(targets):
+            if closed is not None:
+                qn, why = _closed_form_step(self, closed, Ti, qs[-1], tool, tol_position, tol_orientation)
+            else:
+                guess = 2 * qs[-1] - qs[-2] if len(qs) > 1 and wp_of[i - 1] == wp_of[i] else None
+                qn, why = tracker.step(Ti, qs[-1], guess)
+            if qn is None:
+                reason, message = why, f"step {i + 1} of {total} (towards waypoint {wp_of[i]}): " + _WHY[why]
+                break
+            if absolute_jump_threshold > 0:
+                d = np.abs(qn - qs[-1])
+                if np.any(d > absolute_jump_threshold):
+                    j = int(np.argmax(d))
+                    reason = "jump"
+                    message = (f"step {i + 1} of {total}: joint {self.joint_names[j]!r} would move {d[j]:.4g} "
+                               f"(> absolute jump threshold {absolute_jump_threshold:.4g})")
+                    break
+            if is_valid is not None and not is_valid(qn):
+                reason, message = "invalid", f"step {i + 1} of {total} (towards waypoint {wp_of[i]}): state refused"
+                break
+            qs.append(qn)
+            poses.append(Ti)
+        Q = np.array(qs)
+        if jump_threshold > 0 and len(Q) > 2:     # MoveIt's relative test: a step above factor x mean
+            d = np.linalg.norm(np.diff(Q, axis=0), axis=1)
+            limit = jump_threshold * float(np.mean(d))
+            big = np.nonzero(d > limit)[0]
+            if big.size:
+                k = int(big[0])
+                Q = Q[:k + 1]
+                poses = poses[:k + 1]
+                reason = "jump"
+                message = (f"step {k + 1} of {total}: joint-space jump {d[k]:.4g} > {jump_threshold:g} x mean "
+                           f"step {limit / jump_threshold:.4g}")
+        achieved = len(Q) - 1
+        fraction = 1.0 if total == 0 else achieved / total
+        return CartesianPath(self.joint_names, Q, np.array(poses), fraction, reason, message,
+                             np.array(wp_of[:achieved], dtype=int), total, solver_name)
+
+    def straight_line(self, T_goal, q_start=None, **kw) -> CartesianPath:
+        """:meth:`cartesian_path` to one goal pose."""
+        return self.cartesian_path([T_goal], q_start, **kw)
+
+    def time_parameterize(self, positions, velocity_scaling: float = 1.0,
+                          acceleration_scaling: float = 1.0, **kw) -> JointTrajectory:
+        """Time-optimal trajectory through chain configurations ``positions`` ((N, n)) within the chain's
+        velocity and acceleration limits, scaled by the factors in (0, 1] (MoveIt's scaling factors); see
+        :func:`~mechanism_model_core.locomotion.trajectory.time_parameterize`. Joints without a velocity
+        limit in the model get 1 rad/s (m/s)."""
+        for what, f in (("velocity_scaling", velocity_scaling), ("acceleration_scaling", acceleration_scaling)):
+            if not (0 < f <= 1):
+                raise InvalidConfiguration(f"{what} must be in (0, 1], got {f!r}")
+        v = np.where(np.isfinite(self.velocity_limits), self.velocity_limits, 1.0)
+        a = np.where(np.isfinite(self.acceleration_limits), self.acceleration_limits,
+                     v / DEFAULT_ACCELERATION_TIME)
+        return time_parameterize(positions, v * velocity_scaling, a * acceleration_scaling, self.joint_names, **kw)
+
+    # ------------------------------------------------------------------ pointing
+    def point_at(self, target_point, q0=None, frame: str | None = None, axis=(1.0, 0.0, 0.0),
+                 tolerance: float = 1e-4, **solve_kw) -> PointingResult:
+        """Turn the chain so that ``axis`` of ``frame`` (in that frame's axes; default x, a camera's line of
+        sight in the library models) points at ``target_point`` (metres, base frame), within the joint limits
+        (a pan-tilt mast: its pan and tilt ranges). Tries the generic solver from ``q0`` and from the
+        pan/tilt guess that turns every joint toward the target; returns the best. ``success`` when the
+        pointing error is within ``tolerance`` (rad)."""
+        frame = frame or self.tool
+        p = np.asarray(target_point, dtype=float).reshape(-1)
+        if p.shape != (3,) or not np.all(np.isfinite(p)):
+            raise InvalidConfiguration(f"target_point needs 3 finite numbers, got {target_point!r}")
+        c = PointAtConstraint(frame, p, axis=axis)
+        best = None
+        for start in self._pointing_seeds(p, frame, axis, self._q(q0)):
+            r = solve_ik(self.chain, [c], start, tol_orientation=tolerance, **solve_kw)
+            err = r.residuals[0].orientation
+            if best is None or err < best[1]:
+                best = (r, err)
+            if r.success:
+                break
+        r, err = best
+        ok = bool(err <= tolerance)
+        reason = "ok" if ok else ("limits" if r.reason == "limits" or not self._free_reach(p, frame, axis, c)
+                                  else "unreachable")
+        msg = "" if ok else (f"the target is {err:.4g} rad off the pointing axis at the best configuration "
+                             f"({'the joint limits stop the chain short of it' if reason == 'limits' else r.reason})")
+        return PointingResult(r.q, ok, float(err), reason, msg, self.joint_names)
+
+    def _pointing_seeds(self, p, frame, axis, q0):
+        yield q0
+        # turn each joint, from the base out, so that the target is as close as possible to the axis
+        q = q0.copy()
+        for _ in range(2):
+            for k, name in enumerate(self.joint_names):
+                j = self.chain.joint(self.chain.coordinate_joint[k])
+                if j.dof != 1 or j.type.value not in ("revolute", "continuous"):
+                    continue
+                grid = np.linspace(self.lower[k] if np.isfinite(self.lower[k]) else -math.pi,
+                                   self.upper[k] if np.isfinite(self.upper[k]) else math.pi, 73)
+                Qb = np.repeat(q[None], len(grid), axis=0)
+                Qb[:, k] = grid
+                T = forward_kinematics(self.chain, Qb).pose(frame)
+                a = T[:, :3, :3] @ np.asarray(axis, dtype=float)
+                d = p[None] - T[:, :3, 3]
+                cosang = np.einsum("ij,ij->i", a, d) / np.maximum(np.linalg.norm(d, axis=1), 1e-12)
+                q[k] = grid[int(np.argmax(cosang))]
+        yield q
+
+    def _free_reach(self, p, frame, axis, c) -> bool:
+        """Whether the target can be pointed at with the limits removed (to tell 'limits' from 'unreachable')."""
+        free = self.chain.edit()
+        for s in self.chain.bodies[1:]:
+            j = s.joint
+            if j is not None and j.dof == 1 and j.type.value == "revolute":
+                free.set_joint(s.name, j.with_(lower=(-math.inf,), upper=(math.inf,)))
+        try:
+            r = solve_ik(free.build(), [c], None, restarts=True, timeout=0.05)
+        except MechanismModelError:
+            return False
+        return bool(r.success)
+
+    # ------------------------------------------------------------------ statics
+    def gravity_torques(self, q=None, q_full=None, gravity=(0.0, 0.0, -9.81), payloads=None) -> np.ndarray:
+        """Joint torques (N m; N for prismatic joints) that hold the chain still against gravity (CLARAty
+        13.4.4) at chain configuration ``q``, with the rest of the mechanism at ``q_full`` (home by default;
+        its pose decides where "down" is for the chain). ``gravity``: m/s^2 in the mechanism's ground frame
+        (:func:`mechanism_model_core.statics.gravity_torques` accepts its other forms too); ``payloads``:
+        :class:`~mechanism_model_core.statics.Payload` point masses (an instrument, a sample). Computed by
+        :mod:`mechanism_model_core.statics` on the whole mechanism, so everything the chain carries (a hand,
+        fingers beyond the tool frame) is included; returned in the order of :attr:`joint_names`."""
+        from ..statics import gravity_torques
+
+        qf = self.full_q(q, q_full)
+        tau = gravity_torques(self.mechanism, qf, gravity=gravity, payloads=payloads, coordinates="full")
+        return np.asarray(tau, dtype=float)[self._full_index]
+
+    # ------------------------------------------------------------------ serialization (11.5)
+    def description(self) -> dict:
+        """The model information of this manipulator (what :meth:`to_xml` writes)."""
+        return {"name": self.name, "mechanism": self.mechanism.name, "model": self.mechanism.source,
+                "kind": type(self).__name__, "base": self.base, "tool": self.tool, "tools": list(self.tools),
+                "joints": list(self.joint_names),
+                "acceleration_limits": self.acceleration_limits.tolist() if self._acc_given else None}
+
+    def to_xml(self) -> str:
+        """A ``<Manipulator_Model>`` element: the model file, base, tools, joints and acceleration limits."""
+        from lxml import etree
+
+        d = self.description()
+        root = etree.Element("Manipulator_Model", name=d["name"], kind=d["kind"], mechanism=d["mechanism"],
+                             base=d["base"], tool=d["tool"])
+        if d["model"]:
+            root.set("model", str(d["model"]))
+        for t in d["tools"]:
+            etree.SubElement(root, "Tool", frame=t)
+        for k, jn in enumerate(d["joints"]):
+            el = etree.SubElement(root, "Joint", name=jn)
+            if d["acceleration_limits"] is not None:
+                el.set("amax", repr(float(d["acceleration_limits"][k])))
+        return etree.tostring(root, pretty_print=True, xml_declaration=True, encoding="US-ASCII").decode()
+
+    def save(self, path) -> None:
+        with open(path, "w", encoding="ascii") as f:
+            f.write(self.to_xml())
+
+    def __repr__(self) -> str:
+        return (f"<{type(self).__name__} {self.name!r}: {self.base} -> {', '.join(self.tools)}, "
+                f"{self.n} joints {list(self.joint_names)}>")
+
+
+_WHY = {"unreachable": "no IK solution within tolerance (the pose is out of reach or off the arm's reachable set)",
+        "limits": "the IK stopped against a joint limit"}
+_KINDS: dict[str, type] = {}
+
+
+def _check_waypoints(waypoints) -> list[np.ndarray]:
+    A = np.asarray(waypoints, dtype=float) if not isinstance(waypoints, np.ndarray) else waypoints.astype(float)
+    if A.ndim == 2:
+        A = A[None]
+    if A.ndim != 3 or A.shape[1:] != (4, 4):
+        raise InvalidConfiguration(f"waypoints must be 4x4 poses, got an array of shape {A.shape}")
+    out = []
+    for k, T in enumerate(A):
+        if not np.all(np.isfinite(T)):
+            raise InvalidConfiguration(f"waypoint {k} has a non-finite (NaN or infinite) entry")
+        R = T[:3, :3]
+        if float(np.abs(R @ R.T - np.eye(3)).max()) > 1e-6 or np.linalg.det(R) < 0 or \
+                np.any(np.abs(T[3] - (0, 0, 0, 1)) > 1e-12):
+            raise InvalidConfiguration(f"waypoint {k} is not a rigid transform (rotation not orthonormal, or "
+                                       f"last row not 0 0 0 1)")
+        out.append(T)
+    return out
+
+
+def _pose_errors(T, Tt):
+    return float(np.linalg.norm(T[:3, 3] - Tt[:3, 3])), float(np.linalg.norm(log_so3(T[:3, :3] @ Tt[:3, :3].T)))
+
+
+def _closed_form_step(arm, solver, T, q_prev, tool, tol_p, tol_o):
+    """The closed-form branch nearest ``q_prev`` (each angle by the turn nearest it) that is within limits and
+    reaches ``T`` (forward kinematics confirms it)."""
+    cands = []
+    for q in solver.all_solutions(T):
+        q = np.asarray(q, dtype=float)
+        q = q_prev + (q - q_prev + math.pi) % (2 * math.pi) - math.pi       # nearest turn per joint
+        cands.append((float(np.max(np.abs(q - q_prev))), q))
+    cands.sort(key=lambda c: c[0])
+    hit_limits = False
+    for _, q in cands:
+        pe, oe = _pose_errors(arm.fk(q, tool), T)
+        if pe > tol_p or oe > tol_o:
+            continue
+        if np.any(q < arm.lower - 1e-12) or np.any(q > arm.upper + 1e-12):
+            hit_limits = True
+            continue
+        return np.clip(q, arm.lower, arm.upper), "ok"
+    return None, "limits" if hit_limits else "unreachable"
+
+
+class _Tracker:
+    """Per-step IK of a Cartesian path: damped Newton steps on the chain Jacobian from the previous step's
+    configuration (so the branch is kept), joint limits by clamping; the generic solver (no restarts, same
+    start) when Newton does not converge."""
+
+    def __init__(self, arm: ManipulatorModel, tool, mask, tol_p, tol_o, max_iterations):
+        self.arm, self.tool, self.tol_p, self.tol_o = arm, tool, tol_p, tol_o
+        self.mask = mask
+        self.rows = np.arange(6) if mask is None else np.nonzero(mask > 0)[0]
+        self.w = np.ones(6) if mask is None else np.sqrt(mask)
+        self.max_it = max_iterations
+        self._pos = [k for k in self.rows if k < 3]
+        self._rot = [k for k in self.rows if k >= 3]
+        #: Newton may not wander further than this from the previous step (rad or m) and call it the same branch
+        self.far = 0.5
+
+    def _err(self, T, Tt):
+        e = np.empty(6)
+        e[:3] = Tt[:3, 3] - T[:3, 3]
+        e[3:] = log_so3(Tt[:3, :3] @ T[:3, :3].T)
+        if self.mask is not None:       # in the target's axes
+            Rt = Tt[:3, :3].T
+            e[:3], e[3:] = Rt @ e[:3], Rt @ e[3:]
+        return e
+
+    def _ok(self, e):
+        if self.mask is None:
+            a, b = e[:3], e[3:]
+        else:
+            a, b = e[self._pos], e[self._rot]
+        return float(a @ a) <= self.tol_p ** 2 and float(b @ b) <= self.tol_o ** 2
+
+    def step(self, Tt, q_prev, q_guess=None):
+        """Chain configuration reaching ``Tt`` near ``q_prev`` (Newton from ``q_guess``, e.g. the previous
+        step extrapolated, when given), or ``(None, reason)``."""
+        arm, chain = self.arm, self.arm.chain
+        q = q_prev.copy() if q_guess is None else np.clip(q_guess, arm.lower, arm.upper)
+        eye = np.eye(len(self.rows))
+        for _ in range(self.max_it):
+            fk = forward_kinematics(chain, q)
+            T = fk.pose(self.tool)
+            e = self._err(T, Tt)
+            if self._ok(e):
+                if np.max(np.abs(q - q_prev)) <= self.far:
+                    return q, "ok"
+                break                         # converged on another branch: let the generic solver decide
+            J = fk.jacobian(self.tool)
+            if self.mask is not None:
+                Rt = Tt[:3, :3].T
+                J = np.vstack([Rt @ J[:3], Rt @ J[3:]])
+            if self.mask is None:
+                Jr, er = J, e
+            else:
+                Jr = (J * self.w[:, None])[self.rows]
+                er = (e * self.w)[self.rows]
+            dq = Jr.T @ np.linalg.solve(Jr @ Jr.T + 1e-10 * eye, er)
+            qn = np.minimum(np.maximum(q + dq, arm.lower), arm.upper)
+            if np.max(np.abs(qn - q)) < 1e-14:
+                break
+            q = qn
+        # Newton stalled: the generic solver from the same start (keeps the branch when one exists)
+        r = arm.ik(Tt, q_prev, tool=self.tool, mask=None if self.mask is None else self.mask, restarts=False,
+                   timeout=0.02, tol_position=self.tol_p, tol_orientation=self.tol_o)
+        if r.success:
+            return r.q, "ok"
+        return None, ("limits" if r.reason == "limits" else "unreachable")
+
+
+# ---------------------------------------------------------------------------------------------- adaptations
+class R8ArmModel(ManipulatorModel):
+    """Rocky 8's 5-DOF YPPPY arm (CLARAty's R8_Arm_Model): tool ``arm_tool``, base ``arm_mount`` when the
+    mechanism has it (the rover), else the arm file's ground; IK by the YPPPY closed form."""
+
+    def __init__(self, mechanism: Mechanism, tool: str = "arm_tool", base: str | None = None, **kw):
+        register_chain_solver(mechanism.name, tool, lambda m, _t=tool: YPPPYSolver(m, _t))
+        if base is None and mechanism.has_frame("arm_mount"):
+            base = "arm_mount"
+        super().__init__(mechanism, tool=tool, base=base, **kw)
+
+
+class R8MastModel(ManipulatorModel):
+    """Rocky 8's pan-tilt mast (CLARAty's FD_Mast_Model kind): pointing ``mast_camera``'s line of sight
+    (x) at targets within the pan and tilt limits; base ``mast_mount`` when the mechanism has it."""
+
+    def __init__(self, mechanism: Mechanism, tool: str = "mast_camera", base: str | None = None, **kw):
+        if base is None and mechanism.has_frame("mast_mount"):
+            base = "mast_mount"
+        tools = [t for t in (tool, "left_navcam", "right_navcam", "mast_camera_optical") if mechanism.has_frame(t)]
+        super().__init__(mechanism, tool=tool, base=base, tools=tools, **kw)
+
+
+class MERArmModel(ManipulatorModel):
+    """MER's Instrument Deployment Device: tools ``mi``, ``apxs``, ``mb``, ``rat`` (the closed form ships
+    registered for ``mer_idd``)."""
+
+    def __init__(self, mechanism: Mechanism, tool: str = "mi", **kw):
+        tools = [t for t in ("mi", "apxs", "mb", "rat", "idd_turret") if mechanism.has_frame(t)]
+        for t in tools:
+            register_chain_solver(mechanism.name, t, lambda m, _t=t: YPPPYSolver(m, _t))
+        super().__init__(mechanism, tool=tool, tools=tools, **kw)
+
+
+class MoonriseArmModel(ManipulatorModel):
+    """The Moonrise-style 4-DOF digging arm: yaw then three pitches ending in the scoop (``scoop_tip``,
+    ``scoop_mouth``). A 4-DOF arm reaches a position and the scoop's pitch: use ``mask=(1, 1, 1, 0, 1, 0)``
+    style masks or :meth:`dig_pose`."""
+
+    def __init__(self, mechanism: Mechanism, tool: str = "scoop_tip", **kw):
+        tools = [t for t in ("scoop_tip", "scoop_mouth") if mechanism.has_frame(t)]
+        super().__init__(mechanism, tool=tool, tools=tools, **kw)
+
+    def dig_pose(self, position, scoop_pitch: float, q0=None, **solve_kw) -> IKResult:
+        """IK for the scoop tip at ``position`` (m, base frame) with the scoop's x axis pitched
+        ``scoop_pitch`` rad below the horizontal, in the vertical plane through the base axis (the arm's
+        reachable set); the tool's heading follows the arm's yaw."""
+        p = np.asarray(position, dtype=float)
+        yaw = math.atan2(p[1], p[0])
+        T = np.eye(4)
+        T[:3, :3] = axis_angle_matrix((0, 0, 1), yaw) @ axis_angle_matrix((0, 1, 0), scoop_pitch)
+        T[:3, 3] = p
+        return self.ik(T, q0, **solve_kw)
+
+
+for _cls in (ManipulatorModel, R8ArmModel, R8MastModel, MERArmModel, MoonriseArmModel):
+    _KINDS[_cls.__name__] = _cls
+del _cls
+
+
+def load_manipulator(path_or_xml, mechanism: Mechanism | None = None) -> ManipulatorModel:
+    """A manipulator from a ``<Manipulator_Model>`` file written by :meth:`ManipulatorModel.save` (or its
+    text). The mechanism is ``mechanism`` when given (its name must match), else loaded from the ``model``
+    attribute (a path, relative to the file, or a library name). Malformed files raise
+    :class:`ModelFileError` naming the file and line."""
+    from ..io import load_model
+    from ..io.safe_xml import parse_bytes, parse_file
+    from ..library import model_path
+
+    is_path = isinstance(path_or_xml, (str, os.PathLike)) and not str(path_or_xml).lstrip().startswith("<")
+    name = str(path_or_xml) if is_path else "<string>"
+    root = parse_file(str(path_or_xml)) if is_path else parse_bytes(path_or_xml)
+    if root.tag != "Manipulator_Model":
+        raise ModelFileError(f"expected <Manipulator_Model>, found <{root.tag}>", name, root.sourceline)
+    for attr in ("name", "base", "tool", "mechanism"):
+        if not root.get(attr):
+            raise ModelFileError(f"<Manipulator_Model> needs a {attr!r} attribute", name, root.sourceline)
+    kind = root.get("kind", "ManipulatorModel")
+    cls = _KINDS.get(kind)
+    if cls is None:
+        raise ModelFileError(f"unknown manipulator kind {kind!r}; known: {sorted(_KINDS)}", name, root.sourceline)
+    if mechanism is None:
+        src = root.get("model")
+        if not src:
+            raise ModelFileError("no mechanism given and no 'model' attribute to load it from", name,
+                                 root.sourceline)
+        if is_path and not os.path.isabs(src):
+            cand = os.path.join(os.path.dirname(os.path.abspath(str(path_or_xml))), src)
+            src = cand if os.path.exists(cand) else src
+        mechanism = load_model(model_path(src))
+    if mechanism.name != root.get("mechanism"):
+        raise ModelFileError(f"the file describes a manipulator of {root.get('mechanism')!r}, not of "
+                             f"{mechanism.name!r}", name, root.sourceline)
+    tools = [el.get("frame") for el in root.findall("Tool")]
+    joints = root.findall("Joint")
+    amax = None
+    if joints and all(el.get("amax") is not None for el in joints):
+        try:
+            amax = [float(el.get("amax")) for el in joints]
+        except ValueError:
+            bad = next(el for el in joints if not _is_float(el.get("amax")))
+            raise ModelFileError(f"amax={bad.get('amax')!r} is not a number", name, bad.sourceline) from None
+        if not all(math.isfinite(a) and a > 0 for a in amax):
+            raise ModelFileError("acceleration limits must be finite and positive", name, joints[0].sourceline)
+    try:
+        kw = dict(tool=root.get("tool"), base=root.get("base"), name=root.get("name"), acceleration_limits=amax)
+        if cls is ManipulatorModel:
+            kw["tools"] = tools or None
+        arm = cls(mechanism, **kw)
+    except MechanismModelError as e:
+        raise ModelFileError(str(e), name, root.sourceline) from None
+    listed = [el.get("name") for el in joints]
+    if listed and listed != list(arm.joint_names):
+        raise ModelFileError(f"the chain's joints are {list(arm.joint_names)}, the file lists {listed}", name,
+                             joints[0].sourceline)
+    return arm
+
+
+def _is_float(s) -> bool:
+    try:
+        float(s)
+        return True
+    except (TypeError, ValueError):
+        return False

@@ -1,0 +1,444 @@
+"""Locomotor node: ``cmd_vel`` in, steering and wheel commands to ros2_control out, odometry back.
+
+A thin adapter over :class:`mechanism_model_core.locomotion.wheeled.WheeledLocomotorModel` (all the math
+lives there):
+
+* Subscribes ``cmd_vel`` (``geometry_msgs/Twist``; ``geometry_msgs/TwistStamped`` with parameter
+  ``cmd_vel_stamped``, as Jazzy's controllers take it) and ``joint_states`` (the process's shared cache).
+* Publishes ``std_msgs/Float64MultiArray`` on ``/<steering_controller>/commands`` (steering positions, rad)
+  and ``/<wheel_controller>/commands`` (wheel rates, rad/s), each in its controller's joint order
+  (``steering_joints`` / ``wheel_joints`` parameters; default: the mobility description's order), on every
+  accepted ``cmd_vel`` (lowest latency) and at ``command_rate`` Hz (the watchdog's heartbeat).
+* Publishes ``odom`` (``nav_msgs/Odometry``: pose in ``odom_frame``, twist in ``base_frame``, covariances
+  from the parameters, the twist's grown by the odometry's slip residual) and, with ``publish_tf``, the
+  ``odom -> base_frame`` transform on ``/tf`` (REP-105). Odometry integrates the least-squares body twist of
+  the measured wheel rates (``velocity`` of ``joint_states``, or differences of wheel positions) and
+  steering angles.
+
+Safety (every case also logged, rate-limited):
+
+* ``cmd_vel`` silent for ``cmd_vel_timeout`` s, or ``joint_states`` silent for ``joint_states_timeout`` s
+  (or never heard, with ``require_joint_states``): wheel rates 0, steering held where it is, within one
+  period of ``command_rate`` (defaults: 0.25 s + 20 ms, well inside 0.5 s);
+* a ``cmd_vel`` with NaN/inf, or faster than ``max_linear_speed`` / ``max_angular_speed``, is rejected (the
+  previous command ages out through the watchdog); a command the steering cannot follow is refused by the
+  core with its reason and the wheels stop;
+* ``~/stop`` (``std_srvs/Trigger``) latches a stop until ``~/release``;
+* wheel rates never exceed the mobility's (or the joints') limits: the whole twist is scaled down, keeping
+  the curvature; steering targets never leave the steering joints' ranges.
+
+Drive mode: parameter ``drive_mode`` (``auto``, ``ackermann``, ``crab``, ``turn_in_place``, ``skid``) and
+services ``~/drive_mode/<mode>`` (``std_srvs/Trigger``).
+
+Controllers, their joint order and limits come from the model's motor groups (``motor_groups``: a file;
+empty: the model file's ``<Motor_Group>`` elements); without any, from the parameters below.
+
+Parameters (units): ``mobility`` (path of a mobility YAML; default beside the model file), ``motor_groups``,
+``cmd_vel_topic``, ``cmd_vel_stamped`` (bool), ``drive_mode``, ``command_rate`` (Hz), ``cmd_vel_timeout``
+(s), ``joint_states_timeout`` (s), ``require_joint_states`` (bool), ``steering_controller``,
+``wheel_controller``, ``steering_joints``, ``wheel_joints`` (lists of joint names), ``max_linear_speed``
+(m/s), ``max_angular_speed`` (rad/s), ``steer_before_drive`` (bool), ``steering_tolerance`` (rad),
+``odom_frame``, ``base_frame``, ``publish_tf`` (bool), ``pose_covariance_diagonal``,
+``twist_covariance_diagonal`` (6 values each: m^2 and rad^2, (m/s)^2 and (rad/s)^2).
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+
+import numpy as np
+
+from mechanism_model_core.locomotion.wheeled import MODES, MobilityError, Odometry, WheeledLocomotorModel
+
+from . import qos
+from .transports.base import RateLimitedLogger, Transport
+
+TRIGGER = "std_srvs/srv/Trigger"
+
+
+def _ensure_trigger_definition():
+    """std_srvs/Trigger for the Cyclone transport's type store (rosbags carries no std_srvs): the
+    definition as rosidl sees it (an empty request gets rosidl's placeholder member)."""
+    try:
+        from rosbags.typesys import get_types_from_msg
+
+        from .interfaces_store import typestore
+    except ImportError:          # pragma: no cover - rclpy-only installations
+        return
+    store = typestore()
+    if "std_srvs/srv/Trigger_Request" in store.fielddefs:
+        return
+    types = {}
+    for part, suffix in (("uint8 structure_needs_at_least_one_member\n", "_Request"),
+                         ("bool success\nstring message\n", "_Response")):
+        parsed = get_types_from_msg(part, f"std_srvs/msg/Trigger{suffix}")
+        types[f"std_srvs/srv/Trigger{suffix}"] = parsed[f"std_srvs/msg/Trigger{suffix}"]
+    store.register(types)
+
+
+def _motor_groups(mechanism, path: str, log):
+    """The model's motor groups (``motor_groups`` parameter: a file; empty: the model file's), or None."""
+    try:
+        from mechanism_model_core.locomotion import load_motor_groups
+    except ImportError:
+        return None
+    try:
+        groups = load_motor_groups(mechanism, path or None)
+    except Exception as exc:                     # a model without a file: the parameters decide
+        if path:
+            raise
+        log.info("no motor groups (%s): controllers and joint order from the parameters", exc)
+        return None
+    return groups if len(groups) else None
+
+
+def _groups_for(groups, model):
+    """(steering group, wheel group) holding the mobility's steering and drive joints, or Nones."""
+    if groups is None:
+        return None, None
+    out = []
+    for joints, what in (([w.steering_joint for w in model.wheels if w.steering_joint], "steering"),
+                         ([w.drive_joint for w in model.wheels], "drive")):
+        if not joints:
+            out.append(None)
+            continue
+        try:
+            g = groups.group_of(joints[0])
+        except Exception:
+            out.append(None)
+            continue
+        if sorted(g.joint_names) != sorted(joints):
+            raise MobilityError(f"motor group {g.name!r} must command exactly the mobility's {what} joints "
+                                f"{joints}, it has {list(g.joint_names)}")
+        out.append(g)
+    return tuple(out)
+
+
+class Locomotor:
+    """The node logic over a :class:`~mechanism_model_ros.transports.base.Transport`."""
+
+    def __init__(self, transport: Transport, mechanism, model_path: str | None = None, joint_states=None,
+                 start_timer: bool = True):
+        self.transport = transport
+        self.log = transport.get_logger()
+        self.warn = RateLimitedLogger(self.log)
+        p = transport.get_parameter
+        mob = str(p("mobility", ""))
+        probe = WheeledLocomotorModel(mechanism, mob or None)
+        self.motor_groups = _motor_groups(mechanism, str(p("motor_groups", "")), self.log)
+        self.steer_group, self.wheel_group = _groups_for(self.motor_groups, probe)
+        self.model = probe if self.wheel_group is None else WheeledLocomotorModel(
+            mechanism, probe.spec, max_rates=dict(zip(self.wheel_group.joint_names, self.wheel_group.velocity)))
+        spec = self.model.spec
+        self.mode = str(p("drive_mode", "auto"))
+        if self.mode not in MODES:
+            raise MobilityError(f"drive_mode {self.mode!r} is not one of {MODES}")
+        self.rate = float(p("command_rate", 50.0))
+        self.cmd_timeout = float(p("cmd_vel_timeout", 0.25))
+        self.js_timeout = float(p("joint_states_timeout", 0.25))
+        self.require_js = bool(p("require_joint_states", True))
+        self.max_v = float(p("max_linear_speed", 1.0))
+        self.max_w = float(p("max_angular_speed", 2.0))
+        self.steer_before_drive = bool(p("steer_before_drive", spec.steer_before_drive))
+        self.odom_frame = str(p("odom_frame", "odom"))
+        self.base_frame = str(p("base_frame", spec.body_frame))
+        self.publish_tf = bool(p("publish_tf", True))
+        self.pose_cov = [float(v) for v in p("pose_covariance_diagonal", [1e-3, 1e-3, 1e-3, 1e-3, 1e-3, 1e-2])]
+        self.twist_cov = [float(v) for v in p("twist_covariance_diagonal", [1e-3, 1e-3, 1e-3, 1e-3, 1e-3, 1e-2])]
+        for what, v in (("command_rate", self.rate), ("cmd_vel_timeout", self.cmd_timeout),
+                        ("joint_states_timeout", self.js_timeout)):
+            if not (math.isfinite(v) and v > 0):
+                raise ValueError(f"parameter {what} must be a positive number, got {v}")
+        if len(self.pose_cov) != 6 or len(self.twist_cov) != 6:
+            raise ValueError("pose_covariance_diagonal and twist_covariance_diagonal take 6 values each")
+        wheels = self.model.wheels
+        steer_default = [w.steering_joint for w in wheels if w.steering_joint]
+        wheel_default = [w.drive_joint for w in wheels]
+        self.steering_joints = list(p("steering_joints", steer_default)) or steer_default
+        self.wheel_joints = list(p("wheel_joints", wheel_default)) or wheel_default
+        if self.steer_group is not None:                 # the motor group decides: controller and joint order
+            self.steering_joints = list(self.steer_group.joint_names)
+        if self.wheel_group is not None:
+            self.wheel_joints = list(self.wheel_group.joint_names)
+        if sorted(self.steering_joints) != sorted(steer_default) or sorted(self.wheel_joints) != sorted(wheel_default):
+            raise MobilityError(f"steering_joints/wheel_joints must list the mobility's joints: "
+                                f"{steer_default} / {wheel_default}")
+        by_steer = {w.steering_joint: i for i, w in enumerate(wheels) if w.steering_joint}
+        by_drive = {w.drive_joint: i for i, w in enumerate(wheels)}
+        self._steer_order = [by_steer[j] for j in self.steering_joints]
+        self._wheel_order = [by_drive[j] for j in self.wheel_joints]
+        steering_controller = self.steer_group.name if self.steer_group is not None else \
+            str(p("steering_controller", "steering_controller"))
+        wheel_controller = self.wheel_group.name if self.wheel_group is not None else \
+            str(p("wheel_controller", "wheel_controller"))
+
+        self._lock = threading.RLock()
+        self._twist = np.zeros(3)
+        self._cmd_time = -math.inf
+        self._js_time = -math.inf
+        self._stopped = False
+        self._targets = np.where(self.model.steered, 0.0, np.nan)     # last steering targets
+        self._last_drive_pos: dict[str, float] | None = None
+        self._last_js_t = None
+        self.odometry = Odometry()
+        self.odom_twist = np.zeros(3)
+        self.slip = 0.0
+        self.counts = {"cmd_vel": 0, "rejected": 0, "refused": 0, "commands": 0, "watchdog_stops": 0}
+        self._stopping_reason = "no cmd_vel yet"
+
+        F64 = "std_msgs/msg/Float64MultiArray"
+        self._F64 = transport.message_class(F64)
+        self.steer_pub = transport.create_publisher(f"/{steering_controller}/commands", F64, qos.DEFAULT) \
+            if self.steering_joints else None
+        self.wheel_pub = transport.create_publisher(f"/{wheel_controller}/commands", F64, qos.DEFAULT)
+        self._Odom = transport.message_class("nav_msgs/msg/Odometry")
+        self.odom_pub = transport.create_publisher("odom", "nav_msgs/msg/Odometry", qos.DEFAULT)
+        if self.publish_tf:
+            self._TF = transport.message_class("tf2_msgs/msg/TFMessage")
+            self._TS = transport.message_class("geometry_msgs/msg/TransformStamped")
+            self.tf_pub = transport.create_publisher("/tf", "tf2_msgs/msg/TFMessage", qos.TF)
+        stamped = bool(p("cmd_vel_stamped", False))
+        self.cmd_sub = transport.create_subscription(
+            str(p("cmd_vel_topic", "cmd_vel")),
+            "geometry_msgs/msg/TwistStamped" if stamped else "geometry_msgs/msg/Twist", qos.DEFAULT,
+            self.on_cmd_vel_stamped if stamped else self.on_cmd_vel)
+        if joint_states is None:
+            from .joint_state_cache import JointStateCache
+            joint_states = JointStateCache(transport, mechanism,
+                                           reliable=bool(p("joint_states_reliable", False)))
+        self.joint_states = joint_states
+        joint_states.add_listener(self.on_joint_states)
+        _ensure_trigger_definition()
+        self.services = [transport.create_service("~/stop", TRIGGER, self.on_stop),
+                         transport.create_service("~/release", TRIGGER, self.on_release)]
+        for m in MODES:
+            self.services.append(transport.create_service(f"~/drive_mode/{m}", TRIGGER,
+                                                          lambda req, rep, m=m: self.on_mode(m, rep)))
+        self._halt = threading.Event()
+        self._thread = None
+        if start_timer:
+            self._thread = threading.Thread(target=self._run, name="locomotor", daemon=True)
+            self._thread.start()
+
+    @classmethod
+    def from_served(cls, transport, served) -> "Locomotor":
+        """The node as ``serve`` starts it (:mod:`mechanism_model_ros.nodes`)."""
+        return cls(transport, served.mechanism, served.model_path, joint_states=served.joint_states(transport))
+
+    # ---------------------------------------------------------------------------------------- input
+    def on_cmd_vel_stamped(self, msg) -> None:
+        self.on_cmd_vel(msg.twist)
+
+    def on_cmd_vel(self, msg) -> None:
+        v = (float(msg.linear.x), float(msg.linear.y), float(msg.angular.z))
+        self.counts["cmd_vel"] += 1
+        if not all(math.isfinite(x) for x in v) or not all(
+                math.isfinite(float(x)) for x in (msg.linear.z, msg.angular.x, msg.angular.y)):
+            self.counts["rejected"] += 1
+            self.warn.warning("cmd_nan", "cmd_vel rejected: NaN or infinite components")
+            return
+        if math.hypot(v[0], v[1]) > self.max_v or abs(v[2]) > self.max_w:
+            self.counts["rejected"] += 1
+            self.warn.warning("cmd_range", f"cmd_vel rejected: |v| {math.hypot(v[0], v[1]):.3g} m/s or "
+                                           f"|wz| {abs(v[2]):.3g} rad/s beyond max_linear_speed "
+                                           f"{self.max_v} / max_angular_speed {self.max_w}")
+            return
+        with self._lock:
+            self._twist = np.array(v)
+            self._cmd_time = time.monotonic()
+        self.step()
+
+    def on_joint_states(self, update) -> None:
+        now = time.monotonic()
+        msg = update.msg
+        names = list(msg.name)
+        vel = list(msg.velocity) if len(msg.velocity) == len(names) else []
+        idx = {n: i for i, n in enumerate(names)}
+        latest = update.latest
+        with self._lock:
+            self._js_time = now
+            stamp = update.stamp
+            t = stamp[0] + stamp[1] * 1e-9 if stamp is not None else now
+            dt = None if self._last_js_t is None else t - self._last_js_t
+            rates = []
+            for w in self.model.wheels:
+                j = w.drive_joint
+                r = float(vel[idx[j]]) if (vel and j in idx) else math.nan
+                if not math.isfinite(r) and dt and self._last_drive_pos is not None and j in latest \
+                        and j in self._last_drive_pos and dt > 0:
+                    r = (latest[j] - self._last_drive_pos[j]) / dt
+                rates.append(r)
+            steering = [latest.get(w.steering_joint, 0.0) if w.steering_joint else math.nan for w in self.model.wheels]
+            self._last_drive_pos = {w.drive_joint: latest[w.drive_joint] for w in self.model.wheels
+                                    if w.drive_joint in latest}
+            self._last_js_t = t
+            if dt is not None and dt > 0 and all(math.isfinite(r) for r in rates):
+                twist, self.slip = self.model.odometry_twist(rates, steering)
+                self.odom_twist = twist
+                self.odometry.update(twist, dt)
+
+    # ------------------------------------------------------------------------------------- services
+    def on_stop(self, request, response):
+        with self._lock:
+            self._stopped = True
+        self.step()
+        response.success = True
+        response.message = "stopped (latched): call ~/release to drive again"
+        return response
+
+    def on_release(self, request, response):
+        with self._lock:
+            was = self._stopped
+            self._stopped = False
+            self._cmd_time = -math.inf            # a fresh cmd_vel is needed to move
+        response.success = True
+        response.message = "released" if was else "was not stopped"
+        return response
+
+    def on_mode(self, mode, response):
+        with self._lock:
+            self.mode = mode
+        response.success = True
+        response.message = f"drive mode {mode}"
+        return response
+
+    # ------------------------------------------------------------------------------------ commanding
+    def measured_steering(self) -> np.ndarray:
+        latest = self.joint_states.latest()
+        return np.array([latest.get(w.steering_joint, t) if w.steering_joint else math.nan
+                         for w, t in zip(self.model.wheels, self._targets)])
+
+    def step(self) -> None:
+        """Compute and publish one command (called on cmd_vel and by the heartbeat)."""
+        now = time.monotonic()
+        with self._lock:
+            steering = self.measured_steering()
+            reason = None
+            if self._stopped:
+                reason = "stop service latched"
+            elif now - self._cmd_time > self.cmd_timeout:
+                reason = "cmd_vel silent" if self._cmd_time > -math.inf else "no cmd_vel yet"
+            elif self.require_js and now - self._js_time > self.js_timeout:
+                reason = "joint_states stale" if self._js_time > -math.inf else "no joint_states yet"
+            if reason is not None:
+                if reason != self._stopping_reason:
+                    if reason in ("cmd_vel silent", "joint_states stale"):
+                        self.counts["watchdog_stops"] += 1
+                        self.warn.warning("watchdog", f"wheels stopped: {reason}")
+                    self._stopping_reason = reason
+                steer = np.where(np.isnan(self._targets), np.nan, np.where(np.isfinite(steering), steering,
+                                                                          self._targets))
+                rates = np.zeros(self.model.n)
+            else:
+                self._stopping_reason = None
+                cmd = self.model.drive(self._twist, mode=self.mode, steering=steering,
+                                       steer_before_drive=self.steer_before_drive)
+                if not cmd.ok:
+                    self.counts["refused"] += 1
+                    self.warn.warning("refused", f"cmd_vel refused: {cmd.reason}")
+                steer, rates = cmd.steering, cmd.rates
+                steer = np.where(np.isfinite(steer), steer, self._targets)
+            # the limits hold whatever happened above
+            steer = np.clip(steer, self.model.steering_lower, self.model.steering_upper)
+            rates = np.clip(np.nan_to_num(rates), -self.model.max_rates, self.model.max_rates)
+            self._targets = np.where(self.model.steered, steer, np.nan)
+            self._publish_commands(steer, rates)
+
+    def _publish_commands(self, steer, rates) -> None:
+        s_cmd = [float(steer[i]) for i in self._steer_order]
+        w_cmd = [float(rates[i]) for i in self._wheel_order]
+        # the motor groups' limits are the last word (the core's own limits already hold them)
+        for group, cmd, key in ((self.steer_group, s_cmd, "clamp_steer"), (self.wheel_group, w_cmd, "clamp_wheel")):
+            if group is not None and cmd:
+                res = group.clamp(cmd)
+                if res.any_clamped:
+                    self.warn.warning(key, f"command clamped: {res.describe()}")
+                cmd[:] = [float(v) for v in res.values]
+        if self.steer_pub is not None:
+            m = self._F64()
+            m.data = s_cmd
+            self.steer_pub.publish(m)
+        m = self._F64()
+        m.data = w_cmd
+        self.wheel_pub.publish(m)
+        self.counts["commands"] += 1
+
+    def publish_odometry(self) -> None:
+        from scipy.spatial.transform import Rotation
+
+        with self._lock:
+            pos = self.odometry.position.copy()
+            rpy = self.odometry.orientation_rpy
+            twist = self.odom_twist.copy()
+            slip = self.slip
+        stamp = self.transport.now()
+        q = Rotation.from_euler("xyz", rpy).as_quat()
+        o = self._Odom()
+        o.header.stamp.sec, o.header.stamp.nanosec = int(stamp[0]), int(stamp[1])
+        o.header.frame_id = self.odom_frame
+        o.child_frame_id = self.base_frame
+        o.pose.pose.position.x, o.pose.pose.position.y, o.pose.pose.position.z = (float(v) for v in pos)
+        (o.pose.pose.orientation.x, o.pose.pose.orientation.y, o.pose.pose.orientation.z,
+         o.pose.pose.orientation.w) = (float(v) for v in q)
+        o.twist.twist.linear.x, o.twist.twist.linear.y = float(twist[0]), float(twist[1])
+        o.twist.twist.angular.z = float(twist[2])
+        pc = [0.0] * 36
+        tc = [0.0] * 36
+        for i in range(6):
+            pc[7 * i] = self.pose_cov[i]
+            tc[7 * i] = self.twist_cov[i] + (slip * slip if i in (0, 1) else 0.0)
+        o.pose.covariance = pc
+        o.twist.covariance = tc
+        self.odom_pub.publish(o)
+        if self.publish_tf:
+            ts = self._TS()
+            ts.header.stamp.sec, ts.header.stamp.nanosec = int(stamp[0]), int(stamp[1])
+            ts.header.frame_id = self.odom_frame
+            ts.child_frame_id = self.base_frame
+            ts.transform.translation.x, ts.transform.translation.y, ts.transform.translation.z = \
+                (float(v) for v in pos)
+            (ts.transform.rotation.x, ts.transform.rotation.y, ts.transform.rotation.z,
+             ts.transform.rotation.w) = (float(v) for v in q)
+            tf = self._TF()
+            tf.transforms = [ts]
+            self.tf_pub.publish(tf)
+
+    def _run(self) -> None:
+        period = 1.0 / self.rate
+        nxt = time.monotonic()
+        while not self._halt.is_set():
+            try:
+                self.step()
+                self.publish_odometry()
+            except Exception as exc:       # the heartbeat must never die: it is the watchdog
+                self.warn.warning("tick", f"locomotor tick failed: {type(exc).__name__}: {exc}")
+            nxt += period
+            delay = nxt - time.monotonic()
+            if delay < 0:
+                nxt = time.monotonic()
+                delay = 0
+            self._halt.wait(delay)
+
+    def status(self) -> str:
+        c = self.counts
+        x, y, yaw = self.odometry.pose
+        state = "stopped (latched)" if self._stopped else (self._stopping_reason or "driving")
+        return (f"locomotor {self.mode}: {state}; cmd_vel {c['cmd_vel']} (rejected {c['rejected']}, refused "
+                f"{c['refused']}), odom ({x:.2f}, {y:.2f}, {math.degrees(yaw):.0f} deg)")
+
+    def close(self) -> None:
+        self._halt.set()
+        if self._thread is not None:
+            self._thread.join(timeout=2.0)
+        try:
+            self._publish_commands(np.where(np.isnan(self._targets), 0.0, self._targets), np.zeros(self.model.n))
+        except Exception:
+            pass
+
+
+def main(argv=None) -> int:
+    """Console script ``locomotor``: the node alone (with the state publisher's joint-state cache)."""
+    from .serve import run_nodes
+    return run_nodes(argv, nodes=("locomotor",), prog="locomotor", default_transport="auto")

@@ -1,0 +1,141 @@
+"""The locomotor node over the in-memory transport (real message classes, real core; a stand-in mirrors the
+controllers' commands into joint_states as mock hardware does). The same scenarios run against real
+ros2_control in test_locomotor_ros2_control.py."""
+
+import math
+import time
+
+import numpy as np
+import pytest
+
+from mechanism_model_core import load_model
+from mechanism_model_core.library import model_path
+from mechanism_model_core.locomotion.wheeled import WheeledLocomotorModel, arc_twist
+
+from ros.wheel_standin import WheelStandIn
+
+pytestmark = pytest.mark.ros
+
+ROVER = load_model(model_path("rocky8/rocky8_rover.xml"))
+CORE = WheeledLocomotorModel(ROVER)
+STEER = [w.steering_joint for w in CORE.wheels]
+DRIVE = [w.drive_joint for w in CORE.wheels]
+
+
+@pytest.fixture
+def rig():
+    from mechanism_model_ros.nodes import Served, create
+    from mechanism_model_ros.transports.memory import MemoryBus, MemoryNode
+    bus = MemoryBus()
+    params = {"cmd_vel_timeout": 0.25, "joint_states_timeout": 0.25, "max_linear_speed": 0.5,
+              "max_angular_speed": 1.0}
+    served = Served(ROVER, "test")
+    node = create("locomotor", MemoryNode("locomotor", parameters=params, bus=bus), served)
+    hw = WheelStandIn(MemoryNode("hardware", bus=bus), STEER, DRIVE)
+    user = MemoryNode("user", bus=bus)
+    cmd = user.create_publisher("cmd_vel", "geometry_msgs/msg/Twist", __import__("mechanism_model_ros.qos").qos.DEFAULT)
+    odom = []
+    user.create_subscription("odom", "nav_msgs/msg/Odometry", __import__("mechanism_model_ros.qos").qos.DEFAULT,
+                             odom.append)
+    Twist = user.message_class("geometry_msgs/msg/Twist")
+
+    def send(vx=0.0, vy=0.0, wz=0.0, **extra):
+        m = Twist()
+        m.linear.x, m.linear.y, m.angular.z = vx, vy, wz
+        for k, v in extra.items():
+            setattr(m.angular if k == "wx" else m.linear, "x" if k == "wx" else "z", v)
+        cmd.publish(m)
+
+    yield node, hw, send, odom, user
+    node.close()
+    hw.close()
+
+
+def drive_for(send, twist, seconds, period=0.02):
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        send(*twist)
+        time.sleep(period)
+
+
+def test_arc_gives_the_core_steering_and_rates_and_odometry_follows(rig):
+    node, hw, send, odom, _ = rig
+    twist = arc_twist(0.2, 1.5)
+    drive_for(send, twist, 1.5)
+    expect = CORE.drive(twist)
+    with hw.lock:
+        steer = [hw.steering[j] for j in STEER]
+        rates = [hw.wheel_vel[j] for j in DRIVE]
+    np.testing.assert_allclose(steer, expect.steering, atol=1e-12)
+    np.testing.assert_allclose(rates, expect.rates, atol=1e-12)
+    # odometry: the body turned at wz = v / R while the wheels turned (the stand-in's measured rates)
+    _, _, yaw = node.odometry.pose
+    assert node.odom_twist == pytest.approx(twist, abs=1e-9)
+    assert yaw > 0.05
+    assert odom and odom[-1].header.frame_id == "odom" and odom[-1].child_frame_id == "chassis"
+    assert odom[-1].twist.covariance[0] > 0
+
+
+def test_silence_stops_the_wheels_within_half_a_second(rig):
+    node, hw, send, _, _ = rig
+    drive_for(send, (0.2, 0.0, 0.0), 0.6)
+    t_last = time.monotonic()
+    send(0.2, 0.0, 0.0)
+    deadline = t_last + 1.5
+    stopped_at = None
+    while time.monotonic() < deadline:
+        with hw.lock:
+            if all(v == 0.0 for v in hw.wheel_vel.values()):
+                stopped_at = time.monotonic()
+                break
+        time.sleep(0.005)
+    assert stopped_at is not None and stopped_at - t_last < 0.5
+    assert node.counts["watchdog_stops"] >= 1
+
+
+def test_stale_joint_states_stop_the_wheels(rig):
+    node, hw, send, _, _ = rig
+    drive_for(send, (0.2, 0.0, 0.0), 0.5)
+    hw.silent.set()
+    t0 = time.monotonic()
+    stopped = False
+    while time.monotonic() - t0 < 1.5 and not stopped:
+        send(0.2, 0.0, 0.0)                      # cmd_vel keeps coming: only the state is stale
+        time.sleep(0.02)
+        with hw.lock:
+            stopped = all(v == 0.0 for v in hw.wheel_vel.values())
+    assert stopped and time.monotonic() - t0 < 0.5 + 0.1
+
+
+def test_hostile_commands_never_leave_the_limits(rig):
+    node, hw, send, _, _ = rig
+    rng = np.random.default_rng(0)
+    for k in range(150):
+        v = rng.normal(scale=[2.0, 2.0, 5.0])
+        if k % 10 == 0:
+            v[rng.integers(3)] = [math.nan, math.inf, -math.inf][k % 3]
+        send(*v)
+        time.sleep(0.002)
+    assert node.counts["rejected"] > 0
+    lo, hi = CORE.steering_lower, CORE.steering_upper
+    for _, steer, vel in hw.history:
+        s = np.array([steer[j] for j in STEER])
+        assert np.all(np.isfinite(s)) and np.all(s >= lo - 1e-12) and np.all(s <= hi + 1e-12)
+        assert all(math.isfinite(x) for x in vel.values())
+
+
+def test_stop_service_latches_until_released_and_modes_switch(rig):
+    node, hw, send, _, user = rig
+    stop = user.create_client("/locomotor/stop", "std_srvs/srv/Trigger")
+    release = user.create_client("/locomotor/release", "std_srvs/srv/Trigger")
+    crab = user.create_client("/locomotor/drive_mode/crab", "std_srvs/srv/Trigger")
+    assert stop.call(stop.request()).success
+    drive_for(send, (0.2, 0.0, 0.0), 0.3)
+    with hw.lock:
+        assert all(v == 0.0 for v in hw.wheel_vel.values())
+    assert release.call(release.request()).success
+    assert crab.call(crab.request()).success and node.mode == "crab"
+    drive_for(send, (0.1, 0.1, 0.5), 0.8)                  # crab drops wz: all wheels at 45 deg
+    with hw.lock:
+        np.testing.assert_allclose([hw.steering[j] for j in STEER], math.pi / 4, atol=1e-12)
+        assert all(v > 0 for v in hw.wheel_vel.values())

@@ -1,0 +1,66 @@
+"""A stand-in for ros2_control where ROS 2 is absent: it mirrors the steering and wheel controllers'
+``~/commands`` into ``joint_states`` as mock_components/GenericSystem does (position commands become
+positions at once; velocity commands become velocities and integrate into positions), publishing at a fixed
+rate with positions and velocities. It stands in for hardware only; the locomotor under test is real."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+
+class WheelStandIn:
+    def __init__(self, transport, steering_joints, wheel_joints, steering_controller="steering_controller",
+                 wheel_controller="wheel_controller", rate=50.0, extra_joints=None):
+        from mechanism_model_ros import qos
+        self.t = transport
+        self.steering = {j: 0.0 for j in steering_joints}
+        self.wheel_pos = {j: 0.0 for j in wheel_joints}
+        self.wheel_vel = {j: 0.0 for j in wheel_joints}
+        self.extra = dict(extra_joints or {})
+        self.steer_order, self.wheel_order = list(steering_joints), list(wheel_joints)
+        self.lock = threading.Lock()
+        self.history = []                   # (monotonic time, steering dict, wheel velocity dict)
+        F64 = "std_msgs/msg/Float64MultiArray"
+        transport.create_subscription(f"/{steering_controller}/commands", F64, qos.DEFAULT, self.on_steer)
+        transport.create_subscription(f"/{wheel_controller}/commands", F64, qos.DEFAULT, self.on_wheel)
+        self.JS = transport.message_class("sensor_msgs/msg/JointState")
+        self.pub = transport.create_publisher("joint_states", "sensor_msgs/msg/JointState", qos.DEFAULT)
+        self.period = 1.0 / rate
+        self.halt = threading.Event()
+        self.silent = threading.Event()     # set: stop publishing joint_states (stale-state tests)
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def on_steer(self, msg):
+        with self.lock:
+            for j, v in zip(self.steer_order, msg.data):
+                self.steering[j] = float(v)
+            self.history.append((time.monotonic(), dict(self.steering), dict(self.wheel_vel)))
+
+    def on_wheel(self, msg):
+        with self.lock:
+            for j, v in zip(self.wheel_order, msg.data):
+                self.wheel_vel[j] = float(v)
+            self.history.append((time.monotonic(), dict(self.steering), dict(self.wheel_vel)))
+
+    def run(self):
+        last = time.monotonic()
+        while not self.halt.wait(self.period):
+            now = time.monotonic()
+            dt, last = now - last, now
+            with self.lock:
+                for j, v in self.wheel_vel.items():
+                    self.wheel_pos[j] += v * dt
+                names = list(self.steering) + list(self.wheel_pos) + list(self.extra)
+                pos = list(self.steering.values()) + list(self.wheel_pos.values()) + list(self.extra.values())
+                vel = [0.0] * len(self.steering) + list(self.wheel_vel.values()) + [0.0] * len(self.extra)
+            if self.silent.is_set():
+                continue
+            m = self.JS()
+            m.name, m.position, m.velocity = names, pos, vel
+            self.pub.publish(m)
+
+    def close(self):
+        self.halt.set()
+        self.thread.join(timeout=2)
