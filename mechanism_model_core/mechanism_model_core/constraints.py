@@ -50,7 +50,7 @@ import numpy as np
 from .errors import (ExpressionError, InvalidConfiguration, MechanismModelError, ModelFileError,
                      UnknownFrame, UnknownJoint)
 from .kinematics import forward_kinematics
-from .model import Mechanism
+from .model import Mechanism, as_real_array
 from .spatial import inverse_left_jacobian_so3, log_so3, relative_motion, skew as _skew
 
 __all__ = [
@@ -145,7 +145,7 @@ def _frame_check(mechanism: Mechanism, *names):
 
 
 def _as_pose(T, what: str) -> np.ndarray:
-    A = np.array(T, dtype=float)
+    A = np.array(as_real_array(T, f"{what}"), dtype=float)
     if A.shape != (4, 4) or not math.isfinite(float(A.sum())):
         raise InvalidConfiguration(f"{what}: expected a finite 4x4 transform, got shape {A.shape}")
     R = A[:3, :3]
@@ -160,7 +160,7 @@ _EYE3 = np.eye(3)
 def _mask(mask, n: int, what: str) -> np.ndarray:
     if mask is None:
         return np.ones(n)
-    m = np.asarray(mask, dtype=float).reshape(-1)
+    m = as_real_array(mask, "mask").reshape(-1)
     if m.shape != (n,) or not np.all(np.isfinite(m)) or np.any(m < 0):
         raise InvalidConfiguration(f"{what}: mask needs {n} non-negative weights or booleans, got {mask!r}")
     return m
@@ -250,7 +250,7 @@ class PositionConstraint(_Common, _Cartesian):
     _rows: ClassVar[slice] = slice(0, 3)
 
     def __post_init__(self):
-        p = np.asarray(self.target_xyz, dtype=float).reshape(-1)
+        p = as_real_array(self.target_xyz, "target").reshape(-1)
         if p.shape != (3,) or not np.all(np.isfinite(p)):
             raise InvalidConfiguration(f"PositionConstraint({self.frame!r}): target_xyz needs 3 numbers")
         self.target_xyz = p
@@ -283,7 +283,7 @@ class OrientationConstraint(_Common, _Cartesian):
 
     def __post_init__(self):
         T = np.eye(4)
-        T[:3, :3] = np.asarray(self.target_rotation, dtype=float)
+        T[:3, :3] = as_real_array(self.target_rotation, "target rotation")
         self.target_rotation = _as_pose(T, f"OrientationConstraint({self.frame!r})")[:3, :3]
         self._prepare()
 
@@ -345,8 +345,8 @@ class PointAtConstraint(_Common, Constraint):
     dimension: ClassVar[int] = 3
 
     def __post_init__(self):
-        p = np.asarray(self.target_point, dtype=float).reshape(-1)
-        a = np.asarray(self.axis, dtype=float).reshape(-1)
+        p = as_real_array(self.target_point, "target_point").reshape(-1)
+        a = as_real_array(self.axis, "axis").reshape(-1)
         if p.shape != (3,) or a.shape != (3,) or not np.all(np.isfinite(p)) or np.linalg.norm(a) < 1e-9:
             raise InvalidConfiguration(f"PointAtConstraint({self.frame!r}): target_point and axis need 3 "
                                        f"numbers each (a non-zero axis)")
@@ -545,7 +545,7 @@ class JointLock(_Common, Constraint):
         idx = self.coordinates(mechanism)
         if isinstance(self.values, Mapping):
             return {mechanism.coordinate_index(k): float(v) for k, v in self.values.items()}
-        vals = np.atleast_1d(np.asarray(self.values, dtype=float))
+        vals = np.atleast_1d(as_real_array(self.values, "values"))
         if vals.shape != (len(idx),):
             raise InvalidConfiguration(f"JointLock: {len(idx)} values expected, got {vals.shape[0]}")
         return dict(zip(idx, vals.tolist()))

@@ -60,7 +60,7 @@ class UnknownName(MechanismModelError, KeyError):
     def __init__(self, name: str, known: list[str] | None = None):
         self.name = name
         hint = ""
-        if known:
+        if known and isinstance(name, str):       # a non-string (None, a number) is reported as given
             import difflib
 
             close = difflib.get_close_matches(name, known, n=3, cutoff=0.6)

@@ -32,8 +32,10 @@ progressing) or ``"max_iterations"``.
 
 from __future__ import annotations
 
+import math
+import numbers
 import time
-from typing import Mapping, Sequence
+from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -66,7 +68,8 @@ class ConstraintManager:
     def add(self, constraint: Constraint) -> Constraint:
         """Add a constraint (checked against the mechanism at once: unknown names raise here)."""
         if not isinstance(constraint, Constraint):
-            raise TypeError(f"not a constraint: {constraint!r}")
+            raise InvalidConfiguration(f"not a constraint: {constraint!r}")
+        _check_weight_and_priority(constraint)
         constraint.check(self.mechanism)
         self.constraints.append(constraint)
         return constraint
@@ -119,6 +122,43 @@ def _get_solver(name_or_solver, problem: IKProblem, solver_options):
     return solver_factory(name_or_solver)(**(solver_options or {}))
 
 
+#: bounds of solve_ik's options: a time budget of more than an hour, a position tolerance above 1 m or an
+#: orientation tolerance above pi rad (every orientation is within pi of every other) is a mistake, and
+#: is refused rather than reported as a "success" that means nothing
+MAX_TIMEOUT = 3600.0
+MAX_TOL_POSITION = 1.0
+MAX_TOL_ORIENTATION = math.pi
+
+
+def _real_option(name, value, lo, hi, unit, open_low=False) -> float:
+    if isinstance(value, (bool, np.bool_, str, bytes)) or not isinstance(value, numbers.Real):
+        raise InvalidConfiguration(f"{name} must be a number ({unit}), got {value!r}")
+    v = float(value)
+    if not (math.isfinite(v) and (v > lo if open_low else v >= lo) and v <= hi):
+        low = f"> {lo:g}" if open_low else f">= {lo:g}"
+        raise InvalidConfiguration(f"{name} must be {low} and <= {hi:g} {unit}, got {value!r}")
+    return v
+
+
+def _check_rng(rng) -> None:
+    ok = (rng is None or isinstance(rng, (np.random.Generator, np.random.BitGenerator, np.random.SeedSequence))
+          or (isinstance(rng, numbers.Integral) and not isinstance(rng, (bool, np.bool_)) and rng >= 0))
+    if not ok:
+        raise InvalidConfiguration(f"rng must be None, a non-negative integer seed or a numpy Generator, "
+                                   f"got {rng!r}")
+
+
+def _check_weight_and_priority(c: Constraint) -> None:
+    label = getattr(c, "label", type(c).__name__)
+    w = getattr(c, "weight", 1.0)
+    if isinstance(w, (bool, np.bool_)) or not isinstance(w, numbers.Real) or not (math.isfinite(w) and w >= 0):
+        raise InvalidConfiguration(f"constraint {label}: weight must be a finite number >= 0, got {w!r}")
+    p = getattr(c, "priority", 0)
+    if (isinstance(p, (bool, np.bool_)) or not isinstance(p, numbers.Real) or not math.isfinite(p)
+            or float(p) != int(p)):
+        raise InvalidConfiguration(f"constraint {label}: priority must be an integer, got {p!r}")
+
+
 class _LazyRng:
     """A numpy Generator created on first use (most solves never restart, and creating one costs time)."""
 
@@ -145,7 +185,11 @@ def solve_ik(mechanism: Mechanism, constraints: Sequence[Constraint] | Constrain
     ``tol_orientation`` (rad) decide success for every constraint; ``locked`` names joints held at their
     ``q0`` value; ``restarts`` allows random restarts from in-limit configurations drawn from ``rng`` (a seed
     or a numpy Generator; a fixed seed by default, so solves are repeatable).
-    Returns an :class:`IKResult`; it raises only for malformed input (unknown frames or joints, bad shapes).
+    Returns an :class:`IKResult`; it raises :class:`~.errors.InvalidConfiguration` (or another error of the
+    package's family) only for malformed input, before any solving: unknown frames or joints, bad shapes,
+    weights that are not finite numbers >= 0, priorities that are not integers, ``timeout`` outside
+    [0, 3600] s, ``tol_position`` outside (0, 1] m, ``tol_orientation`` outside (0, pi] rad,
+    ``max_iterations`` below 1, an ``rng`` that is not a seed or a numpy Generator.
 
     Every returned configuration lies within the joint limits, coupled joints included (a lock value beyond
     a limit holds the joint at the limit). Angles of revolute joints that matter only modulo 2 pi (continuous
@@ -153,14 +197,24 @@ def solve_ik(mechanism: Mechanism, constraints: Sequence[Constraint] | Constrain
     value when there is a :class:`Posture` -- unless a coupling or a joint constraint reads them.
     """
     t0 = time.perf_counter()
+    timeout = _real_option("timeout", timeout, 0.0, MAX_TIMEOUT, "s")
+    tol_position = _real_option("tol_position", tol_position, 0.0, MAX_TOL_POSITION, "m", open_low=True)
+    tol_orientation = _real_option("tol_orientation", tol_orientation, 0.0, MAX_TOL_ORIENTATION, "rad",
+                                   open_low=True)
+    if isinstance(max_iterations, (bool, np.bool_)) or not isinstance(max_iterations, numbers.Integral) \
+            or max_iterations < 1:
+        raise InvalidConfiguration(f"max_iterations must be an integer >= 1, got {max_iterations!r}")
+    _check_rng(rng)
     if isinstance(constraints, Constraint):
         constraints = [constraints]
+    elif isinstance(constraints, (str, bytes)) or not isinstance(constraints, Iterable):
+        raise InvalidConfiguration(f"constraints must be a constraint or a sequence of them, got {constraints!r}")
     cm = ConstraintManager(mechanism, constraints, locked)
     problem = cm.problem(q0)
-    opts = IKOptions(timeout=float(timeout), tol_position=float(tol_position),
-                     tol_orientation=float(tol_orientation), max_iterations=int(max_iterations),
+    opts = IKOptions(timeout=timeout, tol_position=tol_position,
+                     tol_orientation=tol_orientation, max_iterations=int(max_iterations),
                      restarts=bool(restarts), rng=_LazyRng(0 if rng is None else rng),
-                     start=t0, deadline=t0 + float(timeout))
+                     start=t0, deadline=t0 + timeout)
     s = _get_solver(solver, problem, solver_options)
     if time.perf_counter() - t0 > 0.01:   # the first call imported a solver module: do not bill the import
         opts.start = time.perf_counter()

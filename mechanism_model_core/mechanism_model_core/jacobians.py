@@ -24,7 +24,7 @@ import numpy as np
 from . import kinematics as _kin
 from .kinematics import LOCAL, LOCAL_WORLD_ALIGNED, WORLD, Convention  # noqa: F401  (public here too)
 from .errors import InvalidConfiguration, MechanismModelError
-from .model import Mechanism, provide_operation
+from .model import Mechanism, as_real_array, provide_operation
 
 
 def jacobian_from_segments(mechanism: Mechanism, fk, frame: str, relative_to: str | None = None,
@@ -66,9 +66,12 @@ def frame_velocity(mechanism: Mechanism, q, qdot, frame: str, relative_to: str |
     if qf.ndim == 1:
         qd = mechanism.joint_rates(qf, qdot)
     else:
-        qd = np.asarray(qdot, dtype=float)
-        if qd.shape[-1] != mechanism.nq:
-            raise InvalidConfiguration(f"expected {mechanism.nq} joint rates, got {qd.shape[-1]}")
+        qd = as_real_array(qdot, "joint rates")
+        if qd.ndim != 2 or qd.shape != (qf.shape[0], mechanism.nq):
+            raise InvalidConfiguration(f"expected joint rates of shape ({qf.shape[0]}, {mechanism.nq}) for the "
+                                       f"batch, got {qd.shape}")
+        if not np.all(np.isfinite(qd)):
+            raise InvalidConfiguration("the joint rates: not every value is finite")
     return (J @ qd[..., None])[..., 0]
 
 

@@ -21,6 +21,7 @@ Construction compiles the tree into arrays (DESIGN.md 3.2):
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass, field
 from typing import Iterator, Mapping
 
@@ -488,7 +489,13 @@ class Mechanism:
         ``len(independent_coordinates)`` (dependent joints are then computed from their couplings), a batch of
         such arrays (shape ``(B, n)``), or a mapping from coordinate names to values: coordinates not given
         take their home value, and coupled joints not given follow their coupling.
-        Raises :class:`InvalidConfiguration` for wrong shapes, unknown names or non-finite values.
+
+        The last axis is always the coordinate axis, and its length alone says whether the values are full
+        (:attr:`nq`) or independent-only: a ``(29, 28)`` array on a mechanism with nq = 29 and 28 independent
+        coordinates is 29 configurations of the independent coordinates, never a transposed batch of 28 full
+        configurations (transpose such a batch first).
+        Raises :class:`InvalidConfiguration` for wrong shapes, unknown names, non-finite values, strings,
+        booleans and complex values.
         """
         n = self.nq
         if values is None:
@@ -505,10 +512,7 @@ class Mechanism:
             if self.couplings:
                 q = _all_finite(self.apply_couplings(q, skip=given), "the coupled joint values")
             return q
-        try:
-            q = np.asarray(values, dtype=float)
-        except (TypeError, ValueError) as exc:   # ragged nesting, non-numbers
-            raise InvalidConfiguration(f"joint values are not an array of numbers: {exc}") from None
+        q = as_real_array(values, "joint values")
         if q.ndim not in (1, 2):
             raise InvalidConfiguration(f"joint values must have shape (n,) or (B, n), got {q.shape}")
         m = q.shape[-1]
@@ -573,10 +577,7 @@ class Mechanism:
             for k, v in rates.items():      # a dependent rate given explicitly is taken as given
                 out[self._coord_index[k]] = v
             return out
-        try:
-            qd = np.asarray(qdot, dtype=float)
-        except (TypeError, ValueError) as exc:
-            raise InvalidConfiguration(f"joint rates are not an array of numbers: {exc}") from None
+        qd = as_real_array(qdot, "joint rates")
         _all_finite(qd, "the joint rates")
         if qd.shape == (self.nq,):
             out = qd.copy()
@@ -747,7 +748,33 @@ def _all_finite(q: np.ndarray, what: str) -> np.ndarray:
     return q
 
 
+def as_real_array(values, what: str) -> np.ndarray:
+    """``values`` as a float array; strings, booleans and complex numbers are refused (``float('0.5')`` and
+    ``float(True)`` would succeed, and numpy drops an imaginary part with only a warning)."""
+    if isinstance(values, (str, bytes)):
+        raise InvalidConfiguration(f"{what} must be numbers, got the string {values!r}")
+    if type(values) is np.ndarray and values.dtype.kind == "f":
+        return values.astype(float, copy=False)
+    try:
+        a = np.asarray(values)
+    except (TypeError, ValueError) as exc:   # ragged nesting
+        raise InvalidConfiguration(f"{what} are not an array of numbers: {exc}") from None
+    kind = a.dtype.kind
+    if kind == "O":
+        if not all(isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_)) for v in a.flat):
+            raise InvalidConfiguration(f"{what} must be real numbers (no strings, booleans or complex values)")
+    elif kind not in "iuf":
+        kinds = {"b": "booleans", "c": "complex numbers", "U": "strings", "S": "strings"}
+        raise InvalidConfiguration(f"{what} must be real numbers, got {kinds.get(kind, a.dtype.name)}")
+    try:
+        return a.astype(float)
+    except (TypeError, ValueError) as exc:
+        raise InvalidConfiguration(f"{what} are not an array of numbers: {exc}") from None
+
+
 def _finite_scalar(name, v) -> float:
+    if isinstance(v, (str, bytes, bool, np.bool_, complex, np.complexfloating)):
+        raise InvalidConfiguration(f"value of {name!r} must be a real number, got {v!r}")
     try:
         f = float(v)
     except (TypeError, ValueError):

@@ -1,4 +1,5 @@
-"""Kinematics server: ``compute_fk``, ``compute_jacobian`` and ``compute_ik`` on the loaded mechanism.
+"""Kinematics server: ``compute_fk``, ``compute_jacobian``, ``compute_ik`` and ``compute_cartesian_path``
+(:mod:`.cartesian_path_service`) on the loaded mechanism.
 
 Shapes follow MoveIt's GetPositionFK / GetPositionIK (``mechanism_model_msgs/srv/*``), error codes are
 MoveIt's values, read from ``ErrorCodes.msg`` (:mod:`.error_codes`, which also maps exceptions to codes). Joint values come from the request; joints the request leaves out take the latest
@@ -42,6 +43,7 @@ from mechanism_model_core.errors import InvalidConfiguration, UnknownFrame
 from .conversions import (BadMessage, constraint_from, duration_seconds, fill_joint_state, fill_pose,
                           joint_state_positions, normalized_stamp, pose_constraint_from, residual_size,
                           set_stamp)
+from .cartesian_path_service import CartesianPathService
 from .error_codes import ErrorCodes, RequestError, code_for
 from .joint_state_cache import JointStateCache
 from .transports.base import RateLimitedLogger, Transport, request_arrival
@@ -85,7 +87,7 @@ class KinematicsServer:
         self.warn = RateLimitedLogger(self.log)
         self._coords = set(mechanism.coordinate_names)
         self.joint_states = joint_states if joint_states is not None else JointStateCache(transport, mechanism)
-        self.calls = {"compute_fk": 0, "compute_jacobian": 0, "compute_ik": 0}
+        self.calls = {"compute_fk": 0, "compute_jacobian": 0, "compute_ik": 0, "compute_cartesian_path": 0}
         self.failures = 0
         # load the IK solvers (and the LAPACK bindings they use, ~0.1 s) now rather than in the first call
         from mechanism_model_core import ik_solvers  # noqa: F401
@@ -101,6 +103,8 @@ class KinematicsServer:
                                      self._guard("compute_ik", self.compute_ik),
                                      concurrency=self.ik_max_concurrent, queue=self.ik_max_queued,
                                      busy=self._busy("compute_ik")),
+            transport.create_service("compute_cartesian_path", "mechanism_model_msgs/srv/ComputeCartesianPath",
+                                     self._guard("compute_cartesian_path", CartesianPathService(self))),
         ]
 
     # ------------------------------------------------------------------ state

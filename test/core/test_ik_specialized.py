@@ -15,7 +15,7 @@ from mechanism_model_core.ik import solve_ik
 from mechanism_model_core.specialized import (YPPPYSolver, register_specialized, unregister_specialized,
                                               verify_specialized)
 
-from .test_ik_arms import panda, ur5, ypppy
+from .robots import panda, ur5, ypppy
 
 
 def test_closed_form_branches_reach_the_pose():

@@ -208,3 +208,30 @@ def test_description_round_trip(lemur):
     np.testing.assert_allclose(w2.stand, lemur.stand)
     with pytest.raises(InvalidConfiguration):
         LeggedLocomotorModel.from_description(lemur.mechanism, {"legs": 6})
+
+
+@pytest.mark.parametrize("twist", [(0.2, 0.0, 0.0), (0.1, 0.1, 0.0), (0.0, 0.0, 0.1), (0.2, 0.0, 0.05)])
+def test_athlete_rolls(twist):
+    """The same ATHLETE model rolls: the wheeled locomotor reads athlete_mobility.yaml beside the model; with
+    the commanded steering set, each wheel's rolling velocity (rate x radius along axle x up, from forward
+    kinematics) equals the body twist's velocity at its contact point (no slip)."""
+    from mechanism_model_core.locomotion.wheeled import WheeledLocomotorModel, mobility_for
+
+    m = load_model(model_path("athlete/athlete.xml"))
+    spec = mobility_for(m)
+    assert spec.body_frame == "deck" and len(spec.wheels) == 6
+    rover = WheeledLocomotorModel(m, spec)
+    cmd = rover.drive(twist, steer_before_drive=False)
+    assert cmd.ok, cmd.reason
+    q = m.configuration(cmd.steering_by_joint(rover))
+    assert m.within_limits(q)
+    fk = forward_kinematics(m, q)
+    Tb = fk.pose("deck")
+    vx, vy, wz = twist
+    rates = cmd.rates_by_joint(rover)
+    for w in spec.wheels:
+        p = np.linalg.inv(Tb) @ fk.pose(w.contact_frame)[:, 3]
+        v_body = np.array([vx - wz * p[1], vy + wz * p[0], 0.0])
+        axle = Tb[:3, :3].T @ fk.pose(w.drive_joint)[:3, :3] @ m.joint(w.drive_joint).axis
+        v_wheel = rates[w.drive_joint] * w.radius * np.cross(axle, [0.0, 0.0, 1.0])
+        np.testing.assert_allclose(v_wheel, v_body, atol=1e-9)

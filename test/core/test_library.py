@@ -15,24 +15,11 @@ from hypothesis import strategies as st
 from mechanism_model_core import forward_kinematics, load_model
 from mechanism_model_core.library import DEFAULT_MODEL, list_models, model_path, models_dir
 
+from .robots import Rx, Ry, Rz  # noqa: F401  (independent elementary rotations, written out)
+
 ALL_MODELS = list_models()
 XML_MODELS = [m for m in ALL_MODELS if m.endswith(".xml")]
 REPO_MODELS = os.path.join(os.path.dirname(__file__), "..", "..", "models")
-
-
-def Rx(a):
-    c, s = math.cos(a), math.sin(a)
-    return np.array([[1, 0, 0], [0, c, -s], [0, s, c]])
-
-
-def Ry(a):
-    c, s = math.cos(a), math.sin(a)
-    return np.array([[c, 0, s], [0, 1, 0], [-s, 0, c]])
-
-
-def Rz(a):
-    c, s = math.cos(a), math.sin(a)
-    return np.array([[c, -s, 0], [s, c, 0], [0, 0, 1]])
 
 
 def v(*xs):

@@ -15,8 +15,8 @@ from scipy.spatial.transform import Rotation, Slerp
 from mechanism_model_core import InvalidConfiguration, Joint, MechanismBuilder, ModelFileError, load_model
 from mechanism_model_core.kinematics import forward_kinematics
 from mechanism_model_core.library import model_path
-from mechanism_model_core.locomotion.manipulator import (ManipulatorModel, MERArmModel, R8ArmModel,
-                                                         R8MastModel, load_manipulator)
+from mechanism_model_core.locomotion.manipulator import (ManipulatorModel, MERArmModel, MoonriseArmModel,
+                                                         R8ArmModel, R8MastModel, load_manipulator)
 from mechanism_model_core.spatial import rot_z, translation
 
 from .optional_deps import require
@@ -130,16 +130,45 @@ def test_specialized_solvers_used_automatically(mer, rover):
     np.testing.assert_allclose(arm.fk(r.q), arm.fk(q), atol=1e-9)
 
 
+def test_moonrise_closed_form_registered_per_adaptation():
+    """The digging arm's YPPP closed form: every branch it enumerates for FK(q) reproduces the pose, q is one
+    of them, and IK (used automatically) agrees with the generic solver on the pose."""
+    from mechanism_model_core import PoseConstraint, solve_ik
+
+    arm = MoonriseArmModel(load_model(model_path("moonrise/moonrise_arm.xml")))
+    solver = arm.specialized_solver()
+    assert solver is not None and solver.name == "yppp"
+    rng = np.random.default_rng(5)
+    for q in arm.chain.random_configuration(rng, size=30):
+        T = arm.fk(q)
+        sols = solver.all_solutions(T)
+        assert min(np.max(np.abs((s - q + math.pi) % (2 * math.pi) - math.pi)) for s in sols) < 1e-9
+        r = arm.ik(T, arm.home)
+        assert r.success and r.solver == "yppp"
+        np.testing.assert_allclose(arm.fk(r.q), T, atol=1e-8)
+        g = solve_ik(arm.chain, [PoseConstraint("scoop_tip", T)], arm.home, solver="dls", rng=1)
+        if g.success:
+            np.testing.assert_allclose(arm.fk(g.q), arm.fk(r.q), atol=1e-5)
+    r = arm.dig_pose([1.0, 0.3, -0.2], 0.6)
+    assert r.success and r.solver == "yppp"
+    T = arm.fk(r.q)
+    np.testing.assert_allclose(T[:3, 3], [1.0, 0.3, -0.2], atol=1e-9)
+
+
 # ---------------------------------------------------------------------------------------------- paths
 def test_straight_line_closed_form_mer(mer):
     q0 = np.array([0.3, 0.6, -1.6, 0.6, 0.2])
     T0, T1 = radial_line(mer, q0, -0.2, -0.1)
     path = mer.straight_line(T1, q0, max_step=0.005)
-    assert path.fraction == 1.0 and path.reason == "ok" and path.solver == "ypppy"
+    assert path.fraction == 1.0 and path.reason == "ok"
     assert path.steps_total == math.ceil(np.linalg.norm(T1[:3, 3] - T0[:3, 3]) / 0.005)
     assert_on_line(mer, path, T0, T1)
     # continuity of the branch: no joint moves more than a few step sizes between steps
     assert np.max(np.abs(np.diff(path.positions, axis=0))) < 0.05
+    # the closed form alone (no Newton steps) gives the same configurations: branch nearest each previous
+    closed = mer.straight_line(T1, q0, max_step=0.005, max_iterations=0)
+    assert closed.solver == "newton+ypppy" and closed.fraction == 1.0
+    np.testing.assert_allclose(closed.positions, path.positions, atol=1e-6)
 
 
 def test_straight_line_generic_panda_with_rotation(panda):

@@ -16,7 +16,7 @@ from mechanism_model_core import (Joint, JointType, MechanismBuilder, ModelFileE
 from mechanism_model_core.io.urdf import URDFWarning, load_urdf, loads_urdf, save_urdf, to_urdf
 from mechanism_model_core.model import BoundingShape, MassProperties
 
-from .test_library import Rx, Ry, Rz  # independent elementary rotations, written out
+from .robots import Rx, Ry, Rz  # independent elementary rotations, written out
 
 DATA = os.path.join(os.path.dirname(__file__), "..", "data", "robots")
 ODD = os.path.join(DATA, "odd", "odd.urdf")

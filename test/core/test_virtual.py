@@ -15,7 +15,7 @@ from mechanism_model_core.spatial import rot_x, rot_y, translation
 from mechanism_model_core.virtual import (VirtualArticulation, add_virtual_link, real_coordinates,
                                           remove_virtual, virtual_bodies)
 
-from .test_ik_arms import panda
+from .robots import panda
 
 
 def planar3():

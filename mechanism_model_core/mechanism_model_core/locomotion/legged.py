@@ -431,7 +431,7 @@ class LeggedLocomotorModel:
             T[:3, 3] = p
             qn, why = tracker.step(T, qc)
             if qn is None:          # far from the last solution: the generic solver with random restarts
-                r = chain.ik(T, qc, mask=(1, 1, 1, 0, 0, 0), tol_position=1e-10, timeout=0.05,
+                r = chain.ik(T, qc, mask=(1, 1, 1, 0, 0, 0), tol_position=1e-10, timeout=2.0, max_iterations=2000,
                              locked=[n for k, n in enumerate(chain.joint_names) if k not in set(cols.tolist())])
                 qn = r.q if r.success else None
             if qn is not None:

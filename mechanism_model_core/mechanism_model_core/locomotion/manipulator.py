@@ -55,6 +55,7 @@ from ..kinematics import forward_kinematics
 from ..model import BodySpec, Mechanism
 from ..spatial import axis_angle_matrix, inverse
 from ..specialized import YPPPYSolver, find_specialized, register_specialized
+from .arm_solvers import YPPPSolver
 from .trajectory import JointTrajectory, time_parameterize
 
 __all__ = ["CartesianPath", "ManipulatorModel", "MERArmModel", "MoonriseArmModel", "PointingResult",
@@ -282,6 +283,11 @@ class ManipulatorModel:
                            mask_frame="reference" if mask is None else "target")
         return solve_ik(self.chain, [c], self._q(q0), **solve_kw)
 
+    @property
+    def prismatic(self) -> np.ndarray:
+        """Per chain joint: True for a length (prismatic), False for an angle."""
+        return np.array(self.chain.coordinate_is_prismatic, dtype=bool)
+
     def specialized_solver(self, tool: str | None = None):
         """The registered specialized solver for full-pose targets of ``tool`` on this chain, or None."""
         tool = tool or self.tool
@@ -297,7 +303,7 @@ class ManipulatorModel:
                        max_rotation_step: float | None = None, jump_threshold: float = 0.0,
                        absolute_jump_threshold: float = 0.0, mask=None, tol_position: float = 1e-6,
                        tol_orientation: float = 1e-5, is_valid: Callable[[np.ndarray], bool] | None = None,
-                       max_iterations: int = 30) -> CartesianPath:
+                       max_iterations: int = 12) -> CartesianPath:
         """Straight-line Cartesian path of ``tool`` from its pose at ``q_start`` through ``waypoints`` (a
         sequence of 4x4 ``T_base_tool``, or one), MoveIt ``computeCartesianPath`` semantics (module docstring).
 
@@ -305,10 +311,14 @@ class ManipulatorModel:
         ``max_step`` read as radians, as MoveIt's single ``eef_step``): largest rotation between steps.
         ``jump_threshold``: a step whose joint-space distance exceeds this factor times the mean step
         distance ends the path there (0 disables; MoveIt's relative test); ``absolute_jump_threshold``
-        (rad, or m for prismatic joints): the same against a fixed bound on any joint's change (0 disables).
+        (rad, or m for prismatic joints; one number or one per chain joint): the same against a fixed bound on
+        each joint's change (0 disables).
         ``mask``: 6 weights [x y z rx ry rz] in each target's axes (zeros free that direction: a 5-DOF arm's
         rotation about its tool axis). ``is_valid(q_chain) -> bool`` (e.g. a collision check) can refuse a
-        step. Raises :class:`InvalidConfiguration` for non-finite or malformed waypoints or parameters.
+        step. Each step's IK: up to ``max_iterations`` damped Newton steps from the previous step's solution
+        (extrapolated along the segment); where they do not converge, the registered closed form (the branch
+        nearest the previous solution) or else the generic solver from the previous solution decides.
+        ``solver`` in the result says which were used (``"newton"``, ``"newton+ypppy"``). Raises :class:`InvalidConfiguration` for non-finite or malformed waypoints or parameters.
         """
         tool = tool or self.tool
         if tool not in self.tools:
@@ -319,9 +329,17 @@ class ManipulatorModel:
         rot_step = max_step if max_rotation_step is None else float(max_rotation_step)
         if not (math.isfinite(rot_step) and rot_step > 0):
             raise InvalidConfiguration(f"max_rotation_step must be positive, got {max_rotation_step!r}")
-        for what, v in (("jump_threshold", jump_threshold), ("absolute_jump_threshold", absolute_jump_threshold)):
-            if not (math.isfinite(v) and v >= 0):
-                raise InvalidConfiguration(f"{what} must be >= 0 (0 disables it), got {v!r}")
+        if not (math.isfinite(jump_threshold) and jump_threshold >= 0):
+            raise InvalidConfiguration(f"jump_threshold must be >= 0 (0 disables it), got {jump_threshold!r}")
+        try:
+            ajt = np.broadcast_to(np.asarray(absolute_jump_threshold, dtype=float), (self.n,))
+        except ValueError:
+            raise InvalidConfiguration(f"absolute_jump_threshold: one number or one per chain joint, got "
+                                       f"{absolute_jump_threshold!r}") from None
+        if not (np.all(np.isfinite(ajt)) and np.all(ajt >= 0)):
+            raise InvalidConfiguration(f"absolute_jump_threshold must be >= 0 (0 disables it), got "
+                                       f"{absolute_jump_threshold!r}")
+        jump_on = ajt > 0
         q = self._q(q_start)
         if not self.within_limits(q, 1e-9):
             raise InvalidConfiguration(f"{self.name}: the start configuration is outside the joint limits")
@@ -350,24 +368,29 @@ class ManipulatorModel:
         total = len(targets)
         qs = [q]
         poses = [self.fk(q, tool)]
-        reason, message, solver_name = "ok", "", closed.name if closed is not None else "newton"
+        reason, message = "ok", ""
+        used_closed = False
         tracker = _Tracker(self, tool, m6, tol_position, tol_orientation, max_iterations)
         for i, Ti in enumerate(targets):
-            if closed is not None:
+            guess = 2 * qs[-1] - qs[-2] if len(qs) > 1 and wp_of[i - 1] == wp_of[i] else None
+            # Newton steps from the previous solution (fast, keeps the branch); where they do not converge,
+            # the closed form (nearest branch) or the generic solver decides
+            qn, why = tracker.step(Ti, qs[-1], guess, fallback=closed is None)
+            if qn is None and closed is not None:
                 qn, why = _closed_form_step(self, closed, Ti, qs[-1], tool, tol_position, tol_orientation)
-            else:
-                guess = 2 * qs[-1] - qs[-2] if len(qs) > 1 and wp_of[i - 1] == wp_of[i] else None
-                qn, why = tracker.step(Ti, qs[-1], guess)
+                if qn is not None:
+                    used_closed = True
             if qn is None:
                 reason, message = why, f"step {i + 1} of {total} (towards waypoint {wp_of[i]}): " + _WHY[why]
                 break
-            if absolute_jump_threshold > 0:
+            if jump_on.any():
                 d = np.abs(qn - qs[-1])
-                if np.any(d > absolute_jump_threshold):
-                    j = int(np.argmax(d))
+                over = jump_on & (d > ajt)
+                if over.any():
+                    j = int(np.argmax(np.where(over, d / np.where(jump_on, ajt, 1.0), 0.0)))
                     reason = "jump"
                     message = (f"step {i + 1} of {total}: joint {self.joint_names[j]!r} would move {d[j]:.4g} "
-                               f"(> absolute jump threshold {absolute_jump_threshold:.4g})")
+                               f"(> absolute jump threshold {ajt[j]:.4g})")
                     break
             if is_valid is not None and not is_valid(qn):
                 reason, message = "invalid", f"step {i + 1} of {total} (towards waypoint {wp_of[i]}): state refused"
@@ -388,6 +411,7 @@ class ManipulatorModel:
                            f"step {limit / jump_threshold:.4g}")
         achieved = len(Q) - 1
         fraction = 1.0 if total == 0 else achieved / total
+        solver_name = "newton" + (f"+{closed.name}" if used_closed else "")
         return CartesianPath(self.joint_names, Q, np.array(poses), fraction, reason, message,
                              np.array(wp_of[:achieved], dtype=int), total, solver_name)
 
@@ -423,8 +447,9 @@ class ManipulatorModel:
             raise InvalidConfiguration(f"target_point needs 3 finite numbers, got {target_point!r}")
         c = PointAtConstraint(frame, p, axis=axis)
         best = None
+        kw = {"timeout": 2.0, "max_iterations": 500, "restarts": False, **solve_kw}   # bounded by iterations
         for start in self._pointing_seeds(p, frame, axis, self._q(q0)):
-            r = solve_ik(self.chain, [c], start, tol_orientation=tolerance, **solve_kw)
+            r = solve_ik(self.chain, [c], start, tol_orientation=tolerance, **kw)
             err = r.residuals[0].orientation
             if best is None or err < best[1]:
                 best = (r, err)
@@ -466,7 +491,7 @@ class ManipulatorModel:
             if j is not None and j.dof == 1 and j.type.value == "revolute":
                 free.set_joint(s.name, j.with_(lower=(-math.inf,), upper=(math.inf,)))
         try:
-            r = solve_ik(free.build(), [c], None, restarts=True, timeout=0.05)
+            r = solve_ik(free.build(), [c], None, restarts=False, timeout=2.0, max_iterations=500)
         except MechanismModelError:
             return False
         return bool(r.success)
@@ -601,7 +626,7 @@ class _Tracker:
             a, b = e[self._pos], e[self._rot]
         return float(a @ a) <= self.tol_p ** 2 and float(b @ b) <= self.tol_o ** 2
 
-    def step(self, Tt, q_prev, q_guess=None):
+    def step(self, Tt, q_prev, q_guess=None, fallback: bool = True):
         """Chain configuration reaching ``Tt`` near ``q_prev`` (Newton from ``q_guess``, e.g. the previous
         step extrapolated, when given), or ``(None, reason)``."""
         arm, chain = self.arm, self.arm.chain
@@ -629,9 +654,12 @@ class _Tracker:
             if np.max(np.abs(qn - q)) < 1e-14:
                 break
             q = qn
+        if not fallback:
+            return None, "unreachable"
         # Newton stalled: the generic solver from the same start (keeps the branch when one exists)
+        # (bounded by iterations, not time, so that the outcome does not depend on the machine's load)
         r = arm.ik(Tt, q_prev, tool=self.tool, mask=None if self.mask is None else self.mask, restarts=False,
-                   timeout=0.02, tol_position=self.tol_p, tol_orientation=self.tol_o)
+                   timeout=2.0, max_iterations=300, tol_position=self.tol_p, tol_orientation=self.tol_o)
         if r.success:
             return r.q, "ok"
         return None, ("limits" if r.reason == "limits" else "unreachable")
@@ -673,8 +701,8 @@ class MERArmModel(ManipulatorModel):
 
 class MoonriseArmModel(ManipulatorModel):
     """The Moonrise-style 4-DOF digging arm: yaw then three pitches ending in the scoop (``scoop_tip``,
-    ``scoop_mouth``). A 4-DOF arm reaches a position and the scoop's pitch: use ``mask=(1, 1, 1, 0, 1, 0)``
-    style masks or :meth:`dig_pose`."""
+    ``scoop_mouth``). A 4-DOF arm reaches a position and the scoop's pitch: :meth:`dig_pose` builds such a
+    target; IK uses the registered YPPP closed form (:class:`~.arm_solvers.YPPPSolver`)."""
 
     def __init__(self, mechanism: Mechanism, tool: str = "scoop_tip", **kw):
         tools = [t for t in ("scoop_tip", "scoop_mouth") if mechanism.has_frame(t)]
@@ -691,6 +719,16 @@ class MoonriseArmModel(ManipulatorModel):
         T[:3, 3] = p
         return self.ik(T, q0, **solve_kw)
 
+
+#: closed forms of the library's arms for their chains: the Rocky 8 arm (alone, and on the assembled rover,
+#: whose model is named "rocky8"); the MER IDD's instruments are registered by :mod:`..specialized` itself
+for _name in ("rocky8_arm", "rocky8"):
+    register_chain_solver(_name, "arm_tool", lambda m: YPPPYSolver(m, "arm_tool"))
+del _name
+#: the Moonrise digging arm's yaw-pitch-pitch-pitch closed form (locomotion.arm_solvers)
+for _frame in ("scoop_tip", "scoop_mouth"):
+    register_chain_solver("moonrise_arm", _frame, lambda m, _f=_frame: YPPPSolver(m, _f))
+del _frame
 
 for _cls in (ManipulatorModel, R8ArmModel, R8MastModel, MERArmModel, MoonriseArmModel):
     _KINDS[_cls.__name__] = _cls

@@ -1,0 +1,89 @@
+"""``compute_cartesian_path`` over real Cyclone DDS (loopback, multicast off, a domain from MM_TEST_DOMAINS):
+``mechanism_model_ros.serve`` runs in its own process on the default rover; this side calls the service with
+message classes built from the interface definitions. The reply's trajectory is checked by the core's
+forward kinematics (every point on the commanded line), a bad request gets its code while the node keeps
+serving."""
+
+import math
+
+import numpy as np
+import pytest
+
+from mechanism_model_core import forward_kinematics, load_model
+from mechanism_model_core.library import default_model_path
+
+from core.optional_deps import require
+from ros.dds_helpers import configure_this_process, start_serve, stop, unique_domain_id
+
+pytestmark = pytest.mark.ros
+
+MODEL = load_model(default_model_path())
+ARM = ["arm_yaw", "arm_shoulder", "arm_elbow", "arm_wrist", "arm_turret"]
+Q_ARM = [0.2, 0.5, -1.2, 0.4, 0.1]
+
+
+@pytest.fixture(scope="module")
+def client():
+    require("toppra", "trajectory")
+    domain = unique_domain_id()
+    configure_this_process(domain)
+    from mechanism_model_ros.transports.cyclone import CycloneContext, CycloneNode
+    proc = start_serve(domain)
+    ctx = CycloneContext(domain)
+    node = CycloneNode("cartesian_tester", context=ctx)
+    c = node.create_client("compute_cartesian_path", "mechanism_model_msgs/srv/ComputeCartesianPath")
+    try:
+        assert c.wait_for_service(30), "the server did not come up"
+        yield node, c
+    finally:
+        node.close()
+        ctx.close()
+        _, err = stop(proc)
+        assert "Traceback" not in err, err
+
+
+def _request(node, c, T):
+    from scipy.spatial.transform import Rotation
+    Pose = node.message_class("geometry_msgs/msg/Pose")
+    r = c.request()
+    r.header.frame_id = "arm_mount"
+    r.group_name = "arm_mount"
+    r.link_name = "arm_tool"
+    r.start_state.name, r.start_state.position = ARM, Q_ARM
+    r.max_step = 0.005
+    r.jump_threshold = 5.0
+    p = Pose()
+    p.position.x, p.position.y, p.position.z = (float(v) for v in T[:3, 3])
+    x, y, z, w = Rotation.from_matrix(T[:3, :3]).as_quat()
+    p.orientation.x, p.orientation.y, p.orientation.z, p.orientation.w = x, y, z, w
+    r.waypoints = [p]
+    return r
+
+
+def test_straight_line_over_dds(client):
+    node, c = client
+    q0 = MODEL.configuration(dict(zip(ARM, Q_ARM)))
+    T0 = forward_kinematics(MODEL, q0).pose("arm_tool", "arm_mount")
+    T1 = T0.copy()
+    T1[:3, 3] += [-0.1 * math.cos(0.2), -0.1 * math.sin(0.2), -0.05]       # in the arm's plane
+    rep = c.call(_request(node, c, T1), 30)
+    assert rep.error_code.val == 1, rep.message
+    assert rep.fraction == 1.0 and rep.solution.joint_names == ARM
+    idx = [MODEL.coordinate_index(j) for j in ARM]
+    for pt in rep.solution.points:
+        q = q0.copy()
+        q[idx] = pt.positions
+        T = forward_kinematics(MODEL, q).pose("arm_tool", "arm_mount")
+        d = T1[:3, 3] - T0[:3, 3]
+        u = float(np.clip((T[:3, 3] - T0[:3, 3]) @ d / (d @ d), 0, 1))
+        assert np.linalg.norm(T[:3, 3] - (T0[:3, 3] + u * d)) < 1e-5
+    q = q0.copy()
+    q[idx] = rep.solution.points[-1].positions
+    np.testing.assert_allclose(forward_kinematics(MODEL, q).pose("arm_tool", "arm_mount"), T1, atol=1e-6)
+    # a NaN waypoint: its code, and the node keeps serving
+    bad = _request(node, c, T1)
+    bad.waypoints[0].position.z = float("nan")
+    rep = c.call(bad, 30)
+    assert rep.error_code.val == -16 and "waypoints[0]" in rep.message
+    assert c.call(_request(node, c, T1), 30).error_code.val == 1
+
