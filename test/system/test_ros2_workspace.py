@@ -49,9 +49,17 @@ def test_readme_service_calls_answer(launched):
     d, proc = launched
     calls = _readme_commands("ros2 service call")
     assert len(calls) >= 3, calls
+    answered = 0
     for argv in calls:
         out = ros2_ok(argv[1:], d)
+        if "pip install mechanism_model_core[" in out:
+            # a service whose optional dependency (toppra for time parameterization) ROS's Python lacks:
+            # the clean FAILURE that names the extra, not a crash
+            assert "ErrorCodes(val=99999)" in out, (argv, out)
+            continue
         assert "error_code=mechanism_model_msgs.msg.ErrorCodes(val=1)" in out, (argv, out)
+        answered += 1
+    assert answered >= 3
 
 
 def ros2_ok(args, d, timeout=60):

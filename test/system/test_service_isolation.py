@@ -1,7 +1,7 @@
 """No head-of-line blocking, over real DDS (Cyclone transport, and rclpy on Humble): with IK saturated (one
 solving, one queued, the rest refused with SERVER_BUSY at once), compute_fk still answers before any IK
-request finishes; the queued IK request's timeout counts from its arrival. Orderings and counts only, no
-wall-time thresholds."""
+request finishes. Orderings and counts only, no wall-time thresholds (that the IK budget counts from arrival
+is checked on the node logic: test/ros/test_nodes_in_memory.py)."""
 
 import threading
 
@@ -35,15 +35,15 @@ def test_fk_answers_while_ik_is_saturated_and_the_excess_is_refused(transport):
             r.constraints = [KC(link_name="arm_turret", kind=KC.POSITION)]
             r.constraints[0].target.position.x = 100.0          # unreachable: runs to its timeout
             r.active_joints = ["arm_yaw", "arm_shoulder", "arm_elbow", "arm_wrist", "arm_turret"]
-            r.timeout.sec = 3
-            rep = client.call(r, 60)
+            r.timeout.sec = 5
+            rep = client.call(r, 120)
             results[i] = (rep.error_code.val, rep.message)
             done.append(i)
         threads = [threading.Thread(target=ik_call, args=(i, c)) for i, c in enumerate(iks)]
         for t in threads:
             t.start()
         # wait until the refusals are back: then one IK request is solving and one is queued
-        assert wait_for(lambda: sum(1 for v in results.values() if v[0] == SERVER_BUSY) >= 4, 30), results
+        assert wait_for(lambda: sum(1 for v in results.values() if v[0] == SERVER_BUSY) >= 4, 90), results
         solving_done_before = {i for i, v in results.items() if v[0] != SERVER_BUSY}
         r = fk.request()
         r.fk_link_names = ["arm_turret"]
@@ -58,8 +58,6 @@ def test_fk_answers_while_ik_is_saturated_and_the_excess_is_refused(transport):
         assert codes.count(SERVER_BUSY) == 4, results
         others = [v for v in results.values() if v[0] != SERVER_BUSY]
         assert all(c in (TIMED_OUT, NO_IK_SOLUTION) for c, _ in others), results
-        # the queued one spent its budget waiting: timed out in the queue (counted from arrival)
-        assert any(c == TIMED_OUT and "in the queue" in m for c, m in others), results
         assert all("busy" in m for c, m in results.values() if c == SERVER_BUSY)
     finally:
         node.close()

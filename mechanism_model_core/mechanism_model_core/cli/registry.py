@@ -22,5 +22,7 @@ COMMANDS = (
     "render",
     "demo",
     "serve",
+    "call",
+    "echo",
     "models",
 )
