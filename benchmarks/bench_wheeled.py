@@ -15,7 +15,6 @@ import math
 import os
 import platform
 import statistics
-import subprocess
 import sys
 import threading
 import time

@@ -88,6 +88,13 @@ class InvalidConfiguration(MechanismModelError, ValueError):
     """Joint values of the wrong shape, non-finite values, or an inconsistent name-to-value mapping."""
 
 
+class UnknownCoordinate(UnknownJoint, InvalidConfiguration):
+    """A joint-coordinate name in a ``{name: value}`` mapping that the mechanism does not have: an
+    :class:`UnknownJoint` (with "did you mean") and an :class:`InvalidConfiguration`."""
+
+    kind = "joint coordinate"
+
+
 class ExpressionError(MechanismModelError, ValueError):
     """An expression (``M_PI/2``, ``2*joint1``) that the safe evaluator refuses or cannot evaluate."""
 

@@ -390,13 +390,13 @@ class _ChainKernel:
         self.x0 = self.x_full0[self.var_x].copy()
         # rows kept, row weights and the target
         if isinstance(c, PositionConstraint):
-            rows = c._keep
-            Tt = c._target_pose()
+            rows = c.kept_axes
+            Tt = c.target_pose()
         elif isinstance(c, OrientationConstraint):
-            rows = c._keep + 3
-            Tt = c._target_pose()
+            rows = c.kept_axes + 3
+            Tt = c.target_pose()
         else:
-            rows = c._keep
+            rows = c.kept_axes
             Tt = c.target
         if T_wr is not None:
             Tt = T_wr @ Tt                                       # the target in the ground frame

@@ -25,8 +25,29 @@ def model_path(name: str) -> str:
         return name
     path = os.path.join(models_dir(), name)
     if not os.path.exists(path):
-        raise ModelFileError(f"no such model in the library (looked in {models_dir()})", name)
+        close = closest_models(name)
+        hint = f"; did you mean {', '.join(close)}?" if close else "; 'mechanism-model models' lists them"
+        raise ModelFileError(f"no such file, and no such model in the library (looked in {models_dir()})"
+                             f"{hint}", name)
     return path
+
+
+def closest_models(name: str, n: int = 3) -> list[str]:
+    """Library paths that look most like ``name`` (a mistyped file or library path), best first."""
+    import difflib
+
+    models = list_models()
+    by_path = difflib.get_close_matches(name, models, n=n, cutoff=0.6)
+    base = os.path.basename(name)
+    by_base = [m for b in difflib.get_close_matches(base, [os.path.basename(m) for m in models], n=n, cutoff=0.6)
+               for m in models if os.path.basename(m) == b]
+    folder = name.split("/", 1)[0] if "/" in name else None
+    in_folder = [m for m in models if folder and m.startswith(folder + "/")]
+    out = []
+    for m in by_path + by_base + (in_folder if not (by_path or by_base) else []):
+        if m not in out:
+            out.append(m)
+    return out[:n]
 
 
 def default_model_path() -> str:

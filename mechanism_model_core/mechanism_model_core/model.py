@@ -30,6 +30,7 @@ import numpy as np
 from .errors import (InvalidConfiguration, ModelStructureError, UnknownBody, UnknownFrame,
                      UnknownJoint)
 from .joints import Joint
+from .named_values import finite_value as _finite_scalar
 from .spatial import rotation_z_to
 
 GROUND = "ground"
@@ -482,36 +483,33 @@ class Mechanism:
             with np.errstate(all="ignore"):   # a coupling undefined at home is reported when home is used
                 self.home = _readonly(self.apply_couplings(self.home))
 
-    def configuration(self, values=None, *, fill_couplings: bool | None = None) -> np.ndarray:
+    def configuration(self, values=None, *, fill_couplings: bool | None = None,
+                      measured: bool = False) -> np.ndarray:
         """The full joint-coordinate array for ``values``.
 
         ``values`` may be ``None`` (home), an array of length :attr:`nq` or of length
         ``len(independent_coordinates)`` (dependent joints are then computed from their couplings), a batch of
         such arrays (shape ``(B, n)``), or a mapping from coordinate names to values: coordinates not given
-        take their home value, and coupled joints not given follow their coupling.
+        take their home value, and coupled joints not given follow their coupling; a coupled joint given
+        alone is solved for the joint it follows when the coupling is affine (with a warning), and one that
+        contradicts its coupling is an error (:mod:`.named_values`).
+        ``measured=True`` (joint states reported by a robot): a coupled joint given keeps the value given,
+        unchecked, as robot_state_publisher shows what is reported.
 
         The last axis is always the coordinate axis, and its length alone says whether the values are full
         (:attr:`nq`) or independent-only: a ``(29, 28)`` array on a mechanism with nq = 29 and 28 independent
         coordinates is 29 configurations of the independent coordinates, never a transposed batch of 28 full
         configurations (transpose such a batch first).
-        Raises :class:`InvalidConfiguration` for wrong shapes, unknown names, non-finite values, strings,
-        booleans and complex values.
+        Raises :class:`InvalidConfiguration` for wrong shapes, unknown names (:class:`UnknownCoordinate`,
+        also an ``UnknownJoint``), non-finite values, strings, booleans and complex values.
         """
         n = self.nq
         if values is None:
             return _all_finite(np.array(self.home), "the home configuration")
-        if isinstance(values, Mapping):
-            q = np.array(self.home)
-            given = set()
-            for k, v in values.items():
-                idx = self._coord_index.get(k)
-                if idx is None:
-                    raise InvalidConfiguration(f"unknown joint coordinate {k!r}")
-                q[idx] = _finite_scalar(k, v)
-                given.add(k)
-            if self.couplings:
-                q = _all_finite(self.apply_couplings(q, skip=given), "the coupled joint values")
-            return q
+        if isinstance(values, Mapping):     # unknown names, couplings given from either side: named_values
+            from .named_values import configuration_from_mapping
+
+            return configuration_from_mapping(self, values, measured)
         q = as_real_array(values, "joint values")
         if q.ndim not in (1, 2):
             raise InvalidConfiguration(f"joint values must have shape (n,) or (B, n), got {q.shape}")
@@ -770,18 +768,6 @@ def as_real_array(values, what: str) -> np.ndarray:
         return a.astype(float)
     except (TypeError, ValueError) as exc:
         raise InvalidConfiguration(f"{what} are not an array of numbers: {exc}") from None
-
-
-def _finite_scalar(name, v) -> float:
-    if isinstance(v, (str, bytes, bool, np.bool_, complex, np.complexfloating)):
-        raise InvalidConfiguration(f"value of {name!r} must be a real number, got {v!r}")
-    try:
-        f = float(v)
-    except (TypeError, ValueError):
-        raise InvalidConfiguration(f"value of {name!r} is not a number: {v!r}") from None
-    if not math.isfinite(f):
-        raise InvalidConfiguration(f"value of {name!r} is not finite: {v!r}")
-    return f
 
 
 def _duplicates(names) -> list[str]:

@@ -149,24 +149,30 @@ class Terrain:
         # 1) smooth terrain: the least clearance is where the normal's projection on the disc plane points
         #    from the contact to the centre; iterate that condition from the best sample (exact on planes)
         t = t0
+        p = rim(t)
+        h, n = self._quiet_height_and_normal(p)
         for _ in range(12):
-            h, n = self._quiet_height_and_normal(rim(t))
             tn = np.arctan2(-np.einsum("...i,...i->...", n, v), -np.einsum("...i,...i->...", n, u))
-            dt = np.angle(np.exp(1j * (tn - t)))
-            t = np.where(np.isfinite(tn), t + dt, t)
-            if np.all(np.abs(np.nan_to_num(dt)) < 1e-11):
+            dt = (tn - t + math.pi) % (2 * math.pi) - math.pi
+            dt = np.where(np.isfinite(dt), dt, 0.0)
+            t = t + dt
+            p = rim(t)
+            h, n = self._quiet_height_and_normal(p)
+            if np.all(np.abs(dt) < 1e-7):                # the clearance is stationary: error ~ r dt^2
                 break
-        gt = self._quiet_clearance(rim(t))
-        ok = np.abs(np.angle(np.exp(1j * (t - t0)))) <= 2 * math.pi / samples
+        gt = p[..., 2] - h
+        ok = np.abs((t - t0 + math.pi) % (2 * math.pi) - math.pi) <= 2 * math.pi / samples
         ok &= np.isfinite(gt) & (gt <= g0 + 1e-12)
-        if not np.all(ok):
-            # 2) kinks and edges (steps, mesh creases): golden-section search around the best sample
-            tg = self._golden(rim, t0, 2 * math.pi / samples, iterations)
-            gg = self._quiet_clearance(rim(tg))
-            tg = np.where(g0 < gg, t0, tg)              # never worse than the best sample
-            t = np.where(ok, t, tg)
-        point = rim(t)
-        return self._contact_below(point)
+        if np.all(ok):
+            tp = p.copy()
+            tp[..., 2] = h
+            return Contact(point=p, terrain_point=tp, normal=n, distance=gt * n[..., 2])
+        # 2) kinks and edges (steps, mesh creases): golden-section search around the best sample
+        tg = self._golden(rim, t0, 2 * math.pi / samples, iterations)
+        gg = self._quiet_clearance(rim(tg))
+        tg = np.where(g0 < gg, t0, tg)                  # never worse than the best sample
+        t = np.where(ok, t, tg)
+        return self._contact_below(rim(t))
 
     def foot_contact(self, center, radius=0.0, iterations: int = 8) -> Contact:
         """Contact of spheres (feet; ``radius`` 0 for point feet) centred at ``center`` ``(..., 3)``.

@@ -143,9 +143,10 @@ def fill_joint_state(msg, names, q, stamp=None) -> None:
 
 
 def configuration_from(mechanism, values: dict[str, float]) -> np.ndarray:
-    """Full coordinates from ``{name: value}`` (home for those left out, couplings applied)."""
+    """Full coordinates from reported ``{name: value}`` (home for those left out, couplings applied; a
+    coupled joint reported keeps its value, as robot_state_publisher shows what is reported)."""
     try:
-        return mechanism.configuration(values)
+        return mechanism.configuration(values, measured=True)
     except InvalidConfiguration as exc:
         raise BadMessage(str(exc)) from None
 

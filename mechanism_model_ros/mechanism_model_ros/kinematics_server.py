@@ -124,7 +124,7 @@ class KinematicsServer:
         values = self.joint_states.latest()
         values.update(given)
         try:
-            return self.mechanism.configuration(values)
+            return self.mechanism.configuration(values, measured=True)   # reported joint states win
         except InvalidConfiguration as exc:
             raise RequestError(INVALID_ROBOT_STATE, f"robot_state: {exc}") from None
 

@@ -38,7 +38,8 @@ Parameters (units): ``mobility`` (path of a mobility YAML; default beside the mo
 (s), ``joint_states_timeout`` (s), ``require_joint_states`` (bool), ``steering_controller``,
 ``wheel_controller``, ``steering_joints``, ``wheel_joints`` (lists of joint names), ``max_linear_speed``
 (m/s), ``max_angular_speed`` (rad/s), ``steer_before_drive`` (bool), ``steering_tolerance`` (rad),
-``odom_frame``, ``base_frame``, ``publish_tf`` (bool), ``pose_covariance_diagonal``,
+``odom_frame``, ``base_frame``, ``publish_tf`` (bool), ``imu_topic`` (``sensor_msgs/Imu``; empty: none.
+With one, odometry steps follow the body's roll and pitch: 3-D odometry), ``pose_covariance_diagonal``,
 ``twist_covariance_diagonal`` (6 values each: m^2 and rad^2, (m/s)^2 and (rad/s)^2).
 """
 
@@ -204,6 +205,10 @@ class Locomotor:
             str(p("cmd_vel_topic", "cmd_vel")),
             "geometry_msgs/msg/TwistStamped" if stamped else "geometry_msgs/msg/Twist", qos.DEFAULT,
             self.on_cmd_vel_stamped if stamped else self.on_cmd_vel)
+        self._attitude = None                     # (roll, pitch) from the IMU, rad
+        imu = str(p("imu_topic", ""))
+        self.imu_sub = transport.create_subscription(imu, "sensor_msgs/msg/Imu", qos.SENSOR_DATA, self.on_imu) \
+            if imu else None
         if joint_states is None:
             from .joint_state_cache import JointStateCache
             joint_states = JointStateCache(transport, mechanism,
@@ -277,7 +282,21 @@ class Locomotor:
             if dt is not None and dt > 0 and all(math.isfinite(r) for r in rates):
                 twist, self.slip = self.model.odometry_twist(rates, steering)
                 self.odom_twist = twist
-                self.odometry.update(twist, dt)
+                self.odometry.update(twist, dt, attitude=self._attitude)
+
+    def on_imu(self, msg) -> None:
+        """Roll and pitch of the body from an IMU (its orientation in a gravity-aligned frame): odometry
+        steps then follow the body's tilted plane (3-D odometry)."""
+        from .conversions import BadMessage, quaternion_to_matrix
+        from mechanism_model_core.spatial import matrix_to_rpy
+        try:
+            R = quaternion_to_matrix(msg.orientation, "imu orientation")
+        except BadMessage as exc:
+            self.warn.warning("imu", f"imu message ignored: {exc}")
+            return
+        rpy = matrix_to_rpy(R)
+        with self._lock:
+            self._attitude = (float(rpy[0]), float(rpy[1]))
 
     # ------------------------------------------------------------------------------------- services
     def on_stop(self, request, response):

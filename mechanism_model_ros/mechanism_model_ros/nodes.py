@@ -24,6 +24,7 @@ NODES: dict[str, str] = {
     "kinematics_server": ".kinematics_server:KinematicsServer",
     "statics_server": ".statics_server:StaticsServer",
     "locomotor": ".locomotor:Locomotor",
+    "legged": ".legged:LeggedNode",
 }
 #: what ``serve`` runs when not told otherwise
 DEFAULT_NODES: tuple[str, ...] = ("state_publisher", "kinematics_server", "statics_server")

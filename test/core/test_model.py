@@ -59,8 +59,9 @@ def test_differential_and_nonlinear_couplings_fill_dependents():
     # independent-only arrays, and batches of them
     Q = m.configuration(np.array([[0.2, -0.1, 0.4], [0.0, 0.0, 0.0]]))
     np.testing.assert_allclose(Q[0], q)
-    # an explicitly given dependent value is kept (a publisher reporting it wins)
-    q2 = m.configuration({"left_rocker": 0.2, "right_rocker": 0.0})
+    # measured joint states: an explicitly given dependent value is kept (a publisher reporting it wins);
+    # otherwise a contradiction is an error (test_named_values.py)
+    q2 = m.configuration({"left_rocker": 0.2, "right_rocker": 0.0}, measured=True)
     assert q2[m.coordinate_index("right_rocker")] == 0.0
 
 
@@ -238,8 +239,9 @@ def test_configuration_accepts_lists_integers_and_mappings_with_dependents():
     np.testing.assert_array_equal(m.configuration(np.array([1, 5, 0])), [1.0, 5.0, 0.0])  # full: as given
     np.testing.assert_array_equal(m.configuration([1, 5, 0], fill_couplings=True), [1.0, 2.0, 0.0])
     np.testing.assert_array_equal(m.configuration({"joint1": 0.5}), [0.5, 1.0, 0.0])
-    # a measured state may give a dependent joint too: it is taken as given
-    np.testing.assert_array_equal(m.configuration({"joint1": 0.5, "joint2": 0.7}), [0.5, 0.7, 0.0])
+    # a measured state may give a dependent joint too: it is taken as given (otherwise: test_named_values)
+    np.testing.assert_array_equal(m.configuration({"joint1": 0.5, "joint2": 0.7}, measured=True),
+                                  [0.5, 0.7, 0.0])
     assert m.configuration(np.zeros((0, 2))).shape == (0, 3)
     for bad in ([[1, 2], [3]], [1, None], {"joint1": [1, 2]}, {"nobody": 1.0}, [1.0, math.nan],
                 np.zeros((2, 2, 2)), [1, 2, 3, 4]):

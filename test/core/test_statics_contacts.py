@@ -179,3 +179,46 @@ def test_rover_stability_on_a_cross_slope():
         down = rot_x(phi)[:3, 1] * -1
         down_h = down - down[2] * np.array([0, 0, 1.0])
         assert sp.tipover_direction @ (down_h / np.linalg.norm(down_h)) == pytest.approx(1.0)
+
+
+def test_cli_statics_json_equals_the_core(capsys):
+    import json
+
+    from mechanism_model_core.cli import main
+
+    code = main(["statics", "rocky8/rocky8_rover.xml", "--contacts", "wheels", "--q", "arm_shoulder=0.4",
+                 "--payload", "arm_tool=1.5", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0
+    rover = load_model(model_path("rocky8/rocky8_rover.xml"))
+    q = rover.configuration({"arm_shoulder": 0.4})
+    pay = [Payload("arm_tool", 1.5)]
+    r = contact_loads(rover, q, wheel_contacts(rover, friction=0.6), payloads=pay)
+    np.testing.assert_allclose([c["normal_force"] for c in out["contacts"]], r.normal_forces, atol=1e-9)
+    assert out["mass"] == pytest.approx(total_mass(rover) + 1.5)
+    assert out["equilibrium"] and out["force_angle_margin"] > 0
+    assert main(["statics", "rocky8/rocky8_rover.xml", "--payload", "nowhere=1"]) == 1
+    assert "nowhere" in capsys.readouterr().err
+
+
+def test_friction_method_redistributes_traction_into_the_cones():
+    """On a slope the least-traction answer shares traction equally, so the lightest-loaded contact needs the
+    most friction; with mu between tan(slope) (the least any distribution needs) and that, the friction
+    method finds forces inside every cone while least traction reports a slip."""
+    slope = 0.2
+    rover = rocker_bogie(xc=0.2, h=0.3)
+    n = rot_y(-slope)[:3, 2]
+    q = {"chassis.pitch": -slope}
+    base = contact_loads(rover, q, [Contact(nm, n, friction=10.0) for nm in NAMES])
+    need = base.friction_ratio.max()
+    mu = 0.5 * (math.tan(slope) + need)
+    assert math.tan(slope) < mu < need
+    cs = [Contact(nm, n, friction=mu) for nm in NAMES]
+    lt = contact_loads(rover, q, cs)
+    assert lt.slip.any()
+    fr = contact_loads(rover, q, cs, method="friction")
+    assert fr.equilibrium and not fr.slip.any() and not fr.lift.any()
+    assert np.all(fr.friction_ratio <= mu * (1 + 1e-6))
+    _free_body_check(rover, q, fr)
+    # same total load, moved between contacts
+    np.testing.assert_allclose(fr.forces.sum(axis=0), lt.forces.sum(axis=0), atol=1e-6)

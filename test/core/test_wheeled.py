@@ -7,7 +7,7 @@ import pytest
 
 import mechanism_model_core as mm
 from mechanism_model_core.library import model_path
-from mechanism_model_core.locomotion.wheeled import (MobilityError, MobilitySpec, Odometry, WheeledLocomotorModel,
+from mechanism_model_core.locomotion.wheeled import (MobilityError, Odometry, WheeledLocomotorModel,
                                                      arc_twist, crab_twist, icr_twist, integrate_planar,
                                                      load_mobility, mobility_for, point_turn_twist,
                                                      propose_mobility)
@@ -369,13 +369,46 @@ def test_slope_drive_on_a_plane_matches_flat_driving_in_the_body_frame(rocky8):
         np.testing.assert_allclose(slope.rates, flat.rates, atol=1e-9)
 
 
-def test_slope_drive_keeps_every_wheel_on_the_terrain(rocky8):
-    """Moving the settled rover by the slope-drive body motion for a small time keeps the wheels in
-    contact to second order (the contact constraints are what fixed the body's vertical motion)."""
-    hf = HeightField.from_function(lambda x, y: 0.08 * np.sin(1.1 * x + 0.3) + 0.04 * y, (-2, 3), (-2, 2), 0.02)
-    s = rocky8.settle(hf, 0.2, 0.0, 0.3)
-    cmd = rocky8.slope_drive(hf, s.q, arc_twist(0.2, 2.0))
-    assert cmd.ok and np.all(np.isfinite(cmd.rates))
+def test_slope_drive_against_finite_differences_of_settling(rocky8):
+    """Independent check on curved terrain: move the body's x, y, yaw by the slope-drive motion for a short
+    time, settle again (the terrain contacts alone decide z, roll, pitch and the suspension), and compare:
+    the suspension and body rates match the finite differences, every wheel centre moves along its rolling
+    direction (no sideways slip) by rate * r * dt."""
+    hf = HeightField.from_function(lambda x, y: 0.08 * np.sin(1.1 * x + 0.3) + 0.04 * y * np.cos(0.7 * x),
+                                   (-2, 3), (-2, 2), 0.01, interpolation="bilinear")
+    m = rocky8.mechanism
+    s0 = rocky8.settle(hf, 0.2, 0.0, 0.3, tol=1e-11)
+    assert s0.success
+    cmd = rocky8.slope_drive(hf, s0.q, arc_twist(0.1, 2.0))
+    assert cmd.ok
+    q0 = s0.q.copy()
+    for w, d in zip(rocky8.wheels, cmd.steering):                  # steer as commanded, then move
+        q0[m.coordinate_index(w.steering_joint)] = d
+    s0 = rocky8.settle(hf, 0.2, 0.0, 0.3, q0=q0, tol=1e-11)
+    cmd = rocky8.slope_drive(hf, s0.q, arc_twist(0.1, 2.0))
+    dt = 1e-3
+    ix, iy, iyaw = (m.coordinate_index(f"chassis.{c}") for c in ("x", "y", "yaw"))
+    s1 = rocky8.settle(hf, s0.q[ix] + cmd.qdot[ix] * dt, s0.q[iy] + cmd.qdot[iy] * dt,
+                       s0.q[iyaw] + cmd.qdot[iyaw] * dt, q0=s0.q, tol=1e-11)
+    assert s1.success
+    fd = (s1.q - s0.q) / dt
+    for c in ("chassis.z", "chassis.roll", "chassis.pitch", "left_rocker", "left_bogie", "right_bogie"):
+        i = m.coordinate_index(c)
+        assert fd[i] == pytest.approx(cmd.qdot[i], abs=5e-3 * (1 + abs(cmd.qdot[i]))), c
+    fk0, fk1 = mm.forward_kinematics(m, s0.q), mm.forward_kinematics(m, s1.q)
+    for k, (w, rate) in enumerate(zip(rocky8.wheels, cmd.rates)):
+        carrier = m.parent_body_of_joint(w.drive_joint)
+        body = m.child_body_of_joint(w.drive_joint)
+        p = s0.points[k]
+        # the point of the wheel's carrier at the contact: where it is after dt
+        moved = fk1.pose(carrier) @ np.linalg.inv(fk0.pose(carrier)) @ np.append(p, 1.0)
+        dp = moved[:3] - p
+        a = fk0.rotation(body) @ m.joint(w.drive_joint).axis
+        f = np.cross(a, fk0.position(body) - p)
+        f /= np.linalg.norm(f)
+        assert abs(a @ dp) < 2e-3 * np.linalg.norm(dp), w.name                  # no sideways slip
+        assert abs(s0.normals[k] @ dp) < 2e-3 * np.linalg.norm(dp), w.name     # stays on the terrain
+        assert f @ dp == pytest.approx(rate * w.radius * dt, rel=2e-3), w.name  # rolls, does not skid
 
 
 def test_tipover_margin_uses_the_settled_contacts(rocky8):

@@ -10,7 +10,7 @@ import pytest
 from mechanism_model_core import load_model
 from mechanism_model_core.library import default_model_path
 from mechanism_model_core.spatial import rot_y
-from mechanism_model_core.statics import (Contact, Payload, contact_loads, gravity_torques,
+from mechanism_model_core.statics import (Payload, contact_loads, gravity_torques,
                                           mechanism_stability, static_torques, wheel_contacts)
 
 pytestmark = pytest.mark.ros

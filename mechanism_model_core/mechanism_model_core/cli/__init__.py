@@ -6,6 +6,8 @@ Subcommands (``mechanism-model <command> --help`` for each)::
     check FILE...                    validate model files; every problem as file:line: message
     fk MODEL --q name=value ...      poses of frames (matrix, xyz + roll-pitch-yaw, quaternion)
     jacobian MODEL --frame F ...     geometric Jacobian (rows vx vy vz wx wy wz) of a frame
+    ik MODEL --frame F --xyz ...     inverse kinematics: joint values for a target pose (no server)
+    statics MODEL [--contacts wheels] gravity torques, centre of mass, contact loads, tip-over margin
     convert IN OUT                   between model formats, chosen by the extensions
     render MODEL --q ... -o out.png  a picture from two viewpoints (needs matplotlib)
     demo                             the default rover: its tree and a few poses

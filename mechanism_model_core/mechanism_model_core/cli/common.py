@@ -76,15 +76,10 @@ def limit_text(lo: float, hi: float, prismatic: bool) -> str:
 
 
 def rpy(R: np.ndarray) -> np.ndarray:
-    """URDF roll-pitch-yaw (rad) of a rotation matrix, through :func:`mechanism_model_core.spatial.matrix_to_rpy`.
-    At pitch +-pi/2 (gimbal lock) scipy warns and sets roll to 0, which is fine for printing."""
-    import warnings
-
+    """URDF roll-pitch-yaw (rad) of a rotation matrix: :func:`mechanism_model_core.spatial.matrix_to_rpy`."""
     from ..spatial import matrix_to_rpy
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        return matrix_to_rpy(R)
+    return matrix_to_rpy(R)
 
 
 def pose_dict(T: np.ndarray) -> dict:

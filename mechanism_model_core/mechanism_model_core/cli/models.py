@@ -23,7 +23,7 @@ def run(args) -> int:
         shown = path if args.paths else rel
         try:
             m = load_model(path)
-            desc = f"{m.name}: {len(m.bodies) - 1} bodies, nq = {m.nq}"
+            desc = f"{m.name}: {len(m.bodies)} bodies (with the ground), nq = {m.nq}"
         except MechanismModelError as exc:
             desc = f"does not load: {exc}"
         mark = " (default)" if rel == DEFAULT_MODEL else ""

@@ -18,6 +18,8 @@ COMMANDS = (
     "check",
     "fk",
     "jacobian",
+    "ik",
+    "statics",
     "convert",
     "render",
     "demo",

@@ -50,7 +50,7 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -362,6 +362,9 @@ class DriveCommand:
     reversed: np.ndarray | None = None
     waiting: bool = False
     slip: np.ndarray | None = None
+    qdot: np.ndarray | None = None
+
+    # ``qdot`` (slope driving only): the full coordinate rates of the motion (body, suspension), scaled
 
     def steering_by_joint(self, model: "WheeledLocomotorModel") -> dict:
         return {w.steering_joint: float(a) for w, a in zip(model.wheels, self.steering) if w.steering_joint}
@@ -920,7 +923,6 @@ class WheeledLocomotorModel:
         cur = self.steering_of(q)
         target = np.where(self.steered, cur, np.nan)
         rates = np.zeros(self.n)
-        flip = np.zeros(self.n, dtype=bool)
         for i, w in enumerate(self.wheels):
             wb = m.child_body_of_joint(w.drive_joint)
             a = fk.rotation(wb) @ m.joint(w.drive_joint).axis
@@ -958,7 +960,7 @@ class WheeledLocomotorModel:
             scale = 1.0 / float(ratio)
             rates *= scale
             t = t * scale
-        return DriveCommand(target, rates, t, True, "", scale, flip, False, None)
+        return DriveCommand(target, rates, t, True, "", scale, None, False, None, qd * scale)
 
 
 @dataclass

@@ -35,7 +35,7 @@ import numpy as np
 
 from ..errors import MechanismModelError, UnknownBody, UnknownFrame
 from ..joints import JointType
-from ..kinematics import forward_kinematics
+from ..kinematics import segment_poses
 from ..model import Mechanism
 from .gravity import DEFAULT_GRAVITY, Wrench, _configuration, _gravity_full, _wrench_full, coupling_jacobian
 from .gravity import parse_gravity
@@ -158,23 +158,75 @@ def wheel_contacts(mechanism: Mechanism, normal=(0.0, 0.0, 1.0), friction: float
 
 
 
-def _point_jacobians(mechanism: Mechanism, fk, contacts) -> np.ndarray:
-    """(3n, nq) linear Jacobians of the contact points, each as a point of its rolling body."""
-    rows = []
-    for c in contacts:
-        if not mechanism.has_frame(c.frame):
-            raise UnknownFrame(c.frame, mechanism.frame_names)
-        if c.wheel is None:
-            rows.append(fk.jacobian(c.frame)[:3])
-            continue
-        if c.wheel not in mechanism.body_names:
-            raise UnknownBody(c.wheel, mechanism.body_names)
-        J = fk.jacobian(c.wheel)
-        r = fk.position(c.frame) - fk.position(c.wheel)
-        # v_p = v_o + w x r = v_o - r x w
-        Rx = np.array([[0.0, -r[2], r[1]], [r[2], 0.0, -r[0]], [-r[1], r[0], 0.0]])
-        rows.append(J[:3] - Rx @ J[3:])
-    return np.vstack(rows)
+class _ContactPlan:
+    """Constants of one contact list on one mechanism: per contact its frame (segment, offset) and the
+    ancestor segments of the body that touches the terrain, flattened for one vectorized pass."""
+
+    __slots__ = ("frame_seg", "frame_p", "anc", "owner", "rows", "cols", "prismatic", "nq")
+
+    def __init__(self, mechanism: Mechanism, contacts):
+        from .mass import tree_arrays
+
+        t = tree_arrays(mechanism)
+        fseg, fp, anc, owner = [], [], [], []
+        for i, c in enumerate(contacts):
+            if not mechanism.has_frame(c.frame):
+                raise UnknownFrame(c.frame, mechanism.frame_names)
+            if c.wheel is not None and c.wheel not in mechanism.body_names:
+                raise UnknownBody(c.wheel, mechanism.body_names)
+            f = t.frame_index[c.frame]
+            fseg.append(int(t.frame_seg[f]))
+            fp.append(np.asarray(t.frame_T[f])[:3, 3])
+            s = int(t.frame_seg[t.frame_index[c.wheel if c.wheel is not None else c.frame]])
+            while s > 0:                       # the segments that move the touching body
+                anc.append(s)
+                owner.append(i)
+                s = int(t.parent[s])
+        self.frame_seg = np.array(fseg, dtype=int)
+        self.frame_p = np.array(fp).reshape(-1, 3, 1)
+        self.anc = np.array(anc, dtype=int)
+        self.owner = np.array(owner, dtype=int)
+        cols = np.array([int(t.coord[a]) for a in anc], dtype=int)
+        self.rows = (3 * self.owner[:, None] + np.arange(3)[None, :])       # (k, 3)
+        self.cols = np.repeat(cols[:, None], 3, axis=1)
+        self.prismatic = np.array([int(t.kind[a]) == 2 for a in anc], dtype=bool)
+        self.nq = mechanism.nq
+
+
+_PLANS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _contact_plan(mechanism: Mechanism, contacts) -> _ContactPlan:
+    per = _PLANS.get(mechanism)
+    if per is None:
+        per = _PLANS[mechanism] = {}
+    key = tuple((c.frame, c.wheel) for c in contacts)
+    plan = per.get(key)
+    if plan is None:
+        if len(per) > 64:
+            per.clear()
+        plan = per[key] = _ContactPlan(mechanism, contacts)
+    return plan
+
+
+def _point_jacobians(mechanism: Mechanism, segs: np.ndarray, contacts):
+    """(3n, nq) linear Jacobians of the contact points, each as a point of the body that touches the terrain
+    (a wheel rolls: its drive joint moves the point), and the points (n, 3) in the ground frame."""
+    plan = _contact_plan(mechanism, contacts)
+    S = segs.take(plan.frame_seg, axis=0)
+    points = (np.matmul(S[:, :3, :3], plan.frame_p)[:, :, 0] + S[:, :3, 3])
+    A = segs.take(plan.anc, axis=0)
+    z = A[:, :3, 2]
+    d = points.take(plan.owner, axis=0) - A[:, :3, 3]
+    col = np.empty_like(z)                                     # z x (p - o)
+    col[:, 0] = z[:, 1] * d[:, 2] - z[:, 2] * d[:, 1]
+    col[:, 1] = z[:, 2] * d[:, 0] - z[:, 0] * d[:, 2]
+    col[:, 2] = z[:, 0] * d[:, 1] - z[:, 1] * d[:, 0]
+    if plan.prismatic.any():
+        col[plan.prismatic] = z[plan.prismatic]
+    J = np.zeros((3 * len(contacts), plan.nq))
+    np.add.at(J, (plan.rows, plan.cols), col)
+    return J, points
 
 
 def _svd_solve(A: np.ndarray, b: np.ndarray, tol: float):
@@ -265,12 +317,14 @@ def contact_loads(mechanism: Mechanism, q, contacts: Sequence[Contact], gravity=
     qf = _configuration(mechanism, q)
     if qf.ndim != 1:
         raise MechanismModelError("contact_loads takes one configuration")
-    fk = forward_kinematics(mechanism, qf)
+    segs = segment_poses(mechanism, qf)
     indep = mechanism.independent_coordinates
     D = coupling_jacobian(mechanism, qf) if mechanism.couplings else None
-    tau_full = _gravity_full(mechanism, qf, g, payloads, fk.segments) - _wrench_full(mechanism, qf, wrenches, fk)
+    tau_full = _gravity_full(mechanism, qf, g, payloads, segs)
+    if wrenches:
+        tau_full = tau_full - _wrench_full(mechanism, qf, wrenches)
     rhs = tau_full if D is None else D.T @ tau_full
-    Jc = _point_jacobians(mechanism, fk, contacts)             # (3n, nq)
+    Jc, _ = _point_jacobians(mechanism, segs, contacts)        # (3n, nq)
     if D is not None:
         Jc = Jc @ D
     n = len(contacts)
@@ -279,7 +333,7 @@ def contact_loads(mechanism: Mechanism, q, contacts: Sequence[Contact], gravity=
     A_all = np.matmul(np.swapaxes(bases, 1, 2), Jc.reshape(n, 3, -1)).reshape(3 * n, -1).T
     # passive rows
     if passive is None:
-        passive_names = passive_coordinates(mechanism)
+        passive_names, prow, actuated_idx = _default_passive(mechanism)
     else:
         passive_names = []
         for name in passive:
@@ -290,29 +344,26 @@ def contact_loads(mechanism: Mechanism, q, contacts: Sequence[Contact], gravity=
             else:
                 raise MechanismModelError(f"passive: {name!r} is not a joint or an independent coordinate")
         passive_names = tuple(dict.fromkeys(passive_names))
-    idx = {c: i for i, c in enumerate(indep)}
-    prow = np.array([idx[c] for c in passive_names], dtype=int)
+        idx = {c: i for i, c in enumerate(indep)}
+        prow = np.array([idx[c] for c in passive_names], dtype=int)
+        pset = set(passive_names)
+        actuated_idx = tuple((i, c) for i, c in enumerate(indep) if c not in pset)
     A, b = A_all[prow], rhs[prow]
     mus = np.array([c.friction for c in contacts])
-    T = np.zeros((2 * n, 3 * n))
-    for i in range(n):
-        T[2 * i, 3 * i] = T[2 * i + 1, 3 * i + 1] = 1.0
+    T = _tangent_selector(n)
     active = np.ones(n, dtype=bool)
     scale = max(1.0, float(np.abs(b).max()) if b.size else 1.0)
-    x = np.zeros(3 * n)
-    for _ in range(n + 1):
-        cols = np.repeat(active, 3)
+    x = _lexicographic(A, b, T, tol)
+    for _ in range(n):
+        fn = x[2::3]
+        if not (active & (fn < -tol * scale)).any():
+            break
+        # lift the contact that pulls the hardest, then solve again without it
+        active[int(np.argmin(np.where(active, fn, np.inf)))] = False
         x = np.zeros(3 * n)
         if active.any():
-            rows_T = np.repeat(active, 2)
-            x[cols] = _lexicographic(A[:, cols], b, T[np.ix_(rows_T, cols)], tol)
-        fn = x[2::3]
-        neg = active & (fn < -tol * scale)
-        if not neg.any():
-            break
-        # lift the contact that pulls the hardest, then solve again
-        worst = int(np.argmin(np.where(active, fn, np.inf)))
-        active[worst] = False
+            cols = np.repeat(active, 3)
+            x[cols] = _lexicographic(A[:, cols], b, T[np.ix_(np.repeat(active, 2), cols)], tol)
     if method == "friction" and active.any():
         X = x.reshape(n, 3)
         if np.any(np.hypot(X[:, 0], X[:, 1]) > mus * X[:, 2] + tol * scale):
@@ -327,13 +378,48 @@ def contact_loads(mechanism: Mechanism, q, contacts: Sequence[Contact], gravity=
     fn = X[:, 2].copy()
     ft = forces - fn[:, None] * bases[:, :, 2]
     ftn = np.hypot(X[:, 0], X[:, 1])
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = np.where(fn > tol * scale, ftn / np.where(fn > 0, fn, 1.0), np.where(ftn > tol * scale, np.inf, 0.0))
-    lift = ~active | (fn <= tol * scale)
-    slip = ~lift & (ftn > mus * fn * (1 + 1e-9) + tol * scale)
+    small = tol * scale
+    loaded = fn > small
+    ratio = np.where(loaded, ftn / np.where(loaded, fn, 1.0), np.where(ftn > small, np.inf, 0.0))
+    lift = ~active | ~loaded
+    slip = ~lift & (ftn > mus * fn * (1 + 1e-9) + small)
     torques = rhs - A_all @ x
-    torques[prow] = 0.0 if residual <= 1e-6 * scale else torques[prow]
-    pset = set(passive_names)
-    actuated = {c: float(torques[i]) for i, c in enumerate(indep) if c not in pset}
-    return ContactLoads(contacts, forces, fn, ft, ratio, slip, lift, torques, actuated,
-                        bool(residual <= 1e-6 * scale), residual, tuple(passive_names), method, tuple(indep))
+    equilibrium = residual <= 1e-6 * scale
+    if equilibrium:
+        torques[prow] = 0.0
+    tl = torques.tolist()
+    actuated = {c: tl[i] for i, c in actuated_idx}
+    return ContactLoads(contacts, forces, fn, ft, ratio, slip, lift, torques, actuated, bool(equilibrium),
+                        residual, tuple(passive_names), method, tuple(indep))
+
+
+_SELECTORS: dict = {}
+
+
+def _tangent_selector(n: int) -> np.ndarray:
+    """(2n, 3n): picks the two tangential components of each contact's local force."""
+    T = _SELECTORS.get(n)
+    if T is None:
+        T = np.zeros((2 * n, 3 * n))
+        for i in range(n):
+            T[2 * i, 3 * i] = T[2 * i + 1, 3 * i + 1] = 1.0
+        T.setflags(write=False)
+        _SELECTORS[n] = T
+    return T
+
+
+_DEFAULT_PASSIVE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _default_passive(mechanism: Mechanism):
+    """(passive names, their rows among the independent coordinates, ((row, name) of the actuated ones))."""
+    out = _DEFAULT_PASSIVE.get(mechanism)
+    if out is None:
+        names = passive_coordinates(mechanism)
+        indep = mechanism.independent_coordinates
+        idx = {c: i for i, c in enumerate(indep)}
+        prow = np.array([idx[c] for c in names], dtype=int)
+        pset = set(names)
+        out = (names, prow, tuple((i, c) for i, c in enumerate(indep) if c not in pset))
+        _DEFAULT_PASSIVE[mechanism] = out
+    return out

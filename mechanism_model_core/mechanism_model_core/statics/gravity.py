@@ -14,19 +14,18 @@ dq_full/dq_ind`` (:meth:`Mechanism.coupling_jacobian`), in the order of
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Sequence
-
 import ast
 import math
 import weakref
+from dataclasses import dataclass
+from typing import Sequence
 
 import numpy as np
 
 from ..errors import InvalidConfiguration, MechanismModelError, UnknownFrame
 from ..kinematics import forward_kinematics, segment_poses
 from ..model import Mechanism
-from .mass import Payload, _segment_masses, _weighted_columns, mass_model
+from .mass import Payload, _segment_masses, lever_weights, mass_model
 
 __all__ = ["Wrench", "gravity_torques", "wrench_torques", "static_torques", "parse_gravity"]
 
@@ -38,6 +37,9 @@ _SKEW = np.zeros((3, 3, 3))
 for _i, _j, _k, _s in ((0, 1, 2, -1), (0, 2, 1, 1), (1, 0, 2, 1), (1, 2, 0, -1), (2, 0, 1, -1), (2, 1, 0, 1)):
     _SKEW[_i, _j, _k] = _s
 _SKEW.setflags(write=False)
+#: -skew(g) for the default gravity (the hot path of a controller's feed-forward)
+_DEFAULT_NEG_SKEW = _SKEW.dot(-_DEFAULT_G)
+_DEFAULT_NEG_SKEW.setflags(write=False)
 _F64 = np.dtype(float)
 
 
@@ -149,6 +151,16 @@ def _to_coordinates(mechanism: Mechanism, qf: np.ndarray, tau: np.ndarray, coord
         raise MechanismModelError(f"coordinates must be 'independent' or 'full', got {coordinates!r}")
     if coordinates == "full" or not mechanism.couplings:
         return tau
+    D = _constant_coupling_jacobian(mechanism)
+    if D is not None:
+        if tau.ndim == 1:
+            return tau @ D
+        # a batch: column by column over D's few non-zeros (a (B, n) x (n, m) product would start
+        # OpenBLAS threads, far slower than the arithmetic on a loaded machine)
+        out = np.zeros((tau.shape[0], D.shape[1]))
+        for r, c in zip(*np.nonzero(D)):
+            out[:, c] += D[r, c] * tau[:, r]
+        return out
     D = coupling_jacobian(mechanism, qf)
     return (np.swapaxes(D, -1, -2) @ tau[..., None])[..., 0]
 
@@ -170,12 +182,10 @@ def _gravity_full(mechanism: Mechanism, qf: np.ndarray, g: np.ndarray, payloads,
     if segs.ndim == 4:      # poses given: back to components (S - 1, 1, 12, B)
         C = segs[:, 1:, :3, :].transpose(1, 3, 2, 0).reshape(segs.shape[1] - 1, 1, 12, segs.shape[0])
         return _gravity_batch(mm, C, hom, M, g, qf.shape)
-    h = np.matmul(segs[..., :3, :], hom)[..., 0]              # (..., S, 3): R h_seg + m o
-    r = np.matmul(mm.sub_moving, h)                            # (..., k, 3) subtree first moments H
-    Sm = segs.take(mm.moving, axis=-3)
-    z = Sm[..., :3, 2]
-    r -= M[:, None] * Sm[..., :3, 3]                           # H - M o
-    t = np.matmul(r, _SKEW.dot(-g))                            # -(r x g)
+    V = mm.V if not payloads else lever_weights(mm, sm, sh)
+    r = V.dot(segs[:, :3, :].transpose(0, 2, 1).reshape(-1, 3))   # (k, 3): H - M o, one product
+    z = segs[1:, :3, 2] if mm.moving_is_tail else segs[mm.moving, :3, 2]
+    t = np.matmul(r, _DEFAULT_NEG_SKEW if g is _DEFAULT_G else _SKEW.dot(-g))   # -(r x g)
     t *= z
     t = t.sum(axis=-1)                                         # -z . (r x g)
     if mm.any_prismatic:
@@ -204,15 +214,29 @@ def _gravity_batch(mm, Tb, hom, M, g, shape) -> np.ndarray:
     comps = Tb.reshape(S1, nch, 4, 3 * bc)                              # column j of T: rows 3j..3j+2
     h = np.matmul(hom[1:].reshape(S1, 1, 1, 4), comps)                 # R h_seg + m o
     k = len(mm.moving)
-    H = (mm.sub_moving[:, 1:] @ h.reshape(S1, -1)).reshape(k, nch, 3, bc)
+    # subtree sums by one pass from the leaves (a (k, S) x (S, 3B) product would start OpenBLAS threads,
+    # which on a loaded 2-core machine cost 100 times the arithmetic)
+    H = h.reshape(S1, nch, 3, bc)
+    for seg, parent in mm.accumulate:
+        H[parent - 1] += H[seg - 1]
+    if k != S1:
+        H = H[mm.moving - 1]
     Tm = Tb if k == S1 else Tb[mm.moving - 1]
-    z = Tm[:, :, 6:9, :]
-    H -= M[:, None, None, None] * Tm[:, :, 9:12, :]                     # H - M o
-    gz = np.matmul(_SKEW.dot(g), z)                                     # g x z
-    H *= gz
-    t = -H.sum(axis=2)                                                  # -(H - M o) . (g x z), (k, chunks, chunk)
+    H -= M[:, None, None, None] * Tm[:, :, 9:12, :]                     # r = H - M o
+    # t = -r . (g x z), written out per component (broadcast small matrix products are slow here)
+    z0, z1, z2 = Tm[:, :, 6, :], Tm[:, :, 7, :], Tm[:, :, 8, :]
+    r0, r1, r2 = H[:, :, 0, :], H[:, :, 1, :], H[:, :, 2, :]
+    gx, gy, gz = (float(v) for v in g)
+    t = np.zeros(H.shape[:2] + H.shape[3:])
+    # (g x z) = (gy z2 - gz z1, gz z0 - gx z2, gx z1 - gy z0)
+    if gy or gz:
+        t -= r0 * (gy * z2 - gz * z1)
+    if gz or gx:
+        t -= r1 * (gz * z0 - gx * z2)
+    if gx or gy:
+        t -= r2 * (gx * z1 - gy * z0)
     if mm.any_prismatic:
-        zg = np.tensordot(g, z, axes=(0, 2))                            # (k, chunks, chunk)
+        zg = gx * z0 + gy * z1 + gz * z2                                # (k, chunks, chunk)
         t = np.where(mm.moving_revolute[:, None, None], t, -M[:, None, None] * zg)
     t = t.reshape(k, nch * bc)[:, :shape[0]]
     if mm.coords_in_order:

@@ -89,7 +89,7 @@ class MassModel:
     def __init__(self, mechanism: Mechanism):
         t = tree_arrays(mechanism)
         bodies = mechanism.bodies
-        nb, S = len(bodies), len(t.parent)
+        S = len(t.parent)
         m = np.array([b.mass.mass for b in bodies])
         m[0] = 0.0                                           # the ground carries nothing that moves
         com = np.array([b.mass.com for b in bodies])
@@ -123,9 +123,28 @@ class MassModel:
         self.sub_moving_mass = _ro(sub[moving] @ seg_mass)
         self.seg_hom = _ro(np.concatenate([seg_moment, seg_mass[:, None]], axis=1)[:, :, None])   # (S, 4, 1)
         self.any_prismatic = bool((~self.moving_revolute).any())
+        self.V = _ro(lever_weights(self, seg_mass, seg_moment))
+        #: every segment but the ground moves (so the moving ones are segments 1..S-1)
+        self.moving_is_tail = bool(np.array_equal(moving, np.arange(1, S)))
+        #: (segment, parent) from the leaves up, parents not the ground: adding each segment's value into its
+        #: parent's in this order leaves subtree sums
+        self.accumulate = tuple((j, int(t.parent[j])) for j in range(S - 1, 0, -1) if int(t.parent[j]) > 0)
         #: every coordinate drives one segment, in coordinate order: per-segment results are per-coordinate
         self.coords_in_order = bool(len(moving) == self.nq and np.array_equal(self.moving_coord,
                                                                                np.arange(self.nq)))
+
+
+def lever_weights(mm: "MassModel", seg_mass, seg_moment) -> np.ndarray:
+    """(k, 4S) weights with ``r = V @ P`` for ``P`` the segment poses' top rows stacked as (4S, 3)
+    (``P[4s + b, a] = T_s[a, b]``): ``r_i = H_i - M_i o_i``, the first moment of moving segment ``i``'s
+    subtree about its origin, in one product."""
+    sub = mm.subtree[mm.moving]                                      # (k, S)
+    k, S = sub.shape
+    V = np.zeros((k, S, 4))
+    V[:, :, :3] = sub[:, :, None] * np.asarray(seg_moment)[None, :, :]
+    V[:, :, 3] = sub * np.asarray(seg_mass)[None, :]
+    V[np.arange(k), mm.moving, 3] -= sub @ np.asarray(seg_mass)
+    return V.reshape(k, 4 * S)
 
 
 _CACHE: "weakref.WeakKeyDictionary[Mechanism, MassModel]" = weakref.WeakKeyDictionary()

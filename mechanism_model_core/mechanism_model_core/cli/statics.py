@@ -1,0 +1,94 @@
+"""``mechanism-model statics MODEL``: gravity torques, centre of mass and, for a mechanism standing on
+contacts, the contact loads and the tip-over margin."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+
+from .common import CommandError, configuration, fmt, load, model_arg, q_args
+
+
+def add_parser(subparsers):
+    sp = subparsers.add_parser(
+        "statics", help="gravity torques, centre of mass, wheel/foot loads, tip-over margin",
+        description="Joint torques that hold the mechanism against gravity (and a payload), its mass and centre "
+                    "of mass; with --contacts, the contact forces (passive joints carry nothing), slip and "
+                    "lift-off flags, the actuated joints' torques and the force-angle stability margin.")
+    model_arg(sp)
+    q_args(sp)
+    sp.add_argument("--gravity", nargs=3, type=float, default=(0.0, 0.0, -9.81), metavar=("GX", "GY", "GZ"),
+                    help="m/s^2 in the root frame (default 0 0 -9.81)")
+    sp.add_argument("--payload", action="append", default=[], metavar="FRAME=KG",
+                    help="a point mass at a frame's origin (repeatable)")
+    sp.add_argument("--contacts", metavar="FRAMES",
+                    help="comma-separated contact frames, or 'wheels' for every <wheel>_contact frame")
+    sp.add_argument("--friction", type=float, default=0.6, help="friction coefficient (default 0.6)")
+    sp.add_argument("--slope", type=float, default=0.0,
+                    help="terrain normal tilted by this angle about the root frame's y axis (rad, or deg with "
+                         "--degrees); the mechanism is not moved")
+    sp.add_argument("--json", action="store_true", help="machine-readable output")
+    return sp
+
+
+def run(args) -> int:
+    from .. import statics as st
+
+    mech = load(args.model)
+    q = configuration(mech, args.q, args.degrees)
+    g = np.array(args.gravity, dtype=float)
+    if not np.all(np.isfinite(g)):
+        raise CommandError("--gravity needs three finite numbers")
+    payloads = []
+    for item in args.payload:
+        frame, _, kg = item.partition("=")
+        try:
+            payloads.append(st.Payload(frame, float(kg)))
+        except ValueError:
+            raise CommandError(f"--payload {item!r}: expected FRAME=KG") from None
+    tau = st.gravity_torques(mech, q, g, payloads)
+    M = st.total_mass(mech) + sum(p.mass for p in payloads)
+    out = {"model": mech.name, "mass": M, "gravity_torques": dict(zip(mech.independent_coordinates, tau.tolist()))}
+    if M > 0:
+        out["center_of_mass"] = st.center_of_mass(mech, q, payloads=payloads).tolist()
+    if args.contacts:
+        slope = math.radians(args.slope) if args.degrees else args.slope
+        normal = (-math.sin(slope), 0.0, math.cos(slope))       # rot_y(slope) applied to +z
+        if args.contacts == "wheels":
+            contacts = st.wheel_contacts(mech, normal, args.friction)
+            if not contacts:
+                raise CommandError(f"model {mech.name!r} has no <wheel>_contact frames")
+        else:
+            contacts = [st.Contact(f.strip(), normal, args.friction) for f in args.contacts.split(",") if f.strip()]
+        loads = st.contact_loads(mech, q, contacts, g, payloads=payloads)
+        stab = st.mechanism_stability(mech, q, contacts, g, payloads=payloads)
+        out["contacts"] = [{"frame": c.frame, "force": f.tolist(), "normal_force": float(n), "slip": bool(s),
+                            "lift": bool(li)} for c, f, n, s, li in zip(loads.contacts, loads.forces,
+                                                                      loads.normal_forces, loads.slip, loads.lift)]
+        out["equilibrium"] = loads.equilibrium
+        out["actuated_torques"] = loads.actuated_torques
+        out["force_angle_margin"] = stab.margin
+        out["tipover_direction"] = stab.tipover_direction.tolist()
+    if args.json:
+        print(json.dumps(out, indent=1))
+        return 0
+    print(f"{mech.name}: mass {M:.3f} kg" + (f", centre of mass {np.round(out['center_of_mass'], 4).tolist()} m"
+                                              if "center_of_mass" in out else ""))
+    print("gravity torques (N m or N) that hold it:")
+    for c, v in out["gravity_torques"].items():
+        print(f"  {c:30s} {fmt(v)}")
+    if args.contacts:
+        print("contact loads (terrain on mechanism, N):" + ("" if loads.equilibrium else
+                                                            "  NOT in equilibrium: it cannot stand there"))
+        for item in out["contacts"]:
+            flags = " ".join(w for w, on in (("SLIP", item["slip"]), ("LIFT", item["lift"])) if on)
+            print(f"  {item['frame']:30s} normal {fmt(item['normal_force'])}  force "
+                  + " ".join(fmt(v) for v in item["force"]) + (f"  {flags}" if flags else ""))
+        print("actuated joint torques with these contacts:")
+        for c, v in loads.actuated_torques.items():
+            print(f"  {c:30s} {fmt(v)}")
+        print(f"force-angle margin {stab.margin:.4g} N rad (angle {stab.angle:.4g} rad), tips towards "
+              f"{np.round(stab.tipover_direction, 3).tolist()} about {[contacts[i].frame for i in stab.edge]}")
+    return 0

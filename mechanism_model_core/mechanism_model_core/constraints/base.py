@@ -1,0 +1,192 @@
+"""The shared forward pass of a problem (:class:`Evaluation`) and the interface every constraint implements
+(:class:`Constraint`), with the helpers of the Cartesian kinds. Conventions: see :mod:`mechanism_model_core.constraints`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import ClassVar, Mapping, Sequence
+
+import numpy as np
+
+from ..errors import ExpressionError, InvalidConfiguration, MechanismModelError, UnknownFrame, UnknownJoint
+from ..kinematics import forward_kinematics
+from ..model import Mechanism, as_real_array
+from ..spatial import inverse_left_jacobian_so3, log_so3, relative_motion, skew as _skew
+
+
+# ---------------------------------------------------------------------------------------------- evaluation
+class Evaluation:
+    """One forward pass at a full configuration ``q``, shared by every constraint of a problem.
+
+    ``world(frame)`` gives ``(T_ground_frame, J)`` with J the 6 x nq LOCAL_WORLD_ALIGNED Jacobian (rows
+    [linear; angular], ground axes); ``relative(frame, ref)`` gives ``T_ref_frame`` and the Jacobian of that
+    relative motion in ``ref``'s axes (velocity of ``frame``'s origin seen from ``ref``). Results are cached.
+    """
+
+    __slots__ = ("mechanism", "q", "fk", "_world")
+
+    def __init__(self, mechanism: Mechanism, q: np.ndarray):
+        self.mechanism = mechanism
+        self.q = q
+        self.fk = forward_kinematics(mechanism, q)
+        self._world: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+
+    def world(self, frame: str, jac: bool = True):
+        hit = self._world.get(frame)
+        if hit is not None:
+            return hit
+        if frame == self.mechanism.ground:
+            hit = (np.eye(4), np.zeros((6, self.mechanism.nq)))
+        elif not jac:
+            return self.fk.pose(frame), None
+        else:
+            hit = (self.fk.pose(frame), self.fk.ground_jacobian(frame))
+        self._world[frame] = hit
+        return hit
+
+    def relative(self, frame: str, ref: str | None, jac: bool = True):
+        """``(T_ref_frame, J)``; ``J`` is None when ``jac`` is False (pose only, cheaper)."""
+        Tf, Jf = self.world(frame, jac)
+        if ref is None or ref == self.mechanism.ground:
+            return Tf, Jf
+        Tr, Jr = self.world(ref, jac)
+        return relative_motion(Tf, Jf, Tr, Jr)
+
+
+# ---------------------------------------------------------------------------------------------- base
+@dataclass(kw_only=True)
+class _Common:
+    weight: float = 1.0
+    priority: int = 0
+    name: str | None = None
+
+
+class Constraint:
+    """Interface of every constraint (see the module docstring for the conventions).
+
+    Subclasses implement :meth:`check` (validate names against a mechanism), :meth:`evaluate` (residual
+    and Jacobian at an :class:`Evaluation`) and :meth:`errors` (position/orientation/joint error sizes of a
+    residual). ``row_weights`` multiplies rows (the square root of the effective per-row weight).
+    """
+
+    #: what the tolerances apply to: "cartesian", "joint", "posture" or "lock"
+    kind: ClassVar[str] = "cartesian"
+
+    def check(self, mechanism: Mechanism) -> None:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def evaluate(self, ev: Evaluation, jac: bool = True):  # pragma: no cover - interface
+        """``(r, J)``: residual (m,) and Jacobian (m, nq) over the full coordinates (J None when ``jac`` is
+        False)."""
+        raise NotImplementedError
+
+    def row_weights(self) -> np.ndarray:
+        return np.sqrt(self.weight) * np.ones(self.dimension)
+
+    def errors(self, r: np.ndarray) -> tuple[float, float]:
+        """``(position error m, orientation error rad)`` of a residual (NaN where not applicable)."""
+        return math.nan, math.nan
+
+    @property
+    def label(self) -> str:
+        return self.name or type(self).__name__
+
+
+def _frame_check(mechanism: Mechanism, *names):
+    for n in names:
+        if n is not None and n != mechanism.ground and not mechanism.has_frame(n):
+            raise UnknownFrame(n, mechanism.frame_names)
+
+
+def _as_pose(T, what: str) -> np.ndarray:
+    A = np.array(as_real_array(T, f"{what}"), dtype=float)
+    if A.shape != (4, 4) or not math.isfinite(float(A.sum())):
+        raise InvalidConfiguration(f"{what}: expected a finite 4x4 transform, got shape {A.shape}")
+    R = A[:3, :3]
+    if float(np.abs(R @ R.T - _EYE3).max()) > 1e-6 or np.linalg.det(R) < 0:
+        raise InvalidConfiguration(f"{what}: the rotation part is not a proper rotation matrix")
+    return A
+
+
+_EYE3 = np.eye(3)
+
+
+def _mask(mask, n: int, what: str) -> np.ndarray:
+    if mask is None:
+        return np.ones(n)
+    m = as_real_array(mask, "mask").reshape(-1)
+    if m.shape != (n,) or not np.all(np.isfinite(m)) or np.any(m < 0):
+        raise InvalidConfiguration(f"{what}: mask needs {n} non-negative weights or booleans, got {mask!r}")
+    return m
+
+
+class _Cartesian(Constraint):
+    """Shared machinery of the pose-type constraints: target pose, mask, rows in reference/target axes."""
+
+    _rows: ClassVar[slice] = slice(0, 6)
+
+    @property
+    def kept_axes(self) -> np.ndarray:
+        """Indices (within this kind's axes: x y z for position, rx ry rz for orientation, all six for a
+        pose) of the residual rows the mask keeps."""
+        return self._keep
+
+    @property
+    def axis_weights(self) -> np.ndarray:
+        """The mask as per-axis weights over this kind's axes (0 where an axis is free)."""
+        return self._m
+
+    def target_pose(self) -> np.ndarray:
+        """The target as a 4x4 pose in ``relative_to`` (rotation or translation identity where the kind has
+        none)."""
+        return self._target_pose()
+
+    def _prepare(self):
+        n = self._rows.stop - self._rows.start
+        self._m = _mask(self.mask, n, type(self).__name__)
+        self._keep = np.nonzero(self._m > 0)[0]
+        if self.mask_frame not in ("reference", "target"):
+            raise InvalidConfiguration(f"{type(self).__name__}: mask_frame must be 'reference' or 'target'")
+
+    @property
+    def dimension(self) -> int:
+        return len(self._keep)
+
+    def row_weights(self) -> np.ndarray:
+        return np.sqrt(self.weight * self._m[self._keep])
+
+    def check(self, mechanism: Mechanism) -> None:
+        _frame_check(mechanism, self.frame, self.relative_to)
+        self._prepare()
+
+    def _target_pose(self) -> np.ndarray:
+        raise NotImplementedError
+
+    def evaluate(self, ev: Evaluation, jac=True):
+        T, J = ev.relative(self.frame, self.relative_to, jac)
+        Tt = self._target_pose()
+        r = np.empty(6)
+        r[:3] = T[:3, 3] - Tt[:3, 3]
+        phi = log_so3(T[:3, :3] @ Tt[:3, :3].T)
+        r[3:] = phi
+        rows = self._keep + self._rows.start
+        if self.mask_frame == "target":
+            Rt = Tt[:3, :3].T
+            r[:3], r[3:] = Rt @ r[:3], Rt @ r[3:]
+        if not jac:
+            return r[rows], None
+        Jr = np.empty((6, J.shape[1]))
+        Jr[:3] = J[:3]
+        Jr[3:] = inverse_left_jacobian_so3(phi) @ J[3:]
+        if self.mask_frame == "target":
+            Jr[:3], Jr[3:] = Rt @ Jr[:3], Rt @ Jr[3:]
+        return r[rows], Jr[rows]
+
+    def errors(self, r):
+        rows = self._keep + self._rows.start
+        pos = [r[i] for i, k in enumerate(rows) if k < 3]
+        rot = [r[i] for i, k in enumerate(rows) if k >= 3]
+        return (float(np.linalg.norm(pos)) if pos else math.nan,
+                float(np.linalg.norm(rot)) if rot else math.nan)
