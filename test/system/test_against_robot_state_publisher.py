@@ -93,13 +93,21 @@ def test_same_tf_and_tf_static_as_robot_state_publisher_for_every_library_model(
                 rng = np.random.default_rng(k)
                 q = mech.random_configuration(rng)
                 values = {n: float(q[mech.coordinate_index(n)]) for n in moving}
-                stamp = 1000 + k
+                # rsp's subscription matches our writer after a while and our /tf reader may match rsp's writer
+                # later still (discovery is asymmetric): send with a new stamp until one comes back on /tf
                 msg = JS(name=list(values), position=list(values.values()))
+                base = 1000 * (k + 1)
+                attempt = [0]
+
+                def answered():
+                    msg.header.stamp.sec = base + attempt[0]
+                    attempt[0] += 1
+                    pub.publish(msg)
+                    return any(m.transforms and m.transforms[0].header.stamp.sec >= base for m in tf_rsp)
+                assert not moving or wait_for(answered, 60, 0.3), (name, rsp.output()[-3000:])
+                stamp = next((m.transforms[0].header.stamp.sec for m in tf_rsp
+                              if m.transforms and m.transforms[0].header.stamp.sec >= base), base)
                 msg.header.stamp.sec = stamp
-                # rsp's subscription matches our writer after a while (discovery): resend until /tf comes
-                assert wait_for(lambda: pub.publish(msg) or any(m.transforms and m.transforms[0].header.stamp.sec
-                                                                == stamp for m in tf_rsp), 60, 0.3) \
-                    or not moving, (name, rsp.output()[-3000:])
                 assert wait_for(lambda: static_rsp, 20), (name, rsp.output())
                 sp.on_joint_state(msg)
                 assert wait_for(lambda: static_ours and (not moving or any(
@@ -146,17 +154,19 @@ buf = tf2_ros.Buffer(cache_time=Duration(seconds=60))
 listener = tf2_ros.TransformListener(buf, node)
 pub = node.create_publisher(JointState, "joint_states", QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE))
 msg = JointState(name=list(values), position=list(values.values()))
-msg.header.stamp.sec = 4242
-stamp = Time(seconds=4242)
 out, end = None, time.monotonic() + 40
+first = node.get_clock().now()
 while time.monotonic() < end:
+    msg.header.stamp = node.get_clock().now().to_msg()     # a new stamp each time (repeats are not published)
     pub.publish(msg)                      # the rclpy publisher feeding the Cyclone-transport node
     rclpy.spin_once(node, timeout_sec=0.2)
     try:
-        out = {f: buf.lookup_transform("ground", f, stamp) for f in frames}
-        break
+        got = {f: buf.lookup_transform("ground", f, Time()) for f in frames}    # the latest common time
     except tf2_ros.TransformException:
         continue
+    if all(Time.from_msg(t.header.stamp) >= first for t in got.values()):   # not the home pose of start-up
+        out = got
+        break
 if out is None:
     print("NO TRANSFORMS", flush=True)
     sys.exit(1)
@@ -177,6 +187,9 @@ def test_tf2_buffer_lookups_of_our_cyclone_node_fed_by_an_rclpy_publisher_equal_
     d = unique_domain_id()
     server = start_serve(d, "-p", "floating_joints:=always", env={"ROS_DISTRO": distro})
     try:
+        # up, and its start-up home pose already out (published right after /tf_static)
+        assert ros_env.wait_for_messages(d, "/tf_static", "tf2_msgs/msg/TFMessage", timeout=60)
+        time.sleep(1.0)
         rng = np.random.default_rng(11)
         q = model.random_configuration(rng)
         values = {n: float(q[model.coordinate_index(n)]) for n in model.independent_coordinates}
