@@ -18,7 +18,8 @@ from .constraints import Constraint, Evaluation, JointLock, Posture
 from .errors import InvalidConfiguration
 from .model import Mechanism
 
-__all__ = ["IKOptions", "IKProblem", "IKResult", "Residual", "Solver", "restart_sample"]
+__all__ = ["IKOptions", "IKProblem", "IKResult", "Residual", "RestartingSolver", "Solver", "diagnose_failure",
+           "restart_sample"]
 
 
 # ---------------------------------------------------------------------------------------------- results
@@ -425,3 +426,106 @@ class Solver(Protocol):
     name: str
 
     def solve(self, problem: IKProblem, options: IKOptions) -> IKResult: ...
+
+
+# ---------------------------------------------------------------------------------------------- base
+def diagnose_failure(P: IKProblem, o: IKOptions, x) -> str:
+    """Why the best compromise at unknowns ``x`` is not a solution: ``"limits"`` (the first unmet level's
+    gradient points into joints at their limits), ``"singular"`` (its Jacobian is singular while a descent
+    direction remains) or ``"unreachable"``."""
+    _, raw, levels, _ = P.evaluate(x)
+    sat = P.satisfied(raw, o)
+    k = next((i for i, s in enumerate(sat) if not s), None)
+    if k is None:
+        return "unreachable"
+    r, J = levels[k]
+    g = J.T @ r                                   # gradient of 0.5 |r|^2
+    gn = float(np.linalg.norm(g))
+    tol = 1e-9 + 1e-9 * np.abs(x)
+    blocked = ((x <= P.lower + tol) & (g > 0)) | ((x >= P.upper - tol) & (g < 0))
+    if blocked.any() and float(np.linalg.norm(g[blocked])) > 0.1 * gn and gn > 1e-12:
+        return "limits"
+    s = np.linalg.svd(J, compute_uv=False) if J.size else np.zeros(1)
+    free_g = g.copy()
+    free_g[blocked] = 0.0
+    scale = float(np.linalg.norm(J)) * float(np.linalg.norm(r)) + 1e-300
+    if s.size and s[-1] < 1e-6 * max(s[0], 1e-300) and np.linalg.norm(free_g) > 1e-3 * scale:
+        return "singular"
+    return "unreachable"
+
+
+class RestartingSolver:
+    """Base of the iterative solvers (robotics-toolbox's ``IKSolver.solve``/``step`` split): the base owns
+    the restart loop, the iteration and time budgets, the best result so far and the failure reason; a
+    subclass implements one *attempt* from a starting point.
+
+    Subclasses implement :meth:`attempt` and may override :meth:`start` (prepare per-problem state),
+    :meth:`attempt_cap`, :meth:`full_x`, :meth:`restart_point`, :meth:`give_up` and :meth:`reason`.
+    Every attempt must honour ``options.deadline`` and return unknowns within ``problem.lower/upper``."""
+
+    name = "restarting"
+
+    # ------------------------------------------------------------------ hooks
+    def start(self, P: IKProblem, o: IKOptions):
+        """``(state, x0)``: per-solve state handed to every hook, and the first starting point."""
+        return None, P.x_of(P.template)
+
+    def attempt(self, state, P: IKProblem, o: IKOptions, x, cap: int):
+        """One attempt from ``x`` with at most ``cap`` iterations: ``(status, x_end, iterations, key)``;
+        ``status`` is ``"converged"``, ``"timeout"`` or ``"stalled"``, ``key`` orders results (smaller is
+        better)."""
+        raise NotImplementedError
+
+    def attempt_cap(self, state, P: IKProblem, o: IKOptions) -> int:
+        return o.max_iterations
+
+    def full_x(self, state, x):
+        """The problem's unknowns for an attempt's variables (identity unless the attempt works on fewer)."""
+        return x
+
+    def restart_point(self, state, P: IKProblem, o: IKOptions, k: int):
+        return P.random_x(o.rng, k)
+
+    def give_up(self, state, best_key, idle: int) -> bool:
+        """Stop restarting although time remains (``idle``: attempts since the best one)."""
+        return False
+
+    def reason(self, state, P: IKProblem, o: IKOptions, x, status: str, iterations: int, restarts: int) -> str:
+        if iterations >= o.max_iterations and status != "stalled":
+            return "max_iterations"
+        if status == "timeout" and restarts == 0:
+            return "timeout"
+        return diagnose_failure(P, o, x)
+
+    # ------------------------------------------------------------------ the loop
+    def solve(self, P: IKProblem, o: IKOptions) -> IKResult:
+        if P.n == 0 or not P.levels and P.posture is None:
+            x = P.x_of(P.template)
+            q, raw, levels, _ = P.evaluate(x)
+            ok = all(P.satisfied(raw, o))
+            return P.result(x, ok, "converged" if ok else "unreachable", o, 0, 0, self.name,
+                            "no free joints" if P.n == 0 else "")
+        state, x = self.start(P, o)
+        cap = self.attempt_cap(state, P, o)
+        iterations, restarts, idle = 0, 0, 0
+        best_key, best_x, status = None, x, "stalled"
+        while True:
+            status, x_end, its, key = self.attempt(state, P, o, x, min(cap, o.max_iterations - iterations))
+            iterations += its
+            if best_key is None or key < best_key:
+                best_key, best_x, idle = key, x_end, 0
+            else:
+                idle += 1
+            if status == "converged":
+                return P.result(self.full_x(state, x_end), True, "converged", o, iterations, restarts, self.name)
+            if status == "timeout" or iterations >= o.max_iterations:
+                break
+            if self.give_up(state, best_key, idle):
+                break
+            if not o.restarts or time.perf_counter() >= o.deadline:
+                break
+            restarts += 1
+            x = self.restart_point(state, P, o, restarts)
+        xb = self.full_x(state, best_x)
+        return P.result(xb, False, self.reason(state, P, o, xb, status, iterations, restarts), o, iterations,
+                        restarts, self.name)

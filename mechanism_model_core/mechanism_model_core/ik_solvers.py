@@ -45,7 +45,8 @@ import numpy as np
 from .constraints import OrientationConstraint, PoseConstraint, PositionConstraint
 from .kinematics import forward_kinematics, frame_chain
 from .spatial import log_so3
-from .ik_problem import IKOptions, IKProblem, IKResult, restart_sample as _restart_sample
+from .ik_problem import (IKOptions, IKProblem, RestartingSolver, diagnose_failure,
+                         restart_sample as _restart_sample)
 from .ik_registry import register_solver
 
 __all__ = ["DLSSolver", "ScipySolver"]
@@ -98,12 +99,14 @@ def _progressed(old, new, sat, ratio=1.0 - 1e-3) -> bool:
     return False
 
 
-class DLSSolver:
+class DLSSolver(RestartingSolver):
     """Prioritized damped least squares with adaptive damping and step, joint limits, restarts.
 
     ``mu0``: initial damping factor; ``attempt_iterations``: iterations before an attempt is declared
     stalled regardless of progress (default ``max(40, 4 n)``); ``posture_iterations``: extra iterations
     spent on the posture after convergence; ``fast``: use the single-chain fast path when it applies.
+    Restarts, budgets and the failure reason come from :class:`~.ik_problem.RestartingSolver`; this class
+    implements the attempts (the generic prioritized one and the single-chain kernel's).
     """
 
     name = "dls"
@@ -115,57 +118,39 @@ class DLSSolver:
         self.posture_iterations = int(posture_iterations)
         self.fast = fast
 
-    # ------------------------------------------------------------------ entry
-    def solve(self, problem: IKProblem, options: IKOptions) -> IKResult:
-        if self.fast:
-            kernel = _ChainKernel.build(problem)
-            if kernel is not None:
-                return self._solve_fast(problem, kernel, options)
-        return self._solve_generic(problem, options)
+    # ------------------------------------------------------------------ hooks of the restart loop
+    def start(self, P: IKProblem, o: IKOptions):
+        kernel = _ChainKernel.build(P) if self.fast else None
+        if kernel is not None:
+            return kernel, kernel.x0.copy()
+        return None, P.x_of(P.template)
 
-    # ------------------------------------------------------------------ generic
-    def _solve_generic(self, P: IKProblem, o: IKOptions) -> IKResult:
-        x = P.x_of(P.template)
-        if P.n == 0 or not P.levels and P.posture is None:
-            q, raw, levels, _ = P.evaluate(x)
-            ok = all(P.satisfied(raw, o))
-            return P.result(x, ok, "converged" if ok else "unreachable", o, 0, 0, self.name,
-                            "no free joints" if P.n == 0 else "")
-        cap = self.attempt_iterations or max(GENERIC_ITERATIONS, 2 * P.n)
+    def attempt_cap(self, K, P: IKProblem, o: IKOptions) -> int:
         if not o.restarts:
-            cap = o.max_iterations
-        iterations, restarts, idle = 0, 0, 0
-        best_key, best_x, status = None, x, "stalled"
-        while True:
-            status, x_end, its = self._attempt(P, o, x, min(cap, o.max_iterations - iterations))
-            iterations += its
-            key = self._key(P, o, x_end)
-            if best_key is None or key < best_key:
-                best_key, best_x, idle = key, x_end, 0
-            else:
-                idle += 1
-            if status == "converged":
-                return P.result(x_end, True, "converged", o, iterations, restarts, self.name)
-            if status == "timeout" or iterations >= o.max_iterations:
-                break
-            if best_key[2] and best_key[2][0] == 0.0 and idle >= GENERIC_PATIENCE:
-                break                       # the top level holds; the lower ones conflict with it
-            if not o.restarts or time.perf_counter() >= o.deadline:
-                break
-            restarts += 1
-            x = P.random_x(o.rng, restarts)
-        return self._failure(P, o, best_x, status, iterations, restarts)
+            return o.max_iterations
+        if K is not None:
+            return self.attempt_iterations or max(ATTEMPT_ITERATIONS, 2 * K.nv)
+        return self.attempt_iterations or max(GENERIC_ITERATIONS, 2 * P.n)
 
-    def _failure(self, P, o, x, status, iterations, restarts):
-        """The result of a solve that met no success criterion, with the reason it stopped."""
-        if iterations >= o.max_iterations and status != "stalled":
-            reason = "max_iterations"
-        elif status == "timeout" and restarts == 0:
-            reason = "timeout"
-        else:
-            reason = self._diagnose(P, o, x)
-        return P.result(x, False, reason, o, iterations, restarts, self.name)
+    def attempt(self, K, P: IKProblem, o: IKOptions, x, cap: int):
+        if K is not None:
+            window, ratio = (STALL_WINDOW, STALL_RATIO) if o.restarts else (10, 1.0 - 1e-3)
+            status, xv, its, cost = K.attempt(x, o, cap, self.mu0, window, ratio)
+            return status, xv, its, cost
+        status, x_end, its = self._attempt(P, o, x, cap)
+        return status, x_end, its, self._key(P, o, x_end)
 
+    def full_x(self, K, x):
+        return x if K is None else K.full_x(x)
+
+    def restart_point(self, K, P: IKProblem, o: IKOptions, k: int):
+        return P.random_x(o.rng, k) if K is None else K.random(o.rng, k)
+
+    def give_up(self, K, best_key, idle: int) -> bool:
+        # generic path: the top level holds and the lower ones conflict with it
+        return K is None and bool(best_key[2]) and best_key[2][0] == 0.0 and idle >= GENERIC_PATIENCE
+
+    # ------------------------------------------------------------------ generic attempt
     def _key(self, P, o, x):
         q, raw, levels, post = P.evaluate(x)
         sat = P.satisfied(raw, o)
@@ -228,53 +213,7 @@ class DLSSolver:
         return ("converged" if all(sat) else "stalled"), x, cap
 
     def _diagnose(self, P: IKProblem, o: IKOptions, x) -> str:
-        """Why the best compromise at ``x`` is not a solution: limits, singular or unreachable."""
-        _, raw, levels, _ = P.evaluate(x)
-        sat = P.satisfied(raw, o)
-        k = next((i for i, s in enumerate(sat) if not s), None)
-        if k is None:
-            return "unreachable"
-        r, J = levels[k]
-        g = J.T @ r                                   # gradient of 0.5 |r|^2
-        gn = float(np.linalg.norm(g))
-        tol = 1e-9 + 1e-9 * np.abs(x)
-        blocked = ((x <= P.lower + tol) & (g > 0)) | ((x >= P.upper - tol) & (g < 0))
-        if blocked.any() and float(np.linalg.norm(g[blocked])) > 0.1 * gn and gn > 1e-12:
-            return "limits"
-        s = np.linalg.svd(J, compute_uv=False) if J.size else np.zeros(1)
-        free_g = g.copy()
-        free_g[blocked] = 0.0
-        scale = float(np.linalg.norm(J)) * float(np.linalg.norm(r)) + 1e-300
-        if s.size and s[-1] < 1e-6 * max(s[0], 1e-300) and np.linalg.norm(free_g) > 1e-3 * scale:
-            return "singular"
-        return "unreachable"
-
-    # ------------------------------------------------------------------ fast path
-    def _solve_fast(self, P: IKProblem, K: "_ChainKernel", o: IKOptions) -> IKResult:
-        if o.restarts:
-            cap = self.attempt_iterations or max(ATTEMPT_ITERATIONS, 2 * K.nv)
-            window, ratio = STALL_WINDOW, STALL_RATIO
-        else:
-            cap, window, ratio = o.max_iterations, 10, 1.0 - 1e-3
-        xv = K.x0.copy()
-        iterations, restarts = 0, 0
-        best = (math.inf, xv)
-        status = "stalled"
-        while True:
-            status, xv, its, cost = K.attempt(xv, o, min(cap, o.max_iterations - iterations), self.mu0,
-                                              window, ratio)
-            iterations += its
-            if cost < best[0]:
-                best = (cost, xv)
-            if status == "converged":
-                return P.result(K.full_x(xv), True, "converged", o, iterations, restarts, self.name)
-            if status == "timeout" or iterations >= o.max_iterations:
-                break
-            if not o.restarts or time.perf_counter() >= o.deadline:
-                break
-            restarts += 1
-            xv = K.random(o.rng, restarts)
-        return self._failure(P, o, K.full_x(best[1]), status, iterations, restarts)
+        return diagnose_failure(P, o, x)
 
 
 def _clamped_step(stack, lams, x, lo, hi, post_fast=None):
@@ -549,10 +488,11 @@ except ImportError:  # pragma: no cover - scipy is a core dependency
 
 
 # ---------------------------------------------------------------------------------------------- scipy
-class ScipySolver:
+class ScipySolver(RestartingSolver):
     """:func:`scipy.optimize.least_squares` (trust-region reflective, bounded by the joint limits) on all
     levels at once, level k weighted ``level_ratio ** -k`` (priorities are approximate), with random
-    restarts while the time budget lasts."""
+    restarts while the time budget lasts (the loop of :class:`~.ik_problem.RestartingSolver`; one
+    ``least_squares`` run is one attempt)."""
 
     name = "scipy"
 
@@ -563,12 +503,8 @@ class ScipySolver:
         self.level_ratio = float(level_ratio)
         self.method = method
 
-    def solve(self, P: IKProblem, o: IKOptions) -> IKResult:
-        least_squares = self._least_squares
+    def start(self, P: IKProblem, o: IKOptions):
         x = P.x_of(P.template)
-        x0 = np.clip(x, P.lower, P.upper)
-        if P.n == 0:
-            return DLSSolver().solve(P, o)
         L = len(P.levels)
         scales = [self.level_ratio ** (-(k)) for k in range(L)]
         cache = {}
@@ -588,57 +524,58 @@ class ScipySolver:
                 cache[key] = hit
             return hit
 
-        lo = np.where(np.isfinite(P.lower), P.lower, -np.inf)
-        hi = np.where(np.isfinite(P.upper), P.upper, np.inf)
-        iterations, restarts = 0, 0
-        best = None
-        timed_out = False
-        while True:
-            # least_squares has no time limit: the residual function ends the run at the deadline (after at
-            # least one evaluation), and the best point it evaluated is kept
-            seen = {"best": None, "n": 0}
+        state = {"ev": ev, "x0": np.clip(x, P.lower, P.upper), "first": True,
+                 "lo": np.where(np.isfinite(P.lower), P.lower, -np.inf),
+                 "hi": np.where(np.isfinite(P.upper), P.upper, np.inf)}
+        return state, x
 
-            def fun(x):
-                r = ev(x)[0]
-                seen["n"] += 1
-                c = float(r @ r)
-                if seen["best"] is None or c < seen["best"][0]:
-                    seen["best"] = (c, np.array(x))
-                if time.perf_counter() > o.deadline:
-                    raise _Deadline
-                return r
+    def attempt(self, st, P: IKProblem, o: IKOptions, x, cap: int):
+        ev, lo, hi = st["ev"], st["lo"], st["hi"]
+        # least_squares has no time limit: the residual function ends the run at the deadline (after at
+        # least one evaluation), and the best point it evaluated is kept
+        seen = {"best": None, "n": 0}
 
-            try:
-                res = least_squares(fun, np.clip(x, lo, hi), jac=lambda x: ev(x)[1], bounds=(lo, hi),
-                                    method=self.method, xtol=1e-15, ftol=1e-15, gtol=1e-15, max_nfev=200)
-                xr, nfev = res.x, int(res.nfev)
-            except _Deadline:
-                timed_out = True
-                xr, nfev = seen["best"][1], seen["n"]
-            iterations += nfev
-            xs = np.clip(xr, P.lower, P.upper)
-            raw = ev(xs)[2]
-            sat = P.satisfied(raw, o)
-            viol = P.violation(P.expand(xs))
-            key = (viol, sum(not s for s in sat), 0.5 * float(ev(xs)[0] @ ev(xs)[0]))
-            if viol > 0.0 and restarts == 0 and P.violation(P.expand(x0)) == 0.0:
-                # least_squares does not see the limits of non-linearly coupled joints: the in-limit
-                # start stays a candidate (the DLS solver keeps them by construction)
-                r0 = ev(x0)
-                key0 = (0.0, sum(not s for s in P.satisfied(r0[2], o)), 0.5 * float(r0[0] @ r0[0]))
-                best = (key0, x0)
-            if best is None or key < best[0]:
-                best = (key, xs)
-            if all(sat) and viol == 0.0:
-                return P.result(xs, True, "converged", o, iterations, restarts, self.name)
-            if timed_out or not o.restarts or time.perf_counter() >= o.deadline or iterations >= o.max_iterations:
-                break
-            restarts += 1
-            x = P.random_x(o.rng, restarts)
-        reason = DLSSolver()._diagnose(P, o, best[1])
+        def fun(x):
+            r = ev(x)[0]
+            seen["n"] += 1
+            c = float(r @ r)
+            if seen["best"] is None or c < seen["best"][0]:
+                seen["best"] = (c, np.array(x))
+            if time.perf_counter() > o.deadline:
+                raise _Deadline
+            return r
+
+        status = "stalled"
+        try:
+            res = self._least_squares(fun, np.clip(x, lo, hi), jac=lambda x: ev(x)[1], bounds=(lo, hi),
+                                      method=self.method, xtol=1e-15, ftol=1e-15, gtol=1e-15,
+                                      max_nfev=min(200, max(cap, 1)))
+            xr, nfev = res.x, int(res.nfev)
+        except _Deadline:
+            status = "timeout"
+            xr, nfev = seen["best"][1], seen["n"]
+        xs = np.clip(xr, P.lower, P.upper)
+        r, _, raw = ev(xs)
+        sat = P.satisfied(raw, o)
+        viol = P.violation(P.expand(xs))
+        key = (viol, sum(not s for s in sat), 0.5 * float(r @ r))
+        first, st["first"] = st["first"], False
+        if viol > 0.0 and first and P.violation(P.expand(st["x0"])) == 0.0:
+            # least_squares does not see the limits of non-linearly coupled joints: the in-limit start
+            # stays a candidate (the DLS solver keeps them by construction)
+            r0 = ev(st["x0"])
+            key0 = (0.0, sum(not s for s in P.satisfied(r0[2], o)), 0.5 * float(r0[0] @ r0[0]))
+            if key0 < key:
+                key, xs = key0, st["x0"]
+                sat, viol = P.satisfied(r0[2], o), 0.0
+        if all(sat) and viol == 0.0:
+            status = "converged"
+        return status, xs, nfev, key
+
+    def reason(self, st, P: IKProblem, o: IKOptions, x, status: str, iterations: int, restarts: int) -> str:
         if time.perf_counter() >= o.deadline and restarts == 0:
-            reason = "timeout"
-        return P.result(best[1], False, reason, o, iterations, restarts, self.name)
+            return "timeout"
+        return diagnose_failure(P, o, x)
 
 
 class _Deadline(Exception):

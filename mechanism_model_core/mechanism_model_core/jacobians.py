@@ -52,7 +52,10 @@ def jacobian(mechanism: Mechanism, q, frame: str, relative_to: str | None = None
     single forward pass, use ``fk = forward_kinematics(mechanism, q)`` then ``fk.pose(...)`` and
     ``fk.jacobian(...)``.
     """
-    return _kin.frame_jacobian(_kin.forward_kinematics(mechanism, q), frame, relative_to, convention)
+    fk = _kin.forward_kinematics(mechanism, q)
+    if relative_to is None and convention is Convention.LOCAL_WORLD_ALIGNED:      # the default, kept lean
+        return fk.ground_jacobian(frame)
+    return _kin.frame_jacobian(fk, frame, relative_to, convention)
 
 
 def frame_velocity(mechanism: Mechanism, q, qdot, frame: str, relative_to: str | None = None,

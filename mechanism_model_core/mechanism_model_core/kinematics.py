@@ -11,8 +11,9 @@ How it is computed
 ------------------
 The compiled mechanism (:mod:`.model`) is a tree of *segments*, one per elementary motion, each a rotation
 about or a translation along its own z axis: ``T_ground_seg[i] = T_ground_seg[parent] @ P[i] @ M(q)``.
-Frames are constant offsets from segments. Two evaluation plans are compiled from that tree, once per
-mechanism, and only read afterwards (the mechanism stays immutable and thread-safe):
+Frames are constant offsets from segments. Two evaluation plans are compiled from that tree
+(:class:`KinematicsPlan`), once per mechanism on first use, kept here (not in the model) and only read
+afterwards, so threads share them without locks:
 
 *One configuration* -- the cost is Python and numpy call overhead, not arithmetic, so the plan minimises
 the number of numpy calls. Segments are cut into short runs along the tree (*blocks*). Every pose inside a
@@ -31,7 +32,7 @@ threads, which on a shared machine cost more than they gain) and three elementwi
 chunks. Nothing of shape (B, S, 4, 4) is built unless asked for.
 
 The one-configuration plan and the Jacobian's cross-product trick are checked against the plain
-definition (``Joint.transform`` composed along the tree) in ``test/core/test_kinematics_batch_perf_invariants.py``;
+definition (``Joint.transform`` composed along the tree) in ``test/core/test_kinematics_passes.py``;
 timings are in ``BENCHMARKS.md`` (``benchmarks/bench_kinematics.py``).
 """
 
@@ -128,6 +129,7 @@ _DENSE_MAX_NQ = 64
 #: revolute coordinates are reduced to (-pi, pi] (exactly, through sin and cos) when |q| exceeds this:
 #: the pass evaluates cos(x) as sin(x + pi/2), exact to a few ulp of x only while x is small
 _REDUCE_ABOVE = 64.0
+_REDUCE2 = _REDUCE_ABOVE * _REDUCE_ABOVE
 
 
 def _estimated_cost(layout) -> float:
@@ -472,11 +474,14 @@ def _reduced(q, rev):
     return q
 
 
-def _single_pass(sp, q):
+def _single_pass(sp, q, qq=math.inf):
     """Pass output for one configuration, shape (nb, 4m, 12): rows 4e:4e+4 of block b hold ``E.T`` (see
-    _GROUND_EXT) for the pose of the block's e-th entry (segment or frame)."""
+    _GROUND_EXT) for the pose of the block's e-th entry (segment or frame). ``qq``: ``q . q`` when the
+    caller has it (large angles are reduced first; unknown means check)."""
+    if qq == math.inf:
+        qq = q.dot(q)
     A, b, lin, wshape, coef, kshape, oshape, ground, parents, rev = sp.run
-    if rev is not None and not q.dot(q) <= _REDUCE_ABOVE * _REDUCE_ABOVE:
+    if rev is not None and not qq <= _REDUCE2:
         q = _reduced(q, rev)
     x = A.dot(q)
     x += b
@@ -780,7 +785,10 @@ class ForwardKinematics:
         if f is None:
             f = _frame_index(p, self.mechanism, frame)
         if self._out is not None:
-            return _single_columns(self._out, p.frame_jacobian(f), p.nq, point == "ground")
+            fj = p._jac.get(f)
+            if fj is None:
+                fj = p.frame_jacobian(f)
+            return _single_columns(self._out, fj, p.nq, point == "ground")
         J, W = _batch_columns(p, self._tb, f, self.q.shape[0])
         if point == "ground":
             pos = _comps_to_poses(W, self.q.shape[0])[:, :3, 3]
@@ -826,15 +834,18 @@ def forward_kinematics(mechanism: Mechanism, q=None) -> ForwardKinematics:
     p = _PLANS.get(id(mechanism))
     if p is None:
         p = kinematics_plan(mechanism)
-    if not (type(q) is np.ndarray and q.dtype is _F64 and q.ndim == 1 and q.shape[0] == p.nq
-            and _isfinite(q.dot(q))):            # the shortcut of _configuration, inlined
+    qq = math.inf
+    if type(q) is np.ndarray and q.dtype is _F64 and q.ndim == 1 and q.shape[0] == p.nq:
+        qq = q.dot(q)                            # the shortcut of _configuration, inlined
+    if not _isfinite(qq):
         q = mechanism.configuration(q)
+        qq = math.inf
     fk = _new(ForwardKinematics)
     fk.mechanism = mechanism
     fk.q = q
     fk._plan = p
     if q.ndim == 1:
-        fk._out = _single_pass(p.single, q)
+        fk._out = _single_pass(p.single, q, qq)
         fk._tb = None
     else:
         fk._out = None

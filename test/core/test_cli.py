@@ -401,3 +401,44 @@ def test_a_new_subcommand_is_a_module_plus_a_registry_line(monkeypatch, capsys):
     assert code == 0 and "q[arm_elbow] = 0.50" in out, err
     code, out, err = call(capsys, "stats", ARM, "--fail")
     assert code == 1 and err.strip() == "mechanism-model stats: error: asked to fail"
+
+
+# ------------------------------------------------------------------------------------------- check: every problem
+SEVERAL_PROBLEMS = """<Mechanism_Model name="m">
+  <ME_Body name="a">
+    <ME_Joint name="ja" home="nonsense"/>
+  </ME_Body>
+  <ME_Body name="b" parent="a">
+    <ME_Joint name="jb"><Joint_Limits vmax="-1"/></ME_Joint>
+  </ME_Body>
+  <ME_Body name="c" parent="nobody"/>
+  <ME_Body name="d" parent="b">
+    <Mass_Properties mass="-2"/>
+  </ME_Body>
+  <ME_Body name="e" parent="d">
+    <ME_Joint name="je"><Joint_Constraint expr="2*jx"/></ME_Joint>
+  </ME_Body>
+</Mechanism_Model>
+"""
+
+
+def test_check_lists_every_semantic_problem_with_its_line(capsys, tmp_path):
+    path = tmp_path / "several.xml"
+    path.write_text(SEVERAL_PROBLEMS)
+    code, out, err = call(capsys, "check", str(path))
+    assert code == 1
+    lines = err.strip().splitlines()
+    expected = [(3, "unknown name 'nonsense'"), (6, "vmax"), (8, "parent 'nobody'"), (10, "negative mass"),
+                (13, "jx")]
+    assert len(lines) == len(expected), err
+    for line, (n, what) in zip(lines, expected):
+        assert line.startswith(f"{path}:{n}: ") and what in line, line
+
+
+def test_check_lists_every_bad_row_of_a_dh_table(capsys, tmp_path):
+    path = tmp_path / "rows.dh"
+    path.write_text("convention craig\nl1 j1 revolute 0 0 0 0\nl2 j2 revolute x 0 0 0\nl3 j3 revolute 0 0\n"
+                    "l4 j4 ball 0 0 0 0\nl5 j5 revolute 0 0 0 0\n")
+    code, out, err = call(capsys, "check", str(path))
+    assert code == 1
+    assert [ln.split(": ")[0] for ln in err.strip().splitlines()] == [f"{path}:{n}" for n in (3, 4, 5)]

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import sys
-
-from ..errors import MechanismModelError, ModelFileError
 
 
 def add_parser(subparsers):
@@ -43,23 +40,13 @@ def dtd_problems(path: str) -> list[str]:
 
 
 def check_file(path: str) -> list[str]:
-    """Problems of one model file (empty when it loads): DTD violations first, then the loader's error."""
+    """Problems of one model file (empty when it loads), each as ``file:line: message``."""
     return check(path)[0]
 
 
 def check(path: str):
-    """``(problems, mechanism or None)`` of one model file."""
-    from ..io import claraty_extensions, load_model
+    """``(problems as text, mechanism or None)`` of one model file (:func:`mechanism_model_core.io.check`)."""
+    from ..io.check import check_model
 
-    if not os.path.exists(path):
-        return [f"{path}: no such file"], None
-    try:
-        if path.lower().endswith(claraty_extensions()):
-            problems = dtd_problems(path)
-            if problems:
-                return problems, None
-        return [], load_model(path)
-    except ModelFileError as exc:
-        return [str(exc)], None
-    except MechanismModelError as exc:
-        return [f"{path}: {exc}"], None
+    problems, mech = check_model(path)
+    return [str(p) for p in problems], mech

@@ -25,5 +25,7 @@ COMMANDS = (
     "collision-matrix",
     "demo",
     "serve",
+    "call",
+    "echo",
     "models",
 )

@@ -68,6 +68,7 @@ class _Reader:
         self.constants = dict(CONSTANTS)
         self.lines = SourceLines()
         self.budget = budget if budget is not None else limits.Budget()
+        self.problems: list | None = None   # check mode: element errors collected here, reading goes on
         self.cache = {} if cache is None else cache     # attached files read so far: realpath -> Mechanism
 
     # ------------------------------------------------------------------ helpers
@@ -166,32 +167,16 @@ class _Reader:
         for el in root:
             if not isinstance(el.tag, str):
                 continue
-            if el.tag == "Constant":
-                cname = el.get("name")
-                if not cname.isidentifier():
-                    raise self.error(el, f"constant name {cname!r} is not an identifier")
-                if cname in CONSTANTS:
-                    raise self.error(el, f"constant {cname!r} is built in ({CONSTANTS[cname]!r}) and cannot be "
-                                         f"redefined")
-                if cname in self.constants:
-                    raise self.error(el, f"constant {cname!r} is defined twice")
-                self.constants[cname] = self.num(el, "value")
-            elif el.tag == "ME_Body" and el.get("name") == b.ground:
-                if self.ground_el is not None:
-                    raise self.error(el, f"the ground body {b.ground!r} is described twice")
-                if el.find("ME_Joint") is not None or any(f.get("type") == "reference"
-                                                            for f in el.findall("Frame")):
-                    raise self.error(el, f"the ground body {b.ground!r} cannot have a joint or a reference "
-                                         f"frame")
-                self.ground_el = el
-            elif el.tag == "ME_Body":
-                self.body(el, b, paul_distal, zp_body_to_joint)
-            elif el.tag == "Attach":
-                self.attach(el, b)
-            elif el.tag == "Block_DH":
-                self.blocks(root, el, b)
-            elif el.tag == "Collision_Matrix":
+            if el.tag == "Collision_Matrix":
                 matrix_el = el
+                continue
+            try:
+                self.element(el, root, b, paul_distal, zp_body_to_joint)
+            except ModelFileError as exc:
+                if self.problems is None or isinstance(exc, limits.ReadLimitExceeded):
+                    raise
+                self.problems.append(exc)           # check mode: note it, keep reading
+                self.placeholder(el, b)
         try:
             m = b.build()
         except ModelStructureError as exc:
@@ -227,6 +212,45 @@ class _Reader:
         meta = dict(m.metadata)
         meta["collision_matrix"] = spec
         return Mechanism(m.name, list(m.bodies), m.ground, m.source, meta)
+
+    def element(self, el, root, b: MechanismBuilder, paul_distal, zp_body_to_joint) -> None:
+        """Read one top-level element into ``b``."""
+        if el.tag == "Constant":
+            cname = el.get("name")
+            if not cname.isidentifier():
+                raise self.error(el, f"constant name {cname!r} is not an identifier")
+            if cname in CONSTANTS:
+                raise self.error(el, f"constant {cname!r} is built in ({CONSTANTS[cname]!r}) and cannot be "
+                                     f"redefined")
+            if cname in self.constants:
+                raise self.error(el, f"constant {cname!r} is defined twice")
+            self.constants[cname] = self.num(el, "value")
+        elif el.tag == "ME_Body" and el.get("name") == b.ground:
+            if self.ground_el is not None:
+                raise self.error(el, f"the ground body {b.ground!r} is described twice")
+            if el.find("ME_Joint") is not None or any(f.get("type") == "reference"
+                                                        for f in el.findall("Frame")):
+                raise self.error(el, f"the ground body {b.ground!r} cannot have a joint or a reference "
+                                     f"frame")
+            self.ground_el = el
+        elif el.tag == "ME_Body":
+            self.body(el, b, paul_distal, zp_body_to_joint)
+        elif el.tag == "Attach":
+            self.attach(el, b)
+        elif el.tag == "Block_DH":
+            self.blocks(root, el, b)
+
+    def placeholder(self, el, b: MechanismBuilder) -> None:
+        """Check mode: a body that failed still exists (fixed, at its parent's origin), so that what refers
+        to it is checked on its own merits instead of failing too."""
+        name, parent = el.get("name"), el.get("parent")
+        if el.tag != "ME_Body" or not name or b.has_body(name) or name == b.ground:
+            return
+        try:
+            b.add_body(name, parent if parent is not None and b.has_body(parent) else None,
+                       Joint.fixed(f"{name}_joint"))
+        except MechanismModelError:
+            pass
 
     def with_ground(self, m: Mechanism, el) -> Mechanism:
         """``m`` rebuilt with the ground body's own frames, mass and shapes from ``el``."""
@@ -265,7 +289,7 @@ class _Reader:
         name = el.get("name")
         problem = self.budget.add_bodies(1)
         if problem:
-            raise self.error(el, problem)
+            raise limits.ReadLimitExceeded(problem, self.path, el.sourceline)
         parent = el.get("parent")
         if parent is not None and not b.has_body(parent):
             raise self.error(el, f"body {name!r}: parent {parent!r} is not defined above it")
@@ -456,7 +480,7 @@ class _Reader:
     def attach(self, el, b: MechanismBuilder):
         problem = self.budget.depth_problem(self.depth) or self.budget.add_attachment()
         if problem:
-            raise self.error(el, problem)
+            raise limits.ReadLimitExceeded(problem, self.path, el.sourceline)
         rel = el.get("file")
         path = rel if os.path.isabs(rel) else os.path.join(os.path.dirname(self.path), rel)
         if not os.path.exists(path):
@@ -476,7 +500,7 @@ class _Reader:
             self.cache[key] = app
         problem = self.budget.add_bodies(len(app.bodies) - 1)
         if problem:
-            raise self.error(el, problem)
+            raise limits.ReadLimitExceeded(problem, self.path, el.sourceline)
         tel = el.find("Transform")
         placement = None if tel is None else self.transform(tel)
         try:
@@ -548,6 +572,21 @@ def _split_top_level_commas(text: str) -> list[str]:
 def load_claraty_xml(path, name: str | None = None) -> Mechanism:
     """Load a CLARAty Mechanism Model XML file (corrected format v1) into a Mechanism."""
     return _Reader(os.fspath(path)).read(name)
+
+
+def claraty_xml_problems(path):
+    """``(problems, mechanism or None)``: every problem of a CLARAty XML file as :class:`ModelFileError` s
+    (empty when it loads). Each top-level element that fails is reported and reading goes on (a body that
+    failed stands in as a fixed body, so what refers to it is still checked); then what building the whole
+    finds."""
+    reader = _Reader(os.fspath(path))
+    reader.problems = []
+    m = None
+    try:
+        m = reader.read()
+    except ModelFileError as exc:
+        reader.problems.append(exc)
+    return reader.problems, (None if reader.problems else m)
 
 
 def validate_claraty_xml(path) -> None:

@@ -120,7 +120,7 @@ def zero_position_placement(parent_to_joint, parent_body_to_joint) -> np.ndarray
     return translation(*(np.asarray(parent_to_joint, float) - np.asarray(parent_body_to_joint, float)))
 
 
-def load_dh_table(path, name: str | None = None):
+def load_dh_table(path, name: str | None = None, problems: list | None = None):
     """Load a ``.dh`` text table into a Mechanism.
 
     Format (``#`` starts a comment; values may be expressions such as ``M_PI/2``)::
@@ -131,7 +131,8 @@ def load_dh_table(path, name: str | None = None):
         link1   j1     revolute  0     0       0     0      -M_PI  M_PI
         link2   j2     revolute  0    -M_PI/2  0     0
 
-    Errors name the file and line.
+    Errors name the file and line. With a list as ``problems`` (check mode) every bad row is appended to it
+    and reading goes on; the mechanism is then built from the good rows.
     """
     from ..builder import MechanismBuilder
     from . import limits, validation
@@ -148,22 +149,24 @@ def load_dh_table(path, name: str | None = None):
     except UnicodeDecodeError as exc:
         line = read_limited(path)[:exc.start].count(b"\n") + 1
         raise ModelFileError("not UTF-8 text (a D-H table is a text file)", path, line) from None
-    for lineno, raw in enumerate(text.splitlines(), 1):
+
+    def row_of(lineno, raw):
+        nonlocal convention, mech_name
         line = raw.split("#", 1)[0].strip()
         if not line:
-            continue
+            return
         parts = line.split()
         key = parts[0].lower()
         if key == "convention":
             if len(parts) != 2 or parts[1].lower() not in ("craig", "paul"):
                 raise ModelFileError("expected 'convention craig' or 'convention paul'", path, lineno)
             convention = parts[1].lower()
-            continue
+            return
         if key == "name":
             if len(parts) != 2:
                 raise ModelFileError("expected 'name <mechanism name>'", path, lineno)
             mech_name = name or parts[1]
-            continue
+            return
         if len(parts) not in (7, 9):
             raise ModelFileError(f"a D-H row has 7 or 9 columns (body joint type a alpha d theta "
                                  f"[lower upper]), found {len(parts)}", path, lineno)
@@ -180,10 +183,18 @@ def load_dh_table(path, name: str | None = None):
             row["lower"], row["upper"] = validation.position_limit(vals[4]), validation.position_limit(vals[5])
         problem = budget.add_bodies(1)
         if problem:
-            raise ModelFileError(problem, path, lineno)
+            raise limits.ReadLimitExceeded(problem, path, lineno)
         rows.append(row)
         lines.note("body", parts[0], lineno)
         lines.note("joint", parts[1], lineno)
+
+    for lineno, raw in enumerate(text.splitlines(), 1):
+        try:
+            row_of(lineno, raw)
+        except ModelFileError as exc:
+            if problems is None or isinstance(exc, limits.ReadLimitExceeded):
+                raise
+            problems.append(exc)        # check mode: note it, read on
     if convention is None:
         raise ModelFileError("missing 'convention craig|paul' line", path)
     if not rows:
@@ -196,3 +207,15 @@ def load_dh_table(path, name: str | None = None):
     except MechanismModelError as exc:
         raise lines.file_error(exc, path) from None
     return m
+
+
+def dh_table_problems(path):
+    """``(problems, mechanism or None)``: every problem of a ``.dh`` table as :class:`ModelFileError` s
+    (empty when it loads)."""
+    problems: list = []
+    m = None
+    try:
+        m = load_dh_table(path, problems=problems)
+    except ModelFileError as exc:
+        problems.append(exc)
+    return problems, (None if problems else m)

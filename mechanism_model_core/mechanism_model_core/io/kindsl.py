@@ -280,7 +280,7 @@ def _read(text: str, file: str, parameters: dict | None, name: str | None) -> Me
         if node.data in ("base", "link"):
             problem = budget.add_bodies(1)
             if problem:
-                raise ev.error(node, problem)
+                raise limits.ReadLimitExceeded(problem, file, _pos(node)[0])
             lname = str(node.children[0])
             if lname in links:
                 raise ev.error(node, f"link {lname!r} is defined twice")

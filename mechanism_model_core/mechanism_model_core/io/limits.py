@@ -20,6 +20,8 @@ import contextlib
 import threading
 from dataclasses import dataclass
 
+from ..errors import UnsafeModelFileError
+
 
 @dataclass(frozen=True)
 class ReadLimits:
@@ -36,6 +38,10 @@ class ReadLimits:
     max_bodies: int = 5_000
     max_attachments: int = 1_000
     max_include_depth: int = 16
+
+
+class ReadLimitExceeded(UnsafeModelFileError):
+    """A read crossed one of the caps (the error names the file and line of the element that did)."""
 
 
 #: The caps used when a read is given none.

@@ -301,7 +301,7 @@ class _Reader:
         for lel in root.findall("link"):
             problem = budget.add_bodies(1)
             if problem:
-                raise self.error(lel, problem)
+                raise limits.ReadLimitExceeded(problem, self.file, lel.sourceline)
             lname = lel.get("name")
             if not lname:
                 raise self.error(lel, "<link> needs a name")

@@ -1,0 +1,42 @@
+"""Every problem of a model file at once (``mechanism-model check``), not only the first.
+
+CLARAty XML: every DTD violation; when the file matches the DTD, every element that fails to read (reading
+goes on past each) and what building the whole finds. D-H tables: every bad row. URDF and KinDSL: the first
+error (their readers stop there).
+"""
+
+from __future__ import annotations
+
+import os
+
+from ..errors import MechanismModelError, ModelFileError
+
+
+def check_model(path):
+    """``(problems, mechanism or None)`` for the model file ``path``; each problem a
+    :class:`~mechanism_model_core.errors.ModelFileError` naming the file and line."""
+    from . import claraty_extensions, load_model
+
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        return [ModelFileError("no such file", path)], None
+    try:
+        if path.lower().endswith(claraty_extensions()) and not os.path.isdir(path):
+            from .claraty_xml import DTD_PATH, claraty_xml_problems
+            from .safe_xml import dtd_errors, parse_file
+
+            root = parse_file(path)
+            if root.tag == "Mechanism_Model":
+                errors = dtd_errors(root, DTD_PATH)
+                if errors:
+                    return [ModelFileError(message, path, line) for line, message in errors], None
+                return claraty_xml_problems(path)
+        if path.lower().endswith(".dh"):
+            from .dh import dh_table_problems
+
+            return dh_table_problems(path)
+        return [], load_model(path)
+    except ModelFileError as exc:
+        return [exc], None
+    except MechanismModelError as exc:
+        return [ModelFileError(str(exc), path)], None
