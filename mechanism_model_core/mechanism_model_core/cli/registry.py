@@ -22,7 +22,10 @@ COMMANDS = (
     "statics",
     "convert",
     "render",
+    "collision-matrix",
     "demo",
     "serve",
+    "call",
+    "echo",
     "models",
 )
