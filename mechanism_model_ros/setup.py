@@ -41,6 +41,7 @@ setup(
     python_requires=">=3.10",
     install_requires=["mechanism_model_core", "numpy>=1.21", "scipy>=1.8", "pyyaml>=5.4"],
     extras_require={"cyclone": ["cyclonedds>=0.10.5", "rosbags>=0.10"]},
+    tests_require=["pytest"],       # `colcon test` runs the package's test/ with pytest (setup.cfg)
     zip_safe=False,
     maintainer="mechanism_model developers",
     maintainer_email="mechanism-model@example.org",

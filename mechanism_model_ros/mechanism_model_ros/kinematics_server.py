@@ -1,5 +1,6 @@
-"""Kinematics server: ``compute_fk``, ``compute_jacobian``, ``compute_ik`` and ``compute_cartesian_path``
-(:mod:`.cartesian_path_service`) on the loaded mechanism.
+"""Kinematics server: ``compute_fk``, ``compute_jacobian``, ``compute_ik``, ``compute_cartesian_path``
+(:mod:`.cartesian_path_service`) and ``check_state_validity`` (:mod:`.state_validity`, with the bounding
+shapes on ``collision_shapes``) on the loaded mechanism.
 
 Shapes follow MoveIt's GetPositionFK / GetPositionIK (``mechanism_model_msgs/srv/*``), error codes are
 MoveIt's values, read from ``ErrorCodes.msg`` (:mod:`.error_codes`, which also maps exceptions to codes). Joint values come from the request; joints the request leaves out take the latest
@@ -18,7 +19,8 @@ INVALID_GOAL_CONSTRAINTS     IK: no constraint, mismatched ik_link_names/pose_st
                              tolerances, negative or non-finite timeout, more than MAX_LIST_ENTRIES
                              ik_link_names or constraints
 INVALID_GROUP_NAME (-15)     IK: ``active_joints`` names an unknown joint coordinate
-TIMED_OUT (-6)               IK: the time budget ran out
+TIMED_OUT (-6)               IK: the time budget ran out (counted from the request's arrival)
+SERVER_BUSY (-50)            IK: ``ik_max_concurrent`` requests running and ``ik_max_queued`` waiting
 NO_IK_SOLUTION (-31)         IK: the solver converged to no solution within tolerance
 FAILURE (99999)              more than MAX_LIST_ENTRIES fk_link_names; an unknown Jacobian convention;
                              anything else (the message says what)
@@ -45,7 +47,7 @@ from .conversions import (BadMessage, constraint_from, duration_seconds, fill_jo
 from .cartesian_path_service import CartesianPathService
 from .error_codes import ErrorCodes, RequestError, code_for
 from .joint_state_cache import JointStateCache
-from .transports.base import RateLimitedLogger, Transport
+from .transports.base import RateLimitedLogger, Transport, request_arrival
 
 # the codes by name, for code that imported them from here
 SUCCESS = ErrorCodes.SUCCESS
@@ -76,11 +78,18 @@ class KinematicsServer:
         self.frame_prefix = str(transport.get_parameter("frame_prefix", ""))
         self.ik_timeout = float(transport.get_parameter("ik_timeout", 1.0))
         self.max_ik_timeout = float(transport.get_parameter("max_ik_timeout", 10.0))
+        self.ik_max_concurrent = int(transport.get_parameter("ik_max_concurrent", 2))
+        self.ik_max_queued = int(transport.get_parameter("ik_max_queued", 8))
+        if self.ik_max_concurrent < 1 or self.ik_max_queued < 0:
+            raise ValueError(f"parameters ik_max_concurrent (>= 1) and ik_max_queued (>= 0) got "
+                             f"{self.ik_max_concurrent}, {self.ik_max_queued}")
+        self.busy = 0
         self.log = transport.get_logger()
         self.warn = RateLimitedLogger(self.log)
         self._coords = set(mechanism.coordinate_names)
         self.joint_states = joint_states if joint_states is not None else JointStateCache(transport, mechanism)
-        self.calls = {"compute_fk": 0, "compute_jacobian": 0, "compute_ik": 0, "compute_cartesian_path": 0}
+        self.calls = {"compute_fk": 0, "compute_jacobian": 0, "compute_ik": 0, "compute_cartesian_path": 0,
+                      "check_state_validity": 0}
         self.failures = 0
         # load the IK solvers (and the LAPACK bindings they use, ~0.1 s) now rather than in the first call
         from mechanism_model_core import ik_solvers  # noqa: F401
@@ -90,11 +99,21 @@ class KinematicsServer:
                                      self._guard("compute_fk", self.compute_fk)),
             transport.create_service("compute_jacobian", "mechanism_model_msgs/srv/ComputeJacobian",
                                      self._guard("compute_jacobian", self.compute_jacobian)),
+            # IK is the one expensive service: its own bounded share of threads and queue, the excess
+            # refused with SERVER_BUSY at once, so FK/Jacobian stay fast while IK is saturated
             transport.create_service("compute_ik", "mechanism_model_msgs/srv/ComputeIK",
-                                     self._guard("compute_ik", self.compute_ik)),
+                                     self._guard("compute_ik", self.compute_ik),
+                                     concurrency=self.ik_max_concurrent, queue=self.ik_max_queued,
+                                     busy=self._busy("compute_ik")),
             transport.create_service("compute_cartesian_path", "mechanism_model_msgs/srv/ComputeCartesianPath",
                                      self._guard("compute_cartesian_path", CartesianPathService(self))),
         ]
+        # state validity and the bounding-shape markers (state_validity.py)
+        from .state_validity import StateValidity
+        self.state_validity = StateValidity(self)
+        self.services.append(transport.create_service(
+            "check_state_validity", "mechanism_model_msgs/srv/CheckStateValidity",
+            self._guard("check_state_validity", self.state_validity.check)))
 
     # ------------------------------------------------------------------ state
     def on_joint_state(self, msg) -> None:
@@ -140,6 +159,16 @@ class KinematicsServer:
                 self._fail(service, response, *code_for(exc))
             return response
         return handler
+
+    def _busy(self, service: str):
+        def busy(request, response):
+            self.calls[service] += 1
+            self.busy += 1
+            self._fail(service, response, ErrorCodes.SERVER_BUSY,
+                       f"{service} is busy: {self.ik_max_concurrent} requests running and {self.ik_max_queued} "
+                       f"queued; retry later")
+            return response
+        return busy
 
     def _fail(self, service, response, code, message):
         self.failures += 1
@@ -212,6 +241,11 @@ class KinematicsServer:
         if not math.isfinite(timeout) or timeout < 0:
             raise RequestError(INVALID_GOAL_CONSTRAINTS, "timeout must be a non-negative duration")
         timeout = min(timeout or self.ik_timeout, self.max_ik_timeout)
+        # the budget counts from the request's arrival: time spent queued behind other IK requests is spent
+        queued = time.monotonic() - request_arrival()
+        if queued >= timeout:
+            raise RequestError(TIMED_OUT, f"IK timed out after {queued:.3f} s in the queue (timeout {timeout} s)")
+        timeout -= queued
         tolerances = {}
         for i, c in enumerate(req.constraints):
             for field in ("position_tolerance", "orientation_tolerance"):
@@ -227,6 +261,8 @@ class KinematicsServer:
             tolerances["tol_orientation"] = min(to)
         t0 = time.monotonic()
         try:
+            if getattr(req, "avoid_collisions", False):     # MoveIt's flag (collision extra needed)
+                tolerances["avoid_collisions"] = True
             result = solve_ik(self.mechanism, constraints, q0, timeout=timeout, locked=locked, **tolerances)
         except UnknownFrame as exc:
             raise RequestError(INVALID_LINK_NAME, str(exc)) from None
@@ -242,6 +278,8 @@ class KinematicsServer:
             return
         reason = str(getattr(result, "reason", "") or "")
         detail = str(getattr(result, "message", "") or "")
+        if reason == "collision":
+            raise RequestError(NO_IK_SOLUTION, f"no collision-free IK solution: {detail}".strip())
         if reason == "timeout":
             raise RequestError(TIMED_OUT, f"IK timed out after {elapsed:.3f} s {detail}".strip())
         raise RequestError(NO_IK_SOLUTION, f"no IK solution ({reason}) {detail}".strip())
@@ -281,7 +319,7 @@ class KinematicsServer:
         """This node's part of ``serve``'s status line."""
         c = self.calls
         return f"service calls: " + ", ".join(f"{k.replace('compute_', '')} {v}" for k, v in c.items()) + \
-            f" (failed {self.failures})"
+            f" (failed {self.failures}, busy {self.busy})"
 
 
 def _check_length(items, field: str, code: int) -> None:

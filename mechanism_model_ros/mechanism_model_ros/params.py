@@ -44,13 +44,43 @@ def node_fqn(node_name: str, namespace: str = "/") -> str:
     return f"{ns}/{node_name}"
 
 
+class ParameterFileError(ValueError):
+    """A parameter file that cannot be read or is not a ROS 2 parameter file; the message names the file
+    (and the line, for YAML syntax errors)."""
+
+
+def read_parameter_file(path: str) -> dict:
+    """The YAML mapping of a ROS 2 parameter file; :class:`ParameterFileError` when it is missing,
+    unreadable, not YAML or not a mapping."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = yaml.safe_load(fh)
+    except FileNotFoundError:
+        raise ParameterFileError(f"parameter file {path!r} does not exist") from None
+    except IsADirectoryError:
+        raise ParameterFileError(f"parameter file {path!r} is a directory") from None
+    except OSError as exc:
+        raise ParameterFileError(f"cannot read parameter file {path!r}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ParameterFileError(f"parameter file {path!r} is not UTF-8 text (byte {exc.start})") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f", line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ParameterFileError(f"parameter file {path!r}{where}: not valid YAML ({problem})") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ParameterFileError(f"parameter file {path!r}: a ROS parameter file is a mapping of node names "
+                                 f"to {{ros__parameters: ...}}, got a {type(data).__name__}")
+    return data
+
+
 def load_parameter_file(path: str, node_name: str, namespace: str = "/") -> dict:
     """``{parameter: value}`` for ``node_name`` in ``namespace`` from a ROS 2 parameter file; nested keys are
-    joined with dots as in ROS (``ik.timeout``)."""
-    with open(path, encoding="utf-8") as fh:
-        data = yaml.safe_load(fh) or {}
-    if not isinstance(data, dict):
-        raise ValueError(f"{path}: a ROS parameter file is a mapping of node names")
+    joined with dots as in ROS (``ik.timeout``). :class:`ParameterFileError` for a file that cannot be
+    used."""
+    data = read_parameter_file(path)
     fqn = node_fqn(node_name, namespace)
     out: dict = {}
     for key, params in _sections(data):
@@ -112,4 +142,7 @@ def parse_override(text: str) -> tuple[str, object]:
     if ":=" not in text:
         raise ValueError(f"parameter override {text!r} must look like name:=value")
     name, value = text.split(":=", 1)
-    return name.strip(), yaml.safe_load(value)
+    try:
+        return name.strip(), yaml.safe_load(value)
+    except yaml.YAMLError:
+        raise ValueError(f"parameter override {text!r}: the value is not valid YAML") from None

@@ -1,8 +1,9 @@
 """``mechanism-model serve``: the state publisher and the kinematics server in one process.
 
-Over the Cyclone transport by default (no ROS installation needed), on the robot library's default model
-or ``--model``; prints a status line (joint-state messages in, transforms out, service calls) every few
-seconds. With ``--transport rclpy`` (or ``auto`` on a machine with ROS 2) the same nodes run on rclpy.
+On rclpy where rclpy imports (a sourced ROS 2: ``ros2 run mechanism_model_ros mechanism-model-serve``), else
+over the Cyclone transport (no ROS installation needed) -- ``--transport auto``, the default; on the robot
+library's default model or ``--model``; prints a status line (joint-state messages in and dropped, transforms
+out, service calls) every few seconds.
 
 The core's ``mechanism-model`` command delegates its ``serve`` subcommand here
 (:func:`main` takes the arguments after ``serve``).
@@ -23,11 +24,11 @@ NODE_NAMES = DEFAULT_NODES
 
 
 def build_parser(prog: str = "mechanism-model serve", nodes=NODE_NAMES,
-                 default_transport: str = "cyclone") -> argparse.ArgumentParser:
+                 default_transport: str = "auto") -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog=prog,
-        description="Run the mechanism_model ROS 2 nodes (" + ", ".join(nodes) + ") over plain Cyclone DDS "
-                    "(default) or rclpy. Honours ROS_DOMAIN_ID, ROS_AUTOMATIC_DISCOVERY_RANGE, "
+        description="Run the mechanism_model ROS 2 nodes (" + ", ".join(nodes) + ") over rclpy (where it "
+                    "imports: a sourced ROS 2) or plain Cyclone DDS. Honours ROS_DOMAIN_ID, ROS_AUTOMATIC_DISCOVERY_RANGE, "
                     "ROS_LOCALHOST_ONLY, ROS_STATIC_PEERS and CYCLONEDDS_URI like rmw_cyclonedds.")
     p.add_argument("--model", help="model file or robot-library name (default: the library's default "
                                    "model, or the 'model' parameter)")
@@ -65,6 +66,17 @@ def _parameters(args, node_name: str) -> dict:
     return params
 
 
+def resolve_transport(kind: str) -> str:
+    """``auto`` -> ``rclpy`` where rclpy imports (a sourced ROS 2), else ``cyclone``; others unchanged."""
+    if kind != "auto":
+        return kind
+    try:
+        import rclpy  # noqa: F401
+        return "rclpy"
+    except Exception:       # not installed, or built for another Python
+        return "cyclone"
+
+
 def status_line(nodes: dict, joint_states=None) -> str:
     """One line: the joint-state cache's counts, then each node's ``status()``."""
     parts = [joint_states.status()] if joint_states is not None else []
@@ -76,7 +88,7 @@ def status_line(nodes: dict, joint_states=None) -> str:
 
 
 def run_nodes(argv=None, nodes=NODE_NAMES, prog: str = "mechanism-model serve",
-              default_transport: str = "cyclone") -> int:
+              default_transport: str = "auto") -> int:
     """Run ``nodes`` in this process. Arguments after ``--ros-args`` go to rclpy untouched (as
     ``ros2 run``/``ros2 launch`` pass them)."""
     parser = build_parser(prog, nodes, default_transport)
@@ -102,13 +114,12 @@ def run_nodes(argv=None, nodes=NODE_NAMES, prog: str = "mechanism-model serve",
     from .model_loading import load_robot_description, load_served_model, urdf_text_for
     from .transports.base import TransportError
 
-    kind = args.transport
-    if kind == "auto":
-        try:
-            import rclpy  # noqa: F401
-            kind = "rclpy"
-        except ImportError:
-            kind = "cyclone"
+    try:
+        parameters = {name: _parameters(args, name) for name in nodes}
+    except ValueError as exc:           # a missing or malformed --params-file, a bad -p
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    kind = resolve_transport(args.transport)
 
     stop = threading.Event()
     spin_thread = None
@@ -124,7 +135,7 @@ def run_nodes(argv=None, nodes=NODE_NAMES, prog: str = "mechanism-model serve",
                 return 2
             ctx = CycloneContext()
             for name in nodes:
-                transports[name] = CycloneNode(name, args.namespace, _parameters(args, name), context=ctx)
+                transports[name] = CycloneNode(name, args.namespace, parameters[name], context=ctx)
         else:
             try:
                 from .transports.rclpy_transport import RclpyRuntime
@@ -133,7 +144,7 @@ def run_nodes(argv=None, nodes=NODE_NAMES, prog: str = "mechanism-model serve",
                 return 2
             runtime = RclpyRuntime(ros_args)
             for name in nodes:
-                transports[name] = runtime.node(name, args.namespace, _parameters(args, name))
+                transports[name] = runtime.node(name, args.namespace, parameters[name])
         try:
             model = transports[nodes[0]].get_parameter("model", args.model or "")
             description = transports[nodes[0]].get_parameter("robot_description", "")

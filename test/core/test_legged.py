@@ -13,7 +13,8 @@ import pytest
 from mechanism_model_core import InvalidConfiguration, load_model
 from mechanism_model_core.kinematics import forward_kinematics
 from mechanism_model_core.library import model_path
-from mechanism_model_core.locomotion.legged import GaitInfeasible, LeggedLocomotorModel, YPPLegSolver
+from mechanism_model_core.locomotion.legged import (GaitInfeasible, LeggedLocomotorModel, YPPLegSolver,
+                                                   load_legged)
 from mechanism_model_core.statics import center_of_mass, support_polygon_margin
 from mechanism_model_core.terrain import HeightField
 
@@ -235,3 +236,19 @@ def test_athlete_rolls(twist):
         axle = Tb[:3, :3].T @ fk.pose(w.drive_joint)[:3, :3] @ m.joint(w.drive_joint).axis
         v_wheel = rates[w.drive_joint] * w.radius * np.cross(axle, [0.0, 0.0, 1.0])
         np.testing.assert_allclose(v_wheel, v_body, atol=1e-9)
+
+
+def test_description_file_round_trip(tmp_path, athlete):
+    from mechanism_model_core import ModelFileError
+
+    f = tmp_path / "walker.xml"
+    athlete.save(f)
+    back = load_legged(f)                      # the mechanism from the file's model attribute
+    assert [l.name for l in back.legs] == [l.name for l in athlete.legs]
+    assert [l.foot for l in back.legs] == [l.foot for l in athlete.legs]
+    np.testing.assert_allclose(back.stand, athlete.stand)
+    text = f.read_text().replace('value="0.0"', 'value="abc"', 1)
+    f.write_text(text)
+    with pytest.raises(ModelFileError) as e:
+        load_legged(f, athlete.mechanism)
+    assert e.value.line is not None and e.value.line > 1 and "abc" in str(e.value)

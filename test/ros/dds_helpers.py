@@ -58,11 +58,19 @@ def configure_this_process(domain_id: int) -> None:
         os.environ.pop(k, None)
 
 
-def start_serve(domain_id: int, *args: str) -> subprocess.Popen:
+def start_serve(domain_id: int, *args: str, env: dict | None = None) -> subprocess.Popen:
+    """``serve`` over the Cyclone transport in its own process; ``env`` entries are added to its environment
+    (a value of None removes the variable)."""
+    e = dds_env(domain_id)
+    for k, v in (env or {}).items():
+        if v is None:
+            e.pop(k, None)
+        else:
+            e[k] = v
     return subprocess.Popen(
-        [sys.executable, "-m", "mechanism_model_ros.serve", "--status-period", "0", "--log-level",
-         "ERROR", *args],
-        env=dds_env(domain_id), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        [sys.executable, "-m", "mechanism_model_ros.serve", "--transport", "cyclone", "--status-period", "0",
+         "--log-level", "ERROR", *args],
+        env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
 def stop(proc: subprocess.Popen) -> tuple[str, str]:

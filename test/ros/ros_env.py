@@ -129,45 +129,54 @@ def require(distro: str = "humble") -> None:
 
 
 def _sources_digest() -> str:
-    """Hash of what a workspace build installs (interfaces, package manifests, launch, config, models)."""
-    h = hashlib.sha256()
-    roots = [os.path.join(TOP, "mechanism_model_msgs"), os.path.join(TOP, "launch"), os.path.join(TOP, "config"),
-             os.path.join(TOP, "models")]
-    files = [os.path.join(TOP, p, f) for p in ("mechanism_model_core", "mechanism_model_ros")
-             for f in ("setup.py", "setup.cfg", "package.xml")]
-    for r in roots:
-        for dirpath, dirs, names in os.walk(r):
-            dirs.sort()
-            files += [os.path.join(dirpath, n) for n in sorted(names) if "__pycache__" not in dirpath]
-    for f in files:
+    """Hash of what a workspace build depends on: this checkout's path, the interface files and package
+    manifests (contents), and the names of the files installed into share/ (launch, config, models: the
+    workspace is built with --symlink-install, so edits to those files need no rebuild, new files do)."""
+    h = hashlib.sha256(TOP.encode())
+    content = [os.path.join(TOP, p, f) for p in ("mechanism_model_core", "mechanism_model_ros")
+               for f in ("setup.py", "setup.cfg", "package.xml")]
+    for dirpath, dirs, names in os.walk(os.path.join(TOP, "mechanism_model_msgs")):
+        dirs.sort()
+        content += [os.path.join(dirpath, n) for n in sorted(names)]
+    for f in content:
         if os.path.isfile(f):
             h.update(os.path.relpath(f, TOP).encode())
             with open(f, "rb") as fh:
                 h.update(hashlib.sha256(fh.read()).digest())
+    for r in ("launch", "config", "models"):
+        for dirpath, dirs, names in os.walk(os.path.join(TOP, r)):
+            dirs.sort()
+            for n in sorted(names):
+                if "__pycache__" not in dirpath:
+                    h.update(os.path.relpath(os.path.join(dirpath, n), TOP).encode())
     return h.hexdigest()[:16]
 
 
 def workspace(distro: str = "humble") -> str:
     """A colcon workspace (merged install) of ``mechanism_model_msgs`` (rosidl-generated for real),
-    ``mechanism_model_core`` and ``mechanism_model_ros`` built against ROS 2 ``distro``; returns its
-    directory (``<ws>/install/setup.bash``). Built once per source state and machine, under a lock, in
-    ``$MM_ROS_WS_CACHE`` (default: the system temporary directory); about 25 s."""
+    ``mechanism_model_core`` and ``mechanism_model_ros`` built against ROS 2 ``distro`` with
+    ``--symlink-install``; returns its directory (``<ws>/install/setup.bash``). Built once per checkout and
+    interface state (:func:`_sources_digest`), under a lock of its own, in ``$MM_ROS_WS_CACHE`` (default: the
+    system temporary directory); about 25 s on an idle machine."""
     require(distro)
     cache = os.environ.get("MM_ROS_WS_CACHE") or os.path.join(tempfile.gettempdir(), f"mm_ros_ws_{os.getuid()}")
     os.makedirs(cache, exist_ok=True)
     ws = os.path.join(cache, f"{distro}-{_sources_digest()}")
     done = os.path.join(ws, ".built")
-    with open(os.path.join(cache, f"{distro}.lock"), "w") as lock:
+    digest = os.path.basename(ws)
+    with open(os.path.join(cache, f"{digest}.lock"), "w") as lock:   # builds of other states run alongside
         fcntl.flock(lock, fcntl.LOCK_EX)
         if os.path.exists(done):
+            os.utime(done)
             return ws
+        _prune(cache, distro)
         shutil.rmtree(ws, ignore_errors=True)
         os.makedirs(ws)
         print(f"ros_env: colcon build of {', '.join(PACKAGES)} against ROS 2 {distro} in {ws} (~25 s)",
               file=sys.stderr, flush=True)
         env = _sourced(distro, None)
         cmd = ["colcon", "--log-base", os.path.join(ws, "log"), "build", "--base-paths", TOP,
-               "--packages-select", *PACKAGES, "--merge-install",
+               "--packages-select", *PACKAGES, "--merge-install", "--symlink-install",
                "--build-base", os.path.join(ws, "build"), "--install-base", os.path.join(ws, "install"),
                "--event-handlers", "console_direct-",
                "--cmake-args", "-DBUILD_TESTING=OFF", f"-DPython3_EXECUTABLE={ROS_PYTHON}",
@@ -175,11 +184,21 @@ def workspace(distro: str = "humble") -> str:
         p = subprocess.run(cmd, cwd=ws, env=env, capture_output=True, text=True, timeout=900)
         if p.returncode != 0:
             raise RuntimeError(f"colcon build failed:\n{p.stdout[-3000:]}\n{p.stderr[-3000:]}")
-        # the build dir is not needed after installing; keep the cache small
-        shutil.rmtree(os.path.join(ws, "build"), ignore_errors=True)
         with open(done, "w") as fh:
             fh.write(p.stdout[-2000:])
         return ws
+
+
+def _prune(cache: str, distro: str, keep_hours: float = 6.0) -> None:
+    """Remove this distribution's workspaces of other source states not used for ``keep_hours``."""
+    now = time.time()
+    for name in os.listdir(cache):
+        path = os.path.join(cache, name)
+        if name.startswith(distro + "-") and os.path.isdir(path):
+            stamp = os.path.join(path, ".built")
+            used = os.path.getmtime(stamp) if os.path.exists(stamp) else os.path.getmtime(path)
+            if now - used > keep_hours * 3600:
+                shutil.rmtree(path, ignore_errors=True)
 
 
 def domain() -> int:
@@ -301,12 +320,12 @@ def start_serve(domain_id: int, *args: str, distro: str = "humble", **extra) -> 
 
 
 def run(cmd: list[str], domain_id: int, distro: str = "humble", timeout: float = 60.0, input: str | None = None,
-        **extra) -> subprocess.CompletedProcess:
+        cwd: str | None = None, **extra) -> subprocess.CompletedProcess:
     """Run ``cmd`` to completion in the ROS environment (text output captured; no exception on failure)."""
     env = ros_env(domain_id, distro, **extra)
     try:
         return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout, input=input,
-                              start_new_session=True)
+                              start_new_session=True, cwd=cwd)
     except subprocess.TimeoutExpired as exc:
         return subprocess.CompletedProcess(cmd, -9, _text(exc.stdout), _text(exc.stderr) + f"\n(timed out "
                                                                                          f"after {timeout} s)")

@@ -172,3 +172,22 @@ def test_scaling_slows_the_trajectory(client):
     d_full = _seconds(full.solution.points[-1].time_from_start)
     d_slow = _seconds(slow.solution.points[-1].time_from_start)
     assert d_slow > 1.9 * d_full
+
+
+def test_avoid_collisions(client):
+    """avoid_collisions: with the collision module (and coal) every point is checked (the line is achieved, or
+    stops at a refused state with INVALID_MOTION_PLAN); without it the request is refused with FAILURE and a
+    reason, never silently ignored."""
+    _, T1 = _line_target()
+    rep = client.call(_request(client, [T1], avoid_collisions=True))
+    try:
+        from mechanism_model_core.collision import in_collision
+        in_collision(MODEL, MODEL.home)
+        available = True
+    except ImportError:
+        available = False
+    if available:      # achieved whole, or stopped at a state the collision check refuses (code and fraction)
+        assert (rep.error_code.val == 1 and rep.fraction == 1.0) or \
+            (rep.error_code.val == -2 and rep.fraction < 1 and "refused" in rep.message), rep.message
+    else:
+        assert rep.error_code.val == 99999 and "collision" in rep.message

@@ -194,3 +194,36 @@ def test_contact_constraint_plane_follows_the_axis():
     c.weights = [1.0, math.nan, 0, 0, 0, 0]
     with pytest.raises(BadMessage, match="weights"):
         constraint_from(c, "arm_turret", None, "constraints[0]")
+
+
+def test_ik_budget_counts_from_the_request_s_arrival(bus):
+    """A request that waited in the queue longer than its timeout is TIMED_OUT without solving."""
+    import time as _time
+    from mechanism_model_ros.transports import base
+    _served(bus, ("kinematics_server",))
+    server = bus.services["/compute_ik"]
+    from mechanism_model_ros.typegen import service_wire_class
+    req = service_wire_class("mechanism_model_msgs/srv/ComputeIK_Request")()
+    KC = __import__("mechanism_model_ros.typegen", fromlist=["message_class"]).message_class(
+        "mechanism_model_msgs/msg/KinematicConstraint")
+    req.constraints = [KC(link_name="arm_turret", kind=KC.POSITION)]
+    req.timeout.sec = 2
+    base._set_arrival(_time.monotonic() - 3.0)          # arrived 3 s ago, budget 2 s
+    try:
+        rep = server.handler(req, server.rep_cls())
+    finally:
+        base._set_arrival(None)
+    assert rep.error_code.val == -6 and "in the queue" in rep.message and rep.iterations == 0
+
+
+def test_ik_beyond_its_gate_is_answered_busy(bus):
+    served, nodes = _served(bus, ("kinematics_server",), {"ik_max_concurrent": 1, "ik_max_queued": 0})
+    svc = bus.services["/compute_ik"]
+    assert svc.gate.try_enter()                          # one request in flight
+    try:
+        client = _client(bus, "compute_ik", "mechanism_model_msgs/srv/ComputeIK")
+        rep = client.call(client.request())
+    finally:
+        svc.gate.leave()
+    assert rep.error_code.val == -50 and "busy" in rep.message
+    assert nodes["kinematics_server"].busy == 1

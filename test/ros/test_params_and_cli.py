@@ -128,3 +128,28 @@ def test_serve_reports_a_parameter_of_the_wrong_type():
                        env=dds_env(unique_domain_id()), capture_output=True, text=True, timeout=60)
     assert r.returncode == 2
     assert "'model'" in r.stderr and "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("content, expect", [
+    (None, "does not exist"),
+    ("a: [1, 2\n", "line 2 column 1: not valid YAML"),
+    ("- 1\n- 2\n", "a ROS parameter file is a mapping of node names"),
+    (b"\xff\xfe: 1\n", "is not UTF-8 text"),
+])
+def test_serve_with_a_missing_or_malformed_params_file_says_so_without_a_traceback(tmp_path, capsys, content,
+                                                                                    expect):
+    from mechanism_model_ros.serve import main
+    path = tmp_path / "params.yaml"
+    if isinstance(content, str):
+        path.write_text(content)
+    elif content is not None:
+        path.write_bytes(content)
+    assert main(["--params-file", str(path), "--transport", "cyclone", "--duration", "0.1"]) == 2
+    err = capsys.readouterr().err
+    assert expect in err and str(path) in err and "Traceback" not in err
+
+
+def test_serve_with_a_bad_override_says_so(capsys):
+    from mechanism_model_ros.serve import main
+    assert main(["-p", "ik_timeout:=[1,", "--transport", "cyclone", "--duration", "0.1"]) == 2
+    assert "not valid YAML" in capsys.readouterr().err

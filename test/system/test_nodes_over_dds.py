@@ -1,6 +1,7 @@
-"""The nodes over real Cyclone DDS (loopback, multicast off, unique domain): ``mechanism_model_ros.serve``
-runs in its own process on the default rover model; this side uses Cyclone DDS with message classes built
-from rosbags' definitions. Transforms and service answers are checked against the core's kinematics, IK
+"""The nodes over real DDS (loopback, multicast off, unique domain): ``mechanism_model_ros.serve`` runs in its
+own process on the default rover model, over the Cyclone transport and over rclpy on ROS 2 Humble and Jazzy
+(one set of tests, parametrized by the ``served`` fixture); this side uses Cyclone DDS with message classes
+built from rosbags' definitions, so over rclpy every test is also an interop test. Transforms and service answers are checked against the core's kinematics, IK
 solutions by forward kinematics."""
 
 import threading
@@ -21,21 +22,45 @@ MODEL = load_model(default_model_path())
 ARM = ["arm_yaw", "arm_shoulder", "arm_elbow", "arm_wrist", "arm_turret"]
 
 
-@pytest.fixture(scope="module")
-def served():
+from system.serving import TRANSPORTS, Server  # noqa: E402
+
+
+def _serve(transport, env=None):
     domain = unique_domain_id()
     configure_this_process(domain)
     from mechanism_model_ros.transports.cyclone import CycloneContext, CycloneNode
-    proc = start_serve(domain)
+    server = Server(transport, domain, env=env)
     ctx = CycloneContext(domain)
     node = CycloneNode("tester", context=ctx)
     fk = node.create_client("compute_fk", "mechanism_model_msgs/srv/ComputeFK")
-    assert fk.wait_for_service(30), "the server did not come up"
-    yield {"node": node, "ctx": ctx, "proc": proc, "domain": domain, "fk": fk}
-    node.close()
-    ctx.close()
-    out, err = stop(proc)
-    assert "Traceback" not in err, err
+    try:
+        assert fk.wait_for_service(60), "the server did not come up:\n" + server.stop()
+    except BaseException:
+        node.close()
+        ctx.close()
+        raise
+    return {"node": node, "ctx": ctx, "proc": server, "domain": domain, "fk": fk, "transport": transport}
+
+
+def _unserve(served):
+    served["node"].close()
+    served["ctx"].close()
+    text = served["proc"].stop()
+    assert "Traceback" not in text, text
+
+
+@pytest.fixture(scope="module", params=TRANSPORTS)
+def served(request):
+    s = _serve(request.param)
+    yield s
+    _unserve(s)
+
+
+@pytest.fixture(scope="module")
+def served_cyclone():
+    s = _serve("cyclone", env={"ROS_DISTRO": "jazzy"})      # ros_discovery_info in Jazzy's layout
+    yield s
+    _unserve(s)
 
 
 def _pose_to_matrix(p):
@@ -403,7 +428,8 @@ def test_a_repeated_stamp_is_not_published_again_and_its_values_follow(served):
                                        atol=1e-9, err_msg=f"{stamp} {c}")
 
 
-def test_four_bar_passive_joints_close_the_loop():
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_four_bar_passive_joints_close_the_loop(transport):
     """Only the crank is reported; the state publisher solves coupler and rocker so that, in the
     transforms it publishes, closure_a and closure_b coincide (the loop is closed), and the rocker angle
     matches the four-bar's closed-form solution."""
@@ -415,7 +441,7 @@ def test_four_bar_passive_joints_close_the_loop():
     domain = unique_domain_id()
     configure_this_process(domain)
     cfg = os.path.join(os.path.dirname(ROS_PKG), "config", "four_bar.yaml")
-    proc = start_serve(domain, "--params-file", cfg)
+    proc = Server(transport, domain, "--params-file", cfg)
     ctx = CycloneContext(domain)
     node = CycloneNode("fourbar_tester", context=ctx)
     try:
@@ -424,7 +450,7 @@ def test_four_bar_passive_joints_close_the_loop():
         tf_reader = node.create_subscription("/tf", "tf2_msgs/msg/TFMessage", qos.TF, tf.append)
         pub = node.create_publisher("joint_states", "sensor_msgs/msg/JointState", qos.DEFAULT)
         assert wait_for(lambda: pub.subscription_count >= 1 and static and tf_reader.get_matched_publications(),
-                        30)
+                        60), "the server did not come up"
         JS = node.message_class("sensor_msgs/msg/JointState")
         m = JS(name=["crank"], position=[math.pi / 2])
         m.header.stamp.sec = 1
@@ -454,11 +480,11 @@ def test_four_bar_passive_joints_close_the_loop():
     finally:
         node.close()
         ctx.close()
-        out, err = stop(proc)
-        assert "Traceback" not in err, err
+        text = proc.stop()
+    assert "Traceback" not in text, text
 
 
-def test_ros_discovery_info_lists_the_nodes_and_their_endpoints(served):
+def test_ros_discovery_info_lists_the_nodes_and_their_endpoints(served_cyclone):
     """What `ros2 node list` reads: the server's participant announces both nodes, and the writer GIDs of
     the state publisher include the GUID of the DDS writer of rt/tf (found through DDS discovery)."""
     from cyclonedds.builtin import BuiltinDataReader, BuiltinTopicDcpsPublication
@@ -467,7 +493,7 @@ def test_ros_discovery_info_lists_the_nodes_and_their_endpoints(served):
     from mechanism_model_ros.qos import QoS
     from mechanism_model_ros.transports.cyclone import _reader, dds_qos
     from mechanism_model_ros.typegen import message_class
-    ctx = served["ctx"]
+    ctx = served_cyclone["ctx"]
     Info = message_class("rmw_dds_common/msg/ParticipantEntitiesInfo", get_typestore(Stores.ROS2_JAZZY))
     reader = _reader(ctx.participant, Topic(ctx.participant, "ros_discovery_info", Info),
                      dds_qos(QoS(depth=1, transient_local=True)))

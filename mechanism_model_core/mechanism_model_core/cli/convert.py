@@ -8,8 +8,9 @@ from .common import load
 def add_parser(subparsers):
     sp = subparsers.add_parser("convert", help="convert between model formats",
                                description="Convert a model: reads CLARAty XML (.xml), URDF (.urdf), KinDSL "
-                                           "(.kindsl) and D-H tables (.dh); writes CLARAty XML (.xml) or URDF "
-                                           "(.urdf), chosen by the output file's extension.")
+                                           "(.kindsl) and D-H tables (.dh); writes CLARAty XML (.xml), URDF "
+                                           "(.urdf) or KinDSL (.kindsl: no limits, couplings or shapes), chosen "
+                                           "by the output file's extension.")
     sp.add_argument("input", metavar="IN")
     sp.add_argument("output", metavar="OUT")
     return sp

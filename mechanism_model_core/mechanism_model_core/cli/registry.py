@@ -22,8 +22,11 @@ COMMANDS = (
     "statics",
     "convert",
     "render",
+    "collision-matrix",
     "demo",
     "serve",
+    "call",
+    "echo",
     "models",
     "ros2-control",
 )

@@ -81,6 +81,7 @@ _WRITERS = {
     ".xml": ("claraty_xml", "save_claraty_xml"),
     ".mm": ("claraty_xml", "save_claraty_xml"),
     ".urdf": ("urdf", "save_urdf"),
+    ".kindsl": ("kindsl_writer", "save_kindsl"),
 }
 
 
@@ -89,15 +90,16 @@ def save_model(mechanism, path, format: str | None = None) -> None:
 
     The format follows ``format`` (``"xml"``/``"claraty"`` or ``"urdf"``) or the extension of ``path``:
     ``.xml`` writes CLARAty Mechanism Model XML (everything the model holds), ``.urdf`` writes URDF for
-    ``robot_description``. ``mechanism.save(path)`` does the same.
+    ``robot_description``, ``.kindsl`` writes RobCoGen KinDSL (what it can hold: :mod:`.kindsl_writer`). ``mechanism.save(path)`` does the same.
     """
     import importlib
 
     path = os.fspath(path)
     if format is not None:
-        key = {"xml": ".xml", "claraty": ".xml", "claraty_xml": ".xml", "urdf": ".urdf"}.get(format.lower())
+        key = {"xml": ".xml", "claraty": ".xml", "claraty_xml": ".xml", "urdf": ".urdf",
+               "kindsl": ".kindsl"}.get(format.lower())
         if key is None:
-            raise ModelFileError(f"unknown output format {format!r} (known: xml, urdf)", path)
+            raise ModelFileError(f"unknown output format {format!r} (known: xml, urdf, kindsl)", path)
     else:
         key = os.path.splitext(path)[1].lower()
         if key not in _WRITERS:

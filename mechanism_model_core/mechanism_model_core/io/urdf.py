@@ -22,7 +22,9 @@ Import (:func:`load_urdf`, :func:`loads_urdf`)
     * ``inertial``: URDF gives the inertia about the centre of mass in the inertial frame's axes; it is
       rotated into body axes (our :class:`MassProperties` convention).
     * ``collision`` primitives (box, cylinder, sphere) become bounding shapes; meshes are kept as references
-      with their scale. ``visual`` geometry is ignored; the first visual mesh is kept as the body's graphics
+      with their scale, resolved (``package://`` through ``ROS_PACKAGE_PATH``, the ament index and the
+      file's folder; relative names through the file's folder) when found; a mesh that cannot be found or
+      read is reported, with this file's line, when a collision model is built (kinematics do not need it). ``visual`` geometry is ignored; the first visual mesh is kept as the body's graphics
       reference.
     * Errors name the file and line: unknown parent/child links, a link with two parents, cycles, several
       roots, unknown joint types, bad numbers.
@@ -42,7 +44,7 @@ Export (:func:`to_urdf`, :func:`save_urdf`)
     * couplings become ``mimic`` where the expression is affine in a single single-DOF joint; other
       couplings are listed in an XML comment (URDF cannot express them);
     * bounding shapes become both ``collision`` and ``visual`` primitives, so RViz shows something without
-      meshes.
+      meshes; capsules and cones (which URDF lacks) as their enclosing cylinders, convex hulls as their mesh.
 
     :func:`load_urdf` recognises these patterns (chains named ``<joint>.<coordinate>`` and fixed leaf links
     on ``<frame>.<kind>_frame`` joints) and rebuilds the multi-DOF joints and named frames, so a mechanism
@@ -78,6 +80,18 @@ class URDFWarning(UserWarning):
 
 
 # ====================================================================================== import
+def _mesh_path(uri, model_file):
+    """The resolved path of a mesh reference, or None (the collision model reports why, with the line)."""
+    if not uri:
+        return None
+    from ..collision.meshes import MeshError, resolve_mesh_uri
+
+    try:
+        return resolve_mesh_uri(uri, model_file if model_file and os.path.isfile(model_file) else None)
+    except MeshError:
+        return None
+
+
 class _Reader:
     def __init__(self, name: str):
         self.file = name
@@ -191,7 +205,12 @@ class _Reader:
                 name = f"{base}_{n}"
                 n += 1
             used.add(name)
-            out.append(BoundingShape(name, stype, self.origin(cel), dims, link=link, mesh=mesh))
+            try:
+                out.append(BoundingShape(name, stype, self.origin(cel), dims, link=link, mesh=mesh,
+                                         mesh_path=_mesh_path(mesh, self.file),
+                                         source=(self.file, cel.sourceline)))
+            except MechanismModelError as exc:
+                raise self.error(cel, str(exc)) from None
         return tuple(out)
 
     def graphics(self, link_el) -> str | None:
@@ -574,7 +593,11 @@ def _geometry_el(etree, parent, shape: BoundingShape) -> bool:
         etree.SubElement(g, "cylinder", radius=_num(d[0]), length=_num(d[1]))
     elif shape.type == "sphere" and len(d) >= 1:
         etree.SubElement(g, "sphere", radius=_num(d[0]))
-    elif shape.type == "mesh" and shape.mesh:
+    elif shape.type in ("capsule", "cone") and len(d) >= 2:
+        # URDF has neither: the enclosing cylinder (a capsule's full length), so a checker stays conservative
+        etree.SubElement(g, "cylinder", radius=_num(d[0]),
+                         length=_num(d[1] + 2 * d[0] if shape.type == "capsule" else d[1]))
+    elif shape.type in ("mesh", "convex") and shape.mesh:
         attrs = {"filename": shape.mesh}
         if len(d) == 3 and tuple(d) != (1.0, 1.0, 1.0):
             attrs["scale"] = _vec(d)
@@ -595,7 +618,7 @@ def _link_el(etree, robot, name: str, mass: MassProperties | None = None, shapes
                          iyy=_num(I[1, 1]), iyz=_num(I[1, 2]), izz=_num(I[2, 2]))
     for tag in ("visual", "collision"):
         for s in shapes:
-            if s.type not in ("box", "cylinder", "sphere", "mesh"):
+            if s.type not in ("box", "cylinder", "sphere", "mesh", "capsule", "cone", "convex"):
                 continue
             el = etree.SubElement(link, tag, name=s.name)
             _origin_el(etree, el, s.transform)

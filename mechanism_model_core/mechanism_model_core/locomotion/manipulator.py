@@ -340,6 +340,7 @@ class ManipulatorModel:
             raise InvalidConfiguration(f"absolute_jump_threshold must be >= 0 (0 disables it), got "
                                        f"{absolute_jump_threshold!r}")
         jump_on = ajt > 0
+        any_jump = bool(jump_on.any())
         q = self._q(q_start)
         if not self.within_limits(q, 1e-9):
             raise InvalidConfiguration(f"{self.name}: the start configuration is outside the joint limits")
@@ -372,7 +373,14 @@ class ManipulatorModel:
         used_closed = False
         tracker = _Tracker(self, tool, m6, tol_position, tol_orientation, max_iterations)
         for i, Ti in enumerate(targets):
-            guess = 2 * qs[-1] - qs[-2] if len(qs) > 1 and wp_of[i - 1] == wp_of[i] else None
+            # predictor along the segment: quadratic extrapolation of the last three solutions (often within
+            # tolerance already: one forward kinematics, no Jacobian), linear after the first step
+            if len(qs) > 2 and i >= 2 and wp_of[i - 2] == wp_of[i]:
+                guess = 3 * (qs[-1] - qs[-2]) + qs[-3]
+            elif len(qs) > 1 and wp_of[i - 1] == wp_of[i]:
+                guess = 2 * qs[-1] - qs[-2]
+            else:
+                guess = None
             # Newton steps from the previous solution (fast, keeps the branch); where they do not converge,
             # the closed form (nearest branch) or the generic solver decides
             qn, why = tracker.step(Ti, qs[-1], guess, fallback=closed is None)
@@ -383,7 +391,7 @@ class ManipulatorModel:
             if qn is None:
                 reason, message = why, f"step {i + 1} of {total} (towards waypoint {wp_of[i]}): " + _WHY[why]
                 break
-            if jump_on.any():
+            if any_jump:
                 d = np.abs(qn - qs[-1])
                 over = jump_on & (d > ajt)
                 if over.any():
@@ -605,6 +613,7 @@ class _Tracker:
         self.rows = np.arange(6) if mask is None else np.nonzero(mask > 0)[0]
         self.w = np.ones(6) if mask is None else np.sqrt(mask)
         self.max_it = max_iterations
+        self._eye = 1e-10 * np.eye(len(self.rows))
         self._pos = [k for k in self.rows if k < 3]
         self._rot = [k for k in self.rows if k >= 3]
         #: Newton may not wander further than this from the previous step (rad or m) and call it the same branch
@@ -631,13 +640,13 @@ class _Tracker:
         step extrapolated, when given), or ``(None, reason)``."""
         arm, chain = self.arm, self.arm.chain
         q = q_prev.copy() if q_guess is None else np.clip(q_guess, arm.lower, arm.upper)
-        eye = np.eye(len(self.rows))
+        eye = self._eye
         for _ in range(self.max_it):
             fk = forward_kinematics(chain, q)
             T = fk.pose(self.tool)
             e = self._err(T, Tt)
             if self._ok(e):
-                if np.max(np.abs(q - q_prev)) <= self.far:
+                if not (np.abs(q - q_prev) > self.far).any():
                     return q, "ok"
                 break                         # converged on another branch: let the generic solver decide
             J = fk.jacobian(self.tool)
@@ -649,9 +658,9 @@ class _Tracker:
             else:
                 Jr = (J * self.w[:, None])[self.rows]
                 er = (e * self.w)[self.rows]
-            dq = Jr.T @ np.linalg.solve(Jr @ Jr.T + 1e-10 * eye, er)
+            dq = Jr.T @ np.linalg.solve(Jr @ Jr.T + eye, er)
             qn = np.minimum(np.maximum(q + dq, arm.lower), arm.upper)
-            if np.max(np.abs(qn - q)) < 1e-14:
+            if not (np.abs(qn - q) >= 1e-14).any():
                 break
             q = qn
         if not fallback:

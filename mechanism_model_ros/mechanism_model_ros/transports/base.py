@@ -23,6 +23,10 @@ from typing import Any, Callable
 from ..qos import QoS
 
 
+#: defaults of :meth:`Transport.create_service`'s ``concurrency`` and ``queue``
+SERVICE_CONCURRENCY = 4
+SERVICE_QUEUE = 64
+
 class TransportError(RuntimeError):
     """The middleware refused something (bad name, no ROS installation, service unavailable)."""
 
@@ -189,8 +193,13 @@ class Transport(abc.ABC):
 
     @abc.abstractmethod
     def create_service(self, name: str, srv_type: str,
-                       handler: Callable[[Any, Any], Any]) -> Any:
-        """``handler(request, response)`` fills and returns ``response`` (as rclpy)."""
+                       handler: Callable[[Any, Any], Any], *, concurrency: int = SERVICE_CONCURRENCY,
+                       queue: int = SERVICE_QUEUE, busy: Callable[[Any, Any], Any] | None = None) -> Any:
+        """``handler(request, response)`` fills and returns ``response`` (as rclpy).
+
+        Each service is served apart from the others (:class:`ServiceGate`): at most ``concurrency`` of its
+        requests run at once, ``queue`` more wait, and one beyond that gets ``busy(request, response)`` at
+        once. :func:`request_arrival` tells a handler when its request arrived."""
 
     @abc.abstractmethod
     def create_client(self, name: str, srv_type: str) -> Client: ...
@@ -291,6 +300,61 @@ def guarded(callback: Callable, logger, what: str, fallback=None) -> Callable:
             logger.error("%s raised %s: %s", what, type(exc).__name__, exc)
             return fallback(args) if fallback is not None else None
     return wrapper
+
+
+_arrival = threading.local()
+
+
+def request_arrival() -> float:
+    """``time.monotonic()`` at which the request being handled on this thread arrived (transports set it
+    before calling a service handler; a time budget counted from arrival includes the time spent queued).
+    Now, outside a handler."""
+    return getattr(_arrival, "t", None) or time.monotonic()
+
+
+def _set_arrival(t: float | None) -> None:
+    _arrival.t = t
+
+
+class ServiceGate:
+    """Admission for one service: at most ``concurrency`` requests handled at once and ``queue`` more waiting;
+    a request beyond that is refused at once (the transport answers it with the service's ``busy``
+    response) instead of delaying everything behind it. Each service has its own gate and, on the Cyclone
+    transport, its own worker threads, so a saturated service never delays another (no head-of-line
+    blocking)."""
+
+    def __init__(self, concurrency: int = SERVICE_CONCURRENCY, queue: int = SERVICE_QUEUE):
+        if concurrency < 1 or queue < 0:
+            raise TransportError(f"service concurrency must be >= 1 and queue >= 0, got {concurrency}, {queue}")
+        self.concurrency = int(concurrency)
+        self.limit = int(concurrency) + int(queue)
+        self.slots = threading.Semaphore(int(concurrency))
+        self._lock = threading.Lock()
+        self.pending = 0
+        self.refused = 0
+
+    def try_enter(self) -> bool:
+        with self._lock:
+            if self.pending >= self.limit:
+                self.refused += 1
+                return False
+            self.pending += 1
+            return True
+
+    def leave(self) -> None:
+        with self._lock:
+            self.pending -= 1
+
+
+def busy_or_fallback(busy, request, response):
+    """The reply to a refused request: ``busy(request, response)`` when the service has one, else the
+    default response."""
+    if busy is None:
+        return response
+    try:
+        return busy(request, response)
+    except Exception:
+        return response
 
 
 class RateLimitedLogger:

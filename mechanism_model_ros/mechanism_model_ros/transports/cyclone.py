@@ -40,7 +40,7 @@ import time
 from typing import Any, Callable
 
 import numpy as np
-from cyclonedds._clayer import ddspy_write
+from cyclonedds._clayer import ddspy_take, ddspy_write
 from cyclonedds.core import GuardCondition, InstanceState, Listener, Qos, Policy, ReadCondition, \
     SampleState, ViewState, WaitSet
 from cyclonedds.domain import Domain, DomainParticipant
@@ -52,9 +52,10 @@ from cyclonedds.util import duration
 
 from ..qos import QoS, SERVICES
 from ..typegen import HEADER_GUID, HEADER_SEQ, message_class, service_wire_class
-from .base import (STATUS_ABORTED, STATUS_CANCELED, STATUS_SUCCEEDED, ActionClient, ActionResult, Client,
-                   GoalHandle, Publisher, ServerGoalHandle, Timer, Transport, TransportError, check_period, guarded,
-                   resolve_name)
+from .base import (SERVICE_CONCURRENCY, SERVICE_QUEUE, STATUS_ABORTED, STATUS_CANCELED, STATUS_SUCCEEDED,
+                   ActionClient, ActionResult, Client, GoalHandle, Publisher, RateLimitedLogger, ServerGoalHandle,
+                   ServiceGate, Timer, Transport, TransportError, _set_arrival, busy_or_fallback, check_period,
+                   guarded, resolve_name)
 
 _RANGES = ("SUBNET", "LOCALHOST", "OFF", "SYSTEM_DEFAULT")
 
@@ -176,9 +177,50 @@ _domains_lock = threading.Lock()
 _create_lock = threading.RLock()
 
 
-def _reader(participant, topic, qos):
+def _reader(participant, topic, qos, listener=None):
     with _create_lock:
-        return DataReader(participant, topic, qos=qos)
+        return DataReader(participant, topic, qos=qos, listener=listener)
+
+
+_ANY = SampleState.Any | ViewState.Any | InstanceState.Any
+
+
+def take_valid(reader: DataReader, n: int = 256) -> tuple[list, list]:
+    """Take up to ``n`` samples: ``(messages, errors)``. Samples without valid data (Cyclone's notices that
+    a writer unregistered or disposed an instance: a peer left) never become messages; a sample that does
+    not deserialize (invalid UTF-8 in a string) is left out alone, with its exception in ``errors``, and
+    costs none of the others (``DataReader.take`` would raise for the whole batch)."""
+    ret = ddspy_take(reader._ref, _ANY, n)
+    if isinstance(ret, int):
+        raise TransportError(f"DDS take failed ({ret})")
+    cls = reader.topic.data_type
+    out, errors = [], []
+    for data, info in ret:
+        if not info.valid_data:
+            continue
+        try:
+            msg = cls.deserialize(data)
+        except Exception as exc:
+            errors.append(exc)
+            continue
+        msg.sample_info = info
+        out.append(msg)
+    return out, errors
+
+
+class DropCounter(Listener):
+    """Samples DDS reports lost (best-effort gaps) or rejected (resource limits) on a reader."""
+
+    def __init__(self):
+        super().__init__()
+        self.lost = 0
+        self.rejected = 0
+
+    def on_sample_lost(self, reader, status) -> None:
+        self.lost = int(status.total_count)
+
+    def on_sample_rejected(self, reader, status) -> None:
+        self.rejected = int(status.total_count)
 
 
 def _writer(participant, topic, qos):
@@ -197,10 +239,16 @@ def _domain(domain_id: int, config: str) -> Domain:
         return entry[0]
 
 
-def gid_size(env=None) -> int:
-    """Size of rmw_dds_common/Gid's data: 24 bytes up to Humble, 16 from Iron on (``ROS_DISTRO``)."""
+#: ``ROS_DISTRO`` -> size of rmw_dds_common/Gid's data (24 bytes up to Humble, 16 from Iron on)
+GID_SIZES = {"foxy": 24, "galactic": 24, "humble": 24, "iron": 16, "jazzy": 16, "kilted": 16, "rolling": 16}
+
+
+def gid_size(env=None) -> int | None:
+    """Size of rmw_dds_common/Gid's data for ``ROS_DISTRO``, None when it is unset or unknown: a
+    ``ros_discovery_info`` sample in the other layout breaks the graph of every node of that distribution
+    (Humble's ``ros2 node list`` fails for the whole domain), so without a known distribution none is sent."""
     env = os.environ if env is None else env
-    return 24 if env.get("ROS_DISTRO", "").strip().lower() in ("foxy", "galactic", "humble") else 16
+    return GID_SIZES.get(env.get("ROS_DISTRO", "").strip().lower())
 
 
 class GraphInfo:
@@ -259,6 +307,23 @@ class GraphInfo:
             pass
 
 
+_noted = set()
+
+
+def _note_no_graph(env) -> None:
+    distro = (os.environ if env is None else env).get("ROS_DISTRO", "").strip()
+    if distro in _noted:
+        return
+    _noted.add(distro)
+    import logging
+    logging.getLogger("mechanism_model_ros.cyclone").info(
+        "ROS_DISTRO is %s: the nodes are not announced on ros_discovery_info (its layout differs between "
+        "Humble and later distributions, and a wrong one breaks `ros2 node list` for every node of the "
+        "domain); topics and services work regardless. Set ROS_DISTRO to the peers' distribution (humble, "
+        "jazzy, ...) to list these nodes in `ros2 node list`.",
+        f"{distro!r}, not a known distribution" if distro else "not set")
+
+
 class CycloneContext:
     """One DDS participant and its dispatcher; shared by the nodes of a process."""
 
@@ -285,10 +350,19 @@ class CycloneContext:
         self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=service_threads,
                                                           thread_name_prefix="mm-service")
         self._stop = threading.Event()
-        try:
-            self.graph = GraphInfo(self.participant, gid_size(env))
-        except Exception:       # e.g. a rosbags without rmw_dds_common: run without graph information
-            self.graph = None
+        #: DDS topic name -> samples dropped because they did not deserialize
+        self.undecodable: dict[str, int] = {}
+        import logging
+        self._warn = RateLimitedLogger(logging.getLogger("mechanism_model_ros.cyclone"))
+        self.graph = None
+        size = gid_size(env)
+        if size is None:
+            _note_no_graph(env)
+        else:
+            try:
+                self.graph = GraphInfo(self.participant, size)
+            except Exception:   # e.g. a rosbags without rmw_dds_common: run without graph information
+                self.graph = None
         self._thread = threading.Thread(target=self._dispatch, name="mm-dds-dispatch", daemon=True)
         self._thread.start()
 
@@ -368,13 +442,11 @@ class CycloneContext:
                 handlers = list(self._handlers)
             for reader, on_samples in handlers:
                 try:
-                    samples = reader.take(N=256)
-                except Exception:   # a deleted reader, a sample that does not deserialize
+                    samples, errors = take_valid(reader)
+                except Exception:   # a deleted reader
                     continue
-                # data only: a writer that leaves (a node shutting down, a controller unloaded) makes
-                # Cyclone deliver dispose/unregister notices (InvalidSample, valid_data False)
-                samples = [s for s in samples if getattr(s, "sample_info", None) is not None
-                           and not isinstance(s, InvalidSample) and s.sample_info.valid_data]
+                if errors:
+                    self._undecodable(reader, errors)
                 if samples:
                     try:
                         on_samples(samples)
@@ -382,6 +454,18 @@ class CycloneContext:
                         import logging
                         logging.getLogger("mechanism_model_ros.cyclone").error(
                             "callback raised %s: %s", type(exc).__name__, exc)
+
+    def _undecodable(self, reader, errors) -> None:
+        try:
+            name = reader.topic.get_name()
+        except Exception:
+            name = "?"
+        with self._lock:
+            self.undecodable[name] = self.undecodable.get(name, 0) + len(errors)
+            total = self.undecodable[name]
+        self._warn.warning(f"undecodable:{name}", f"{name}: dropped {len(errors)} sample(s) that do not "
+                                                   f"deserialize ({type(errors[0]).__name__}: {errors[0]}); "
+                                                   f"{total} so far on this topic")
 
     def close(self):
         if self._stop.is_set():
@@ -551,20 +635,38 @@ class _CycloneClient(Client):
 
 
 class _CycloneService:
-    def __init__(self, node: "CycloneNode", name: str, srv_type: str, handler):
+    """A service with its own worker threads (``concurrency``) and admission (:class:`~.base.ServiceGate`):
+    a slow service never delays another; a request beyond ``concurrency + queue`` gets ``busy`` at once."""
+
+    def __init__(self, node: "CycloneNode", name: str, srv_type: str, handler, concurrency: int = SERVICE_CONCURRENCY,
+                 queue: int = SERVICE_QUEUE, busy=None):
         ctx = node.ctx
         self.ctx = ctx
         self.node = node
         self.name = name
         self.handler = handler
+        self.busy = busy
+        self.gate = ServiceGate(concurrency, queue)
+        self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=concurrency,
+                                                          thread_name_prefix=f"mm-srv{name.replace('/', '-')}")
         self.req_cls, self.rep_cls, requests, replies, qos = _service_topics(ctx, name, srv_type, "serviceid")
         self.reader = _reader(ctx.participant, requests, qos)
         self.writer = _writer(ctx.participant, replies, qos)
         ctx.add_reader(self.reader, self._on_requests)
 
     def _on_requests(self, samples):
+        now = time.monotonic()
         for s in samples:
-            self.ctx.pool.submit(self._serve, s)
+            if self.gate.try_enter():
+                self.pool.submit(self._serve, s, now)
+            else:   # answered at once, off the dispatcher thread (the reply may wait for the client's reader)
+                self.ctx.pool.submit(self._refuse, s)
+
+    def _refuse(self, request):
+        self._reply(request, busy_or_fallback(self.busy, request, self.rep_cls()))
+
+    def close(self):
+        self.pool.shutdown(wait=False, cancel_futures=True)
 
     def _client_reader_matched(self, request_writer_handle) -> bool | None:
         """True when the requesting client's reply reader is matched, None if the client is gone
@@ -588,14 +690,21 @@ class _CycloneService:
                 return True
         return False
 
-    def _serve(self, request):
-        response = self.rep_cls()
+    def _serve(self, request, arrival: float):
         try:
-            response = self.handler(request, response)
-        except Exception as exc:   # handlers map errors themselves; this is the last line of defence
-            self.node.get_logger().error("service %s: handler raised %s: %s", self.name,
-                                         type(exc).__name__, exc)
-            return
+            with self.gate.slots:
+                _set_arrival(arrival)
+                response = self.rep_cls()
+                try:
+                    response = self.handler(request, response)
+                except Exception as exc:   # handlers map errors themselves; this is the last line of defence
+                    self.node.get_logger().error("service %s: handler raised %s: %s", self.name,
+                                                 type(exc).__name__, exc)
+                    return
+                finally:
+                    _set_arrival(None)
+        finally:
+            self.gate.leave()
         if isinstance(response, concurrent.futures.Future):
             # a deferred reply (an action's get_result): sent when the handler's future completes
             response.add_done_callback(lambda f: self._reply(request, f.result()) if not f.exception() else
@@ -975,7 +1084,10 @@ class CycloneNode(Transport):
 
     def create_subscription(self, topic: str, ros_type: str, qos: QoS, callback: Callable[[Any], None]):
         cls = message_class(ros_type)
-        r = _reader(self.ctx.participant, self.ctx.topic(self._topic(topic), cls), dds_qos(qos))
+        drops = DropCounter()
+        r = _reader(self.ctx.participant, self.ctx.topic(self._topic(topic), cls), dds_qos(qos), drops)
+        r.samples_lost = lambda: drops.lost + drops.rejected     # what DDS reports lost or rejected
+        r.samples_undecodable = lambda: self.ctx.undecodable.get(self._topic(topic), 0)
 
         cb = guarded(callback, self.get_logger(), f"subscription {topic}")
 
@@ -987,8 +1099,9 @@ class CycloneNode(Transport):
         self._graph("readers", r)
         return r
 
-    def create_service(self, name: str, srv_type: str, handler):
-        s = _CycloneService(self, self._service(name), srv_type, handler)
+    def create_service(self, name: str, srv_type: str, handler, *, concurrency: int = SERVICE_CONCURRENCY,
+                       queue: int = SERVICE_QUEUE, busy=None):
+        s = _CycloneService(self, self._service(name), srv_type, handler, concurrency, queue, busy)
         self._entities.append(s)
         self._graph("readers", s.reader)
         self._graph("writers", s.writer)
@@ -1030,6 +1143,8 @@ class CycloneNode(Transport):
             r = getattr(e, "reader", e)
             if isinstance(r, DataReader):
                 self.ctx.remove_reader(r)
+            if isinstance(e, _CycloneService):
+                e.close()
         self._entities = []
         if self.ctx.graph is not None:
             self.ctx.graph.remove_node(self.namespace, self.node_name)

@@ -16,12 +16,14 @@ publisher).
 from __future__ import annotations
 
 import threading
+import time
 from collections import defaultdict, deque
 from typing import Any, Callable
 
 from ..qos import QoS
 from ..typegen import message_class, service_wire_class
-from .base import Client, Publisher, Transport, TransportError, guarded, resolve_name
+from .base import (SERVICE_CONCURRENCY, SERVICE_QUEUE, Client, Publisher, ServiceGate, Transport, TransportError,
+                   _set_arrival, busy_or_fallback, guarded, resolve_name)
 
 
 def _copy(msg):
@@ -86,9 +88,25 @@ class _MemoryPublisher(Publisher):
 
 
 class _MemoryService:
-    def __init__(self, name: str, req_cls, rep_cls, handler):
+    def __init__(self, name: str, req_cls, rep_cls, handler, gate: ServiceGate, busy):
         self.name, self.req_cls, self.rep_cls, self.handler = name, req_cls, rep_cls, handler
+        self.gate, self.busy = gate, busy
         self.calls = 0
+
+    def serve(self, request):
+        arrival = time.monotonic()
+        response = self.rep_cls()
+        if not self.gate.try_enter():
+            return busy_or_fallback(self.busy, request, response)
+        try:
+            with self.gate.slots:
+                _set_arrival(arrival)
+                try:
+                    return self.handler(request, response)
+                finally:
+                    _set_arrival(None)
+        finally:
+            self.gate.leave()
 
 
 class _MemoryClient(Client):
@@ -107,8 +125,7 @@ class _MemoryClient(Client):
         if service is None:
             raise TimeoutError(f"no service {self.name}")
         service.calls += 1
-        response = service.handler(_copy(request), service.rep_cls())
-        return _copy(response)
+        return _copy(service.serve(_copy(request)))
 
 
 class MemoryNode(Transport):
@@ -144,13 +161,15 @@ class MemoryNode(Transport):
         self.bus.subscribe(sub.topic, sub)
         return sub
 
-    def create_service(self, name: str, srv_type: str, handler):
+    def create_service(self, name: str, srv_type: str, handler, *, concurrency: int = SERVICE_CONCURRENCY,
+                       queue: int = SERVICE_QUEUE, busy=None):
         full = self._name(name)
         if full in self.bus.services:
             raise TransportError(f"service {full} already exists on this bus")
         req_cls, rep_cls = self.service_classes(srv_type)
         svc = _MemoryService(full, req_cls, rep_cls,
-                             guarded(handler, self.get_logger(), f"service {full}", fallback=lambda a: a[1]))
+                             guarded(handler, self.get_logger(), f"service {full}", fallback=lambda a: a[1]),
+                             ServiceGate(concurrency, queue), busy)
         self.bus.services[full] = svc
         self._services.append(full)
         return svc

@@ -17,17 +17,24 @@ from __future__ import annotations
 
 import importlib
 import threading
+import time
 
 import rclpy
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
+from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
 from ..qos import QoS
-from .base import (ActionClient, ActionResult, Client, GoalHandle, Publisher, ServerGoalHandle, Timer, Transport,
-                   TransportError, check_period, guarded)
+from .base import (SERVICE_CONCURRENCY, SERVICE_QUEUE, ActionClient, ActionResult, Client, GoalHandle, Publisher,
+                   ServerGoalHandle, ServiceGate, Timer, Transport, TransportError, _set_arrival, busy_or_fallback,
+                   check_period, guarded)
+
+
+#: threads of the process's executor (see RclpyRuntime)
+EXECUTOR_THREADS = 24
 
 
 def _ros_class(ros_type: str):
@@ -212,10 +219,15 @@ class RclpyNode(Transport):
         typed declaration would refuse ``ik_timeout: 1`` (an integer) for a float default with
         InvalidParameterTypeException; :meth:`get_parameter` converts the value to the default's type."""
         if not self.node.has_parameter(name):
-            if isinstance(default, (list, tuple)) and not default:
-                default = None          # rclpy cannot store an empty list of unknown element type
             try:
-                self.node.declare_parameter(name, default, ParameterDescriptor(dynamic_typing=True))
+                if isinstance(default, (list, tuple)) and not default:
+                    # rclpy cannot infer an empty list's element type (it would call it a byte array):
+                    # declare a string array holding [] so `ros2 param get` shows a value, not "not set"
+                    self.node.declare_parameter(name, Parameter.Type.STRING_ARRAY)
+                    if self.node.get_parameter_or(name).type_ == Parameter.Type.NOT_SET:   # no override
+                        self.node.set_parameters([Parameter(name, Parameter.Type.STRING_ARRAY, [])])
+                else:
+                    self.node.declare_parameter(name, default, ParameterDescriptor(dynamic_typing=True))
             except Exception as exc:    # an invalid name or value
                 raise TransportError(f"parameter {name!r}: {exc}") from None
         return self.node.get_parameter(name).value
@@ -235,9 +247,29 @@ class RclpyNode(Transport):
         return self.node.create_subscription(_ros_class(ros_type), topic, cb, ros_qos(qos),
                                              callback_group=self._sub_group)
 
-    def create_service(self, name, srv_type, handler):
-        cb = guarded(handler, self.get_logger(), f"service {name}", fallback=lambda args: args[1])
-        return self.node.create_service(_ros_class(srv_type), name, cb, callback_group=self._srv_group)
+    def create_service(self, name, srv_type, handler, *, concurrency=SERVICE_CONCURRENCY, queue=SERVICE_QUEUE,
+                       busy=None):
+        """Requests run on the executor's threads (enough for every service's gate: see RclpyRuntime);
+        the gate bounds this service's share and refuses the excess with ``busy`` at once."""
+        guarded_handler = guarded(handler, self.get_logger(), f"service {name}", fallback=lambda args: args[1])
+        gate = ServiceGate(concurrency, queue)
+
+        def cb(request, response):
+            arrival = time.monotonic()
+            if not gate.try_enter():
+                return busy_or_fallback(busy, request, response)
+            try:
+                with gate.slots:
+                    _set_arrival(arrival)
+                    try:
+                        return guarded_handler(request, response)
+                    finally:
+                        _set_arrival(None)
+            finally:
+                gate.leave()
+        srv = self.node.create_service(_ros_class(srv_type), name, cb, callback_group=self._srv_group)
+        srv.mm_gate = gate
+        return srv
 
     def create_client(self, name, srv_type) -> Client:
         return _Client(self.node, name, _ros_class(srv_type))
@@ -341,7 +373,9 @@ class RclpyRuntime:
     def __init__(self, ros_args=None):
         self.context = rclpy.context.Context()
         rclpy.init(args=["mechanism_model_ros"] + list(ros_args or []), context=self.context)
-        self.executor = MultiThreadedExecutor(context=self.context)
+        # threads for every service's concurrent and queued requests, so a saturated service (IK) never
+        # holds the threads a cheap one (FK) needs; idle threads cost nothing
+        self.executor = MultiThreadedExecutor(num_threads=EXECUTOR_THREADS, context=self.context)
         self.nodes: list[RclpyNode] = []
 
     def node(self, name: str, namespace: str = "/", parameters: dict | None = None) -> RclpyNode:

@@ -44,7 +44,7 @@ class TestBringup(unittest.TestCase):
         cls.node.destroy_node()
         rclpy.shutdown()
 
-    def _spin_until(self, predicate, timeout=30.0):
+    def _spin_until(self, predicate, timeout=90.0):
         end = time.monotonic() + timeout
         while time.monotonic() < end and not predicate():
             rclpy.spin_once(self.node, timeout_sec=0.1)
@@ -66,7 +66,7 @@ class TestBringup(unittest.TestCase):
         from mechanism_model_msgs.msg import ErrorCodes
         from mechanism_model_msgs.srv import ComputeFK
         client = self.node.create_client(ComputeFK, "compute_fk")
-        self.assertTrue(client.wait_for_service(timeout_sec=30))
+        self.assertTrue(client.wait_for_service(timeout_sec=90))
         req = ComputeFK.Request()
         req.fk_link_names = ["arm_turret"]
         future = client.call_async(req)

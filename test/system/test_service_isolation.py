@@ -1,0 +1,66 @@
+"""No head-of-line blocking, over real DDS (Cyclone transport, and rclpy on Humble): with IK saturated (one
+solving, one queued, the rest refused with SERVER_BUSY at once), compute_fk still answers before any IK
+request finishes. Orderings and counts only, no wall-time thresholds (that the IK budget counts from arrival
+is checked on the node logic: test/ros/test_nodes_in_memory.py)."""
+
+import threading
+
+import pytest
+
+from ros.dds_helpers import configure_this_process, unique_domain_id, wait_for
+from system.serving import Server
+
+pytestmark = pytest.mark.ros
+
+SERVER_BUSY, TIMED_OUT, NO_IK_SOLUTION = -50, -6, -31
+
+
+@pytest.mark.parametrize("transport", ["cyclone", pytest.param("rclpy-humble", marks=pytest.mark.rclpy)])
+def test_fk_answers_while_ik_is_saturated_and_the_excess_is_refused(transport):
+    d = unique_domain_id()
+    configure_this_process(d)
+    from mechanism_model_ros.transports.cyclone import CycloneContext, CycloneNode
+    server = Server(transport, d, "-p", "ik_max_concurrent:=1", "-p", "ik_max_queued:=1")
+    ctx = CycloneContext(d)
+    node = CycloneNode("isolation_tester", context=ctx)
+    try:
+        fk = node.create_client("compute_fk", "mechanism_model_msgs/srv/ComputeFK")
+        iks = [node.create_client("compute_ik", "mechanism_model_msgs/srv/ComputeIK") for _ in range(6)]
+        assert fk.wait_for_service(60) and all(c.wait_for_service(60) for c in iks), server.stop()
+        KC = node.message_class("mechanism_model_msgs/msg/KinematicConstraint")
+        done, results = [], {}
+
+        def ik_call(i, client):
+            r = client.request()
+            r.constraints = [KC(link_name="arm_turret", kind=KC.POSITION)]
+            r.constraints[0].target.position.x = 100.0          # unreachable: runs to its timeout
+            r.active_joints = ["arm_yaw", "arm_shoulder", "arm_elbow", "arm_wrist", "arm_turret"]
+            r.timeout.sec = 5
+            rep = client.call(r, 120)
+            results[i] = (rep.error_code.val, rep.message)
+            done.append(i)
+        threads = [threading.Thread(target=ik_call, args=(i, c)) for i, c in enumerate(iks)]
+        for t in threads:
+            t.start()
+        # wait until the refusals are back: then one IK request is solving and one is queued
+        assert wait_for(lambda: sum(1 for v in results.values() if v[0] == SERVER_BUSY) >= 4, 90), results
+        solving_done_before = {i for i, v in results.items() if v[0] != SERVER_BUSY}
+        r = fk.request()
+        r.fk_link_names = ["arm_turret"]
+        rep = fk.call(r, 30)
+        finished_when_fk_answered = {i for i, v in list(results.items()) if v[0] != SERVER_BUSY}
+        for t in threads:
+            t.join(60)
+        assert rep.error_code.val == 1
+        assert not solving_done_before and not finished_when_fk_answered, \
+            "compute_fk waited for an IK request to finish"
+        codes = sorted(v[0] for v in results.values())
+        assert codes.count(SERVER_BUSY) == 4, results
+        others = [v for v in results.values() if v[0] != SERVER_BUSY]
+        assert all(c in (TIMED_OUT, NO_IK_SOLUTION) for c, _ in others), results
+        assert all("busy" in m for c, m in results.values() if c == SERVER_BUSY)
+    finally:
+        node.close()
+        ctx.close()
+        text = server.stop()
+    assert "Traceback" not in text, text
