@@ -44,7 +44,6 @@ from cyclonedds._clayer import ddspy_take, ddspy_write
 from cyclonedds.core import GuardCondition, InstanceState, Listener, Qos, Policy, ReadCondition, \
     SampleState, ViewState, WaitSet
 from cyclonedds.domain import Domain, DomainParticipant
-from cyclonedds.internal import InvalidSample
 from cyclonedds.pub import DataWriter
 from cyclonedds.sub import DataReader
 from cyclonedds.topic import Topic
