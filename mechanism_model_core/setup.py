@@ -33,8 +33,9 @@ setup(
         "kindsl": ["lark>=1.1"],
         "render": ["matplotlib>=3.5"],
         "trajectory": ["toppra>=0.6"],     # time parameterization of joint paths (locomotion.trajectory)
-        "mesh": ["trimesh>=3.9"],          # terrain meshes from files (terrain.TriangleMesh.from_file)
+        "mesh": ["trimesh>=3.9"],          # mesh files: terrain (terrain.TriangleMesh.from_file), bounding shapes
         "mobility": ["PyYAML>=5.4"],       # wheeled-rover mobility files (locomotion.wheeled)
+        "collision": ["coal>=3.0"],        # collision detection (mechanism_model_core.collision)
     },
     zip_safe=False,
     maintainer="mechanism_model developers",

@@ -176,7 +176,8 @@ class _LazyRng:
 def solve_ik(mechanism: Mechanism, constraints: Sequence[Constraint] | Constraint, q0=None, *,
              solver="auto", timeout: float = 0.05, tol_position: float = 1e-6, tol_orientation: float = 1e-5,
              max_iterations: int = 10000, rng=None, locked: Sequence[str] = (), restarts: bool = True,
-             solver_options: Mapping | None = None) -> IKResult:
+             solver_options: Mapping | None = None, avoid_collisions: bool = False, environment=None,
+             collision_margin: float = 0.0) -> IKResult:
     """Solve inverse kinematics for ``constraints`` on ``mechanism`` (CLARAty 7.4).
 
     ``q0``: initial configuration (array, independent-only array or ``{name: value}``; home when None),
@@ -195,7 +196,19 @@ def solve_ik(mechanism: Mechanism, constraints: Sequence[Constraint] | Constrain
     a limit holds the joint at the limit). Angles of revolute joints that matter only modulo 2 pi (continuous
     joints, or ranges of a full turn or more) come back as the turn nearest ``q0`` -- or the posture's rest
     value when there is a :class:`Posture` -- unless a coupling or a joint constraint reads them.
+
+    ``avoid_collisions`` (MoveIt's flag; needs ``coal``): a configuration in self-collision, or in collision
+    with ``environment`` (a :class:`~.collision.Environment`), or closer than ``collision_margin`` m, is never
+    a success; the solver looks for a collision-free answer until ``timeout`` and otherwise fails with reason
+    ``"collision"`` (:func:`~.collision.constraint.solve_ik_avoiding_collisions`).
     """
+    if avoid_collisions:    # MoveIt's flag: never a colliding success (collision/constraint.py)
+        from .collision.constraint import solve_ik_avoiding_collisions
+
+        return solve_ik_avoiding_collisions(
+            solve_ik, mechanism, constraints, q0, environment=environment, margin=collision_margin, timeout=timeout,
+            rng=rng, solver=solver, tol_position=tol_position, tol_orientation=tol_orientation,
+            max_iterations=max_iterations, locked=locked, restarts=restarts, solver_options=solver_options)
     t0 = time.perf_counter()
     timeout = _real_option("timeout", timeout, 0.0, MAX_TIMEOUT, "s")
     tol_position = _real_option("tol_position", tol_position, 0.0, MAX_TOL_POSITION, "m", open_low=True)

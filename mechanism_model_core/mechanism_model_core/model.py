@@ -83,10 +83,16 @@ class MassProperties:
 class BoundingShape:
     """One node of a body's bounding-shape tree (CLARAty 4.12, 4.15.1), pose relative to the body frame.
 
-    ``type`` is ``box`` (dimensions: full x, y, z lengths), ``cylinder`` (radius, length along z),
-    ``sphere`` (radius), ``mesh`` (``mesh`` holds the file reference, dimensions the scale) or ``none``
-    (a pure container). ``parent`` names the enclosing shape of the same body (``None`` at the top);
-    ``level`` is the resolution (1 coarsest); leaves are the finest shapes.
+    ``type`` is ``box`` (dimensions: full x, y, z lengths), ``cylinder``, ``capsule`` or ``cone`` (radius,
+    length along z), ``sphere`` (radius), ``mesh`` or ``convex`` (``mesh`` holds the file reference as
+    written, ``mesh_path`` the file it resolved to on this machine or None, dimensions the scale; ``convex``
+    uses the mesh's convex hull) or ``none`` (a pure container). :attr:`geometry` is the typed shape
+    (:mod:`mechanism_model_core.collision.shapes`). ``parent`` names the enclosing shape of the same body
+    (``None`` at the top; a parent contains its children); ``level`` is the resolution (1 coarsest);
+    leaves are the finest shapes. ``tolerance`` (m) pads the shape in collision checks (a negative value,
+    as the CLARAty samples' -1, means none); shapes with
+    ``ignore_collisions`` are drawn but never checked. ``source`` is ``(file, line)`` where the shape was
+    read, for error messages. Bad dimensions raise :class:`ModelStructureError`.
     """
 
     name: str
@@ -100,10 +106,31 @@ class BoundingShape:
     tolerance: float = 0.0
     link: str | None = None
     mesh: str | None = None
+    mesh_path: str | None = None
+    source: tuple | None = None
 
     def __post_init__(self):
+        from .collision.shapes import geometry_from
+
         object.__setattr__(self, "transform", _readonly(self.transform))
-        object.__setattr__(self, "dimensions", tuple(float(d) for d in self.dimensions))
+        try:
+            object.__setattr__(self, "dimensions", tuple(float(d) for d in self.dimensions))
+            geometry_from(self.type, self.dimensions, self.mesh, self.mesh_path)
+        except (TypeError, ValueError) as exc:
+            raise ModelStructureError(f"bounding shape {self.name!r}: {exc}", ("shape", self.name)) from None
+        if not math.isfinite(float(self.tolerance)):
+            raise ModelStructureError(f"bounding shape {self.name!r}: tolerance must be finite, got "
+                                      f"{self.tolerance!r}", ("shape", self.name))
+        if not np.all(np.isfinite(self.transform)):
+            raise ModelStructureError(f"bounding shape {self.name!r}: its pose is not finite",
+                                      ("shape", self.name))
+
+    @property
+    def geometry(self):
+        """The typed shape (:class:`~mechanism_model_core.collision.shapes.Geometry`), None for ``none``."""
+        from .collision.shapes import geometry_from
+
+        return geometry_from(self.type, self.dimensions, self.mesh, self.mesh_path)
 
 
 @dataclass(frozen=True, eq=False)

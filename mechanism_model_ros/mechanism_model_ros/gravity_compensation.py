@@ -47,7 +47,7 @@ class GravityCompensation:
 
     def on_update(self, update: JointStateUpdate) -> None:
         try:
-            q = self.mechanism.configuration(update.latest)
+            q = self.mechanism.configuration(update.latest, measured=True)   # as reported
         except Exception as exc:        # a bad message never stops the publisher
             self.log.warning(f"gravity compensation skipped: {exc}")
             return

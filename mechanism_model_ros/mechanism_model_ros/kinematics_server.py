@@ -1,5 +1,6 @@
-"""Kinematics server: ``compute_fk``, ``compute_jacobian``, ``compute_ik`` and ``compute_cartesian_path``
-(:mod:`.cartesian_path_service`) on the loaded mechanism.
+"""Kinematics server: ``compute_fk``, ``compute_jacobian``, ``compute_ik``, ``compute_cartesian_path``
+(:mod:`.cartesian_path_service`) and ``check_state_validity`` (:mod:`.state_validity`, with the bounding
+shapes on ``collision_shapes``) on the loaded mechanism.
 
 Shapes follow MoveIt's GetPositionFK / GetPositionIK (``mechanism_model_msgs/srv/*``), error codes are
 MoveIt's values, read from ``ErrorCodes.msg`` (:mod:`.error_codes`, which also maps exceptions to codes). Joint values come from the request; joints the request leaves out take the latest
@@ -87,7 +88,8 @@ class KinematicsServer:
         self.warn = RateLimitedLogger(self.log)
         self._coords = set(mechanism.coordinate_names)
         self.joint_states = joint_states if joint_states is not None else JointStateCache(transport, mechanism)
-        self.calls = {"compute_fk": 0, "compute_jacobian": 0, "compute_ik": 0, "compute_cartesian_path": 0}
+        self.calls = {"compute_fk": 0, "compute_jacobian": 0, "compute_ik": 0, "compute_cartesian_path": 0,
+                      "check_state_validity": 0}
         self.failures = 0
         # load the IK solvers (and the LAPACK bindings they use, ~0.1 s) now rather than in the first call
         from mechanism_model_core import ik_solvers  # noqa: F401
@@ -106,6 +108,12 @@ class KinematicsServer:
             transport.create_service("compute_cartesian_path", "mechanism_model_msgs/srv/ComputeCartesianPath",
                                      self._guard("compute_cartesian_path", CartesianPathService(self))),
         ]
+        # state validity and the bounding-shape markers (state_validity.py)
+        from .state_validity import StateValidity
+        self.state_validity = StateValidity(self)
+        self.services.append(transport.create_service(
+            "check_state_validity", "mechanism_model_msgs/srv/CheckStateValidity",
+            self._guard("check_state_validity", self.state_validity.check)))
 
     # ------------------------------------------------------------------ state
     def on_joint_state(self, msg) -> None:
@@ -253,6 +261,8 @@ class KinematicsServer:
             tolerances["tol_orientation"] = min(to)
         t0 = time.monotonic()
         try:
+            if getattr(req, "avoid_collisions", False):     # MoveIt's flag (collision extra needed)
+                tolerances["avoid_collisions"] = True
             result = solve_ik(self.mechanism, constraints, q0, timeout=timeout, locked=locked, **tolerances)
         except UnknownFrame as exc:
             raise RequestError(INVALID_LINK_NAME, str(exc)) from None
@@ -268,6 +278,8 @@ class KinematicsServer:
             return
         reason = str(getattr(result, "reason", "") or "")
         detail = str(getattr(result, "message", "") or "")
+        if reason == "collision":
+            raise RequestError(NO_IK_SOLUTION, f"no collision-free IK solution: {detail}".strip())
         if reason == "timeout":
             raise RequestError(TIMED_OUT, f"IK timed out after {elapsed:.3f} s {detail}".strip())
         raise RequestError(NO_IK_SOLUTION, f"no IK solution ({reason}) {detail}".strip())

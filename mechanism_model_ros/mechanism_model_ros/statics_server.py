@@ -120,7 +120,7 @@ class StaticsServer:
         values = self.joint_states.latest()
         values.update(given)
         try:
-            return self.mechanism.configuration(values)
+            return self.mechanism.configuration(values, measured=True)   # reported joint states win
         except InvalidConfiguration as exc:
             raise RequestError(ErrorCodes.INVALID_ROBOT_STATE, f"robot_state: {exc}") from None
 

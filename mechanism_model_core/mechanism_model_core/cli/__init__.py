@@ -10,6 +10,7 @@ Subcommands (``mechanism-model <command> --help`` for each)::
     statics MODEL [--contacts wheels] gravity torques, centre of mass, contact loads, tip-over margin
     convert IN OUT                   between model formats, chosen by the extensions
     render MODEL --q ... -o out.png  a picture from two viewpoints (needs matplotlib)
+    collision-matrix MODEL -o F      which body pairs to check, as MoveIt's setup assistant (needs coal)
     demo                             the default rover: its tree and a few poses
     serve                            the ROS 2 nodes (mechanism_model_ros)
     models                           the shipped robot library
@@ -41,8 +42,8 @@ __all__ = ["main", "build_parser", "command_module", "CommandError", "PROG", "de
 
 
 def command_module(name: str):
-    """The module of subcommand ``name`` (``mechanism_model_core.cli.<name>``)."""
-    return importlib.import_module(f"{__name__}.{name}")
+    """The module of subcommand ``name`` (``mechanism_model_core.cli.<name>``, dashes as underscores)."""
+    return importlib.import_module(f"{__name__}.{name.replace('-', '_')}")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -22,6 +22,7 @@ COMMANDS = (
     "statics",
     "convert",
     "render",
+    "collision-matrix",
     "demo",
     "serve",
     "call",

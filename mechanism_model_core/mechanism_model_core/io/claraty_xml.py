@@ -163,8 +163,12 @@ class _Reader:
         paul_distal: dict[str, np.ndarray] = {}
         zp_body_to_joint: dict[str, np.ndarray] = {}
         self.ground_el = None
+        matrix_el = None
         for el in root:
             if not isinstance(el.tag, str):
+                continue
+            if el.tag == "Collision_Matrix":
+                matrix_el = el
                 continue
             try:
                 self.element(el, root, b, paul_distal, zp_body_to_joint)
@@ -184,7 +188,30 @@ class _Reader:
                 validation.check_poses(m)
             except ModelStructureError as exc:
                 raise self.lines.file_error(exc, self.path) from None
+        if matrix_el is not None:
+            m = self.collision_matrix(m, matrix_el)
         return m
+
+    def collision_matrix(self, m: Mechanism, el) -> Mechanism:
+        """``m`` carrying the ``<Collision_Matrix>`` element in its metadata (body names checked)."""
+        spec = {"default": el.get("default", "true") == "true", "disabled": [], "enabled": []}
+        known = set(m.body_names)
+        for child in el:
+            if not isinstance(child.tag, str):
+                continue
+            a, c = child.get("body1"), child.get("body2")
+            for n in (a, c):
+                if n not in known:
+                    raise self.error(child, f"<{child.tag}>: {n!r} is not a body of the model")
+            if a == c:
+                raise self.error(child, f"<{child.tag}>: a body with itself ({a!r})")
+            if child.tag == "Disable":
+                spec["disabled"].append((a, c, child.get("reason", "User")))
+            else:
+                spec["enabled"].append((a, c))
+        meta = dict(m.metadata)
+        meta["collision_matrix"] = spec
+        return Mechanism(m.name, list(m.bodies), m.ground, m.source, meta)
 
     def element(self, el, root, b: MechanismBuilder, paul_distal, zp_body_to_joint) -> None:
         """Read one top-level element into ``b``."""
@@ -436,10 +463,18 @@ class _Reader:
                 level = int(self.num(o, "level", 1))
             except (TypeError, ValueError):
                 raise self.error(o, "level must be an integer") from None
-            out.append(BoundingShape(name, stype, self.transform(o.find("Transform")), dims, parent,
-                                     o.get("is_container", "false") == "true", level,
-                                     o.get("ignore_collisions", "false") == "true", self.num(o, "tol", 0),
-                                     o.get("link"), o.get("mesh")))
+            dims = {"capsule": (dx, dz), "cone": (dx, dz), "convex": (dx or 1, dy or 1, dz or 1)}.get(stype, dims)
+            mesh = o.get("mesh")
+            if stype in ("mesh", "convex") and not mesh:
+                raise self.error(o, f"bounding shape {name!r}: type {stype} needs a mesh file (mesh=...)")
+            try:
+                out.append(BoundingShape(name, stype, self.transform(o.find("Transform")), dims, parent,
+                                         o.get("is_container", "false") == "true", level,
+                                         o.get("ignore_collisions", "false") == "true", self.num(o, "tol", 0),
+                                         o.get("link"), mesh, _mesh_path(mesh, self.path),
+                                         (self.path, o.sourceline)))
+            except MechanismModelError as exc:
+                raise self.error(o, str(exc)) from None
         return tuple(out)
 
     def attach(self, el, b: MechanismBuilder):
@@ -499,6 +534,18 @@ class _Reader:
             dh.build_dh_chain(b, rows, "craig" if kinds == {"DH_Craig"} else "paul", js)
         except MechanismModelError as exc:
             raise self.error(el, str(exc)) from None
+
+
+def _mesh_path(uri, model_file):
+    """The resolved path of a mesh reference, or None (the collision model reports why, with the line)."""
+    if not uri:
+        return None
+    from ..collision.meshes import MeshError, resolve_mesh_uri
+
+    try:
+        return resolve_mesh_uri(uri, model_file)
+    except MeshError:
+        return None
 
 
 def _first_element(el):
@@ -609,9 +656,9 @@ def _shapes_el(etree, parent, shapes) -> None:
         _transform_el(etree, oel, s.transform)
         d = s.dimensions
         dims = {}
-        if s.type == "box" and len(d) == 3 or s.type == "mesh" and len(d) == 3:
+        if s.type in ("box", "mesh", "convex") and len(d) == 3:
             dims = {"dim-x": d[0], "dim-y": d[1], "dim-z": d[2]}
-        elif s.type == "cylinder" and len(d) >= 2:
+        elif s.type in ("cylinder", "capsule", "cone") and len(d) >= 2:
             dims = {"dim-x": d[0], "dim-z": d[1]}
         elif s.type == "sphere" and len(d) >= 1:
             dims = {"dim-x": d[0]}
@@ -657,6 +704,22 @@ def _joint_el(etree, parent, j: Joint) -> None:
         etree.SubElement(jel, "Joint_Constraint", expr=j.coupling)
 
 
+def _matrix_el(etree, root, m: Mechanism) -> None:
+    spec = m.metadata.get("collision_matrix")
+    if not spec:
+        return
+    known = set(m.body_names)
+    el = etree.SubElement(root, "Collision_Matrix")
+    if not spec.get("default", True):
+        el.set("default", "false")
+    for a, b, why in spec.get("disabled", ()):
+        if a in known and b in known:
+            etree.SubElement(el, "Disable", body1=a, body2=b, reason=why)
+    for a, b in spec.get("enabled", ()):
+        if a in known and b in known:
+            etree.SubElement(el, "Enable", body1=a, body2=b)
+
+
 def to_claraty_xml(mechanism: Mechanism) -> str:
     """The whole mechanism as one CLARAty Mechanism Model XML document (corrected format v1).
 
@@ -699,6 +762,7 @@ def to_claraty_xml(mechanism: Mechanism) -> str:
         _shapes_el(etree, bel, spec.shapes)
         if spec.graphics:
             etree.SubElement(bel, "Display_Graphics", path=spec.graphics)
+    _matrix_el(etree, root, m)
     etree.indent(root, space="  ")
     text = etree.tostring(root, pretty_print=True, xml_declaration=True, encoding="utf-8").decode("utf-8")
     validate_with_dtd(parse_bytes(text.encode("utf-8"), "<to_claraty_xml>"), DTD_PATH, "<to_claraty_xml>")

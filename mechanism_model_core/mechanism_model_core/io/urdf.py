@@ -22,7 +22,9 @@ Import (:func:`load_urdf`, :func:`loads_urdf`)
     * ``inertial``: URDF gives the inertia about the centre of mass in the inertial frame's axes; it is
       rotated into body axes (our :class:`MassProperties` convention).
     * ``collision`` primitives (box, cylinder, sphere) become bounding shapes; meshes are kept as references
-      with their scale. ``visual`` geometry is ignored; the first visual mesh is kept as the body's graphics
+      with their scale, resolved (``package://`` through ``ROS_PACKAGE_PATH``, the ament index and the
+      file's folder; relative names through the file's folder) when found; a mesh that cannot be found or
+      read is reported, with this file's line, when a collision model is built (kinematics do not need it). ``visual`` geometry is ignored; the first visual mesh is kept as the body's graphics
       reference.
     * Errors name the file and line: unknown parent/child links, a link with two parents, cycles, several
       roots, unknown joint types, bad numbers.
@@ -42,7 +44,7 @@ Export (:func:`to_urdf`, :func:`save_urdf`)
     * couplings become ``mimic`` where the expression is affine in a single single-DOF joint; other
       couplings are listed in an XML comment (URDF cannot express them);
     * bounding shapes become both ``collision`` and ``visual`` primitives, so RViz shows something without
-      meshes.
+      meshes; capsules and cones (which URDF lacks) as their enclosing cylinders, convex hulls as their mesh.
 
     :func:`load_urdf` recognises these patterns (chains named ``<joint>.<coordinate>`` and fixed leaf links
     on ``<frame>.<kind>_frame`` joints) and rebuilds the multi-DOF joints and named frames, so a mechanism
@@ -78,10 +80,23 @@ class URDFWarning(UserWarning):
 
 
 # ====================================================================================== import
+def _mesh_path(uri, model_file):
+    """The resolved path of a mesh reference, or None (the collision model reports why, with the line)."""
+    if not uri:
+        return None
+    from ..collision.meshes import MeshError, resolve_mesh_uri
+
+    try:
+        return resolve_mesh_uri(uri, model_file if model_file and os.path.isfile(model_file) else None)
+    except MeshError:
+        return None
+
+
 class _Reader:
     def __init__(self, name: str):
         self.file = name
         self.lines = SourceLines()
+        self.problems: list | None = None   # check mode: errors of joints and inertials collected here
 
     def error(self, el, message: str) -> ModelFileError:
         return ModelFileError(message, self.file, getattr(el, "sourceline", None))
@@ -90,6 +105,16 @@ class _Reader:
         line = getattr(el, "sourceline", None)
         where = self.file + (f":{line}" if line else "")
         warnings.warn(f"{where}: {message}", URDFWarning, stacklevel=4)
+
+    def noted(self, read, instead):
+        """``read()``; in check mode a ModelFileError is noted and ``instead`` stands in, so reading goes on."""
+        try:
+            return read()
+        except ModelFileError as exc:
+            if self.problems is None:
+                raise
+            self.problems.append(exc)
+            return instead
 
     # ---------------------------------------------------------------- numbers
     def number(self, el, attr: str, default=None) -> float:
@@ -191,7 +216,12 @@ class _Reader:
                 name = f"{base}_{n}"
                 n += 1
             used.add(name)
-            out.append(BoundingShape(name, stype, self.origin(cel), dims, link=link, mesh=mesh))
+            try:
+                out.append(BoundingShape(name, stype, self.origin(cel), dims, link=link, mesh=mesh,
+                                         mesh_path=_mesh_path(mesh, self.file),
+                                         source=(self.file, cel.sourceline)))
+            except MechanismModelError as exc:
+                raise self.error(cel, str(exc)) from None
         return tuple(out)
 
     def graphics(self, link_el) -> str | None:
@@ -323,7 +353,7 @@ class _Reader:
             self.lines.note("joint", jname, jel.sourceline)
             if jel.find("mimic") is not None:
                 self.lines.note("coupling", jname, jel.find("mimic").sourceline)
-            joints[jname] = self.joint(jel, jname, _URDF_TYPES)
+            joints[jname] = self.noted(lambda: self.joint(jel, jname, _URDF_TYPES), Joint(jname))
         couplings = {jn: self.mimic(jel, jn, joints) for jn, jel in jels.items()}
         roots = [ln for ln in links if ln not in parent_of]
         if not roots:
@@ -360,7 +390,7 @@ class _Reader:
         ground_spec = BodySpec(ground, None, None, {}, MassProperties(), (), None, {})
         if ground == root_link:
             lel = links[root_link]
-            ground_spec = BodySpec(ground, None, None, {}, self.mass(lel), self.shapes(lel, root_link),
+            ground_spec = BodySpec(ground, None, None, {}, self.noted(lambda: self.mass(lel), MassProperties()), self.shapes(lel, root_link),
                                    self.graphics(lel), {})
         else:
             try:
@@ -368,7 +398,7 @@ class _Reader:
             except ValueError as exc:
                 raise ModelFileError(f"root_joint: {exc}", self.file) from None
             lel = links[root_link]
-            specs.append(BodySpec(root_link, ground, Joint("root_joint", jt), {}, self.mass(lel),
+            specs.append(BodySpec(root_link, ground, Joint("root_joint", jt), {}, self.noted(lambda: self.mass(lel), MassProperties()),
                                   self.shapes(lel, root_link), self.graphics(lel), {}))
         for jn, jel in jels.items():
             j = joints[jn]
@@ -391,7 +421,7 @@ class _Reader:
                                           MassProperties(), (), None, {}))
                     parent = plane
                     j = Joint.fixed(f"{jn}.plane_fixed", spatial.inverse(R))
-            specs.append(BodySpec(child, parent, j, {}, self.mass(lel), self.shapes(lel, child),
+            specs.append(BodySpec(child, parent, j, {}, self.noted(lambda: self.mass(lel), MassProperties()), self.shapes(lel, child),
                                   self.graphics(lel), {}))
         if rebuild:
             specs, ground_spec = _rebuild(specs, ground_spec)
@@ -527,6 +557,20 @@ def load_urdf(path, *, root_joint: str | None = None, ground_name: str = "world"
                               rebuild=rebuild)
 
 
+def urdf_problems(path):
+    """``(problems, mechanism or None)``: the problems of a URDF file as :class:`ModelFileError` s (empty
+    when it loads); every bad joint and inertial is reported, reading going on past each."""
+    path = os.fspath(path)
+    reader = _Reader(path)
+    reader.problems = []
+    m = None
+    try:
+        m = reader.read(parse_file(path))
+    except ModelFileError as exc:
+        reader.problems.append(exc)
+    return reader.problems, (None if reader.problems else m)
+
+
 def loads_urdf(text, name: str = "<string>", **options) -> Mechanism:
     """:func:`load_urdf` for URDF text (str or bytes), e.g. a ``robot_description`` parameter; ``name``
     is used in error messages."""
@@ -574,7 +618,11 @@ def _geometry_el(etree, parent, shape: BoundingShape) -> bool:
         etree.SubElement(g, "cylinder", radius=_num(d[0]), length=_num(d[1]))
     elif shape.type == "sphere" and len(d) >= 1:
         etree.SubElement(g, "sphere", radius=_num(d[0]))
-    elif shape.type == "mesh" and shape.mesh:
+    elif shape.type in ("capsule", "cone") and len(d) >= 2:
+        # URDF has neither: the enclosing cylinder (a capsule's full length), so a checker stays conservative
+        etree.SubElement(g, "cylinder", radius=_num(d[0]),
+                         length=_num(d[1] + 2 * d[0] if shape.type == "capsule" else d[1]))
+    elif shape.type in ("mesh", "convex") and shape.mesh:
         attrs = {"filename": shape.mesh}
         if len(d) == 3 and tuple(d) != (1.0, 1.0, 1.0):
             attrs["scale"] = _vec(d)
@@ -595,7 +643,7 @@ def _link_el(etree, robot, name: str, mass: MassProperties | None = None, shapes
                          iyy=_num(I[1, 1]), iyz=_num(I[1, 2]), izz=_num(I[2, 2]))
     for tag in ("visual", "collision"):
         for s in shapes:
-            if s.type not in ("box", "cylinder", "sphere", "mesh"):
+            if s.type not in ("box", "cylinder", "sphere", "mesh", "capsule", "cone", "convex"):
                 continue
             el = etree.SubElement(link, tag, name=s.name)
             _origin_el(etree, el, s.transform)

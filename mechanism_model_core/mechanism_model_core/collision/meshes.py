@@ -1,0 +1,155 @@
+"""Mesh files for bounding shapes: resolving ``package://`` / ``file://`` / relative names, and reading
+STL, OBJ and DAE files (with ``trimesh``, an optional extra) within size limits.
+
+Resolution of a mesh name written in a model file:
+
+* ``package://pkg/sub/file.stl``: the package's folder from ``ROS_PACKAGE_PATH`` (each entry, or a folder
+  below it, named ``pkg`` or holding a ``package.xml`` that names ``pkg``), then the ament index
+  (``AMENT_PREFIX_PATH``: ``<prefix>/share/ament_index/resource_index/packages/pkg`` marks
+  ``<prefix>/share/pkg``), then a folder named ``pkg`` among the model file's folder and its parents (a
+  source checkout that keeps ``pkg/`` beside the URDF);
+* ``file:///abs/path`` and absolute paths as they are;
+* anything else relative to the folder of the model file.
+
+Every failure is a :class:`~mechanism_model_core.errors.ModelFileError` naming the model file and line that
+wrote the name, and what is wrong (unknown package, missing file, unreadable mesh, too many triangles).
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+
+import numpy as np
+
+from ..errors import ModelFileError
+from .shapes import ConvexHull, MeshFile, TriangleMesh
+
+#: Meshes with more triangles than this are refused (a bounding shape should be coarse).
+MAX_TRIANGLES = 200_000
+#: Mesh files larger than this (bytes) are refused before they are read.
+MAX_FILE_BYTES = 64 * 1024 * 1024
+MESH_EXTENSIONS = (".stl", ".obj", ".dae")
+
+
+class MeshError(ValueError):
+    """What is wrong with a mesh reference (wrapped into a ModelFileError with the model file's line)."""
+
+
+def _package_dirs(pkg: str, model_dir: str | None) -> list[str]:
+    out = []
+    for root in filter(None, os.environ.get("ROS_PACKAGE_PATH", "").split(os.pathsep)):
+        if os.path.basename(os.path.normpath(root)) == pkg:
+            out.append(root)
+        cand = os.path.join(root, pkg)
+        if os.path.isdir(cand):
+            out.append(cand)
+    for prefix in filter(None, os.environ.get("AMENT_PREFIX_PATH", "").split(os.pathsep)):
+        marker = os.path.join(prefix, "share", "ament_index", "resource_index", "packages", pkg)
+        if os.path.exists(marker):
+            out.append(os.path.join(prefix, "share", pkg))
+    d = model_dir
+    for _ in range(6):          # a source checkout: pkg/ beside the model file or above it
+        if not d:
+            break
+        cand = os.path.join(d, pkg)
+        if os.path.isdir(cand):
+            out.append(cand)
+        if os.path.basename(os.path.normpath(d)) == pkg:
+            out.append(d)
+        parent = os.path.dirname(os.path.normpath(d))
+        if parent == d:
+            break
+        d = parent
+    return out
+
+
+def resolve_mesh_uri(uri: str, model_file: str | None) -> str:
+    """The path of the mesh file that ``uri`` names, written in ``model_file``; raises :class:`MeshError`."""
+    if not uri:
+        raise MeshError("the mesh has no file name")
+    model_dir = os.path.dirname(os.path.abspath(model_file)) if model_file else None
+    if uri.startswith("package://"):
+        rest = uri[len("package://"):]
+        pkg, _, sub = rest.partition("/")
+        if not pkg or not sub:
+            raise MeshError(f"mesh {uri!r}: package:// needs a package name and a path")
+        dirs = _package_dirs(pkg, model_dir)
+        if not dirs:
+            raise MeshError(f"mesh {uri!r}: package {pkg!r} is unknown (not on ROS_PACKAGE_PATH, not in "
+                            f"the ament index of AMENT_PREFIX_PATH, no folder {pkg!r} beside the model)")
+        for d in dirs:
+            path = os.path.join(d, sub)
+            if os.path.isfile(path):
+                return os.path.abspath(path)
+        raise MeshError(f"mesh {uri!r}: no file {sub!r} in package {pkg!r} (looked in {', '.join(dirs)})")
+    if uri.startswith("file://"):
+        path = uri[len("file://"):]
+    elif os.path.isabs(uri):
+        path = uri
+    else:
+        if "://" in uri:
+            raise MeshError(f"mesh {uri!r}: only package:// and file:// URIs are supported")
+        path = os.path.join(model_dir or os.getcwd(), uri)
+    if not os.path.isfile(path):
+        raise MeshError(f"mesh file {uri!r} does not exist ({path})")
+    return os.path.abspath(path)
+
+
+def _trimesh():
+    try:
+        import trimesh
+    except ImportError:
+        raise ImportError("reading mesh files needs trimesh: pip install 'mechanism_model_core[mesh]'") \
+            from None
+    return trimesh
+
+
+def read_mesh(path: str) -> tuple[np.ndarray, np.ndarray]:
+    """``(vertices (N, 3) m, faces (M, 3))`` of an STL, OBJ or DAE file; raises :class:`MeshError`."""
+    ext = os.path.splitext(path)[1].lower()
+    if ext not in MESH_EXTENSIONS:
+        raise MeshError(f"mesh {path!r}: unsupported format {ext!r} (STL, OBJ and DAE are read)")
+    try:
+        size = os.path.getsize(path)
+    except OSError as exc:
+        raise MeshError(f"mesh {path!r} cannot be read: {exc.strerror}") from None
+    if size > MAX_FILE_BYTES:
+        raise MeshError(f"mesh {path!r} has {size} bytes, more than the limit of {MAX_FILE_BYTES}")
+    if ext == ".stl":
+        with open(path, "rb") as fh:
+            head = fh.read(84)
+        if len(head) == 84 and not head[:5].lower() == b"solid":
+            (n,) = struct.unpack("<I", head[80:84])
+            if n > MAX_TRIANGLES:
+                raise MeshError(f"mesh {path!r} has {n} triangles, more than the limit of {MAX_TRIANGLES} "
+                                f"(simplify it or use a convex hull or primitives)")
+    trimesh = _trimesh()
+    try:
+        loaded = trimesh.load(path, force="mesh", process=False)
+        vertices = np.asarray(loaded.vertices, dtype=float)
+        faces = np.asarray(loaded.faces, dtype=np.int64)
+    except Exception as exc:  # trimesh raises many kinds for a broken file
+        raise MeshError(f"mesh {path!r} cannot be read: {type(exc).__name__}: {exc}") from None
+    if faces.ndim != 2 or len(faces) == 0 or vertices.ndim != 2 or len(vertices) < 3:
+        raise MeshError(f"mesh {path!r} has no triangles")
+    if len(faces) > MAX_TRIANGLES:
+        raise MeshError(f"mesh {path!r} has {len(faces)} triangles, more than the limit of {MAX_TRIANGLES} "
+                        f"(simplify it or use a convex hull or primitives)")
+    if not np.all(np.isfinite(vertices)):
+        raise MeshError(f"mesh {path!r} has non-finite vertices")
+    return vertices, faces
+
+
+def load_mesh_geometry(mesh: MeshFile, model_file: str | None = None, line: int | None = None):
+    """The :class:`TriangleMesh` (or :class:`ConvexHull` when ``mesh.convex``) of a mesh reference, scaled;
+    raises :class:`ModelFileError` naming ``model_file`` and ``line``."""
+    try:
+        path = mesh.path or resolve_mesh_uri(mesh.uri, model_file)
+        vertices, faces = read_mesh(path)
+        vertices = vertices * np.asarray(mesh.scale)
+        if mesh.convex:
+            return ConvexHull(vertices)
+        return TriangleMesh(vertices, faces)
+    except (MeshError, ValueError) as exc:
+        raise ModelFileError(str(exc), model_file, line) from None
