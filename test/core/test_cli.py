@@ -442,3 +442,19 @@ def test_check_lists_every_bad_row_of_a_dh_table(capsys, tmp_path):
     code, out, err = call(capsys, "check", str(path))
     assert code == 1
     assert [ln.split(": ")[0] for ln in err.strip().splitlines()] == [f"{path}:{n}" for n in (3, 4, 5)]
+
+
+def test_check_lists_every_bad_joint_and_inertial_of_a_urdf(capsys, tmp_path):
+    path = tmp_path / "bad.urdf"
+    path.write_text("""<robot name="r">
+  <link name="a"/>
+  <link name="b"><inertial><mass value="-1"/></inertial></link>
+  <link name="c"/>
+  <joint name="j1" type="revolute"><parent link="a"/><child link="b"/>
+    <limit lower="-1" upper="1" effort="-5" velocity="1"/></joint>
+  <joint name="j2" type="spinning"><parent link="b"/><child link="c"/></joint>
+</robot>
+""")
+    code, out, err = call(capsys, "check", str(path))
+    assert code == 1
+    assert [ln.split(": ")[0] for ln in err.strip().splitlines()] == [f"{path}:{n}" for n in (6, 7, 3)], err

@@ -276,11 +276,11 @@ def _prepare(mech_or_model, q, environment, resolution):
 
 
 def _boxes(model, T_obj):
-    """World boxes ``(lo, hi)`` of every shape (N, 3)."""
-    c = np.matmul(T_obj[:, :3, :], model.obj_center_h)[:, :, 0]
-    h = np.matmul(np.abs(T_obj[:, :3, :3]), model.obj_half_col)[:, :, 0]
+    """World boxes ``(lo, hi)`` of every shape, (N, 3) or (B, N, 3) for a batch of poses."""
+    c = np.matmul(T_obj[..., :3, :], model.obj_center_h)[..., 0]
+    h = np.matmul(np.abs(T_obj[..., :3, :3]), model.obj_half_col)[..., 0]
     if model.any_unbounded:
-        h[model.obj_unbounded] = np.inf
+        h[..., model.obj_unbounded, :] = np.inf
     return c - h, c + h
 
 
@@ -297,15 +297,15 @@ def _candidates(model, T_obj, self_collision, edata):
     gs = ge = None
     if not len(model.objects):
         return gs, ge
-    lo, hi = _boxes(model, T_obj)
+    lo, hi = _boxes(model, T_obj)                       # works on a batch too: (B, N, 3)
     if self_collision and len(model.rp_a):
         n = len(model.rp_a)
-        L, H = lo[model.rp_ab], hi[model.rp_ab]       # both ends of every pair in one gather each
-        sep = np.maximum(np.maximum(L[n:] - H[:n], L[:n] - H[n:]), 0.0)
-        gs = np.sqrt(np.einsum("ij,ij->i", sep, sep))
+        L, H = lo[..., model.rp_ab, :], hi[..., model.rp_ab, :]   # both ends of every pair, one gather each
+        sep = np.maximum(np.maximum(L[..., n:, :] - H[..., :n, :], L[..., :n, :] - H[..., n:, :]), 0.0)
+        gs = np.sqrt(np.einsum("...ij,...ij->...i", sep, sep))
     if edata is not None and len(model.broad_objects):
         o = model.broad_objects
-        ge = _gap(lo[o][:, None, :], hi[o][:, None, :], edata.lo[None, :, :], edata.hi[None, :, :])
+        ge = _gap(lo[..., o, None, :], hi[..., o, None, :], edata.lo, edata.hi)
     return gs, ge
 
 
@@ -322,8 +322,10 @@ def _run(mech_or_model, q, environment, self_collision, resolution, margin, fn):
         raise ValueError(f"margin must be finite and non-negative, got {margin!r}")
     if q.ndim == 1:
         return _one(model, data, T_obj, environment, edata, margin, self_collision, fn)
-    return [_one(model, data, T_obj[k], environment, edata, margin, self_collision, fn)
-            for k in range(q.shape[0])]
+    # a batch: the broad phase once for every configuration, then the narrow phase one by one
+    gs, ge = _candidates(model, T_obj, self_collision, edata)
+    return [fn(_Scene(model, data, T_obj[k], environment, edata, margin), None if gs is None else gs[k],
+               None if ge is None else ge[k]) for k in range(q.shape[0])]
 
 
 # ---------------------------------------------------------------------------------------------- queries

@@ -1,8 +1,8 @@
 """Every problem of a model file at once (``mechanism-model check``), not only the first.
 
 CLARAty XML: every DTD violation; when the file matches the DTD, every element that fails to read (reading
-goes on past each) and what building the whole finds. D-H tables: every bad row. URDF and KinDSL: the first
-error (their readers stop there).
+goes on past each) and what building the whole finds. URDF: every bad joint and inertial, then structure
+errors. D-H tables: every bad row. KinDSL: the first error (its reader stops there).
 """
 
 from __future__ import annotations
@@ -31,6 +31,14 @@ def check_model(path):
                 if errors:
                     return [ModelFileError(message, path, line) for line, message in errors], None
                 return claraty_xml_problems(path)
+            if root.tag == "robot":
+                from .urdf import urdf_problems
+
+                return urdf_problems(path)
+        if path.lower().endswith(".urdf") and not os.path.isdir(path):
+            from .urdf import urdf_problems
+
+            return urdf_problems(path)
         if path.lower().endswith(".dh"):
             from .dh import dh_table_problems
 

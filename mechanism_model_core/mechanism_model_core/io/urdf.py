@@ -96,6 +96,7 @@ class _Reader:
     def __init__(self, name: str):
         self.file = name
         self.lines = SourceLines()
+        self.problems: list | None = None   # check mode: errors of joints and inertials collected here
 
     def error(self, el, message: str) -> ModelFileError:
         return ModelFileError(message, self.file, getattr(el, "sourceline", None))
@@ -104,6 +105,16 @@ class _Reader:
         line = getattr(el, "sourceline", None)
         where = self.file + (f":{line}" if line else "")
         warnings.warn(f"{where}: {message}", URDFWarning, stacklevel=4)
+
+    def noted(self, read, instead):
+        """``read()``; in check mode a ModelFileError is noted and ``instead`` stands in, so reading goes on."""
+        try:
+            return read()
+        except ModelFileError as exc:
+            if self.problems is None:
+                raise
+            self.problems.append(exc)
+            return instead
 
     # ---------------------------------------------------------------- numbers
     def number(self, el, attr: str, default=None) -> float:
@@ -342,7 +353,7 @@ class _Reader:
             self.lines.note("joint", jname, jel.sourceline)
             if jel.find("mimic") is not None:
                 self.lines.note("coupling", jname, jel.find("mimic").sourceline)
-            joints[jname] = self.joint(jel, jname, _URDF_TYPES)
+            joints[jname] = self.noted(lambda: self.joint(jel, jname, _URDF_TYPES), Joint(jname))
         couplings = {jn: self.mimic(jel, jn, joints) for jn, jel in jels.items()}
         roots = [ln for ln in links if ln not in parent_of]
         if not roots:
@@ -379,7 +390,7 @@ class _Reader:
         ground_spec = BodySpec(ground, None, None, {}, MassProperties(), (), None, {})
         if ground == root_link:
             lel = links[root_link]
-            ground_spec = BodySpec(ground, None, None, {}, self.mass(lel), self.shapes(lel, root_link),
+            ground_spec = BodySpec(ground, None, None, {}, self.noted(lambda: self.mass(lel), MassProperties()), self.shapes(lel, root_link),
                                    self.graphics(lel), {})
         else:
             try:
@@ -387,7 +398,7 @@ class _Reader:
             except ValueError as exc:
                 raise ModelFileError(f"root_joint: {exc}", self.file) from None
             lel = links[root_link]
-            specs.append(BodySpec(root_link, ground, Joint("root_joint", jt), {}, self.mass(lel),
+            specs.append(BodySpec(root_link, ground, Joint("root_joint", jt), {}, self.noted(lambda: self.mass(lel), MassProperties()),
                                   self.shapes(lel, root_link), self.graphics(lel), {}))
         for jn, jel in jels.items():
             j = joints[jn]
@@ -410,7 +421,7 @@ class _Reader:
                                           MassProperties(), (), None, {}))
                     parent = plane
                     j = Joint.fixed(f"{jn}.plane_fixed", spatial.inverse(R))
-            specs.append(BodySpec(child, parent, j, {}, self.mass(lel), self.shapes(lel, child),
+            specs.append(BodySpec(child, parent, j, {}, self.noted(lambda: self.mass(lel), MassProperties()), self.shapes(lel, child),
                                   self.graphics(lel), {}))
         if rebuild:
             specs, ground_spec = _rebuild(specs, ground_spec)
@@ -544,6 +555,20 @@ def load_urdf(path, *, root_joint: str | None = None, ground_name: str = "world"
     path = os.fspath(path)
     return _Reader(path).read(parse_file(path), root_joint=root_joint, ground_name=ground_name, name=name,
                               rebuild=rebuild)
+
+
+def urdf_problems(path):
+    """``(problems, mechanism or None)``: the problems of a URDF file as :class:`ModelFileError` s (empty
+    when it loads); every bad joint and inertial is reported, reading going on past each."""
+    path = os.fspath(path)
+    reader = _Reader(path)
+    reader.problems = []
+    m = None
+    try:
+        m = reader.read(parse_file(path))
+    except ModelFileError as exc:
+        reader.problems.append(exc)
+    return reader.problems, (None if reader.problems else m)
 
 
 def loads_urdf(text, name: str = "<string>", **options) -> Mechanism:
