@@ -32,6 +32,7 @@ setup(
     extras_require={
         "kindsl": ["lark>=1.1"],
         "render": ["matplotlib>=3.5"],
+        "yaml": ["pyyaml>=5.4"],      # motor groups in YAML (locomotion.load_motor_groups)
         "trajectory": ["toppra>=0.6"],     # time parameterization of joint paths (locomotion.trajectory)
         "mesh": ["trimesh>=3.9"],          # mesh files: terrain (terrain.TriangleMesh.from_file), bounding shapes
         "mobility": ["PyYAML>=5.4"],       # wheeled-rover mobility files (locomotion.wheeled)

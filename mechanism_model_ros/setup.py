@@ -32,7 +32,8 @@ setup(
     name=package_name,
     version="0.1.0",
     packages=find_packages(exclude=["test", "test.*"]),
-    package_data={package_name: ["interfaces/msg/*.msg", "interfaces/srv/*.srv"]},
+    package_data={package_name: ["interfaces/msg/*.msg", "interfaces/srv/*.srv",
+                                 "interfaces_external/README.md", "interfaces_external/*/*/*"]},
     data_files=[
         ("share/ament_index/resource_index/packages", ["resource/" + package_name]),
         ("share/" + package_name, ["package.xml"]),
@@ -51,6 +52,7 @@ setup(
         "mechanism-model-serve = mechanism_model_ros.serve:main",
         "state_publisher = mechanism_model_ros.state_publisher:main",
         "kinematics_server = mechanism_model_ros.kinematics_server:main",
+        "manipulator = mechanism_model_ros.manipulator:main",
         "statics_server = mechanism_model_ros.statics_server:main",
         "locomotor = mechanism_model_ros.locomotor:main",
     ]},

@@ -213,3 +213,57 @@ def residual_size(r) -> float:
         return float(r)
     except (TypeError, ValueError):
         return float("nan")
+
+
+def joint_trajectory_arrays(msg):
+    """``(joint_names, times, positions, velocities, accelerations)`` of a ``trajectory_msgs/JointTrajectory``:
+    times (N,) in seconds from start, the others (N, n) arrays in ``joint_names`` order (velocities and
+    accelerations None when no point gives them). Values are not checked for finiteness here (the motor group
+    does that with the limits). Raises :class:`BadMessage` for no joints or points, repeated names, a point
+    whose positions do not match the joints, or velocities/accelerations given for some points only."""
+    names = [str(n) for n in msg.joint_names]
+    if not names:
+        raise BadMessage("trajectory names no joints")
+    if len(set(names)) != len(names):
+        raise BadMessage("trajectory joint names repeat")
+    points = list(msg.points)
+    if not points:
+        raise BadMessage("trajectory has no points")
+    n = len(names)
+    times = np.array([duration_seconds(p.time_from_start) for p in points], dtype=float)
+    rows = {"positions": [], "velocities": [], "accelerations": []}
+    for k, p in enumerate(points):
+        for field in rows:
+            v = list(getattr(p, field))
+            if field == "positions" and len(v) != n:
+                raise BadMessage(f"trajectory point {k} has {len(v)} positions for {n} joints")
+            if v and len(v) != n:
+                raise BadMessage(f"trajectory point {k} has {len(v)} {field} for {n} joints")
+            rows[field].append(v)
+    out = [np.array(rows["positions"], dtype=float)]
+    for field in ("velocities", "accelerations"):
+        given = [bool(r) for r in rows[field]]
+        if any(given) and not all(given):
+            raise BadMessage(f"trajectory gives {field} for some points only")
+        out.append(np.array(rows[field], dtype=float) if all(given) else None)
+    return names, times, out[0], out[1], out[2]
+
+
+def fill_joint_trajectory(msg, point_cls, joint_names, times, positions, velocities=None,
+                          accelerations=None) -> None:
+    """Fill a ``trajectory_msgs/JointTrajectory`` (``point_cls``: its JointTrajectoryPoint class) from arrays
+    as :func:`joint_trajectory_arrays` returns them (or a core ``JointTrajectory``'s fields)."""
+    msg.joint_names = [str(n) for n in joint_names]
+    points = []
+    for k, t in enumerate(np.asarray(times, dtype=float)):
+        p = point_cls(positions=[float(v) for v in positions[k]])
+        if velocities is not None:
+            p.velocities = [float(v) for v in velocities[k]]
+        if accelerations is not None:
+            p.accelerations = [float(v) for v in accelerations[k]]
+        sec = int(math.floor(t))
+        p.time_from_start.sec, p.time_from_start.nanosec = sec, int(round((t - sec) * 1e9))
+        if p.time_from_start.nanosec >= 1_000_000_000:
+            p.time_from_start.sec, p.time_from_start.nanosec = sec + 1, 0
+        points.append(p)
+    msg.points = points

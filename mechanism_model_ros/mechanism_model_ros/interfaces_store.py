@@ -74,6 +74,8 @@ def typestore():
 
     store = get_typestore(Stores.ROS2_HUMBLE)
     store.register(own_types())
+    from .action_types import all_types      # actions (FollowJointTrajectory) and what rosbags lacks for them
+    store.register(all_types())
     return store
 
 

@@ -22,6 +22,7 @@ from typing import Any
 NODES: dict[str, str] = {
     "state_publisher": ".state_publisher:StatePublisher",
     "kinematics_server": ".kinematics_server:KinematicsServer",
+    "manipulator": ".manipulator:Manipulator",
     "statics_server": ".statics_server:StaticsServer",
     "locomotor": ".locomotor:Locomotor",
     "legged": ".legged:LeggedNode",

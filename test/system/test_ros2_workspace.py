@@ -62,6 +62,27 @@ def test_readme_service_calls_answer(launched):
     assert answered >= 3
 
 
+def test_readme_service_calls_answer_our_cyclone_nodes():
+    """The same request texts from ros2cli's rclpy clients to our Cyclone-transport nodes (interop)."""
+    from ros.dds_helpers import start_serve, stop
+    ros_env.require("humble")
+    d = ros_env.domain()
+    server = start_serve(d, env={"ROS_DISTRO": "humble"})
+    try:
+        answered = 0
+        for argv in _readme_commands("ros2 service call"):
+            out = ros2_ok(argv[1:], d, timeout=90)
+            if "pip install mechanism_model_core[" in out:
+                assert "ErrorCodes(val=99999)" in out, (argv, out)
+                continue
+            assert "error_code=mechanism_model_msgs.msg.ErrorCodes(val=1)" in out, (argv, out)
+            answered += 1
+        assert answered >= 3
+    finally:
+        out, err = stop(server)
+    assert "Traceback" not in err, err
+
+
 def ros2_ok(args, d, timeout=60):
     p = ros_env.ros2(*args, domain_id=d, timeout=timeout)
     assert p.returncode == 0, (args, p.stdout[-2000:], p.stderr[-2000:])

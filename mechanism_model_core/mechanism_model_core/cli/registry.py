@@ -28,4 +28,5 @@ COMMANDS = (
     "call",
     "echo",
     "models",
+    "ros2-control",
 )

@@ -13,9 +13,11 @@ concurrently (the kinematics server's handlers are thread-safe: the model is imm
 from __future__ import annotations
 
 import abc
+import concurrent.futures
 import logging
 import threading
 import time
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..qos import QoS
@@ -47,8 +49,129 @@ class Client(abc.ABC):
         """Send ``request`` and block for the reply; raises :class:`TimeoutError`."""
 
 
+class Timer(abc.ABC):
+    """A periodic callback made by :meth:`Transport.create_timer`."""
+
+    period: float
+
+    @abc.abstractmethod
+    def cancel(self) -> None:
+        """Stop calling back (idempotent). A call already running finishes."""
+
+    @property
+    @abc.abstractmethod
+    def is_canceled(self) -> bool: ...
+
+
+#: action_msgs/msg/GoalStatus values
+GOAL_STATUS = {0: "UNKNOWN", 1: "ACCEPTED", 2: "EXECUTING", 3: "CANCELING", 4: "SUCCEEDED", 5: "CANCELED",
+               6: "ABORTED"}
+STATUS_SUCCEEDED, STATUS_CANCELED, STATUS_ABORTED = 4, 5, 6
+
+
+@dataclass
+class ActionResult:
+    """The end of a goal: ``status`` (action_msgs/msg/GoalStatus: 4 succeeded, 5 canceled, 6 aborted) and the
+    action's result message."""
+
+    status: int
+    result: Any
+
+    @property
+    def status_name(self) -> str:
+        return GOAL_STATUS.get(self.status, str(self.status))
+
+    @property
+    def succeeded(self) -> bool:
+        return self.status == STATUS_SUCCEEDED
+
+
+class GoalHandle(abc.ABC):
+    """A goal sent by :meth:`ActionClient.send_goal`. ``accepted`` says whether the server took it;
+    ``goal_id`` is its 16-byte UUID."""
+
+    accepted: bool
+    goal_id: bytes
+
+    @abc.abstractmethod
+    def result_future(self) -> concurrent.futures.Future:
+        """A future of the goal's :class:`ActionResult` (done when the goal ends)."""
+
+    def get_result(self, timeout: float | None = None) -> ActionResult:
+        """Block until the goal ends; :class:`TimeoutError` after ``timeout`` seconds."""
+        try:
+            return self.result_future().result(timeout)
+        except concurrent.futures.TimeoutError:
+            raise TimeoutError(f"goal did not end within {timeout} s") from None
+
+    @abc.abstractmethod
+    def cancel(self, timeout: float = 10.0) -> int:
+        """Ask the server to cancel the goal; returns the CancelGoal ``return_code`` (0: canceling)."""
+
+    @property
+    @abc.abstractmethod
+    def status(self) -> int:
+        """The latest known GoalStatus value (from the status topic or the result)."""
+
+
+class ActionClient(abc.ABC):
+    """A client of one action server (rcl_action's protocol: send_goal / get_result / cancel_goal services,
+    feedback and status topics)."""
+
+    @abc.abstractmethod
+    def goal(self):
+        """A new, default goal message."""
+
+    @abc.abstractmethod
+    def wait_for_server(self, timeout: float = 10.0) -> bool: ...
+
+    @abc.abstractmethod
+    def send_goal(self, goal, feedback_callback: Callable[[Any], None] | None = None,
+                  timeout: float = 10.0) -> GoalHandle:
+        """Send ``goal`` and wait (up to ``timeout`` s, else :class:`TimeoutError`) for the server to accept or
+        reject it. ``feedback_callback(feedback)`` gets the action's Feedback messages of this goal."""
+
+
+class ServerGoalHandle(abc.ABC):
+    """A goal an action server accepted: ``goal_id`` (16-byte UUID) and ``request`` (the goal message). The
+    execute callback reports progress with :meth:`publish_feedback`, watches :attr:`is_cancel_requested`, and
+    ends the goal with :meth:`succeed`, :meth:`abort` or :meth:`canceled`, passing the result message (None:
+    a default result)."""
+
+    goal_id: bytes
+    request: Any
+
+    @property
+    @abc.abstractmethod
+    def is_cancel_requested(self) -> bool: ...
+
+    @property
+    @abc.abstractmethod
+    def status(self) -> int: ...
+
+    @abc.abstractmethod
+    def publish_feedback(self, feedback) -> None: ...
+
+    @abc.abstractmethod
+    def succeed(self, result=None) -> None: ...
+
+    @abc.abstractmethod
+    def abort(self, result=None) -> None: ...
+
+    @abc.abstractmethod
+    def canceled(self, result=None) -> None: ...
+
+
 class Transport(abc.ABC):
-    """One node on the middleware."""
+    """One node on the middleware.
+
+    Concurrency contract (both transports): a node's subscription callbacks and timer callbacks never run
+    concurrently with one another (rclpy: one mutually exclusive callback group; Cyclone: the context's
+    dispatcher thread), so node state they share needs no lock against each other; service handlers may
+    run concurrently with them and with each other. A subscription or timer callback must not wait for a
+    service reply or an action result: on Cyclone those arrive through the thread that runs it (hand such
+    work to another thread).
+    """
 
     node_name: str
     namespace: str
@@ -81,6 +204,30 @@ class Transport(abc.ABC):
     @abc.abstractmethod
     def create_client(self, name: str, srv_type: str) -> Client: ...
 
+    def create_timer(self, period: float, callback: Callable[[], None]) -> Timer:
+        """Call ``callback()`` every ``period`` seconds (> 0, finite) until the timer is cancelled or the node
+        closed; the first call comes one period after creation. A late call is not repeated to catch up (the
+        next one is due a period after it, as rclpy's timers). An exception in ``callback`` is logged and the
+        timer goes on. Use for watchdogs (command silence, stale state) and periodic publishing."""
+        raise NotImplementedError(f"{type(self).__name__} has no timers")
+
+    def create_action_client(self, name: str, action_type: str) -> ActionClient:
+        """A client of action ``name`` (``/arm_controller/follow_joint_trajectory``) of type ``action_type``
+        (``control_msgs/action/FollowJointTrajectory``). rclpy: ``rclpy.action.ActionClient`` (the node must
+        be spinning for its replies); Cyclone: the action's services and topics in the rmw_cyclonedds format,
+        which interoperates with rclcpp_action servers on rmw_cyclonedds_cpp."""
+        raise NotImplementedError(f"{type(self).__name__} has no action clients")
+
+    def create_action_server(self, name: str, action_type: str, execute: Callable[[ServerGoalHandle], Any],
+                             goal_callback: Callable[[Any], bool] | None = None,
+                             cancel_callback: Callable[[ServerGoalHandle], bool] | None = None) -> Any:
+        """Serve action ``name`` of ``action_type``: ``goal_callback(goal) -> bool`` accepts or rejects a goal
+        (default: accept), ``execute(goal_handle)`` runs each accepted goal on a thread of its own and ends it
+        (a goal it leaves open is aborted), ``cancel_callback(goal_handle) -> bool`` accepts a cancel request
+        (default: accept; the goal sees :attr:`ServerGoalHandle.is_cancel_requested`). rclpy:
+        ``rclpy.action.ActionServer``; Cyclone: rcl_action's protocol (see :meth:`create_action_client`)."""
+        raise NotImplementedError(f"{type(self).__name__} has no action servers")
+
     def now(self) -> tuple[int, int]:
         """Current time as (sec, nanosec) since the epoch."""
         ns = time.time_ns()
@@ -111,6 +258,17 @@ class Transport(abc.ABC):
 
     def __exit__(self, *exc):
         self.close()
+
+
+def check_period(period) -> float:
+    """``period`` as a positive finite float (seconds), else :class:`TransportError`."""
+    try:
+        p = float(period)
+    except (TypeError, ValueError):
+        raise TransportError(f"timer period must be a number of seconds, got {period!r}") from None
+    if not (p > 0 and p < float("inf")):
+        raise TransportError(f"timer period must be positive and finite, got {period!r}")
+    return p
 
 
 def resolve_name(name: str, namespace: str = "/", node_name: str = "") -> str:

@@ -28,8 +28,9 @@ from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
 from ..qos import QoS
-from .base import (SERVICE_CONCURRENCY, SERVICE_QUEUE, Client, Publisher, ServiceGate, Transport, TransportError,
-                   _set_arrival, busy_or_fallback, guarded)
+from .base import (SERVICE_CONCURRENCY, SERVICE_QUEUE, ActionClient, ActionResult, Client, GoalHandle, Publisher,
+                   ServerGoalHandle, ServiceGate, Timer, Transport, TransportError, _set_arrival, busy_or_fallback,
+                   check_period, guarded)
 
 
 #: threads of the process's executor (see RclpyRuntime)
@@ -86,6 +87,111 @@ class _Client(Client):
             self.client.remove_pending_request(future)
             raise TimeoutError(f"no reply from service {self.client.srv_name} within {timeout} s")
         return future.result()
+
+
+class _Timer(Timer):
+    def __init__(self, node: Node, period: float, callback, group):
+        self.period = period
+        self.timer = node.create_timer(period, callback, callback_group=group)
+
+    def cancel(self) -> None:
+        self.timer.cancel()
+
+    @property
+    def is_canceled(self) -> bool:
+        return self.timer.is_canceled()
+
+
+def _wait(future, timeout, what):
+    """Block on an rclpy future that another thread's executor completes."""
+    done = threading.Event()
+    future.add_done_callback(lambda _f: done.set())
+    if not done.wait(timeout):
+        raise TimeoutError(f"{what}: no answer within {timeout} s")
+    return future.result()
+
+
+class _RclpyGoalHandle(GoalHandle):
+    def __init__(self, handle):
+        import concurrent.futures
+
+        self.handle = handle
+        self.accepted = bool(handle.accepted)
+        self.goal_id = bytes(handle.goal_id.uuid)
+        self._future = concurrent.futures.Future()
+        if not self.accepted:
+            self._future.set_result(ActionResult(0, None))
+            return
+        rf = handle.get_result_async()
+
+        def done(f):
+            try:
+                r = f.result()
+            except BaseException as exc:   # noqa: BLE001 -- handed to the waiter
+                self._future.set_exception(exc)
+                return
+            self._future.set_result(ActionResult(int(r.status), r.result))
+        rf.add_done_callback(done)
+
+    def result_future(self):
+        return self._future
+
+    def cancel(self, timeout: float = 10.0) -> int:
+        return int(_wait(self.handle.cancel_goal_async(), timeout, "cancel_goal").return_code)
+
+    @property
+    def status(self) -> int:
+        return int(self.handle.status)
+
+
+class _RclpyActionClient(ActionClient):
+    def __init__(self, node: Node, name: str, action_cls):
+        from rclpy.action import ActionClient as RclpyActionClient
+
+        self.cls = action_cls
+        self.client = RclpyActionClient(node, action_cls, name, callback_group=ReentrantCallbackGroup())
+
+    def goal(self):
+        return self.cls.Goal()
+
+    def wait_for_server(self, timeout: float = 10.0) -> bool:
+        return self.client.wait_for_server(timeout_sec=timeout)
+
+    def send_goal(self, goal, feedback_callback=None, timeout: float = 10.0) -> GoalHandle:
+        fb = None if feedback_callback is None else (lambda msg: feedback_callback(msg.feedback))
+        handle = _wait(self.client.send_goal_async(goal, feedback_callback=fb), timeout, "send_goal")
+        return _RclpyGoalHandle(handle)
+
+
+class _RclpyServerGoal(ServerGoalHandle):
+    def __init__(self, handle):
+        self.handle = handle
+        self.goal_id = bytes(handle.goal_id.uuid)
+        self.request = handle.request
+        self.result = None
+
+    @property
+    def is_cancel_requested(self) -> bool:
+        return bool(self.handle.is_cancel_requested)
+
+    @property
+    def status(self) -> int:
+        return int(self.handle.status)
+
+    def publish_feedback(self, feedback) -> None:
+        self.handle.publish_feedback(feedback)
+
+    def succeed(self, result=None) -> None:
+        self.result = result
+        self.handle.succeed()
+
+    def abort(self, result=None) -> None:
+        self.result = result
+        self.handle.abort()
+
+    def canceled(self, result=None) -> None:
+        self.result = result
+        self.handle.canceled()
 
 
 class RclpyNode(Transport):
@@ -167,6 +273,50 @@ class RclpyNode(Transport):
 
     def create_client(self, name, srv_type) -> Client:
         return _Client(self.node, name, _ros_class(srv_type))
+
+    def create_timer(self, period, callback) -> Timer:
+        """rclpy timer in the subscriptions' mutually exclusive callback group (see :class:`Transport`)."""
+        period = check_period(period)
+        cb = guarded(callback, self.get_logger(), "timer")
+        return _Timer(self.node, period, cb, self._sub_group)
+
+    def create_action_server(self, name, action_type, execute, goal_callback=None, cancel_callback=None):
+        """``rclpy.action.ActionServer`` with the transport's callback conventions (see :class:`Transport`)."""
+        from rclpy.action import ActionServer, CancelResponse, GoalResponse
+
+        cls = _ros_class(action_type)
+        log = self.get_logger()
+
+        def run(handle):
+            goal = _RclpyServerGoal(handle)
+            try:
+                returned = execute(goal)
+            except Exception as exc:        # noqa: BLE001 -- the goal ends, the server goes on
+                log.error("action %s: execute raised %s: %s", name, type(exc).__name__, exc)
+                if handle.is_active:
+                    handle.abort()
+                return cls.Result()
+            if handle.is_active:
+                log.warning("action %s: goal left open by execute; aborting it", name)
+                handle.abort()
+                goal.result = goal.result if goal.result is not None else returned
+            return goal.result if goal.result is not None else cls.Result()
+
+        def on_goal(goal):
+            ok = True if goal_callback is None else bool(goal_callback(goal))
+            return GoalResponse.ACCEPT if ok else GoalResponse.REJECT
+
+        def on_cancel(handle):
+            ok = True if cancel_callback is None else bool(cancel_callback(_RclpyServerGoal(handle)))
+            return CancelResponse.ACCEPT if ok else CancelResponse.REJECT
+
+        return ActionServer(self.node, cls, name, execute_callback=run, goal_callback=on_goal,
+                            cancel_callback=on_cancel, callback_group=ReentrantCallbackGroup())
+
+    def create_action_client(self, name, action_type) -> ActionClient:
+        """``rclpy.action.ActionClient``; the node must be spinning (its replies arrive through the
+        executor)."""
+        return _RclpyActionClient(self.node, name, _ros_class(action_type))
 
     def now(self):
         t = self.node.get_clock().now().seconds_nanoseconds()

@@ -1,0 +1,318 @@
+"""Manipulator node: joint trajectories for the arms and masts of a robot, sent to their ros2_control
+``joint_trajectory_controller`` s after checking them against the motor groups (CLARAty 13.4.3).
+
+For each joint-trajectory motor group (``arm_controller``, ``mast_controller``; parameter ``controllers``,
+default: all of the model's) the node is a client of the controller's
+``/<controller>/follow_joint_trajectory`` action (``control_msgs/action/FollowJointTrajectory``, as MoveIt
+drives controllers), or, with parameter ``mode: topic``, a publisher on its ``/<controller>/joint_trajectory``
+topic (no result beyond "sent").
+
+Interface:
+
+* service ``~/execute_trajectory`` (``mechanism_model_msgs/srv/ExecuteTrajectory``): a trajectory, the group
+  (empty: the group commanding its joints) and ``wait``; the reply's ``error_code`` says what happened
+  (SUCCESS, INVALID_MOTION_PLAN with the violated limits, INVALID_GROUP_NAME, INVALID_ROBOT_STATE,
+  CONTROL_FAILED, PREEMPTED, TIMED_OUT), with the goal's status and the controller's error code;
+* topic ``~/joint_trajectory`` (``trajectory_msgs/JointTrajectory``): the same without a reply (outcomes
+  are logged);
+* service ``~/cancel`` (``std_srvs/srv/Trigger``): cancel every goal this node has running (topic mode: an
+  empty trajectory, which makes joint_trajectory_controller hold its position).
+
+Safety: a trajectory is checked whole before anything is sent (:meth:`MotorGroup.check_trajectory`): every
+position within the motor limits, every given velocity and acceleration within theirs, the speed implied
+between consecutive points and from the current joint state (``joint_states``) to the first point within
+the velocity limit; it must name every joint of the group (the controller runs without partial goals) and
+hold only finite numbers. Nothing is clamped: a trajectory that leaves the limits is refused. Without
+joint states younger than ``state_timeout`` (s, default 0.5) nothing is sent, and a running goal is
+cancelled when joint states fall silent for that long, so motion stops within ``state_timeout`` plus the
+controller's reaction.
+
+Parameters: ``controllers`` (list of group names; empty: every joint_trajectory group), ``mode``
+(``action`` or ``topic``), ``motors`` (motor-group file; empty: the model's own), ``state_timeout`` (s),
+``server_timeout`` (s to wait for an action server, default 5), ``result_timeout_margin`` (s added to the
+trajectory's duration when waiting for a result, default 10). The node holds no mathematics: the checks
+are the motor group's, the conversions :mod:`.conversions`'.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from mechanism_model_core.locomotion import ControllerKind, InvalidCommand, load_motor_groups
+
+from .conversions import BadMessage, fill_joint_trajectory, joint_trajectory_arrays
+from .error_codes import ErrorCodes
+from .qos import DEFAULT
+from .transports.base import STATUS_CANCELED, STATUS_SUCCEEDED, RateLimitedLogger, Transport
+
+ACTION = "control_msgs/action/FollowJointTrajectory"
+MODES = ("action", "topic")
+
+
+class Refused(Exception):
+    def __init__(self, code: int, message: str):
+        super().__init__(message)
+        self.code, self.message = code, message
+
+
+class Manipulator:
+    """The node logic over a :class:`~mechanism_model_ros.transports.base.Transport`."""
+
+    def __init__(self, transport: Transport, mechanism, motors=None, joint_states=None):
+        self.transport = transport
+        self.mechanism = mechanism
+        self.log = transport.get_logger()
+        self.warn = RateLimitedLogger(self.log)
+        motors_file = str(transport.get_parameter("motors", ""))
+        self.motors = motors if motors is not None else load_motor_groups(mechanism, motors_file or None)
+        wanted = list(transport.get_parameter("controllers", []))
+        trajectory_groups = self.motors.of_kind(ControllerKind.JOINT_TRAJECTORY)
+        if wanted:
+            unknown = [c for c in wanted if c not in self.motors]
+            if unknown:
+                raise ValueError(f"controllers {unknown} are not motor groups of the model "
+                                 f"(groups: {list(self.motors)})")
+            self.groups = {c: self.motors[c] for c in wanted}
+            bad = [c for c, g in self.groups.items() if g.controller is not ControllerKind.JOINT_TRAJECTORY]
+            if bad:
+                raise ValueError(f"controllers {bad} are not joint_trajectory controllers")
+        else:
+            self.groups = {g.name: g for g in trajectory_groups}
+        if not self.groups:
+            raise ValueError("the model has no joint_trajectory motor group for the manipulator node")
+        self.mode = str(transport.get_parameter("mode", "action"))
+        if self.mode not in MODES:
+            raise ValueError(f"mode must be one of {MODES}, got {self.mode!r}")
+        self.state_timeout = float(transport.get_parameter("state_timeout", 0.5))
+        self.server_timeout = float(transport.get_parameter("server_timeout", 5.0))
+        self.result_margin = float(transport.get_parameter("result_timeout_margin", 10.0))
+        self._Trajectory = transport.message_class("trajectory_msgs/msg/JointTrajectory")
+        self._Point = transport.message_class("trajectory_msgs/msg/JointTrajectoryPoint")
+        self._lock = threading.Lock()
+        self._positions: dict[str, float] = {}
+        self._state_time: float | None = None
+        self._active: dict[str, object] = {}            # group -> goal handle
+        self.clients, self.publishers = {}, {}
+        for name in self.groups:
+            if self.mode == "action":
+                self.clients[name] = transport.create_action_client(f"{name}/follow_joint_trajectory", ACTION)
+            else:
+                self.publishers[name] = transport.create_publisher(f"{name}/joint_trajectory",
+                                                                   "trajectory_msgs/msg/JointTrajectory", DEFAULT)
+        if joint_states is not None:
+            joint_states.add_listener(self._on_state_update)
+        else:
+            transport.create_subscription("joint_states", "sensor_msgs/msg/JointState", DEFAULT, self._on_joint_state)
+        transport.create_service("~/execute_trajectory", "mechanism_model_msgs/srv/ExecuteTrajectory",
+                                 self._on_execute)
+        transport.create_service("~/cancel", "std_srvs/srv/Trigger", self._on_cancel)
+        transport.create_subscription("~/joint_trajectory", "trajectory_msgs/msg/JointTrajectory", DEFAULT,
+                                      self._on_trajectory_topic)
+        self.watchdog = transport.create_timer(min(0.1, self.state_timeout / 3), self._check_state)
+        self.sent = self.refused = self.succeeded = self.failed = self.stale_cancels = 0
+        self.stale_age: float | None = None
+        self.log.info("manipulator: %s over %s (%s)", ", ".join(self.groups), self.mode,
+                      "; ".join(f"{g}: {list(self.groups[g].joint_names)}" for g in self.groups))
+
+    @classmethod
+    def from_served(cls, transport, served) -> "Manipulator":
+        """The node as ``serve`` starts it (:mod:`mechanism_model_ros.nodes`)."""
+        return cls(transport, served.mechanism, joint_states=served.joint_states(transport))
+
+    def status(self) -> str:
+        return (f"trajectories sent: {self.sent}, refused: {self.refused}, succeeded: {self.succeeded}, "
+                f"failed: {self.failed}")
+
+    # ------------------------------------------------------------------ joint states
+    def _on_state_update(self, update) -> None:
+        with self._lock:
+            self._positions.update(update.values)
+            self._state_time = time.monotonic()
+
+    def _on_joint_state(self, msg) -> None:
+        from .conversions import joint_state_positions
+        try:
+            values, _unknown, _nonfinite = joint_state_positions(msg, skip_nonfinite=True)
+        except BadMessage as exc:
+            self.warn.warning("joint_states", f"joint_states message dropped: {exc}")
+            return
+        with self._lock:
+            self._positions.update(values)
+            self._state_time = time.monotonic()
+
+    def _state_is_fresh(self) -> bool:
+        return self._state_time is not None and time.monotonic() - self._state_time <= self.state_timeout
+
+    def _check_state(self) -> None:
+        """Watchdog: cancel running goals when joint states have been silent for ``state_timeout``."""
+        with self._lock:
+            if not self._active or self._state_is_fresh():
+                return
+            active = dict(self._active)
+        self.stale_cancels += 1
+        self.stale_age = time.monotonic() - self._state_time if self._state_time is not None else None
+        self.warn.warning("stale", f"no joint_states for more than {self.state_timeout} s: cancelling "
+                                   f"{', '.join(active)}")
+        # not on this thread: the cancel's reply arrives through the thread that runs timers (Cyclone)
+        threading.Thread(target=self._cancel_all, daemon=True, name="mm-manipulator-cancel").start()
+
+    # ------------------------------------------------------------------ requests
+    def _group_for(self, controller: str, names) -> object:
+        if controller:
+            if controller not in self.groups:
+                raise Refused(ErrorCodes.INVALID_GROUP_NAME,
+                              f"no joint_trajectory controller {controller!r} here (have {list(self.groups)})")
+            return self.groups[controller]
+        for g in self.groups.values():
+            if set(names) <= set(g.joint_names):
+                return g
+        raise Refused(ErrorCodes.INVALID_GROUP_NAME,
+                      f"no controller here commands all of {list(names)} (have "
+                      f"{ {g: list(m.joint_names) for g, m in self.groups.items()} })")
+
+    def check(self, msg, controller: str = ""):
+        """``(group, names)`` of an acceptable trajectory message, else :class:`Refused`."""
+        try:
+            names, times, P, V, A = joint_trajectory_arrays(msg)
+        except BadMessage as exc:
+            raise Refused(ErrorCodes.INVALID_MOTION_PLAN, str(exc)) from None
+        group = self._group_for(controller, names)
+        missing = [j for j in group.joint_names if j not in names]
+        if missing:
+            raise Refused(ErrorCodes.INVALID_MOTION_PLAN,
+                          f"trajectory for {group.name} lacks joint(s) {missing} (the controller takes whole goals)")
+        with self._lock:
+            fresh = self._state_is_fresh()
+            start = [self._positions.get(j) for j in names]
+        if not fresh or any(s is None for s in start):
+            raise Refused(ErrorCodes.INVALID_ROBOT_STATE,
+                          f"no joint_states younger than {self.state_timeout} s for {group.name}'s joints")
+        try:
+            violations = group.check_trajectory(times, P, V, A, joint_names=names, start=start)
+        except InvalidCommand as exc:
+            raise Refused(ErrorCodes.INVALID_MOTION_PLAN, str(exc)) from None
+        if violations:
+            shown = "; ".join(str(v) for v in violations[:5])
+            more = f" (and {len(violations) - 5} more)" if len(violations) > 5 else ""
+            raise Refused(ErrorCodes.INVALID_MOTION_PLAN, f"trajectory leaves the limits of {group.name}: "
+                                                          f"{shown}{more}")
+        return group, times
+
+    def execute(self, msg, controller: str = "", wait: bool = True) -> dict:
+        """Check and send one trajectory; the outcome as the service reply's fields."""
+        try:
+            group, times = self.check(msg, controller)
+        except Refused as r:
+            self.refused += 1
+            self.warn.warning("refused", f"trajectory refused: {r.message}")
+            return {"error_code": r.code, "message": r.message, "status": 0, "controller_error_code": 0}
+        self.sent += 1
+        if self.mode == "topic":
+            self.publishers[group.name].publish(msg)
+            return {"error_code": ErrorCodes.SUCCESS, "message": f"sent to {group.name}/joint_trajectory",
+                    "status": 0, "controller_error_code": 0}
+        client = self.clients[group.name]
+        if not client.wait_for_server(self.server_timeout):
+            self.failed += 1
+            return {"error_code": ErrorCodes.CONTROL_FAILED, "status": 0, "controller_error_code": 0,
+                    "message": f"no action server {group.name}/follow_joint_trajectory"}
+        goal = client.goal()
+        goal.trajectory = msg
+        try:
+            handle = client.send_goal(goal, timeout=self.server_timeout)
+        except TimeoutError as exc:
+            self.failed += 1
+            return {"error_code": ErrorCodes.TIMED_OUT, "message": str(exc), "status": 0,
+                    "controller_error_code": 0}
+        if not handle.accepted:
+            self.failed += 1
+            return {"error_code": ErrorCodes.CONTROL_FAILED, "status": 0, "controller_error_code": 0,
+                    "message": f"{group.name} rejected the goal"}
+        with self._lock:
+            self._active[group.name] = handle
+        handle.result_future().add_done_callback(lambda f, g=group.name, h=handle: self._goal_done(g, h, f))
+        if not wait:
+            return {"error_code": ErrorCodes.SUCCESS, "message": f"{group.name} accepted the goal",
+                    "status": handle.status, "controller_error_code": 0}
+        try:
+            result = handle.get_result(float(times[-1]) + self.result_margin)
+        except TimeoutError:
+            handle.cancel(self.server_timeout)
+            self.failed += 1
+            return {"error_code": ErrorCodes.TIMED_OUT, "status": handle.status, "controller_error_code": 0,
+                    "message": f"{group.name} did not finish within {float(times[-1]) + self.result_margin} s; "
+                               f"cancelled"}
+        return self._reply_for(group.name, result)
+
+    def _goal_done(self, group, handle, future) -> None:
+        with self._lock:
+            if self._active.get(group) is handle:
+                del self._active[group]
+        try:
+            r = future.result()
+        except Exception as exc:       # noqa: BLE001
+            self.log.error("%s: no result: %s", group, exc)
+            return
+        if r.status == STATUS_SUCCEEDED:
+            self.succeeded += 1
+        else:
+            self.failed += 1
+            self.log.warning("%s: goal ended %s (%s)", group, r.status_name,
+                             getattr(r.result, "error_string", "") if r.result is not None else "")
+
+    @staticmethod
+    def _reply_for(group, result) -> dict:
+        code = int(getattr(result.result, "error_code", 0)) if result.result is not None else 0
+        text = getattr(result.result, "error_string", "") if result.result is not None else ""
+        if result.status == STATUS_SUCCEEDED and code == 0:
+            return {"error_code": ErrorCodes.SUCCESS, "message": f"{group}: trajectory executed", "status":
+                    result.status, "controller_error_code": code}
+        if result.status == STATUS_CANCELED:
+            return {"error_code": ErrorCodes.PREEMPTED, "message": f"{group}: cancelled", "status": result.status,
+                    "controller_error_code": code}
+        return {"error_code": ErrorCodes.CONTROL_FAILED, "status": result.status, "controller_error_code": code,
+                "message": f"{group}: goal ended {result.status_name} ({code}: {text})"}
+
+    def _cancel_all(self) -> list[str]:
+        with self._lock:
+            active = dict(self._active)
+        done = []
+        for name, handle in active.items():
+            try:
+                handle.cancel(self.server_timeout)
+                done.append(name)
+            except Exception as exc:    # noqa: BLE001 -- try the others
+                self.log.error("cancel of %s failed: %s", name, exc)
+        if self.mode == "topic":
+            for name, pub in self.publishers.items():
+                empty = self._Trajectory()
+                fill_joint_trajectory(empty, self._Point, self.groups[name].joint_names, [], [])
+                pub.publish(empty)
+                done.append(name)
+        return done
+
+    # ------------------------------------------------------------------ ROS callbacks
+    def _on_execute(self, request, response):
+        out = self.execute(request.trajectory, str(request.controller), bool(request.wait))
+        response.error_code.val = int(out["error_code"])
+        response.message = out["message"]
+        response.status = int(out["status"])
+        response.controller_error_code = int(out["controller_error_code"])
+        return response
+
+    def _on_trajectory_topic(self, msg) -> None:
+        threading.Thread(target=self.execute, args=(msg, "", False), daemon=True,
+                         name="mm-manipulator-topic").start()
+
+    def _on_cancel(self, request, response):
+        done = self._cancel_all()
+        response.success = True
+        response.message = f"cancelled: {', '.join(done)}" if done else "nothing to cancel"
+        return response
+
+
+def main(argv=None) -> int:
+    """Console script ``manipulator``: the node alone."""
+    from .serve import run_nodes
+    return run_nodes(argv, nodes=("manipulator",), prog="manipulator", default_transport="auto")
