@@ -24,6 +24,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 from bench_kinematics import _fmt_t, interleaved, machine  # noqa: E402
+from common import replace_marked_section  # noqa: E402
 
 from mechanism_model_core import forward_kinematics, load_model  # noqa: E402
 from mechanism_model_core.io.urdf import load_urdf, to_urdf  # noqa: E402
@@ -153,17 +154,6 @@ def report(r: dict) -> str:
     return "\n".join(lines)
 
 
-def write_section(path: str, section: str) -> None:
-    text = open(path).read() if os.path.exists(path) else "# Benchmarks\n\n"
-    if BEGIN in text and END in text:
-        pre, rest = text.split(BEGIN, 1)
-        text = pre + section.rstrip("\n") + rest.split(END, 1)[1]
-    else:
-        text = text.rstrip("\n") + "\n\n" + section
-    with open(path, "w") as f:
-        f.write(text)
-
-
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeat", type=int, default=21)
@@ -173,7 +163,7 @@ def main(argv=None) -> int:
     section = report(measure(args))
     print(section)
     if not args.no_write:
-        write_section(args.output, section)
+        replace_marked_section(args.output, section, BEGIN, END)
     return 0
 
 

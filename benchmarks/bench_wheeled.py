@@ -24,6 +24,8 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "mechanism_model_ros"))
 sys.path.insert(0, os.path.join(ROOT, "test"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import replace_marked_section  # noqa: E402
 BEGIN, END = "<!-- bench_wheeled:begin -->", "<!-- bench_wheeled:end -->"
 
 
@@ -230,17 +232,6 @@ def report(k, s, lat, when, machine):
     return "\n".join(lines)
 
 
-def write_section(path: str, section: str) -> None:
-    text = open(path).read() if os.path.exists(path) else "# Benchmarks\n\n"
-    if BEGIN in text and END in text:
-        pre, rest = text.split(BEGIN, 1)
-        text = pre + section.rstrip("\n") + rest.split(END, 1)[1]
-    else:
-        text = text.rstrip("\n") + "\n\n" + section
-    with open(path, "w") as f:
-        f.write(text)
-
-
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeat", type=int, default=15)
@@ -261,7 +252,7 @@ def main(argv=None) -> int:
     section = report(k, s, lat, time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), machine)
     print(section)
     if not args.no_write:
-        write_section(args.output, section)
+        replace_marked_section(args.output, section, BEGIN, END)
     return 0
 
 

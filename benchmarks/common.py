@@ -20,6 +20,7 @@ Units: metres and radians.
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -221,3 +222,19 @@ def build_kinpy_serial(spec: RobotSpec):
     import kinpy
 
     return kinpy.build_serial_chain_from_urdf(urdf_string(spec).encode(), spec.tip, spec.base)
+
+
+def replace_marked_section(path: str, section: str, begin: str, end: str) -> None:
+    """Put ``section`` (which starts with ``begin`` and ends with ``end``) into the file at ``path``.
+
+    The text between an existing pair of markers is replaced; without one the section is appended. Every
+    other section of BENCHMARKS.md stays as it is.
+    """
+    text = open(path, encoding="utf-8").read() if os.path.exists(path) else "# Benchmarks\n\n"
+    if begin in text and end in text:
+        pre, rest = text.split(begin, 1)
+        text = pre + section.rstrip("\n") + rest.split(end, 1)[1]
+    else:
+        text = text.rstrip("\n") + "\n\n" + section
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
