@@ -79,7 +79,9 @@ def test_readme_service_calls_answer_our_cyclone_nodes():
     try:
         answered = 0
         for argv in _readme_commands("ros2 service call"):
-            out = ros2_ok(argv[1:], d, timeout=90)
+            # one more try if a reply is lost: the server waits up to 100 ms for the requester's reply reader
+            # (as rmw_cyclonedds does), which a loaded 2-core machine can exceed right after discovery
+            out = ros2_ok(argv[1:], d, timeout=45, attempts=2)
             if "pip install mechanism_model_core[" in out:
                 assert "ErrorCodes(val=99999)" in out, (argv, out)
                 continue
@@ -91,8 +93,11 @@ def test_readme_service_calls_answer_our_cyclone_nodes():
     assert "Traceback" not in err, err
 
 
-def ros2_ok(args, d, timeout=60):
-    p = ros_env.ros2(*args, domain_id=d, timeout=timeout)
+def ros2_ok(args, d, timeout=60, attempts=1):
+    for _ in range(attempts):
+        p = ros_env.ros2(*args, domain_id=d, timeout=timeout)
+        if p.returncode == 0:
+            break
     assert p.returncode == 0, (args, p.stdout[-2000:], p.stderr[-2000:])
     return p.stdout
 
