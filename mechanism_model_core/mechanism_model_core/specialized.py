@@ -207,25 +207,32 @@ class YPPPYSolver:
             if q is not None:
                 cands.append((float(np.linalg.norm(q - x0[cols])), q))
         cands.sort(key=lambda t: t[0])
-        best = None
-        for _, q in cands:                         # nearest first; forward kinematics confirms each
-            x = x0.copy()
-            x[cols] = q
-            r, _ = c.evaluate(_ev(problem, problem.expand(x)), jac=False)
-            pe, oe = c.errors(r)
-            if pe <= options.tol_position and oe <= options.tol_orientation:
-                return problem.result(x, True, "converged", options, 1, 0, self.name)
-            if best is None or pe + oe < best[0]:
-                best = (pe + oe, x)
-        # no closed-form solution within limits (or the pose is off the reachable set): try the generic solver
-        from .ik_solvers import DLSSolver
+        return confirm_candidates(self.name, problem, options, cands, x0, cols, "5-DOF")
 
-        generic = DLSSolver().solve(problem, options)
-        if generic.success or best is None:
-            generic.solver = f"{self.name}+dls"
-            return generic
-        return problem.result(best[1], False, "unreachable", options, 1, 0, self.name,
-                              "the pose is off the 5-DOF arm's reachable set; nearest compromise returned")
+
+def confirm_candidates(name: str, problem, options, cands, x0, cols, dof: str):
+    """The result of a closed-form solver: the first candidate (nearest first) whose pose forward
+    kinematics confirms within the tolerances, else the generic DLS solver, else the best compromise."""
+    c = problem.tasks[0]
+    best = None
+    for _, q in cands:
+        x = x0.copy()
+        x[cols] = q
+        r, _ = c.evaluate(_ev(problem, problem.expand(x)), jac=False)
+        pe, oe = c.errors(r)
+        if pe <= options.tol_position and oe <= options.tol_orientation:
+            return problem.result(x, True, "converged", options, 1, 0, name)
+        if best is None or pe + oe < best[0]:
+            best = (pe + oe, x)
+    # no closed-form solution within limits (or the pose is off the reachable set): the generic solver
+    from .ik_solvers import DLSSolver
+
+    generic = DLSSolver().solve(problem, options)
+    if generic.success or best is None:
+        generic.solver = f"{name}+dls"
+        return generic
+    return problem.result(best[1], False, "unreachable", options, 1, 0, name,
+                          f"the pose is off the {dof} arm's reachable set; nearest compromise returned")
 
 
 def _ev(problem, q):

@@ -19,13 +19,14 @@ import weakref
 
 import numpy as np
 
-from ..constraints import Evaluation, PoseConstraint, log_so3
+from ..constraints import PoseConstraint, log_so3
 from ..errors import ModelStructureError
 from ..ik import IKOptions, IKProblem, IKResult
 from ..joints import JointType
 from ..kinematics import forward_kinematics
 from ..model import Mechanism
 from ..spatial import axis_angle_matrix
+from ..specialized import confirm_candidates
 
 __all__ = ["YPPPSolver"]
 
@@ -130,21 +131,4 @@ class YPPPSolver:
             if np.all(q >= self.lower - 1e-12) and np.all(q <= self.upper + 1e-12):
                 cands.append((float(np.max(np.abs(q - ref))), np.clip(q, self.lower, self.upper)))
         cands.sort(key=lambda t: t[0])
-        best = None
-        for _, q in cands:
-            x = x0.copy()
-            x[cols] = q
-            r, _ = c.evaluate(Evaluation(problem.mechanism, problem.expand(x)), jac=False)
-            pe, oe = c.errors(r)
-            if pe <= options.tol_position and oe <= options.tol_orientation:
-                return problem.result(x, True, "converged", options, 1, 0, self.name)
-            if best is None or pe + oe < best[0]:
-                best = (pe + oe, x)
-        from ..ik_solvers import DLSSolver
-
-        generic = DLSSolver().solve(problem, options)
-        if generic.success or best is None:
-            generic.solver = f"{self.name}+dls"
-            return generic
-        return problem.result(best[1], False, "unreachable", options, 1, 0, self.name,
-                              "the pose is off the 4-DOF arm's reachable set; nearest compromise returned")
+        return confirm_candidates(self.name, problem, options, cands, x0, cols, "4-DOF")
