@@ -220,11 +220,11 @@ class CollisionModel:
         ax = np.arange(3)
         base = (self.obj_seg * 3 * 2 * K + 2 * slot)[:, None] + ax * 2 * K
         self.obj_lo_idx, self.obj_hi_idx = base, base + 1
-        # per pair, axis-major (x of every pair, then y, then z): low a, high b, low b, high a; the gap along
-        # an axis is max(lo_a - hi_b, lo_b - hi_a)
-        self.rp_idx4 = np.array([base[self.rp_a].T.ravel(), (base[self.rp_b] + 1).T.ravel(),
-                                 base[self.rp_b].T.ravel(), (base[self.rp_a] + 1).T.ravel()],
-                                dtype=np.intp).reshape(4, -1)
+        # per pair, two rows of gather indices, each (axis, side, pair)-major: [lo_a; lo_b] and [hi_b; hi_a]
+        # per axis; their difference is the two one-sided gaps, whose larger is the gap along the axis
+        A, B = base[self.rp_a].T, base[self.rp_b].T                       # (3, P) low corners
+        self.rp_idx2 = np.array([np.stack([A, B], axis=1).ravel(), np.stack([B + 1, A + 1], axis=1).ravel()],
+                                dtype=np.intp).reshape(2, -1)
 
     def _children_half(self, i) -> np.ndarray:
         """A container without geometry: its box is unbounded (it is never tested, only descended into)."""

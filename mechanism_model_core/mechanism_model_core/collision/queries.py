@@ -289,35 +289,35 @@ def _world_boxes(model, segs):
     """The corners of every shape's axis-aligned box in the ground frame, from the segment poses ``segs``
     ((..., S, 4, 4), forward kinematics), flat (..., S * 3 * 2K): index with ``model.obj_lo_idx`` /
     ``obj_hi_idx`` or ``rp_idx4``. Padding included; unbounded shapes have an empty box here (see
-    :func:`_pair_excess`). One product for every shape."""
+    :func:`_pair_sides`). One product for every shape."""
     T3 = segs[..., :3, :]
     Y = np.matmul(np.concatenate((T3, np.abs(T3)), axis=-1), model.obj_V)
     return Y.reshape(Y.shape[:-3] + (-1,))
 
 
-def _pair_excess(model, Y):
-    """Per ground axis and checked top-shape pair (aligned with ``model.rp_a``/``rp_b``), the gap between
-    their boxes ``Y`` (:func:`_world_boxes`) along that axis, shape (..., 3, P): negative where they
-    overlap, ``-inf`` for pairs with an unbounded shape. The pair's distance is at least the norm of the
-    positive parts over the axes."""
-    Z = Y.take(model.rp_idx4, axis=-1)                  # (..., 4, 3P): one gather
-    e = np.subtract(Z[..., 0, :], Z[..., 1, :])
-    np.maximum(e, Z[..., 2, :] - Z[..., 3, :], out=e)
-    e = e.reshape(e.shape[:-1] + (3, -1))
+def _pair_sides(model, Y):
+    """The one-sided gaps ``lo_a - hi_b`` and ``lo_b - hi_a`` of every checked top-shape pair (aligned with
+    ``model.rp_a``/``rp_b``) along every ground axis, from the boxes ``Y`` of :func:`_world_boxes`, shape
+    (..., 6, P): rows (x, a-b), (x, b-a), (y, ...), .... A pair's boxes overlap iff all six are <= 0;
+    the larger of an axis's two is the gap along that axis. Pairs with an unbounded shape get ``-inf``."""
+    Z = Y.take(model.rp_idx2, axis=-1)                  # (..., 2, 6P): one gather
+    d = np.subtract(Z[..., 0, :], Z[..., 1, :])
+    d = d.reshape(d.shape[:-1] + (6, -1))
     if model.rp_any_unbounded:
-        e[..., model.rp_unbounded] = -np.inf
-    return e
+        d[..., model.rp_unbounded] = -np.inf
+    return d
 
 
-def _worst_axis(e):
-    """The largest of the three axes' excess per pair, (..., P): the boxes overlap iff it is <= 0."""
-    m = np.maximum(e[..., 0, :], e[..., 1, :])
-    return np.maximum(m, e[..., 2, :], out=m)
+def _overlapping(model, Y, margin):
+    """Boolean (..., P): the world boxes of the pair are within ``margin`` on every axis (conservative: a
+    pair closer than ``margin`` is always among them)."""
+    return _pair_sides(model, Y).max(axis=-2) <= margin
 
 
-def _gaps(e):
-    """Lower bounds of the pair distances from :func:`_pair_excess` (0 where the boxes overlap), (..., P)."""
-    s = np.maximum(e, 0.0)
+def _gaps(model, Y):
+    """Lower bounds of the pair distances (0 where the boxes overlap), (..., P)."""
+    d = _pair_sides(model, Y)
+    s = np.maximum(d.reshape(d.shape[:-2] + (3, 2, -1)).max(axis=-2), 0.0)
     s *= s
     return np.sqrt(s.sum(axis=-2))
 
@@ -442,7 +442,7 @@ def _candidates(model, segs, self_collision, edata):
         return gs, ge
     Y = _world_boxes(model, segs)
     if self_collision and len(model.rp_a):
-        gs = _gaps(_pair_excess(model, Y))
+        gs = _gaps(model, Y)
     if edata is not None and len(model.broad_objects):
         ge = _env_gaps(model, Y, edata)
     return gs, ge
@@ -488,7 +488,7 @@ def in_collision(mechanism, q, *, environment=None, self_collision: bool = True,
 
     if self_collision and model.rp_a_list:
         Y = _world_boxes(model, segs)
-        ks = (_worst_axis(_pair_excess(model, Y)) <= margin).nonzero()[0].tolist()
+        ks = _overlapping(model, Y, margin).nonzero()[0].tolist()
         if ks and _self_collides(model, data, segs, ks, margin, scene, resolution):
             return True
     if edata is not None and len(model.broad_objects):
@@ -516,7 +516,7 @@ def _batch_in_collision(model, data, segs, environment, edata, self_collision, r
         Y = _world_boxes(model, S_)
         o = out[s:s + _BATCH_CHUNK]
         if self_collision and P:
-            M = _worst_axis(_pair_excess(model, Y)) <= margin          # (b, P)
+            M = _overlapping(model, Y, margin)         # (b, P)
             order = np.argsort(-(hits / tests), kind="stable")
             order = order[M[:, order].any(axis=0)]
             fns, tfs, req, res = data.rp_collide, data.tfs, data.creq, data.cres
@@ -610,7 +610,7 @@ def _min_distance_one(model, data, segs, environment, edata, self_collision, res
 
     best = (math.inf, None, None, None, None)
     if self_collision and model.rp_a_list:
-        g = _gaps(_pair_excess(model, Y))
+        g = _gaps(model, Y)
         order = np.argsort(g)
         direct = _Direct(model, data, segs, 0.0)
         fns = data.rp_distance
@@ -668,7 +668,7 @@ def _pair_hits(model: CollisionModel, Q, resolution: str = "fine"):
     out = [set() for _ in range(Q.shape[0])]
     if not len(model.rp_a):
         return out
-    M = _worst_axis(_pair_excess(model, _world_boxes(model, segs))) <= 0.0
+    M = _overlapping(model, _world_boxes(model, segs), 0.0)
     for b, k in zip(*(x.tolist() for x in np.nonzero(M))):
         pair = model.pairs_checked[model.rp_pair[k]]
         if pair in out[b]:
