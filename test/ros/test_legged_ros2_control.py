@@ -124,8 +124,10 @@ def test_joint_states_follow_the_gait(rig, walker):
     Q = Q[moving[0]:]
     d = np.max(np.abs(Q[:, None, :] - dense[None, :, :]), axis=2)       # (samples, dense points)
     dist = d.min(axis=1)
-    # the first 0.2 s: the move from the standing pose onto the cycle's first point
-    assert np.max(dist[20:]) < 5e-3, np.max(dist[20:])
+    # the first 0.2 s: the move from the standing pose onto the cycle's first point. The controller's
+    # splines follow the curve to 5 mrad; the stand-in's straight segments (restarted from its state at each
+    # new cycle) to 15 mrad
+    assert np.max(dist[20:]) < (5e-3 if robot.real else 1.5e-2), np.max(dist[20:])
     # the whole cycle was walked: the nearest points cover every twentieth of it
     phase = d.argmin(axis=1) * 20 // len(dense)
     assert set(phase[20:].tolist()) == set(range(20))

@@ -143,8 +143,9 @@ class CartesianPath:
     (K+1, 4, 4) the commanded tool poses (``T_base_tool``) of those steps. ``fraction``: achieved steps /
     all steps of the request (1.0 when the whole path was achieved). ``reason``: ``"ok"``, ``"unreachable"``
     (a step's IK failed: position/orientation error above tolerance), ``"limits"`` (the IK stopped against
-    a joint limit), ``"jump"`` (a joint-space jump above the threshold), ``"invalid"`` (the state validity
-    callback refused a step); ``message`` says where. ``waypoint_index``: for each achieved step, the index
+    a joint limit), ``"jump"`` (a joint-space jump above the threshold), ``"collision"`` (a step's
+    configuration collides, with ``avoid_collisions``), ``"invalid"`` (the state validity callback refused
+    a step); ``message`` says where. ``waypoint_index``: for each achieved step, the index
     of the waypoint its segment leads to.
     """
 
@@ -303,7 +304,8 @@ class ManipulatorModel:
                        max_rotation_step: float | None = None, jump_threshold: float = 0.0,
                        absolute_jump_threshold: float = 0.0, mask=None, tol_position: float = 1e-6,
                        tol_orientation: float = 1e-5, is_valid: Callable[[np.ndarray], bool] | None = None,
-                       max_iterations: int = 12) -> CartesianPath:
+                       max_iterations: int = 12, avoid_collisions: bool = False, environment=None,
+                       q_full=None, collision_margin: float = 0.0) -> CartesianPath:
         """Straight-line Cartesian path of ``tool`` from its pose at ``q_start`` through ``waypoints`` (a
         sequence of 4x4 ``T_base_tool``, or one), MoveIt ``computeCartesianPath`` semantics (module docstring).
 
@@ -315,7 +317,13 @@ class ManipulatorModel:
         each joint's change (0 disables).
         ``mask``: 6 weights [x y z rx ry rz] in each target's axes (zeros free that direction: a 5-DOF arm's
         rotation about its tool axis). ``is_valid(q_chain) -> bool`` (e.g. a collision check) can refuse a
-        step. Each step's IK: up to ``max_iterations`` damped Newton steps from the previous step's solution
+        step. ``avoid_collisions`` (MoveIt's flag): every step's configuration is checked for collisions of
+        the whole mechanism (``q_full``, home by default, with the chain's joints set) -- self-collision and,
+        with ``environment`` (a :class:`~mechanism_model_core.collision.Environment`), obstacles and terrain
+        -- closer than ``collision_margin`` (m); the path stops before the first colliding step (reason
+        ``"collision"``, the message naming the bodies), as MoveIt's ``computeCartesianPath`` stops at the
+        first invalid waypoint. Needs the collision extra (``pip install 'mechanism_model_core[collision]'``).
+        Each step's IK: up to ``max_iterations`` damped Newton steps from the previous step's solution
         (extrapolated along the segment); where they do not converge, the registered closed form (the branch
         nearest the previous solution) or else the generic solver from the previous solution decides.
         ``solver`` in the result says which were used (``"newton"``, ``"newton+ypppy"``). Raises :class:`InvalidConfiguration` for non-finite or malformed waypoints or parameters.
@@ -347,6 +355,11 @@ class ManipulatorModel:
         m6 = None if mask is None else np.asarray(mask, dtype=float).reshape(-1)
         if m6 is not None and (m6.shape != (6,) or not np.all(np.isfinite(m6)) or np.any(m6 < 0)):
             raise InvalidConfiguration(f"mask needs 6 non-negative weights, got {mask!r}")
+        colliding = None
+        if avoid_collisions:
+            colliding = self._collision_checker(q_full, environment, collision_margin)
+        elif environment is not None:
+            raise InvalidConfiguration("an environment is only used with avoid_collisions=True")
         closed = None if (m6 is not None and np.any(m6 == 0)) else self.specialized_solver(tool)
         if closed is not None and not hasattr(closed, "all_solutions"):
             closed = None
@@ -400,6 +413,12 @@ class ManipulatorModel:
                     message = (f"step {i + 1} of {total}: joint {self.joint_names[j]!r} would move {d[j]:.4g} "
                                f"(> absolute jump threshold {ajt[j]:.4g})")
                     break
+            if colliding is not None:
+                hit = colliding(qn)
+                if hit:
+                    reason = "collision"
+                    message = f"step {i + 1} of {total} (towards waypoint {wp_of[i]}): in collision ({hit})"
+                    break
             if is_valid is not None and not is_valid(qn):
                 reason, message = "invalid", f"step {i + 1} of {total} (towards waypoint {wp_of[i]}): state refused"
                 break
@@ -422,6 +441,24 @@ class ManipulatorModel:
         solver_name = "newton" + (f"+{closed.name}" if used_closed else "")
         return CartesianPath(self.joint_names, Q, np.array(poses), fraction, reason, message,
                              np.array(wp_of[:achieved], dtype=int), total, solver_name)
+
+    def _collision_checker(self, q_full, environment, margin):
+        """``hit(q_chain)``: '' when the whole mechanism is free of collisions, else the colliding pairs."""
+        from ..collision import collisions, in_collision
+
+        margin = float(margin)
+        if not (math.isfinite(margin) and margin >= 0):
+            raise InvalidConfiguration(f"collision_margin must be >= 0 m, got {margin!r}")
+        base = self.mechanism.configuration(q_full).copy()
+
+        def hit(q_chain) -> str:
+            q = self.full_q(q_chain, base)
+            if not in_collision(self.mechanism, q, environment=environment, margin=margin):
+                return ""
+            pairs = sorted({f"{c.body_a}-{c.body_b}" for c in collisions(self.mechanism, q, environment=environment,
+                                                                           margin=margin)})
+            return ", ".join(pairs[:4]) or "contact"
+        return hit
 
     def straight_line(self, T_goal, q_start=None, **kw) -> CartesianPath:
         """:meth:`cartesian_path` to one goal pose."""
