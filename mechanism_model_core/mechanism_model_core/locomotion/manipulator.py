@@ -382,48 +382,71 @@ class ManipulatorModel:
         total = len(targets)
         qs = [q]
         poses = [self.fk(q, tool)]
-        reason, message = "ok", ""
         used_closed = False
         tracker = _Tracker(self, tool, m6, tol_position, tol_orientation, max_iterations)
-        for i, Ti in enumerate(targets):
-            # predictor along the segment: quadratic extrapolation of the last three solutions (often within
-            # tolerance already: one forward kinematics, no Jacobian), linear after the first step
-            if len(qs) > 2 and i >= 2 and wp_of[i - 2] == wp_of[i]:
-                guess = 3 * (qs[-1] - qs[-2]) + qs[-3]
-            elif len(qs) > 1 and wp_of[i - 1] == wp_of[i]:
-                guess = 2 * qs[-1] - qs[-2]
-            else:
-                guess = None
-            # Newton steps from the previous solution (fast, keeps the branch); where they do not converge,
-            # the closed form (nearest branch) or the generic solver decides
-            qn, why = tracker.step(Ti, qs[-1], guess, fallback=closed is None)
-            if qn is None and closed is not None:
-                qn, why = _closed_form_step(self, closed, Ti, qs[-1], tool, tol_position, tol_orientation)
-                if qn is not None:
-                    used_closed = True
-            if qn is None:
-                reason, message = why, f"step {i + 1} of {total} (towards waypoint {wp_of[i]}): " + _WHY[why]
-                break
-            if any_jump:
-                d = np.abs(qn - qs[-1])
-                over = jump_on & (d > ajt)
-                if over.any():
-                    j = int(np.argmax(np.where(over, d / np.where(jump_on, ajt, 1.0), 0.0)))
-                    reason = "jump"
-                    message = (f"step {i + 1} of {total}: joint {self.joint_names[j]!r} would move {d[j]:.4g} "
-                               f"(> absolute jump threshold {ajt[j]:.4g})")
-                    break
-            if colliding is not None:
-                hit = colliding(qn)
-                if hit:
-                    reason = "collision"
-                    message = f"step {i + 1} of {total} (towards waypoint {wp_of[i]}): in collision ({hit})"
-                    break
-            if is_valid is not None and not is_valid(qn):
-                reason, message = "invalid", f"step {i + 1} of {total} (towards waypoint {wp_of[i]}): state refused"
-                break
-            qs.append(qn)
-            poses.append(Ti)
+
+        def run(i0: int, fast: bool):
+            """Steps i0.. onto qs/poses; (reason, message, first unverified index in qs or None). In ``fast``
+            mode a step whose predictor is close gets one Newton update without a second forward kinematics
+            (quadratic convergence from there); those steps are verified afterwards in one batch."""
+            nonlocal used_closed
+            first_unverified = None
+            for i in range(i0, total):
+                Ti = targets[i]
+                # predictor along the segment: quadratic extrapolation of the last three solutions (often
+                # within tolerance already: one forward kinematics, no Jacobian), linear after the first step
+                if len(qs) > 2 and i >= 2 and wp_of[i - 2] == wp_of[i]:
+                    guess = 3 * (qs[-1] - qs[-2]) + qs[-3]
+                elif len(qs) > 1 and wp_of[i - 1] == wp_of[i]:
+                    guess = 2 * qs[-1] - qs[-2]
+                else:
+                    guess = None
+                qn = None
+                if fast and guess is not None:
+                    qn, verified = tracker.predict(Ti, qs[-1], guess)
+                    if qn is not None and not verified and first_unverified is None:
+                        first_unverified = len(qs)
+                if qn is None:
+                    # Newton steps from the previous solution (fast, keeps the branch); where they do not
+                    # converge, the closed form (nearest branch) or the generic solver decides
+                    qn, why = tracker.step(Ti, qs[-1], guess, fallback=closed is None)
+                    if qn is None and closed is not None:
+                        qn, why = _closed_form_step(self, closed, Ti, qs[-1], tool, tol_position, tol_orientation)
+                        if qn is not None:
+                            used_closed = True
+                    if qn is None:
+                        return why, f"step {i + 1} of {total} (towards waypoint {wp_of[i]}): " + _WHY[why], \
+                            first_unverified
+                if any_jump:
+                    d = np.abs(qn - qs[-1])
+                    over = jump_on & (d > ajt)
+                    if over.any():
+                        j = int(np.argmax(np.where(over, d / np.where(jump_on, ajt, 1.0), 0.0)))
+                        return "jump", (f"step {i + 1} of {total}: joint {self.joint_names[j]!r} would move "
+                                        f"{d[j]:.4g} (> absolute jump threshold {ajt[j]:.4g})"), first_unverified
+                if colliding is not None:
+                    hit = colliding(qn)
+                    if hit:
+                        return "collision", (f"step {i + 1} of {total} (towards waypoint {wp_of[i]}): in "
+                                             f"collision ({hit})"), first_unverified
+                if is_valid is not None and not is_valid(qn):
+                    return "invalid", f"step {i + 1} of {total} (towards waypoint {wp_of[i]}): state refused", \
+                        first_unverified
+                qs.append(qn)
+                poses.append(Ti)
+            return "ok", "", first_unverified
+
+        reason, message, unverified = run(0, fast=m6 is None)
+        if unverified is not None:
+            # verify the predicted steps in one batch; from the first that misses the tolerance, again
+            # step by step with full Newton iterations
+            k = unverified
+            Tq = forward_kinematics(self.chain, np.array(qs[k:])).pose(tool)
+            bad = ~_within_tolerance(Tq, np.array(poses[k:]), tol_position, tol_orientation)
+            if bad.any():
+                k += int(np.argmax(bad))
+                del qs[k:], poses[k:]
+                reason, message, _ = run(k - 1, fast=False)
         Q = np.array(qs)
         if jump_threshold > 0 and len(Q) > 2:     # MoveIt's relative test: a step above factor x mean
             d = np.linalg.norm(np.diff(Q, axis=0), axis=1)
@@ -614,6 +637,17 @@ def _check_waypoints(waypoints) -> list[np.ndarray]:
     return out
 
 
+def _within_tolerance(T, Tt, tol_p, tol_o) -> np.ndarray:
+    """Per pose of the batches (B, 4, 4): position error <= tol_p (m) and rotation error <= tol_o (rad,
+    from the skew part of R_t^T R, exact for small angles; a rotation beyond 90 degrees fails)."""
+    dp = np.linalg.norm(T[:, :3, 3] - Tt[:, :3, 3], axis=1)
+    E = np.einsum("bji,bjk->bik", Tt[:, :3, :3], T[:, :3, :3])
+    v = np.stack([E[:, 2, 1] - E[:, 1, 2], E[:, 0, 2] - E[:, 2, 0], E[:, 1, 0] - E[:, 0, 1]], axis=1)
+    sin = 0.5 * np.linalg.norm(v, axis=1)
+    trace = np.einsum("bii->b", E)
+    return (dp <= tol_p) & (sin <= tol_o) & (trace > 1.0)
+
+
 def _pose_errors(T, Tt):
     return float(np.linalg.norm(T[:3, 3] - Tt[:3, 3])), float(np.linalg.norm(log_so3(T[:3, :3] @ Tt[:3, :3].T)))
 
@@ -671,6 +705,26 @@ class _Tracker:
         else:
             a, b = e[self._pos], e[self._rot]
         return float(a @ a) <= self.tol_p ** 2 and float(b @ b) <= self.tol_o ** 2
+
+    def predict(self, Tt, q_prev, q_guess):
+        """``(q, verified)``: the predictor ``q_guess`` when forward kinematics confirms it (verified), else
+        one Newton update from it when its error is small (< 1e-3: quadratic convergence brings that far
+        below the tolerance; unverified, the caller checks it), else ``(None, False)``."""
+        arm = self.arm
+        q = np.minimum(np.maximum(q_guess, arm.lower), arm.upper)
+        fk = forward_kinematics(arm.chain, q)
+        T = fk.pose(self.tool)
+        e = self._err(T, Tt)
+        if self._ok(e):
+            return (q, True) if not (np.abs(q - q_prev) > self.far).any() else (None, False)
+        if float(e @ e) > 1e-6:
+            return None, False
+        J = fk.jacobian(self.tool)
+        dq = J.T @ np.linalg.solve(J @ J.T + self._eye, e)
+        qn = np.minimum(np.maximum(q + dq, arm.lower), arm.upper)
+        if (np.abs(qn - q_prev) > self.far).any():
+            return None, False
+        return qn, False
 
     def step(self, Tt, q_prev, q_guess=None, fallback: bool = True):
         """Chain configuration reaching ``Tt`` near ``q_prev`` (Newton from ``q_guess``, e.g. the previous
