@@ -291,6 +291,15 @@ class CollisionData:
                            for a, b, ok in zip(model.rp_a_list, model.rp_b_list, model.rp_direct)]
         self.rp_distance = [c.ComputeDistance(self.geoms[a], self.geoms[b]) if ok else None
                             for a, b, ok in zip(model.rp_a_list, model.rp_b_list, model.rp_direct)]
+        # the single-configuration broad phase's arrays, reused call after call (see queries.in_collision)
+        S_, _, K2 = model.obj_V.shape
+        self.buf_W = np.empty((S_, 3, 8))
+        self.buf_Y = np.empty((S_, 3, K2))
+        self.buf_Z = np.empty(model.rp_idx2.shape)
+        self.buf_D = np.empty(model.rp_idx2.shape[1])
+        # how often each pair was tested and hit in batch verdicts (orders the narrow phase of batches)
+        self.rp_tests = np.ones(len(model.rp_a_list))
+        self.rp_hits = np.ones(len(model.rp_a_list))
 
 
 _models: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()

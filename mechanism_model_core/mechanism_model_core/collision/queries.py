@@ -308,6 +308,21 @@ def _pair_sides(model, Y):
     return d
 
 
+def _single_sides(model, data, segs):
+    """:func:`_world_boxes` and :func:`_pair_sides` of one configuration, written into this thread's
+    reused arrays (the hot path of single queries): ``(Y, D)``, D of shape (6, P)."""
+    T3 = segs[:, :3, :]
+    W = data.buf_W
+    W[..., :4] = T3
+    np.abs(T3, out=W[..., 4:])
+    Y = np.matmul(W, model.obj_V, out=data.buf_Y).reshape(-1)
+    Z = Y.take(model.rp_idx2, out=data.buf_Z)
+    D = np.subtract(Z[0], Z[1], out=data.buf_D).reshape(6, -1)
+    if model.rp_any_unbounded:
+        D[:, model.rp_unbounded] = -np.inf
+    return Y, D
+
+
 def _overlapping(model, Y, margin):
     """Boolean (..., P): the world boxes of the pair are within ``margin`` on every axis (conservative: a
     pair closer than ``margin`` is always among them)."""
@@ -487,8 +502,8 @@ def in_collision(mechanism, q, *, environment=None, self_collision: bool = True,
         return sc[0]
 
     if self_collision and model.rp_a_list:
-        Y = _world_boxes(model, segs)
-        ks = _overlapping(model, Y, margin).nonzero()[0].tolist()
+        Y, D = _single_sides(model, data, segs)
+        ks = (D.max(axis=0) <= margin).nonzero()[0].tolist()
         if ks and _self_collides(model, data, segs, ks, margin, scene, resolution):
             return True
     if edata is not None and len(model.broad_objects):
@@ -498,60 +513,71 @@ def in_collision(mechanism, q, *, environment=None, self_collision: bool = True,
     return False
 
 
-#: Configurations per chunk of a batch verdict (bounds the memory of the broad phase).
-_BATCH_CHUNK = 2048
+#: Configurations per chunk of a batch verdict (the broad phase of a chunk stays in the cache); the first
+#: chunk is small so that the pair order learnt from it serves the rest.
+_BATCH_CHUNK = 512
+_FIRST_CHUNK = 64
 
 
 def _batch_in_collision(model, data, segs, environment, edata, self_collision, resolution, margin):
     """Verdicts of a batch: the broad phase over a whole chunk of configurations in one array operation,
     then the narrow phase pair by pair over the configurations still undecided, the pairs that hit most
-    often so far first (the order changes nothing but the time: a configuration stops at its first hit)."""
+    often first (counted in this thread's data across calls; the order changes nothing but the time: a
+    configuration stops at its first hit)."""
     B = segs.shape[0]
     out = np.zeros(B, dtype=bool)
     P = len(model.rp_a)
-    tests = np.ones(P)
-    hits = np.ones(P)
-    for s in range(0, B, _BATCH_CHUNK):
-        S_ = segs[s:s + _BATCH_CHUNK]
+    tests, hits = data.rp_tests, data.rp_hits
+    fns, tfs, req, res = data.rp_collide, data.tfs, data.creq, data.cres
+    seg, Pl = model.obj_seg_list, model.obj_P
+    ra, rb, pads = model.rp_a_list, model.rp_b_list, model.rp_pad
+    s = 0
+    while s < B:
+        e = min(B, s + (_FIRST_CHUNK if s == 0 else _BATCH_CHUNK))
+        S_ = segs[s:e]
         Y = _world_boxes(model, S_)
-        o = out[s:s + _BATCH_CHUNK]
+        o = out[s:e]
         if self_collision and P:
-            M = _overlapping(model, Y, margin)         # (b, P)
+            M = np.ascontiguousarray(_overlapping(model, Y, margin).T)          # (P, b)
             order = np.argsort(-(hits / tests), kind="stable")
-            order = order[M[:, order].any(axis=0)]
-            fns, tfs, req, res = data.rp_collide, data.tfs, data.creq, data.cres
-            seg, Pl = model.obj_seg_list, model.obj_P
+            order = order[M[order].any(axis=1)]
             res.clear()
+            left = ~o
             for k in order.tolist():
-                col = np.flatnonzero(M[:, k] & ~o).tolist()
+                col = (M[k] & left).nonzero()[0].tolist()
                 if not col:
                     continue
                 tests[k] += len(col)
                 f = fns[k]
-                i, j = model.rp_a_list[k], model.rp_b_list[k]
-                req.security_margin = margin + model.rp_pad[k]
-                for b in col:
+                i, j = ra[k], rb[k]
+                req.security_margin = margin + pads[k]
+                if f is not None:           # both shapes' poses in every configuration of the column at once
+                    Ti = np.matmul(S_[col, seg[i]], Pl[i])
+                    Tj = np.matmul(S_[col, seg[j]], Pl[j])
+                    Ri, ti, Rj, tj = Ti[:, :3, :3], Ti[:, :3, 3], Tj[:, :3, :3], Tj[:, :3, 3]
+                    ti_, tj_ = tfs[i], tfs[j]
+                for n, b in enumerate(col):
                     if f is not None:       # the shared transforms are set for every test (b changes)
-                        T = S_[b, seg[i]].dot(Pl[i])
-                        tfs[i].setTransform(T[:3, :3], T[:3, 3])
-                        T = S_[b, seg[j]].dot(Pl[j])
-                        tfs[j].setTransform(T[:3, :3], T[:3, 3])
-                        f(tfs[i], tfs[j], req, res)
+                        ti_.setTransform(Ri[n], ti[n])
+                        tj_.setTransform(Rj[n], tj[n])
+                        f(ti_, tj_, req, res)
                         hit = res.isCollision()
                         if hit:
                             res.clear()
                     else:
                         hit = _tree_collide(_Scene(model, data, _shape_poses(model, S_[b]), environment, edata,
                                                    margin), (i,), (j,), resolution)
-                        req.security_margin = margin + model.rp_pad[k]
+                        req.security_margin = margin + pads[k]
                     if hit:
                         o[b] = True
+                        left[b] = False
                         hits[k] += 1
         if edata is not None and len(model.broad_objects):
             ge = _env_gaps(model, Y, edata)
             for b in np.flatnonzero(~o).tolist():
                 o[b] = _env_collides(_Scene(model, data, _shape_poses(model, S_[b]), environment, edata, margin),
                                      ge[b], resolution)
+        s = e
     return out
 
 
@@ -599,8 +625,9 @@ def distance(mechanism, q, body_a: str, body_b: str, *, environment=None, resolu
     return _run(model, q, environment, False, resolution, 0.0, fn)
 
 
-def _min_distance_one(model, data, segs, environment, edata, self_collision, resolution, Y):
-    """:func:`minimum_distance` of one configuration (``segs``: its segment poses, ``Y``: its world boxes)."""
+def _min_distance_one(model, data, segs, environment, edata, self_collision, resolution, Y, D=None):
+    """:func:`minimum_distance` of one configuration (``segs``: its segment poses, ``Y``: its world boxes,
+    ``D``: its pair sides when known)."""
     scene = []
 
     def sc():
@@ -610,7 +637,11 @@ def _min_distance_one(model, data, segs, environment, edata, self_collision, res
 
     best = (math.inf, None, None, None, None)
     if self_collision and model.rp_a_list:
-        g = _gaps(model, Y)
+        if D is None:
+            D = _pair_sides(model, Y)
+        g = np.maximum(D.reshape(3, 2, -1).max(axis=1), 0.0)
+        g *= g
+        g = np.sqrt(g.sum(axis=0))
         order = np.argsort(g)
         direct = _Direct(model, data, segs, 0.0)
         fns = data.rp_distance
@@ -653,9 +684,10 @@ def minimum_distance(mechanism, q, *, environment=None, self_collision: bool = T
     ``environment``) at ``q``, as a :class:`DistanceResult` naming the pair (a list for a batch). Pairs are
     visited nearest world boxes first and skipped once their box gap exceeds the best distance."""
     model, data, q, segs, edata = _prepare(mechanism, q, environment, resolution)
-    Y = _world_boxes(model, segs)
     if q.ndim == 1:
-        return _min_distance_one(model, data, segs, environment, edata, self_collision, resolution, Y)
+        Y, D = _single_sides(model, data, segs)
+        return _min_distance_one(model, data, segs, environment, edata, self_collision, resolution, Y, D)
+    Y = _world_boxes(model, segs)
     return [_min_distance_one(model, data, segs[b], environment, edata, self_collision, resolution, Y[b])
             for b in range(q.shape[0])]
 
