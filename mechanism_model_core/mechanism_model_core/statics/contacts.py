@@ -452,7 +452,10 @@ def contact_loads(mechanism: Mechanism, q, contacts: Sequence[Contact], gravity=
     fn = X[:, 2]
     if method == "friction" and active.any() and np.any(ftn > mus * fn + small):
         cols = np.repeat(active, 3)
-        y = _friction_redistribution(A[:, cols], b, x[cols], mus[active], 1e-6)
+        Ac = A[:, cols]
+        # only where the equations leave the forces some freedom (a determinate problem has one answer)
+        y = (_friction_redistribution(Ac, b, x[cols], mus[active], 1e-6)
+             if Ac.shape[0] < Ac.shape[1] or np.linalg.matrix_rank(Ac) < Ac.shape[1] else None)
         if y is not None:
             x = np.zeros(3 * n)
             x[cols] = y

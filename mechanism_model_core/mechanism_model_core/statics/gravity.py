@@ -32,6 +32,7 @@ __all__ = ["Wrench", "gravity_torques", "wrench_torques", "static_torques", "par
 DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
 _DEFAULT_G = np.array(DEFAULT_GRAVITY)
 _DEFAULT_G.setflags(write=False)
+_DEFAULT_LIST = list(DEFAULT_GRAVITY)
 #: skew(g) = _SKEW @ g, i.e. r @ (_SKEW @ g) = r x g
 _SKEW = np.zeros((3, 3, 3))
 for _i, _j, _k, _s in ((0, 1, 2, -1), (0, 2, 1, 1), (1, 0, 2, 1), (1, 2, 0, -1), (2, 0, 1, -1), (2, 1, 0, 1)):
@@ -77,6 +78,8 @@ def parse_gravity(gravity) -> np.ndarray:
     g = np.asarray(gravity, dtype=float)
     if g.shape != (3,) or not np.all(np.isfinite(g)):
         raise InvalidConfiguration(f"gravity must be 3 finite numbers (m/s^2, ground frame), got {gravity!r}")
+    if g.tolist() == _DEFAULT_LIST:
+        return _DEFAULT_G           # its constants are precomputed
     return g
 
 
