@@ -216,9 +216,15 @@ def _mobility_file_for(mechanism) -> str | None:
 
 def mobility_for(mechanism) -> MobilitySpec:
     """The mobility description of a model: ``<model file stem>_mobility.yaml`` beside its file when there
-    is one (every library rover has one), else :func:`propose_mobility`."""
+    is one (an override), else the model file's ``<Mobility>`` element (``metadata["mobility"]``; every
+    library rover has one), else :func:`propose_mobility`."""
     f = _mobility_file_for(mechanism)
-    return load_mobility(f) if f else propose_mobility(mechanism)
+    if f:
+        return load_mobility(f)
+    d = mechanism.metadata.get("mobility") if getattr(mechanism, "metadata", None) else None
+    if d:
+        return MobilitySpec.from_dict(d, source=getattr(mechanism, "source", None))
+    return propose_mobility(mechanism)
 
 
 def propose_mobility(mechanism) -> MobilitySpec:
