@@ -198,9 +198,17 @@ def test_bad_mobility_elements_fail_at_load_naming_file_and_line(tmp_path):
     limited = edit.build()
     out = tmp_path / "limited_saved.xml"
     limited.save(out)
+    loaded = mm.load_model(out)                 # the names are fine; the locomotor's kinematics refuse it
     with pytest.raises(ModelFileError, match="mode 'crab' is impossible") as err:
-        mm.load_model(out)
-    assert err.value.file == str(out) and err.value.line is not None
+        WheeledLocomotorModel(loaded)
+    mob_line = out.read_text()[:out.read_text().index("<Mobility")].count("\n") + 1
+    assert err.value.file == str(out) and err.value.line == mob_line
+    # a steering joint that does not carry its wheel: found by the locomotor, at that <Wheel>'s line
+    p, line = rocky8_with(tmp_path, "wrongsteer.xml")
+    p.write_text(p.read_text().replace('steering_joint="left_middle_steer"', 'steering_joint="right_rear_steer"'))
+    with pytest.raises(ModelFileError, match="wheel 'lm': steering joint 'right_rear_steer' does not carry") as err:
+        WheeledLocomotorModel(mm.load_model(p))
+    assert err.value.line == line + 2
 
 
 # ------------------------------------------------------------------------------------- closed forms

@@ -10,9 +10,11 @@
     </Mobility>
 
 The attributes are the keys of the mobility YAML (``models/README.md``, "Mobility of the wheeled rovers");
-numbers are expressions (``M_PI/2``, the file's ``<Constant>``s). The description is checked against the
-assembled mechanism when the file is loaded -- unknown joints and frames, a steering joint that does not carry
-its wheel, a mode the steering ranges make impossible -- and every error is a
+numbers are expressions (``M_PI/2``, the file's ``<Constant>``s). Its names are checked against the
+assembled mechanism when the file is loaded (unknown joints and frames, unknown modes, a radius not > 0); what
+needs the locomotor's kinematics (a steering joint that does not carry its wheel, a mode the steering ranges
+make impossible) is checked when a ``WheeledLocomotorModel`` is built from it (which this module cannot
+import without an import circle), before anything drives. Every error is a
 :class:`~mechanism_model_core.errors.ModelFileError` naming the file and the line of the ``<Wheel>``,
 ``<Suspension>`` or ``<Mobility>`` element at fault. The description is kept in the mechanism's
 ``metadata["mobility"]`` (the YAML mapping) and written back by :func:`~.claraty_xml.to_claraty_xml`.
@@ -22,19 +24,16 @@ but the assembly's is the one kept.
 
 from __future__ import annotations
 
-import re
+__all__ = ["MODES", "read_mobility", "write_mobility"]
 
-from ..errors import ModelFileError
-
-__all__ = ["read_mobility", "write_mobility"]
-
-_WHEEL_NAMED = re.compile(r"^wheel '([^']*)'")
-_SUSPENSION_NAMED = re.compile(r"^suspension joint '([^']*)'")
+#: The drive modes of :mod:`mechanism_model_core.locomotion.wheeled` (the same tuple; checked there).
+MODES = ("auto", "ackermann", "crab", "turn_in_place", "skid")
 
 
 def read_mobility(reader, m, el):
-    """``m`` carrying the ``<Mobility>`` element ``el`` in its metadata, checked against ``m``. ``reader``
-    is the CLARAty reader (its ``num``/``error`` give expressions and file/line errors)."""
+    """``m`` carrying the ``<Mobility>`` element ``el`` in its metadata (``mobility``: the YAML mapping;
+    ``mobility_lines``: the lines of its elements), its names checked against ``m``. ``reader`` is the
+    CLARAty reader (its ``num``/``error`` give expressions and file/line errors)."""
     from ..model import Mechanism
 
     d = {"body_frame": el.get("body_frame"), "wheels": [], "suspension_joints": [],
@@ -44,7 +43,13 @@ def read_mobility(reader, m, el):
     for attr in ("steering_tolerance", "max_crab_angle", "min_turn_radius"):
         if el.get(attr) is not None:
             d[attr] = reader.num(el, attr)
-    lines = {"wheel": {}, "suspension": {}}
+    bad_mode = [mode for mode in d["modes"] if mode not in MODES]
+    if bad_mode:
+        raise reader.error(el, f"<Mobility>: unknown mode {bad_mode[0]!r}; modes are {MODES}")
+    if not (d["body_frame"] == m.ground or m.has_frame(d["body_frame"])):
+        raise reader.error(el, f"<Mobility>: body_frame {d['body_frame']!r} is not a frame of {m.name!r}")
+    lines = {"": el.sourceline, "wheels": {}, "suspension": {}}
+    joints = set(m.joint_names)
     for child in el:
         if not isinstance(child.tag, str):
             continue
@@ -56,36 +61,34 @@ def read_mobility(reader, m, el):
                     w[attr] = child.get(attr)
             if child.get("max_rate") is not None:
                 w["max_rate"] = reader.num(child, "max_rate")
-            if w["name"] in lines["wheel"]:
-                raise reader.error(child, f"<Wheel>: two wheels named {w['name']!r}")
-            lines["wheel"][w["name"]] = child
+            if w["name"] in lines["wheels"]:
+                raise reader.error(child, f"<Mobility>: two wheels named {w['name']!r}")
+            for attr in ("drive_joint", "steering_joint"):
+                if attr in w and w[attr] not in joints:
+                    raise reader.error(child, f"<Mobility>: wheel {w['name']!r}: {attr} {w[attr]!r} is not a "
+                                              f"joint of {m.name!r}")
+            if "contact_frame" in w and not m.has_frame(w["contact_frame"]):
+                raise reader.error(child, f"<Mobility>: wheel {w['name']!r}: contact_frame "
+                                          f"{w['contact_frame']!r} is not a frame of {m.name!r}")
+            if not w["radius"] > 0:
+                raise reader.error(child, f"<Mobility>: wheel {w['name']!r}: radius must be a positive number "
+                                          f"of metres, got {w['radius']!r}")
+            lines["wheels"][w["name"]] = child.sourceline
             d["wheels"].append(w)
         elif child.tag == "Suspension":
-            d["suspension_joints"].append(child.get("joint"))
-            lines["suspension"][child.get("joint")] = child
-    if reader.depth == 0:
-        _check(reader, m, el, d, lines)
+            j = child.get("joint")
+            if j not in joints:
+                raise reader.error(child, f"<Mobility>: suspension joint {j!r} is not a joint of {m.name!r}")
+            d["suspension_joints"].append(j)
+            lines["suspension"][j] = child.sourceline
     meta = dict(m.metadata)
     meta["mobility"] = d
+    meta["mobility_lines"] = lines
     return Mechanism(m.name, list(m.bodies), m.ground, m.source, meta)
 
 
-def _check(reader, m, el, d, lines):
-    """Validate ``d`` against the assembled mechanism; errors point at the element at fault."""
-    from ..locomotion.wheeled import MobilitySpec, WheeledLocomotorModel
-
-    try:
-        WheeledLocomotorModel(m, MobilitySpec.from_dict(d, source=reader.path))
-    except ModelFileError as exc:
-        msg = exc.message
-        at = el
-        hit = _WHEEL_NAMED.match(msg)
-        if hit and hit.group(1) in lines["wheel"]:
-            at = lines["wheel"][hit.group(1)]
-        hit = _SUSPENSION_NAMED.match(msg)
-        if hit and hit.group(1) in lines["suspension"]:
-            at = lines["suspension"][hit.group(1)]
-        raise reader.error(at, f"<Mobility>: {msg}") from None
+def _num(v: float) -> str:
+    return repr(float(v))
 
 
 def write_mobility(etree, root, m) -> None:
@@ -100,8 +103,6 @@ def write_mobility(etree, root, m) -> None:
     frames = [d["body_frame"]] + [w["contact_frame"] for w in d["wheels"] if w.get("contact_frame")]
     if not all(n in joints for n in names) or not all(f == m.ground or m.has_frame(f) for f in frames):
         return
-    from .claraty_xml import _num
-
     attrs = {"body_frame": d["body_frame"]}
     if d.get("skid"):
         attrs["skid"] = "true"

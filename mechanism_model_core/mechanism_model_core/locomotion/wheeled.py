@@ -51,6 +51,7 @@ rover with a commanded body twist without slip (section 12.2): the derivation is
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 from dataclasses import dataclass
@@ -60,6 +61,7 @@ import numpy as np
 
 from ..constraints import Constraint, _Common
 from ..errors import InvalidConfiguration, ModelFileError, UnknownFrame, UnknownJoint
+from ..io.mobility_xml import MODES            # one tuple for the model-file reader and the locomotor
 from ..joints import JointType
 from ..kinematics import forward_kinematics
 from ..jacobians import jacobian
@@ -70,7 +72,7 @@ __all__ = ["MODES", "WheelSpec", "MobilitySpec", "MobilityError", "load_mobility
            "WheelTerrainContact", "SettledPose", "arc_twist", "crab_twist", "point_turn_twist", "icr_twist",
            "integrate_planar"]
 
-MODES = ("auto", "ackermann", "crab", "turn_in_place", "skid")
+
 _EPS_SPEED = 1e-9
 
 
@@ -112,6 +114,23 @@ class MobilitySpec:
     max_crab_angle: float = math.pi / 2
     min_turn_radius: float = 0.0
     source: str | None = None
+    lines: Mapping | None = None
+
+    # ``lines`` (from a model file's <Mobility>): {"": element line, "wheels": {name: line},
+    # "suspension": {joint: line}}, so that errors found later still name the line
+
+    def line_for(self, message: str) -> int | None:
+        """The model-file line an error message about this description points at (None: unknown)."""
+        if not self.lines:
+            return None
+        import re
+        hit = re.match(r"wheel '([^']*)'", message)
+        if hit and hit.group(1) in self.lines.get("wheels", {}):
+            return self.lines["wheels"][hit.group(1)]
+        hit = re.match(r"suspension joint '([^']*)'", message)
+        if hit and hit.group(1) in self.lines.get("suspension", {}):
+            return self.lines["suspension"][hit.group(1)]
+        return self.lines.get("")
 
     @classmethod
     def from_dict(cls, d: Mapping, source: str | None = None) -> "MobilitySpec":
@@ -221,9 +240,11 @@ def mobility_for(mechanism) -> MobilitySpec:
     f = _mobility_file_for(mechanism)
     if f:
         return load_mobility(f)
-    d = mechanism.metadata.get("mobility") if getattr(mechanism, "metadata", None) else None
+    meta = getattr(mechanism, "metadata", None) or {}
+    d = meta.get("mobility")
     if d:
-        return MobilitySpec.from_dict(d, source=getattr(mechanism, "source", None))
+        spec = MobilitySpec.from_dict(d, source=getattr(mechanism, "source", None))
+        return dataclasses.replace(spec, lines=meta.get("mobility_lines"))
     return propose_mobility(mechanism)
 
 
@@ -482,7 +503,7 @@ class WheeledLocomotorModel:
 
     # ---------------------------------------------------------------------------------- validation
     def _err(self, msg):
-        return MobilityError(msg, self.spec.source)
+        return MobilityError(msg, self.spec.source, self.spec.line_for(msg))
 
     def _validate(self):
         m, s = self.mechanism, self.spec
