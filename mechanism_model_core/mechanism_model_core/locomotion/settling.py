@@ -85,14 +85,13 @@ class _Fold:
 
 
 def _motion(kind, v):
-    M = np.eye(4)
+    """``M(q)`` of a segment: rotation about (kind 1) or translation along (kind 2) its z axis."""
     if kind == 1:
         c, s = math.cos(v), math.sin(v)
-        M[0, 0] = M[1, 1] = c
-        M[0, 1], M[1, 0] = -s, s
-    elif kind == 2:
-        M[2, 3] = v
-    return M
+        return np.array(((c, -s, 0.0, 0.0), (s, c, 0.0, 0.0), (0.0, 0.0, 1.0, 0.0), (0.0, 0.0, 0.0, 1.0)))
+    if kind == 2:
+        return np.array(((1.0, 0.0, 0.0, 0.0), (0.0, 1.0, 0.0, 0.0), (0.0, 0.0, 1.0, v), (0.0, 0.0, 0.0, 1.0)))
+    return _I4
 
 
 class WheelSettler:
@@ -194,6 +193,11 @@ class WheelSettler:
                 seg = parent[seg]
             self._given.append((path[::-1], self._kind[path[0]] == 1,
                                 np.array([1.0 if path[0] in pth else 0.0 for pth in paths])))
+        chain = sorted({s_ for path, _, _ in self._given for s_ in path})
+        self._given_chain = chain
+        self._given_parent = {s_: (parent[s_] if parent[s_] in chain else 0) for s_ in chain}
+        if any(parent[s_] not in chain and parent[s_] != 0 for s_ in chain):
+            raise InvalidConfiguration("settling: the given coordinates' paths are not closed")
         self._dseg = None
         if self._affine:
             self._dseg = self._seg_jacobian(m.configuration())
@@ -322,15 +326,27 @@ class WheelSettler:
         if not self._given:
             return None
         P, kind, coord = self._P, self._kind, self._coord
+        world = {0: _I4}                                # the given segments' world poses, shared prefixes once
+        for s_ in self._given_chain:
+            world[s_] = world[self._given_parent[s_]].dot(P[s_]).dot(_motion(kind[s_], q[coord[s_]]))
         K = np.empty((self.n, len(self._given)))
+        pn = None
         for g, (path, rev, mask) in enumerate(self._given):
-            T = _I4
-            for s_ in path:
-                T = T.dot(P[s_]).dot(_motion(kind[s_], q[coord[s_]]))
+            T = world[path[-1]]
             s_w, o_w = T[:3, 2], T[:3, 3]
-            K[:, g] = (nrm.dot(np.cross(s_w, o_w)) * -1.0 + _cross(p, nrm).dot(s_w)) if rev else nrm.dot(s_w)
+            if rev:
+                pn = _cross(p, nrm) if pn is None else pn
+                K[:, g] = pn.dot(s_w) - nrm.dot(np.cross(s_w, o_w))
+            else:
+                K[:, g] = nrm.dot(s_w)
             K[:, g] *= mask
-        return -np.linalg.lstsq(self._jacobian(q, p, nrm, S, O), K, rcond=None)[0]
+        Ju = self._jacobian(q, p, nrm, S, O)
+        try:
+            if Ju.shape[0] == Ju.shape[1]:
+                return -np.linalg.solve(Ju, K)
+        except np.linalg.LinAlgError:
+            pass
+        return -np.linalg.lstsq(Ju, K, rcond=None)[0]
 
 
 # ------------------------------------------------------------------------------------- rim contacts
