@@ -535,3 +535,24 @@ def test_tipover_margin_uses_the_settled_contacts(rocky8):
         margins.append(rocky8.tipover_margin(P, s.q).margin)
     assert all(a > b for a, b in zip(margins, margins[1:]))
     assert margins[0] > 0 and margins[-1] < 0
+
+
+def test_cli_prints_and_proposes_mobility_that_loads_back(tmp_path, capsys):
+    """`mechanism-model mobility MODEL [--propose] [--format yaml]`: the element pasted into the model file
+    and the YAML file both load back to the same description."""
+    from mechanism_model_core.cli import main
+
+    ref = WheeledLocomotorModel(mm.load_model(model_path("rocky8/rocky8_rover.xml"))).spec.to_dict()
+    assert main(["mobility", "rocky8/rocky8_rover.xml", "--propose"]) == 0
+    element = capsys.readouterr().out
+    assert element.startswith("<Mobility ")
+    p, _ = rocky8_with(tmp_path, "pasted.xml")
+    text = p.read_text()
+    text = text[:text.index("<Mobility")] + element + "</Mechanism_Model>\n"
+    p.write_text(text)
+    got = WheeledLocomotorModel(mm.load_model(p)).spec.to_dict()
+    assert [w for w in got["wheels"]] == [w for w in ref["wheels"]]
+    assert got["suspension_joints"] == ref["suspension_joints"]
+    out = tmp_path / "r8_mobility.yaml"
+    assert main(["mobility", "rocky8/rocky8_rover.xml", "--format", "yaml", "-o", str(out)]) == 0
+    assert load_mobility(out).to_dict() == ref

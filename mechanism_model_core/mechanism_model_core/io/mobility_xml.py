@@ -24,7 +24,7 @@ but the assembly's is the one kept.
 
 from __future__ import annotations
 
-__all__ = ["MODES", "read_mobility", "write_mobility"]
+__all__ = ["MODES", "read_mobility", "write_mobility", "mobility_element"]
 
 #: The drive modes of :mod:`mechanism_model_core.locomotion.wheeled` (the same tuple; checked there).
 MODES = ("auto", "ackermann", "crab", "turn_in_place", "skid")
@@ -103,6 +103,11 @@ def write_mobility(etree, root, m) -> None:
     frames = [d["body_frame"]] + [w["contact_frame"] for w in d["wheels"] if w.get("contact_frame")]
     if not all(n in joints for n in names) or not all(f == m.ground or m.has_frame(f) for f in frames):
         return
+    mobility_element(etree, root, d)
+
+
+def mobility_element(etree, parent, d: dict):
+    """A ``<Mobility>`` element for the mobility mapping ``d`` (the YAML keys), appended to ``parent``."""
     attrs = {"body_frame": d["body_frame"]}
     if d.get("skid"):
         attrs["skid"] = "true"
@@ -113,7 +118,7 @@ def write_mobility(etree, root, m) -> None:
     for k in ("steering_tolerance", "max_crab_angle", "min_turn_radius"):
         if k in d:
             attrs[k] = _num(float(d[k]))
-    el = etree.SubElement(root, "Mobility", attrs)
+    el = etree.SubElement(parent, "Mobility", attrs)
     for w in d["wheels"]:
         wa = {"name": w["name"], "drive_joint": w["drive_joint"], "radius": _num(float(w["radius"]))}
         for k in ("steering_joint", "contact_frame"):
@@ -124,3 +129,4 @@ def write_mobility(etree, root, m) -> None:
         etree.SubElement(el, "Wheel", wa)
     for j in d.get("suspension_joints", ()):
         etree.SubElement(el, "Suspension", joint=j)
+    return el
