@@ -156,6 +156,8 @@ class LeggedNode:
         self._cycle_end = -math.inf          # monotonic time the published cycle ends
         self._sent = None                    # (monotonic publish time, times, {joint: positions}) of the last cycle
         self._holding = False
+        self._held: dict = {}                # group -> the positions a hold holds
+        self._last_plan = None               # (twist, plan) of the last cycle planned
         self._last_hold = -math.inf
         self.counts = {"cmd_vel": 0, "rejected": 0, "refused": 0, "cycles": 0, "holds": 0, "unsafe": 0,
                        "clamped": 0}
@@ -233,9 +235,7 @@ class LeggedNode:
                 return                                       # refused already: keep holding, do not replan
         self._refused = None
         try:
-            plan = self.model.plan_gait(self.gait, twist, period=self.period, cycles=1.0,
-                                        swing_height=self.swing_height, samples_per_cycle=self.samples,
-                                        min_margin=self.min_margin)
+            plan = self._plan(twist)
         except GaitInfeasible as exc:
             with self._lock:
                 self._refused = twist
@@ -252,8 +252,9 @@ class LeggedNode:
                 self._hold("walking joints not measured", now)
             return
         # the first point: far enough ahead for the move from the measured positions at the motors' speeds
+        # (a cycle following the last one starts where that one ended: one controller period or two)
         jump = np.abs(traj.positions[0] - q_now) / self.vmax
-        transition = max(0.1, 1.5 * float(np.max(jump)))
+        transition = max(0.02, 1.5 * float(np.max(jump)))
         times = traj.times + transition
         commands, why = self._group_commands(times, traj.positions, traj.velocities, traj.accelerations)
         with self._lock:
@@ -267,11 +268,25 @@ class LeggedNode:
                 return
             for g, (names, Q, V, A) in commands.items():
                 self._publish(g, names, times, Q, V, A)
-            self._sent = (now, times, {n: Q[:, k] for _, (names, Q, _V, _A) in commands.items()
-                                       for k, n in enumerate(names)})
-            self._cycle_end = now + float(times[-1])
+            sent = time.monotonic()
+            self._sent = (sent, times, {n: Q[:, k] for _, (names, Q, _V, _A) in commands.items()
+                                        for k, n in enumerate(names)})
+            self._cycle_end = sent + float(times[-1])
             self._holding = False
             self.counts["cycles"] += 1
+
+    def _plan(self, twist):
+        """One cycle for ``twist`` (the last plan again when the twist is the same: planning is
+        deterministic, and a cycle that follows the last one must not wait for the planner)."""
+        key = tuple(float(v) for v in twist)
+        cached = self._last_plan
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        plan = self.model.plan_gait(self.gait, twist, period=self.period, cycles=1.0,
+                                    swing_height=self.swing_height, samples_per_cycle=self.samples,
+                                    min_margin=self.min_margin)
+        self._last_plan = (key, plan)
+        return plan
 
     def _group_commands(self, times, P, V, A):
         """Per motor group: (joint names, positions, velocities, accelerations) over all the group's joints
@@ -320,9 +335,13 @@ class LeggedNode:
             return
         self._cycle_end = -math.inf
         published = False
+        held = self._held if self._holding else None
+        if not self._holding:
+            self._held = {}
         for g in self.groups:
             names = list(g.joint_names)
-            q = self.commanded(names, now)
+            # the pose the controller is commanding now; a repeated hold repeats the first one's target
+            q = held[g.name] if held is not None and g.name in held else self.commanded(names, now)
             if not np.all(np.isfinite(q)):
                 self.warn.warning("hold_unknown", f"{g.name}: no joint_states yet, nothing to hold (the "
                                                   f"controller holds by itself)")
@@ -336,6 +355,8 @@ class LeggedNode:
             t = max(HOLD_TIME, float(np.max(dist / g.velocity)))
             z = np.zeros((1, len(names)))
             self._publish(g.name, names, np.array([t]), res.values[None], z, z)
+            if not self._holding:
+                self._held[g.name] = res.values.copy()
             published = True
         if published:                 # (else retried on the next tick: the controller holds by itself)
             if not self._holding:

@@ -225,3 +225,23 @@ def test_motor_groups_for_legs(tmp_path):
                  + "".join(f"      - {{joint: {n}}}\n" for n in walking))
     with pytest.raises(ValueError, match="joint_trajectory"):
         leg_motor_groups(MODEL, walking, str(f))
+
+
+def test_a_gait_that_cannot_keep_the_margin_is_refused_with_its_reason():
+    """min_margin above what a tripod can keep: the core refuses (reason 'margin', the time and the legs in
+    stance), the node sends only holds, keeps its heartbeat, and plans again (and refuses again) when the
+    twist changes."""
+    r = _rig({"min_margin": 0.2})
+    try:
+        _pump(r, 0.6)
+        node = r["node"]
+        assert node.counts["refused"] >= 1
+        assert node.last_refusal.startswith("margin:") and "in stance" in node.last_refusal, node.last_refusal
+        with r["lock"]:
+            assert r["got"] and all(len(m.points) == 1 for _, m in r["got"])
+        assert node._thread.is_alive()
+        n = len(r["got"])
+        _pump(r, 0.3, vx=0.02)                  # another twist: planned again, refused again, still holding
+        assert node.counts["refused"] >= 2 and len(r["got"]) >= n
+    finally:
+        r["node"].close()
