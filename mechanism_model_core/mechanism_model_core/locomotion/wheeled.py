@@ -971,7 +971,7 @@ class _WheelRef:
     name: str
 
 
-@dataclass
+@dataclass(frozen=True, eq=False)
 class WheelTerrainContact(_Common, Constraint):
     """A wheel rim touching a terrain (one residual row: the signed distance of the rim's contact point from
     the terrain's tangent plane, m). ``wheel`` has ``body`` (the spinning wheel's body: its origin is the
@@ -982,9 +982,10 @@ class WheelTerrainContact(_Common, Constraint):
     terrain: object = None
     dimension = 1
 
-    def check(self, mechanism):
+    def bind(self, mechanism):
         if not mechanism.has_frame(self.wheel.body):
             raise UnknownFrame(self.wheel.body, mechanism.frame_names)
+        return self
 
     def evaluate(self, ev, jac=True):
         T, J = ev.world(self.wheel.body, jac)
