@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import math
 import threading
-import time
 
 import numpy as np
 
@@ -98,10 +97,12 @@ class LeggedNode:
         self.last_refusal = ""
         self._refused = None                 # the twist of the last refused gait (not replanned while unchanged)
         self._halt = threading.Event()
-        self._thread = None
+        self.heartbeat = None
         if start_timer:
-            self._thread = threading.Thread(target=self._run, name="legged", daemon=True)
-            self._thread.start()
+            # the watchdog is a transport timer; planning runs on a thread of its own so that planning a
+            # cycle never delays a hold
+            self.heartbeat = transport.create_timer(1.0 / self.rate, self._tick)
+            threading.Thread(target=self._plan_loop, name="legged-planner", daemon=True).start()
 
     @classmethod
     def from_served(cls, transport, served) -> "LeggedNode":
@@ -122,11 +123,11 @@ class LeggedNode:
             return
         with self._lock:
             self._twist = np.array(v)
-            self._cmd_time = time.monotonic()
+            self._cmd_time = self.transport.monotonic()
 
     def on_joint_states(self, update) -> None:
         with self._lock:
-            self._js_time = time.monotonic()
+            self._js_time = self.transport.monotonic()
 
     def measured(self) -> np.ndarray:
         latest = self.joint_states.latest()
@@ -143,7 +144,7 @@ class LeggedNode:
 
     def watchdog(self) -> bool:
         """Hold the legs when cmd_vel or joint_states are stale; True when commanding may go on."""
-        now = time.monotonic()
+        now = self.transport.monotonic()
         with self._lock:
             reason = self._stale(now)
             if reason is not None:
@@ -156,7 +157,7 @@ class LeggedNode:
         watchdog is checked again before publishing)."""
         if not self.watchdog():
             return
-        now = time.monotonic()
+        now = self.transport.monotonic()
         with self._lock:
             if now < self._cycle_end - 1.0 / self.rate:
                 return                                       # the published cycle is still running
@@ -184,7 +185,7 @@ class LeggedNode:
         times = traj.times + transition
         ok, why = self._safe(q_now, times, traj.positions)
         with self._lock:
-            if self._stale(time.monotonic()) is not None:
+            if self._stale(self.transport.monotonic()) is not None:
                 return                                       # went stale while planning: the watchdog holds
             if not ok:
                 self.counts["unsafe"] += 1
@@ -240,25 +241,19 @@ class LeggedNode:
         msg.points = pts
         self.pub.publish(msg)
 
-    def _run(self) -> None:
-        """The heartbeat (watchdog) and the planner run in separate threads, so that planning a cycle never
-        delays a hold."""
+    def _tick(self) -> None:
+        try:
+            self.watchdog()
+        except Exception as exc:       # the heartbeat is the watchdog: it must never die
+            self.warn.warning("tick", f"legged watchdog failed: {type(exc).__name__}: {exc}")
+
+    def _plan_loop(self) -> None:
         period = 1.0 / self.rate
-
-        def planner():
-            while not self._halt.is_set():
-                try:
-                    self.step()
-                except Exception as exc:
-                    self.warn.warning("plan", f"legged planning failed: {type(exc).__name__}: {exc}")
-                self._halt.wait(period)
-
-        threading.Thread(target=planner, name="legged-planner", daemon=True).start()
         while not self._halt.is_set():
             try:
-                self.watchdog()
-            except Exception as exc:       # the heartbeat is the watchdog: it must never die
-                self.warn.warning("tick", f"legged watchdog failed: {type(exc).__name__}: {exc}")
+                self.step()
+            except Exception as exc:
+                self.warn.warning("plan", f"legged planning failed: {type(exc).__name__}: {exc}")
             self._halt.wait(period)
 
     def status(self) -> str:
@@ -268,12 +263,12 @@ class LeggedNode:
 
     def close(self) -> None:
         self._halt.set()
-        if self._thread is not None:
-            self._thread.join(timeout=2.0)
+        if self.heartbeat is not None:
+            self.heartbeat.cancel()
         try:
             with self._lock:
                 self._holding = False
-                self._hold("node closing", time.monotonic())
+                self._hold("node closing", self.transport.monotonic())
         except Exception:
             pass
 

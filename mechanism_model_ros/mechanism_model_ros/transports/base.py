@@ -228,6 +228,12 @@ class Transport(abc.ABC):
         ``rclpy.action.ActionServer``; Cyclone: rcl_action's protocol (see :meth:`create_action_client`)."""
         raise NotImplementedError(f"{type(self).__name__} has no action servers")
 
+    def monotonic(self) -> float:
+        """Steady time in seconds, for timeouts and watchdogs (``time.monotonic()``; the in-memory
+        transport's bus may run a manual clock that tests advance). Node logic reads time here, never from
+        :mod:`time` directly, so its timing can be tested without waiting."""
+        return time.monotonic()
+
     def now(self) -> tuple[int, int]:
         """Current time as (sec, nanosec) since the epoch."""
         ns = time.time_ns()
