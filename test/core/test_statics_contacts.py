@@ -297,3 +297,27 @@ def test_quadruped_on_four_feet_least_norm_normal_loads():
     expected = P.T @ np.linalg.solve(P @ P.T, W * np.array([1.0, c[0], c[1]]))
     np.testing.assert_allclose(r.normal_forces, expected, atol=1e-8 * W)
     _free_body_check(hyq, q, r)
+
+
+def test_contact_point_jacobians_equal_the_kinematics_jacobians():
+    """The contact points' Jacobians that contact_loads gathers from the kinematics pass: a wheel's contact
+    moves as a point of the wheel (``J_v - [p - o]x J_w`` from the wheel's LOCAL_WORLD_ALIGNED Jacobian),
+    and with the rocker differential folded in they are that times the coupling Jacobian."""
+    from mechanism_model_core.kinematics import single_pass_output
+    from mechanism_model_core.spatial import skew
+    from mechanism_model_core.statics import contacts as C
+
+    rover = load_model(model_path("rocky8/rocky8_rover.xml"))
+    cs = tuple(wheel_contacts(rover, friction=0.8))
+    plan = C._contact_plan(rover, cs)[0]
+    for seed in range(4):
+        q = rover.configuration(rover.random_configuration(seed))
+        out = single_pass_output(rover, q)
+        J = C._point_jacobians(plan, out)
+        fk = forward_kinematics(rover, q)
+        for i, c in enumerate(cs):
+            Jw = fk.jacobian(c.wheel)
+            d = fk.position(c.frame) - fk.position(c.wheel)
+            np.testing.assert_allclose(J[3 * i:3 * i + 3], Jw[:3] - skew(d) @ Jw[3:], atol=1e-12)
+        D = rover.coupling_jacobian(q)
+        np.testing.assert_allclose(C._point_jacobians(plan, out, independent=True), J @ D, atol=1e-12)

@@ -166,7 +166,7 @@ class _ContactPlan:
     cyclic component orders, so that ``z_a x (p_i - o_a)`` is elementwise), and where its column goes in
     the (3n, nq) point Jacobian."""
 
-    __slots__ = ("gather", "prismatic", "scatter", "n", "nq", "points")
+    __slots__ = ("gather", "prismatic", "prismatic_z", "scatter", "indep", "n", "nq", "points")
 
     def __init__(self, mechanism: Mechanism, contacts):
         from ..kinematics import single_pass_index
@@ -194,14 +194,39 @@ class _ContactPlan:
         z = seg[anc, :3, 2]
         o = seg[anc, :3, 3]
         p = pts[owner]
-        # (z x d)_k = z_{p1(k)} d_{p2(k)} - z_{p2(k)} d_{p1(k)}, d = p - o; slot 6: z itself (prismatic)
-        self.gather = _ro_index(np.stack([z[:, p1], z[:, p2], p[:, p2], o[:, p2], p[:, p1], o[:, p1], z]))
+        # (z x d)_k = z_{p1(k)} d_{p2(k)} - z_{p2(k)} d_{p1(k)}, d = p - o: gathered as (3, 2, pairs, 3) =
+        # (z, p, o) x (first term, second term); and z itself for prismatic segments
+        self.gather = _ro_index(np.stack([np.stack([z[:, p1], z[:, p2]]), np.stack([p[:, p2], p[:, p1]]),
+                                          np.stack([o[:, p2], o[:, p1]])]))
         pri = np.array([int(t.kind[a]) == 2 for a in anc], dtype=bool)
         self.prismatic = _ro_index(np.flatnonzero(pri)) if pri.any() else None
+        self.prismatic_z = _ro_index(z[pri]) if pri.any() else None
         nq = mechanism.nq
         cols = np.array([int(t.coord[a]) for a in anc], dtype=np.intp)
-        # flat index in the (3n, nq) Jacobian of component k of pair j's column: row 3 owner + k
-        self.scatter = _ro_index(((3 * owner[:, None] + np.arange(3)[None, :]) * nq + cols[:, None]).ravel())
+        rows = (3 * owner[:, None] + np.arange(3)[None, :])                 # (pairs, 3): row 3 owner + k
+        # flat index in the (3n, nq) Jacobian of component k of pair j's column
+        self.scatter = _ro_index((rows * nq + cols[:, None]).ravel())
+        # with constant couplings, straight into the (3n, m) Jacobian on the independent coordinates: each
+        # full coordinate's column goes to the independent ones it depends on, weighted (np.bincount sums
+        # the pairs that land on the same entry, e.g. a mimic joint and its master in one chain)
+        self.indep = None
+        if mechanism.couplings:
+            from .gravity import _constant_coupling_jacobian
+
+            D = _constant_coupling_jacobian(mechanism)
+            if D is not None:
+                m = D.shape[1]
+                src, dst, wts = [], [], []
+                flat_rows = rows.ravel()
+                flat_cols = np.repeat(cols, 3)
+                for e, (r, c) in enumerate(zip(flat_rows, flat_cols)):
+                    for kk in np.flatnonzero(D[c]):
+                        src.append(e)
+                        dst.append(int(r) * m + int(kk))
+                        wts.append(float(D[c, kk]))
+                wts = np.array(wts)
+                self.indep = (_ro_index(src), _ro_index(dst), None if np.all(wts == 1.0) else wts,
+                              3 * len(contacts) * m, m)
         self.points = _ro_index(pts)
         self.n = len(contacts)
         self.nq = nq
@@ -242,15 +267,23 @@ def _contact_plan(mechanism: Mechanism, contacts: tuple):
     return hit
 
 
-def _point_jacobians(plan: _ContactPlan, out: np.ndarray) -> np.ndarray:
+def _point_jacobians(plan: _ContactPlan, out: np.ndarray, independent: bool = False) -> np.ndarray:
     """(3n, nq) linear Jacobians (ground frame) of the contact points from the kinematics pass output
     ``out``, each point taken as a point of the body that touches the terrain (a wheel rolls: its drive
-    joint moves the point)."""
+    joint moves the point); with ``independent=True`` (constant couplings only: ``plan.indep``), (3n, m)
+    on the independent coordinates."""
     G = out.take(plan.gather)
-    col = G[0] * (G[2] - G[3])
-    col -= G[1] * (G[4] - G[5])
+    d = G[1] - G[2]
+    d *= G[0]
+    col = d[0] - d[1]
     if plan.prismatic is not None:
-        col[plan.prismatic] = G[6][plan.prismatic]
+        col[plan.prismatic] = out.take(plan.prismatic_z)
+    if independent:
+        src, dst, wts, size, m = plan.indep
+        v = col.ravel().take(src)
+        if wts is not None:
+            v *= wts
+        return np.bincount(dst, weights=v, minlength=size).reshape(-1, m)
     J = np.zeros(3 * plan.n * plan.nq)
     J[plan.scatter] = col.ravel()
     return J.reshape(3 * plan.n, plan.nq)
@@ -435,9 +468,12 @@ def contact_loads(mechanism: Mechanism, q, contacts: Sequence[Contact], gravity=
         if wrenches:
             tau_full = tau_full - _wrench_full(mechanism, qf, wrenches)
         rhs = tau_full if D is None else tau_full.dot(D)
-    Jc = _point_jacobians(plan, out)                              # (3n, nq)
-    if D is not None:
-        Jc = Jc.dot(D)
+    if D is None:
+        Jc = _point_jacobians(plan, out)                          # (3n, nq)
+    elif plan.indep is not None:
+        Jc = _point_jacobians(plan, out, independent=True)        # (3n, m), constant couplings folded in
+    else:
+        Jc = _point_jacobians(plan, out).dot(D)
     n = len(contacts)
     # generalized force of the local contact forces: row 3i+k of Aloc is (J_i^T B_i[:, k])^T
     Aloc = np.matmul(BT, Jc.reshape(n, 3, -1)).reshape(3 * n, -1)
