@@ -63,6 +63,28 @@ class Timer(abc.ABC):
     def is_canceled(self) -> bool: ...
 
 
+class CallbackTimer(Timer):
+    """A timer as a transport's scheduler sees it: ``fire()`` calls back unless cancelled; ``due`` is the
+    scheduler's bookkeeping (the time of the next call, where the transport keeps one)."""
+
+    def __init__(self, period: float, callback: Callable[[], None]):
+        self.period = period
+        self.due = 0.0
+        self._callback = callback
+        self._canceled = False
+
+    def fire(self) -> None:
+        if not self._canceled:
+            self._callback()
+
+    def cancel(self) -> None:
+        self._canceled = True
+
+    @property
+    def is_canceled(self) -> bool:
+        return self._canceled
+
+
 #: action_msgs/msg/GoalStatus values
 GOAL_STATUS = {0: "UNKNOWN", 1: "ACCEPTED", 2: "EXECUTING", 3: "CANCELING", 4: "SUCCEEDED", 5: "CANCELED",
                6: "ABORTED"}

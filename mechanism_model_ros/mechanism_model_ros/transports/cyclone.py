@@ -51,9 +51,10 @@ from cyclonedds.util import duration
 
 from ..qos import QoS, SERVICES
 from ..typegen import HEADER_GUID, HEADER_SEQ, message_class, service_wire_class
-from .base import (SERVICE_CONCURRENCY, SERVICE_QUEUE, ActionClient, Client, Publisher, RateLimitedLogger,
+from .base import (SERVICE_CONCURRENCY, SERVICE_QUEUE, CallbackTimer, Client, Publisher, RateLimitedLogger,
                    ServiceGate, Timer, Transport, TransportError, _set_arrival, busy_or_fallback, check_period,
                    guarded, resolve_name)
+from .rcl_action import ActionsOverServices
 
 _RANGES = ("SUBNET", "LOCALHOST", "OFF", "SYSTEM_DEFAULT")
 
@@ -342,7 +343,7 @@ class CycloneContext:
         self._guard = GuardCondition(self.participant)
         self._waitset.attach(self._guard)
         self._handlers: list[tuple[DataReader, Callable]] = []
-        self._timers: list[tuple[float, int, "_CycloneTimer"]] = []     # heap of (due, seq, timer)
+        self._timers: list[tuple[float, int, "CallbackTimer"]] = []     # heap of (due, seq, timer)
         self._timer_seq = itertools.count()
         self._keep: list = []
         self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=service_threads,
@@ -397,7 +398,7 @@ class CycloneContext:
         with self._lock:
             self._handlers = [(r, h) for r, h in self._handlers if r is not reader]
 
-    def add_timer(self, timer: "_CycloneTimer") -> None:
+    def add_timer(self, timer: "CallbackTimer") -> None:
         """Schedule ``timer`` one period from now; its callbacks run on the dispatcher thread."""
         with self._lock:
             heapq.heappush(self._timers, (time.monotonic() + timer.period, next(self._timer_seq), timer))
@@ -727,28 +728,7 @@ class _CycloneService:
             self.node.get_logger().error("service %s: cannot send reply: %s", self.name, exc)
 
 
-class _CycloneTimer(Timer):
-    """A periodic callback run on the context's dispatcher thread (so never concurrently with the
-    subscription callbacks, as in rclpy's mutually exclusive group)."""
-
-    def __init__(self, period: float, callback):
-        self.period = period
-        self._callback = callback
-        self._canceled = False
-
-    def fire(self) -> None:
-        if not self._canceled:
-            self._callback()
-
-    def cancel(self) -> None:
-        self._canceled = True
-
-    @property
-    def is_canceled(self) -> bool:
-        return self._canceled
-
-
-class CycloneNode(Transport):
+class CycloneNode(ActionsOverServices, Transport):
     """A ROS node over plain Cyclone DDS.
 
     ``parameters`` is a ``{name: value}`` mapping (e.g. from a ROS parameter file, see
@@ -824,19 +804,10 @@ class CycloneNode(Transport):
         return c
 
     def create_timer(self, period, callback) -> Timer:
-        timer = _CycloneTimer(check_period(period), guarded(callback, self.get_logger(), "timer"))
+        timer = CallbackTimer(check_period(period), guarded(callback, self.get_logger(), "timer"))
         self._entities.append(timer)
         self.ctx.add_timer(timer)
         return timer
-
-    def create_action_client(self, name: str, action_type: str) -> ActionClient:
-        from .rcl_action import RclActionClient
-        return RclActionClient(self, name, action_type)
-
-    def create_action_server(self, name: str, action_type: str, execute, goal_callback=None,
-                             cancel_callback=None):
-        from .rcl_action import RclActionServer
-        return RclActionServer(self, name, action_type, execute, goal_callback, cancel_callback)
 
     def _parameter_value(self, name: str, default):
         return self.parameters.get(name, default)
@@ -848,7 +819,7 @@ class CycloneNode(Transport):
 
     def close(self) -> None:
         for e in self._entities:
-            if isinstance(e, _CycloneTimer):
+            if isinstance(e, CallbackTimer):
                 e.cancel()
                 continue
             r = getattr(e, "reader", e)

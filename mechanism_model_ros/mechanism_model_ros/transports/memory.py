@@ -34,8 +34,9 @@ from typing import Any, Callable
 
 from ..qos import QoS
 from ..typegen import message_class, service_wire_class
-from .base import (SERVICE_CONCURRENCY, SERVICE_QUEUE, ActionClient, Client, Publisher, ServiceGate, Timer,
+from .base import (SERVICE_CONCURRENCY, SERVICE_QUEUE, CallbackTimer, Client, Publisher, ServiceGate, Timer,
                    Transport, TransportError, _set_arrival, busy_or_fallback, check_period, guarded, resolve_name)
+from .rcl_action import ActionsOverServices
 
 
 def _copy(msg):
@@ -103,7 +104,7 @@ class MemoryBus:
             self._fire(timer)
         self._now = max(self._now, end)
 
-    def add_timer(self, timer: "_MemoryTimer") -> None:
+    def add_timer(self, timer: "CallbackTimer") -> None:
         timer.due = self.monotonic() + timer.period
         with self._wake:
             heapq.heappush(self._timers, (timer.due, next(self._seq), timer))
@@ -128,7 +129,7 @@ class MemoryBus:
                 return timer
             return None
 
-    def _fire(self, timer: "_MemoryTimer") -> None:
+    def _fire(self, timer: "CallbackTimer") -> None:
         with self.callbacks:
             timer.fire()
         if timer.is_canceled:
@@ -253,28 +254,7 @@ class _MemoryClient(Client):
             raise TimeoutError(f"no reply from service {self.name} within {timeout} s") from None
 
 
-class _MemoryTimer(Timer):
-    """A timer of the bus's clock (see :meth:`MemoryBus.advance`)."""
-
-    def __init__(self, period: float, callback):
-        self.period = period
-        self.due = 0.0
-        self._callback = callback
-        self._canceled = False
-
-    def fire(self) -> None:
-        if not self._canceled:
-            self._callback()
-
-    def cancel(self) -> None:
-        self._canceled = True
-
-    @property
-    def is_canceled(self) -> bool:
-        return self._canceled
-
-
-class MemoryNode(Transport):
+class MemoryNode(ActionsOverServices, Transport):
     """A node on a :class:`MemoryBus` (a new private bus when none is given)."""
 
     def __init__(self, node_name: str, namespace: str = "/", parameters: dict | None = None,
@@ -285,7 +265,7 @@ class MemoryNode(Transport):
         self.bus = bus if bus is not None else MemoryBus()
         self._subs: list[_Subscription] = []
         self._services: list[str] = []
-        self._timers: list[_MemoryTimer] = []
+        self._timers: list[CallbackTimer] = []
         self._sec_nsec = None
 
     def _name(self, name: str) -> str:
@@ -326,19 +306,10 @@ class MemoryNode(Transport):
         return _MemoryClient(self.bus, self._name(name), srv_type)
 
     def create_timer(self, period, callback) -> Timer:
-        timer = _MemoryTimer(check_period(period), guarded(callback, self.get_logger(), "timer"))
+        timer = CallbackTimer(check_period(period), guarded(callback, self.get_logger(), "timer"))
         self._timers.append(timer)
         self.bus.add_timer(timer)
         return timer
-
-    def create_action_client(self, name: str, action_type: str) -> ActionClient:
-        from .rcl_action import RclActionClient
-        return RclActionClient(self, name, action_type)
-
-    def create_action_server(self, name: str, action_type: str, execute, goal_callback=None,
-                             cancel_callback=None):
-        from .rcl_action import RclActionServer
-        return RclActionServer(self, name, action_type, execute, goal_callback, cancel_callback)
 
     def monotonic(self) -> float:
         return self.bus.monotonic()

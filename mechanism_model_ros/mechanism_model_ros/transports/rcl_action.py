@@ -311,4 +311,16 @@ class RclActionServer:
         return response
 
 
-__all__ = ["RclActionClient", "RclActionServer", "RclGoalHandle", "RclServerGoal"]
+class ActionsOverServices:
+    """``create_action_client`` / ``create_action_server`` of a transport by this module's classes (mixed into
+    the Cyclone and in-memory transports)."""
+
+    def create_action_client(self, name: str, action_type: str) -> ActionClient:
+        return RclActionClient(self, name, action_type)
+
+    def create_action_server(self, name: str, action_type: str, execute, goal_callback=None,
+                             cancel_callback=None):
+        return RclActionServer(self, name, action_type, execute, goal_callback, cancel_callback)
+
+
+__all__ = ["ActionsOverServices", "RclActionClient", "RclActionServer", "RclGoalHandle", "RclServerGoal"]
