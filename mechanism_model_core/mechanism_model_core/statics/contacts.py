@@ -239,7 +239,7 @@ _PLANS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 def _contact_plan(mechanism: Mechanism, contacts: tuple):
-    """``(plan, B^T, bases, friction, normals)`` of a contact tuple: the :class:`_ContactPlan` (shared by every list
+    """``(plan, B^T, bases, friction, normals, friction * (1 + 1e-9))`` of a contact tuple: the :class:`_ContactPlan` (shared by every list
     with the same frames and wheels) and the per-contact bases (n, 3, 3), their transposes and friction
     coefficients (n,). Cached per mechanism, by the contact objects themselves (a controller calls again
     with the same list) and by their frames (a service builds new ones per request)."""
@@ -258,9 +258,10 @@ def _contact_plan(mechanism: Mechanism, contacts: tuple):
         BT = np.ascontiguousarray(np.swapaxes(bases, 1, 2))
         mus = np.array([c.friction for c in contacts])
         normals = np.ascontiguousarray(bases[:, :, 2])
-        for a in (bases, BT, mus, normals):
+        mus_slip = mus * (1 + 1e-9)
+        for a in (bases, BT, mus, normals, mus_slip):
             a.setflags(write=False)
-        hit = per[contacts] = (plan, BT, bases, mus, normals)
+        hit = per[contacts] = (plan, BT, bases, mus, normals, mus_slip)
     return hit
 
 
@@ -448,15 +449,13 @@ def contact_loads(mechanism: Mechanism, q, contacts: Sequence[Contact], gravity=
     qf = _configuration(mechanism, q)
     if qf.ndim != 1:
         raise MechanismModelError("contact_loads takes one configuration")
-    plan, BT, bases, mus, normals = _contact_plan(mechanism, contacts)
+    plan, BT, bases, mus, normals, mus_slip = _contact_plan(mechanism, contacts)
     out = single_pass_output(mechanism, qf)
     indep = mechanism.independent_coordinates
     D = coupling_jacobian(mechanism, qf) if mechanism.couplings else None
     sp = _single_plan(mechanism)
     if sp and not payloads and sp.to_indep is not False:
-        rhs = _gravity_single(sp, out, g)                         # on the independent coordinates
-        if sp.to_indep is not None:
-            rhs = rhs.dot(sp.to_indep)
+        rhs = _gravity_single(sp, out, g, sp.indep4)              # on the independent coordinates
         if wrenches:
             w = _wrench_full(mechanism, qf, wrenches)
             rhs = rhs - (w if D is None else w.dot(D))
@@ -516,10 +515,10 @@ def contact_loads(mechanism: Mechanism, q, contacts: Sequence[Contact], gravity=
     residual = float(abs(A.dot(x) - b).max(initial=0.0))
     forces = np.matmul(bases, X[:, :, None])[:, :, 0]
     ft = forces - fn[:, None] * normals
-    loaded = fn > small
-    lift = ~loaded if lifted is None else ~loaded | lifted
+    loaded = fn > small                       # a lifted contact carries exactly nothing: never loaded
+    lift = ~loaded
     ratio = np.divide(ftn, fn, out=np.where(ftn > small, np.inf, 0.0), where=loaded)
-    slip = ~lift & (ftn > mus * fn * (1 + 1e-9) + small)
+    slip = loaded & (ftn > mus_slip * fn + small)
     torques = rhs - x.dot(Aloc)
     equilibrium = residual <= 1e-6 * scale
     if equilibrium:

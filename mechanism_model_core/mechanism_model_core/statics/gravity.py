@@ -188,7 +188,8 @@ class _SinglePlan:
       constant chain rule).
     """
 
-    __slots__ = ("index", "nP", "V", "K_default", "to_indep", "to_full", "q_shape", "batch_indep", "batch_full")
+    __slots__ = ("index", "nP", "V", "K_default", "to_indep", "to_full", "q_shape", "batch_indep", "batch_full",
+                 "full4", "indep4")
 
     def __init__(self, mechanism: Mechanism):
         from ..kinematics import single_pass_index
@@ -222,6 +223,11 @@ class _SinglePlan:
         else:
             D = _constant_coupling_jacobian(mechanism)
             self.to_indep = False if D is None else _ro_float(sel @ D)      # False: not constant
+        #: to_full / to_indep with every row repeated 4 times: the row sum of r * w and the chain rule in
+        #: one product ((r * w).ravel() @ M4); None where there is no such constant matrix
+        self.full4 = None if in_order else _ro_float(np.repeat(sel, 4, axis=0))
+        self.indep4 = (None if self.to_indep is None or self.to_indep is False
+                       else _ro_float(np.repeat(self.to_indep, 4, axis=0)))
         self.batch_full = None if in_order else _BatchMap(sel)
         self.batch_indep = (self.batch_full if not mechanism.couplings else
                             False if self.to_indep is False else _BatchMap(self.to_indep))
@@ -258,14 +264,15 @@ def _single_plan(mechanism: Mechanism):
     return sp
 
 
-def _gravity_single(sp: _SinglePlan, out: np.ndarray, g: np.ndarray) -> np.ndarray:
-    """Generalized gravity (k,) of the moving segments from the kinematics pass output ``out``."""
+def _gravity_single(sp: _SinglePlan, out: np.ndarray, g: np.ndarray, to=None) -> np.ndarray:
+    """Generalized gravity from the kinematics pass output ``out``: per moving segment (k,), or with ``to``
+    one of the plan's ``*4`` matrices (the chain rule with the row sum folded in), on those coordinates."""
     PZ = out.take(sp.index)
     nP = sp.nP
     r = sp.V.dot(PZ[:nP])
     w = PZ[nP:].dot(sp.K_default if g is _DEFAULT_G else _gravity_matrix(g))
     r *= w
-    return r.dot(_ONES4)
+    return r.dot(_ONES4) if to is None else r.reshape(-1).dot(to)
 
 
 def _gravity_full(mechanism: Mechanism, qf: np.ndarray, g: np.ndarray, payloads, segs=None) -> np.ndarray:
@@ -274,8 +281,7 @@ def _gravity_full(mechanism: Mechanism, qf: np.ndarray, g: np.ndarray, payloads,
     if qf.ndim == 1 and not payloads and segs is None:
         sp = _single_plan(mechanism)
         if sp:
-            t = _gravity_single(sp, single_pass_output(mechanism, qf), g)
-            return t if sp.to_full is None else t.dot(sp.to_full)
+            return _gravity_single(sp, single_pass_output(mechanism, qf), g, sp.full4)
     mm = mass_model(mechanism)
     if payloads:
         sm, sh = _segment_masses(mechanism, mm, payloads, None)
@@ -426,8 +432,8 @@ def gravity_torques(mechanism: Mechanism, q, gravity=DEFAULT_GRAVITY,
                 g = _DEFAULT_G if gravity is DEFAULT_GRAVITY else parse_gravity(gravity)
                 M = sp.to_indep if coordinates == "independent" else sp.to_full if coordinates == "full" else False
                 if M is not False:
-                    t = _gravity_single(sp, single_pass_output(mechanism, q, qq), g)
-                    return t if M is None else t.dot(M)
+                    return _gravity_single(sp, single_pass_output(mechanism, q, qq), g,
+                                           None if M is None else sp.indep4 if M is sp.to_indep else sp.full4)
     g = parse_gravity(gravity)
     qf = _configuration(mechanism, q)
     if sp and not payloads and qf.ndim == 2:
@@ -440,8 +446,8 @@ def gravity_torques(mechanism: Mechanism, q, gravity=DEFAULT_GRAVITY,
     if sp and not payloads and qf.ndim == 1:
         M = sp.to_indep if coordinates == "independent" else sp.to_full if coordinates == "full" else False
         if M is not False:
-            t = _gravity_single(sp, single_pass_output(mechanism, qf), g)
-            return t if M is None else t.dot(M)
+            return _gravity_single(sp, single_pass_output(mechanism, qf), g,
+                                   None if M is None else sp.indep4 if M is sp.to_indep else sp.full4)
     return _to_coordinates(mechanism, qf, _gravity_full(mechanism, qf, g, payloads), coordinates)
 
 
