@@ -256,7 +256,7 @@ class LeggedNode:
         # where the legs are: the running cycle's commanded pose (joint_trajectory_controller follows it;
         # joint states lag it by their period and transport), else the measured one
         with self._lock:
-            q_now = self.commanded(self.joint_names, time.monotonic())
+            q_now = self.commanded(self.joint_names, self.transport.monotonic())
         if not np.all(np.isfinite(q_now)):
             with self._lock:
                 self.warn.warning("unmeasured", "no joint_states for some walking joints: not walking")

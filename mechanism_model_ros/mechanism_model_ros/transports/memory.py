@@ -10,8 +10,9 @@ Delivery is synchronous: ``publish`` runs the subscribers' callbacks before it r
 the service handler in the caller's thread. Transient-local topics keep their last ``depth`` messages for
 late subscribers; a volatile topic's messages reach only the subscriptions that exist when published.
 Callbacks are guarded as on the other transports (an exception is logged, never raised into the
-publisher), and the bus's subscription and timer callbacks never run at the same time (one lock per bus, as
-the Cyclone context's one dispatcher thread).
+publisher). The bus's timer callbacks never overlap one another; a subscription callback runs in the
+publisher's thread, so a node publishing from a thread of its own may see it run beside a timer callback (a
+node's own lock covers that, as on rclpy with several threads).
 
 Time: ``MemoryBus()`` runs on the real steady clock, its timers on one scheduler thread.
 ``MemoryBus(manual_clock=True)`` has a clock that only :meth:`MemoryBus.advance` moves: timers fire inside
@@ -55,8 +56,7 @@ class MemoryBus:
         self.latched: dict[str, deque] = {}
         self.services: dict[str, Any] = {}
         self.published: dict[str, int] = defaultdict(int)
-        #: held while a subscription or timer callback runs: they never overlap (reentrant: a callback may
-        #: publish)
+        #: held while a timer callback runs: the bus's timers never overlap
         self.callbacks = threading.RLock()
         self.manual_clock = bool(manual_clock)
         self._now = 0.0
@@ -72,17 +72,15 @@ class MemoryBus:
             if qos.transient_local:
                 self.latched.setdefault(topic, deque(maxlen=max(1, qos.depth))).append(msg)
             self.published[topic] += 1
-        with self.callbacks:
-            for sub in subs:
-                sub.deliver(msg)
+        for sub in subs:
+            sub.deliver(msg)
 
     def subscribe(self, topic: str, sub) -> None:
         with self._lock:
             self.subscriptions[topic].append(sub)
             backlog = list(self.latched.get(topic, ())) if sub.qos.transient_local else []
-        with self.callbacks:
-            for msg in backlog:
-                sub.deliver(msg)
+        for msg in backlog:
+            sub.deliver(msg)
 
     # -- clock and timers
     def monotonic(self) -> float:
