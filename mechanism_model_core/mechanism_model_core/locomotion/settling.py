@@ -195,9 +195,7 @@ class WheelSettler:
                                 np.array([1.0 if path[0] in pth else 0.0 for pth in paths])))
         chain = sorted({s_ for path, _, _ in self._given for s_ in path})
         self._given_chain = chain
-        self._given_parent = {s_: (parent[s_] if parent[s_] in chain else 0) for s_ in chain}
-        if any(parent[s_] not in chain and parent[s_] != 0 for s_ in chain):
-            raise InvalidConfiguration("settling: the given coordinates' paths are not closed")
+        self._given_parent = {s_: parent[s_] for s_ in chain}      # whole root paths: parents are in the chain
         self._dseg = None
         if self._affine:
             self._dseg = self._seg_jacobian(m.configuration())

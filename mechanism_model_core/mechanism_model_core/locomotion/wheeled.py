@@ -778,7 +778,10 @@ class WheeledLocomotorModel:
         Newton of :mod:`~mechanism_model_core.locomotion.settling` (unknowns z, roll, pitch and the free
         suspension joints only, analytic rim and terrain derivatives); ``solver="ik"`` hands one
         :class:`WheelTerrainContact` constraint per wheel to :func:`~mechanism_model_core.ik.solve_ik`
-        (DLS, with the locks; slower, for comparison). ``tol`` (m) is the largest rim distance accepted."""
+        (DLS, with the locks; slower, for comparison). ``tol`` (m) is the largest rim distance accepted;
+        ``rim_angles`` (N,) overrides the rim-angle hints (rad, as :attr:`SettledPose.rim_angles`). A wrong
+        hint costs iterations, never the answer: at convergence every rim is sampled once more for a lower
+        point."""
         m = self.mechanism
         if self._settle_cache is None:
             self._settle_cache = self._prepare_settle()
