@@ -339,6 +339,7 @@ def _single_output(model, q):
 
 
 _F64 = np.dtype(np.float64)
+_ONES3 = np.ones(3)
 
 
 def _single_boxes(model, data, out):
@@ -671,36 +672,48 @@ def distance(mechanism, q, body_a: str, body_b: str, *, environment=None, resolu
     return _run(model, q, environment, False, resolution, 0.0, fn)
 
 
-def _min_distance_one(model, data, segs, environment, edata, self_collision, resolution, Y, D=None):
-    """:func:`minimum_distance` of one configuration (``segs``: its segment poses, ``Y``: its world boxes,
-    ``D``: its pair sides when known)."""
+def _min_distance_one(model, data, segs, environment, edata, self_collision, resolution, Y, D=None, out=None):
+    """:func:`minimum_distance` of one configuration (``segs``: its segment poses, or None with ``out``,
+    its kinematics pass output; ``Y``: its world boxes, ``D``: its pair sides when known)."""
     scene = []
 
     def sc():
         if not scene:
-            scene.append(_Scene(model, data, _shape_poses(model, segs), environment, edata, 0.0))
+            S_ = segs if segs is not None else out.take(model.seg_idx)
+            scene.append(_Scene(model, data, _shape_poses(model, S_), environment, edata, 0.0))
         return scene[0]
 
     best = (math.inf, None, None, None, None)
     if self_collision and model.rp_a_list:
         if D is None:
             D = _pair_sides(model, Y)
-        g = np.maximum(D.reshape(3, 2, -1).max(axis=1), 0.0)
+        g = np.maximum(D[0::2], D[1::2])                     # (3, P): the gap along each axis
+        np.maximum(g, 0.0, out=g)
         g *= g
-        g = np.sqrt(g.sum(axis=0))
-        order = np.argsort(g)
+        g = np.sqrt(_ONES3.dot(g))
+        order = g.argsort()
+        if segs is None:
+            _place_all(model, data, out)
         direct = _Direct(model, data, segs, 0.0)
         fns = data.rp_distance
         ra, rb = model.rp_a_list, model.rp_b_list
+        best_k = last_k = -1
         for gap, k in zip(g[order].tolist(), order.tolist()):
             if gap >= best[0]:
                 break
             if fns[k] is not None:
                 d = direct.distance(k)
-                if d < best[0]:
-                    best = (d, ra[k], rb[k]) + direct.witness()
+                last_k = k
+                if d < best[0]:             # witness points read once at the end
+                    best = (d, ra[k], rb[k], None, None)
+                    best_k = k
             else:
                 best = _tree_distance(sc(), (ra[k],), (rb[k],), resolution, best)
+                last_k = -1                 # the distance result now holds another pair's
+        if best_k >= 0 and best[3] is None:
+            if last_k != best_k:
+                direct.distance(best_k)     # the same call again (deterministic): its witness points
+            best = best[:3] + direct.witness()
     if edata is not None and len(model.broad_objects):
         ge = _env_gaps(model, Y, edata)
         items = sorted((float(ge[bi, ok]), int(model.broad_objects[bi]), -1 - ok)
@@ -729,10 +742,16 @@ def minimum_distance(mechanism, q, *, environment=None, self_collision: bool = T
     """The smallest distance over every allowed body pair (and every body-obstacle pair with an
     ``environment``) at ``q``, as a :class:`DistanceResult` naming the pair (a list for a batch). Pairs are
     visited nearest world boxes first and skipped once their box gap exceeds the best distance."""
-    model, data, q, segs, edata = _prepare(mechanism, q, environment, resolution)
-    if q.ndim == 1:
-        Y, D = _single_sides(model, data, segs)
-        return _min_distance_one(model, data, segs, environment, edata, self_collision, resolution, Y, D)
+    if resolution not in RESOLUTIONS:
+        raise ValueError(f"resolution must be one of {RESOLUTIONS}, got {resolution!r}")
+    model = collision_model(mechanism)
+    data = collision_data(model)
+    q, out = _single_output(model, q)          # validates q (couplings filled)
+    edata = _environment_data(environment) if environment is not None and len(environment) else None
+    if out is not None:
+        Y, D = _single_boxes(model, data, out)
+        return _min_distance_one(model, data, None, environment, edata, self_collision, resolution, Y, D, out)
+    segs = forward_kinematics(model.mechanism, q).segments
     Y = _world_boxes(model, segs)
     return [_min_distance_one(model, data, segs[b], environment, edata, self_collision, resolution, Y[b])
             for b in range(q.shape[0])]
