@@ -347,3 +347,55 @@ def _read_yaml(path: str):
         mark = getattr(exc, "problem_mark", None)
         raise ModelFileError(f"not valid YAML: {getattr(exc, 'problem', exc)}", path,
                              mark.line + 1 if mark else None) from None
+
+
+# ====================================================================================== writing XML
+def model_motor_groups(mechanism) -> MotorGroups:
+    """The motor groups to write with ``mechanism``: those of the CLARAty XML file it was loaded from (and
+    of the files that file attaches), or none. A source whose groups no longer fit the mechanism (a joint
+    edited away) gives none, with a warning naming the problem."""
+    source = getattr(mechanism, "source", None)
+    if not source or not os.path.exists(source):
+        return MotorGroups()
+    try:
+        return load_motor_groups(mechanism, source)
+    except ModelFileError as exc:
+        import warnings
+        warnings.warn(f"{mechanism.name!r}: the motor groups of {source} do not fit this mechanism and are "
+                      f"not written: {exc}", stacklevel=3)
+        return MotorGroups()
+
+
+def write_motor_groups(etree, root, mechanism, groups: MotorGroups) -> None:
+    """Append one ``<Motor_Group>`` per group of ``groups`` to ``root`` (a ``Mechanism_Model`` element):
+    every motor with its name, direction, gear and offset when not the default, and each finite limit
+    written out (a limit the motor leaves unbounded is unbounded in the joint too, so it is omitted and
+    reads back as the joint's). Reading the file back gives the same groups. A motor whose joint is not
+    a one-coordinate joint of ``mechanism`` raises ValueError (the file would not load)."""
+    from .claraty_xml import _num
+
+    for g in groups.groups:
+        gel = etree.SubElement(root, "Motor_Group", name=g.name, controller=g.controller.value,
+                               interface=g.interface.value)
+        for m in g.motors:
+            try:
+                joint = mechanism.joint(m.joint)
+            except UnknownJoint as exc:
+                raise ValueError(f"motor group {g.name!r}: {exc}") from None
+            if joint.dof != 1:
+                raise ValueError(f"motor group {g.name!r}: joint {m.joint!r} is {joint.type.value}")
+            attrs = {"joint": m.joint}
+            if m.name != f"{m.joint}_motor":
+                attrs["name"] = m.name
+            if m.direction != 1:
+                attrs["direction"] = "-1"
+            if m.gear != 1.0:
+                attrs["gear"] = _num(m.gear)
+            if m.offset != 0.0:
+                attrs["offset"] = _num(m.offset)
+            lim = m.limits
+            for attr, value in (("min", lim.lower), ("max", lim.upper), ("vmax", lim.velocity),
+                                ("amax", lim.acceleration), ("effort", lim.effort)):
+                if math.isfinite(value):
+                    attrs[attr] = _num(value)
+            etree.SubElement(gel, "Motor", attrs)
