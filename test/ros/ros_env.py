@@ -125,6 +125,10 @@ def _probe(distro: str) -> str | None:
                 f"{p.stderr.strip().splitlines()[-1] if p.stderr.strip() else p.returncode}")
     if not shutil.which("colcon", path=env.get("PATH")):
         return "colcon is missing (bash shared/ros2/install.sh --dev installs Debian's colcon)"
+    lacking = [p for p in missing_interfaces(distro) if not os.path.isdir(os.path.join(INTERFACE_SOURCES, p))]
+    if lacking:
+        return (f"ROS 2 {distro} lacks {', '.join(lacking)} and {INTERFACE_SOURCES} has no definitions to build "
+                f"them from (install them, or set MM_INTERFACE_SOURCES to a share/ directory holding them)")
     return None
 
 
