@@ -51,6 +51,8 @@ _CONTROLLER_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 _MOTOR_KEYS = {"joint", "name", "direction", "gear", "offset", "min", "max", "vmax", "amax", "effort"}
 _GROUP_KEYS = {"controller", "interface", "amax", "motors"}
 _TOP_KEYS = {"hardware", "update_rate", "motor_groups"}
+#: The CLARAty XML DTD (claraty_xml.DTD_PATH; named here as claraty_xml imports this module to write groups).
+_DTD_PATH = os.path.join(os.path.dirname(__file__), "mechanism_model.dtd")
 
 
 def load_motor_groups(mechanism, path=None) -> MotorGroups:
@@ -171,14 +173,14 @@ def motor_groups_from_xml(path, mechanism) -> MotorGroups:
 
 
 def _xml_groups(path, b: _Builder, prefix: str, depth: int):
-    from .claraty_xml import DTD_PATH, MAX_ATTACH_DEPTH
     from .expressions import CONSTANTS
+    from .limits import ReadLimits
     from .safe_xml import parse_file, validate_with_dtd
 
     root = parse_file(path)
     if root.tag != "Mechanism_Model":
         raise ModelFileError(f"root element is <{root.tag}>, expected <Mechanism_Model>", path, root.sourceline)
-    validate_with_dtd(root, DTD_PATH, path)
+    validate_with_dtd(root, _DTD_PATH, path)
     fb = _Builder(b.m, path)
     constants = dict(CONSTANTS)
 
@@ -198,7 +200,7 @@ def _xml_groups(path, b: _Builder, prefix: str, depth: int):
         if el.tag == "Constant":
             value = num(el, "value")
             constants[el.get("name")] = value
-        elif el.tag == "Attach" and depth < MAX_ATTACH_DEPTH:
+        elif el.tag == "Attach" and depth < ReadLimits().max_include_depth:   # claraty_xml's cap
             rel = el.get("file")
             sub = rel if os.path.isabs(rel) else os.path.join(os.path.dirname(path), rel)
             if sub.lower().endswith((".xml", ".mm")) and os.path.exists(sub):
@@ -372,7 +374,8 @@ def write_motor_groups(etree, root, mechanism, groups: MotorGroups) -> None:
     written out (a limit the motor leaves unbounded is unbounded in the joint too, so it is omitted and
     reads back as the joint's). Reading the file back gives the same groups. A motor whose joint is not
     a one-coordinate joint of ``mechanism`` raises ValueError (the file would not load)."""
-    from .claraty_xml import _num
+    def _num(v):        # finite values only (claraty_xml's writer form: repr, exact on reading back)
+        return "0" if v == 0.0 else repr(float(v))
 
     for g in groups.groups:
         gel = etree.SubElement(root, "Motor_Group", name=g.name, controller=g.controller.value,
