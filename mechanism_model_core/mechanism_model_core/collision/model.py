@@ -311,6 +311,8 @@ class CollisionData:
         self.buf_Y_flat = self.buf_Y.reshape(-1)
         self.buf_Z0, self.buf_Z1 = self.buf_Z[0], self.buf_Z[1]
         self.buf_D6 = self.buf_D.reshape(6, -1)
+        self.buf_m = np.empty(self.buf_D6.shape[1])
+        self.buf_b = np.empty(self.buf_D6.shape[1], dtype=bool)
         # every shape's pose (N, 3, 4) from one product, and per shape views of its rotation and
         # translation for the coal transforms (views stay valid: the arrays are written in place)
         n = len(model.objects)
