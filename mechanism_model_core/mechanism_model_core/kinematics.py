@@ -145,11 +145,23 @@ def _n_terms(is_slider: bool, g) -> int:
     return 2 if is_slider else 3 ** len(g)
 
 
-def plan_single(c, nq: int) -> _SinglePlan:
-    """Compile the one-configuration pass of the compiled tree ``c`` (a :class:`model._Compiled`): runs of
-    up to 1, 2 or 3 segments per block, whichever is estimated fastest."""
+#: above this many moving segments the one-configuration pass may be the banded pass of
+#: :mod:`.kinematics_banded` (cost linear in the model), where that is estimated faster than the blocks
+BANDED_ABOVE_SEGMENTS = 32
+
+
+def plan_single(c, nq: int):
+    """Compile the one-configuration pass of the compiled tree ``c`` (a :class:`model.SegmentTree`): runs of
+    up to 1, 2 or 3 segments per block, whichever is estimated fastest; the banded pass for large models
+    where it is estimated faster (long chains from about 150 segments, wide trees from about 40)."""
     layouts = [_layout(c, r) for r in ((1, 2, 3) if c.n_seg > 2 else (1,))]
-    return _plan_single(c, nq, min(layouts, key=_estimated_cost))
+    best = min(layouts, key=_estimated_cost)
+    if c.n_seg - 1 > BANDED_ABOVE_SEGMENTS:
+        from .kinematics_banded import estimated_cost, plan_banded
+
+        if estimated_cost(c) < _estimated_cost(best):
+            return plan_banded(c)
+    return _plan_single(c, nq, best)
 
 
 def _layout(c, r_max: int):
@@ -411,7 +423,7 @@ class KinematicsPlan:
     joint-step (TF edge) coefficients and frame chains: built on first use, because their size grows with
     the model (the per-frame Jacobian constants with each frame's depth)."""
 
-    __slots__ = ("tree", "nq", "single", "frame_index", "_batch", "_edges", "_jac", "_chains",
+    __slots__ = ("tree", "nq", "single", "single_pass", "frame_index", "_batch", "_edges", "_jac", "_chains",
                  "__weakref__")
 
     def __init__(self, mechanism: Mechanism):
@@ -419,6 +431,7 @@ class KinematicsPlan:
         self.tree = t
         self.nq = t.nq
         self.single = plan_single(t, t.nq)
+        self.single_pass = _single_pass if type(self.single) is _SinglePlan else _banded_pass()
         self.frame_index = {n: i for i, n in enumerate(mechanism.frame_names)}
         self._batch = None
         self._edges = None
@@ -465,6 +478,12 @@ def _frame_index(plan: KinematicsPlan, mechanism: Mechanism, frame: str) -> int:
 
 
 # ============================================================================ the passes
+def _banded_pass():
+    from .kinematics_banded import banded_pass
+
+    return banded_pass
+
+
 def _reduced(q, rev):
     """``q`` with the revolute coordinates ``rev`` brought to (-pi, pi] through their exact sine and cosine
     (the angle is only ever used through sin and cos, so nothing changes but the rounding)."""
@@ -845,7 +864,7 @@ def forward_kinematics(mechanism: Mechanism, q=None) -> ForwardKinematics:
     fk.q = q
     fk._plan = p
     if q.ndim == 1:
-        fk._out = _single_pass(p.single, q, qq)
+        fk._out = p.single_pass(p.single, q, qq)
         fk._tb = None
     else:
         fk._out = None
