@@ -62,9 +62,16 @@ class JointStateCache:
             return dict(self._latest)
 
     def samples_lost(self) -> int:
-        """Samples the middleware reports lost or rejected on the subscription (0 where it cannot tell)."""
+        """Samples that reached the subscription but were never delivered: overwritten in its KEEP_LAST
+        history before they were taken, or reported lost or rejected by DDS (Cyclone transport; 0 where the
+        transport cannot tell). Samples lost on the network are not counted (see transports.cyclone.DropCounter)."""
         fn = getattr(self.sub, "samples_lost", None)
         return int(fn()) if callable(fn) else 0
+
+    def samples_dropped(self) -> dict:
+        """``samples_lost`` by cause: ``{"overwritten": n, "lost": n, "rejected": n}`` (empty where unknown)."""
+        fn = getattr(self.sub, "samples_dropped", None)
+        return dict(fn()) if callable(fn) else {}
 
     def on_message(self, msg) -> None:
         self.messages_in += 1
@@ -99,9 +106,13 @@ class JointStateCache:
             listener(update)
 
     def status(self) -> str:
-        lost = self.samples_lost()
+        d = self.samples_dropped()
+        over, dds = d.get("overwritten", 0), d.get("lost", 0) + d.get("rejected", 0)
+        if not d:
+            dds = self.samples_lost()
         return (f"joint_states in: {self.messages_in} (rejected {self.messages_rejected}"
-                + (f", lost by DDS {lost}" if lost else "") + ")")
+                + (f", overwritten before taken {over}" if over else "")
+                + (f", lost by DDS {dds}" if dds else "") + ")")
 
 
 __all__ = ["JointStateCache", "JointStateUpdate"]
