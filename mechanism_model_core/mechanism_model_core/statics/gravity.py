@@ -23,7 +23,7 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import InvalidConfiguration, MechanismModelError, UnknownFrame
-from ..kinematics import forward_kinematics, segment_poses
+from ..kinematics import forward_kinematics, segment_poses, single_pass_output
 from ..model import Mechanism
 from .mass import Payload, _segment_masses, lever_weights, mass_model
 
@@ -32,6 +32,7 @@ __all__ = ["Wrench", "gravity_torques", "wrench_torques", "static_torques", "par
 DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
 _DEFAULT_G = np.array(DEFAULT_GRAVITY)
 _DEFAULT_G.setflags(write=False)
+_DEFAULT_LIST = list(DEFAULT_GRAVITY)
 #: skew(g) = _SKEW @ g, i.e. r @ (_SKEW @ g) = r x g
 _SKEW = np.zeros((3, 3, 3))
 for _i, _j, _k, _s in ((0, 1, 2, -1), (0, 2, 1, 1), (1, 0, 2, 1), (1, 2, 0, -1), (2, 0, 1, -1), (2, 1, 0, 1)):
@@ -41,6 +42,8 @@ _SKEW.setflags(write=False)
 _DEFAULT_NEG_SKEW = _SKEW.dot(-_DEFAULT_G)
 _DEFAULT_NEG_SKEW.setflags(write=False)
 _F64 = np.dtype(float)
+_ONES4 = np.ones(4)
+_ONES4.setflags(write=False)
 
 
 @dataclass(frozen=True, eq=False)
@@ -75,6 +78,8 @@ def parse_gravity(gravity) -> np.ndarray:
     g = np.asarray(gravity, dtype=float)
     if g.shape != (3,) or not np.all(np.isfinite(g)):
         raise InvalidConfiguration(f"gravity must be 3 finite numbers (m/s^2, ground frame), got {gravity!r}")
+    if g.tolist() == _DEFAULT_LIST:
+        return _DEFAULT_G           # its constants are precomputed
     return g
 
 
@@ -165,9 +170,109 @@ def _to_coordinates(mechanism: Mechanism, qf: np.ndarray, tau: np.ndarray, coord
     return (np.swapaxes(D, -1, -2) @ tau[..., None])[..., 0]
 
 
+class _SinglePlan:
+    """Constants of the one-configuration gravity path of one mechanism (built on first use, cached beside
+    it in a weak mapping; read-only).
+
+    From the kinematics pass output (:func:`~mechanism_model_core.kinematics.single_pass_output`) one gather
+    (``index``) reads ``P`` -- the columns of every mass-carrying segment's pose, 4 components each (rows
+    ``(s, b)``: ``T_ground_seg[s][:, b]``) -- and ``Z`` -- the moving segments' axes ``(z_i, 0)``. Then
+
+    * ``r = V @ P`` (k, 4): ``(H_i - M_i o_i, 0)`` for a revolute segment ``i`` (``M_i``, ``H_i``: mass and
+      world first moment of its subtree, ``o_i`` its origin) and ``(0, 0, 0, M_i)`` for a prismatic one;
+    * ``w = Z @ K(g)`` (k, 4): ``(z_i x g, -z_i . g)``;
+    * ``tau_i``, the row sum of ``r * w``: ``(H_i - M_i o_i) . (z_i x g)`` (revolute) or ``-M_i z_i . g``
+      (prismatic), the generalized gravity of segment ``i``'s coordinate;
+    * ``to_indep`` / ``to_full`` (k, m) / (k, n): the chain rule onto the coordinates (``None``: the
+      segments already are the coordinates in order; ``False``: couplings that are not affine, so no
+      constant chain rule).
+    """
+
+    __slots__ = ("index", "nP", "V", "K_default", "to_indep", "to_full", "q_shape")
+
+    def __init__(self, mechanism: Mechanism):
+        from ..kinematics import single_pass_index
+
+        mm = mass_model(mechanism)
+        seg = single_pass_index(mechanism)                           # (S, 4, 4) flat indices of T[i, j]
+        S = seg.shape[0]
+        k = len(mm.moving)
+        V = np.array(mm.V).reshape(k, S, 4)
+        pri = np.flatnonzero(~mm.moving_revolute)
+        V[pri] = 0.0
+        V[pri, 0, 3] = mm.sub_moving_mass[pri]                      # the ground's pose is the identity
+        V = V.reshape(k, 4 * S)
+        cols = np.flatnonzero(np.any(V != 0.0, axis=0))
+        P_index = seg.transpose(0, 2, 1).reshape(4 * S, 4)[cols]    # row (s, b): T_s[:, b]
+        Z_index = seg[mm.moving, :, 2]                               # (z, 0)
+        self.index = _ro_int(np.vstack([P_index, Z_index]))
+        self.nP = len(cols)
+        self.V = _ro_float(V[:, cols])
+        self.K_default = _gravity_matrix(_DEFAULT_G)
+        n = mechanism.nq
+        sel = np.zeros((k, n))
+        sel[np.arange(k), mm.moving_coord] = 1.0
+        in_order = mm.coords_in_order
+        self.to_full = None if in_order else _ro_float(sel)
+        #: the shape of a configuration the hot path takes as it stands (a full-length array: as
+        #: Mechanism.configuration, couplings are not re-applied to it)
+        self.q_shape = (n,)
+        if not mechanism.couplings:
+            self.to_indep = self.to_full
+        else:
+            D = _constant_coupling_jacobian(mechanism)
+            self.to_indep = False if D is None else _ro_float(sel @ D)      # False: not constant
+
+
+def _ro_int(a) -> np.ndarray:
+    a = np.ascontiguousarray(a, dtype=np.intp)
+    a.setflags(write=False)
+    return a
+
+
+def _ro_float(a) -> np.ndarray:
+    a = np.ascontiguousarray(a, dtype=float)
+    a.setflags(write=False)
+    return a
+
+
+def _gravity_matrix(g: np.ndarray) -> np.ndarray:
+    """(4, 4) ``K`` with ``(z, 0) @ K = (z x g, -z . g, 0, 0)[:4]``: columns 0..2 the cross product, column
+    3 the negated projection (row 3 zero)."""
+    K = np.zeros((4, 4))
+    K[:3, :3] = _SKEW.dot(g)
+    K[:3, 3] = -g
+    return _ro_float(K)
+
+
+_SINGLE_PLANS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _single_plan(mechanism: Mechanism):
+    sp = _SINGLE_PLANS.get(mechanism)
+    if sp is None:
+        sp = _SINGLE_PLANS[mechanism] = _SinglePlan(mechanism) if len(mass_model(mechanism).moving) else False
+    return sp
+
+
+def _gravity_single(sp: _SinglePlan, out: np.ndarray, g: np.ndarray) -> np.ndarray:
+    """Generalized gravity (k,) of the moving segments from the kinematics pass output ``out``."""
+    PZ = out.take(sp.index)
+    nP = sp.nP
+    r = sp.V.dot(PZ[:nP])
+    w = PZ[nP:].dot(sp.K_default if g is _DEFAULT_G else _gravity_matrix(g))
+    r *= w
+    return r.dot(_ONES4)
+
+
 def _gravity_full(mechanism: Mechanism, qf: np.ndarray, g: np.ndarray, payloads, segs=None) -> np.ndarray:
     """Per-coordinate generalized gravity: for moving segment ``i`` with subtree mass ``M_i`` and world first
     moment ``H_i``, ``-z_i . ((H_i - M_i o_i) x g)`` (revolute) or ``-M_i z_i . g`` (prismatic)."""
+    if qf.ndim == 1 and not payloads and segs is None:
+        sp = _single_plan(mechanism)
+        if sp:
+            t = _gravity_single(sp, single_pass_output(mechanism, qf), g)
+            return t if sp.to_full is None else t.dot(sp.to_full)
     mm = mass_model(mechanism)
     if payloads:
         sm, sh = _segment_masses(mechanism, mm, payloads, None)
@@ -250,8 +355,8 @@ def _configuration(mechanism: Mechanism, q) -> np.ndarray:
     """``mechanism.configuration(q)`` with a shortcut for a finite float array of length nq (the hot path
     of a controller's feed-forward)."""
     if type(q) is np.ndarray and q.dtype is _F64 and q.ndim == 1 and q.shape[0] == mechanism.nq \
-            and not mechanism.couplings and math.isfinite(q.dot(q)):
-        return q
+            and math.isfinite(q.dot(q)):
+        return q          # as Mechanism.configuration: a full-length array is taken as it stands
     return mechanism.configuration(q)
 
 
@@ -264,8 +369,26 @@ def gravity_torques(mechanism: Mechanism, q, gravity=DEFAULT_GRAVITY,
     (n,) or (B, n) on the independent coordinates (see the module docstring) or, with
     ``coordinates="full"``, on every coordinate. Any tree: multi-DOF joints get one entry per coordinate
     (a floating base's entries are the force and torque that would hold the base)."""
+    sp = _SINGLE_PLANS.get(mechanism)
+    if sp is None:
+        sp = _single_plan(mechanism)
+    if sp and not payloads:
+        # the hot path of a controller's feed-forward: a finite float array of length nq
+        if type(q) is np.ndarray and q.dtype is _F64 and q.shape == sp.q_shape:
+            qq = q.dot(q)
+            if math.isfinite(qq):
+                g = _DEFAULT_G if gravity is DEFAULT_GRAVITY else parse_gravity(gravity)
+                M = sp.to_indep if coordinates == "independent" else sp.to_full if coordinates == "full" else False
+                if M is not False:
+                    t = _gravity_single(sp, single_pass_output(mechanism, q, qq), g)
+                    return t if M is None else t.dot(M)
     g = parse_gravity(gravity)
     qf = _configuration(mechanism, q)
+    if sp and not payloads and qf.ndim == 1:
+        M = sp.to_indep if coordinates == "independent" else sp.to_full if coordinates == "full" else False
+        if M is not False:
+            t = _gravity_single(sp, single_pass_output(mechanism, qf), g)
+            return t if M is None else t.dot(M)
     return _to_coordinates(mechanism, qf, _gravity_full(mechanism, qf, g, payloads), coordinates)
 
 
