@@ -3,8 +3,10 @@
 differences, and the block pass on the same trees. No timing here: speed is in benchmarks/bench_scale.py.
 """
 
+import gc
 import math
 import threading
+import tracemalloc
 
 import numpy as np
 from hypothesis import given, settings
@@ -174,3 +176,23 @@ def test_results_do_not_share_memory_between_calls():
     T1 = fk1.pose("tip").copy()
     forward_kinematics(mech, q2)                      # reuses the thread's scratch, not fk1's output
     np.testing.assert_array_equal(fk1.pose("tip"), T1)
+
+
+def test_memory_grows_linearly_with_the_model():
+    """Issue 10.11: building, compiling and evaluating (poses, a Jacobian, a small batch) of a model four
+    times as long takes about four times the memory (a (terms x coordinates) plan took sixteen)."""
+    peaks = {}
+    for n in (400, 1600):
+        gc.collect()
+        tracemalloc.start()
+        try:
+            mech = chain(n, prismatic_every=11, frames_every=4)
+            q = mech.random_configuration(np.random.default_rng(0))
+            forward_kinematics(mech, q).frame_array()
+            jacobian(mech, q, "tip")
+            jacobian(mech, mech.random_configuration(np.random.default_rng(1), size=2), "marker100")
+            peaks[n] = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        del mech
+    assert peaks[1600] < 5.5 * peaks[400], peaks
