@@ -47,6 +47,7 @@ from enum import Enum
 import numpy as np
 
 from .model import Mechanism, provide_operation
+from .kinematics_banded import BandedPlan, banded_pass, estimated_cost as _banded_cost, plan_banded
 from .errors import MechanismModelError
 from .spatial import cross_rows, relative_motion
 
@@ -156,11 +157,8 @@ def plan_single(c, nq: int):
     where it is estimated faster (long chains from about 150 segments, wide trees from about 40)."""
     layouts = [_layout(c, r) for r in ((1, 2, 3) if c.n_seg > 2 else (1,))]
     best = min(layouts, key=_estimated_cost)
-    if c.n_seg - 1 > BANDED_ABOVE_SEGMENTS:
-        from .kinematics_banded import estimated_cost, plan_banded
-
-        if estimated_cost(c) < _estimated_cost(best):
-            return plan_banded(c)
+    if c.n_seg - 1 > BANDED_ABOVE_SEGMENTS and _banded_cost(c) < _estimated_cost(best):
+        return plan_banded(c)
     return _plan_single(c, nq, best)
 
 
@@ -431,7 +429,7 @@ class KinematicsPlan:
         self.tree = t
         self.nq = t.nq
         self.single = plan_single(t, t.nq)
-        self.single_pass = _single_pass if type(self.single) is _SinglePlan else _banded_pass()
+        self.single_pass = banded_pass if type(self.single) is BandedPlan else _single_pass
         self.frame_index = {n: i for i, n in enumerate(mechanism.frame_names)}
         self._batch = None
         self._edges = None
@@ -478,12 +476,6 @@ def _frame_index(plan: KinematicsPlan, mechanism: Mechanism, frame: str) -> int:
 
 
 # ============================================================================ the passes
-def _banded_pass():
-    from .kinematics_banded import banded_pass
-
-    return banded_pass
-
-
 def _reduced(q, rev):
     """``q`` with the revolute coordinates ``rev`` brought to (-pi, pi] through their exact sine and cosine
     (the angle is only ever used through sin and cos, so nothing changes but the rounding)."""
@@ -744,7 +736,7 @@ def single_pass_output(mechanism: Mechanism, q: np.ndarray, qq: float = math.inf
     p = _PLANS.get(id(mechanism))
     if p is None:
         p = kinematics_plan(mechanism)
-    return _single_pass(p.single, q, qq)
+    return p.single_pass(p.single, q, qq)
 
 
 class ForwardKinematics:

@@ -21,7 +21,7 @@ node's world pose ``R_i W_anchor(i)``. About ``2 sqrt(depth)`` numpy calls and t
 a 3,000-link chain takes 55 + 55 steps, a wide tree a handful.
 
 The output has the layout of the block pass with one entry per block (``m = 1``): node ``b``'s extended
-transposed pose ``E.T`` (4 x 12, see ``kinematics._GROUND_EXT``) in ``out[b]``, so frame lookup and the
+transposed pose ``E.T`` (4 x 12, see ``_GROUND_EXT``) in ``out[b]``, so frame lookup and the
 Jacobian's gather indices are shared with the block pass. Checked against the plain definition and the
 block pass in ``test/core/test_kinematics_passes.py``; figures in ``benchmarks/bench_scale.py``.
 """
@@ -33,9 +33,28 @@ import threading
 
 import numpy as np
 
-from . import kinematics as _k
-
 _matmul = np.matmul
+
+
+def _ro(a, dtype=float):
+    a = np.array(a, dtype=dtype)
+    a.setflags(write=False)
+    return a
+
+
+# the constants of kinematics' passes (test_kinematics_banded checks they are the same; kinematics imports
+# this module, so it cannot import them from there): Rz(t) = C0 + cos t CC + sin t CS, Tz(d) = I + d EZ,
+# and the extension E = GROUND_EXT @ T = [T; P1 T; P2 T] (P1, P2: cyclic permutations of x, y, z)
+_C0 = _ro(np.diag([0.0, 0.0, 1.0, 1.0]))
+_CC = _ro(np.diag([1.0, 1.0, 0.0, 0.0]))
+_CS = _ro([[0.0, -1.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0]])
+_EZ = _ro(np.outer(np.eye(4)[2], np.eye(4)[3]))
+_GROUND_EXT = _ro(np.vstack([np.eye(4), np.eye(4)[[1, 2, 0, 3]], np.eye(4)[[2, 0, 1, 3]]]))
+
+
+def _flat(b, i, j):
+    """Flat index of ``E[i, j]`` of entry ``b`` in the (entries, 4, 12) output (kinematics._flat, m = 1)."""
+    return (np.asarray(b) * 4 + j) * 12 + i
 
 
 class BandedPlan:
@@ -53,7 +72,7 @@ def _slice_or_index(idx: np.ndarray):
     """A slice when ``idx`` is a contiguous ascending range (a view instead of a gather), else ``idx``."""
     if idx.size and int(idx[-1]) - int(idx[0]) + 1 == idx.size and (idx.size == 1 or np.all(np.diff(idx) == 1)):
         return slice(int(idx[0]), int(idx[-1]) + 1)
-    return _k._ro(idx, np.intp)
+    return _ro(idx, np.intp)
 
 
 def _depths(parent) -> list:
@@ -130,26 +149,26 @@ def plan_banded(c) -> BandedPlan:
     Pt = np.swapaxes(np.asarray(c.seg_P[1:]).reshape(-1, 4, 4), 1, 2)
     rev = (kind[1:] == 1)[:, None, None]
     # (P M).T = M.T P.T; revolute M = C0 + cos CC + sin CS; prismatic M = I + d EZ
-    K = np.stack([np.where(rev, _k._C0.T @ Pt, Pt), np.where(rev, _k._CC.T @ Pt, _k._EZ.T @ Pt),
-                  np.where(rev, _k._CS.T @ Pt, 0.0)])
+    K = np.stack([np.where(rev, _C0.T @ Pt, Pt), np.where(rev, _CC.T @ Pt, _EZ.T @ Pt),
+                  np.where(rev, _CS.T @ Pt, 0.0)])
     bp = BandedPlan()
     bp.m, bp.s, bp.n_seg = 1, s, N
-    bp.K = _k._ro(K[:, order].reshape(3, N, 16))
-    bp.coords = _k._ro(np.asarray(c.seg_coord[1:])[order], np.intp)
+    bp.K = _ro(K[:, order].reshape(3, N, 16))
+    bp.coords = _ro(np.asarray(c.seg_coord[1:])[order], np.intp)
     pri_o = (kind[1:] == 2)[order]
-    bp.prismatic = _k._ro(np.flatnonzero(pri_o), np.intp) if pri_o.any() else None
+    bp.prismatic = _ro(np.flatnonzero(pri_o), np.intp) if pri_o.any() else None
     bp.revolute = None
     bp.level_steps = tuple(level_steps)
     bp.anchor_steps = tuple(anchor_steps)
-    bp.anchor_of = _k._ro(anchor_of, np.intp)
+    bp.anchor_of = _ro(anchor_of, np.intp)
     bp.n_anchor = anchors.size
     # --- frames: at a segment's origin they share its entry; the others (leaves) follow the segments
     alias = np.array([sg > 0 and np.array_equal(frame_T[f], eye) for f, sg in enumerate(frame_seg)], bool)
     moving = np.flatnonzero(~alias & (frame_seg > 0))
     fixed = np.flatnonzero(frame_seg == 0)                      # on the ground: constant
-    bp.frame_T = _k._ro(np.swapaxes(frame_T[moving], 1, 2))
-    bp.frame_src = _k._ro(pos[frame_seg[moving] - 1], np.intp)
-    bp.ground_frames = _k._ro(np.swapaxes(frame_T[fixed], 1, 2) @ _k._GROUND_EXT.T)
+    bp.frame_T = _ro(np.swapaxes(frame_T[moving], 1, 2))
+    bp.frame_src = _ro(pos[frame_seg[moving] - 1], np.intp)
+    bp.ground_frames = _ro(np.swapaxes(frame_T[fixed], 1, 2) @ _GROUND_EXT.T)
     bp.nb = N + moving.size + fixed.size
     seg_be = np.zeros((S, 2), np.intp)
     seg_be[1:, 0] = pos
@@ -159,11 +178,11 @@ def plan_banded(c) -> BandedPlan:
     al = np.flatnonzero(alias)
     frame_be[al] = seg_be[frame_seg[al]]
     seg_be[0] = frame_be[int(fixed[0])]                         # the ground's own frame
-    bp.seg_be = _k._ro(seg_be, np.intp)
-    bp.frame_be = _k._ro(frame_be, np.intp)
+    bp.seg_be = _ro(seg_be, np.intp)
+    bp.frame_be = _ro(frame_be, np.intp)
     ii, jj = np.meshgrid(np.arange(4), np.arange(4), indexing="ij")
-    bp.seg_flat = _k._ro(_k._flat(1, seg_be[:, 0, None, None], 0, ii, jj), np.intp)
-    bp.frame_flat = _k._ro(_k._flat(1, frame_be[:, 0, None, None], 0, ii, jj), np.intp)
+    bp.seg_flat = _ro(_flat(seg_be[:, 0, None, None], ii, jj), np.intp)
+    bp.frame_flat = _ro(_flat(frame_be[:, 0, None, None], ii, jj), np.intp)
     bp.scratch = threading.local()
     return bp
 
@@ -175,7 +194,7 @@ def _scratch(bp: BandedPlan):
     except AttributeError:
         N = bp.n_seg
         W = np.empty((bp.n_anchor + 1, 4, 12))
-        W[0] = _k._GROUND_EXT.T
+        W[0] = _GROUND_EXT.T
         sc.arrays = (np.empty((N, 16)), np.empty((N, 16)), W, np.empty((N, 4, 12)))
         return sc.arrays
 

@@ -71,6 +71,14 @@ def test_banded_pass_equals_reference_composition(seed, qseed, n):
     np.testing.assert_allclose(J, Jb, atol=1e-12)
 
 
+def test_the_banded_pass_uses_the_kernels_constants():
+    from mechanism_model_core import kinematics_banded as kb
+    for name in ("_C0", "_CC", "_CS", "_EZ", "_GROUND_EXT"):
+        np.testing.assert_array_equal(getattr(kb, name), getattr(kin, name), err_msg=name)
+    idx = np.arange(5)[:, None, None], np.arange(4)[:, None], np.arange(4)
+    np.testing.assert_array_equal(kb._flat(idx[0], *idx[1:]), kin._flat(1, idx[0], 0, *idx[1:]))
+
+
 def test_large_models_take_the_banded_pass_and_small_robots_the_blocks():
     assert type(kin.kinematics_plan(random_mechanism(1, n_bodies=8)).single) is kin._SinglePlan
     assert type(kin.kinematics_plan(chain(30)).single) is kin._SinglePlan        # <= 32 segments: blocks
