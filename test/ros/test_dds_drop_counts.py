@@ -100,3 +100,54 @@ def test_a_reader_at_its_resource_limits_reports_rejected_samples(two_nodes):
     msgs, errors = take_valid(reader)
     assert [m.position[0] for m in msgs] == [float(i) for i in range(20)] and not errors
     assert drops.overwritten == 0                          # rejected, not overwritten: nothing counted twice
+
+
+CHURN = """
+import gc, sys, threading, time
+from mechanism_model_core import Joint, MechanismBuilder
+from mechanism_model_ros import qos
+from mechanism_model_ros.joint_state_cache import JointStateCache
+from mechanism_model_ros.transports.cyclone import CycloneContext, CycloneNode
+b = MechanismBuilder("m")
+b.add_body("arm", None, Joint.revolute("arm_yaw", None, axis=(0, 0, 1)))
+mech = b.build()
+ctx_p = CycloneContext()
+driver = CycloneNode("driver", context=ctx_p)
+pub = driver.create_publisher("joint_states", "sensor_msgs/msg/JointState", qos.SENSOR_DATA)
+JS = driver.message_class("sensor_msgs/msg/JointState")
+stop = []
+
+def publish():
+    i = 0
+    while not stop:
+        pub.publish(JS(name=["arm_yaw"], position=[float(i)]))
+        i += 1
+t = threading.Thread(target=publish)
+t.start()
+for k in range(int(sys.argv[1])):
+    ctx = CycloneContext()
+    node = CycloneNode(f"model{k}", context=ctx)
+    caches = [JointStateCache(node, mech) for _ in range(3)]
+    time.sleep(0.1)
+    node.close()
+    ctx.close()
+    del caches, node, ctx
+    gc.collect()
+stop.append(1)
+t.join()
+driver.close()
+ctx_p.close()
+print("survived", flush=True)
+"""
+
+
+def test_nodes_that_subscribe_can_come_and_go_while_a_peer_publishes():
+    """The per-sample listener that counts overwrites must never be called after Python freed it (it was:
+    a segfault within a few dozen subscribe/close cycles under a publishing peer). In a subprocess, so that
+    a crash fails this test instead of ending the run."""
+    import subprocess
+    import sys
+    from ros.dds_helpers import dds_env
+    p = subprocess.run([sys.executable, "-X", "faulthandler", "-c", CHURN, "40"], env=dds_env(unique_domain_id()),
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0 and "survived" in p.stdout, (p.returncode, p.stderr[-3000:])

@@ -211,6 +211,15 @@ def take_valid(reader: DataReader, n: int = 256) -> tuple[list, list]:
     return out, errors
 
 
+#: Every DropCounter ever attached to a reader, kept for the life of the process (one small object per
+#: subscription). Cyclone calls a reader's data-available listener through a ctypes thunk owned by the
+#: Python Listener; the transport drops readers by dropping references, and when the garbage collector freed
+#: a listener before its reader's C entity was deleted, the next sample jumped into freed memory (a
+#: segfault, reproduced by closing subscribing nodes while another participant publishes).
+_LISTENERS: list = []
+_LISTENERS_LOCK = threading.Lock()
+
+
 class DropCounter(Listener):
     """What a reader can count of the samples that reached it but were never delivered.
 
@@ -1114,6 +1123,8 @@ class CycloneNode(Transport):
     def create_subscription(self, topic: str, ros_type: str, qos: QoS, callback: Callable[[Any], None]):
         cls = message_class(ros_type)
         drops = DropCounter()
+        with _LISTENERS_LOCK:
+            _LISTENERS.append(drops)
         r = _reader(self.ctx.participant, self.ctx.topic(self._topic(topic), cls), dds_qos(qos), drops)
         r.drop_counter = drops
         # samples that reached this reader and were never delivered: overwritten in its KEEP_LAST history,
