@@ -12,14 +12,18 @@ use, and the one ``mechanism-model ros2-control`` exports):
   as a ``trajectory_msgs/JointTrajectory`` on ``/<group>/joint_trajectory`` of every joint-trajectory motor
   group commanding the walking joints, over all of that group's joints in its order (a joint of the group
   that does not walk, such as a wheel-on-leg robot's ankle steering, is held where it is). The first point
-  lies far enough ahead for the move from the measured positions within the motors' speed limits.
+  lies far enough ahead for the move from the measured positions within the motors' speed limits. Feet
+  further than ``reposition_tolerance`` from their place in the cycle's first pose (standing, a gait
+  stopped mid-cycle, a new twist with another stride) first step there one leg at a time, the others
+  planted
+  (:meth:`~mechanism_model_core.locomotion.legged.LeggedLocomotorModel.plan_stand`), in the same trajectory.
 
 Safety (the rover's rules, every case logged, rate-limited):
 
 * ``cmd_vel`` silent for ``cmd_vel_timeout`` s, or ``joint_states`` silent for ``joint_states_timeout`` s (or
   never heard, with ``require_joint_states``): a hold trajectory is published within one heartbeat period
-  (``command_rate``; defaults 0.25 s + 50 ms, inside 0.5 s). It holds the pose the controller is commanding
-  at that moment (the published cycle sampled now; the measured positions when no cycle runs), so the legs
+  (``command_rate``; defaults 0.25 s + 50 ms, inside 0.5 s), once per stop. It holds the pose the controller
+  is commanding at that moment (the published cycle sampled now; the measured positions when no cycle runs), so the legs
   stop where they are; since the planner keeps the static margin positive at every sample, every such pose
   is statically stable. Hold positions are clamped into the motor limits (``MotorGroup.clamp``; each
   clamped value is reported) and reached within the velocity limits. Without any joint state nothing is
@@ -38,7 +42,9 @@ Parameters (units): ``gait`` (tripod, ripple, wave, crawl), ``period`` (s per cy
 ``<Motor_Group>`` elements), ``controller`` (the joint_trajectory_controller's name when the model has no
 motor group for the legs: the joints' own limits apply then), ``command_rate`` (Hz), ``cmd_vel_timeout``
 (s), ``joint_states_timeout`` (s), ``require_joint_states`` (bool), ``max_linear_speed`` (m/s),
-``max_angular_speed`` (rad/s), ``legs`` (foot frames; empty: found from the model).
+``max_angular_speed`` (rad/s), ``reposition_tolerance`` (m, default 0.005: a foot closer than this to its
+place slides there with the transition instead of stepping), ``legs`` (foot frames; empty: found from the
+model).
 """
 
 from __future__ import annotations
@@ -123,8 +129,9 @@ class LeggedNode:
         self.require_js = bool(p("require_joint_states", True))
         self.max_v = float(p("max_linear_speed", 0.2))
         self.max_w = float(p("max_angular_speed", 0.5))
+        self.reposition_tolerance = float(p("reposition_tolerance", 0.005))
         for what, v in (("period", self.period), ("command_rate", self.rate), ("cmd_vel_timeout", self.cmd_timeout),
-                        ("joint_states_timeout", self.js_timeout)):
+                        ("joint_states_timeout", self.js_timeout), ("reposition_tolerance", self.reposition_tolerance)):
             if not (math.isfinite(v) and v > 0):
                 raise ValueError(f"parameter {what} must be a positive number, got {v}")
         self.joint_names = list(self.model.joint_names)          # the walking joints, leg by leg
@@ -137,6 +144,7 @@ class LeggedNode:
         # plan within the motors' speed limits (narrower than the joints' own ones, or the same)
         self.model.velocity_limits = np.minimum(self.model.velocity_limits, vmax)
         self.vmax = self.model.velocity_limits
+        self.amax = np.array([group_of[j].acceleration[group_of[j].index(j)] for j in self.joint_names])
         self._stand = {n: float(self.model.stand[m.coordinate_index(n)]) for g in self.groups for n in g.joint_names}
         self._Traj = transport.message_class(TRAJECTORY)
         self._Point = transport.message_class("trajectory_msgs/msg/JointTrajectoryPoint")
@@ -156,11 +164,10 @@ class LeggedNode:
         self._cycle_end = -math.inf          # monotonic time the published cycle ends
         self._sent = None                    # (monotonic publish time, times, {joint: positions}) of the last cycle
         self._holding = False
-        self._held: dict = {}                # group -> the positions a hold holds
         self._last_plan = None               # (twist, plan) of the last cycle planned
         self._last_hold = -math.inf
         self.counts = {"cmd_vel": 0, "rejected": 0, "refused": 0, "cycles": 0, "holds": 0, "unsafe": 0,
-                       "clamped": 0}
+                       "clamped": 0, "returns": 0}
         self.last_refusal = ""
         self._refused = None                 # the twist of the last refused gait (not replanned while unchanged)
         self._halt = threading.Event()
@@ -245,18 +252,42 @@ class LeggedNode:
                 self._hold("gait refused", now)
             return
         traj = plan.trajectory
-        q_now = self.measured()
+        # where the legs are: the running cycle's commanded pose (joint_trajectory_controller follows it;
+        # joint states lag it by their period and transport), else the measured one
+        with self._lock:
+            q_now = self.commanded(self.joint_names, time.monotonic())
         if not np.all(np.isfinite(q_now)):
             with self._lock:
                 self.warn.warning("unmeasured", "no joint_states for some walking joints: not walking")
                 self._hold("walking joints not measured", now)
             return
+        P, V, A, t = traj.positions, traj.velocities, traj.accelerations, traj.times
+        if float(np.max(np.abs(P[0] - q_now))) > 1e-3:
+            # the legs are elsewhere (standing, or a gait stopped mid-cycle): onto the cycle's first pose
+            # first, one leg at a time with the others planted (never every foot sliding at once), then the cycle
+            try:
+                back = self.model.plan_stand(q_now, swing_height=self.swing_height, min_margin=self.min_margin,
+                                             acceleration_limits=self.amax, target=P[0],
+                                             tolerance=self.reposition_tolerance)
+            except GaitInfeasible as exc:
+                with self._lock:
+                    self.counts["refused"] += 1
+                    self.last_refusal = f"{exc.reason}: {exc}"
+                    self.warn.warning("refused", f"return to the standing pose refused ({exc.reason}): {exc}")
+                    self._hold("return to the standing pose refused", now)
+                return
+            if len(back) > 1:
+                self.counts["returns"] += 1
+                P = np.vstack([back.positions[1:], P[1:]])
+                V = np.vstack([back.velocities[1:], V[1:]])
+                A = np.vstack([back.accelerations[1:], A[1:]])
+                t = np.concatenate([back.times[1:], back.duration + t[1:]])
         # the first point: far enough ahead for the move from the measured positions at the motors' speeds
         # (a cycle following the last one starts where that one ended: one controller period or two)
-        jump = np.abs(traj.positions[0] - q_now) / self.vmax
+        jump = np.abs(P[0] - q_now) / self.vmax
         transition = max(0.02, 1.5 * float(np.max(jump)))
-        times = traj.times + transition
-        commands, why = self._group_commands(times, traj.positions, traj.velocities, traj.accelerations)
+        times = t + transition
+        commands, why = self._group_commands(times, P, V, A, dict(zip(self.joint_names, q_now)))
         with self._lock:
             if self._stale(time.monotonic()) is not None:
                 return                                       # went stale while planning: the watchdog holds
@@ -288,15 +319,16 @@ class LeggedNode:
         self._last_plan = (key, plan)
         return plan
 
-    def _group_commands(self, times, P, V, A):
+    def _group_commands(self, times, P, V, A, reference):
         """Per motor group: (joint names, positions, velocities, accelerations) over all the group's joints
         (joints that do not walk held at their measured positions), each checked whole against the group's
-        limits from the measured positions; ``(None, reason)`` when any leaves them."""
+        limits from ``reference`` ({joint: position}, where the legs are; the measured positions for the
+        others); ``(None, reason)`` when any leaves them."""
         out = {}
         N = len(times)
         for g in self.groups:
             names = list(g.joint_names)
-            start = self.measured(names)
+            start = np.array([reference.get(n, m) for n, m in zip(names, self.measured(names))])
             if not np.all(np.isfinite(start)):
                 return None, f"{g.name}: joints without joint_states"
             Q, Vg, Ag = np.repeat(start[None], N, axis=0), np.zeros((N, len(names))), np.zeros((N, len(names)))
@@ -329,19 +361,17 @@ class LeggedNode:
         return q
 
     def _hold(self, reason: str, now: float) -> None:
-        """One point at the commanded pose (published on the transition and once a second after), clamped
-        into the motor limits and reached within the velocity limits."""
-        if self._holding and now - self._last_hold < 1.0:
+        """One point at the pose the controller is commanding now, once on the transition into holding
+        (joint_trajectory_controller then holds it by itself, and other clients -- a manipulator node, an
+        operator -- may command the legs meanwhile), clamped into the motor limits and reached within the
+        velocity limits. Without joint states nothing is sent (retried on the next tick)."""
+        if self._holding:
             return
         self._cycle_end = -math.inf
         published = False
-        held = self._held if self._holding else None
-        if not self._holding:
-            self._held = {}
         for g in self.groups:
             names = list(g.joint_names)
-            # the pose the controller is commanding now; a repeated hold repeats the first one's target
-            q = held[g.name] if held is not None and g.name in held else self.commanded(names, now)
+            q = self.commanded(names, now)
             if not np.all(np.isfinite(q)):
                 self.warn.warning("hold_unknown", f"{g.name}: no joint_states yet, nothing to hold (the "
                                                   f"controller holds by itself)")
@@ -355,13 +385,10 @@ class LeggedNode:
             t = max(HOLD_TIME, float(np.max(dist / g.velocity)))
             z = np.zeros((1, len(names)))
             self._publish(g.name, names, np.array([t]), res.values[None], z, z)
-            if not self._holding:
-                self._held[g.name] = res.values.copy()
             published = True
-        if published:                 # (else retried on the next tick: the controller holds by itself)
-            if not self._holding:
-                self.warn.warning("hold", f"legs holding: {reason}")
-                self.counts["holds"] += 1
+        if published:
+            self.warn.warning("hold", f"legs holding: {reason}")
+            self.counts["holds"] += 1
             self._holding = True
             self._last_hold = now
             self._sent = None

@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from mechanism_model_core import Joint, MechanismBuilder, forward_kinematics, load_model
 from mechanism_model_core.errors import MechanismModelError, UnknownFrame
@@ -237,7 +238,7 @@ def _random_contact_problem(rng, rover, slope_max=0.4):
     q[names.index("chassis.roll")], q[names.index("chassis.pitch")] = roll, pitch
     normal = np.linalg.solve(rot_y(pitch)[:3, :3].T, [0, 0, 1.0])
     cs = tuple(wheel_contacts(rover, normal, 0.8))
-    plan, BT, _, _ = C._contact_plan(rover, cs)
+    plan, BT = C._contact_plan(rover, cs)[:2]
     D = coupling_jacobian(rover, q)
     J = C._point_jacobians(plan, single_pass_output(rover, q)) @ D
     Aloc = np.matmul(BT, J.reshape(len(cs), 3, -1)).reshape(3 * len(cs), -1)
@@ -297,3 +298,55 @@ def test_quadruped_on_four_feet_least_norm_normal_loads():
     expected = P.T @ np.linalg.solve(P @ P.T, W * np.array([1.0, c[0], c[1]]))
     np.testing.assert_allclose(r.normal_forces, expected, atol=1e-8 * W)
     _free_body_check(hyq, q, r)
+
+
+def test_contact_point_jacobians_equal_the_kinematics_jacobians():
+    """The contact points' Jacobians that contact_loads gathers from the kinematics pass: a wheel's contact
+    moves as a point of the wheel (``J_v - [p - o]x J_w`` from the wheel's LOCAL_WORLD_ALIGNED Jacobian),
+    and with the rocker differential folded in they are that times the coupling Jacobian."""
+    from mechanism_model_core.kinematics import single_pass_output
+    from mechanism_model_core.spatial import skew
+    from mechanism_model_core.statics import contacts as C
+
+    rover = load_model(model_path("rocky8/rocky8_rover.xml"))
+    cs = tuple(wheel_contacts(rover, friction=0.8))
+    plan = C._contact_plan(rover, cs)[0]
+    for seed in range(4):
+        q = rover.configuration(rover.random_configuration(seed))
+        out = single_pass_output(rover, q)
+        J = C._point_jacobians(plan, out)
+        fk = forward_kinematics(rover, q)
+        for i, c in enumerate(cs):
+            Jw = fk.jacobian(c.wheel)
+            d = fk.position(c.frame) - fk.position(c.wheel)
+            np.testing.assert_allclose(J[3 * i:3 * i + 3], Jw[:3] - skew(d) @ Jw[3:], atol=1e-12)
+        D = rover.coupling_jacobian(q)
+        np.testing.assert_allclose(C._point_jacobians(plan, out, independent=True), J @ D, atol=1e-12)
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), roll=st.floats(-0.3, 0.3), pitch=st.floats(-0.3, 0.3))
+def test_rocky8_random_pose_and_slope_balances(seed, roll, pitch):
+    """Rocky 8 with its suspension, mast and arm anywhere, on a plane tilted by (roll, pitch) with the
+    chassis aligned to it: whenever contact_loads reports equilibrium, the contact forces and the weight
+    balance as a free body (forces and moments about the centre of mass), no contact pulls, the passive
+    joints carry nothing, and the flags agree with the forces."""
+    from mechanism_model_core.spatial import rot_x
+
+    rover = _ROCKY8.setdefault("m", load_model(model_path("rocky8/rocky8_rover.xml")))
+    q = rover.configuration(rover.random_configuration(seed))
+    names = rover.coordinate_names
+    q[names.index("chassis.roll")], q[names.index("chassis.pitch")] = roll, pitch
+    normal = (rot_x(roll) @ rot_y(pitch))[:3, 2]
+    r = contact_loads(rover, q, wheel_contacts(rover, normal, 0.8))
+    if not r.equilibrium:
+        return
+    _free_body_check(rover, q, r)
+    assert np.all(r.normal_forces >= -1e-9)
+    np.testing.assert_array_equal(r.lift, r.normal_forces <= 1e-9 * max(1.0, np.abs(r.normal_forces).max()))
+    np.testing.assert_array_equal(r.slip, ~r.lift & (r.friction_ratio > 0.8 * (1 + 1e-9)))
+    passive = [r.coordinates.index(c) for c in r.passive]
+    np.testing.assert_allclose(r.torques[passive], 0, atol=0)
+
+
+_ROCKY8: dict = {}

@@ -361,7 +361,11 @@ def test_couplings_chain_rule():
 def test_batch_equals_single(rel):
     m, _ = _models(rel)
     Q = m.random_configuration(2, size=6)
-    for fn in (gravity_torques, lambda mm, q: com_jacobian(mm, q), lambda mm, q: center_of_mass(mm, q)):
+    pay = [Payload(m.frame_names[-1], 1.7, (0.02, -0.01, 0.05))]
+    tilted = (1.0, -2.0, -9.0)
+    for fn in (gravity_torques, lambda mm, q: com_jacobian(mm, q), lambda mm, q: center_of_mass(mm, q),
+               lambda mm, q: gravity_torques(mm, q, tilted, coordinates="full"),
+               lambda mm, q: gravity_torques(mm, q, payloads=pay)):
         batch = fn(m, Q)
         for k in (0, 3, 5):
             np.testing.assert_allclose(batch[k], fn(m, Q[k]), atol=1e-12)

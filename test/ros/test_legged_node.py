@@ -102,10 +102,14 @@ def test_cmd_vel_walks_within_limits(rig):
     assert np.all(np.abs(V) <= group.velocity) and np.all(np.abs(A) <= group.acceleration)
     # the walking joints' trajectory, with the body moving as commanded, keeps stance feet fixed: rebuild
     # whole configurations from the plan of the same command and compare foot positions by FK
+    # (from the standing pose the legs first step onto the cycle's first pose, one at a time: the trajectory
+    # ends with the cycle)
     plan = rig["node"].model.plan_gait("tripod", (0.03, 0, 0), period=2.0, cycles=1)
-    np.testing.assert_allclose(Q, plan.trajectory.positions, atol=1e-12)
+    n = len(plan.trajectory)
+    assert len(Q) > n and rig["node"].counts["returns"] >= 1
+    np.testing.assert_allclose(Q[-n:], plan.trajectory.positions, atol=1e-12)
     q = plan.q.copy()
-    q[:, idx] = Q
+    q[:, idx] = Q[-n:]
     fk = forward_kinematics(MODEL, q)
     for i, leg in enumerate(rig["node"].model.legs):
         F = fk.position(leg.foot)
@@ -245,3 +249,35 @@ def test_a_gait_that_cannot_keep_the_margin_is_refused_with_its_reason():
         assert node.counts["refused"] >= 2 and len(r["got"]) >= n
     finally:
         r["node"].close()
+
+
+def test_a_gait_stopped_mid_cycle_steps_back_one_leg_at_a_time(rig):
+    """Joint states of a tripod stopped mid-swing: the first trajectory takes the legs onto the cycle's first
+    pose one foot at a time (by forward kinematics, body at the standing pose: at most one foot moves
+    between points until every foot is there), then walks the cycle; all within the motor limits."""
+    node = rig["node"]
+    plan = node.model.plan_gait("tripod", (0.03, 0.0, 0.0), period=2.0)
+    stopped = plan.trajectory.positions[30]
+    end = time.monotonic() + 0.6
+    while time.monotonic() < end:
+        rig["send_js"](stopped)
+        rig["send_cmd"](0.03)
+        time.sleep(0.02)
+    with rig["lock"]:
+        walks = [m for _, m in rig["got"] if len(m.points) > 1]
+    assert walks and node.counts["returns"] >= 1
+    t, Q = _points(walks[0])
+    idx = [MODEL.coordinate_index(n) for n in rig["names"]]
+    first = plan.trajectory.positions[0]
+    at_first = np.flatnonzero(np.max(np.abs(Q - first), axis=1) < 1e-9)     # the cycle's first pose
+    assert at_first.size, np.min(np.max(np.abs(Q - first), axis=1))
+    k_home = int(at_first[0])
+    assert k_home > 0 and len(Q) - k_home == len(plan.trajectory), (k_home, len(Q), len(plan.trajectory))
+    full = np.repeat(node.model.stand[None], k_home + 1, axis=0)
+    full[:, idx] = np.vstack([stopped, Q[:k_home]])
+    F = np.array([node.model.feet_positions(q) for q in full])
+    moving = np.linalg.norm(np.diff(F, axis=0), axis=2) > 1e-9
+    assert np.all(moving.sum(axis=1) <= 1)
+    np.testing.assert_allclose(Q[k_home + 1:], plan.trajectory.positions[1:len(Q) - k_home], atol=1e-12)
+    group = MOTORS["legs_controller"]
+    assert np.all(Q >= group.lower) and np.all(Q <= group.upper)

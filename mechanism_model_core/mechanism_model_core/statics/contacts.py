@@ -166,7 +166,7 @@ class _ContactPlan:
     cyclic component orders, so that ``z_a x (p_i - o_a)`` is elementwise), and where its column goes in
     the (3n, nq) point Jacobian."""
 
-    __slots__ = ("gather", "prismatic", "scatter", "n", "nq", "points")
+    __slots__ = ("gather", "prismatic", "prismatic_z", "scatter", "indep", "n", "nq", "points")
 
     def __init__(self, mechanism: Mechanism, contacts):
         from ..kinematics import single_pass_index
@@ -194,14 +194,39 @@ class _ContactPlan:
         z = seg[anc, :3, 2]
         o = seg[anc, :3, 3]
         p = pts[owner]
-        # (z x d)_k = z_{p1(k)} d_{p2(k)} - z_{p2(k)} d_{p1(k)}, d = p - o; slot 6: z itself (prismatic)
-        self.gather = _ro_index(np.stack([z[:, p1], z[:, p2], p[:, p2], o[:, p2], p[:, p1], o[:, p1], z]))
+        # (z x d)_k = z_{p1(k)} d_{p2(k)} - z_{p2(k)} d_{p1(k)}, d = p - o: gathered as (3, 2, pairs, 3) =
+        # (z, p, o) x (first term, second term); and z itself for prismatic segments
+        self.gather = _ro_index(np.stack([np.stack([z[:, p1], z[:, p2]]), np.stack([p[:, p2], p[:, p1]]),
+                                          np.stack([o[:, p2], o[:, p1]])]))
         pri = np.array([int(t.kind[a]) == 2 for a in anc], dtype=bool)
         self.prismatic = _ro_index(np.flatnonzero(pri)) if pri.any() else None
+        self.prismatic_z = _ro_index(z[pri]) if pri.any() else None
         nq = mechanism.nq
         cols = np.array([int(t.coord[a]) for a in anc], dtype=np.intp)
-        # flat index in the (3n, nq) Jacobian of component k of pair j's column: row 3 owner + k
-        self.scatter = _ro_index(((3 * owner[:, None] + np.arange(3)[None, :]) * nq + cols[:, None]).ravel())
+        rows = (3 * owner[:, None] + np.arange(3)[None, :])                 # (pairs, 3): row 3 owner + k
+        # flat index in the (3n, nq) Jacobian of component k of pair j's column
+        self.scatter = _ro_index((rows * nq + cols[:, None]).ravel())
+        # with constant couplings, straight into the (3n, m) Jacobian on the independent coordinates: each
+        # full coordinate's column goes to the independent ones it depends on, weighted (np.bincount sums
+        # the pairs that land on the same entry, e.g. a mimic joint and its master in one chain)
+        self.indep = None
+        if mechanism.couplings:
+            from .gravity import _constant_coupling_jacobian
+
+            D = _constant_coupling_jacobian(mechanism)
+            if D is not None:
+                m = D.shape[1]
+                src, dst, wts = [], [], []
+                flat_rows = rows.ravel()
+                flat_cols = np.repeat(cols, 3)
+                for e, (r, c) in enumerate(zip(flat_rows, flat_cols)):
+                    for kk in np.flatnonzero(D[c]):
+                        src.append(e)
+                        dst.append(int(r) * m + int(kk))
+                        wts.append(float(D[c, kk]))
+                wts = np.array(wts)
+                self.indep = (_ro_index(src), _ro_index(dst), None if np.all(wts == 1.0) else wts,
+                              3 * len(contacts) * m, m)
         self.points = _ro_index(pts)
         self.n = len(contacts)
         self.nq = nq
@@ -217,7 +242,7 @@ _PLANS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 def _contact_plan(mechanism: Mechanism, contacts: tuple):
-    """``(plan, B^T, bases, friction)`` of a contact tuple: the :class:`_ContactPlan` (shared by every list
+    """``(plan, B^T, bases, friction, normals, friction * (1 + 1e-9))`` of a contact tuple: the :class:`_ContactPlan` (shared by every list
     with the same frames and wheels) and the per-contact bases (n, 3, 3), their transposes and friction
     coefficients (n,). Cached per mechanism, by the contact objects themselves (a controller calls again
     with the same list) and by their frames (a service builds new ones per request)."""
@@ -235,21 +260,31 @@ def _contact_plan(mechanism: Mechanism, contacts: tuple):
         bases = np.array([c._basis for c in contacts])             # (n, 3, 3) columns t1, t2, normal
         BT = np.ascontiguousarray(np.swapaxes(bases, 1, 2))
         mus = np.array([c.friction for c in contacts])
-        for a in (bases, BT, mus):
+        normals = np.ascontiguousarray(bases[:, :, 2])
+        mus_slip = mus * (1 + 1e-9)
+        for a in (bases, BT, mus, normals, mus_slip):
             a.setflags(write=False)
-        hit = per[contacts] = (plan, BT, bases, mus)
+        hit = per[contacts] = (plan, BT, bases, mus, normals, mus_slip)
     return hit
 
 
-def _point_jacobians(plan: _ContactPlan, out: np.ndarray) -> np.ndarray:
+def _point_jacobians(plan: _ContactPlan, out: np.ndarray, independent: bool = False) -> np.ndarray:
     """(3n, nq) linear Jacobians (ground frame) of the contact points from the kinematics pass output
     ``out``, each point taken as a point of the body that touches the terrain (a wheel rolls: its drive
-    joint moves the point)."""
+    joint moves the point); with ``independent=True`` (constant couplings only: ``plan.indep``), (3n, m)
+    on the independent coordinates."""
     G = out.take(plan.gather)
-    col = G[0] * (G[2] - G[3])
-    col -= G[1] * (G[4] - G[5])
+    d = G[1] - G[2]
+    d *= G[0]
+    col = d[0] - d[1]
     if plan.prismatic is not None:
-        col[plan.prismatic] = G[6][plan.prismatic]
+        col[plan.prismatic] = out.take(plan.prismatic_z)
+    if independent:
+        src, dst, wts, size, m = plan.indep
+        v = col.ravel().take(src)
+        if wts is not None:
+            v *= wts
+        return np.bincount(dst, weights=v, minlength=size).reshape(-1, m)
     J = np.zeros(3 * plan.n * plan.nq)
     J[plan.scatter] = col.ravel()
     return J.reshape(3 * plan.n, plan.nq)
@@ -326,9 +361,9 @@ _LAPACK = None
 def _lapack():
     global _LAPACK
     if _LAPACK is None:
-        from scipy.linalg.lapack import dgecon, dgesv
+        from scipy.linalg.lapack import dgecon, dgesv, dlange
 
-        _LAPACK = (dgesv, dgecon)
+        _LAPACK = (dgesv, dgecon, dlange)
     return _LAPACK
 
 
@@ -338,43 +373,55 @@ _KKT_RCOND = 1e-10
 
 
 def _least_traction_kkt(A: np.ndarray, b: np.ndarray):
-    """The least-traction solution of ``A x = b`` (x: per contact (t1, t2, n)) from one symmetric KKT system,
-    or None when that system is singular or ill-conditioned.
+    """The least-traction solution of ``A x = b`` (x: per contact (t1, t2, n)) from one KKT system, or None
+    when that system is singular or ill-conditioned.
 
-    Minimising ``|x_t|^2`` subject to ``A_t x_t + A_n x_n = b`` gives ``x_t = A_t^T lam`` and
-    ``[A_t A_t^T, A_n; A_n^T, 0] [lam; x_n] = [b; 0]``. That matrix is non-singular exactly when ``A`` has
-    full row rank and no non-zero normal loads alone are in the null space of ``A``: then the minimiser is
-    unique, so it is also the lexicographic answer of :func:`_lexicographic`."""
+    Minimising ``|x_t|^2`` subject to ``A x = b`` is stationary where ``[W, A^T; A, 0] [x; -lam] = [0; b]``
+    with ``W`` the identity on the tangential components and zero on the normal ones. That matrix is
+    non-singular exactly when ``A`` has full row rank and no non-zero normal loads alone lie in the null
+    space of ``A``: then the minimiser is unique, so it is also the lexicographic answer of
+    :func:`_lexicographic` (the SVD route, used when this one declines)."""
     p, c = A.shape
-    k = c // 3
-    if p == 0 or k == 0:
+    if p == 0 or c == 0:
         return None
-    A3 = A.reshape(p, k, 3)
-    At = A3[:, :, :2].reshape(p, 2 * k)
-    An = A3[:, :, 2]
-    M = np.zeros((p + k, p + k))
-    M[:p, :p] = At.dot(At.T)
-    M[:p, p:] = An
-    M[p:, :p] = An.T
-    r = np.zeros(p + k)
-    r[:p] = b
-    dgesv, dgecon = _lapack()
-    anorm = float(np.abs(M).sum(axis=0).max())          # the 1-norm, for the condition estimate
-    lu, _, sol, info = dgesv(M, r)
+    M = _kkt_template(p, c).copy()
+    M[:c, c:] = A.T
+    M[c:, :c] = A
+    r = np.zeros(p + c)
+    r[c:] = b
+    dgesv, dgecon, dlange = _lapack()
+    anorm = dlange("1", M)                              # the 1-norm, for the condition estimate
+    lu, _, sol, info = dgesv(M, r, overwrite_a=True, overwrite_b=True)
     if info != 0 or not anorm > 0:
         return None
     rcond, info = dgecon(lu, anorm)
     if info != 0 or not rcond > _KKT_RCOND:
         return None
-    x = np.empty((k, 3))
-    x[:, :2] = At.T.dot(sol[:p]).reshape(k, 2)
-    x[:, 2] = sol[p:]
-    return x.reshape(3 * k)
+    return sol[:c]
 
 
-def _least_traction(A, b, T, tol):
+_KKT: dict = {}
+
+
+def _kkt_template(p: int, c: int) -> np.ndarray:
+    """The constant part of the KKT matrix: ``W`` (ones on the tangential diagonal), zeros elsewhere."""
+    M = _KKT.get((p, c))
+    if M is None:
+        M = np.zeros((p + c, p + c))
+        t = np.flatnonzero(np.arange(c) % 3 != 2)
+        M[t, t] = 1.0
+        M.setflags(write=False)
+        if len(_KKT) > 256:
+            _KKT.clear()
+        _KKT[(p, c)] = M
+    return M
+
+
+def _least_traction(A, b, n, tol):
+    """Least traction, then least norm, among the least-squares solutions of ``A x = b`` for ``n``
+    contacts: the KKT route when it applies, else the SVD route."""
     x = _least_traction_kkt(A, b)
-    return _lexicographic(A, b, T, tol) if x is None else x
+    return _lexicographic(A, b, _tangent_selector(n), tol) if x is None else x
 
 
 def contact_loads(mechanism: Mechanism, q, contacts: Sequence[Contact], gravity=DEFAULT_GRAVITY,
@@ -405,24 +452,27 @@ def contact_loads(mechanism: Mechanism, q, contacts: Sequence[Contact], gravity=
     qf = _configuration(mechanism, q)
     if qf.ndim != 1:
         raise MechanismModelError("contact_loads takes one configuration")
-    plan, BT, bases, mus = _contact_plan(mechanism, contacts)
+    plan, BT, bases, mus, normals, mus_slip = _contact_plan(mechanism, contacts)
     out = single_pass_output(mechanism, qf)
     indep = mechanism.independent_coordinates
     D = coupling_jacobian(mechanism, qf) if mechanism.couplings else None
     sp = _single_plan(mechanism)
-    if payloads or not sp:
-        tau_full = _gravity_full(mechanism, qf, g, payloads)
+    if sp and not payloads and sp.to_indep is not False:
+        rhs = _gravity_single(sp, out, g, sp.indep4)              # on the independent coordinates
+        if wrenches:
+            w = _wrench_full(mechanism, qf, wrenches)
+            rhs = rhs - (w if D is None else w.dot(D))
     else:
-        tau_full = _gravity_single(sp, out, g)
-        if sp.to_full is not None:
-            tau_full = tau_full.dot(sp.to_full)
-    if wrenches:
-        tau_full = tau_full - _wrench_full(mechanism, qf, wrenches)
-    Jc = _point_jacobians(plan, out)                              # (3n, nq)
-    if D is not None:
-        Jc = Jc.dot(D)
-        tau_full = tau_full.dot(D)
-    rhs = tau_full
+        tau_full = _gravity_full(mechanism, qf, g, payloads)
+        if wrenches:
+            tau_full = tau_full - _wrench_full(mechanism, qf, wrenches)
+        rhs = tau_full if D is None else tau_full.dot(D)
+    if D is None:
+        Jc = _point_jacobians(plan, out)                          # (3n, nq)
+    elif plan.indep is not None:
+        Jc = _point_jacobians(plan, out, independent=True)        # (3n, m), constant couplings folded in
+    else:
+        Jc = _point_jacobians(plan, out).dot(D)
     n = len(contacts)
     # generalized force of the local contact forces: row 3i+k of Aloc is (J_i^T B_i[:, k])^T
     Aloc = np.matmul(BT, Jc.reshape(n, 3, -1)).reshape(3 * n, -1)
@@ -432,29 +482,31 @@ def contact_loads(mechanism: Mechanism, q, contacts: Sequence[Contact], gravity=
     else:
         passive_names, prow, actuated_idx = _named_passive(mechanism, passive)
     A, b = Aloc[:, prow].T, rhs[prow]
-    T = _tangent_selector(n)
-    active = np.ones(n, dtype=bool)
-    scale = max(1.0, float(np.abs(b).max(initial=0.0)))
+    scale = max(1.0, float(abs(b).max(initial=0.0)))
     small = tol * scale
-    x = _least_traction(A, b, T, tol)
+    x = _least_traction(A, b, n, tol)
+    lifted = None                  # contacts taken out because they would have to pull
     for _ in range(n):
         fn = x[2::3]
         if not fn.min() < -small:
             break
         # lift the contact that pulls the hardest, then solve again without it
-        active[int(np.argmin(np.where(active, fn, np.inf)))] = False
+        if lifted is None:
+            lifted = np.zeros(n, dtype=bool)
+        lifted[int(np.argmin(np.where(lifted, np.inf, fn)))] = True
         x = np.zeros(3 * n)
-        if active.any():
-            cols = np.repeat(active, 3)
-            x[cols] = _least_traction(A[:, cols], b, T[np.ix_(np.repeat(active, 2), cols)], tol)
+        if not lifted.all():
+            cols = np.repeat(~lifted, 3)
+            x[cols] = _least_traction(A[:, cols], b, n - int(lifted.sum()), tol)
     X = x.reshape(n, 3)
     ftn = np.hypot(X[:, 0], X[:, 1])
     fn = X[:, 2]
-    if method == "friction" and active.any() and np.any(ftn > mus * fn + small):
-        cols = np.repeat(active, 3)
+    if method == "friction" and (lifted is None or not lifted.all()) and np.any(ftn > mus * fn + small):
+        on = np.ones(n, dtype=bool) if lifted is None else ~lifted
+        cols = np.repeat(on, 3)
         Ac = A[:, cols]
         # only where the equations leave the forces some freedom (a determinate problem has one answer)
-        y = (_friction_redistribution(Ac, b, x[cols], mus[active], 1e-6)
+        y = (_friction_redistribution(Ac, b, x[cols], mus[on], 1e-6)
              if Ac.shape[0] < Ac.shape[1] or np.linalg.matrix_rank(Ac) < Ac.shape[1] else None)
         if y is not None:
             x = np.zeros(3 * n)
@@ -463,13 +515,13 @@ def contact_loads(mechanism: Mechanism, q, contacts: Sequence[Contact], gravity=
             ftn = np.hypot(X[:, 0], X[:, 1])
             fn = X[:, 2]
     fn = fn.copy()
-    residual = float(np.abs(A.dot(x) - b).max(initial=0.0))
+    residual = float(abs(A.dot(x) - b).max(initial=0.0))
     forces = np.matmul(bases, X[:, :, None])[:, :, 0]
-    ft = forces - fn[:, None] * bases[:, :, 2]
-    loaded = fn > small
-    lift = ~(active & loaded)
+    ft = forces - fn[:, None] * normals
+    loaded = fn > small                       # a lifted contact carries exactly nothing: never loaded
+    lift = ~loaded
     ratio = np.divide(ftn, fn, out=np.where(ftn > small, np.inf, 0.0), where=loaded)
-    slip = ~lift & (ftn > mus * fn * (1 + 1e-9) + small)
+    slip = loaded & (ftn > mus_slip * fn + small)
     torques = rhs - x.dot(Aloc)
     equilibrium = residual <= 1e-6 * scale
     if equilibrium:

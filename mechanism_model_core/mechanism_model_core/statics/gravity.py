@@ -188,7 +188,8 @@ class _SinglePlan:
       constant chain rule).
     """
 
-    __slots__ = ("index", "nP", "V", "K_default", "to_indep", "to_full", "q_shape")
+    __slots__ = ("index", "nP", "V", "K_default", "to_indep", "to_full", "q_shape", "batch_indep", "batch_full",
+                 "full4", "indep4")
 
     def __init__(self, mechanism: Mechanism):
         from ..kinematics import single_pass_index
@@ -222,6 +223,14 @@ class _SinglePlan:
         else:
             D = _constant_coupling_jacobian(mechanism)
             self.to_indep = False if D is None else _ro_float(sel @ D)      # False: not constant
+        #: to_full / to_indep with every row repeated 4 times: the row sum of r * w and the chain rule in
+        #: one product ((r * w).ravel() @ M4); None where there is no such constant matrix
+        self.full4 = None if in_order else _ro_float(np.repeat(sel, 4, axis=0))
+        self.indep4 = (None if self.to_indep is None or self.to_indep is False
+                       else _ro_float(np.repeat(self.to_indep, 4, axis=0)))
+        self.batch_full = None if in_order else _BatchMap(sel)
+        self.batch_indep = (self.batch_full if not mechanism.couplings else
+                            False if self.to_indep is False else _BatchMap(self.to_indep))
 
 
 def _ro_int(a) -> np.ndarray:
@@ -255,14 +264,15 @@ def _single_plan(mechanism: Mechanism):
     return sp
 
 
-def _gravity_single(sp: _SinglePlan, out: np.ndarray, g: np.ndarray) -> np.ndarray:
-    """Generalized gravity (k,) of the moving segments from the kinematics pass output ``out``."""
+def _gravity_single(sp: _SinglePlan, out: np.ndarray, g: np.ndarray, to=None) -> np.ndarray:
+    """Generalized gravity from the kinematics pass output ``out``: per moving segment (k,), or with ``to``
+    one of the plan's ``*4`` matrices (the chain rule with the row sum folded in), on those coordinates."""
     PZ = out.take(sp.index)
     nP = sp.nP
     r = sp.V.dot(PZ[:nP])
     w = PZ[nP:].dot(sp.K_default if g is _DEFAULT_G else _gravity_matrix(g))
     r *= w
-    return r.dot(_ONES4)
+    return r.dot(_ONES4) if to is None else r.reshape(-1).dot(to)
 
 
 def _gravity_full(mechanism: Mechanism, qf: np.ndarray, g: np.ndarray, payloads, segs=None) -> np.ndarray:
@@ -271,8 +281,7 @@ def _gravity_full(mechanism: Mechanism, qf: np.ndarray, g: np.ndarray, payloads,
     if qf.ndim == 1 and not payloads and segs is None:
         sp = _single_plan(mechanism)
         if sp:
-            t = _gravity_single(sp, single_pass_output(mechanism, qf), g)
-            return t if sp.to_full is None else t.dot(sp.to_full)
+            return _gravity_single(sp, single_pass_output(mechanism, qf), g, sp.full4)
     mm = mass_model(mechanism)
     if payloads:
         sm, sh = _segment_masses(mechanism, mm, payloads, None)
@@ -311,10 +320,11 @@ def _batch_components(mechanism: Mechanism, Q: np.ndarray) -> np.ndarray:
     return batch_segment_components(mechanism, Q)
 
 
-def _gravity_batch(mm, Tb, hom, M, g, shape) -> np.ndarray:
-    """The batch form of :func:`_gravity_full` on pose components ``Tb`` (S - 1, chunks, 12, chunk) of the
-    moving segments 1..S-1 (every segment but the ground moves): each step is one BLAS call or one
-    elementwise pass over the batch."""
+def _batch_moving_torques(mm, Tb, hom, M, g) -> np.ndarray:
+    """Generalized gravity of the moving segments, (k, chunks * chunk) (padded configurations at the end),
+    from the batch pass's pose components ``Tb`` (S - 1, chunks, 12, chunk) of segments 1..S-1: each step
+    is one BLAS call or one elementwise pass over the batch, and only the components that ``z x g`` needs
+    are formed (two of three for gravity along an axis)."""
     S1, nch, _, bc = Tb.shape
     comps = Tb.reshape(S1, nch, 4, 3 * bc)                              # column j of T: rows 3j..3j+2
     h = np.matmul(hom[1:].reshape(S1, 1, 1, 4), comps)                 # R h_seg + m o
@@ -327,28 +337,70 @@ def _gravity_batch(mm, Tb, hom, M, g, shape) -> np.ndarray:
     if k != S1:
         H = H[mm.moving - 1]
     Tm = Tb if k == S1 else Tb[mm.moving - 1]
-    H -= M[:, None, None, None] * Tm[:, :, 9:12, :]                     # r = H - M o
-    # t = -r . (g x z), written out per component (broadcast small matrix products are slow here)
-    z0, z1, z2 = Tm[:, :, 6, :], Tm[:, :, 7, :], Tm[:, :, 8, :]
-    r0, r1, r2 = H[:, :, 0, :], H[:, :, 1, :], H[:, :, 2, :]
+    Mb = M[:, None, None]
     gx, gy, gz = (float(v) for v in g)
-    t = np.zeros(H.shape[:2] + H.shape[3:])
-    # (g x z) = (gy z2 - gz z1, gz z0 - gx z2, gx z1 - gy z0)
-    if gy or gz:
-        t -= r0 * (gy * z2 - gz * z1)
-    if gz or gx:
-        t -= r1 * (gz * z0 - gx * z2)
-    if gx or gy:
-        t -= r2 * (gx * z1 - gy * z0)
+    # t = r . (z x g), r = H - M o; (z x g) = (z1 gz - z2 gy, z2 gx - z0 gz, z0 gy - z1 gx)
+    t = None
+    for a, ((c1, i1), (c2, i2)) in enumerate((((gz, 7), (-gy, 8)), ((gx, 8), (-gz, 6)), ((gy, 6), (-gx, 7)))):
+        if not (c1 or c2):
+            continue
+        r = H[:, :, a, :]
+        r -= Mb * Tm[:, :, 9 + a, :]
+        w = c1 * Tm[:, :, i1, :] if c1 else c2 * Tm[:, :, i2, :]
+        if c1 and c2:
+            w += c2 * Tm[:, :, i2, :]
+        w *= r
+        if t is None:
+            t = w
+        else:
+            t += w
+    if t is None:                                                        # no gravity
+        t = np.zeros((k, nch, bc))
     if mm.any_prismatic:
-        zg = gx * z0 + gy * z1 + gz * z2                                # (k, chunks, chunk)
-        t = np.where(mm.moving_revolute[:, None, None], t, -M[:, None, None] * zg)
-    t = t.reshape(k, nch * bc)[:, :shape[0]]
+        pri = np.flatnonzero(~mm.moving_revolute)
+        Tp = Tm[pri]
+        t[pri] = -M[pri, None, None] * (gx * Tp[:, :, 6, :] + gy * Tp[:, :, 7, :] + gz * Tp[:, :, 8, :])
+    return t.reshape(k, nch * bc)
+
+
+def _gravity_batch(mm, Tb, hom, M, g, shape) -> np.ndarray:
+    """The batch form of :func:`_gravity_full`: per-coordinate torques (B, n)."""
+    t = _batch_moving_torques(mm, Tb, hom, M, g)[:, :shape[0]]
     if mm.coords_in_order:
         return np.ascontiguousarray(t.T)
     tau = np.zeros(shape)
     tau[:, mm.moving_coord] = t.T
     return tau
+
+
+class _BatchMap:
+    """A constant (k, m) chain-rule matrix applied to per-segment batch torques (k, B) without a BLAS
+    product (which would start threads): one row gather, then the few extra terms of coupled columns."""
+
+    __slots__ = ("rows", "scale", "extra")
+
+    def __init__(self, D: np.ndarray):
+        k, m = D.shape
+        rows, scale, extra = np.zeros(m, dtype=np.intp), np.ones(m), []
+        for c in range(m):
+            nz = np.flatnonzero(D[:, c])
+            if len(nz):
+                rows[c], scale[c] = nz[0], D[nz[0], c]
+                extra += [(c, int(r), float(D[r, c])) for r in nz[1:]]
+            else:
+                scale[c] = 0.0
+        self.rows = _ro_int(rows)
+        self.scale = None if np.all(scale == 1.0) else _ro_float(scale)
+        self.extra = tuple(extra)
+
+    def apply(self, t: np.ndarray) -> np.ndarray:
+        """(B, m) from (k, B)."""
+        out = t.take(self.rows, axis=0)
+        if self.scale is not None:
+            out *= self.scale[:, None]
+        for c, r, w in self.extra:
+            out[c] += w * t[r]
+        return np.ascontiguousarray(out.T)
 
 
 def _configuration(mechanism: Mechanism, q) -> np.ndarray:
@@ -380,15 +432,22 @@ def gravity_torques(mechanism: Mechanism, q, gravity=DEFAULT_GRAVITY,
                 g = _DEFAULT_G if gravity is DEFAULT_GRAVITY else parse_gravity(gravity)
                 M = sp.to_indep if coordinates == "independent" else sp.to_full if coordinates == "full" else False
                 if M is not False:
-                    t = _gravity_single(sp, single_pass_output(mechanism, q, qq), g)
-                    return t if M is None else t.dot(M)
+                    return _gravity_single(sp, single_pass_output(mechanism, q, qq), g,
+                                           None if M is None else sp.indep4 if M is sp.to_indep else sp.full4)
     g = parse_gravity(gravity)
     qf = _configuration(mechanism, q)
+    if sp and not payloads and qf.ndim == 2:
+        bm = sp.batch_indep if coordinates == "independent" else sp.batch_full if coordinates == "full" else False
+        if bm is not False:
+            mm = mass_model(mechanism)
+            t = _batch_moving_torques(mm, _batch_components(mechanism, qf), mm.seg_hom, mm.sub_moving_mass, g)
+            t = t[:, :qf.shape[0]]
+            return np.ascontiguousarray(t.T) if bm is None else bm.apply(t)
     if sp and not payloads and qf.ndim == 1:
         M = sp.to_indep if coordinates == "independent" else sp.to_full if coordinates == "full" else False
         if M is not False:
-            t = _gravity_single(sp, single_pass_output(mechanism, qf), g)
-            return t if M is None else t.dot(M)
+            return _gravity_single(sp, single_pass_output(mechanism, qf), g,
+                                   None if M is None else sp.indep4 if M is sp.to_indep else sp.full4)
     return _to_coordinates(mechanism, qf, _gravity_full(mechanism, qf, g, payloads), coordinates)
 
 
