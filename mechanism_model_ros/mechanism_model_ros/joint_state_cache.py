@@ -62,14 +62,14 @@ class JointStateCache:
             return dict(self._latest)
 
     def samples_lost(self) -> int:
-        """Samples that reached the subscription but were never delivered: overwritten in its KEEP_LAST
-        history before they were taken, or reported lost or rejected by DDS (Cyclone transport; 0 where the
-        transport cannot tell). Samples lost on the network are not counted (see transports.cyclone.DropCounter)."""
+        """Samples DDS reports lost or rejected on the subscription (Cyclone transport; 0 where the transport
+        cannot tell). KEEP_LAST overwrites and network losses are not reported by DDS (see
+        transports.cyclone.DropCounter)."""
         fn = getattr(self.sub, "samples_lost", None)
         return int(fn()) if callable(fn) else 0
 
     def samples_dropped(self) -> dict:
-        """``samples_lost`` by cause: ``{"overwritten": n, "lost": n, "rejected": n}`` (empty where unknown)."""
+        """``samples_lost`` by cause: ``{"lost": n, "rejected": n}`` (empty where unknown)."""
         fn = getattr(self.sub, "samples_dropped", None)
         return dict(fn()) if callable(fn) else {}
 
@@ -106,13 +106,9 @@ class JointStateCache:
             listener(update)
 
     def status(self) -> str:
-        d = self.samples_dropped()
-        over, dds = d.get("overwritten", 0), d.get("lost", 0) + d.get("rejected", 0)
-        if not d:
-            dds = self.samples_lost()
+        lost = self.samples_lost()
         return (f"joint_states in: {self.messages_in} (rejected {self.messages_rejected}"
-                + (f", overwritten before taken {over}" if over else "")
-                + (f", lost by DDS {dds}" if dds else "") + ")")
+                + (f", lost by DDS {lost}" if lost else "") + ")")
 
 
 __all__ = ["JointStateCache", "JointStateUpdate"]

@@ -189,13 +189,9 @@ def take_valid(reader: DataReader, n: int = 256) -> tuple[list, list]:
     a writer unregistered or disposed an instance: a peer left) never become messages; a sample that does
     not deserialize (invalid UTF-8 in a string) is left out alone, with its exception in ``errors``, and
     costs none of the others (``DataReader.take`` would raise for the whole batch)."""
-    drops = getattr(reader, "drop_counter", None)
-    arrived = drops.arrived if drops is not None else 0
     ret = ddspy_take(reader._ref, _ANY, n)
     if isinstance(ret, int):
         raise TransportError(f"DDS take failed ({ret})")
-    if drops is not None:
-        drops.taken_after(arrived, len(ret), n)
     cls = reader.topic.data_type
     out, errors = [], []
     for data, info in ret:
@@ -212,47 +208,32 @@ def take_valid(reader: DataReader, n: int = 256) -> tuple[list, list]:
 
 
 #: Every DropCounter ever attached to a reader, kept for the life of the process (one small object per
-#: subscription). Cyclone calls a reader's data-available listener through a ctypes thunk owned by the
-#: Python Listener; the transport drops readers by dropping references, and when the garbage collector freed
-#: a listener before its reader's C entity was deleted, the next sample jumped into freed memory (a
-#: segfault, reproduced by closing subscribing nodes while another participant publishes).
+#: subscription). Cyclone calls a reader's listener through ctypes thunks owned by the Python Listener; the
+#: transport drops readers by dropping references, and a listener the garbage collector freed before its
+#: reader's C entity was deleted made the next callback jump into freed memory (a segfault, reproduced with
+#: a per-sample listener by closing subscribing nodes while another participant publishes).
 _LISTENERS: list = []
 _LISTENERS_LOCK = threading.Lock()
 
 
 class DropCounter(Listener):
-    """What a reader can count of the samples that reached it but were never delivered.
+    """Samples DDS reports lost or rejected on a reader (its sample-lost and sample-rejected statuses).
+    Cyclone raises them when the reader's cache refuses a sample: rejected when a KEEP_ALL history is at its
+    resource limits, lost when the instance refuses it (destination order by source timestamp, exclusive
+    ownership).
 
-    * ``lost``, ``rejected``: DDS's sample-lost and sample-rejected statuses. Cyclone raises them when the
-      reader's cache refuses a sample: rejected when a KEEP_ALL history is at its resource limits, lost when
-      the instance refuses it (destination order by source timestamp, exclusive ownership).
-    * ``overwritten``: samples a KEEP_LAST history pushed out for newer ones before the dispatcher took them
-      (DDS raises no status for these). Cyclone calls ``on_data_available`` once per sample it stores, so
-      ``arrived`` counts every stored sample and ``taken`` every sample taken; after a take that empties the
-      cache, whatever had arrived before the take and was never taken was overwritten. A lower bound while
-      samples arrive during a take, exact once the reader is idle.
-
-    Not countable here: samples a best-effort reader never receives (datagrams lost on the way): Cyclone
-    reports no sequence gaps for best-effort readers and its SampleInfo carries no sequence number.
+    Not counted, because DDS reports neither: samples a KEEP_LAST history overwrites before they are taken
+    (what a best-effort depth-100 joint_states reader loses in a burst), and samples that never reach the
+    reader (datagrams lost on the network; Cyclone's SampleInfo carries no sequence number). Counting the
+    first by a data-available listener (called once per stored sample) was tried and dropped: that Python
+    callback takes the GIL on Cyclone's receive thread for every sample, and at 500 Hz the node then lost
+    97 to 1,494 of 5,000 joint states that it receives without it (test/system/test_sustained_rate.py).
     """
 
     def __init__(self):
         super().__init__()
         self.lost = 0
         self.rejected = 0
-        self.arrived = 0
-        self.taken = 0
-        self.overwritten = 0
-
-    def on_data_available(self, reader) -> None:
-        self.arrived += 1
-
-    def taken_after(self, arrived_before: int, count: int, limit: int) -> None:
-        """Account a take of ``count`` samples (at most ``limit``) that started when ``arrived_before``
-        samples had arrived (called by the one dispatcher thread that takes from this reader)."""
-        self.taken += count
-        if count < limit:               # the take emptied the cache
-            self.overwritten = max(self.overwritten, arrived_before - self.taken)
 
     def on_sample_lost(self, reader, status) -> None:
         self.lost = int(status.total_count)
@@ -1127,11 +1108,8 @@ class CycloneNode(Transport):
             _LISTENERS.append(drops)
         r = _reader(self.ctx.participant, self.ctx.topic(self._topic(topic), cls), dds_qos(qos), drops)
         r.drop_counter = drops
-        # samples that reached this reader and were never delivered: overwritten in its KEEP_LAST history,
-        # or reported lost or rejected by DDS (see DropCounter)
-        r.samples_lost = lambda: drops.overwritten + drops.lost + drops.rejected
-        r.samples_dropped = lambda: {"overwritten": drops.overwritten, "lost": drops.lost,
-                                     "rejected": drops.rejected}
+        r.samples_lost = lambda: drops.lost + drops.rejected     # what DDS reports lost or rejected
+        r.samples_dropped = lambda: {"lost": drops.lost, "rejected": drops.rejected}
         r.samples_undecodable = lambda: self.ctx.undecodable.get(self._topic(topic), 0)
 
         cb = guarded(callback, self.get_logger(), f"subscription {topic}")
