@@ -65,7 +65,7 @@ class BandedPlan:
 
     __slots__ = ("nb", "n_seg", "m", "s", "coords", "K", "prismatic", "level_steps", "anchor_steps",
                  "anchor_of", "n_anchor", "frame_T", "frame_src", "ground_frames", "seg_be", "frame_be",
-                 "seg_flat", "frame_flat", "revolute", "scratch")
+                 "seg_flat", "frame_flat", "revolute", "scratch", "run")
 
 
 def _slice_or_index(idx: np.ndarray):
@@ -184,6 +184,7 @@ def plan_banded(c) -> BandedPlan:
     bp.seg_flat = _ro(_flat(seg_be[:, 0, None, None], ii, jj), np.intp)
     bp.frame_flat = _ro(_flat(frame_be[:, 0, None, None], ii, jj), np.intp)
     bp.scratch = threading.local()
+    bp.run = bp                      # what kinematics hands to the pass: the plan itself
     return bp
 
 

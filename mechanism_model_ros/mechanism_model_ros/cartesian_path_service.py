@@ -42,6 +42,7 @@ import threading
 import numpy as np
 
 from mechanism_model_core import forward_kinematics
+from mechanism_model_core.collision import coal_backend
 from mechanism_model_core.errors import InvalidConfiguration, MechanismModelError, ModelStructureError
 
 from .conversions import fill_joint_state
@@ -137,7 +138,7 @@ class CartesianPathService:
         avoid = bool(req.avoid_collisions)
         if avoid:
             try:
-                import coal  # noqa: F401  (the collision extra)
+                coal_backend.coal()   # the collision extra, imported on first use
             except ImportError:
                 raise RequestError(ErrorCodes.FAILURE, "avoid_collisions: collision checking is not available "
                                                        "in this installation (pip install "

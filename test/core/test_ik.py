@@ -480,7 +480,7 @@ def test_property_lower_level_never_disturbs_higher(qt, ex, ey):
     goal = forward_kinematics(m, qt).position("tip")
     cs = [PositionConstraint("tip", goal, priority=0, mask=(1, 1, 0)),
           PositionConstraint("l3", [ex, ey, 0.0], priority=1, mask=(1, 1, 0))]
-    r = solve_ik(m, cs, [0.1, 0.2, 0.3], timeout=0.2)
+    r = solve_ik(m, cs, [0.1, 0.2, 0.3], timeout=2.0)    # a safety net: the verdict must not depend on load
     assert r.levels_met >= 1, r
     assert np.linalg.norm(forward_kinematics(m, r.q).position("tip")[:2] - goal[:2]) < 1e-6
     assert within(m, r.q)

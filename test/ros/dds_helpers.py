@@ -6,10 +6,12 @@ the test side uses Cyclone DDS with message classes built from rosbags' definiti
 
 from __future__ import annotations
 
+import itertools
 import os
 import random
 import subprocess
 import sys
+import threading
 import time
 
 LOOPBACK_URI = (
@@ -35,7 +37,20 @@ def unique_domain_id() -> int:
         lo, hi = int(a), int(b or a)
         if not 0 <= lo <= hi <= 232:
             raise ValueError(f"MM_TEST_DOMAINS={spec!r}: want lo-hi within 0-232")
-    return lo + (os.getpid() * 7 + random.randrange(1000)) % (hi - lo + 1)
+    global _domain_start
+    n = hi - lo + 1
+    with _domain_lock:
+        if _domain_start is None:
+            _domain_start = os.getpid() * 7 + random.randrange(1000)
+        # successive calls of one process take successive ids: servers alive together (a module's fixture
+        # beside a test's own server) never share a domain while fewer than the range's size were drawn
+        k = next(_domain_counter)
+    return lo + (_domain_start + k) % n
+
+
+_domain_lock = threading.Lock()
+_domain_counter = itertools.count()
+_domain_start = None
 
 
 def dds_env(domain_id: int) -> dict:

@@ -78,8 +78,6 @@ def test_point_turn_closed_loop_and_watchdog(served):
     assert wait_for(lambda: all(v == 0.0 for v in hw.wheel_vel.values()), 2.0, 0.005)
     assert time.monotonic() - t_last < 0.5 + 0.05       # the poll's own lag is bounded by its 5 ms period
     # stop latches through the Trigger service, on either transport
-    from mechanism_model_ros.locomotor import _ensure_trigger_definition
-    _ensure_trigger_definition()                         # std_srvs/Trigger for this process's type store
     stop_client = user.create_client("/locomotor/stop", "std_srvs/srv/Trigger")
     assert stop_client.wait_for_service(20)
     assert stop_client.call(stop_client.request(), timeout=10).success
