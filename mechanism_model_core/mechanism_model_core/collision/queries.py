@@ -454,10 +454,10 @@ def _self_collides(model, data, out, ks, margin, scene, resolution) -> bool:
     output is ``out`` (stops at the first): direct pairs by their cached functor on reusable transforms,
     the others by the tree descent. (The loop of :meth:`_Direct.collide`, written out: this is the hot
     path of a verdict.)"""
-    fns, tfs, req, res = data.rp_collide, data.tfs, data.creq, data.cres
+    fns, tfs, req, res = data.rp_collide, data.tf_cur, data.creq, data.cres
     ra, rb = model.rp_a_list, model.rp_b_list
-    _place_all(model, data, out)
-    tR, tt = data.tf_R, data.tf_t
+    seg, tseg, tP, sR, st = model.obj_seg_list, data.tf_seg, data.tf_P, data.seg_R, data.seg_t
+    segset = set()
     pads = model.rp_pad if model.rp_any_pad else None
     res.clear()
     req.security_margin = margin
@@ -470,11 +470,19 @@ def _self_collides(model, data, out, ks, margin, scene, resolution) -> bool:
             req.security_margin = margin
             continue
         i, j = ra[k], rb[k]
-        if i not in placed:
-            tfs[i].setTransform(tR[i], tt[i])
+        if i not in placed:         # T_ground_shape = T_ground_segment (buf_W) * T_segment_shape, in coal
+            s = seg[i]
+            if s not in segset:
+                tseg[s].setTransform(sR[s], st[s])
+                segset.add(s)
+            tfs[i] = tseg[s] if tP[i] is None else tseg[s] * tP[i]
             placed.add(i)
         if j not in placed:
-            tfs[j].setTransform(tR[j], tt[j])
+            s = seg[j]
+            if s not in segset:
+                tseg[s].setTransform(sR[s], st[s])
+                segset.add(s)
+            tfs[j] = tseg[s] if tP[j] is None else tseg[s] * tP[j]
             placed.add(j)
         if pads is not None:
             req.security_margin = margin + pads[k]
