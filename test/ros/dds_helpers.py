@@ -35,7 +35,18 @@ def unique_domain_id() -> int:
         lo, hi = int(a), int(b or a)
         if not 0 <= lo <= hi <= 232:
             raise ValueError(f"MM_TEST_DOMAINS={spec!r}: want lo-hi within 0-232")
-    return lo + (os.getpid() * 7 + random.randrange(1000)) % (hi - lo + 1)
+    # successive calls in one process take successive ids (from a random start), so that a fixture never
+    # meets a server of an earlier one that is still shutting down, nor two live fixtures one domain
+    n = hi - lo + 1
+    global _last_domain
+    if _last_domain is None:
+        _last_domain = (os.getpid() * 7 + random.randrange(1000)) % n
+    else:
+        _last_domain = (_last_domain + 1) % n
+    return lo + _last_domain
+
+
+_last_domain = None
 
 
 def dds_env(domain_id: int) -> dict:
