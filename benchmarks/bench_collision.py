@@ -7,7 +7,8 @@ Rocky 8 rover and a 7-DOF arm, next to Pinocchio's GeometryModel (``computeColli
 
 Pinocchio reads the same URDF text (for Rocky 8 our URDF export, which writes its boxes and cylinders as
 collision primitives) and is given exactly the body pairs our collision matrix checks. Before timing, the
-verdicts of both are compared on 300 random configurations.
+verdicts of both are compared pair by pair on 300 random configurations, pairs within 1e-6 m of touching
+(by Pinocchio's distance) left out, as in test/core/test_collision_pinocchio.py.
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ from mechanism_model_core.io.urdf import load_urdf, to_urdf  # noqa: E402
 from mechanism_model_core.library import model_path  # noqa: E402
 
 BATCH = 10_000
+#: pairs closer to touching than this (m) are not compared (the tests' rule)
+TOUCH = 1e-6
 BEGIN, END = "<!-- bench_collision:begin -->", "<!-- bench_collision:end -->"
 DATA = os.path.join(ROOT, "test", "data", "robots")
 
@@ -83,15 +86,33 @@ def measure(args) -> dict:
     for name, (mech, xml) in robots().items():
         pm, pd, gm, gd, pairs = pin_side(mech, xml)
         model = collision_model(mech)
-        # verdicts cross-checked on random configurations first
+        # verdicts cross-checked on random configurations first, pair by pair, as the tests do: pairs
+        # within TOUCH of touching (by Pinocchio's own distance) are left out, their verdict is arbitrary
+        for req in gd.distanceRequests:
+            req.gjk_tolerance = 1e-9
         Q = mech.random_configuration(rng, size=300)
         ours = _pair_hits(model, Q)
-        agree = 0
-        for q, hits in zip(Q, ours):
-            pin.computeCollisions(pm, pd, gm, gd, pin_q(pm, mech, q), False)
+        compared = near = 0
+        odd = []
+        for n, (q, hits) in enumerate(zip(Q, ours)):
+            qp = pin_q(pm, mech, q)
+            pin.computeCollisions(pm, pd, gm, gd, qp, False)
+            pin.computeDistances(pm, pd, gm, gd, qp)
             theirs = {pairs[k] for k, r in enumerate(gd.collisionResults) if r.isCollision()}
-            agree += hits == theirs
-        checks.append(f"{name}: {agree}/300 configurations with the same colliding pairs")
+            dmin = {}
+            for k, r in enumerate(gd.distanceResults):
+                dmin[pairs[k]] = min(dmin.get(pairs[k], math.inf), r.min_distance)
+            for pair, d in dmin.items():
+                if abs(d) < TOUCH:
+                    near += 1
+                    continue
+                compared += 1
+                if (pair in hits) != (pair in theirs):
+                    odd.append(f"configuration {n} {pair[0]}/{pair[1]}: Pinocchio's distance {d:.1e} m, "
+                               f"{'ours' if pair in hits else 'Pinocchio'} says colliding")
+        checks.append(f"{name}: {compared - len(odd)}/{compared} pair verdicts on 300 random configurations "
+                      f"agree with Pinocchio ({near} pairs within {TOUCH:g} m of touching left out"
+                      + (f"; disagreeing: {'; '.join(odd)}" if odd else "") + ")")
         # a collision-free configuration: every allowed pair is checked (the worst case for a verdict)
         free = mech.home if not in_collision(mech, mech.home) else \
             next(q for q in mech.random_configuration(rng, size=200) if not in_collision(mech, q))
@@ -154,6 +175,13 @@ def report(r: dict) -> str:
              "Minimum distance: ours `minimum_distance(m, q)` (pairs pruned by box gaps), Pinocchio "
              "`computeDistances` (every pair). Batch: `in_collision(m, Q)` for 10,000 random configurations "
              "against a Python loop of `computeCollisions` over pre-converted configurations.", "",
+             "The one verdict that has differed beyond the 1e-6 m band (Rocky 8, configuration 35, the "
+             "`arm_fore` box against the `arm_turret` cylinder) is Pinocchio's: its own `computeDistances` "
+             "gives a penetration of 4.4e-5 m (ours 4.4e-5 m) on the same primitives (a cylinder on both "
+             "sides, not a capsule; same sizes and poses), and coal's `collide` on Pinocchio's geometry "
+             "objects and placements says colliding with a default request and with every setting of "
+             "Pinocchio's request that Python exposes; only `computeCollisions` with Pinocchio's own "
+             "GeometryData request says separated. Our verdict follows the distance.", "",
              "| robot | shapes | body pairs (shape pairs) | verdict: ours | verdict: Pinocchio | minimum distance: "
              "ours | Pinocchio | batch of 10,000: ours | Pinocchio loop | share in collision |",
              "|---|---|---|---|---|---|---|---|---|---|"]

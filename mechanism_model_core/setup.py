@@ -34,7 +34,7 @@ setup(
         "render": ["matplotlib>=3.5"],
         "yaml": ["pyyaml>=5.4"],      # motor groups in YAML (locomotion.load_motor_groups)
         "trajectory": ["toppra>=0.6"],     # time parameterization of joint paths (locomotion.trajectory)
-        "mesh": ["trimesh>=3.9"],          # mesh files: terrain (terrain.TriangleMesh.from_file), bounding shapes
+        "mesh": ["trimesh>=3.9", "pycollada>=0.7"],   # mesh files (STL, OBJ; DAE through pycollada): terrain, bounding shapes
         "mobility": ["PyYAML>=5.4"],       # wheeled-rover mobility files (locomotion.wheeled)
         "collision": ["coal>=3.0"],        # collision detection (mechanism_model_core.collision)
     },

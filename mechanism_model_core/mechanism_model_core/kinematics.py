@@ -709,6 +709,25 @@ def batch_segment_components(mechanism: Mechanism, Q) -> np.ndarray:
     return _batch_pass(p, Q)
 
 
+def single_pass_index(mechanism: Mechanism, frames: bool = False) -> np.ndarray:
+    """The one-configuration pass's own layout, for algorithms that gather a few pose entries directly
+    (statics' gravity and contact Jacobians): flat indices (S, 4, 4) such that
+    ``single_pass_output(m, q).take(idx)[s, i, j]`` is ``T_ground_seg[s][i, j]``; with ``frames=True``,
+    (F, 4, 4) for the frames in :attr:`Mechanism.frame_names` order. Read-only, built with the plan."""
+    sp = kinematics_plan(mechanism).single
+    return sp.frame_flat if frames else sp.seg_flat
+
+
+def single_pass_output(mechanism: Mechanism, q: np.ndarray, qq: float = math.inf) -> np.ndarray:
+    """The raw output of the one-configuration pass for the full configuration ``q`` (a finite float array
+    (nq,), couplings filled in: :meth:`Mechanism.configuration` gives one; ``qq``: ``q . q`` when the caller
+    has it); a new array, read it with the indices of :func:`single_pass_index`."""
+    p = _PLANS.get(id(mechanism))
+    if p is None:
+        p = kinematics_plan(mechanism)
+    return _single_pass(p.single, q, qq)
+
+
 class ForwardKinematics:
     """The result of :func:`forward_kinematics`: answers the pose of any frame relative to any other, and
     the Jacobian of any frame from the same pass.

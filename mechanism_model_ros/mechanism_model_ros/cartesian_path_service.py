@@ -17,7 +17,10 @@ SUCCESS (1)                  the whole path (fraction 1)
 NO_IK_SOLUTION (-31)         stopped at a waypoint out of reach or off the chain's reachable set, or
                              against joint limits (partial path returned)
 PLANNING_FAILED (-1)         stopped at a joint-space jump above a threshold (partial path returned)
-INVALID_MOTION_PLAN (-2)     stopped at a point in collision (partial path returned)
+INVALID_MOTION_PLAN (-2)     with avoid_collisions: stopped before the first step in collision (the whole
+                             robot's bounding shapes at the start state with the chain's joints set;
+                             self-collision: the server holds no obstacles yet); the partial path is
+                             returned and the message names the colliding bodies
 INVALID_GOAL_CONSTRAINTS     no waypoints, NaN/inf or zero-quaternion poses, max_step <= 0, negative or
 (-16)                        non-finite thresholds, scaling factors outside [0, 1], too many waypoints or
                              steps
@@ -39,6 +42,7 @@ import threading
 import numpy as np
 
 from mechanism_model_core import forward_kinematics
+from mechanism_model_core.collision import coal_backend
 from mechanism_model_core.errors import InvalidConfiguration, MechanismModelError, ModelStructureError
 
 from .conversions import fill_joint_state
@@ -131,9 +135,15 @@ class CartesianPathService:
             if not (math.isfinite(v) and 0 <= v <= 1):
                 raise RequestError(ErrorCodes.INVALID_GOAL_CONSTRAINTS, f"{what} must be in [0, 1], got {v}")
             scales.append(v or 1.0)
-        is_valid = None
-        if req.avoid_collisions:
-            is_valid = self._collision_check(arm, q_full)
+        avoid = bool(req.avoid_collisions)
+        if avoid:
+            try:
+                coal_backend.coal()   # the collision extra, imported on first use
+            except ImportError:
+                raise RequestError(ErrorCodes.FAILURE, "avoid_collisions: collision checking is not available "
+                                                       "in this installation (pip install "
+                                                       "'mechanism_model_core[collision]', or send avoid_collisions "
+                                                       "false)") from None
         # waypoints in the chain's base frame (the reference frame's pose at the start state)
         fk = forward_kinematics(m, q_full)
         T_base_ref = np.linalg.inv(fk.pose(arm.base)) @ (fk.pose(ref) if ref else fk.pose(arm.base))
@@ -152,7 +162,7 @@ class CartesianPathService:
         absolute = np.where(arm.prismatic, pj, rj)
         try:
             path = arm.cartesian_path(wps, q0, max_step=max_step, jump_threshold=jump,
-                                      absolute_jump_threshold=absolute, is_valid=is_valid)
+                                      absolute_jump_threshold=absolute, avoid_collisions=avoid, q_full=q_full)
         except InvalidConfiguration as exc:
             raise RequestError(ErrorCodes.INVALID_GOAL_CONSTRAINTS, str(exc)) from None
         rep.fraction = float(path.fraction)
@@ -178,24 +188,8 @@ class CartesianPathService:
                 pt.time_from_start.nanosec = min(int(round((t - sec) * 1e9)), 999_999_999)
                 traj.points.append(pt)
         if path.fraction < 1.0:
-            code = {"jump": ErrorCodes.PLANNING_FAILED, "invalid": ErrorCodes.INVALID_MOTION_PLAN}.get(
+            code = {"jump": ErrorCodes.PLANNING_FAILED, "invalid": ErrorCodes.INVALID_MOTION_PLAN,
+                    "collision": ErrorCodes.INVALID_MOTION_PLAN}.get(
                 path.reason, ErrorCodes.NO_IK_SOLUTION)
             raise RequestError(code, f"fraction {path.fraction:.4f}: {path.message}")
         rep.message = ""
-
-    def _collision_check(self, arm, q_full):
-        """``is_valid(q_chain)``: no self-collision of the whole mechanism (its bounding shapes, through
-        :func:`mechanism_model_core.collision.in_collision`) with the rest of it at the start state."""
-        try:
-            from mechanism_model_core.collision import in_collision
-        except ImportError:
-            raise RequestError(ErrorCodes.FAILURE, "avoid_collisions: collision checking is not available in "
-                                                   "this installation (send avoid_collisions false)") from None
-        m = arm.mechanism
-
-        def is_valid(q_chain):
-            try:
-                return not bool(in_collision(m, arm.full_q(q_chain, q_full)))
-            except ImportError as exc:
-                raise RequestError(ErrorCodes.FAILURE, f"avoid_collisions: {exc}") from None
-        return is_valid

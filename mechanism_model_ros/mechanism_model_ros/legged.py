@@ -1,31 +1,50 @@
-"""Legged node: ``cmd_vel`` in, leg joint trajectories out to a ``joint_trajectory_controller``.
+"""Legged node: ``cmd_vel`` in, leg joint trajectories out to the legs' ``joint_trajectory_controller`` s.
 
 A thin adapter over :class:`mechanism_model_core.locomotion.legged.LeggedLocomotorModel` (all the math lives
-there: gait planning, leg IK, the static margin at every sample, refusals with reasons):
+there: gait planning, leg IK, the static margin at every sample, refusals with reasons) and the robot's
+motor groups (:mod:`mechanism_model_core.locomotion.motor_group`: which controller commands which joint,
+in which order, within which limits -- the same definition the rover's locomotor and the manipulator node
+use, and the one ``mechanism-model ros2-control`` exports):
 
 * Subscribes ``cmd_vel`` (``geometry_msgs/Twist``: ``linear.x``, ``linear.y``, ``angular.z`` in the body
   frame) and ``joint_states`` (the process's shared cache).
 * At each cycle boundary while commanded, plans one cycle of the gait for the latest twist and publishes it
-  as a ``trajectory_msgs/JointTrajectory`` of every walking joint on ``/<controller>/joint_trajectory``
-  (the first point ``transition`` seconds ahead, so the controller moves from where the legs are).
+  as a ``trajectory_msgs/JointTrajectory`` on ``/<group>/joint_trajectory`` of every joint-trajectory motor
+  group commanding the walking joints, over all of that group's joints in its order (a joint of the group
+  that does not walk, such as a wheel-on-leg robot's ankle steering, is held where it is). The first point
+  lies far enough ahead for the move from the measured positions within the motors' speed limits. Feet
+  further than ``reposition_tolerance`` from their place in the cycle's first pose (standing, a gait
+  stopped mid-cycle, a new twist with another stride) first step there one leg at a time, the others
+  planted
+  (:meth:`~mechanism_model_core.locomotion.legged.LeggedLocomotorModel.plan_stand`), in the same trajectory.
 
 Safety (the rover's rules, every case logged, rate-limited):
 
 * ``cmd_vel`` silent for ``cmd_vel_timeout`` s, or ``joint_states`` silent for ``joint_states_timeout`` s (or
-  never heard, with ``require_joint_states``): a hold trajectory (one point at the measured positions) is
-  published within one heartbeat period (``command_rate``; defaults 0.25 s + 50 ms, inside 0.5 s);
+  never heard, with ``require_joint_states``): a hold trajectory is published within one heartbeat period
+  (``command_rate``; defaults 0.25 s + 50 ms, inside 0.5 s), once per stop. It holds the pose the controller
+  is commanding at that moment (the published cycle sampled now; the measured positions when no cycle runs), so the legs
+  stop where they are; since the planner keeps the static margin positive at every sample, every such pose
+  is statically stable. Hold positions are clamped into the motor limits (``MotorGroup.clamp``; each
+  clamped value is reported) and reached within the velocity limits. Without any joint state nothing is
+  sent: the controller holds by itself.
 * a ``cmd_vel`` with NaN/inf, or faster than ``max_linear_speed`` / ``max_angular_speed``, is rejected;
-* a gait the core refuses (static margin, reach, joint speed) is not sent: the legs hold, the reason is
-  logged and counted;
-* every trajectory is checked whole before it is sent: finite, within every joint's position limits, and
-  the speed implied between consecutive points (the transition from the measured positions included)
-  within every joint's velocity limit; otherwise it is not sent and the legs hold.
+* the gait is planned within the motor groups' velocity limits; a gait the core refuses (static margin,
+  reach, joint speed) is not sent: the legs hold, the reason is logged, counted and kept in
+  ``last_refusal``;
+* every trajectory is checked whole before it is sent (``MotorGroup.check_trajectory``: finite, every
+  position within the motor limits, every velocity and acceleration within theirs, the speed implied
+  between consecutive points and from the measured positions within the velocity limit); a trajectory that
+  leaves them is not sent (never clamped: that would be another motion) and the legs hold.
 
 Parameters (units): ``gait`` (tripod, ripple, wave, crawl), ``period`` (s per cycle), ``swing_height`` (m),
-``samples_per_cycle``, ``min_margin`` (m), ``controller`` (name of the joint_trajectory_controller),
-``command_rate`` (Hz), ``cmd_vel_timeout`` (s), ``joint_states_timeout`` (s), ``require_joint_states``
-(bool), ``max_linear_speed`` (m/s), ``max_angular_speed`` (rad/s), ``legs`` (foot frames; empty: found
-from the model).
+``samples_per_cycle``, ``min_margin`` (m), ``motor_groups`` (a motor-group file; empty: the model file's
+``<Motor_Group>`` elements), ``controller`` (the joint_trajectory_controller's name when the model has no
+motor group for the legs: the joints' own limits apply then), ``command_rate`` (Hz), ``cmd_vel_timeout``
+(s), ``joint_states_timeout`` (s), ``require_joint_states`` (bool), ``max_linear_speed`` (m/s),
+``max_angular_speed`` (rad/s), ``reposition_tolerance`` (m, default 0.005: a foot closer than this to its
+place slides there with the transition instead of stepping), ``legs`` (foot frames; empty: found from the
+model).
 """
 
 from __future__ import annotations
@@ -37,17 +56,61 @@ import time
 import numpy as np
 
 from mechanism_model_core.locomotion.legged import GaitInfeasible, LeggedLocomotorModel
+from mechanism_model_core.locomotion.motor_group import (ControllerKind, InvalidCommand, Motor, MotorGroup,
+                                                         MotorLimits)
 
 from . import qos
 from .transports.base import RateLimitedLogger, Transport
 
 TRAJECTORY = "trajectory_msgs/msg/JointTrajectory"
+HOLD_TIME = 0.05          # s: the least time_from_start of a hold point
+
+
+def leg_motor_groups(mechanism, walking_joints, path: str = "", controller: str = "legs_controller", log=None):
+    """The joint-trajectory motor groups commanding ``walking_joints``, in definition order: from the motor
+    groups of ``path`` (a file; empty: the model file's); when none commands them, one group named
+    ``controller`` over the walking joints with the joints' own limits from the model (a joint without a
+    velocity limit gets 1 rad/s or m/s). A walking joint in a forward-command group, or some walking joints
+    in groups and others not, is a configuration error (ValueError)."""
+    from mechanism_model_core.locomotion import load_motor_groups
+
+    try:
+        groups = load_motor_groups(mechanism, path or None)
+    except Exception as exc:
+        if path:
+            raise
+        if log is not None:
+            log.info("no motor groups (%s): the legs' controller and limits from the parameters and the model", exc)
+        groups = None
+    covered = [j for j in walking_joints if groups is not None and j in groups.joint_names]
+    if not covered:
+        motors = []
+        for j in walking_joints:
+            joint = mechanism.joint(j)
+            v = joint.velocity if math.isfinite(joint.velocity) else 1.0
+            motors.append(Motor(j, MotorLimits(joint.lower[0], joint.upper[0], v, math.inf, joint.effort)))
+        return [MotorGroup(controller, ControllerKind.JOINT_TRAJECTORY, "position", motors)]
+    missing = [j for j in walking_joints if j not in covered]
+    if missing:
+        raise ValueError(f"walking joints {missing} are in no motor group, while {covered[:3]}... are")
+    out = []
+    for j in walking_joints:
+        g = groups.group_of(j)
+        if g.controller is not ControllerKind.JOINT_TRAJECTORY:
+            raise ValueError(f"walking joint {j!r} is in motor group {g.name!r}, a {g.controller.value} "
+                             f"controller; legs need joint_trajectory controllers")
+        if g.interface.value != "position":
+            raise ValueError(f"motor group {g.name!r} commands {g.interface.value}; legs need position")
+        if all(g is not o for o in out):
+            out.append(g)
+    return out
 
 
 class LeggedNode:
     """The node logic over a :class:`~mechanism_model_ros.transports.base.Transport`."""
 
-    def __init__(self, transport: Transport, mechanism, joint_states=None, start_timer: bool = True):
+    def __init__(self, transport: Transport, mechanism, joint_states=None, start_timer: bool = True,
+                 motor_groups=None):
         self.transport = transport
         self.log = transport.get_logger()
         self.warn = RateLimitedLogger(self.log)
@@ -66,20 +129,27 @@ class LeggedNode:
         self.require_js = bool(p("require_joint_states", True))
         self.max_v = float(p("max_linear_speed", 0.2))
         self.max_w = float(p("max_angular_speed", 0.5))
+        self.reposition_tolerance = float(p("reposition_tolerance", 0.005))
         for what, v in (("period", self.period), ("command_rate", self.rate), ("cmd_vel_timeout", self.cmd_timeout),
-                        ("joint_states_timeout", self.js_timeout)):
+                        ("joint_states_timeout", self.js_timeout), ("reposition_tolerance", self.reposition_tolerance)):
             if not (math.isfinite(v) and v > 0):
                 raise ValueError(f"parameter {what} must be a positive number, got {v}")
-        controller = str(p("controller", "leg_controller"))
-        self.joint_names = list(self.model.joint_names)
-        idx = [m.coordinate_index(n) for n in self.joint_names]
-        self.lower = np.asarray(m.lower_limits)[idx]
-        self.upper = np.asarray(m.upper_limits)[idx]
-        self.vmax = np.where(np.isfinite(self.model.velocity_limits), self.model.velocity_limits, 1.0)
-        self._stand = self.model.stand[idx]
+        self.joint_names = list(self.model.joint_names)          # the walking joints, leg by leg
+        # the motor groups decide controllers, joint order and limits
+        self.groups = list(motor_groups) if motor_groups is not None else leg_motor_groups(
+            m, self.joint_names, str(p("motor_groups", "")), str(p("controller", "legs_controller")), self.log)
+        self._walk_col = {j: k for k, j in enumerate(self.joint_names)}
+        group_of = {j: g for g in self.groups for j in g.joint_names}
+        vmax = np.array([group_of[j].velocity[group_of[j].index(j)] for j in self.joint_names])
+        # plan within the motors' speed limits (narrower than the joints' own ones, or the same)
+        self.model.velocity_limits = np.minimum(self.model.velocity_limits, vmax)
+        self.vmax = self.model.velocity_limits
+        self.amax = np.array([group_of[j].acceleration[group_of[j].index(j)] for j in self.joint_names])
+        self._stand = {n: float(self.model.stand[m.coordinate_index(n)]) for g in self.groups for n in g.joint_names}
         self._Traj = transport.message_class(TRAJECTORY)
         self._Point = transport.message_class("trajectory_msgs/msg/JointTrajectoryPoint")
-        self.pub = transport.create_publisher(f"/{controller}/joint_trajectory", TRAJECTORY, qos.DEFAULT)
+        self.pubs = {g.name: transport.create_publisher(f"/{g.name}/joint_trajectory", TRAJECTORY, qos.DEFAULT)
+                     for g in self.groups}
         self.cmd_sub = transport.create_subscription("cmd_vel", "geometry_msgs/msg/Twist", qos.DEFAULT,
                                                      self.on_cmd_vel)
         if joint_states is None:
@@ -92,13 +162,18 @@ class LeggedNode:
         self._cmd_time = -math.inf
         self._js_time = -math.inf
         self._cycle_end = -math.inf          # monotonic time the published cycle ends
+        self._sent = None                    # (monotonic publish time, times, {joint: positions}) of the last cycle
         self._holding = False
+        self._last_plan = None               # (twist, plan) of the last cycle planned
         self._last_hold = -math.inf
-        self.counts = {"cmd_vel": 0, "rejected": 0, "refused": 0, "cycles": 0, "holds": 0, "unsafe": 0}
+        self.counts = {"cmd_vel": 0, "rejected": 0, "refused": 0, "cycles": 0, "holds": 0, "unsafe": 0,
+                       "clamped": 0, "returns": 0}
         self.last_refusal = ""
         self._refused = None                 # the twist of the last refused gait (not replanned while unchanged)
         self._halt = threading.Event()
         self._thread = None
+        self.log.info("legged: %s gait, %s", self.gait,
+                      "; ".join(f"{g.name}: {len(g)} joints" for g in self.groups))
         if start_timer:
             self._thread = threading.Thread(target=self._run, name="legged", daemon=True)
             self._thread.start()
@@ -111,7 +186,8 @@ class LeggedNode:
     def on_cmd_vel(self, msg) -> None:
         v = (float(msg.linear.x), float(msg.linear.y), float(msg.angular.z))
         self.counts["cmd_vel"] += 1
-        if not all(math.isfinite(x) for x in v):
+        if not all(math.isfinite(x) for x in v) or not all(
+                math.isfinite(float(x)) for x in (msg.linear.z, msg.angular.x, msg.angular.y)):
             self.counts["rejected"] += 1
             self.warn.warning("cmd_nan", "cmd_vel rejected: NaN or infinite components")
             return
@@ -128,9 +204,10 @@ class LeggedNode:
         with self._lock:
             self._js_time = time.monotonic()
 
-    def measured(self) -> np.ndarray:
+    def measured(self, names=None) -> np.ndarray:
+        """Latest measured positions of ``names`` (default: the walking joints); NaN where never heard."""
         latest = self.joint_states.latest()
-        return np.array([latest.get(n, s) for n, s in zip(self.joint_names, self._stand)])
+        return np.array([latest.get(n, math.nan) for n in (self.joint_names if names is None else names)])
 
     # ------------------------------------------------------------------------------------ commanding
     def _stale(self, now: float):
@@ -165,68 +242,160 @@ class LeggedNode:
                 return                                       # refused already: keep holding, do not replan
         self._refused = None
         try:
-            plan = self.model.plan_gait(self.gait, twist, period=self.period, cycles=1.0,
-                                        swing_height=self.swing_height, samples_per_cycle=self.samples,
-                                        min_margin=self.min_margin)
+            plan = self._plan(twist)
         except GaitInfeasible as exc:
             with self._lock:
                 self._refused = twist
                 self.counts["refused"] += 1
-                self.last_refusal = str(exc)
+                self.last_refusal = f"{exc.reason}: {exc}"
                 self.warn.warning("refused", f"gait refused ({exc.reason}): {exc}")
                 self._hold("gait refused", now)
             return
         traj = plan.trajectory
-        q_now = self.measured()
-        # the first point: far enough ahead for the move from the measured positions at the joints' speeds
-        jump = np.abs(traj.positions[0] - q_now) / self.vmax
-        transition = max(0.1, 1.5 * float(np.max(jump)))
-        times = traj.times + transition
-        ok, why = self._safe(q_now, times, traj.positions)
+        # where the legs are: the running cycle's commanded pose (joint_trajectory_controller follows it;
+        # joint states lag it by their period and transport), else the measured one
+        with self._lock:
+            q_now = self.commanded(self.joint_names, time.monotonic())
+        if not np.all(np.isfinite(q_now)):
+            with self._lock:
+                self.warn.warning("unmeasured", "no joint_states for some walking joints: not walking")
+                self._hold("walking joints not measured", now)
+            return
+        P, V, A, t = traj.positions, traj.velocities, traj.accelerations, traj.times
+        if float(np.max(np.abs(P[0] - q_now))) > 1e-3:
+            # the legs are elsewhere (standing, or a gait stopped mid-cycle): onto the cycle's first pose
+            # first, one leg at a time with the others planted (never every foot sliding at once), then the cycle
+            try:
+                back = self.model.plan_stand(q_now, swing_height=self.swing_height, min_margin=self.min_margin,
+                                             acceleration_limits=self.amax, target=P[0],
+                                             tolerance=self.reposition_tolerance)
+            except GaitInfeasible as exc:
+                with self._lock:
+                    self.counts["refused"] += 1
+                    self.last_refusal = f"{exc.reason}: {exc}"
+                    self.warn.warning("refused", f"return to the standing pose refused ({exc.reason}): {exc}")
+                    self._hold("return to the standing pose refused", now)
+                return
+            if len(back) > 1:
+                self.counts["returns"] += 1
+                P = np.vstack([back.positions[1:], P[1:]])
+                V = np.vstack([back.velocities[1:], V[1:]])
+                A = np.vstack([back.accelerations[1:], A[1:]])
+                t = np.concatenate([back.times[1:], back.duration + t[1:]])
+        # the first point: far enough ahead for the move from the measured positions at the motors' speeds
+        # (a cycle following the last one starts where that one ended: one controller period or two)
+        jump = np.abs(P[0] - q_now) / self.vmax
+        transition = max(0.02, 1.5 * float(np.max(jump)))
+        times = t + transition
+        commands, why = self._group_commands(times, P, V, A, dict(zip(self.joint_names, q_now)))
         with self._lock:
             if self._stale(time.monotonic()) is not None:
                 return                                       # went stale while planning: the watchdog holds
-            if not ok:
+            if commands is None:
                 self.counts["unsafe"] += 1
+                self.last_refusal = f"limits: {why}"
                 self.warn.warning("unsafe", f"trajectory not sent: {why}")
-                self._hold("unsafe trajectory", now)
+                self._hold("trajectory outside the motor limits", now)
                 return
-            self._publish(times, traj.positions, traj.velocities, traj.accelerations)
-            self._cycle_end = now + float(times[-1])
+            for g, (names, Q, V, A) in commands.items():
+                self._publish(g, names, times, Q, V, A)
+            sent = time.monotonic()
+            self._sent = (sent, times, {n: Q[:, k] for _, (names, Q, _V, _A) in commands.items()
+                                        for k, n in enumerate(names)})
+            self._cycle_end = sent + float(times[-1])
             self._holding = False
             self.counts["cycles"] += 1
 
-    def _safe(self, q_now, times, Q):
-        if not (np.all(np.isfinite(Q)) and np.all(np.isfinite(times))):
-            return False, "non-finite values"
-        if np.any(Q < self.lower - 1e-9) or np.any(Q > self.upper + 1e-9):
-            k = int(np.argmax(np.max((Q < self.lower - 1e-9) | (Q > self.upper + 1e-9), axis=0)))
-            return False, f"joint {self.joint_names[k]!r} leaves its limits"
-        P = np.vstack([q_now, Q])
-        t = np.concatenate([[0.0], times])
-        v = np.abs(np.diff(P, axis=0)) / np.maximum(np.diff(t), 1e-9)[:, None]
-        if np.any(v > self.vmax * (1 + 1e-6)):
-            b, k = np.unravel_index(int(np.argmax(v / self.vmax)), v.shape)
-            return False, f"joint {self.joint_names[k]!r} would move at {v[b, k]:.3g} (limit {self.vmax[k]:.3g})"
-        return True, ""
+    def _plan(self, twist):
+        """One cycle for ``twist`` (the last plan again when the twist is the same: planning is
+        deterministic, and a cycle that follows the last one must not wait for the planner)."""
+        key = tuple(float(v) for v in twist)
+        cached = self._last_plan
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        plan = self.model.plan_gait(self.gait, twist, period=self.period, cycles=1.0,
+                                    swing_height=self.swing_height, samples_per_cycle=self.samples,
+                                    min_margin=self.min_margin)
+        self._last_plan = (key, plan)
+        return plan
+
+    def _group_commands(self, times, P, V, A, reference):
+        """Per motor group: (joint names, positions, velocities, accelerations) over all the group's joints
+        (joints that do not walk held at their measured positions), each checked whole against the group's
+        limits from ``reference`` ({joint: position}, where the legs are; the measured positions for the
+        others); ``(None, reason)`` when any leaves them."""
+        out = {}
+        N = len(times)
+        for g in self.groups:
+            names = list(g.joint_names)
+            start = np.array([reference.get(n, m) for n, m in zip(names, self.measured(names))])
+            if not np.all(np.isfinite(start)):
+                return None, f"{g.name}: joints without joint_states"
+            Q, Vg, Ag = np.repeat(start[None], N, axis=0), np.zeros((N, len(names))), np.zeros((N, len(names)))
+            for k, n in enumerate(names):
+                c = self._walk_col.get(n)
+                if c is not None:
+                    Q[:, k], Vg[:, k], Ag[:, k] = P[:, c], V[:, c], A[:, c]
+            try:
+                violations = g.check_trajectory(times, Q, Vg, Ag, joint_names=names, start=start)
+            except InvalidCommand as exc:
+                return None, str(exc)
+            if violations:
+                more = f" (and {len(violations) - 3} more)" if len(violations) > 3 else ""
+                return None, f"{g.name}: " + "; ".join(str(v) for v in violations[:3]) + more
+            out[g.name] = (names, Q, Vg, Ag)
+        return out, ""
+
+    def commanded(self, names, now: float) -> np.ndarray:
+        """The positions the controller is commanding at ``now`` (the last published cycle, linearly
+        interpolated; its start and end outside it), else the measured ones; NaN where neither is known."""
+        q = self.measured(names)
+        if self._sent is not None:
+            t0, times, Q = self._sent
+            t = now - t0
+            for k, n in enumerate(names):
+                if n in Q:
+                    if t < times[0] and np.isfinite(q[k]):
+                        continue                            # still in the transition: where the legs are
+                    q[k] = float(np.interp(t, times, Q[n]))
+        return q
 
     def _hold(self, reason: str, now: float) -> None:
-        """One point at the measured positions (published on the transition and once a second after)."""
-        if self._holding and now - self._last_hold < 1.0:
+        """One point at the pose the controller is commanding now, once on the transition into holding
+        (joint_trajectory_controller then holds it by itself, and other clients -- a manipulator node, an
+        operator -- may command the legs meanwhile), clamped into the motor limits and reached within the
+        velocity limits. Without joint states nothing is sent (retried on the next tick)."""
+        if self._holding:
             return
-        if not self._holding:
+        self._cycle_end = -math.inf
+        published = False
+        for g in self.groups:
+            names = list(g.joint_names)
+            q = self.commanded(names, now)
+            if not np.all(np.isfinite(q)):
+                self.warn.warning("hold_unknown", f"{g.name}: no joint_states yet, nothing to hold (the "
+                                                  f"controller holds by itself)")
+                continue
+            res = g.clamp(q)
+            if res.any_clamped:
+                self.counts["clamped"] += 1
+                self.warn.warning("clamp", f"{g.name} hold clamped: {res.describe()}")
+            meas = self.measured(names)
+            dist = np.where(np.isfinite(meas), np.abs(res.values - meas), 0.0)
+            t = max(HOLD_TIME, float(np.max(dist / g.velocity)))
+            z = np.zeros((1, len(names)))
+            self._publish(g.name, names, np.array([t]), res.values[None], z, z)
+            published = True
+        if published:
             self.warn.warning("hold", f"legs holding: {reason}")
             self.counts["holds"] += 1
-        q = np.clip(self.measured(), self.lower, self.upper)
-        z = np.zeros_like(q)
-        self._publish(np.array([0.05]), q[None], z[None], z[None])
-        self._holding = True
-        self._last_hold = now
-        self._cycle_end = -math.inf
+            self._holding = True
+            self._last_hold = now
+            self._sent = None
 
-    def _publish(self, times, Q, V, A) -> None:
+    def _publish(self, group, names, times, Q, V, A) -> None:
         msg = self._Traj()
-        msg.joint_names = list(self.joint_names)
+        msg.joint_names = list(names)
         pts = []
         for k in range(len(times)):
             pt = self._Point()
@@ -238,7 +407,7 @@ class LeggedNode:
             pt.time_from_start.nanosec = min(int(round((t - math.floor(t)) * 1e9)), 999_999_999)
             pts.append(pt)
         msg.points = pts
-        self.pub.publish(msg)
+        self.pubs[group].publish(msg)
 
     def _run(self) -> None:
         """The heartbeat (watchdog) and the planner run in separate threads, so that planning a cycle never
@@ -264,7 +433,7 @@ class LeggedNode:
     def status(self) -> str:
         c = self.counts
         return (f"legged {self.gait}: cycles {c['cycles']}, holds {c['holds']}, cmd_vel {c['cmd_vel']} "
-                f"(rejected {c['rejected']}, refused {c['refused']}, unsafe {c['unsafe']})")
+                f"(rejected {c['rejected']}, refused {c['refused']}, unsafe {c['unsafe']}, clamped holds {c['clamped']})")
 
     def close(self) -> None:
         self._halt.set()

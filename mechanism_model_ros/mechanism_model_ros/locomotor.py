@@ -33,7 +33,8 @@ services ``~/drive_mode/<mode>`` (``std_srvs/Trigger``).
 Controllers, their joint order and limits come from the model's motor groups (``motor_groups``: a file;
 empty: the model file's ``<Motor_Group>`` elements); without any, from the parameters below.
 
-Parameters (units): ``mobility`` (path of a mobility YAML; default beside the model file), ``motor_groups``,
+Parameters (units): ``mobility`` (path of a mobility YAML overriding the model file's
+``<Mobility>`` element; default: ``<model>_mobility.yaml`` beside the model file if any, else the element), ``motor_groups``,
 ``cmd_vel_topic``, ``cmd_vel_stamped`` (bool), ``drive_mode``, ``command_rate`` (Hz), ``cmd_vel_timeout``
 (s), ``joint_states_timeout`` (s), ``require_joint_states`` (bool), ``steering_controller``,
 ``wheel_controller``, ``steering_joints``, ``wheel_joints`` (lists of joint names), ``max_linear_speed``

@@ -74,3 +74,43 @@ def test_serve_auto_picks_rclpy_where_rclpy_imports():
     from mechanism_model_ros.serve import resolve_transport
     assert resolve_transport("auto") == "rclpy"
     assert resolve_transport("cyclone") == "cyclone"
+
+
+def test_timer_and_subscription_callbacks_never_overlap_on_either_executor(runtime):
+    """The transport's contract (a node's timer and subscription callbacks never run at the same time) where
+    RclpyRuntime runs a node's subscriptions in a take loop of their own (a node without services) and where
+    they share the multi-threaded executor (a node with a service)."""
+    rt, stop = runtime
+    from mechanism_model_ros import qos
+    alone = rt.node("contract_alone")
+    serving = rt.node("contract_serving")
+    serving.create_service("contract_trigger", "std_srvs/srv/Trigger", lambda req, rep: rep)
+    state = {}
+    for node in (alone, serving):
+        s = state[node.node_name] = {"inside": False, "overlaps": 0, "subs": 0, "timers": 0}
+
+        def enter(kind, s=s):
+            if s["inside"]:
+                s["overlaps"] += 1
+            s["inside"] = True
+            time.sleep(0.002)
+            s[kind] += 1
+            s["inside"] = False
+        topic = f"{node.node_name}_topic"
+        node.create_subscription(topic, "std_msgs/msg/String", qos.DEFAULT, lambda _m, enter=enter: enter("subs"))
+        node.create_timer(0.003, lambda enter=enter: enter("timers"))
+    pubs = [(alone.create_publisher("contract_alone_topic", "std_msgs/msg/String", qos.DEFAULT)),
+            (serving.create_publisher("contract_serving_topic", "std_msgs/msg/String", qos.DEFAULT))]
+    String = alone.message_class("std_msgs/msg/String")
+    spinner = threading.Thread(target=rt.spin, args=(stop,), daemon=True)
+    spinner.start()
+    end = time.monotonic() + 60
+    while time.monotonic() < end and not all(s["subs"] >= 50 and s["timers"] >= 20 for s in state.values()):
+        for p in pubs:
+            p.publish(String(data="x"))
+        time.sleep(0.001)
+    stop.set()
+    spinner.join(5)
+    for name, s in state.items():
+        assert s["subs"] >= 50 and s["timers"] >= 20, (name, s)
+        assert s["overlaps"] == 0, (name, s)

@@ -221,6 +221,25 @@ def test_batch_equals_single_calls():
     assert 0 < batch.sum() < 40          # the sample exercises both verdicts
 
 
+def test_fast_verdicts_equal_the_contact_search():
+    """``in_collision`` (one box broad phase, cached per-pair functors; batches pair by pair) gives, for one
+    configuration and for a batch, the verdict of ``collisions`` (the general tree search) -- with a
+    terrain plane, a rock and margins, on Rocky 8 and on a model of shape trees."""
+    rover = load_model(model_path("rocky8/rocky8_rover.xml"))
+    env = Environment([Obstacle.ground_plane(height=-0.02), Obstacle.box("rock", (0.3, 0.3, 0.3),
+                                                                         translation(1.0, 0.0, 0.2))])
+    for m, Q in ((rover, rover.random_configuration(3, size=60)),
+                 (tree_mechanism(), np.hstack([np.random.default_rng(2).uniform(-0.9, 0.9, size=(60, 3)),
+                                               np.random.default_rng(3).uniform(-3, 3, size=(60, 3))]))):
+        for kw in ({}, {"margin": 0.03}, {"environment": env}, {"environment": env, "margin": 0.03},
+                   {"environment": env, "self_collision": False}):
+            expect = [bool(collisions(m, q, **kw)) for q in Q]
+            assert list(in_collision(m, Q, **kw)) == expect, kw
+            assert [in_collision(m, q, **kw) for q in Q] == expect, kw
+            if (kw.get("self_collision") is False) if m is rover else ("environment" not in kw):
+                assert 0 < sum(expect) < len(Q), kw          # both verdicts exercised
+
+
 # ---------------------------------------------------------------------------------------------- shape trees
 def tree_mechanism():
     """Two bodies, each a coarse box containing finer leaves (a level-2 box holding level-3 spheres)."""

@@ -252,3 +252,53 @@ def test_description_file_round_trip(tmp_path, athlete):
     with pytest.raises(ModelFileError) as e:
         load_legged(f, athlete.mechanism)
     assert e.value.line is not None and e.value.line > 1 and "abc" in str(e.value)
+
+
+@pytest.mark.parametrize("gait,stop", [("tripod", 30), ("tripod", 6), ("wave", 20)])
+def test_back_to_the_standing_pose_one_leg_at_a_time(lemur, gait, stop):
+    """A gait stopped mid-cycle (a foot in the air, the others off their neutral points) goes back to the
+    standing pose one leg at a time: at every sample (forward kinematics, body at the standing pose) only the
+    moving foot moves -- every other foot stays where it is to 1e-9 --, the feet on the ground keep a
+    positive static margin without the moving one (statics' support polygon), joint speeds stay within their
+    limits, and the last sample is the standing pose."""
+    period, v = (2.0, 0.03) if gait == "tripod" else (6.0, 0.01)
+    plan = lemur.plan_gait(gait, (v, 0.0, 0.0), period=period)
+    wq = plan.trajectory.positions[stop]
+    traj = lemur.plan_stand(wq, swing_height=0.03)
+    assert len(traj) > 1
+    idx = [lemur.mechanism.coordinate_index(n) for n in lemur.joint_names]
+    np.testing.assert_allclose(traj.positions[0], wq, atol=0)
+    np.testing.assert_allclose(traj.positions[-1], lemur.stand[idx], atol=1e-9)
+    Q = np.repeat(lemur.stand[None], len(traj), axis=0)
+    Q[:, idx] = traj.positions
+    F = np.array([lemur.feet_positions(q) for q in Q])                   # (N, L, 3)
+    ground = float(np.mean(lemur.feet_positions(lemur.stand)[:, 2]))
+    moves = np.linalg.norm(np.diff(F, axis=0), axis=2) > 1e-9          # (N-1, L)
+    assert np.all(moves.sum(axis=1) <= 1)                                # one foot at a time
+    com = center_of_mass(lemur.mechanism, Q)
+    for k in range(1, len(Q)):
+        support = (np.abs(F[k, :, 2] - ground) < 1e-6) & ~moves[k - 1]
+        assert support_polygon_margin(F[k, support], com[k], (0, 0, -9.81)).margin > 0
+    v = np.abs(np.diff(traj.positions, axis=0)) / np.diff(traj.times)[:, None]
+    assert np.all(v <= lemur.velocity_limits * (1 + 1e-9))
+    # with acceleration limits: the same path, slower, its accelerations (differences of the velocities)
+    # within them
+    slow = lemur.plan_stand(wq, swing_height=0.03, acceleration_limits=2.0)
+    np.testing.assert_allclose(slow.positions, traj.positions, atol=0)
+    vd = np.diff(slow.positions, axis=0) / np.diff(slow.times)[:, None]
+    tm = 0.5 * (slow.times[1:] + slow.times[:-1])
+    assert np.all(np.abs(slow.accelerations) <= 2.0)
+    assert np.max(np.abs(np.diff(vd, axis=0)) / np.diff(tm)[:, None]) <= 2.0 * 1.1      # another estimate
+    assert slow.duration > traj.duration
+    # from the standing pose: nothing to do; to a cycle's first pose (feet half a stride off neutral)
+    assert len(lemur.plan_stand(lemur.stand[idx])) == 0
+    onto = lemur.plan_stand(lemur.stand[idx], target=plan.trajectory.positions[0])
+    np.testing.assert_allclose(onto.positions[-1], plan.trajectory.positions[0], atol=1e-9)
+    assert len(onto) > 1
+    with pytest.raises(GaitInfeasible) as e:
+        lemur.plan_stand(wq, min_margin=0.5)               # no leg may be lifted
+    assert e.value.reason == "margin"
+    with pytest.raises(InvalidConfiguration):
+        lemur.plan_stand(wq[:-1])
+    with pytest.raises(InvalidConfiguration):
+        lemur.plan_stand(np.full_like(wq, np.nan))

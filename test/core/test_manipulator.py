@@ -478,3 +478,72 @@ def test_gravity_torques_are_the_potential_gradient(rover):
         qm[k] -= h
         assert tau[i] == pytest.approx((_potential(rover, qp) - _potential(rover, qm)) / (2 * h), abs=1e-6)
     assert np.any(np.abs(tau) > 0.1)
+
+
+# ------------------------------------------------------------------ avoid_collisions (MoveIt's flag)
+ROVER_ARM = ["arm_yaw", "arm_shoulder", "arm_elbow", "arm_wrist", "arm_turret"]
+ROVER_Q_ARM = [0.2, 0.5, -1.2, 0.4, 0.1]
+
+
+def _rover_arm(rover):
+    arm = ManipulatorModel(rover, tool="arm_tool", base="arm_mount")
+    return arm, arm.chain_q(rover.configuration(dict(zip(ROVER_ARM, ROVER_Q_ARM))))
+
+
+def _first_colliding_step(arm, path, **kw):
+    """Brute force: every step of the path planned without collision checking, checked as one batch."""
+    from mechanism_model_core.collision import in_collision
+    hits = in_collision(arm.mechanism, np.array([arm.full_q(q) for q in path.positions]), **kw)
+    return int(np.argmax(hits)) if np.any(hits) else None
+
+
+def test_avoid_collisions_stops_at_the_first_self_collision(rover):
+    """The Rocky 8 arm pulled back and up along its own plane folds its forearm into its turret: with
+    avoid_collisions the path ends at the step before the first colliding one (the same step a brute-force
+    check of the unchecked path finds), the fraction says so, the message names the bodies."""
+    require("coal", "collision")
+    arm, q0 = _rover_arm(rover)
+    T0 = arm.fk(q0)
+    T1 = T0.copy()
+    T1[:3, 3] += [-0.4 * math.cos(0.2), -0.4 * math.sin(0.2), 0.1]
+    free = arm.cartesian_path([T1], q0, max_step=0.005)
+    assert free.fraction == 1.0                                   # reachable, but through a fold
+    k = _first_colliding_step(arm, free)
+    assert k is not None and k > 1
+    path = arm.cartesian_path([T1], q0, max_step=0.005, avoid_collisions=True)
+    assert path.reason == "collision" and "arm_fore-arm_turret" in path.message
+    assert len(path.positions) == k and path.fraction == pytest.approx((k - 1) / free.steps_total)
+    np.testing.assert_allclose(path.positions, free.positions[:k], atol=1e-12)
+    assert _first_colliding_step(arm, path) is None
+
+
+def test_avoid_collisions_stops_before_an_obstacle(rover):
+    """Straight down onto a rock whose top is 0.15 m below the tool: the path stops above the rock, at the
+    step a brute-force check finds first in collision; without avoid_collisions (or without the rock) the
+    whole line is planned."""
+    require("coal", "collision")
+    from mechanism_model_core.collision import Environment, Obstacle
+
+    arm, q0 = _rover_arm(rover)
+    T0 = arm.fk(q0)
+    p_tool = forward_kinematics(rover, arm.full_q(q0)).position("arm_tool")
+    rock = Environment([Obstacle.box("rock", (0.2, 0.2, 0.2), translation(*(p_tool + [0.0, 0.0, -0.25])))])
+    T1 = T0.copy()
+    T1[:3, 3] += [0.0, 0.0, -0.3]
+    free = arm.cartesian_path([T1], q0, max_step=0.005)
+    assert free.fraction == 1.0
+    assert arm.cartesian_path([T1], q0, max_step=0.005, avoid_collisions=True).fraction == 1.0   # no rock
+    path = arm.cartesian_path([T1], q0, max_step=0.005, avoid_collisions=True, environment=rock)
+    assert path.reason == "collision" and "rock" in path.message and path.fraction < 1.0
+    k = _first_colliding_step(arm, free, environment=rock)
+    assert len(path.positions) == k
+    descent = T0[2, 3] - path.poses[-1][2, 3]
+    assert 0.0 < descent < 0.15                                   # stopped above the rock's top face
+    # a margin stops it earlier
+    wide = arm.cartesian_path([T1], q0, max_step=0.005, avoid_collisions=True, environment=rock,
+                              collision_margin=0.03)
+    assert wide.fraction < path.fraction
+    with pytest.raises(InvalidConfiguration):
+        arm.cartesian_path([T1], q0, environment=rock)            # an environment without avoid_collisions
+    with pytest.raises(InvalidConfiguration):
+        arm.cartesian_path([T1], q0, avoid_collisions=True, collision_margin=-1.0)

@@ -7,7 +7,7 @@ import textwrap
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import example, given, strategies as st
 
 from mechanism_model_core import ModelFileError, load_model
 from mechanism_model_core.library import model_path
@@ -295,6 +295,8 @@ def test_command_shapes_and_names():
     np.testing.assert_array_equal(GROUP.clamp({"c": 5, "b": 1, "a": 3}).values, [2, 1, 0])
 
 
+@example(prev=[0.0, 0.5, 0.0], target=[0.0, -1.0158665659741592e-265, 0.0], dt=0.5,
+         interface=CommandInterface.VELOCITY)   # prev - step rounded past a reachable target
 @given(commands, commands, st.floats(0, 0.5), st.sampled_from([CommandInterface.POSITION,
                                                                CommandInterface.VELOCITY]))
 def test_slew_bounds_the_rate(prev, target, dt, interface):

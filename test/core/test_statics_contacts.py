@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from mechanism_model_core import Joint, MechanismBuilder, forward_kinematics, load_model
 from mechanism_model_core.errors import MechanismModelError, UnknownFrame
@@ -222,3 +223,130 @@ def test_friction_method_redistributes_traction_into_the_cones():
     _free_body_check(rover, q, fr)
     # same total load, moved between contacts
     np.testing.assert_allclose(fr.forces.sum(axis=0), lt.forces.sum(axis=0), atol=1e-6)
+
+
+def _random_contact_problem(rng, rover, slope_max=0.4):
+    """Rocky 8 at a random pose of its suspension and arm, pitched and rolled on a random plane: the passive
+    rows (A, b) of its contact problem, as contact_loads builds them."""
+    from mechanism_model_core.kinematics import single_pass_output
+    from mechanism_model_core.statics import contacts as C
+    from mechanism_model_core.statics.gravity import _gravity_full, coupling_jacobian
+
+    q = rover.configuration(rover.random_configuration(rng))
+    roll, pitch = rng.uniform(-slope_max, slope_max, 2)
+    names = rover.coordinate_names
+    q[names.index("chassis.roll")], q[names.index("chassis.pitch")] = roll, pitch
+    normal = np.linalg.solve(rot_y(pitch)[:3, :3].T, [0, 0, 1.0])
+    cs = tuple(wheel_contacts(rover, normal, 0.8))
+    plan, BT = C._contact_plan(rover, cs)[:2]
+    D = coupling_jacobian(rover, q)
+    J = C._point_jacobians(plan, single_pass_output(rover, q)) @ D
+    Aloc = np.matmul(BT, J.reshape(len(cs), 3, -1)).reshape(3 * len(cs), -1)
+    _, prow, _ = C._default_passive(rover)
+    return Aloc[:, prow].T, (_gravity_full(rover, q, G, None) @ D)[prow], len(cs)
+
+
+def test_least_traction_kkt_equals_the_svd_route():
+    """The fast route (one symmetric KKT solve) and the SVD route (least squares, then least traction in
+    the null space, then least norm) are different algorithms for the same answer: they agree on random
+    rover poses, and the fast route declines (None) when the normal loads are not determined."""
+    from mechanism_model_core.statics import contacts as C
+
+    rover = load_model(model_path("rocky8/rocky8_rover.xml"))
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        A, b, n = _random_contact_problem(rng, rover)
+        fast = C._least_traction_kkt(A, b)
+        assert fast is not None
+        slow = C._lexicographic(A, b, C._tangent_selector(n), 1e-12)
+        np.testing.assert_allclose(fast, slow, atol=1e-9 * max(1.0, np.abs(b).max()))
+        np.testing.assert_allclose(A @ fast, b, atol=1e-9 * max(1.0, np.abs(b).max()))
+    # four coplanar vertical contacts carrying a weight: one normal-load combination is free
+    P = np.array([[1, 1, 1, 1], [0.3, 0.3, -0.3, -0.3], [0.2, -0.2, 0.2, -0.2]], float)
+    A = np.zeros((5, 12))
+    A[:3, 2::3] = P                                    # weight and the two tipping moments: normals
+    A[3, 0::3] = A[4, 1::3] = 1.0                      # horizontal balance: tangential
+    b = np.array([100.0, 5.0, -3.0, 0.0, 0.0])
+    assert C._least_traction_kkt(A, b) is None
+    x = C._lexicographic(A, b, C._tangent_selector(4), 1e-12)
+    np.testing.assert_allclose(x[2::3], P.T @ np.linalg.solve(P @ P.T, b[:3]), atol=1e-9)
+
+
+def test_quadruped_on_four_feet_least_norm_normal_loads():
+    """HyQ standing on its four feet on flat ground (a walker: the normal loads are indeterminate): no
+    traction is needed, and the normal loads are the least-norm ones that carry the weight with zero
+    tipping moment about the centre of mass (closed form from the foot positions), the joints' torques
+    hold the legs, and the free body balances."""
+    import os
+
+    from mechanism_model_core.io.urdf import load_urdf
+
+    path = os.path.join(os.path.dirname(__file__), "..", "data", "robots", "hyq", "hyq.urdf")
+    hyq = load_urdf(path, root_joint="floating")
+    q = hyq.configuration({"lf_kfe_joint": -1.2, "rf_kfe_joint": -1.2, "lh_kfe_joint": 1.2,
+                           "rh_kfe_joint": 1.2, "lf_hfe_joint": 0.6, "rf_hfe_joint": 0.6,
+                           "lh_hfe_joint": -0.6, "rh_hfe_joint": -0.6, "root_joint.z": 0.6})
+    feet = ["lf_foot", "rf_foot", "lh_foot", "rh_foot"]
+    r = contact_loads(hyq, q, [Contact(f, friction=0.7) for f in feet])
+    assert r.equilibrium and not r.lift.any() and not r.slip.any()
+    np.testing.assert_allclose(r.tangential_forces, 0, atol=1e-8)
+    fk = forward_kinematics(hyq, q)
+    p = np.array([fk.position(f) for f in feet])
+    c = center_of_mass(hyq, q)
+    W = total_mass(hyq) * 9.81
+    P = np.vstack([np.ones(4), p[:, 0], p[:, 1]])
+    expected = P.T @ np.linalg.solve(P @ P.T, W * np.array([1.0, c[0], c[1]]))
+    np.testing.assert_allclose(r.normal_forces, expected, atol=1e-8 * W)
+    _free_body_check(hyq, q, r)
+
+
+def test_contact_point_jacobians_equal_the_kinematics_jacobians():
+    """The contact points' Jacobians that contact_loads gathers from the kinematics pass: a wheel's contact
+    moves as a point of the wheel (``J_v - [p - o]x J_w`` from the wheel's LOCAL_WORLD_ALIGNED Jacobian),
+    and with the rocker differential folded in they are that times the coupling Jacobian."""
+    from mechanism_model_core.kinematics import single_pass_output
+    from mechanism_model_core.spatial import skew
+    from mechanism_model_core.statics import contacts as C
+
+    rover = load_model(model_path("rocky8/rocky8_rover.xml"))
+    cs = tuple(wheel_contacts(rover, friction=0.8))
+    plan = C._contact_plan(rover, cs)[0]
+    for seed in range(4):
+        q = rover.configuration(rover.random_configuration(seed))
+        out = single_pass_output(rover, q)
+        J = C._point_jacobians(plan, out)
+        fk = forward_kinematics(rover, q)
+        for i, c in enumerate(cs):
+            Jw = fk.jacobian(c.wheel)
+            d = fk.position(c.frame) - fk.position(c.wheel)
+            np.testing.assert_allclose(J[3 * i:3 * i + 3], Jw[:3] - skew(d) @ Jw[3:], atol=1e-12)
+        D = rover.coupling_jacobian(q)
+        np.testing.assert_allclose(C._point_jacobians(plan, out, independent=True), J @ D, atol=1e-12)
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), roll=st.floats(-0.3, 0.3), pitch=st.floats(-0.3, 0.3))
+def test_rocky8_random_pose_and_slope_balances(seed, roll, pitch):
+    """Rocky 8 with its suspension, mast and arm anywhere, on a plane tilted by (roll, pitch) with the
+    chassis aligned to it: whenever contact_loads reports equilibrium, the contact forces and the weight
+    balance as a free body (forces and moments about the centre of mass), no contact pulls, the passive
+    joints carry nothing, and the flags agree with the forces."""
+    from mechanism_model_core.spatial import rot_x
+
+    rover = _ROCKY8.setdefault("m", load_model(model_path("rocky8/rocky8_rover.xml")))
+    q = rover.configuration(rover.random_configuration(seed))
+    names = rover.coordinate_names
+    q[names.index("chassis.roll")], q[names.index("chassis.pitch")] = roll, pitch
+    normal = (rot_x(roll) @ rot_y(pitch))[:3, 2]
+    r = contact_loads(rover, q, wheel_contacts(rover, normal, 0.8))
+    if not r.equilibrium:
+        return
+    _free_body_check(rover, q, r)
+    assert np.all(r.normal_forces >= -1e-9)
+    np.testing.assert_array_equal(r.lift, r.normal_forces <= 1e-9 * max(1.0, np.abs(r.normal_forces).max()))
+    np.testing.assert_array_equal(r.slip, ~r.lift & (r.friction_ratio > 0.8 * (1 + 1e-9)))
+    passive = [r.coordinates.index(c) for c in r.passive]
+    np.testing.assert_allclose(r.torques[passive], 0, atol=0)
+
+
+_ROCKY8: dict = {}

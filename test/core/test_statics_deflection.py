@@ -162,3 +162,30 @@ def test_negative_stiffness_in_a_model_file_names_the_line(tmp_path):
     with pytest.raises(ModelFileError) as exc:
         load_model(str(xml))
     assert exc.value.line in (5, 6) and "stiffness" in str(exc.value)
+
+
+def test_applied_tip_load_dead_and_following():
+    """A massless link (length L) on a torsional hinge (ty = k), loaded only by a tip force F (no gravity):
+    a *following* load (expressed in the tip frame, it turns with the deflection) gives exactly
+    ``k a = F L``; the same force as a *dead* load (ground axes) gives ``k a = F L cos a``, solved here by
+    bisection. Both with the tool's sag equal to the rotated tip."""
+    from scipy.optimize import brentq
+
+    k, F, L = 200.0, 30.0, 1.0
+    b = MechanismBuilder("hinge")
+    b.add_body("link", None, Joint(name="j", type="revolute", axis=(0, 0, 1), stiffness=(0, 0, 0, 0, k, 0)),
+               mass=MassProperties(0.0))
+    b.add_frame("link", "tip", translation(L, 0, 0))
+    m = b.build()
+    follow = deflected_equilibrium(m, [0.0], gravity=(0, 0, 0), wrenches=[Wrench("tip", (0, 0, -F),
+                                                                                 expressed_in="tip")])
+    assert follow.deflections["j"][4] == pytest.approx(F * L / k, abs=1e-10)
+    dead = deflected_equilibrium(m, [0.0], gravity=(0, 0, 0), wrenches=[Wrench("tip", (0, 0, -F))])
+    a = brentq(lambda x: k * x - F * L * math.cos(x), 0.0, 1.0, xtol=1e-14)
+    assert dead.deflections["j"][4] == pytest.approx(a, abs=1e-10)
+    assert a < F * L / k - 1e-3                      # the two differ measurably at this load
+    for d, ang in ((follow, F * L / k), (dead, a)):
+        np.testing.assert_allclose(d.pose("tip")[:3, 3], [L * math.cos(ang), 0, -L * math.sin(ang)], atol=1e-9)
+        np.testing.assert_allclose(d.spring_wrenches["j"][4], -k * ang, atol=1e-8)
+    # the commanded joint (z) holds no load here: its torque at the deflected pose is zero
+    assert abs(follow.torques[0]) < 1e-9 and abs(dead.torques[0]) < 1e-9

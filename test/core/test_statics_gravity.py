@@ -14,11 +14,11 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from mechanism_model_core import Joint, MechanismBuilder, forward_kinematics
+from mechanism_model_core import Joint, MechanismBuilder, forward_kinematics, jacobian
 from mechanism_model_core.errors import InvalidConfiguration, MechanismModelError, UnknownFrame
 from mechanism_model_core.io.urdf import load_urdf
 from mechanism_model_core.model import MassProperties
-from mechanism_model_core.spatial import rot_x, translation
+from mechanism_model_core.spatial import euler_to_matrix, matrix_to_quaternion, rot_x, translation
 from mechanism_model_core.statics import (Payload, Wrench, center_of_mass, com_jacobian, gravity_torques,
                                           mass_model, static_torques, total_mass, wrench_torques)
 
@@ -60,7 +60,11 @@ def _pin_q(pm, m, q):
             qp[jm.idx_q] = values[name]
         elif jm.nq == 2:
             qp[jm.idx_q:jm.idx_q + 2] = [math.cos(values[name]), math.sin(values[name])]
-        else:  # pragma: no cover - the vendored fixed-base URDFs have no other kind
+        elif "FreeFlyer" in jm.shortname():        # ours: x, y, z and intrinsic x-y-z Euler angles
+            R = euler_to_matrix("xyz", [values[f"{name}.{c}"] for c in ("roll", "pitch", "yaw")])
+            qp[jm.idx_q:jm.idx_q + 3] = [values[f"{name}.{c}"] for c in "xyz"]
+            qp[jm.idx_q + 3:jm.idx_q + 7] = matrix_to_quaternion(R)
+        else:  # pragma: no cover - the vendored URDFs have no other kind
             raise AssertionError(jm.shortname())
     return qp
 
@@ -101,6 +105,27 @@ def test_gravity_com_and_jacobian_match_pinocchio(rel, seed):
     np.testing.assert_allclose(center_of_mass(m, q) * M, c_pin * M_pin + h_welded, atol=TOL)
     Jc = pin.jacobianCenterOfMass(pm, d, qp)[:, cols]
     np.testing.assert_allclose(com_jacobian(m, q) * M, Jc * M_pin, atol=TOL)
+
+
+@pytest.mark.usefixtures("needs_pin")
+@pytest.mark.parametrize("rel", ["ur5/ur5.urdf", "pr2/pr2.urdf"])
+def test_any_gravity_vector_matches_pinocchio(rel):
+    """A gravity vector other than the default (a tilted base, another planet) on every path: the
+    single-configuration fast path, the batch and the general path with a payload of zero mass."""
+    m, pm = _models(rel)
+    pm2 = pin.Model(pm)
+    d = pm2.createData()
+    rng = np.random.default_rng(5)
+    cols = _pin_cols(pm, m)
+    for k in range(3):
+        g = rng.normal(size=3) * 5
+        pm2.gravity.linear = g
+        q = m.random_configuration(20 + k)
+        g_pin = pin.computeGeneralizedGravity(pm2, d, _pin_q(pm2, m, q))[cols]
+        np.testing.assert_allclose(gravity_torques(m, q, gravity=g, coordinates="full"), g_pin, atol=TOL)
+        np.testing.assert_allclose(gravity_torques(m, q[None], gravity=g, coordinates="full")[0], g_pin, atol=TOL)
+        np.testing.assert_allclose(gravity_torques(m, q, gravity=g, coordinates="full",
+                                                   payloads=[Payload(m.frame_names[-1], 0.0)]), g_pin, atol=TOL)
 
 
 @pytest.mark.usefixtures("needs_pin")
@@ -148,6 +173,94 @@ def test_static_torque_matches_pinocchio(rel):
     fk = forward_kinematics(m, q)
     world = [Wrench(w.frame, fk.rotation(w.frame) @ w.force, fk.rotation(w.frame) @ w.torque) for w in wrenches]
     np.testing.assert_allclose(static_torques(m, q, G, world, coordinates="full"), tau_pin, atol=1e-8)
+
+
+HUMANOID = "romeo/romeo.urdf"
+
+
+def _humanoid():
+    """Romeo (Aldebaran), 55 revolute joints (22 of them mimic couplings in the hands) on a free-flyer:
+    ours with ``root_joint="floating"``, Pinocchio's with ``JointModelFreeFlyer`` (mimic joints read as
+    independent, so every coordinate is compared)."""
+    if HUMANOID not in _CACHE:
+        import warnings
+
+        path = os.path.join(DATA, HUMANOID)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")          # a few hand axes are 2e-7 short of unit length
+            m = load_urdf(path, root_joint="floating")
+        pm = pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer()) if pin is not None else None
+        _CACHE[HUMANOID] = (m, pm)
+    return _CACHE[HUMANOID]
+
+
+def _base_map(m, q):
+    """Pinocchio's free-flyer velocity is the base twist in the base frame; ours, the rates of x, y, z,
+    roll, pitch, yaw. ``Phi`` (6, 6) maps ours to theirs (the base's LOCAL Jacobian columns of the
+    floating coordinates), so by virtual work our base torques are ``Phi^T`` theirs."""
+    return jacobian(m, q, m.child_body_of_joint("root_joint"), convention="LOCAL")[:, :6]
+
+
+@pytest.mark.usefixtures("needs_pin")
+@settings(max_examples=6, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1))
+def test_humanoid_on_a_free_flyer_matches_pinocchio(seed):
+    """computeGeneralizedGravity, computeStaticTorque, centerOfMass and jacobianCenterOfMass on a
+    humanoid with a floating base, every coordinate (the base through ``Phi``), to 1e-9."""
+    m, pm = _humanoid()
+    d = pm.createData()
+    assert m.nq == 61 and pm.nv == 61
+    q = m.random_configuration(seed)
+    q[:3] = np.random.default_rng(seed).uniform(-2, 2, 3)
+    qp = _pin_q(pm, m, q)
+    Phi = _base_map(m, q)
+    cols = [pm.joints[pm.getJointId(n)].idx_v for n in m.coordinate_names[6:]]
+
+    def ours_vs_pin(tau, tau_pin, tol):
+        np.testing.assert_allclose(tau[6:], tau_pin[cols], atol=tol)
+        np.testing.assert_allclose(tau[:6], Phi.T @ tau_pin[:6], atol=tol)
+
+    g_pin = pin.computeGeneralizedGravity(pm, d, qp)
+    ours_vs_pin(gravity_torques(m, q, coordinates="full"), g_pin, TOL)
+    ours_vs_pin(gravity_torques(m, q[None], coordinates="full")[0], g_pin, TOL)      # the batch path
+    # a wrench on every link, in the link's own frame: Pinocchio's per-joint external forces
+    rng = np.random.default_rng(seed)
+    fext = pin.StdVec_Force()
+    wrenches = []
+    for j in range(pm.njoints):
+        f = rng.normal(size=6) * 20
+        fext.append(pin.Force(f[:3], f[3:]) if j else pin.Force.Zero())
+        if j:
+            link = m.child_body_of_joint(pm.names[j])
+            wrenches.append(Wrench(link, f[:3], f[3:], expressed_in=link))
+    ours_vs_pin(static_torques(m, q, G, wrenches, coordinates="full"),
+                pin.computeStaticTorque(pm, d, qp, fext), 1e-8)
+    # centre of mass (nothing is welded to the ground here) and its Jacobian
+    np.testing.assert_allclose(total_mass(m), pin.computeTotalMass(pm), atol=1e-12)
+    np.testing.assert_allclose(center_of_mass(m, q), pin.centerOfMass(pm, d, qp), atol=TOL)
+    Jp = pin.jacobianCenterOfMass(pm, d, qp)
+    J = com_jacobian(m, q)
+    np.testing.assert_allclose(J[:, 6:], Jp[:, cols], atol=TOL)
+    np.testing.assert_allclose(J[:, :6], Jp[:, :6] @ Phi, atol=TOL)
+
+
+def test_humanoid_independent_torques_are_the_potential_energy_gradient():
+    """Romeo's mimic-coupled hand joints: torques on the independent coordinates equal central differences
+    of the potential energy ``-M g . c`` over them (the chain rule through the couplings, checked without
+    our Jacobians)."""
+    m, _ = _humanoid()
+    indep = m.independent_coordinates
+    assert len(indep) < m.nq
+    x = m.configuration(m.random_configuration(4))
+    xi = np.array([x[m.coordinate_index(c)] for c in indep])
+    M = total_mass(m)
+
+    def V(v):
+        return -M * G @ center_of_mass(m, dict(zip(indep, v)))
+
+    h = 1e-6
+    fd = np.array([(V(xi + h * e) - V(xi - h * e)) / (2 * h) for e in np.eye(len(indep))])
+    np.testing.assert_allclose(gravity_torques(m, dict(zip(indep, xi))), fd, atol=1e-6)
 
 
 def _planar(masses, lengths, com_frac=0.5):
@@ -248,7 +361,11 @@ def test_couplings_chain_rule():
 def test_batch_equals_single(rel):
     m, _ = _models(rel)
     Q = m.random_configuration(2, size=6)
-    for fn in (gravity_torques, lambda mm, q: com_jacobian(mm, q), lambda mm, q: center_of_mass(mm, q)):
+    pay = [Payload(m.frame_names[-1], 1.7, (0.02, -0.01, 0.05))]
+    tilted = (1.0, -2.0, -9.0)
+    for fn in (gravity_torques, lambda mm, q: com_jacobian(mm, q), lambda mm, q: center_of_mass(mm, q),
+               lambda mm, q: gravity_torques(mm, q, tilted, coordinates="full"),
+               lambda mm, q: gravity_torques(mm, q, payloads=pay)):
         batch = fn(m, Q)
         for k in (0, 3, 5):
             np.testing.assert_allclose(batch[k], fn(m, Q[k]), atol=1e-12)

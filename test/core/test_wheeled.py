@@ -35,10 +35,10 @@ def wheel_xy(name):
 
 # ---------------------------------------------------------------------------------------- descriptions
 @pytest.mark.parametrize("rover", ROVERS)
-def test_every_library_rover_has_a_mobility_file_that_the_proposal_reproduces(rover):
+def test_every_library_rover_carries_its_mobility_and_the_proposal_reproduces_it(rover):
     m = mm.load_model(model_path(rover + ".xml"))
     shipped = mobility_for(m)
-    assert shipped.source and shipped.source.endswith(rover + "_mobility.yaml")
+    assert shipped.source and shipped.source.endswith(rover + ".xml")      # the model file's <Mobility>
     proposed = propose_mobility(m)
     key = lambda s: [(w.name, w.drive_joint, w.steering_joint, w.radius, w.contact_frame) for w in s.wheels]
     assert key(proposed) == key(shipped)
@@ -102,6 +102,113 @@ def test_a_steering_range_that_makes_a_mode_impossible_fails_at_load():
     W = WheeledLocomotorModel(limited, {**d, "modes": ["ackermann"], "min_turn_radius": 2.0})
     cmd = W.drive(point_turn_twist(0.3))
     assert not cmd.ok and "outside" in cmd.reason and np.all(cmd.rates == 0)
+
+
+# ---------------------------------------------------------------------------- <Mobility> in the model file
+MOBILITY = """
+  <Mobility body_frame="chassis" modes="{modes}" steering_tolerance="0.1">
+    <Wheel name="lf" drive_joint="{lf_drive}" radius="{radius}" steering_joint="left_front_steer"/>
+    <Wheel name="lm" drive_joint="left_middle_drive" radius="0.1" steering_joint="left_middle_steer"/>
+    <Wheel name="lr" drive_joint="left_rear_drive" radius="0.1" steering_joint="left_rear_steer"/>
+    <Wheel name="rf" drive_joint="right_front_drive" radius="0.1" steering_joint="right_front_steer"/>
+    <Wheel name="rm" drive_joint="right_middle_drive" radius="0.1" steering_joint="right_middle_steer"/>
+    <Wheel name="rr" drive_joint="right_rear_drive" radius="0.1" steering_joint="right_rear_steer" max_rate="2*M_PI"/>
+    <Suspension joint="left_rocker"/>
+    <Suspension joint="{susp}"/>
+  </Mobility>
+"""
+
+
+def rocky8_with(tmp_path, name="r8.xml", limits_steer=None, **fields):
+    """A copy of Rocky 8's rover file with its own <Mobility> (the attached files referenced by absolute
+    path); returns (path, line of the <Mobility> element)."""
+    import os
+    import re
+    src = open(model_path("rocky8/rocky8_rover.xml")).read()
+    d = os.path.dirname(model_path("rocky8/rocky8_rover.xml"))
+    src = re.sub(r'file="([^"]+)"', lambda mt: f'file="{os.path.join(d, mt.group(1))}"', src)
+    src = src[:src.index("  <!-- mobility (CLARAty 12)")] + "</Mechanism_Model>\n"
+    vals = {"modes": "ackermann crab turn_in_place", "lf_drive": "left_front_drive", "radius": "0.1",
+            "susp": "left_bogie", **fields}
+    text = src.replace("</Mechanism_Model>", MOBILITY.format(**vals) + "</Mechanism_Model>")
+    p = tmp_path / name
+    p.write_text(text)
+    line = text[:text.index("<Mobility")].count("\n") + 1
+    return p, line
+
+
+def test_the_model_file_mobility_is_read_checked_and_written_back(tmp_path):
+    p, _ = rocky8_with(tmp_path)
+    m = mm.load_model(p)
+    W = WheeledLocomotorModel(m)                           # no YAML anywhere: the model file says it all
+    assert W.names == ["lf", "lm", "lr", "rf", "rm", "rr"]
+    assert W.spec.source == str(p) and W.spec.steering_tolerance == 0.1
+    assert W.spec.suspension_joints == ("left_rocker", "left_bogie")
+    assert W.max_rates[5] == pytest.approx(min(2 * math.pi, m.joint("right_rear_drive").velocity))
+    assert W.spec.modes == ("ackermann", "crab", "turn_in_place")
+    # saved as one file, loaded again: the same description, the same driving
+    out = tmp_path / "saved.xml"
+    m.save(out)
+    assert "<Mobility" in out.read_text()
+    m2 = mm.load_model(out)
+    assert m2.metadata["mobility"] == m.metadata["mobility"]
+    W2 = WheeledLocomotorModel(m2)
+    cmd, cmd2 = W.drive(arc_twist(0.2, 1.5)), W2.drive(arc_twist(0.2, 1.5))
+    np.testing.assert_array_equal(cmd.steering, cmd2.steering)
+    np.testing.assert_array_equal(cmd.rates, cmd2.rates)
+
+
+def test_a_yaml_beside_the_model_file_overrides_its_mobility(tmp_path):
+    import yaml
+    p, _ = rocky8_with(tmp_path, "r8y.xml")
+    d = WheeledLocomotorModel(mm.load_model(p)).spec.to_dict()
+    d["steering_tolerance"] = 0.02
+    (tmp_path / "r8y_mobility.yaml").write_text(yaml.safe_dump({"mobility": d}))
+    W = WheeledLocomotorModel(mm.load_model(p))
+    assert W.spec.steering_tolerance == 0.02 and W.spec.source.endswith("r8y_mobility.yaml")
+
+
+def test_bad_mobility_elements_fail_at_load_naming_file_and_line(tmp_path):
+    from mechanism_model_core.errors import ModelFileError
+
+    cases = [({"lf_drive": "no_such_joint"}, 1, "wheel 'lf': drive_joint 'no_such_joint' is not a joint"),
+             ({"radius": "-0.1"}, 1, "positive number of metres"),
+             ({"susp": "no_such_hinge"}, 8, "suspension joint 'no_such_hinge' is not a joint"),
+             ({"modes": "warp"}, 0, "unknown mode 'warp'"),
+             ({"radius": "M_PI/"}, 1, "radius")]
+    for k, (fields, offset, msg) in enumerate(cases):
+        p, line = rocky8_with(tmp_path, f"bad{k}.xml", **fields)
+        with pytest.raises(ModelFileError, match=msg) as err:
+            mm.load_model(p)
+        assert err.value.file == str(p) and err.value.line == line + offset, (fields, err.value)
+    # no radius at all: the DTD refuses it, with the line
+    p, line = rocky8_with(tmp_path, "noradius.xml")
+    p.write_text(p.read_text().replace('<Wheel name="lm" drive_joint="left_middle_drive" radius="0.1"',
+                                       '<Wheel name="lm" drive_joint="left_middle_drive"'))
+    with pytest.raises(ModelFileError, match="radius") as err:
+        mm.load_model(p)
+    assert err.value.line == line + 2
+    # a steering range that makes a declared mode impossible: refused at load, at the <Mobility> line
+    p, line = rocky8_with(tmp_path, "limited.xml")
+    m = mm.load_model(p)
+    edit = m.edit()
+    for j in m.joints:
+        if j.name.endswith("_steer"):
+            edit.set_joint(m.child_body_of_joint(j.name), j.with_(lower=(-0.3,), upper=(0.3,)))
+    limited = edit.build()
+    out = tmp_path / "limited_saved.xml"
+    limited.save(out)
+    loaded = mm.load_model(out)                 # the names are fine; the locomotor's kinematics refuse it
+    with pytest.raises(ModelFileError, match="mode 'crab' is impossible") as err:
+        WheeledLocomotorModel(loaded)
+    mob_line = out.read_text()[:out.read_text().index("<Mobility")].count("\n") + 1
+    assert err.value.file == str(out) and err.value.line == mob_line
+    # a steering joint that does not carry its wheel: found by the locomotor, at that <Wheel>'s line
+    p, line = rocky8_with(tmp_path, "wrongsteer.xml")
+    p.write_text(p.read_text().replace('steering_joint="left_middle_steer"', 'steering_joint="right_rear_steer"'))
+    with pytest.raises(ModelFileError, match="wheel 'lm': steering joint 'right_rear_steer' does not carry") as err:
+        WheeledLocomotorModel(mm.load_model(p))
+    assert err.value.line == line + 2
 
 
 # ------------------------------------------------------------------------------------- closed forms
@@ -428,3 +535,24 @@ def test_tipover_margin_uses_the_settled_contacts(rocky8):
         margins.append(rocky8.tipover_margin(P, s.q).margin)
     assert all(a > b for a, b in zip(margins, margins[1:]))
     assert margins[0] > 0 and margins[-1] < 0
+
+
+def test_cli_prints_and_proposes_mobility_that_loads_back(tmp_path, capsys):
+    """`mechanism-model mobility MODEL [--propose] [--format yaml]`: the element pasted into the model file
+    and the YAML file both load back to the same description."""
+    from mechanism_model_core.cli import main
+
+    ref = WheeledLocomotorModel(mm.load_model(model_path("rocky8/rocky8_rover.xml"))).spec.to_dict()
+    assert main(["mobility", "rocky8/rocky8_rover.xml", "--propose"]) == 0
+    element = capsys.readouterr().out
+    assert element.startswith("<Mobility ")
+    p, _ = rocky8_with(tmp_path, "pasted.xml")
+    text = p.read_text()
+    text = text[:text.index("<Mobility")] + element + "</Mechanism_Model>\n"
+    p.write_text(text)
+    got = WheeledLocomotorModel(mm.load_model(p)).spec.to_dict()
+    assert [w for w in got["wheels"]] == [w for w in ref["wheels"]]
+    assert got["suspension_joints"] == ref["suspension_joints"]
+    out = tmp_path / "r8_mobility.yaml"
+    assert main(["mobility", "rocky8/rocky8_rover.xml", "--format", "yaml", "-o", str(out)]) == 0
+    assert load_mobility(out).to_dict() == ref

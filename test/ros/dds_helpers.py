@@ -6,10 +6,12 @@ the test side uses Cyclone DDS with message classes built from rosbags' definiti
 
 from __future__ import annotations
 
+import itertools
 import os
 import random
 import subprocess
 import sys
+import threading
 import time
 
 LOOPBACK_URI = (
@@ -35,18 +37,20 @@ def unique_domain_id() -> int:
         lo, hi = int(a), int(b or a)
         if not 0 <= lo <= hi <= 232:
             raise ValueError(f"MM_TEST_DOMAINS={spec!r}: want lo-hi within 0-232")
-    # successive calls in one process take successive ids (from a random start), so that a fixture never
-    # meets a server of an earlier one that is still shutting down, nor two live fixtures one domain
+    global _domain_start
     n = hi - lo + 1
-    global _last_domain
-    if _last_domain is None:
-        _last_domain = (os.getpid() * 7 + random.randrange(1000)) % n
-    else:
-        _last_domain = (_last_domain + 1) % n
-    return lo + _last_domain
+    with _domain_lock:
+        if _domain_start is None:
+            _domain_start = os.getpid() * 7 + random.randrange(1000)
+        # successive calls of one process take successive ids: servers alive together (a module's fixture
+        # beside a test's own server) never share a domain while fewer than the range's size were drawn
+        k = next(_domain_counter)
+    return lo + (_domain_start + k) % n
 
 
-_last_domain = None
+_domain_lock = threading.Lock()
+_domain_counter = itertools.count()
+_domain_start = None
 
 
 def dds_env(domain_id: int) -> dict:

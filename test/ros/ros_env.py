@@ -32,6 +32,7 @@ import fcntl
 import functools
 import hashlib
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -48,6 +49,16 @@ DISTROS = {"humble": "/opt/ros/humble", "jazzy": "/opt/ros/jazzy"}
 #: what the ROS Python must import besides ROS itself (Debian's python3-numpy/-scipy/-lxml/-yaml)
 PY_DEPS = ("numpy", "scipy", "lxml", "yaml")
 PACKAGES = ("mechanism_model_msgs", "mechanism_model_core", "mechanism_model_ros")
+#: standard interface packages our nodes use that a core-only distribution (shared/ros2's Jazzy) lacks; where
+#: one is missing, :func:`workspace` builds it from its definitions (see :func:`standard_interfaces`). On a
+#: full ROS 2 install they come from apt (ros-<distro>-trajectory-msgs ...) and nothing is generated.
+#: mechanism_model_msgs needs trajectory_msgs, the kinematics server visualization_msgs (its markers), the
+#: locomotor nav_msgs. Not control_msgs (the manipulator node's action): it only talks to ros2_control, which
+#: the core-only Jazzy does not have either, and building it would add about a minute to every CI run.
+STANDARD_INTERFACES = ("trajectory_msgs", "visualization_msgs", "nav_msgs")
+#: where their definitions are read from when the distribution lacks them (Humble's installed .msg/.srv/
+#: .action files: the same definitions, byte for byte for trajectory/nav/visualization_msgs)
+INTERFACE_SOURCES = os.environ.get("MM_INTERFACE_SOURCES", "/opt/ros/humble/share")
 
 __all__ = ["ROS_PYTHON", "DISTROS", "required", "require", "available", "ros_env", "workspace", "domain",
            "RosProcess", "start", "start_serve", "run", "run_python", "ros2", "stop_daemon",
@@ -128,11 +139,72 @@ def require(distro: str = "humble") -> None:
         _missing(reason)
 
 
-def _sources_digest() -> str:
-    """Hash of what a workspace build depends on: this checkout's path, the interface files and package
+def missing_interfaces(distro: str) -> list[str]:
+    """The :data:`STANDARD_INTERFACES` that ROS 2 ``distro`` does not provide (in dependency order)."""
+    share = os.path.join(DISTROS[distro], "share")
+    return [p for p in STANDARD_INTERFACES if not os.path.isdir(os.path.join(share, p))]
+
+
+_TYPE_REF = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_]*)/[A-Za-z][A-Za-z0-9_]*(\[[^\]]*\])?\s+\w", re.M)
+
+
+def standard_interfaces(distro: str, dest: str) -> list[str]:
+    """Write an ament_cmake interface package under ``dest`` for each standard interface package that
+    ``distro`` lacks (:func:`missing_interfaces`), from the definitions in :data:`INTERFACE_SOURCES`; returns
+    their names. Each package's dependencies are the packages its definitions name (``std_msgs/Header``
+    ...), plus ``action_msgs`` for actions. Generated at test time in the workspace, never committed."""
+    names = missing_interfaces(distro)
+    for pkg in names:
+        src = os.path.join(INTERFACE_SOURCES, pkg)
+        files, deps = [], set()
+        for kind in ("msg", "srv", "action"):
+            d = os.path.join(src, kind)
+            if not os.path.isdir(d):
+                continue
+            os.makedirs(os.path.join(dest, pkg, kind), exist_ok=True)
+            for name in sorted(os.listdir(d)):
+                if not name.endswith("." + kind):      # srv/ also holds generated *_Request.msg files
+                    continue
+                shutil.copyfile(os.path.join(d, name), os.path.join(dest, pkg, kind, name))
+                files.append(f"{kind}/{name}")
+                with open(os.path.join(d, name)) as fh:
+                    deps.update(m.group(1) for m in _TYPE_REF.finditer(fh.read()))
+                if kind == "action":
+                    deps.update(("action_msgs", "builtin_interfaces", "unique_identifier_msgs"))
+        if not files:
+            raise RuntimeError(f"ROS 2 {distro} lacks {pkg} and {src} has no definitions of it "
+                               f"(set MM_INTERFACE_SOURCES to a share/ directory holding {pkg}/msg ...)")
+        deps.discard(pkg)
+        deps = sorted(deps)
+        with open(os.path.join(dest, pkg, "CMakeLists.txt"), "w") as fh:
+            fh.write(f"cmake_minimum_required(VERSION 3.8)\nproject({pkg})\nfind_package(ament_cmake REQUIRED)\n"
+                     f"find_package(rosidl_default_generators REQUIRED)\n"
+                     + "".join(f"find_package({d} REQUIRED)\n" for d in deps)
+                     + f"rosidl_generate_interfaces(${{PROJECT_NAME}}\n"
+                     + "".join(f'  "{f}"\n' for f in files)
+                     + (f"  DEPENDENCIES {' '.join(deps)}\n" if deps else "")
+                     + ")\nament_export_dependencies(rosidl_default_runtime)\nament_package()\n")
+        with open(os.path.join(dest, pkg, "package.xml"), "w") as fh:
+            fh.write('<?xml version="1.0"?>\n<package format="3">\n'
+                     f"  <name>{pkg}</name>\n  <version>0.0.0</version>\n"
+                     f"  <description>{pkg} built from its definitions for a test workspace</description>\n"
+                     '  <maintainer email="none@example.org">generated</maintainer>\n  <license>Apache-2.0</license>\n'
+                     "  <buildtool_depend>ament_cmake</buildtool_depend>\n"
+                     "  <buildtool_depend>rosidl_default_generators</buildtool_depend>\n"
+                     + "".join(f"  <depend>{d}</depend>\n" for d in deps)
+                     + "  <exec_depend>rosidl_default_runtime</exec_depend>\n"
+                     "  <member_of_group>rosidl_interface_packages</member_of_group>\n"
+                     "  <export><build_type>ament_cmake</build_type></export>\n</package>\n")
+    return names
+
+
+def _sources_digest(distro: str) -> str:
+    """Hash of what a workspace build of ``distro`` depends on: the standard interface packages it builds
+    (:func:`missing_interfaces`; none for a full distribution), this checkout's path, the interface files and package
     manifests (contents), and the names of the files installed into share/ (launch, config, models: the
     workspace is built with --symlink-install, so edits to those files need no rebuild, new files do)."""
     h = hashlib.sha256(TOP.encode())
+    h.update(",".join(missing_interfaces(distro)).encode())
     content = [os.path.join(TOP, p, f) for p in ("mechanism_model_core", "mechanism_model_ros")
                for f in ("setup.py", "setup.cfg", "package.xml")]
     for dirpath, dirs, names in os.walk(os.path.join(TOP, "mechanism_model_msgs")):
@@ -161,7 +233,7 @@ def workspace(distro: str = "humble") -> str:
     require(distro)
     cache = os.environ.get("MM_ROS_WS_CACHE") or os.path.join(tempfile.gettempdir(), f"mm_ros_ws_{os.getuid()}")
     os.makedirs(cache, exist_ok=True)
-    ws = os.path.join(cache, f"{distro}-{_sources_digest()}")
+    ws = os.path.join(cache, f"{distro}-{_sources_digest(distro)}")
     done = os.path.join(ws, ".built")
     digest = os.path.basename(ws)
     with open(os.path.join(cache, f"{digest}.lock"), "w") as lock:   # builds of other states run alongside
@@ -175,8 +247,13 @@ def workspace(distro: str = "humble") -> str:
         print(f"ros_env: colcon build of {', '.join(PACKAGES)} against ROS 2 {distro} in {ws} (~25 s)",
               file=sys.stderr, flush=True)
         env = _sourced(distro, None)
+        extra = standard_interfaces(distro, os.path.join(ws, "interfaces"))
+        if extra:
+            print(f"ros_env: ROS 2 {distro} lacks {', '.join(extra)}: building them from their definitions "
+                  f"in {INTERFACE_SOURCES}", file=sys.stderr, flush=True)
         cmd = ["colcon", "--log-base", os.path.join(ws, "log"), "build", "--base-paths", TOP,
-               "--packages-select", *PACKAGES, "--merge-install", "--symlink-install",
+               *([os.path.join(ws, "interfaces")] if extra else []),
+               "--packages-select", *extra, *PACKAGES, "--merge-install", "--symlink-install",
                "--build-base", os.path.join(ws, "build"), "--install-base", os.path.join(ws, "install"),
                "--event-handlers", "console_direct-",
                "--cmake-args", "-DBUILD_TESTING=OFF", f"-DPython3_EXECUTABLE={ROS_PYTHON}",

@@ -175,19 +175,30 @@ def test_scaling_slows_the_trajectory(client):
 
 
 def test_avoid_collisions(client):
-    """avoid_collisions: with the collision module (and coal) every point is checked (the line is achieved, or
-    stops at a refused state with INVALID_MOTION_PLAN); without it the request is refused with FAILURE and a
-    reason, never silently ignored."""
-    _, T1 = _line_target()
+    """avoid_collisions (MoveIt's flag): the Rocky 8 arm pulled back and up along its plane folds its forearm
+    into its turret. Without the flag the whole line is planned; with it the path stops before the first
+    step in collision -- the step a brute-force check of the unchecked path finds -- with INVALID_MOTION_PLAN,
+    the fraction achieved, the colliding bodies named and a collision-free partial trajectory."""
+    require("coal", "collision")
+    from mechanism_model_core.collision import in_collision
+    _, T1 = _line_target(dr=-0.4, dz=0.1)
+    free = client.call(_request(client, [T1]))
+    assert free.error_code.val == 1 and free.fraction == 1.0, free.message
     rep = client.call(_request(client, [T1], avoid_collisions=True))
-    try:
-        from mechanism_model_core.collision import in_collision
-        in_collision(MODEL, MODEL.home)
-        available = True
-    except ImportError:
-        available = False
-    if available:      # achieved whole, or stopped at a state the collision check refuses (code and fraction)
-        assert (rep.error_code.val == 1 and rep.fraction == 1.0) or \
-            (rep.error_code.val == -2 and rep.fraction < 1 and "refused" in rep.message), rep.message
-    else:
-        assert rep.error_code.val == 99999 and "collision" in rep.message
+    assert rep.error_code.val == -2 and "arm_fore-arm_turret" in rep.message, rep.message
+    idx = [MODEL.coordinate_index(j) for j in ARM]
+
+    def full(pt):
+        q = MODEL.home.copy()
+        q[idx] = pt.positions
+        return q
+    # brute force over the unchecked path (the core's planner without the flag, every step)
+    from mechanism_model_core.locomotion.manipulator import ManipulatorModel
+    arm = ManipulatorModel(MODEL, tool="arm_tool", base="arm_mount")
+    q0 = arm.chain_q(MODEL.configuration(dict(zip(ARM, Q_ARM))))
+    plain = arm.cartesian_path([T1], q0, max_step=0.005)          # T1 is in arm_mount, the base
+    hits = in_collision(MODEL, np.array([arm.full_q(q) for q in plain.positions]))
+    k = int(np.argmax(hits))
+    assert hits.any() and rep.fraction == pytest.approx((k - 1) / plain.steps_total)
+    assert not np.any(in_collision(MODEL, np.array([full(p) for p in rep.solution.points])))
+    np.testing.assert_allclose(rep.solution.points[-1].positions, plain.positions[k - 1], atol=1e-9)

@@ -197,3 +197,101 @@ def test_twist_stamped_by_parameter():
     finally:
         node.close()
         hw.close()
+
+
+def _locomotor(params):
+    from mechanism_model_ros import qos
+    from mechanism_model_ros.nodes import Served, create
+    from mechanism_model_ros.transports.memory import MemoryBus, MemoryNode
+    bus = MemoryBus()
+    node = create("locomotor", MemoryNode("locomotor", parameters=params, bus=bus), Served(ROVER, "t"))
+    hw = WheelStandIn(MemoryNode("hardware", bus=bus), STEER, DRIVE)
+    user = MemoryNode("user", bus=bus)
+    cmd = user.create_publisher("cmd_vel", "geometry_msgs/msg/Twist", qos.DEFAULT)
+    return node, hw, user, cmd, user.message_class("geometry_msgs/msg/Twist")
+
+
+@pytest.mark.parametrize("publish_tf", [True, False])
+def test_odometry_message_covariances_and_the_rep105_transform(publish_tf):
+    """odom: header odom, child chassis, the parameters' covariance diagonals; /tf carries odom -> chassis
+    equal to the odometry pose (REP-105), and nothing when publish_tf is false."""
+    from mechanism_model_ros import qos
+    pose_cov = [0.01, 0.02, 0.03, 0.04, 0.05, 0.06]
+    twist_cov = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]
+    node, hw, user, cmd, Twist = _locomotor({"publish_tf": publish_tf, "pose_covariance_diagonal": pose_cov,
+                                             "twist_covariance_diagonal": twist_cov})
+    odom, tf = [], []
+    user.create_subscription("odom", "nav_msgs/msg/Odometry", qos.DEFAULT, odom.append)
+    user.create_subscription("/tf", "tf2_msgs/msg/TFMessage", qos.TF, tf.append)
+    try:
+        t = Twist()
+        t.linear.x, t.angular.z = 0.2, 0.2
+        end = time.monotonic() + 1.0
+        while time.monotonic() < end:
+            cmd.publish(t)
+            time.sleep(0.02)
+        o = odom[-1]
+        assert o.header.frame_id == "odom" and o.child_frame_id == "chassis"
+        np.testing.assert_allclose(np.reshape(o.pose.covariance, (6, 6)), np.diag(pose_cov), atol=0)
+        tc = np.reshape(o.twist.covariance, (6, 6))
+        np.testing.assert_allclose(np.diag(tc)[2:], twist_cov[2:], atol=0)
+        np.testing.assert_allclose(np.diag(tc)[:2], twist_cov[:2], atol=1e-12)    # no slip: nothing added
+        assert np.count_nonzero(tc - np.diag(np.diag(tc))) == 0
+        if not publish_tf:
+            assert tf == []
+            return
+        last = [m for m in tf if m.transforms][-1].transforms[0]
+        assert last.header.frame_id == "odom" and last.child_frame_id == "chassis"
+        match = [x for x in odom if (x.header.stamp.sec, x.header.stamp.nanosec) ==
+                 (last.header.stamp.sec, last.header.stamp.nanosec)]
+        assert match, "every transform has the stamp of an odometry message"
+        p = match[-1].pose.pose
+        assert [last.transform.translation.x, last.transform.translation.y, last.transform.translation.z] == \
+            [p.position.x, p.position.y, p.position.z]
+        assert [last.transform.rotation.x, last.transform.rotation.y, last.transform.rotation.z,
+                last.transform.rotation.w] == [p.orientation.x, p.orientation.y, p.orientation.z, p.orientation.w]
+        assert p.position.x > 0.05 and p.orientation.z > 0.01          # it drove forward and turned left
+    finally:
+        node.close()
+        hw.close()
+
+
+def test_rejected_commands_are_warned_once_per_period(caplog):
+    node, hw, user, cmd, Twist = _locomotor({"max_linear_speed": 0.5})
+    try:
+        with caplog.at_level("WARNING", logger="mechanism_model_ros"):
+            for k in range(30):
+                t = Twist()
+                t.linear.x = math.nan if k % 2 else 5.0                  # NaN, then too fast
+                cmd.publish(t)
+                time.sleep(0.005)
+        assert node.counts["rejected"] == 30
+        nan = [r for r in caplog.records if "NaN or infinite" in r.getMessage()]
+        fast = [r for r in caplog.records if "cmd_vel rejected: |v|" in r.getMessage()]
+        assert len(nan) == 1 and len(fast) == 1                          # rate-limited: one each per 2 s
+        with hw.lock:
+            assert all(v == 0.0 for v in hw.wheel_vel.values())          # nothing was driven
+    finally:
+        node.close()
+        hw.close()
+
+
+def test_drive_mode_parameter_and_bad_parameters():
+    node, hw, user, cmd, Twist = _locomotor({"drive_mode": "turn_in_place"})
+    try:
+        assert node.mode == "turn_in_place"
+        t = Twist()
+        t.linear.x, t.angular.z = 0.3, 0.5                               # turn in place drops vx
+        end = time.monotonic() + 0.8
+        while time.monotonic() < end:
+            cmd.publish(t)
+            time.sleep(0.02)
+        expect = CORE.drive((0.0, 0.0, 0.5))
+        with hw.lock:
+            np.testing.assert_allclose([hw.steering[j] for j in STEER], expect.steering, atol=1e-12)
+    finally:
+        node.close()
+        hw.close()
+    for bad in ({"drive_mode": "warp"}, {"pose_covariance_diagonal": [1.0, 2.0]}):
+        with pytest.raises(Exception, match="drive_mode|covariance"):
+            _locomotor(bad)

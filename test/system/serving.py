@@ -5,13 +5,11 @@ import pytest
 
 from ros.dds_helpers import start_serve, stop
 
-#: where the nodes run: our Cyclone transport, or rclpy on ROS 2 Humble (test/ros/ros_env.py); the test side
-#: is this process's Cyclone transport either way, so over rclpy every test is also interop. Not rclpy on
-#: Jazzy: the core-only Jazzy of shared/ros2 lacks trajectory_msgs, which mechanism_model_msgs needs since
-#: ComputeCartesianPath; Jazzy runs the interop tests (rclpy publishers, tf2_ros, ros2 node list) against
-#: our Cyclone-transport nodes instead (test_against_robot_state_publisher.py, test_graph_interop.py).
-TRANSPORTS = ["cyclone", pytest.param("rclpy-humble", marks=pytest.mark.rclpy)]
-
+#: where the nodes run: our Cyclone transport, or rclpy on ROS 2 Humble and on Jazzy (test/ros/ros_env.py; on
+#: shared/ros2's core-only Jazzy the workspace also builds the standard interface packages it lacks); the test
+#: side is this process's Cyclone transport either way, so over rclpy every test is also interop.
+TRANSPORTS = ["cyclone", pytest.param("rclpy-humble", marks=pytest.mark.rclpy),
+              pytest.param("rclpy-jazzy", marks=pytest.mark.rclpy)]
 
 class Server:
     """``serve`` in its own process over ``transport``; ``poll()`` and ``stop() -> output`` either way."""

@@ -87,3 +87,31 @@ def test_straight_line_over_dds(client):
     assert rep.error_code.val == -16 and "waypoints[0]" in rep.message
     assert c.call(_request(node, c, T1), 30).error_code.val == 1
 
+
+
+def test_avoid_collisions_over_dds(client):
+    """avoid_collisions over DDS: a line that folds the Rocky 8 arm's forearm into its turret stops before
+    the first colliding step (INVALID_MOTION_PLAN, fraction < 1, the bodies named); every point of the
+    partial trajectory is collision-free by the core's check here; without the flag the line is whole."""
+    require("coal", "collision")
+    from mechanism_model_core.collision import in_collision
+    node, c = client
+    q0 = MODEL.configuration(dict(zip(ARM, Q_ARM)))
+    T0 = forward_kinematics(MODEL, q0).pose("arm_tool", "arm_mount")
+    T1 = T0.copy()
+    T1[:3, 3] += [-0.4 * math.cos(0.2), -0.4 * math.sin(0.2), 0.1]
+    r = _request(node, c, T1)
+    r.jump_threshold = 0.0
+    rep = c.call(r, 30)
+    assert rep.error_code.val == 1 and rep.fraction == 1.0, rep.message
+    idx = [MODEL.coordinate_index(j) for j in ARM]
+    Q = np.repeat(MODEL.home[None], len(rep.solution.points), axis=0)
+    Q[:, idx] = [p.positions for p in rep.solution.points]
+    assert np.any(in_collision(MODEL, Q))                       # the unchecked line goes through the fold
+    r.avoid_collisions = True
+    rep = c.call(r, 30)
+    assert rep.error_code.val == -2 and 0.5 < rep.fraction < 1.0 and "arm_fore-arm_turret" in rep.message, \
+        rep.message
+    Q = np.repeat(MODEL.home[None], len(rep.solution.points), axis=0)
+    Q[:, idx] = [p.positions for p in rep.solution.points]
+    assert not np.any(in_collision(MODEL, Q))

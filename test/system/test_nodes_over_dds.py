@@ -551,3 +551,29 @@ def test_compute_statics_over_dds(served):
     assert rep.equilibrium and rep.stability_margin > 0
     bad = _call(st, lambda r: setattr(r, "contact_links", ["nowhere"]))
     assert bad.error_code.val == -18 and "nowhere" in bad.message
+    # every error code of the service crosses DDS with its message, and the node keeps serving
+    from mechanism_model_ros.error_codes import ErrorCodes
+
+    def frictionless(r):
+        fill(r)
+        r.friction_coefficients = [-0.1] * len(contacts)
+
+    def unknown_joint(r):
+        r.robot_state.name, r.robot_state.position = ["no_such_joint"], [0.0]
+
+    def bad_axes(r):
+        WS = node.message_class("geometry_msgs/msg/WrenchStamped")
+        w = WS()
+        w.header.frame_id = "no_such_frame"
+        r.wrench_links, r.wrenches = ["arm_tool"], [w]
+
+    for fill_bad, code in ((lambda r: setattr(r, "gravity", [0.0, float("nan"), -9.81]),
+                            ErrorCodes.INVALID_GOAL_CONSTRAINTS),
+                           (frictionless, ErrorCodes.INVALID_GOAL_CONSTRAINTS),
+                           (unknown_joint, ErrorCodes.INVALID_ROBOT_STATE),
+                           (bad_axes, ErrorCodes.FRAME_TRANSFORM_FAILURE)):
+        bad = _call(st, fill_bad)
+        assert bad.error_code.val == code and bad.message and list(bad.effort) == [], bad.message
+    again = _call(st, fill)
+    assert again.error_code.val == 1
+    np.testing.assert_allclose(again.normal_forces, loads.normal_forces, atol=1e-9)

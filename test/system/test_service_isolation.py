@@ -1,4 +1,4 @@
-"""No head-of-line blocking, over real DDS (Cyclone transport, and rclpy on Humble): with IK saturated (one
+"""No head-of-line blocking, over real DDS (Cyclone transport, and rclpy on Humble and Jazzy): with IK saturated (one
 solving, one queued, the rest refused with SERVER_BUSY at once), compute_fk still answers before any IK
 request finishes. Orderings and counts only, no wall-time thresholds (that the IK budget counts from arrival
 is checked on the node logic: test/ros/test_nodes_in_memory.py)."""
@@ -8,14 +8,14 @@ import threading
 import pytest
 
 from ros.dds_helpers import configure_this_process, unique_domain_id, wait_for
-from system.serving import Server
+from system.serving import TRANSPORTS, Server
 
 pytestmark = pytest.mark.ros
 
 SERVER_BUSY, TIMED_OUT, NO_IK_SOLUTION = -50, -6, -31
 
 
-@pytest.mark.parametrize("transport", ["cyclone", pytest.param("rclpy-humble", marks=pytest.mark.rclpy)])
+@pytest.mark.parametrize("transport", TRANSPORTS)
 def test_fk_answers_while_ik_is_saturated_and_the_excess_is_refused(transport):
     d = unique_domain_id()
     configure_this_process(d)

@@ -29,4 +29,5 @@ COMMANDS = (
     "echo",
     "models",
     "ros2-control",
+    "mobility",
 )

@@ -5,7 +5,7 @@
 * :mod:`.model` -- :class:`CollisionModel`, the shapes of a mechanism beside it (Pinocchio's
   GeometryModel), and the per-thread coal objects (:class:`CollisionData`) kept outside it;
 * :mod:`.matrix` -- the collision matrix (default rule, SRDF, CLARAty ``Collision_Matrix``, generator);
-* :mod:`.environment` -- obstacles and terrain in the ground frame;
+* :mod:`.environment` -- obstacles and terrain in the ground frame (:mod:`.environment_file`: from YAML);
 * :mod:`.queries` -- ``in_collision``, ``collisions``, ``distance``, ``minimum_distance`` (one
   configuration or a batch);
 * :mod:`.constraint` -- a minimum-distance constraint for IK and ``solve_ik(avoid_collisions=True)``.
@@ -15,6 +15,7 @@ Everything that touches geometry uses ``coal`` (optional extra: ``pip install
 """
 
 from .environment import Environment, Obstacle, terrain_obstacle
+from .environment_file import load_environment
 from .generate import generate_collision_matrix
 from .matrix import CollisionMatrix, read_srdf, with_collision_matrix
 from .model import CollisionData, CollisionModel, GeometryObject, collision_data, collision_model
@@ -26,6 +27,6 @@ __all__ = [
     "Box", "Capsule", "CollisionData", "CollisionMatrix", "CollisionModel", "Cone", "Contact", "ConvexHull",
     "Cylinder", "DistanceResult", "Environment", "Geometry", "GeometryObject", "HalfSpace", "HeightField",
     "MeshFile", "Obstacle", "Sphere", "TriangleMesh", "collision_data", "collision_model", "collisions",
-    "distance", "generate_collision_matrix", "in_collision", "minimum_distance", "read_srdf",
+    "distance", "generate_collision_matrix", "in_collision", "load_environment", "minimum_distance", "read_srdf",
     "terrain_obstacle", "with_collision_matrix",
 ]

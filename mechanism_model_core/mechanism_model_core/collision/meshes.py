@@ -106,7 +106,8 @@ def _trimesh():
 
 
 def read_mesh(path: str) -> tuple[np.ndarray, np.ndarray]:
-    """``(vertices (N, 3) m, faces (M, 3))`` of an STL, OBJ or DAE file; raises :class:`MeshError`."""
+    """``(vertices (N, 3) m, faces (M, 3))`` of an STL, OBJ or DAE file (DAE needs ``pycollada``; its
+    ``<unit meter>`` is applied, as the ROS mesh loaders do); raises :class:`MeshError`."""
     ext = os.path.splitext(path)[1].lower()
     if ext not in MESH_EXTENSIONS:
         raise MeshError(f"mesh {path!r}: unsupported format {ext!r} (STL, OBJ and DAE are read)")
@@ -129,6 +130,11 @@ def read_mesh(path: str) -> tuple[np.ndarray, np.ndarray]:
         loaded = trimesh.load(path, force="mesh", process=False)
         vertices = np.asarray(loaded.vertices, dtype=float)
         faces = np.asarray(loaded.faces, dtype=np.int64)
+        # a COLLADA file's <unit meter="..."/> (trimesh records it, the ROS mesh loaders apply it)
+        units = getattr(loaded, "units", None)
+        if units and ext == ".dae":
+            from trimesh.units import to_inch
+            vertices = vertices * (to_inch(units) / to_inch("meters"))
     except Exception as exc:  # trimesh raises many kinds for a broken file
         raise MeshError(f"mesh {path!r} cannot be read: {type(exc).__name__}: {exc}") from None
     if faces.ndim != 2 or len(faces) == 0 or vertices.ndim != 2 or len(vertices) < 3:

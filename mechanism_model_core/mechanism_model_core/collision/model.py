@@ -164,6 +164,7 @@ class CollisionModel:
             T_seg_body[3] = (0, 0, 0, 1)
             self.obj_seg[i] = seg
             self.obj_P[i] = T_seg_body @ o.placement
+        self.obj_seg_list = self.obj_seg.tolist()
         pairs = self.matrix.pairs(self.bodies)
         self.pairs_checked = tuple(pairs)
         # the top-shape pairs of every checked body pair: the broad phase compares their world boxes
@@ -179,6 +180,51 @@ class CollisionModel:
         self.rp_pair = np.array(rp, dtype=int)
         self.rp_a_list, self.rp_b_list = ra, rb
         self.rp_ab = np.concatenate([self.rp_a, self.rp_b])
+        # the fast path: a top-shape pair is "direct" when both shapes are leaves with geometry in their own
+        # frame (no height field, whose coal frame is offset): its verdict and distance are one coal call at
+        # every resolution; other pairs go through the tree descent
+        def direct(i):
+            o = self.objects[i]
+            return o.geometry is not None and not o.children and not isinstance(o.geometry, S.HeightField)
+
+        self.rp_direct = [direct(a) and direct(b) for a, b in zip(ra, rb)]
+        self.rp_pad = [self.objects[a].padding + self.objects[b].padding for a, b in zip(ra, rb)]
+        self.rp_any_pad = any(p != 0.0 for p in self.rp_pad)
+        # per pair, the sum of the two shapes' half extents (inf when either is unbounded): the world boxes
+        # of a and b overlap iff |c_a - c_b| <= half_a + half_b on every axis
+        self.rp_unbounded = self.obj_unbounded[self.rp_a] | self.obj_unbounded[self.rp_b] if len(ra) else \
+            np.zeros(0, dtype=bool)
+        self.rp_any_unbounded = bool(self.rp_unbounded.any())
+        # world boxes straight from the segment poses of forward kinematics, all in one product: with
+        # W_s = [T[:3, :] | |T[:3, :]|] (3 x 8) of segment s, W_s @ [c; 1; -h; 0] is the low corner and
+        # W_s @ [c; 1; h; 0] the high corner of the world box of a shape with box centre c and half extents
+        # h in the segment frame (h = |R_P| h_shape bounds the shape's own box whatever its rotation R_P
+        # in the segment, exactly when R_P is a signed axis permutation); columns (2 per shape, up to K
+        # shapes per segment) in obj_V: (S, 8, 2K)
+        nseg = segs0.shape[0]
+        slot = np.zeros(n, dtype=int)
+        count = np.zeros(nseg, dtype=int)
+        for i in range(n):
+            slot[i] = count[self.obj_seg[i]]
+            count[self.obj_seg[i]] += 1
+        K = max(1, int(count.max()) if n else 1)
+        self.obj_V = np.zeros((nseg, 8, 2 * K))
+        for i in range(n):
+            s_, k = self.obj_seg[i], slot[i]
+            c = self.obj_P[i] @ self.obj_center_h[i, :, 0]
+            h = np.abs(self.obj_P[i, :3, :3]) @ self.obj_half_finite[i]
+            self.obj_V[s_, :4, 2 * k] = self.obj_V[s_, :4, 2 * k + 1] = c
+            self.obj_V[s_, 4:7, 2 * k] = -h
+            self.obj_V[s_, 4:7, 2 * k + 1] = h
+        # flat indices into the (S, 3, 2K) product: low and high corner of every shape per axis, (2, N, 3)
+        ax = np.arange(3)
+        base = (self.obj_seg * 3 * 2 * K + 2 * slot)[:, None] + ax * 2 * K
+        self.obj_lo_idx, self.obj_hi_idx = base, base + 1
+        # per pair, two rows of gather indices, each (axis, side, pair)-major: [lo_a; lo_b] and [hi_b; hi_a]
+        # per axis; their difference is the two one-sided gaps, whose larger is the gap along the axis
+        A, B = base[self.rp_a].T, base[self.rp_b].T                       # (3, P) low corners
+        self.rp_idx2 = np.array([np.stack([A, B], axis=1).ravel(), np.stack([B + 1, A + 1], axis=1).ravel()],
+                                dtype=np.intp).reshape(2, -1)
 
     def _children_half(self, i) -> np.ndarray:
         """A container without geometry: its box is unbounded (it is never tested, only descended into)."""
@@ -238,6 +284,22 @@ class CollisionData:
         self.dreq.enable_signed_distance = True
         self.dreq.gjk_tolerance = 1e-9      # distances to 1e-9 m, not GJK's default 1e-6 relative
         self.dres = c.DistanceResult()
+        # the fast path: one reusable coal transform per shape, one collision and one distance functor per
+        # direct top-shape pair (None for pairs that go through the tree descent)
+        self.tfs = [c.Transform3s() for _ in model.objects]
+        self.rp_collide = [c.ComputeCollision(self.geoms[a], self.geoms[b]) if ok else None
+                           for a, b, ok in zip(model.rp_a_list, model.rp_b_list, model.rp_direct)]
+        self.rp_distance = [c.ComputeDistance(self.geoms[a], self.geoms[b]) if ok else None
+                            for a, b, ok in zip(model.rp_a_list, model.rp_b_list, model.rp_direct)]
+        # the single-configuration broad phase's arrays, reused call after call (see queries.in_collision)
+        S_, _, K2 = model.obj_V.shape
+        self.buf_W = np.empty((S_, 3, 8))
+        self.buf_Y = np.empty((S_, 3, K2))
+        self.buf_Z = np.empty(model.rp_idx2.shape)
+        self.buf_D = np.empty(model.rp_idx2.shape[1])
+        # how often each pair was tested and hit in batch verdicts (orders the narrow phase of batches)
+        self.rp_tests = np.ones(len(model.rp_a_list))
+        self.rp_hits = np.ones(len(model.rp_a_list))
 
 
 _models: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
@@ -250,6 +312,9 @@ def collision_model(mechanism_or_model) -> CollisionModel:
     model itself when given one."""
     if isinstance(mechanism_or_model, CollisionModel):
         return mechanism_or_model
+    m = _models.get(mechanism_or_model)
+    if m is not None:
+        return m
     with _models_lock:
         m = _models.get(mechanism_or_model)
     if m is None:
@@ -262,6 +327,15 @@ def collision_model(mechanism_or_model) -> CollisionModel:
 
 def collision_data(model: CollisionModel) -> CollisionData:
     """This thread's :class:`CollisionData` of ``model`` (built on first use)."""
+    last = getattr(_local, "last", None)
+    if last is not None and last[0]() is model:
+        return last[1]
+    d = _collision_data(model)
+    _local.last = (weakref.ref(model), d)
+    return d
+
+
+def _collision_data(model: CollisionModel) -> CollisionData:
     cache = getattr(_local, "data", None)
     if cache is None:
         cache = _local.data = weakref.WeakKeyDictionary()

@@ -261,69 +261,215 @@ def _environment_data(env):
     return d
 
 
+def _check_margin(margin) -> float:
+    m = float(margin)
+    if not math.isfinite(m) or m < 0:
+        raise ValueError(f"margin must be finite and non-negative, got {margin!r}")
+    return m
+
+
 def _prepare(mech_or_model, q, environment, resolution):
+    """Model, per-thread data, the full ``q``, the segment poses (..., S, 4, 4) and the environment data."""
     if resolution not in RESOLUTIONS:
         raise ValueError(f"resolution must be one of {RESOLUTIONS}, got {resolution!r}")
     model = collision_model(mech_or_model)
     data = collision_data(model)
     fk = forward_kinematics(model.mechanism, q)      # validates q (couplings filled)
-    q = fk.q
-    segs = fk.segments
-    # every shape's pose at once: T_ground_shape = T_ground_segment @ T_segment_shape
-    T_obj = np.matmul(segs[..., model.obj_seg, :, :], model.obj_P)
     edata = _environment_data(environment) if environment is not None and len(environment) else None
-    return model, data, q, T_obj, edata
+    return model, data, fk.q, fk.segments, edata
 
 
-def _boxes(model, T_obj):
-    """World boxes ``(lo, hi)`` of every shape, (N, 3) or (B, N, 3) for a batch of poses."""
-    c = np.matmul(T_obj[..., :3, :], model.obj_center_h)[..., 0]
-    h = np.matmul(np.abs(T_obj[..., :3, :3]), model.obj_half_col)[..., 0]
-    if model.any_unbounded:
-        h[..., model.obj_unbounded, :] = np.inf
-    return c - h, c + h
+def _shape_poses(model, segs):
+    """Every shape's pose ``T_ground_shape = T_ground_segment @ T_segment_shape``, (..., N, 4, 4)."""
+    return np.matmul(segs.take(model.obj_seg, axis=segs.ndim - 3), model.obj_P)
 
 
-def _gap(lo_a, hi_a, lo_b, hi_b):
-    """Lower bound of the distance between boxes (0 where they overlap)."""
-    sep = np.maximum(np.maximum(lo_b - hi_a, lo_a - hi_b), 0.0)
+# ---------------------------------------------------------------------------------------------- broad phase
+def _world_boxes(model, segs):
+    """The corners of every shape's axis-aligned box in the ground frame, from the segment poses ``segs``
+    ((..., S, 4, 4), forward kinematics), flat (..., S * 3 * 2K): index with ``model.obj_lo_idx`` /
+    ``obj_hi_idx`` or ``rp_idx4``. Padding included; unbounded shapes have an empty box here (see
+    :func:`_pair_sides`). One product for every shape."""
+    T3 = segs[..., :3, :]
+    Y = np.matmul(np.concatenate((T3, np.abs(T3)), axis=-1), model.obj_V)
+    return Y.reshape(Y.shape[:-3] + (-1,))
+
+
+def _pair_sides(model, Y):
+    """The one-sided gaps ``lo_a - hi_b`` and ``lo_b - hi_a`` of every checked top-shape pair (aligned with
+    ``model.rp_a``/``rp_b``) along every ground axis, from the boxes ``Y`` of :func:`_world_boxes`, shape
+    (..., 6, P): rows (x, a-b), (x, b-a), (y, ...), .... A pair's boxes overlap iff all six are <= 0;
+    the larger of an axis's two is the gap along that axis. Pairs with an unbounded shape get ``-inf``."""
+    Z = Y.take(model.rp_idx2, axis=-1)                  # (..., 2, 6P): one gather
+    d = np.subtract(Z[..., 0, :], Z[..., 1, :])
+    d = d.reshape(d.shape[:-1] + (6, -1))
+    if model.rp_any_unbounded:
+        d[..., model.rp_unbounded] = -np.inf
+    return d
+
+
+def _single_sides(model, data, segs):
+    """:func:`_world_boxes` and :func:`_pair_sides` of one configuration, written into this thread's
+    reused arrays (the hot path of single queries): ``(Y, D)``, D of shape (6, P)."""
+    T3 = segs[:, :3, :]
+    W = data.buf_W
+    W[..., :4] = T3
+    np.abs(T3, out=W[..., 4:])
+    Y = np.matmul(W, model.obj_V, out=data.buf_Y).reshape(-1)
+    Z = Y.take(model.rp_idx2, out=data.buf_Z)
+    D = np.subtract(Z[0], Z[1], out=data.buf_D).reshape(6, -1)
+    if model.rp_any_unbounded:
+        D[:, model.rp_unbounded] = -np.inf
+    return Y, D
+
+
+def _overlapping(model, Y, margin):
+    """Boolean (..., P): the world boxes of the pair are within ``margin`` on every axis (conservative: a
+    pair closer than ``margin`` is always among them)."""
+    return _pair_sides(model, Y).max(axis=-2) <= margin
+
+
+def _gaps(model, Y):
+    """Lower bounds of the pair distances (0 where the boxes overlap), (..., P)."""
+    d = _pair_sides(model, Y)
+    s = np.maximum(d.reshape(d.shape[:-2] + (3, 2, -1)).max(axis=-2), 0.0)
+    s *= s
+    return np.sqrt(s.sum(axis=-2))
+
+
+def _env_gaps(model, Y, edata):
+    """Lower bounds of the distance of every (broad shape, obstacle) pair, (..., len(broad_objects), K)."""
+    o = model.broad_objects
+    lo, hi = Y[..., model.obj_lo_idx[o]][..., None, :], Y[..., model.obj_hi_idx[o]][..., None, :]
+    unb = model.obj_unbounded[o][:, None, None]
+    lo, hi = np.where(unb, -np.inf, lo), np.where(unb, np.inf, hi)
+    sep = np.maximum(np.maximum(edata.lo - hi, lo - edata.hi), 0.0)
     return np.sqrt((sep * sep).sum(axis=-1))
 
 
-def _candidates(model, T_obj, self_collision, edata):
-    """Broad phase: lower bounds of the distance of every top-shape pair of the checked body pairs
-    (aligned with ``model.rp_a``/``rp_b``) and of every (broad shape, obstacle) pair
+# ---------------------------------------------------------------------------------------------- narrow phase
+class _Direct:
+    """The narrow phase of direct top-shape pairs of one configuration (segment poses ``segs``): reusable
+    coal transforms, set only for the shapes that are tested; one cached collision or distance functor
+    per pair."""
+
+    __slots__ = ("model", "data", "segs", "placed", "margin")
+
+    def __init__(self, model, data, segs, margin):
+        self.model, self.data, self.segs, self.margin = model, data, segs, margin
+        self.placed = set()
+        data.cres.clear()
+        data.creq.security_margin = margin
+
+    def _place(self, i):
+        m = self.model
+        T = self.segs[m.obj_seg_list[i]].dot(m.obj_P[i])
+        self.data.tfs[i].setTransform(T[:3, :3], T[:3, 3])
+        self.placed.add(i)
+
+    def collide(self, k: int) -> bool:
+        """Whether direct pair ``k`` collides (within the margin and the shapes' paddings)."""
+        m = self.model
+        i, j = m.rp_a_list[k], m.rp_b_list[k]
+        if i not in self.placed:
+            self._place(i)
+        if j not in self.placed:
+            self._place(j)
+        d = self.data
+        if m.rp_any_pad:
+            d.creq.security_margin = self.margin + m.rp_pad[k]
+        res = d.cres
+        d.rp_collide[k](d.tfs[i], d.tfs[j], d.creq, res)
+        if res.isCollision():
+            res.clear()
+            return True
+        return False
+
+    def distance(self, k: int):
+        """Signed distance of direct pair ``k`` less the paddings; the witness points via :meth:`witness`."""
+        m = self.model
+        i, j = m.rp_a_list[k], m.rp_b_list[k]
+        if i not in self.placed:
+            self._place(i)
+        if j not in self.placed:
+            self._place(j)
+        d = self.data
+        res = d.dres
+        res.clear()
+        d.rp_distance[k](d.tfs[i], d.tfs[j], d.dreq, res)
+        return res.min_distance - m.rp_pad[k]
+
+    def witness(self):
+        res = self.data.dres
+        return np.array(res.getNearestPoint1()), np.array(res.getNearestPoint2())
+
+
+def _self_collides(model, data, segs, ks, margin, scene, resolution) -> bool:
+    """Whether one of the top-shape pairs ``ks`` collides at the segment poses ``segs`` (stops at the
+    first): direct pairs by their cached functor on reusable transforms, the others by the tree descent.
+    (The loop of :meth:`_Direct.collide`, written out: this is the hot path of a verdict.)"""
+    fns, tfs, req, res = data.rp_collide, data.tfs, data.creq, data.cres
+    ra, rb = model.rp_a_list, model.rp_b_list
+    seg, P = model.obj_seg_list, model.obj_P
+    pads = model.rp_pad if model.rp_any_pad else None
+    res.clear()
+    req.security_margin = margin
+    placed = set()
+    for k in ks:
+        f = fns[k]
+        if f is None:
+            if _tree_collide(scene(), (ra[k],), (rb[k],), resolution):
+                return True
+            req.security_margin = margin
+            continue
+        i, j = ra[k], rb[k]
+        if i not in placed:
+            T = segs[seg[i]].dot(P[i])
+            tfs[i].setTransform(T[:3, :3], T[:3, 3])
+            placed.add(i)
+        if j not in placed:
+            T = segs[seg[j]].dot(P[j])
+            tfs[j].setTransform(T[:3, :3], T[:3, 3])
+            placed.add(j)
+        if pads is not None:
+            req.security_margin = margin + pads[k]
+        f(tfs[i], tfs[j], req, res)
+        if res.isCollision():
+            res.clear()
+            return True
+    return False
+
+
+def _env_collides(sc, ge, resolution) -> bool:
+    m = sc.model
+    for bi, ok in zip(*(x.tolist() for x in np.nonzero(ge <= sc.margin))):
+        if _tree_collide(sc, (int(m.broad_objects[bi]),), (-1 - ok,), resolution):
+            return True
+    return False
+
+
+def _candidates(model, segs, self_collision, edata):
+    """Broad phase of the general queries: lower bounds of the distance of every top-shape pair of the
+    checked body pairs (aligned with ``model.rp_a``/``rp_b``) and of every (broad shape, obstacle) pair
     (``len(model.broad_objects)`` x obstacles), from axis-aligned boxes in the ground frame."""
     gs = ge = None
     if not len(model.objects):
         return gs, ge
-    lo, hi = _boxes(model, T_obj)                       # works on a batch too: (B, N, 3)
+    Y = _world_boxes(model, segs)
     if self_collision and len(model.rp_a):
-        n = len(model.rp_a)
-        L, H = lo[..., model.rp_ab, :], hi[..., model.rp_ab, :]   # both ends of every pair, one gather each
-        sep = np.maximum(np.maximum(L[..., n:, :] - H[..., :n, :], L[..., :n, :] - H[..., n:, :]), 0.0)
-        gs = np.sqrt(np.einsum("...ij,...ij->...i", sep, sep))
+        gs = _gaps(model, Y)
     if edata is not None and len(model.broad_objects):
-        o = model.broad_objects
-        ge = _gap(lo[..., o, None, :], hi[..., o, None, :], edata.lo, edata.hi)
+        ge = _env_gaps(model, Y, edata)
     return gs, ge
 
 
-def _one(model, data, T_obj, env, edata, margin, self_collision, fn):
-    sc = _Scene(model, data, T_obj, env, edata, margin)
-    gs, ge = _candidates(model, T_obj, self_collision, edata)
-    return fn(sc, gs, ge)
-
-
 def _run(mech_or_model, q, environment, self_collision, resolution, margin, fn):
-    model, data, q, T_obj, edata = _prepare(mech_or_model, q, environment, resolution)
-    margin = float(margin)
-    if not math.isfinite(margin) or margin < 0:
-        raise ValueError(f"margin must be finite and non-negative, got {margin!r}")
+    model, data, q, segs, edata = _prepare(mech_or_model, q, environment, resolution)
+    margin = _check_margin(margin)
+    gs, ge = _candidates(model, segs, self_collision, edata)
+    T_obj = _shape_poses(model, segs)
     if q.ndim == 1:
-        return _one(model, data, T_obj, environment, edata, margin, self_collision, fn)
-    # a batch: the broad phase once for every configuration, then the narrow phase one by one
-    gs, ge = _candidates(model, T_obj, self_collision, edata)
+        return fn(_Scene(model, data, T_obj, environment, edata, margin), gs, ge)
     return [fn(_Scene(model, data, T_obj[k], environment, edata, margin), None if gs is None else gs[k],
                None if ge is None else ge[k]) for k in range(q.shape[0])]
 
@@ -332,22 +478,107 @@ def _run(mech_or_model, q, environment, self_collision, resolution, margin, fn):
 def in_collision(mechanism, q, *, environment=None, self_collision: bool = True, resolution: str = "fine",
                  margin: float = 0.0):
     """True when some allowed body pair, or a body and an obstacle, collide at ``q`` (stops at the first
-    hit). A batch ``q`` (B, n) gives a boolean array (B,)."""
-    def fn(sc, gs, ge):
-        m = sc.model
-        if gs is not None:
-            ra, rb = m.rp_a_list, m.rp_b_list
-            for k in np.flatnonzero(gs <= sc.margin).tolist():
-                if _tree_collide(sc, (ra[k],), (rb[k],), resolution):
-                    return True
-        if ge is not None:
-            for bi, ok in zip(*(x.tolist() for x in np.nonzero(ge <= sc.margin))):
-                if _tree_collide(sc, (int(m.broad_objects[bi]),), (-1 - ok,), resolution):
-                    return True
-        return False
+    hit). A batch ``q`` (B, n) gives a boolean array (B,).
 
-    out = _run(mechanism, q, environment, self_collision, resolution, margin, fn)
-    return np.array(out, dtype=bool) if isinstance(out, list) else out
+    Broad phase: the world boxes of every checked top-shape pair in one array operation (for a batch, over
+    the whole batch at once); coal is called only for pairs whose boxes overlap, through a cached functor
+    per pair and reusable transforms."""
+    if resolution not in RESOLUTIONS:
+        raise ValueError(f"resolution must be one of {RESOLUTIONS}, got {resolution!r}")
+    if margin != 0.0:
+        margin = _check_margin(margin)
+    model = collision_model(mechanism)
+    data = collision_data(model)
+    segs = forward_kinematics(model.mechanism, q).segments      # validates q (couplings filled)
+    edata = _environment_data(environment) if environment is not None and len(environment) else None
+    if segs.ndim == 4:
+        return _batch_in_collision(model, data, segs, environment, edata, self_collision, resolution, margin)
+    Y = None
+    sc = []
+
+    def scene():
+        if not sc:
+            sc.append(_Scene(model, data, _shape_poses(model, segs), environment, edata, margin))
+        return sc[0]
+
+    if self_collision and model.rp_a_list:
+        Y, D = _single_sides(model, data, segs)
+        ks = (D.max(axis=0) <= margin).nonzero()[0].tolist()
+        if ks and _self_collides(model, data, segs, ks, margin, scene, resolution):
+            return True
+    if edata is not None and len(model.broad_objects):
+        if Y is None:
+            Y = _world_boxes(model, segs)
+        return _env_collides(scene(), _env_gaps(model, Y, edata), resolution)
+    return False
+
+
+#: Configurations per chunk of a batch verdict (the broad phase of a chunk stays in the cache); the first
+#: chunk is small so that the pair order learnt from it serves the rest.
+_BATCH_CHUNK = 512
+_FIRST_CHUNK = 64
+
+
+def _batch_in_collision(model, data, segs, environment, edata, self_collision, resolution, margin):
+    """Verdicts of a batch: the broad phase over a whole chunk of configurations in one array operation,
+    then the narrow phase pair by pair over the configurations still undecided, the pairs that hit most
+    often first (counted in this thread's data across calls; the order changes nothing but the time: a
+    configuration stops at its first hit)."""
+    B = segs.shape[0]
+    out = np.zeros(B, dtype=bool)
+    P = len(model.rp_a)
+    tests, hits = data.rp_tests, data.rp_hits
+    fns, tfs, req, res = data.rp_collide, data.tfs, data.creq, data.cres
+    seg, Pl = model.obj_seg_list, model.obj_P
+    ra, rb, pads = model.rp_a_list, model.rp_b_list, model.rp_pad
+    s = 0
+    while s < B:
+        e = min(B, s + (_FIRST_CHUNK if s == 0 else _BATCH_CHUNK))
+        S_ = segs[s:e]
+        Y = _world_boxes(model, S_)
+        o = out[s:e]
+        if self_collision and P:
+            M = np.ascontiguousarray(_overlapping(model, Y, margin).T)          # (P, b)
+            order = np.argsort(-(hits / tests), kind="stable")
+            order = order[M[order].any(axis=1)]
+            res.clear()
+            left = ~o
+            for k in order.tolist():
+                col = (M[k] & left).nonzero()[0].tolist()
+                if not col:
+                    continue
+                tests[k] += len(col)
+                f = fns[k]
+                i, j = ra[k], rb[k]
+                req.security_margin = margin + pads[k]
+                if f is not None:           # both shapes' poses in every configuration of the column at once
+                    Ti = np.matmul(S_[col, seg[i]], Pl[i])
+                    Tj = np.matmul(S_[col, seg[j]], Pl[j])
+                    Ri, ti, Rj, tj = Ti[:, :3, :3], Ti[:, :3, 3], Tj[:, :3, :3], Tj[:, :3, 3]
+                    ti_, tj_ = tfs[i], tfs[j]
+                for n, b in enumerate(col):
+                    if f is not None:       # the shared transforms are set for every test (b changes)
+                        ti_.setTransform(Ri[n], ti[n])
+                        tj_.setTransform(Rj[n], tj[n])
+                        f(ti_, tj_, req, res)
+                        hit = res.isCollision()
+                        if hit:
+                            res.clear()
+                    else:
+                        hit = _tree_collide(_Scene(model, data, _shape_poses(model, S_[b]), environment, edata,
+                                                   margin), (i,), (j,), resolution)
+                        req.security_margin = margin + pads[k]
+                    if hit:
+                        o[b] = True
+                        left[b] = False
+                        hits[k] += 1
+        if edata is not None and len(model.broad_objects):
+            ge = _env_gaps(model, Y, edata)
+            for b in np.flatnonzero(~o).tolist():
+                o[b] = _env_collides(_Scene(model, data, _shape_poses(model, S_[b]), environment, edata, margin),
+                                     ge[b], resolution)
+        s = e
+    return out
 
 
 def collisions(mechanism, q, *, environment=None, self_collision: bool = True, resolution: str = "fine",
@@ -394,40 +625,91 @@ def distance(mechanism, q, body_a: str, body_b: str, *, environment=None, resolu
     return _run(model, q, environment, False, resolution, 0.0, fn)
 
 
+def _min_distance_one(model, data, segs, environment, edata, self_collision, resolution, Y, D=None):
+    """:func:`minimum_distance` of one configuration (``segs``: its segment poses, ``Y``: its world boxes,
+    ``D``: its pair sides when known)."""
+    scene = []
+
+    def sc():
+        if not scene:
+            scene.append(_Scene(model, data, _shape_poses(model, segs), environment, edata, 0.0))
+        return scene[0]
+
+    best = (math.inf, None, None, None, None)
+    if self_collision and model.rp_a_list:
+        if D is None:
+            D = _pair_sides(model, Y)
+        g = np.maximum(D.reshape(3, 2, -1).max(axis=1), 0.0)
+        g *= g
+        g = np.sqrt(g.sum(axis=0))
+        order = np.argsort(g)
+        direct = _Direct(model, data, segs, 0.0)
+        fns = data.rp_distance
+        ra, rb = model.rp_a_list, model.rp_b_list
+        for gap, k in zip(g[order].tolist(), order.tolist()):
+            if gap >= best[0]:
+                break
+            if fns[k] is not None:
+                d = direct.distance(k)
+                if d < best[0]:
+                    best = (d, ra[k], rb[k]) + direct.witness()
+            else:
+                best = _tree_distance(sc(), (ra[k],), (rb[k],), resolution, best)
+    if edata is not None and len(model.broad_objects):
+        ge = _env_gaps(model, Y, edata)
+        items = sorted((float(ge[bi, ok]), int(model.broad_objects[bi]), -1 - ok)
+                       for bi in range(ge.shape[0]) for ok in range(ge.shape[1]))
+        for gap, a, b in items:
+            if gap >= best[0]:
+                break
+            best = _tree_distance(sc(), (a,), (b,), resolution, best)
+    if best[1] is None:
+        return DistanceResult(math.inf)
+    d, a, b, pa, pb = best
+    return DistanceResult(float(d), _owner(model, environment, a), _owner(model, environment, b),
+                          _name(model, environment, a), _name(model, environment, b), pa, pb, b < 0)
+
+
+def _owner(model, env, i):
+    return model.objects[i].body if i >= 0 else env.obstacles[-1 - i].name
+
+
+def _name(model, env, i):
+    return model.objects[i].name if i >= 0 else env.obstacles[-1 - i].name
+
+
 def minimum_distance(mechanism, q, *, environment=None, self_collision: bool = True,
                      resolution: str = "fine"):
     """The smallest distance over every allowed body pair (and every body-obstacle pair with an
     ``environment``) at ``q``, as a :class:`DistanceResult` naming the pair (a list for a batch). Pairs are
-    visited nearest bounding spheres first and skipped once their sphere gap exceeds the best distance."""
-    def fn(sc, gs, ge):
-        m = sc.model
-        items = []
-        if gs is not None:
-            items += [(g, (a,), (b,)) for g, a, b in zip(gs.tolist(), m.rp_a.tolist(), m.rp_b.tolist())]
-        if ge is not None:
-            items += [(float(ge[bi, ok]), (int(m.broad_objects[bi]),), (-1 - ok,)) for bi in range(ge.shape[0])
-                      for ok in range(ge.shape[1])]
-        items.sort(key=lambda t: t[0])
-        best = (math.inf, None, None, None, None)
-        for gap, ra, rb in items:
-            if gap >= best[0]:
-                break
-            best = _tree_distance(sc, ra, rb, resolution, best)
-        return _result(sc, best)
-
-    return _run(mechanism, q, environment, self_collision, resolution, 0.0, fn)
+    visited nearest world boxes first and skipped once their box gap exceeds the best distance."""
+    model, data, q, segs, edata = _prepare(mechanism, q, environment, resolution)
+    if q.ndim == 1:
+        Y, D = _single_sides(model, data, segs)
+        return _min_distance_one(model, data, segs, environment, edata, self_collision, resolution, Y, D)
+    Y = _world_boxes(model, segs)
+    return [_min_distance_one(model, data, segs[b], environment, edata, self_collision, resolution, Y[b])
+            for b in range(q.shape[0])]
 
 
 def _pair_hits(model: CollisionModel, Q, resolution: str = "fine"):
     """For each configuration of the batch ``Q``, the set of allowed body pairs in collision."""
-    def fn(sc, gs, ge):
-        m = sc.model
-        hits = set()
-        if gs is not None:
-            for k in np.flatnonzero(gs <= 0.0).tolist():
-                pair = m.pairs_checked[m.rp_pair[k]]
-                if pair not in hits and _tree_collide(sc, (m.rp_a_list[k],), (m.rp_b_list[k],), resolution):
-                    hits.add(pair)
-        return hits
-
-    return _run(model, Q, None, True, resolution, 0.0, fn)
+    model, data, Q, segs, _ = _prepare(model, Q, None, resolution)
+    if Q.ndim == 1:
+        Q, segs = Q[None], segs[None]
+    out = [set() for _ in range(Q.shape[0])]
+    if not len(model.rp_a):
+        return out
+    M = _overlapping(model, _world_boxes(model, segs), 0.0)
+    for b, k in zip(*(x.tolist() for x in np.nonzero(M))):
+        pair = model.pairs_checked[model.rp_pair[k]]
+        if pair in out[b]:
+            continue
+        if data.rp_collide[k] is not None:
+            hit = _Direct(model, data, segs[b], 0.0).collide(k)
+        else:
+            hit = _tree_collide(_Scene(model, data, _shape_poses(model, segs[b]), None, None, 0.0),
+                                (model.rp_a_list[k],), (model.rp_b_list[k],), resolution)
+        if hit:
+            out[b].add(pair)
+    return out

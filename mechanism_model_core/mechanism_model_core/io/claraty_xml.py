@@ -163,12 +163,15 @@ class _Reader:
         paul_distal: dict[str, np.ndarray] = {}
         zp_body_to_joint: dict[str, np.ndarray] = {}
         self.ground_el = None
-        matrix_el = None
+        matrix_el = mobility_el = None
         for el in root:
             if not isinstance(el.tag, str):
                 continue
             if el.tag == "Collision_Matrix":
                 matrix_el = el
+                continue
+            if el.tag == "Mobility":
+                mobility_el = el
                 continue
             try:
                 self.element(el, root, b, paul_distal, zp_body_to_joint)
@@ -190,6 +193,9 @@ class _Reader:
                 raise self.lines.file_error(exc, self.path) from None
         if matrix_el is not None:
             m = self.collision_matrix(m, matrix_el)
+        if mobility_el is not None:
+            from .mobility_xml import read_mobility
+            m = read_mobility(self, m, mobility_el)
         return m
 
     def collision_matrix(self, m: Mechanism, el) -> Mechanism:
@@ -763,6 +769,8 @@ def to_claraty_xml(mechanism: Mechanism) -> str:
         if spec.graphics:
             etree.SubElement(bel, "Display_Graphics", path=spec.graphics)
     _matrix_el(etree, root, m)
+    from .mobility_xml import write_mobility
+    write_mobility(etree, root, m)
     etree.indent(root, space="  ")
     text = etree.tostring(root, pretty_print=True, xml_declaration=True, encoding="utf-8").decode("utf-8")
     validate_with_dtd(parse_bytes(text.encode("utf-8"), "<to_claraty_xml>"), DTD_PATH, "<to_claraty_xml>")

@@ -527,6 +527,111 @@ class LeggedLocomotorModel:
             margins[idx] = d.min(axis=1)
         return margins
 
+    # ------------------------------------------------------------------ back to the standing pose
+    def plan_stand(self, walking_q, *, swing_height: float = 0.03, leg_time: float = 0.6,
+                   samples_per_leg: int = 16, min_margin: float = 0.0, tolerance: float = 2e-3,
+                   acceleration_limits=None, target=None) -> JointTrajectory:
+        """Joint trajectory from the legs' pose ``walking_q`` (values of :attr:`joint_names`, e.g. measured
+        where a gait was stopped) back to the standing pose -- or to ``target`` (walking-joint values, e.g.
+        a gait cycle's first sample) --, one leg at a time, as a gait's swing: the leg lifts by
+        ``swing_height`` (m) and sets its foot down on its target point on a minimum-jerk profile
+        in ``leg_time`` s (longer where a joint would exceed its speed limit, or ``acceleration_limits``
+        (per walking joint, rad/s^2) when given: every time scaled alike) while the other legs stand
+        still (the body does not move). Legs whose foot is within ``tolerance`` (m) of its neutral point
+        are not moved; a foot above the ground (stopped mid-swing) is not counted as support. Each leg
+        moves only when the feet on the ground keep a static margin above ``min_margin`` (m) without it
+        (body at the standing pose); the order follows that rule (legs in the air first). Returns an empty
+        trajectory (no points) when every foot is home already. Raises :class:`GaitInfeasible` (``margin``
+        when no leg can be lifted safely, ``reach`` for a foot the IK cannot place)."""
+        m = self.mechanism
+        wq = np.asarray(walking_q, dtype=float).reshape(-1)
+        if wq.shape != (len(self.joint_names),) or not np.all(np.isfinite(wq)):
+            raise InvalidConfiguration(f"walking_q needs {len(self.joint_names)} finite values "
+                                       f"({list(self.joint_names)})")
+        for what, v in (("leg_time", leg_time), ("samples_per_leg", samples_per_leg),
+                        ("swing_height", swing_height + 1.0), ("tolerance", tolerance)):
+            if not (math.isfinite(v) and v > 0):
+                raise InvalidConfiguration(f"{what} must be a positive number, got {v!r}")
+        q = self.stand.copy()
+        q[self._joint_idx] = wq
+        q_target = self.stand.copy()
+        if target is not None:
+            tq = np.asarray(target, dtype=float).reshape(-1)
+            if tq.shape != wq.shape or not np.all(np.isfinite(tq)):
+                raise InvalidConfiguration(f"target needs {len(self.joint_names)} finite values")
+            q_target[self._joint_idx] = tq
+        T_wb = self.body_pose(self.stand)
+        R, o = T_wb[:3, :3], T_wb[:3, 3]
+        feet = self.feet_positions(q)                                    # world, body at the standing pose
+        home = self.feet_positions(q_target)
+        ground = float(np.mean(self.feet_positions(self.stand)[:, 2]))
+        L = len(self.legs)
+        on_ground = np.abs(feet[:, 2] - ground) <= tolerance
+        todo = [i for i in range(L) if np.linalg.norm(feet[i] - home[i]) > tolerance]
+        n = int(samples_per_leg)
+        u = np.linspace(0.0, 1.0, n + 1)[1:]
+        s = _min_jerk(u)
+        bump = 64.0 * u ** 3 * (1 - u) ** 3
+        blocks = []
+        while todo:
+            for i in sorted(todo, key=lambda k: (on_ground[k], k)):       # feet in the air first
+                support = on_ground.copy()
+                support[i] = False
+                margin = self._margins(feet[None], support[None], q[None])[0]
+                if margin > min_margin:
+                    break
+            else:
+                raise GaitInfeasible(
+                    f"no leg can be lifted to return to the standing pose: the other feet on the ground keep "
+                    f"no static margin above {min_margin:g} m (legs to move: "
+                    f"{[self.legs[k].name for k in todo]})", "margin")
+            leg = self.legs[i]
+            P = (1 - s)[:, None] * feet[i] + s[:, None] * home[i]
+            lift = max(feet[i, 2], home[i, 2]) - ((1 - s) * feet[i, 2] + s * home[i, 2])
+            P[:, 2] += (lift + swing_height) * bump
+            P_body = (P - o) @ R                                          # world -> body (R^T p)
+            idx = np.array([m.coordinate_index(nm) for nm in leg.joints])
+            qi, ok = self.leg_ik(leg.name, P_body, q[idx])
+            if not np.all(ok):
+                raise GaitInfeasible(f"leg {leg.name}: its way back to the standing pose leaves the leg's reach "
+                                     f"or joint limits", "reach")
+            qi[-1] = q_target[idx]                                        # exactly the target values
+            block = np.repeat(q[self._joint_idx][None], n, axis=0)
+            cols = [self.joint_names.index(nm) for nm in leg.joints]
+            block[:, cols] = qi
+            blocks.append(block)
+            q[idx] = qi[-1]
+            feet[i] = home[i]
+            on_ground[i] = abs(home[i, 2] - ground) <= tolerance
+            todo.remove(i)
+        if not blocks:
+            z = np.zeros((0, len(self.joint_names)))
+            return JointTrajectory(self.joint_names, np.zeros(0), z, z.copy(), z.copy(), {"stand": True})
+        J = np.vstack([wq[None], *blocks])
+        t = np.concatenate([[0.0], *(k + u for k in range(len(blocks)))]) * leg_time
+
+        rest = np.arange(len(blocks) + 1) * n             # a leg set down, the next not lifted yet
+
+        def derivatives(t):
+            vel = np.zeros_like(J)
+            vel[1:-1] = (J[2:] - J[:-2]) / (t[2:] - t[:-2])[:, None]
+            vel[rest] = 0.0                               # (a minimum-jerk move ends at rest)
+            acc = np.zeros_like(J)
+            acc[1:-1] = (vel[2:] - vel[:-2]) / (t[2:] - t[:-2])[:, None]
+            acc[rest] = 0.0
+            return vel, acc
+        # every time stretched alike until the speeds (and accelerations) are within their limits:
+        # speeds scale with 1/c, accelerations with 1/c^2
+        vel, acc = derivatives(t)
+        c = max(1.0, float(np.max(np.abs(np.diff(J, axis=0)) / np.diff(t)[:, None] / self.velocity_limits)))
+        if acceleration_limits is not None:
+            amax = np.broadcast_to(np.asarray(acceleration_limits, dtype=float), (len(self.joint_names),))
+            c = max(c, math.sqrt(float(np.max(np.abs(acc) / amax))))
+        if c > 1.0:
+            t = t * (c * 1.01)
+            vel, acc = derivatives(t)
+        return JointTrajectory(self.joint_names, t, J, vel, acc, {"stand": True})
+
     # ------------------------------------------------------------------ gaits
     def plan_gait(self, gait: str, twist, *, period: float = 2.0, cycles: float = 1.0, swing_height: float = 0.03,
                   samples_per_cycle: int = 48, q0=None, terrain=None, body_tilt: str = "level",

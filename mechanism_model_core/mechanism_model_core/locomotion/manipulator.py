@@ -143,8 +143,9 @@ class CartesianPath:
     (K+1, 4, 4) the commanded tool poses (``T_base_tool``) of those steps. ``fraction``: achieved steps /
     all steps of the request (1.0 when the whole path was achieved). ``reason``: ``"ok"``, ``"unreachable"``
     (a step's IK failed: position/orientation error above tolerance), ``"limits"`` (the IK stopped against
-    a joint limit), ``"jump"`` (a joint-space jump above the threshold), ``"invalid"`` (the state validity
-    callback refused a step); ``message`` says where. ``waypoint_index``: for each achieved step, the index
+    a joint limit), ``"jump"`` (a joint-space jump above the threshold), ``"collision"`` (a step's
+    configuration collides, with ``avoid_collisions``), ``"invalid"`` (the state validity callback refused
+    a step); ``message`` says where. ``waypoint_index``: for each achieved step, the index
     of the waypoint its segment leads to.
     """
 
@@ -303,7 +304,8 @@ class ManipulatorModel:
                        max_rotation_step: float | None = None, jump_threshold: float = 0.0,
                        absolute_jump_threshold: float = 0.0, mask=None, tol_position: float = 1e-6,
                        tol_orientation: float = 1e-5, is_valid: Callable[[np.ndarray], bool] | None = None,
-                       max_iterations: int = 12) -> CartesianPath:
+                       max_iterations: int = 12, avoid_collisions: bool = False, environment=None,
+                       q_full=None, collision_margin: float = 0.0) -> CartesianPath:
         """Straight-line Cartesian path of ``tool`` from its pose at ``q_start`` through ``waypoints`` (a
         sequence of 4x4 ``T_base_tool``, or one), MoveIt ``computeCartesianPath`` semantics (module docstring).
 
@@ -315,7 +317,13 @@ class ManipulatorModel:
         each joint's change (0 disables).
         ``mask``: 6 weights [x y z rx ry rz] in each target's axes (zeros free that direction: a 5-DOF arm's
         rotation about its tool axis). ``is_valid(q_chain) -> bool`` (e.g. a collision check) can refuse a
-        step. Each step's IK: up to ``max_iterations`` damped Newton steps from the previous step's solution
+        step. ``avoid_collisions`` (MoveIt's flag): every step's configuration is checked for collisions of
+        the whole mechanism (``q_full``, home by default, with the chain's joints set) -- self-collision and,
+        with ``environment`` (a :class:`~mechanism_model_core.collision.Environment`), obstacles and terrain
+        -- closer than ``collision_margin`` (m); the path stops before the first colliding step (reason
+        ``"collision"``, the message naming the bodies), as MoveIt's ``computeCartesianPath`` stops at the
+        first invalid waypoint. Needs the collision extra (``pip install 'mechanism_model_core[collision]'``).
+        Each step's IK: up to ``max_iterations`` damped Newton steps from the previous step's solution
         (extrapolated along the segment); where they do not converge, the registered closed form (the branch
         nearest the previous solution) or else the generic solver from the previous solution decides.
         ``solver`` in the result says which were used (``"newton"``, ``"newton+ypppy"``). Raises :class:`InvalidConfiguration` for non-finite or malformed waypoints or parameters.
@@ -347,6 +355,11 @@ class ManipulatorModel:
         m6 = None if mask is None else np.asarray(mask, dtype=float).reshape(-1)
         if m6 is not None and (m6.shape != (6,) or not np.all(np.isfinite(m6)) or np.any(m6 < 0)):
             raise InvalidConfiguration(f"mask needs 6 non-negative weights, got {mask!r}")
+        colliding = None
+        if avoid_collisions:
+            colliding = self._collision_checker(q_full, environment, collision_margin)
+        elif environment is not None:
+            raise InvalidConfiguration("an environment is only used with avoid_collisions=True")
         closed = None if (m6 is not None and np.any(m6 == 0)) else self.specialized_solver(tool)
         if closed is not None and not hasattr(closed, "all_solutions"):
             closed = None
@@ -369,42 +382,71 @@ class ManipulatorModel:
         total = len(targets)
         qs = [q]
         poses = [self.fk(q, tool)]
-        reason, message = "ok", ""
         used_closed = False
         tracker = _Tracker(self, tool, m6, tol_position, tol_orientation, max_iterations)
-        for i, Ti in enumerate(targets):
-            # predictor along the segment: quadratic extrapolation of the last three solutions (often within
-            # tolerance already: one forward kinematics, no Jacobian), linear after the first step
-            if len(qs) > 2 and i >= 2 and wp_of[i - 2] == wp_of[i]:
-                guess = 3 * (qs[-1] - qs[-2]) + qs[-3]
-            elif len(qs) > 1 and wp_of[i - 1] == wp_of[i]:
-                guess = 2 * qs[-1] - qs[-2]
-            else:
-                guess = None
-            # Newton steps from the previous solution (fast, keeps the branch); where they do not converge,
-            # the closed form (nearest branch) or the generic solver decides
-            qn, why = tracker.step(Ti, qs[-1], guess, fallback=closed is None)
-            if qn is None and closed is not None:
-                qn, why = _closed_form_step(self, closed, Ti, qs[-1], tool, tol_position, tol_orientation)
-                if qn is not None:
-                    used_closed = True
-            if qn is None:
-                reason, message = why, f"step {i + 1} of {total} (towards waypoint {wp_of[i]}): " + _WHY[why]
-                break
-            if any_jump:
-                d = np.abs(qn - qs[-1])
-                over = jump_on & (d > ajt)
-                if over.any():
-                    j = int(np.argmax(np.where(over, d / np.where(jump_on, ajt, 1.0), 0.0)))
-                    reason = "jump"
-                    message = (f"step {i + 1} of {total}: joint {self.joint_names[j]!r} would move {d[j]:.4g} "
-                               f"(> absolute jump threshold {ajt[j]:.4g})")
-                    break
-            if is_valid is not None and not is_valid(qn):
-                reason, message = "invalid", f"step {i + 1} of {total} (towards waypoint {wp_of[i]}): state refused"
-                break
-            qs.append(qn)
-            poses.append(Ti)
+
+        def run(i0: int, fast: bool):
+            """Steps i0.. onto qs/poses; (reason, message, first unverified index in qs or None). In ``fast``
+            mode a step whose predictor is close gets one Newton update without a second forward kinematics
+            (quadratic convergence from there); those steps are verified afterwards in one batch."""
+            nonlocal used_closed
+            first_unverified = None
+            for i in range(i0, total):
+                Ti = targets[i]
+                # predictor along the segment: quadratic extrapolation of the last three solutions (often
+                # within tolerance already: one forward kinematics, no Jacobian), linear after the first step
+                if len(qs) > 2 and i >= 2 and wp_of[i - 2] == wp_of[i]:
+                    guess = 3 * (qs[-1] - qs[-2]) + qs[-3]
+                elif len(qs) > 1 and wp_of[i - 1] == wp_of[i]:
+                    guess = 2 * qs[-1] - qs[-2]
+                else:
+                    guess = None
+                qn = None
+                if fast and guess is not None:
+                    qn, verified = tracker.predict(Ti, qs[-1], guess)
+                    if qn is not None and not verified and first_unverified is None:
+                        first_unverified = len(qs)
+                if qn is None:
+                    # Newton steps from the previous solution (fast, keeps the branch); where they do not
+                    # converge, the closed form (nearest branch) or the generic solver decides
+                    qn, why = tracker.step(Ti, qs[-1], guess, fallback=closed is None)
+                    if qn is None and closed is not None:
+                        qn, why = _closed_form_step(self, closed, Ti, qs[-1], tool, tol_position, tol_orientation)
+                        if qn is not None:
+                            used_closed = True
+                    if qn is None:
+                        return why, f"step {i + 1} of {total} (towards waypoint {wp_of[i]}): " + _WHY[why], \
+                            first_unverified
+                if any_jump:
+                    d = np.abs(qn - qs[-1])
+                    over = jump_on & (d > ajt)
+                    if over.any():
+                        j = int(np.argmax(np.where(over, d / np.where(jump_on, ajt, 1.0), 0.0)))
+                        return "jump", (f"step {i + 1} of {total}: joint {self.joint_names[j]!r} would move "
+                                        f"{d[j]:.4g} (> absolute jump threshold {ajt[j]:.4g})"), first_unverified
+                if colliding is not None:
+                    hit = colliding(qn)
+                    if hit:
+                        return "collision", (f"step {i + 1} of {total} (towards waypoint {wp_of[i]}): in "
+                                             f"collision ({hit})"), first_unverified
+                if is_valid is not None and not is_valid(qn):
+                    return "invalid", f"step {i + 1} of {total} (towards waypoint {wp_of[i]}): state refused", \
+                        first_unverified
+                qs.append(qn)
+                poses.append(Ti)
+            return "ok", "", first_unverified
+
+        reason, message, unverified = run(0, fast=m6 is None)
+        if unverified is not None:
+            # verify the predicted steps in one batch; from the first that misses the tolerance, again
+            # step by step with full Newton iterations
+            k = unverified
+            Tq = forward_kinematics(self.chain, np.array(qs[k:])).pose(tool)
+            bad = ~_within_tolerance(Tq, np.array(poses[k:]), tol_position, tol_orientation)
+            if bad.any():
+                k += int(np.argmax(bad))
+                del qs[k:], poses[k:]
+                reason, message, _ = run(k - 1, fast=False)
         Q = np.array(qs)
         if jump_threshold > 0 and len(Q) > 2:     # MoveIt's relative test: a step above factor x mean
             d = np.linalg.norm(np.diff(Q, axis=0), axis=1)
@@ -422,6 +464,24 @@ class ManipulatorModel:
         solver_name = "newton" + (f"+{closed.name}" if used_closed else "")
         return CartesianPath(self.joint_names, Q, np.array(poses), fraction, reason, message,
                              np.array(wp_of[:achieved], dtype=int), total, solver_name)
+
+    def _collision_checker(self, q_full, environment, margin):
+        """``hit(q_chain)``: '' when the whole mechanism is free of collisions, else the colliding pairs."""
+        from ..collision import collisions, in_collision
+
+        margin = float(margin)
+        if not (math.isfinite(margin) and margin >= 0):
+            raise InvalidConfiguration(f"collision_margin must be >= 0 m, got {margin!r}")
+        base = self.mechanism.configuration(q_full).copy()
+
+        def hit(q_chain) -> str:
+            q = self.full_q(q_chain, base)
+            if not in_collision(self.mechanism, q, environment=environment, margin=margin):
+                return ""
+            pairs = sorted({f"{c.body_a}-{c.body_b}" for c in collisions(self.mechanism, q, environment=environment,
+                                                                           margin=margin)})
+            return ", ".join(pairs[:4]) or "contact"
+        return hit
 
     def straight_line(self, T_goal, q_start=None, **kw) -> CartesianPath:
         """:meth:`cartesian_path` to one goal pose."""
@@ -577,6 +637,17 @@ def _check_waypoints(waypoints) -> list[np.ndarray]:
     return out
 
 
+def _within_tolerance(T, Tt, tol_p, tol_o) -> np.ndarray:
+    """Per pose of the batches (B, 4, 4): position error <= tol_p (m) and rotation error <= tol_o (rad,
+    from the skew part of R_t^T R, exact for small angles; a rotation beyond 90 degrees fails)."""
+    dp = np.linalg.norm(T[:, :3, 3] - Tt[:, :3, 3], axis=1)
+    E = np.einsum("bji,bjk->bik", Tt[:, :3, :3], T[:, :3, :3])
+    v = np.stack([E[:, 2, 1] - E[:, 1, 2], E[:, 0, 2] - E[:, 2, 0], E[:, 1, 0] - E[:, 0, 1]], axis=1)
+    sin = 0.5 * np.linalg.norm(v, axis=1)
+    trace = np.einsum("bii->b", E)
+    return (dp <= tol_p) & (sin <= tol_o) & (trace > 1.0)
+
+
 def _pose_errors(T, Tt):
     return float(np.linalg.norm(T[:3, 3] - Tt[:3, 3])), float(np.linalg.norm(log_so3(T[:3, :3] @ Tt[:3, :3].T)))
 
@@ -634,6 +705,26 @@ class _Tracker:
         else:
             a, b = e[self._pos], e[self._rot]
         return float(a @ a) <= self.tol_p ** 2 and float(b @ b) <= self.tol_o ** 2
+
+    def predict(self, Tt, q_prev, q_guess):
+        """``(q, verified)``: the predictor ``q_guess`` when forward kinematics confirms it (verified), else
+        one Newton update from it when its error is small (< 1e-3: quadratic convergence brings that far
+        below the tolerance; unverified, the caller checks it), else ``(None, False)``."""
+        arm = self.arm
+        q = np.minimum(np.maximum(q_guess, arm.lower), arm.upper)
+        fk = forward_kinematics(arm.chain, q)
+        T = fk.pose(self.tool)
+        e = self._err(T, Tt)
+        if self._ok(e):
+            return (q, True) if not (np.abs(q - q_prev) > self.far).any() else (None, False)
+        if float(e @ e) > 1e-6:
+            return None, False
+        J = fk.jacobian(self.tool)
+        dq = J.T @ np.linalg.solve(J @ J.T + self._eye, e)
+        qn = np.minimum(np.maximum(q + dq, arm.lower), arm.upper)
+        if (np.abs(qn - q_prev) > self.far).any():
+            return None, False
+        return qn, False
 
     def step(self, Tt, q_prev, q_guess=None, fallback: bool = True):
         """Chain configuration reaching ``Tt`` near ``q_prev`` (Newton from ``q_guess``, e.g. the previous

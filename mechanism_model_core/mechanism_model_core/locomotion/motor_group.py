@@ -353,7 +353,9 @@ class MotorGroup:
         step = np.full(rate.shape, np.inf)
         finite = np.isfinite(rate)
         step[finite] = rate[finite] * dt
-        out = np.clip(first.values, prev - step, prev + step)
+        # a target within one step is sent as it is (prev -/+ step may round past a target the step reaches)
+        out = np.where(np.abs(first.values - prev) <= step, first.values,
+                       np.clip(first.values, prev - step, prev + step))
         lo, hi = self.limits_of(interface)
         out = np.minimum(np.maximum(out, lo), hi)       # previous outside the limits must not leak through
         limited = out != first.values

@@ -40,14 +40,18 @@ slip indicator; :class:`Odometry` integrates twists exactly along arcs (SE(2)), 
 Terrain
 -------
 :meth:`WheeledLocomotorModel.settle` places the body (z, roll, pitch) and the suspension on a terrain for a
-given x, y, yaw so that every wheel rim touches it, through :func:`~mechanism_model_core.ik.solve_ik` with one
-:class:`WheelTerrainContact` constraint per wheel (coupled joints such as a differential stay coupled).
+given x, y, yaw so that every wheel rim touches it (coupled joints such as a differential stay coupled): a
+reduced Newton solver in those unknowns only (:mod:`~mechanism_model_core.locomotion.settling`: closed-form
+rim contacts on planes, Newton on the rim angle on height fields, the previous pose's rim angles and its
+terrain sensitivity as hints along a path), or ``solver="ik"``: :func:`~mechanism_model_core.ik.solve_ik`
+with one :class:`WheelTerrainContact` constraint per wheel.
 :meth:`WheeledLocomotorModel.slope_drive` gives the steering angles and wheel rates that move the settled
 rover with a commanded body twist without slip (section 12.2): the derivation is in its docstring.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 from dataclasses import dataclass
@@ -57,6 +61,7 @@ import numpy as np
 
 from ..constraints import Constraint, _Common
 from ..errors import InvalidConfiguration, ModelFileError, UnknownFrame, UnknownJoint
+from ..io.mobility_xml import MODES            # one tuple for the model-file reader and the locomotor
 from ..joints import JointType
 from ..kinematics import forward_kinematics
 from ..jacobians import jacobian
@@ -67,7 +72,7 @@ __all__ = ["MODES", "WheelSpec", "MobilitySpec", "MobilityError", "load_mobility
            "WheelTerrainContact", "SettledPose", "arc_twist", "crab_twist", "point_turn_twist", "icr_twist",
            "integrate_planar"]
 
-MODES = ("auto", "ackermann", "crab", "turn_in_place", "skid")
+
 _EPS_SPEED = 1e-9
 
 
@@ -109,6 +114,23 @@ class MobilitySpec:
     max_crab_angle: float = math.pi / 2
     min_turn_radius: float = 0.0
     source: str | None = None
+    lines: Mapping | None = None
+
+    # ``lines`` (from a model file's <Mobility>): {"": element line, "wheels": {name: line},
+    # "suspension": {joint: line}}, so that errors found later still name the line
+
+    def line_for(self, message: str) -> int | None:
+        """The model-file line an error message about this description points at (None: unknown)."""
+        if not self.lines:
+            return None
+        import re
+        hit = re.match(r"wheel '([^']*)'", message)
+        if hit and hit.group(1) in self.lines.get("wheels", {}):
+            return self.lines["wheels"][hit.group(1)]
+        hit = re.match(r"suspension joint '([^']*)'", message)
+        if hit and hit.group(1) in self.lines.get("suspension", {}):
+            return self.lines["suspension"][hit.group(1)]
+        return self.lines.get("")
 
     @classmethod
     def from_dict(cls, d: Mapping, source: str | None = None) -> "MobilitySpec":
@@ -213,9 +235,17 @@ def _mobility_file_for(mechanism) -> str | None:
 
 def mobility_for(mechanism) -> MobilitySpec:
     """The mobility description of a model: ``<model file stem>_mobility.yaml`` beside its file when there
-    is one (every library rover has one), else :func:`propose_mobility`."""
+    is one (an override), else the model file's ``<Mobility>`` element (``metadata["mobility"]``; every
+    library rover has one), else :func:`propose_mobility`."""
     f = _mobility_file_for(mechanism)
-    return load_mobility(f) if f else propose_mobility(mechanism)
+    if f:
+        return load_mobility(f)
+    meta = getattr(mechanism, "metadata", None) or {}
+    d = meta.get("mobility")
+    if d:
+        spec = MobilitySpec.from_dict(d, source=getattr(mechanism, "source", None))
+        return dataclasses.replace(spec, lines=meta.get("mobility_lines"))
+    return propose_mobility(mechanism)
 
 
 def propose_mobility(mechanism) -> MobilitySpec:
@@ -376,7 +406,11 @@ class DriveCommand:
 @dataclass(frozen=True)
 class SettledPose:
     """A rover settled on terrain: ``q`` full configuration, ``success``/``reason``, per wheel ``points``
-    (N, 3) rim contact points and ``normals`` (N, 3) terrain normals (ground frame), ``distances`` (N,) m."""
+    (N, 3) rim contact points and ``normals`` (N, 3) terrain normals (ground frame), ``distances`` (N,) m,
+    ``rim_angles`` (N,) rad where each contact lies on its rim (:mod:`.settling` defines the angle; the
+    hints of the next pose when this one is passed as ``q0``), ``sensitivity`` (U, 3) the derivatives of the
+    settled unknowns (z, roll, pitch, free suspension joints, in that order) with respect to the body's x, y
+    and yaw (m/m, rad/m, 1/rad...): how the rover follows the terrain, used to predict the next pose."""
 
     q: np.ndarray
     success: bool
@@ -385,6 +419,8 @@ class SettledPose:
     normals: np.ndarray
     distances: np.ndarray
     iterations: int = 0
+    rim_angles: np.ndarray | None = None
+    sensitivity: np.ndarray | None = None
 
 
 def _geometry_rows(g: WheelGeometry) -> dict:
@@ -467,7 +503,7 @@ class WheeledLocomotorModel:
 
     # ---------------------------------------------------------------------------------- validation
     def _err(self, msg):
-        return MobilityError(msg, self.spec.source)
+        return MobilityError(msg, self.spec.source, self.spec.line_for(msg))
 
     def _validate(self):
         m, s = self.mechanism, self.spec
@@ -730,20 +766,33 @@ class WheeledLocomotorModel:
 
     # ------------------------------------------------------------------------------------- terrain
     def settle(self, terrain, x: float, y: float, yaw: float, q0=None, *, tol: float = 1e-9,
-               max_iterations: int = 30, solver: str = "newton", timeout: float = 0.1) -> SettledPose:
+               max_iterations: int = 30, solver: str = "newton", timeout: float = 0.1,
+               rim_angles=None) -> SettledPose:
         """Settle the body (z, roll, pitch) and the suspension joints on ``terrain`` with the body's x, y and
-        yaw given (m, rad, ground frame) so that every wheel rim touches it: one
-        :class:`WheelTerrainContact` constraint per wheel, couplings (a rocker differential) kept.
+        yaw given (m, rad, ground frame) so that every wheel rim touches it (couplings such as a rocker
+        differential kept).
 
-        ``q0`` warm-starts (pass the previous pose along a path); steering, wheels and every other joint keep
-        ``q0``'s values. ``solver="newton"`` (default) runs Gauss-Newton on the contact constraints over the
-        free coordinates, all wheels evaluated in one forward pass and one batched terrain query;
-        ``solver="ik"`` hands the same constraints to :func:`~mechanism_model_core.ik.solve_ik` (DLS, with
-        the locks), slower but with the IK's safeguards. ``tol`` (m) is the largest rim distance accepted."""
+        ``q0`` warm-starts: the previous :class:`SettledPose` along a path (its configuration and its
+        contact angles on the wheel rims, ``rim_angles``, are the hints) or a configuration; steering,
+        wheels and every other joint keep ``q0``'s values. ``solver="newton"`` (default) is the reduced
+        Newton of :mod:`~mechanism_model_core.locomotion.settling` (unknowns z, roll, pitch and the free
+        suspension joints only, analytic rim and terrain derivatives); ``solver="ik"`` hands one
+        :class:`WheelTerrainContact` constraint per wheel to :func:`~mechanism_model_core.ik.solve_ik`
+        (DLS, with the locks; slower, for comparison). ``tol`` (m) is the largest rim distance accepted;
+        ``rim_angles`` (N,) overrides the rim-angle hints (rad, as :attr:`SettledPose.rim_angles`). A wrong
+        hint costs iterations, never the answer: at convergence every rim is sampled once more for a lower
+        point."""
         m = self.mechanism
         if self._settle_cache is None:
             self._settle_cache = self._prepare_settle()
-        base, sl, free, idx, cols, lo, hi, refs, axes, radii = self._settle_cache
+        base, sl, free, idx, cols, lo, hi, refs, axes, radii, settler = self._settle_cache
+        previous = None
+        if isinstance(q0, SettledPose):
+            if rim_angles is None:
+                rim_angles = q0.rim_angles
+            if q0.success:
+                previous = (q0.q, q0.sensitivity)
+            q0 = q0.q
         if isinstance(q0, np.ndarray) and q0.shape == (m.nq,):
             q = np.array(q0, dtype=float)
         else:
@@ -762,47 +811,10 @@ class WheeledLocomotorModel:
             return SettledPose(res.q, ok, "converged" if ok else res.reason, pts, nrm, dist, 0)
         if solver != "newton":
             raise InvalidConfiguration(f"settle: solver is 'newton' or 'ik', got {solver!r}")
-        from ..jacobians import jacobian_from_segments
-        coupled = bool(m.couplings)
-        reason = "did not converge"
-        it = 0
-        for it in range(1, max_iterations + 1):
-            fk = forward_kinematics(m, q)
-            C = np.empty((self.n, 3))
-            Aw = np.empty((self.n, 3))
-            Js = []
-            for i, r in enumerate(refs):
-                T = fk.pose(r.body)
-                C[i], Aw[i] = T[:3, 3], T[:3, :3] @ axes[i]
-                Js.append(jacobian_from_segments(m, fk, r.body))
-            ct = terrain.wheel_contact(C, Aw, radii)
-            dist = ct.distance
-            if not np.all(np.isfinite(dist)):
-                reason = "a wheel left the terrain"
-                break
-            if np.max(np.abs(dist)) <= tol:
-                return SettledPose(q, True, "converged", ct.point, ct.normal, dist, it)
-            J = np.empty((self.n, m.nq))
-            for i in range(self.n):
-                J[i] = ct.normal[i] @ (Js[i][:3] - skew(ct.point[i] - C[i]) @ Js[i][3:])
-            Jf = (J @ m.coupling_jacobian(q))[:, cols] if coupled else J[:, idx]
-            dx, *_ = np.linalg.lstsq(Jf, -dist, rcond=None)
-            step = float(np.max(np.abs(dx)))
-            if step > 0.2:                                   # keep each step inside the linearisation
-                dx *= 0.2 / step
-            q[idx] = np.clip(q[idx] + dx, lo, hi)
-            if coupled:
-                q = m.apply_couplings(q)
-        fk = forward_kinematics(m, q)
-        C = np.array([fk.position(r.body) for r in refs])
-        Aw = np.array([fk.rotation(r.body) @ r.axis for r in refs])
-        ct = terrain.wheel_contact(C, Aw, radii)
-        ok = bool(np.all(np.abs(ct.distance) <= max(tol, 1e-9)))
-        if ok:
-            reason = "converged"
-        elif reason == "converged":
-            reason = "did not converge"
-        return SettledPose(q, ok, reason, ct.point, ct.normal, ct.distance, it)
+        r = settler.solve(terrain, q, tol=tol, max_iterations=max_iterations, rim_angles=rim_angles,
+                          previous=previous)
+        return SettledPose(r.q, r.success, r.reason, r.points, r.normals, r.distances, r.iterations,
+                           r.rim_angles, r.sensitivity)
 
     def _prepare_settle(self):
         m = self.mechanism
@@ -817,7 +829,10 @@ class WheeledLocomotorModel:
         refs = self._contact_wheels()
         axes = np.array([r.axis for r in refs])
         radii = np.array([r.radius for r in refs])
-        return base, sl, free, idx, cols, lo, hi, refs, axes, radii
+        from .settling import WheelSettler
+        settler = WheelSettler(m, [(r.body, r.axis, r.radius) for r in refs], free,
+                               given=[f"{base}.x", f"{base}.y", f"{base}.yaw"])
+        return base, sl, free, idx, cols, lo, hi, refs, axes, radii, settler
 
     def _contact_wheels(self):
         m = self.mechanism

@@ -35,9 +35,10 @@ import numpy as np
 
 from ..errors import MechanismModelError, UnknownBody, UnknownFrame
 from ..joints import JointType
-from ..kinematics import segment_poses
+from ..kinematics import single_pass_output
 from ..model import Mechanism
-from .gravity import DEFAULT_GRAVITY, Wrench, _configuration, _gravity_full, _wrench_full, coupling_jacobian
+from .gravity import (DEFAULT_GRAVITY, Wrench, _configuration, _gravity_full, _gravity_single, _single_plan,
+                      _wrench_full, coupling_jacobian)
 from .gravity import parse_gravity
 from .mass import Payload
 
@@ -159,74 +160,134 @@ def wheel_contacts(mechanism: Mechanism, normal=(0.0, 0.0, 1.0), friction: float
 
 
 class _ContactPlan:
-    """Constants of one contact list on one mechanism: per contact its frame (segment, offset) and the
-    ancestor segments of the body that touches the terrain, flattened for one vectorized pass."""
+    """Constants of one contact list (frames and touching bodies) on one mechanism, for one vectorized pass
+    over the kinematics pass output: per (contact ``i``, ancestor segment ``a`` of the body that touches the
+    terrain) pair ``j``, where to read ``z_a``, ``o_a`` and the contact point ``p_i`` (each also in the two
+    cyclic component orders, so that ``z_a x (p_i - o_a)`` is elementwise), and where its column goes in
+    the (3n, nq) point Jacobian."""
 
-    __slots__ = ("frame_seg", "frame_p", "anc", "owner", "rows", "cols", "prismatic", "nq")
+    __slots__ = ("gather", "prismatic", "prismatic_z", "scatter", "indep", "n", "nq", "points")
 
     def __init__(self, mechanism: Mechanism, contacts):
+        from ..kinematics import single_pass_index
         from .mass import tree_arrays
 
         t = tree_arrays(mechanism)
-        fseg, fp, anc, owner = [], [], [], []
+        seg = single_pass_index(mechanism)
+        frm = single_pass_index(mechanism, frames=True)
+        anc, owner, pts = [], [], []
         for i, c in enumerate(contacts):
             if not mechanism.has_frame(c.frame):
                 raise UnknownFrame(c.frame, mechanism.frame_names)
             if c.wheel is not None and c.wheel not in mechanism.body_names:
                 raise UnknownBody(c.wheel, mechanism.body_names)
-            f = t.frame_index[c.frame]
-            fseg.append(int(t.frame_seg[f]))
-            fp.append(np.asarray(t.frame_T[f])[:3, 3])
+            pts.append(frm[t.frame_index[c.frame], :3, 3])
             s = int(t.frame_seg[t.frame_index[c.wheel if c.wheel is not None else c.frame]])
             while s > 0:                       # the segments that move the touching body
                 anc.append(s)
                 owner.append(i)
                 s = int(t.parent[s])
-        self.frame_seg = np.array(fseg, dtype=int)
-        self.frame_p = np.array(fp).reshape(-1, 3, 1)
-        self.anc = np.array(anc, dtype=int)
-        self.owner = np.array(owner, dtype=int)
-        cols = np.array([int(t.coord[a]) for a in anc], dtype=int)
-        self.rows = (3 * self.owner[:, None] + np.arange(3)[None, :])       # (k, 3)
-        self.cols = np.repeat(cols[:, None], 3, axis=1)
-        self.prismatic = np.array([int(t.kind[a]) == 2 for a in anc], dtype=bool)
-        self.nq = mechanism.nq
+        anc = np.array(anc, dtype=np.intp)
+        owner = np.array(owner, dtype=np.intp)
+        pts = np.array(pts, dtype=np.intp).reshape(-1, 3)
+        p1, p2 = np.array([1, 2, 0]), np.array([2, 0, 1])            # (y, z, x) and (z, x, y)
+        z = seg[anc, :3, 2]
+        o = seg[anc, :3, 3]
+        p = pts[owner]
+        # (z x d)_k = z_{p1(k)} d_{p2(k)} - z_{p2(k)} d_{p1(k)}, d = p - o: gathered as (3, 2, pairs, 3) =
+        # (z, p, o) x (first term, second term); and z itself for prismatic segments
+        self.gather = _ro_index(np.stack([np.stack([z[:, p1], z[:, p2]]), np.stack([p[:, p2], p[:, p1]]),
+                                          np.stack([o[:, p2], o[:, p1]])]))
+        pri = np.array([int(t.kind[a]) == 2 for a in anc], dtype=bool)
+        self.prismatic = _ro_index(np.flatnonzero(pri)) if pri.any() else None
+        self.prismatic_z = _ro_index(z[pri]) if pri.any() else None
+        nq = mechanism.nq
+        cols = np.array([int(t.coord[a]) for a in anc], dtype=np.intp)
+        rows = (3 * owner[:, None] + np.arange(3)[None, :])                 # (pairs, 3): row 3 owner + k
+        # flat index in the (3n, nq) Jacobian of component k of pair j's column
+        self.scatter = _ro_index((rows * nq + cols[:, None]).ravel())
+        # with constant couplings, straight into the (3n, m) Jacobian on the independent coordinates: each
+        # full coordinate's column goes to the independent ones it depends on, weighted (np.bincount sums
+        # the pairs that land on the same entry, e.g. a mimic joint and its master in one chain)
+        self.indep = None
+        if mechanism.couplings:
+            from .gravity import _constant_coupling_jacobian
+
+            D = _constant_coupling_jacobian(mechanism)
+            if D is not None:
+                m = D.shape[1]
+                src, dst, wts = [], [], []
+                flat_rows = rows.ravel()
+                flat_cols = np.repeat(cols, 3)
+                for e, (r, c) in enumerate(zip(flat_rows, flat_cols)):
+                    for kk in np.flatnonzero(D[c]):
+                        src.append(e)
+                        dst.append(int(r) * m + int(kk))
+                        wts.append(float(D[c, kk]))
+                wts = np.array(wts)
+                self.indep = (_ro_index(src), _ro_index(dst), None if np.all(wts == 1.0) else wts,
+                              3 * len(contacts) * m, m)
+        self.points = _ro_index(pts)
+        self.n = len(contacts)
+        self.nq = nq
+
+
+def _ro_index(a) -> np.ndarray:
+    a = np.ascontiguousarray(a, dtype=np.intp)
+    a.setflags(write=False)
+    return a
 
 
 _PLANS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
-def _contact_plan(mechanism: Mechanism, contacts) -> _ContactPlan:
+def _contact_plan(mechanism: Mechanism, contacts: tuple):
+    """``(plan, B^T, bases, friction, normals, friction * (1 + 1e-9))`` of a contact tuple: the :class:`_ContactPlan` (shared by every list
+    with the same frames and wheels) and the per-contact bases (n, 3, 3), their transposes and friction
+    coefficients (n,). Cached per mechanism, by the contact objects themselves (a controller calls again
+    with the same list) and by their frames (a service builds new ones per request)."""
     per = _PLANS.get(mechanism)
     if per is None:
         per = _PLANS[mechanism] = {}
-    key = tuple((c.frame, c.wheel) for c in contacts)
-    plan = per.get(key)
-    if plan is None:
-        if len(per) > 64:
+    hit = per.get(contacts)
+    if hit is None:
+        if len(per) > 128:
             per.clear()
-        plan = per[key] = _ContactPlan(mechanism, contacts)
-    return plan
+        key = tuple((c.frame, c.wheel) for c in contacts)
+        plan = per.get(key)
+        if plan is None:
+            plan = per[key] = _ContactPlan(mechanism, contacts)
+        bases = np.array([c._basis for c in contacts])             # (n, 3, 3) columns t1, t2, normal
+        BT = np.ascontiguousarray(np.swapaxes(bases, 1, 2))
+        mus = np.array([c.friction for c in contacts])
+        normals = np.ascontiguousarray(bases[:, :, 2])
+        mus_slip = mus * (1 + 1e-9)
+        for a in (bases, BT, mus, normals, mus_slip):
+            a.setflags(write=False)
+        hit = per[contacts] = (plan, BT, bases, mus, normals, mus_slip)
+    return hit
 
 
-def _point_jacobians(mechanism: Mechanism, segs: np.ndarray, contacts):
-    """(3n, nq) linear Jacobians of the contact points, each as a point of the body that touches the terrain
-    (a wheel rolls: its drive joint moves the point), and the points (n, 3) in the ground frame."""
-    plan = _contact_plan(mechanism, contacts)
-    S = segs.take(plan.frame_seg, axis=0)
-    points = (np.matmul(S[:, :3, :3], plan.frame_p)[:, :, 0] + S[:, :3, 3])
-    A = segs.take(plan.anc, axis=0)
-    z = A[:, :3, 2]
-    d = points.take(plan.owner, axis=0) - A[:, :3, 3]
-    col = np.empty_like(z)                                     # z x (p - o)
-    col[:, 0] = z[:, 1] * d[:, 2] - z[:, 2] * d[:, 1]
-    col[:, 1] = z[:, 2] * d[:, 0] - z[:, 0] * d[:, 2]
-    col[:, 2] = z[:, 0] * d[:, 1] - z[:, 1] * d[:, 0]
-    if plan.prismatic.any():
-        col[plan.prismatic] = z[plan.prismatic]
-    J = np.zeros((3 * len(contacts), plan.nq))
-    np.add.at(J, (plan.rows, plan.cols), col)
-    return J, points
+def _point_jacobians(plan: _ContactPlan, out: np.ndarray, independent: bool = False) -> np.ndarray:
+    """(3n, nq) linear Jacobians (ground frame) of the contact points from the kinematics pass output
+    ``out``, each point taken as a point of the body that touches the terrain (a wheel rolls: its drive
+    joint moves the point); with ``independent=True`` (constant couplings only: ``plan.indep``), (3n, m)
+    on the independent coordinates."""
+    G = out.take(plan.gather)
+    d = G[1] - G[2]
+    d *= G[0]
+    col = d[0] - d[1]
+    if plan.prismatic is not None:
+        col[plan.prismatic] = out.take(plan.prismatic_z)
+    if independent:
+        src, dst, wts, size, m = plan.indep
+        v = col.ravel().take(src)
+        if wts is not None:
+            v *= wts
+        return np.bincount(dst, weights=v, minlength=size).reshape(-1, m)
+    J = np.zeros(3 * plan.n * plan.nq)
+    J[plan.scatter] = col.ravel()
+    return J.reshape(3 * plan.n, plan.nq)
 
 
 def _svd_solve(A: np.ndarray, b: np.ndarray, tol: float):
@@ -294,6 +355,75 @@ def _friction_redistribution(A, b, x0, mus, tol):
     return x
 
 
+_LAPACK = None
+
+
+def _lapack():
+    global _LAPACK
+    if _LAPACK is None:
+        from scipy.linalg.lapack import dgecon, dgesv, dlange
+
+        _LAPACK = (dgesv, dgecon, dlange)
+    return _LAPACK
+
+
+#: below this reciprocal condition number the least-traction KKT system is treated as singular (the normal
+#: loads are not determined: a walker on coplanar feet) and the SVD route decides
+_KKT_RCOND = 1e-10
+
+
+def _least_traction_kkt(A: np.ndarray, b: np.ndarray):
+    """The least-traction solution of ``A x = b`` (x: per contact (t1, t2, n)) from one KKT system, or None
+    when that system is singular or ill-conditioned.
+
+    Minimising ``|x_t|^2`` subject to ``A x = b`` is stationary where ``[W, A^T; A, 0] [x; -lam] = [0; b]``
+    with ``W`` the identity on the tangential components and zero on the normal ones. That matrix is
+    non-singular exactly when ``A`` has full row rank and no non-zero normal loads alone lie in the null
+    space of ``A``: then the minimiser is unique, so it is also the lexicographic answer of
+    :func:`_lexicographic` (the SVD route, used when this one declines)."""
+    p, c = A.shape
+    if p == 0 or c == 0:
+        return None
+    M = _kkt_template(p, c).copy()
+    M[:c, c:] = A.T
+    M[c:, :c] = A
+    r = np.zeros(p + c)
+    r[c:] = b
+    dgesv, dgecon, dlange = _lapack()
+    anorm = dlange("1", M)                              # the 1-norm, for the condition estimate
+    lu, _, sol, info = dgesv(M, r, overwrite_a=True, overwrite_b=True)
+    if info != 0 or not anorm > 0:
+        return None
+    rcond, info = dgecon(lu, anorm)
+    if info != 0 or not rcond > _KKT_RCOND:
+        return None
+    return sol[:c]
+
+
+_KKT: dict = {}
+
+
+def _kkt_template(p: int, c: int) -> np.ndarray:
+    """The constant part of the KKT matrix: ``W`` (ones on the tangential diagonal), zeros elsewhere."""
+    M = _KKT.get((p, c))
+    if M is None:
+        M = np.zeros((p + c, p + c))
+        t = np.flatnonzero(np.arange(c) % 3 != 2)
+        M[t, t] = 1.0
+        M.setflags(write=False)
+        if len(_KKT) > 256:
+            _KKT.clear()
+        _KKT[(p, c)] = M
+    return M
+
+
+def _least_traction(A, b, n, tol):
+    """Least traction, then least norm, among the least-squares solutions of ``A x = b`` for ``n``
+    contacts: the KKT route when it applies, else the SVD route."""
+    x = _least_traction_kkt(A, b)
+    return _lexicographic(A, b, _tangent_selector(n), tol) if x is None else x
+
+
 def contact_loads(mechanism: Mechanism, q, contacts: Sequence[Contact], gravity=DEFAULT_GRAVITY,
                   wrenches: Sequence[Wrench] = (), payloads: Sequence[Payload] | None = None,
                   method: str = "least_traction", passive: Sequence[str] | None = None,
@@ -304,6 +434,11 @@ def contact_loads(mechanism: Mechanism, q, contacts: Sequence[Contact], gravity=
     ``method``: ``"least_traction"`` or ``"friction"`` (see the module docstring). ``passive``: coordinate or
     joint names that carry no torque (default :func:`passive_coordinates`). Raises for unknown frames,
     bodies or names, bad friction or normals (at :class:`Contact` construction), NaN gravity.
+
+    Cost: one kinematics pass; the point Jacobians from its output in a few array operations; the
+    least-traction forces from one small symmetric linear system when they are determined (a rover on its
+    wheels), an SVD route otherwise; a constrained optimiser only with ``method="friction"`` and a contact
+    outside its friction cone.
     """
     if method not in ("least_traction", "friction"):
         raise MechanismModelError(f"method must be 'least_traction' or 'friction', got {method!r}")
@@ -317,73 +452,77 @@ def contact_loads(mechanism: Mechanism, q, contacts: Sequence[Contact], gravity=
     qf = _configuration(mechanism, q)
     if qf.ndim != 1:
         raise MechanismModelError("contact_loads takes one configuration")
-    segs = segment_poses(mechanism, qf)
+    plan, BT, bases, mus, normals, mus_slip = _contact_plan(mechanism, contacts)
+    out = single_pass_output(mechanism, qf)
     indep = mechanism.independent_coordinates
     D = coupling_jacobian(mechanism, qf) if mechanism.couplings else None
-    tau_full = _gravity_full(mechanism, qf, g, payloads, segs)
-    if wrenches:
-        tau_full = tau_full - _wrench_full(mechanism, qf, wrenches)
-    rhs = tau_full if D is None else D.T @ tau_full
-    Jc, _ = _point_jacobians(mechanism, segs, contacts)        # (3n, nq)
-    if D is not None:
-        Jc = Jc @ D
+    sp = _single_plan(mechanism)
+    if sp and not payloads and sp.to_indep is not False:
+        rhs = _gravity_single(sp, out, g, sp.indep4)              # on the independent coordinates
+        if wrenches:
+            w = _wrench_full(mechanism, qf, wrenches)
+            rhs = rhs - (w if D is None else w.dot(D))
+    else:
+        tau_full = _gravity_full(mechanism, qf, g, payloads)
+        if wrenches:
+            tau_full = tau_full - _wrench_full(mechanism, qf, wrenches)
+        rhs = tau_full if D is None else tau_full.dot(D)
+    if D is None:
+        Jc = _point_jacobians(plan, out)                          # (3n, nq)
+    elif plan.indep is not None:
+        Jc = _point_jacobians(plan, out, independent=True)        # (3n, m), constant couplings folded in
+    else:
+        Jc = _point_jacobians(plan, out).dot(D)
     n = len(contacts)
-    bases = np.array([c._basis for c in contacts])             # (n, 3, 3) columns t1, t2, normal
-    # generalized force of the local contact forces: column 3i+k is J_i^T B_i[:, k]
-    A_all = np.matmul(np.swapaxes(bases, 1, 2), Jc.reshape(n, 3, -1)).reshape(3 * n, -1).T
+    # generalized force of the local contact forces: row 3i+k of Aloc is (J_i^T B_i[:, k])^T
+    Aloc = np.matmul(BT, Jc.reshape(n, 3, -1)).reshape(3 * n, -1)
     # passive rows
     if passive is None:
         passive_names, prow, actuated_idx = _default_passive(mechanism)
     else:
-        passive_names = []
-        for name in passive:
-            if name in mechanism.joint_names:
-                passive_names += [c for c in mechanism.joint(name).coordinate_names if c in indep]
-            elif name in indep:
-                passive_names.append(name)
-            else:
-                raise MechanismModelError(f"passive: {name!r} is not a joint or an independent coordinate")
-        passive_names = tuple(dict.fromkeys(passive_names))
-        idx = {c: i for i, c in enumerate(indep)}
-        prow = np.array([idx[c] for c in passive_names], dtype=int)
-        pset = set(passive_names)
-        actuated_idx = tuple((i, c) for i, c in enumerate(indep) if c not in pset)
-    A, b = A_all[prow], rhs[prow]
-    mus = np.array([c.friction for c in contacts])
-    T = _tangent_selector(n)
-    active = np.ones(n, dtype=bool)
-    scale = max(1.0, float(np.abs(b).max()) if b.size else 1.0)
-    x = _lexicographic(A, b, T, tol)
+        passive_names, prow, actuated_idx = _named_passive(mechanism, passive)
+    A, b = Aloc[:, prow].T, rhs[prow]
+    scale = max(1.0, float(abs(b).max(initial=0.0)))
+    small = tol * scale
+    x = _least_traction(A, b, n, tol)
+    lifted = None                  # contacts taken out because they would have to pull
     for _ in range(n):
         fn = x[2::3]
-        if not (active & (fn < -tol * scale)).any():
+        if not fn.min() < -small:
             break
         # lift the contact that pulls the hardest, then solve again without it
-        active[int(np.argmin(np.where(active, fn, np.inf)))] = False
+        if lifted is None:
+            lifted = np.zeros(n, dtype=bool)
+        lifted[int(np.argmin(np.where(lifted, np.inf, fn)))] = True
         x = np.zeros(3 * n)
-        if active.any():
-            cols = np.repeat(active, 3)
-            x[cols] = _lexicographic(A[:, cols], b, T[np.ix_(np.repeat(active, 2), cols)], tol)
-    if method == "friction" and active.any():
-        X = x.reshape(n, 3)
-        if np.any(np.hypot(X[:, 0], X[:, 1]) > mus * X[:, 2] + tol * scale):
-            cols = np.repeat(active, 3)
-            y = _friction_redistribution(A[:, cols], b, x[cols], mus[active], 1e-6)
-            if y is not None:
-                x = np.zeros(3 * n)
-                x[cols] = y
-    residual = float(np.abs(A @ x - b).max(initial=0.0))
+        if not lifted.all():
+            cols = np.repeat(~lifted, 3)
+            x[cols] = _least_traction(A[:, cols], b, n - int(lifted.sum()), tol)
     X = x.reshape(n, 3)
-    forces = np.matmul(bases, X[:, :, None])[:, :, 0]
-    fn = X[:, 2].copy()
-    ft = forces - fn[:, None] * bases[:, :, 2]
     ftn = np.hypot(X[:, 0], X[:, 1])
-    small = tol * scale
-    loaded = fn > small
-    ratio = np.where(loaded, ftn / np.where(loaded, fn, 1.0), np.where(ftn > small, np.inf, 0.0))
-    lift = ~active | ~loaded
-    slip = ~lift & (ftn > mus * fn * (1 + 1e-9) + small)
-    torques = rhs - A_all @ x
+    fn = X[:, 2]
+    if method == "friction" and (lifted is None or not lifted.all()) and np.any(ftn > mus * fn + small):
+        on = np.ones(n, dtype=bool) if lifted is None else ~lifted
+        cols = np.repeat(on, 3)
+        Ac = A[:, cols]
+        # only where the equations leave the forces some freedom (a determinate problem has one answer)
+        y = (_friction_redistribution(Ac, b, x[cols], mus[on], 1e-6)
+             if Ac.shape[0] < Ac.shape[1] or np.linalg.matrix_rank(Ac) < Ac.shape[1] else None)
+        if y is not None:
+            x = np.zeros(3 * n)
+            x[cols] = y
+            X = x.reshape(n, 3)
+            ftn = np.hypot(X[:, 0], X[:, 1])
+            fn = X[:, 2]
+    fn = fn.copy()
+    residual = float(abs(A.dot(x) - b).max(initial=0.0))
+    forces = np.matmul(bases, X[:, :, None])[:, :, 0]
+    ft = forces - fn[:, None] * normals
+    loaded = fn > small                       # a lifted contact carries exactly nothing: never loaded
+    lift = ~loaded
+    ratio = np.divide(ftn, fn, out=np.where(ftn > small, np.inf, 0.0), where=loaded)
+    slip = loaded & (ftn > mus_slip * fn + small)
+    torques = rhs - x.dot(Aloc)
     equilibrium = residual <= 1e-6 * scale
     if equilibrium:
         torques[prow] = 0.0
@@ -391,6 +530,24 @@ def contact_loads(mechanism: Mechanism, q, contacts: Sequence[Contact], gravity=
     actuated = {c: tl[i] for i, c in actuated_idx}
     return ContactLoads(contacts, forces, fn, ft, ratio, slip, lift, torques, actuated, bool(equilibrium),
                         residual, tuple(passive_names), method, tuple(indep))
+
+
+def _named_passive(mechanism: Mechanism, passive):
+    """:func:`_default_passive`'s triple for an explicit list of passive joint or coordinate names."""
+    indep = mechanism.independent_coordinates
+    names = []
+    for name in passive:
+        if name in mechanism.joint_names:
+            names += [c for c in mechanism.joint(name).coordinate_names if c in indep]
+        elif name in indep:
+            names.append(name)
+        else:
+            raise MechanismModelError(f"passive: {name!r} is not a joint or an independent coordinate")
+    names = tuple(dict.fromkeys(names))
+    idx = {c: i for i, c in enumerate(indep)}
+    prow = np.array([idx[c] for c in names], dtype=int)
+    pset = set(names)
+    return names, prow, tuple((i, c) for i, c in enumerate(indep) if c not in pset)
 
 
 _SELECTORS: dict = {}

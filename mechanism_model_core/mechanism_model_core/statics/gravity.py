@@ -23,7 +23,7 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import InvalidConfiguration, MechanismModelError, UnknownFrame
-from ..kinematics import forward_kinematics, segment_poses
+from ..kinematics import forward_kinematics, segment_poses, single_pass_output
 from ..model import Mechanism
 from .mass import Payload, _segment_masses, lever_weights, mass_model
 
@@ -32,6 +32,7 @@ __all__ = ["Wrench", "gravity_torques", "wrench_torques", "static_torques", "par
 DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
 _DEFAULT_G = np.array(DEFAULT_GRAVITY)
 _DEFAULT_G.setflags(write=False)
+_DEFAULT_LIST = list(DEFAULT_GRAVITY)
 #: skew(g) = _SKEW @ g, i.e. r @ (_SKEW @ g) = r x g
 _SKEW = np.zeros((3, 3, 3))
 for _i, _j, _k, _s in ((0, 1, 2, -1), (0, 2, 1, 1), (1, 0, 2, 1), (1, 2, 0, -1), (2, 0, 1, -1), (2, 1, 0, 1)):
@@ -41,6 +42,8 @@ _SKEW.setflags(write=False)
 _DEFAULT_NEG_SKEW = _SKEW.dot(-_DEFAULT_G)
 _DEFAULT_NEG_SKEW.setflags(write=False)
 _F64 = np.dtype(float)
+_ONES4 = np.ones(4)
+_ONES4.setflags(write=False)
 
 
 @dataclass(frozen=True, eq=False)
@@ -75,6 +78,8 @@ def parse_gravity(gravity) -> np.ndarray:
     g = np.asarray(gravity, dtype=float)
     if g.shape != (3,) or not np.all(np.isfinite(g)):
         raise InvalidConfiguration(f"gravity must be 3 finite numbers (m/s^2, ground frame), got {gravity!r}")
+    if g.tolist() == _DEFAULT_LIST:
+        return _DEFAULT_G           # its constants are precomputed
     return g
 
 
@@ -165,9 +170,118 @@ def _to_coordinates(mechanism: Mechanism, qf: np.ndarray, tau: np.ndarray, coord
     return (np.swapaxes(D, -1, -2) @ tau[..., None])[..., 0]
 
 
+class _SinglePlan:
+    """Constants of the one-configuration gravity path of one mechanism (built on first use, cached beside
+    it in a weak mapping; read-only).
+
+    From the kinematics pass output (:func:`~mechanism_model_core.kinematics.single_pass_output`) one gather
+    (``index``) reads ``P`` -- the columns of every mass-carrying segment's pose, 4 components each (rows
+    ``(s, b)``: ``T_ground_seg[s][:, b]``) -- and ``Z`` -- the moving segments' axes ``(z_i, 0)``. Then
+
+    * ``r = V @ P`` (k, 4): ``(H_i - M_i o_i, 0)`` for a revolute segment ``i`` (``M_i``, ``H_i``: mass and
+      world first moment of its subtree, ``o_i`` its origin) and ``(0, 0, 0, M_i)`` for a prismatic one;
+    * ``w = Z @ K(g)`` (k, 4): ``(z_i x g, -z_i . g)``;
+    * ``tau_i``, the row sum of ``r * w``: ``(H_i - M_i o_i) . (z_i x g)`` (revolute) or ``-M_i z_i . g``
+      (prismatic), the generalized gravity of segment ``i``'s coordinate;
+    * ``to_indep`` / ``to_full`` (k, m) / (k, n): the chain rule onto the coordinates (``None``: the
+      segments already are the coordinates in order; ``False``: couplings that are not affine, so no
+      constant chain rule).
+    """
+
+    __slots__ = ("index", "nP", "V", "K_default", "to_indep", "to_full", "q_shape", "batch_indep", "batch_full",
+                 "full4", "indep4")
+
+    def __init__(self, mechanism: Mechanism):
+        from ..kinematics import single_pass_index
+
+        mm = mass_model(mechanism)
+        seg = single_pass_index(mechanism)                           # (S, 4, 4) flat indices of T[i, j]
+        S = seg.shape[0]
+        k = len(mm.moving)
+        V = np.array(mm.V).reshape(k, S, 4)
+        pri = np.flatnonzero(~mm.moving_revolute)
+        V[pri] = 0.0
+        V[pri, 0, 3] = mm.sub_moving_mass[pri]                      # the ground's pose is the identity
+        V = V.reshape(k, 4 * S)
+        cols = np.flatnonzero(np.any(V != 0.0, axis=0))
+        P_index = seg.transpose(0, 2, 1).reshape(4 * S, 4)[cols]    # row (s, b): T_s[:, b]
+        Z_index = seg[mm.moving, :, 2]                               # (z, 0)
+        self.index = _ro_int(np.vstack([P_index, Z_index]))
+        self.nP = len(cols)
+        self.V = _ro_float(V[:, cols])
+        self.K_default = _gravity_matrix(_DEFAULT_G)
+        n = mechanism.nq
+        sel = np.zeros((k, n))
+        sel[np.arange(k), mm.moving_coord] = 1.0
+        in_order = mm.coords_in_order
+        self.to_full = None if in_order else _ro_float(sel)
+        #: the shape of a configuration the hot path takes as it stands (a full-length array: as
+        #: Mechanism.configuration, couplings are not re-applied to it)
+        self.q_shape = (n,)
+        if not mechanism.couplings:
+            self.to_indep = self.to_full
+        else:
+            D = _constant_coupling_jacobian(mechanism)
+            self.to_indep = False if D is None else _ro_float(sel @ D)      # False: not constant
+        #: to_full / to_indep with every row repeated 4 times: the row sum of r * w and the chain rule in
+        #: one product ((r * w).ravel() @ M4); None where there is no such constant matrix
+        self.full4 = None if in_order else _ro_float(np.repeat(sel, 4, axis=0))
+        self.indep4 = (None if self.to_indep is None or self.to_indep is False
+                       else _ro_float(np.repeat(self.to_indep, 4, axis=0)))
+        self.batch_full = None if in_order else _BatchMap(sel)
+        self.batch_indep = (self.batch_full if not mechanism.couplings else
+                            False if self.to_indep is False else _BatchMap(self.to_indep))
+
+
+def _ro_int(a) -> np.ndarray:
+    a = np.ascontiguousarray(a, dtype=np.intp)
+    a.setflags(write=False)
+    return a
+
+
+def _ro_float(a) -> np.ndarray:
+    a = np.ascontiguousarray(a, dtype=float)
+    a.setflags(write=False)
+    return a
+
+
+def _gravity_matrix(g: np.ndarray) -> np.ndarray:
+    """(4, 4) ``K`` with ``(z, 0) @ K = (z x g, -z . g, 0, 0)[:4]``: columns 0..2 the cross product, column
+    3 the negated projection (row 3 zero)."""
+    K = np.zeros((4, 4))
+    K[:3, :3] = _SKEW.dot(g)
+    K[:3, 3] = -g
+    return _ro_float(K)
+
+
+_SINGLE_PLANS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _single_plan(mechanism: Mechanism):
+    sp = _SINGLE_PLANS.get(mechanism)
+    if sp is None:
+        sp = _SINGLE_PLANS[mechanism] = _SinglePlan(mechanism) if len(mass_model(mechanism).moving) else False
+    return sp
+
+
+def _gravity_single(sp: _SinglePlan, out: np.ndarray, g: np.ndarray, to=None) -> np.ndarray:
+    """Generalized gravity from the kinematics pass output ``out``: per moving segment (k,), or with ``to``
+    one of the plan's ``*4`` matrices (the chain rule with the row sum folded in), on those coordinates."""
+    PZ = out.take(sp.index)
+    nP = sp.nP
+    r = sp.V.dot(PZ[:nP])
+    w = PZ[nP:].dot(sp.K_default if g is _DEFAULT_G else _gravity_matrix(g))
+    r *= w
+    return r.dot(_ONES4) if to is None else r.reshape(-1).dot(to)
+
+
 def _gravity_full(mechanism: Mechanism, qf: np.ndarray, g: np.ndarray, payloads, segs=None) -> np.ndarray:
     """Per-coordinate generalized gravity: for moving segment ``i`` with subtree mass ``M_i`` and world first
     moment ``H_i``, ``-z_i . ((H_i - M_i o_i) x g)`` (revolute) or ``-M_i z_i . g`` (prismatic)."""
+    if qf.ndim == 1 and not payloads and segs is None:
+        sp = _single_plan(mechanism)
+        if sp:
+            return _gravity_single(sp, single_pass_output(mechanism, qf), g, sp.full4)
     mm = mass_model(mechanism)
     if payloads:
         sm, sh = _segment_masses(mechanism, mm, payloads, None)
@@ -206,10 +320,11 @@ def _batch_components(mechanism: Mechanism, Q: np.ndarray) -> np.ndarray:
     return batch_segment_components(mechanism, Q)
 
 
-def _gravity_batch(mm, Tb, hom, M, g, shape) -> np.ndarray:
-    """The batch form of :func:`_gravity_full` on pose components ``Tb`` (S - 1, chunks, 12, chunk) of the
-    moving segments 1..S-1 (every segment but the ground moves): each step is one BLAS call or one
-    elementwise pass over the batch."""
+def _batch_moving_torques(mm, Tb, hom, M, g) -> np.ndarray:
+    """Generalized gravity of the moving segments, (k, chunks * chunk) (padded configurations at the end),
+    from the batch pass's pose components ``Tb`` (S - 1, chunks, 12, chunk) of segments 1..S-1: each step
+    is one BLAS call or one elementwise pass over the batch, and only the components that ``z x g`` needs
+    are formed (two of three for gravity along an axis)."""
     S1, nch, _, bc = Tb.shape
     comps = Tb.reshape(S1, nch, 4, 3 * bc)                              # column j of T: rows 3j..3j+2
     h = np.matmul(hom[1:].reshape(S1, 1, 1, 4), comps)                 # R h_seg + m o
@@ -222,23 +337,35 @@ def _gravity_batch(mm, Tb, hom, M, g, shape) -> np.ndarray:
     if k != S1:
         H = H[mm.moving - 1]
     Tm = Tb if k == S1 else Tb[mm.moving - 1]
-    H -= M[:, None, None, None] * Tm[:, :, 9:12, :]                     # r = H - M o
-    # t = -r . (g x z), written out per component (broadcast small matrix products are slow here)
-    z0, z1, z2 = Tm[:, :, 6, :], Tm[:, :, 7, :], Tm[:, :, 8, :]
-    r0, r1, r2 = H[:, :, 0, :], H[:, :, 1, :], H[:, :, 2, :]
+    Mb = M[:, None, None]
     gx, gy, gz = (float(v) for v in g)
-    t = np.zeros(H.shape[:2] + H.shape[3:])
-    # (g x z) = (gy z2 - gz z1, gz z0 - gx z2, gx z1 - gy z0)
-    if gy or gz:
-        t -= r0 * (gy * z2 - gz * z1)
-    if gz or gx:
-        t -= r1 * (gz * z0 - gx * z2)
-    if gx or gy:
-        t -= r2 * (gx * z1 - gy * z0)
+    # t = r . (z x g), r = H - M o; (z x g) = (z1 gz - z2 gy, z2 gx - z0 gz, z0 gy - z1 gx)
+    t = None
+    for a, ((c1, i1), (c2, i2)) in enumerate((((gz, 7), (-gy, 8)), ((gx, 8), (-gz, 6)), ((gy, 6), (-gx, 7)))):
+        if not (c1 or c2):
+            continue
+        r = H[:, :, a, :]
+        r -= Mb * Tm[:, :, 9 + a, :]
+        w = c1 * Tm[:, :, i1, :] if c1 else c2 * Tm[:, :, i2, :]
+        if c1 and c2:
+            w += c2 * Tm[:, :, i2, :]
+        w *= r
+        if t is None:
+            t = w
+        else:
+            t += w
+    if t is None:                                                        # no gravity
+        t = np.zeros((k, nch, bc))
     if mm.any_prismatic:
-        zg = gx * z0 + gy * z1 + gz * z2                                # (k, chunks, chunk)
-        t = np.where(mm.moving_revolute[:, None, None], t, -M[:, None, None] * zg)
-    t = t.reshape(k, nch * bc)[:, :shape[0]]
+        pri = np.flatnonzero(~mm.moving_revolute)
+        Tp = Tm[pri]
+        t[pri] = -M[pri, None, None] * (gx * Tp[:, :, 6, :] + gy * Tp[:, :, 7, :] + gz * Tp[:, :, 8, :])
+    return t.reshape(k, nch * bc)
+
+
+def _gravity_batch(mm, Tb, hom, M, g, shape) -> np.ndarray:
+    """The batch form of :func:`_gravity_full`: per-coordinate torques (B, n)."""
+    t = _batch_moving_torques(mm, Tb, hom, M, g)[:, :shape[0]]
     if mm.coords_in_order:
         return np.ascontiguousarray(t.T)
     tau = np.zeros(shape)
@@ -246,12 +373,42 @@ def _gravity_batch(mm, Tb, hom, M, g, shape) -> np.ndarray:
     return tau
 
 
+class _BatchMap:
+    """A constant (k, m) chain-rule matrix applied to per-segment batch torques (k, B) without a BLAS
+    product (which would start threads): one row gather, then the few extra terms of coupled columns."""
+
+    __slots__ = ("rows", "scale", "extra")
+
+    def __init__(self, D: np.ndarray):
+        k, m = D.shape
+        rows, scale, extra = np.zeros(m, dtype=np.intp), np.ones(m), []
+        for c in range(m):
+            nz = np.flatnonzero(D[:, c])
+            if len(nz):
+                rows[c], scale[c] = nz[0], D[nz[0], c]
+                extra += [(c, int(r), float(D[r, c])) for r in nz[1:]]
+            else:
+                scale[c] = 0.0
+        self.rows = _ro_int(rows)
+        self.scale = None if np.all(scale == 1.0) else _ro_float(scale)
+        self.extra = tuple(extra)
+
+    def apply(self, t: np.ndarray) -> np.ndarray:
+        """(B, m) from (k, B)."""
+        out = t.take(self.rows, axis=0)
+        if self.scale is not None:
+            out *= self.scale[:, None]
+        for c, r, w in self.extra:
+            out[c] += w * t[r]
+        return np.ascontiguousarray(out.T)
+
+
 def _configuration(mechanism: Mechanism, q) -> np.ndarray:
     """``mechanism.configuration(q)`` with a shortcut for a finite float array of length nq (the hot path
     of a controller's feed-forward)."""
     if type(q) is np.ndarray and q.dtype is _F64 and q.ndim == 1 and q.shape[0] == mechanism.nq \
-            and not mechanism.couplings and math.isfinite(q.dot(q)):
-        return q
+            and math.isfinite(q.dot(q)):
+        return q          # as Mechanism.configuration: a full-length array is taken as it stands
     return mechanism.configuration(q)
 
 
@@ -264,8 +421,33 @@ def gravity_torques(mechanism: Mechanism, q, gravity=DEFAULT_GRAVITY,
     (n,) or (B, n) on the independent coordinates (see the module docstring) or, with
     ``coordinates="full"``, on every coordinate. Any tree: multi-DOF joints get one entry per coordinate
     (a floating base's entries are the force and torque that would hold the base)."""
+    sp = _SINGLE_PLANS.get(mechanism)
+    if sp is None:
+        sp = _single_plan(mechanism)
+    if sp and not payloads:
+        # the hot path of a controller's feed-forward: a finite float array of length nq
+        if type(q) is np.ndarray and q.dtype is _F64 and q.shape == sp.q_shape:
+            qq = q.dot(q)
+            if math.isfinite(qq):
+                g = _DEFAULT_G if gravity is DEFAULT_GRAVITY else parse_gravity(gravity)
+                M = sp.to_indep if coordinates == "independent" else sp.to_full if coordinates == "full" else False
+                if M is not False:
+                    return _gravity_single(sp, single_pass_output(mechanism, q, qq), g,
+                                           None if M is None else sp.indep4 if M is sp.to_indep else sp.full4)
     g = parse_gravity(gravity)
     qf = _configuration(mechanism, q)
+    if sp and not payloads and qf.ndim == 2:
+        bm = sp.batch_indep if coordinates == "independent" else sp.batch_full if coordinates == "full" else False
+        if bm is not False:
+            mm = mass_model(mechanism)
+            t = _batch_moving_torques(mm, _batch_components(mechanism, qf), mm.seg_hom, mm.sub_moving_mass, g)
+            t = t[:, :qf.shape[0]]
+            return np.ascontiguousarray(t.T) if bm is None else bm.apply(t)
+    if sp and not payloads and qf.ndim == 1:
+        M = sp.to_indep if coordinates == "independent" else sp.to_full if coordinates == "full" else False
+        if M is not False:
+            return _gravity_single(sp, single_pass_output(mechanism, qf), g,
+                                   None if M is None else sp.indep4 if M is sp.to_indep else sp.full4)
     return _to_coordinates(mechanism, qf, _gravity_full(mechanism, qf, g, payloads), coordinates)
 
 

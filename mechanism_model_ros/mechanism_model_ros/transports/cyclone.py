@@ -39,7 +39,6 @@ import threading
 import time
 from typing import Any, Callable
 
-import numpy as np
 from cyclonedds._clayer import ddspy_take, ddspy_write
 from cyclonedds.core import GuardCondition, InstanceState, Listener, Qos, Policy, ReadCondition, \
     SampleState, ViewState, WaitSet
@@ -51,6 +50,7 @@ from cyclonedds.util import duration
 
 from ..qos import QoS, SERVICES
 from ..typegen import HEADER_GUID, HEADER_SEQ, message_class, service_wire_class
+from .numeric_template import NumericTemplate
 from .base import (SERVICE_CONCURRENCY, SERVICE_QUEUE, STATUS_ABORTED, STATUS_CANCELED, STATUS_SUCCEEDED,
                    ActionClient, ActionResult, Client, GoalHandle, Publisher, RateLimitedLogger, ServerGoalHandle,
                    ServiceGate, Timer, Transport, TransportError, _set_arrival, busy_or_fallback, check_period,
@@ -482,72 +482,10 @@ class CycloneContext:
         self._domain = None
 
 
-class NumericTemplate:
-    """Fast re-publication of a message whose strings and sequence lengths never change (a TF message
-    for a fixed set of frames): the message is serialized once by its generated class with a unique
-    sentinel in every listed numeric field, the sentinels' byte offsets are found, and each publication
-    only writes the new numbers into a copy of those bytes. The bytes are exactly what serializing the
-    updated message would give (checked at construction against the generated class's serializer).
-
-    ``groups``: ``{name: (dtype, [(object, attribute), ...])}`` with dtype ``"f8"``, ``"i4"`` or ``"u4"``;
-    :meth:`publish` takes ``{name: array}`` in the same order.
-    """
-
-    _SIZES = {"f8": 8, "i4": 4, "u4": 4}
-
-    def __init__(self, writer: DataWriter, msg, groups: dict):
-        self.writer = writer
-        self.groups = {}
-        counter = itertools.count(1)
-        saved = []
-        for name, (dtype, refs) in groups.items():
-            sentinels = []
-            for obj, attr in refs:
-                k = next(counter)
-                saved.append((obj, attr, getattr(obj, attr)))
-                if dtype == "f8":
-                    v = float(np.frombuffer(np.uint64(0x7FD0_0000_0000_0000 + 7919 * k).tobytes(), "<f8")[0])
-                else:
-                    v = 0x5A00_0000 + 13 * k
-                setattr(obj, attr, v)
-                sentinels.append(v)
-            self.groups[name] = (dtype, refs, sentinels)
-        try:
-            blob = msg.serialize(use_version_2=False)
-        finally:
-            for obj, attr, v in saved:
-                setattr(obj, attr, v)
-        self.little = blob[1] & 1 == 1
-        end = "<" if self.little else ">"
-        self.template = np.frombuffer(blob.ljust((len(blob) + 3) & ~3, b"\0"), np.uint8).copy()
-        self.index = {}
-        for name, (dtype, refs, sentinels) in self.groups.items():
-            size = self._SIZES[dtype]
-            offsets = []
-            for v in sentinels:
-                pattern = np.array([v], dtype=end + dtype).tobytes()
-                at = blob.find(pattern)
-                if at < 0 or blob.find(pattern, at + 1) >= 0:
-                    raise ValueError(f"field group {name!r}: sentinel not unique in the serialized message")
-                offsets.append(at)
-            self.index[name] = (np.dtype(end + dtype),
-                                np.asarray(offsets)[:, None] + np.arange(size)[None, :])
-        # the template with the message's current numbers must equal the ordinary serialization
-        current = {name: np.array([getattr(o, a) for o, a in refs]) for name, (_, refs, _) in
-                   self.groups.items()}
-        if self.bytes_for(current) != msg.serialize(use_version_2=False).ljust(len(self.template), b"\0"):
-            raise ValueError("template does not reproduce the message's serialization")
-
-    def bytes_for(self, values: dict) -> bytes:
-        buf = self.template.copy()
-        for name, (dt, idx) in self.index.items():
-            buf[idx] = np.ascontiguousarray(values[name], dtype=dt).view(np.uint8).reshape(idx.shape)
-        return buf.tobytes()
-
-    def publish(self, values: dict) -> None:
-        ret = ddspy_write(self.writer._ref, self.bytes_for(values))
-        if ret < 0:
-            raise TransportError(f"DDS write failed ({ret})")
+def _write_serialized(writer: DataWriter, data: bytes) -> None:
+    ret = ddspy_write(writer._ref, data)
+    if ret < 0:
+        raise TransportError(f"DDS write failed ({ret})")
 
 
 class _CyclonePublisher(Publisher):
@@ -558,8 +496,9 @@ class _CyclonePublisher(Publisher):
         self.writer.write(msg)
 
     def numeric_template(self, msg, groups: dict) -> NumericTemplate:
-        """See :class:`NumericTemplate` (an optional transport feature; the rclpy transport lacks it)."""
-        return NumericTemplate(self.writer, msg, groups)
+        """See :class:`~.numeric_template.NumericTemplate` (an optional transport feature)."""
+        return NumericTemplate(msg, groups, lambda m: m.serialize(use_version_2=False),
+                               lambda data: _write_serialized(self.writer, data), pad4=True)
 
     @property
     def subscription_count(self) -> int:

@@ -15,6 +15,7 @@ callback's exception out of ``spin_once``, which would stop the process's nodes.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import threading
 import time
@@ -22,10 +23,11 @@ import time
 import rclpy
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
-from rclpy.executors import MultiThreadedExecutor
+from rclpy.executors import MultiThreadedExecutor, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.subscription import Subscription
 
 from ..qos import QoS
 from .base import (SERVICE_CONCURRENCY, SERVICE_QUEUE, ActionClient, ActionResult, Client, GoalHandle, Publisher,
@@ -47,6 +49,21 @@ def _ros_class(ros_type: str):
                              f"sourced?") from None
 
 
+class _SubscriptionGroup(MutuallyExclusiveCallbackGroup):
+    """A node's subscriptions and timers (mutually exclusive). Once :class:`RclpyRuntime` hands the node's
+    subscriptions to a take loop of their own (``loop_owned``), executors no longer wait on them or take
+    from them; the loop and the timers then exclude each other through the node's ``exclusive`` lock."""
+
+    def __init__(self):
+        super().__init__()
+        self.loop_owned = False
+
+    def can_execute(self, entity) -> bool:
+        if self.loop_owned and isinstance(entity, Subscription):
+            return False
+        return super().can_execute(entity)
+
+
 def ros_qos(qos: QoS) -> QoSProfile:
     return QoSProfile(
         history=HistoryPolicy.KEEP_ALL if qos.keep_all else HistoryPolicy.KEEP_LAST,
@@ -62,6 +79,15 @@ class _Publisher(Publisher):
 
     def publish(self, msg) -> None:
         self.pub.publish(msg)
+
+    def numeric_template(self, msg, groups: dict):
+        """A :class:`~.numeric_template.NumericTemplate` over rclpy's serializer, publishing the patched bytes
+        as a serialized message (``Publisher.publish(bytes)``): the state publisher's /tf message skips
+        filling Python message objects and rclpy's conversion of them, most of its cost per message."""
+        from rclpy.serialization import serialize_message
+
+        from .numeric_template import NumericTemplate
+        return NumericTemplate(msg, groups, serialize_message, self.pub.publish)
 
     @property
     def subscription_count(self) -> int:
@@ -209,7 +235,12 @@ class RclpyNode(Transport):
                          allow_undeclared_parameters=False,
                          automatically_declare_parameters_from_overrides=False)
         self._defaults = dict(parameters or {})
-        self._sub_group = MutuallyExclusiveCallbackGroup()
+        #: whether the node serves services or actions of its own (RclpyRuntime: such nodes share the
+        #: multi-threaded executor; the others get a single-threaded one each)
+        self.serves_requests = False
+        self._sub_group = _SubscriptionGroup()
+        #: held while a subscription or timer callback runs (see _SubscriptionGroup)
+        self.exclusive = threading.Lock()
         self._srv_group = ReentrantCallbackGroup()
         for name, value in self._defaults.items():
             self._declare(name, value)
@@ -251,6 +282,7 @@ class RclpyNode(Transport):
                        busy=None):
         """Requests run on the executor's threads (enough for every service's gate: see RclpyRuntime);
         the gate bounds this service's share and refuses the excess with ``busy`` at once."""
+        self.serves_requests = True
         guarded_handler = guarded(handler, self.get_logger(), f"service {name}", fallback=lambda args: args[1])
         gate = ServiceGate(concurrency, queue)
 
@@ -277,7 +309,11 @@ class RclpyNode(Transport):
     def create_timer(self, period, callback) -> Timer:
         """rclpy timer in the subscriptions' mutually exclusive callback group (see :class:`Transport`)."""
         period = check_period(period)
-        cb = guarded(callback, self.get_logger(), "timer")
+        guarded_cb = guarded(callback, self.get_logger(), "timer")
+
+        def cb():
+            with self.exclusive:
+                guarded_cb()
         return _Timer(self.node, period, cb, self._sub_group)
 
     def create_action_server(self, name, action_type, execute, goal_callback=None, cancel_callback=None):
@@ -286,6 +322,7 @@ class RclpyNode(Transport):
 
         cls = _ros_class(action_type)
         log = self.get_logger()
+        self.serves_requests = True
 
         def run(handle):
             goal = _RclpyServerGoal(handle)
@@ -366,9 +403,60 @@ class _LoggerAdapter:
         self._l.error(self._fmt(msg, args))
 
 
+def _take_loop(node: RclpyNode, context, stop: threading.Event) -> None:
+    """Serve ``node``'s subscriptions without an executor: wait on them alone (an rcl wait set of just these,
+    as ``rclpy.wait_for_message`` does) and, on each wake-up, take every queued message of each and run its
+    callback in place, holding the node's ``exclusive`` lock. Subscriptions created later are picked up on the
+    next wake-up (at most 0.2 s)."""
+    from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
+
+    node._sub_group.loop_owned = True
+    wait_set, size = None, -1
+    while context.ok() and not stop.is_set():
+        subs = list(node.node.subscriptions)
+        if not subs:
+            stop.wait(0.2)
+            continue
+        try:
+            if len(subs) != size:
+                wait_set, size = _rclpy.WaitSet(len(subs), 0, 0, 0, 0, 0, context.handle), len(subs)
+            with contextlib.ExitStack() as handles:
+                for sub in subs:
+                    handles.enter_context(sub.handle)
+                wait_set.clear_entities()
+                for sub in subs:
+                    wait_set.add_subscription(sub.handle)
+                wait_set.wait(200_000_000)
+                ready = set(wait_set.get_ready_entities("subscription"))
+                ready_subs = [sub for sub in subs if sub.handle.pointer in ready]
+            for sub in ready_subs:
+                while not stop.is_set():
+                    with sub.handle:
+                        taken = sub.handle.take_message(sub.msg_type, sub.raw)
+                    if taken is None:
+                        break
+                    with node.exclusive:
+                        sub.callback(taken[0])      # guarded: an exception is logged, not raised
+        except Exception as exc:                  # noqa: BLE001 -- a destroyed handle while closing
+            if stop.is_set() or not context.ok():
+                break
+            node.get_logger().warning("subscription take loop: %s: %s", type(exc).__name__, exc)
+            stop.wait(0.05)
+
+
 class RclpyRuntime:
-    """rclpy initialised once for the process (with the ``--ros-args`` it was given), its nodes and one
-    multi-threaded executor."""
+    """rclpy initialised once for the process (with the ``--ros-args`` it was given) and its nodes.
+
+    Threads (chosen in :meth:`spin`, once every node has made its entities): nodes that serve services or
+    actions share one multi-threaded executor, so a long request (IK) never blocks a cheap one. Every other
+    node (the state publisher: subscriptions, timers, publishers) gets a single-threaded executor of its
+    own for its parameter services and timers, and a take loop (:func:`_take_loop`) for its subscriptions:
+    rclpy's executors rebuild their wait set from every entity of their nodes on each wake-up, run each
+    callback as a task (the multi-threaded one through a thread pool) and take one message per wake-up, which
+    cost the state publisher 2-3x its own work per joint_states message; on one shared executor a 500 Hz
+    stream fell ~0.1 s behind (BENCHMARKS.md). The loop waits on the subscriptions alone and drains each
+    queue per wake-up.
+    """
 
     def __init__(self, ros_args=None):
         self.context = rclpy.context.Context()
@@ -377,6 +465,7 @@ class RclpyRuntime:
         # holds the threads a cheap one (FK) needs; idle threads cost nothing
         self.executor = MultiThreadedExecutor(num_threads=EXECUTOR_THREADS, context=self.context)
         self.nodes: list[RclpyNode] = []
+        self._own: list[tuple[RclpyNode, SingleThreadedExecutor]] = []
 
     def node(self, name: str, namespace: str = "/", parameters: dict | None = None) -> RclpyNode:
         n = RclpyNode(name, namespace, parameters, context=self.context)
@@ -384,11 +473,37 @@ class RclpyRuntime:
         self.executor.add_node(n.node)
         return n
 
-    def spin(self, stop: threading.Event) -> None:
+    def _spin_alone(self, executor, stop: threading.Event) -> None:
         while self.context.ok() and not stop.is_set():
-            self.executor.spin_once(timeout_sec=0.2)
+            executor.spin_once(timeout_sec=0.2)
+
+    def spin(self, stop: threading.Event) -> None:
+        """Spin every node until ``stop`` is set (see the class doc for which thread runs what)."""
+        threads = []
+        for n in self.nodes:
+            if n.serves_requests or any(node is n for node, _ in self._own):
+                continue
+            self.executor.remove_node(n.node)
+            ex = SingleThreadedExecutor(context=self.context)
+            ex.add_node(n.node)
+            self._own.append((n, ex))
+            threads.append(threading.Thread(target=self._spin_alone, args=(ex, stop), daemon=True,
+                                            name=f"executor {n.node_name}"))
+            threads.append(threading.Thread(target=_take_loop, args=(n, self.context, stop), daemon=True,
+                                            name=f"subscriptions {n.node_name}"))
+        for t in threads:
+            t.start()
+        try:
+            while self.context.ok() and not stop.is_set():
+                self.executor.spin_once(timeout_sec=0.2)
+        finally:
+            stop.set()
+            for t in threads:
+                t.join(timeout=2.0)
 
     def shutdown(self) -> None:
         self.executor.shutdown()
+        for _, ex in self._own:
+            ex.shutdown()
         if self.context.ok():
             rclpy.shutdown(context=self.context)

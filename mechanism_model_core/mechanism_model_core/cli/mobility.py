@@ -1,0 +1,53 @@
+"""``mechanism-model mobility MODEL``: the mobility description of a wheeled model (its ``<Mobility>``
+element, a YAML override beside it, or a proposal), checked by building the locomotor model, printed as a
+``<Mobility>`` element to paste into the model file or as YAML (models/README.md, "Mobility")."""
+
+from __future__ import annotations
+
+from .common import CommandError, load, model_arg
+
+
+def add_parser(subparsers):
+    sp = subparsers.add_parser(
+        "mobility", help="print (or propose) a wheeled model's mobility description",
+        description="Print the mobility description the wheeled locomotor uses for MODEL (a YAML beside the "
+                    "model file, else its <Mobility> element), or with --propose one drafted from the model "
+                    "(continuous joints carrying a cylinder are wheels, vertical revolute joints above them "
+                    "steer, other revolute joints up to the body are suspension). The description is checked "
+                    "by building the locomotor model (joints, frames, modes against the steering ranges).")
+    model_arg(sp)
+    sp.add_argument("--propose", action="store_true", help="draft a description from the model itself")
+    sp.add_argument("--format", choices=("xml", "yaml"), default="xml",
+                    help="a <Mobility> element for the model file (default) or a mobility YAML file")
+    sp.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of printing")
+    return sp
+
+
+def run(args) -> int:
+    from ..locomotion.wheeled import WheeledLocomotorModel, mobility_for, propose_mobility
+
+    mech = load(args.model)
+    spec = propose_mobility(mech) if args.propose else mobility_for(mech)
+    W = WheeledLocomotorModel(mech, spec)          # every check the locomotor makes, before anything drives
+    d = W.spec.to_dict()
+    if args.format == "yaml":
+        try:
+            import yaml
+        except ImportError:
+            raise CommandError("--format yaml needs PyYAML: pip install mechanism_model_core[mobility]") from None
+        text = f"# mobility of {mech.name} (models/README.md, \"Mobility\"); SI units, radians\n" + \
+            yaml.safe_dump({"mobility": d}, sort_keys=False)
+    else:
+        from lxml import etree
+
+        from ..io.mobility_xml import mobility_element
+        holder = etree.Element("Mechanism_Model")
+        el = mobility_element(etree, holder, d)
+        etree.indent(el, space="  ")
+        text = etree.tostring(el, pretty_print=True, encoding="unicode")
+    if args.output:
+        with open(args.output, "w", encoding="utf-8") as f:
+            f.write(text)
+    else:
+        print(text, end="")
+    return 0
