@@ -18,7 +18,7 @@ from mechanism_model_core.errors import ExpressionError, ModelFileError, Unknown
 from mechanism_model_core.ik import solve_ik
 from mechanism_model_core.spatial import rot_x, rot_y, rot_z, translation, axis_angle_matrix
 
-from .robots import ur5
+from .robots import SAFETY, ur5
 
 
 # ---------------------------------------------------------------------------------------------- SO(3)
@@ -146,7 +146,7 @@ def test_model_coupling_2x_holds_in_every_solution():
     for _ in range(10):
         qi = rng.uniform([-1.5, -3], [1.5, 3])            # independent: joint1, joint3
         target = forward_kinematics(m, qi).position("tip")
-        r = solve_ik(m, PositionConstraint("tip", target, mask=(1, 1, 0)), {"joint1": 0.1}, timeout=10.0)
+        r = solve_ik(m, PositionConstraint("tip", target, mask=(1, 1, 0)), {"joint1": 0.1}, timeout=SAFETY)
         assert r.success, r
         j1, j2, _ = r.q
         assert j2 == pytest.approx(2 * j1, abs=1e-12)
@@ -167,7 +167,7 @@ def test_differential_right_follows_minus_left_and_its_limits():
     # left = 0.5 is within left's limits but would put right at -0.5, beyond its -0.4
     q = np.array([0.5, 0.5, -0.5])
     target = forward_kinematics(m, q).position("left_wheel")
-    r = solve_ik(m, PositionConstraint("left_wheel", target), {"lift": 0.5}, timeout=0.02)
+    r = solve_ik(m, PositionConstraint("left_wheel", target), {"lift": 0.5}, timeout=SAFETY)
     assert not r.success and m.within_limits(r.q) and r.q[2] == pytest.approx(-r.q[1])
 
 
@@ -364,7 +364,7 @@ def test_two_frames_on_a_branched_tree_at_once():
         fk = forward_kinematics(m, qt)
         Ta, Pb = fk.pose("tool_a"), fk.position("tool_b")
         r = solve_ik(m, [PoseConstraint("tool_a", Ta), PositionConstraint("tool_b", Pb)], np.zeros(m.nq),
-                     timeout=1.0)
+                     timeout=SAFETY)
         assert r.success, r
         fk2 = forward_kinematics(m, r.q)
         assert np.linalg.norm(fk2.position("tool_a") - Ta[:3, 3]) < 1e-6
