@@ -190,7 +190,7 @@ def test_position_only_leaves_orientation_free():
     target = forward_kinematics(m, [0.3, -1.0, 1.2, -0.5, 0.8, 0.1]).position("tool")
     rots = []
     for seed_q in ([0.0, -1.2, 1.2, -1.5, -1.5, 0.0], [1.0, -0.8, 1.0, 0.5, 1.0, 1.0], [-0.5, -1.5, 1.5, 0, 0, 2]):
-        r = solve_ik(m, PositionConstraint("tool", target), np.array(seed_q))
+        r = solve_ik(m, PositionConstraint("tool", target), np.array(seed_q), timeout=SAFETY)
         assert r.success
         F = forward_kinematics(m, r.q).pose("tool")
         assert np.linalg.norm(F[:3, 3] - target) < 1e-6
@@ -205,7 +205,7 @@ def test_position_only_does_not_move_orientation_needlessly():
     m = ur5()
     q = np.array([0.3, -1.0, 1.2, -0.5, 0.8, 0.1])
     target = forward_kinematics(m, q).position("tool")
-    r = solve_ik(m, PositionConstraint("tool", target), q)
+    r = solve_ik(m, PositionConstraint("tool", target), q, timeout=SAFETY)
     np.testing.assert_allclose(r.q, q, atol=1e-12)
 
 
@@ -216,13 +216,14 @@ def test_mask_subset_of_axes_in_target_frame():
     qt = np.array([0.2, -1.1, 1.3, -0.7, 1.0, 0.4])
     T = forward_kinematics(m, qt).pose("tool")
     T_spun = T @ rot_z(0.9)                     # same position and z axis, different rotation about z
-    r = solve_ik(m, PoseConstraint("tool", T_spun, mask=(1, 1, 1, 1, 1, 0), mask_frame="target"), qt + 0.05)
+    r = solve_ik(m, PoseConstraint("tool", T_spun, mask=(1, 1, 1, 1, 1, 0), mask_frame="target"), qt + 0.05,
+                 timeout=SAFETY)
     assert r.success
     F = forward_kinematics(m, r.q).pose("tool")
     assert np.linalg.norm(F[:3, 3] - T[:3, 3]) < 1e-6
     assert np.linalg.norm(F[:3, 2] - T[:3, 2]) < 2e-5
     # z-only position constraint: x and y free
-    r = solve_ik(m, PoseConstraint("tool", translation(0, 0, 0.2), mask=(0, 0, 1, 0, 0, 0)), qt)
+    r = solve_ik(m, PoseConstraint("tool", translation(0, 0, 0.2), mask=(0, 0, 1, 0, 0, 0)), qt, timeout=SAFETY)
     assert r.success
     assert forward_kinematics(m, r.q).position("tool")[2] == pytest.approx(0.2, abs=1e-6)
 
@@ -230,7 +231,7 @@ def test_mask_subset_of_axes_in_target_frame():
 def test_orientation_only():
     m = panda()
     R = rot_y(math.pi / 2)[:3, :3] @ rot_z(0.3)[:3, :3]
-    r = solve_ik(m, OrientationConstraint("flange", R), np.array([0, -0.3, 0, -2.2, 0, 2.0, 0.78]))
+    r = solve_ik(m, OrientationConstraint("flange", R), np.array([0, -0.3, 0, -2.2, 0, 2.0, 0.78]), timeout=SAFETY)
     assert r.success
     F = forward_kinematics(m, r.q).pose("flange")
     assert np.linalg.norm(log_so3(F[:3, :3] @ R.T)) < 1e-5 and within(m, r.q)
@@ -256,7 +257,7 @@ def test_point_at_camera_on_a_mast():
     b.add_frame("tilt", "camera", translation(0.1, 0, 0.05) @ rot_y(math.pi / 2))   # z looks along x
     m = b.build()
     for point in ([3.0, 1.0, 0.0], [-1.0, 2.0, 0.5], [0.5, -2.0, 2.0]):
-        r = solve_ik(m, PointAtConstraint("camera", point), [0.0, 0.0])
+        r = solve_ik(m, PointAtConstraint("camera", point), [0.0, 0.0], timeout=SAFETY)
         assert r.success, r
         F = forward_kinematics(m, r.q).pose("camera")
         u = (np.array(point) - F[:3, 3]) / np.linalg.norm(np.array(point) - F[:3, 3])
@@ -312,7 +313,7 @@ def test_lock_with_values_and_reachable_target():
     qt = np.array([0.5, -1.0, 1.0, -1.0, -1.0, 0.5])
     T = forward_kinematics(m, qt).pose("tool")
     r = solve_ik(m, [PositionConstraint("tool", T[:3, 3]), JointLock(["joint6"], [1.7])],
-                 np.zeros(6))
+                 np.zeros(6), timeout=SAFETY)
     assert r.success and r.q[5] == 1.7
     assert np.linalg.norm(forward_kinematics(m, r.q).position("tool") - T[:3, 3]) < 1e-6
 
@@ -324,7 +325,7 @@ def test_posture_resolves_redundancy_without_disturbing_the_task():
     rest = np.array([0, -0.3, 0, -2.2, 0, 2.0, 0.78])
     target = forward_kinematics(m, [0.5, 0.2, 0.3, -1.5, -0.4, 1.8, -0.3]).position("flange")
     start = np.array([1.0, 0.5, -0.8, -1.0, 0.8, 1.0, 1.5])
-    plain = solve_ik(m, PositionConstraint("flange", target), start)
+    plain = solve_ik(m, PositionConstraint("flange", target), start, timeout=SAFETY)
     pulled = solve_ik(m, [PositionConstraint("flange", target), Posture(rest, weight=1.0)], start, timeout=SAFETY)
     for r in (plain, pulled):
         assert r.success
@@ -344,16 +345,16 @@ def test_solver_registry_and_custom_solver():
 
     register_solver("home", Home)
     m = ur5()
-    r = solve_ik(m, PositionConstraint("tool", [0.3, 0.3, 0.3]), np.zeros(6), solver="home")
+    r = solve_ik(m, PositionConstraint("tool", [0.3, 0.3, 0.3]), np.zeros(6), solver="home", timeout=SAFETY)
     assert r.solver == "home" and not r.success
     with pytest.raises(MechanismModelError):
-        solve_ik(m, PositionConstraint("tool", [0.3, 0.3, 0.3]), solver="nonexistent")
+        solve_ik(m, PositionConstraint("tool", [0.3, 0.3, 0.3]), solver="nonexistent", timeout=SAFETY)
 
 
 def test_bad_input_raises_clearly():
     m = ur5()
     with pytest.raises(UnknownFrame):
-        solve_ik(m, PositionConstraint("no_such_frame", [0, 0, 0]))
+        solve_ik(m, PositionConstraint("no_such_frame", [0, 0, 0]), timeout=SAFETY)
     with pytest.raises(MechanismModelError):
         PoseConstraint("tool", np.ones((4, 4)))
     with pytest.raises(MechanismModelError):
@@ -366,7 +367,7 @@ def test_constraint_manager_add_remove_and_result_fields():
     T = forward_kinematics(m, [0.1, -1.0, 1.0, -1.0, -1.0, 0.1]).pose("tool")
     cm.add(PoseConstraint("tool", T, name="reach"))
     cm.add(Posture(weight=1e-3, name="rest"))
-    r = cm.solve(np.zeros(6))
+    r = cm.solve(np.zeros(6), timeout=SAFETY)
     assert r.success and r.reason == "converged"
     assert [x.name for x in r.residuals] == ["reach", "rest"]
     assert r.residual("reach").position < 1e-6 and r.residual("reach").satisfied

@@ -283,7 +283,7 @@ def test_specialized_solver_follows_each_mechanism_of_the_same_name():
             pe, oe = pose_errors(e, r.q, "apxs", T)
             assert pe < 1e-6 and oe < 1e-5
         T = forward_kinematics(m, [0.3, 0.4, 0.8, -0.5, 1.0]).pose("apxs")
-        r = solve_ik(m, PoseConstraint("apxs", T), m.home)
+        r = solve_ik(m, PoseConstraint("apxs", T), m.home, timeout=SAFETY)
         assert r.success and r.solver == "ypppy" and pose_errors(m, r.q, "apxs", T)[0] < 1e-9
         refs.append(weakref.ref(e))
         del e, r
@@ -386,7 +386,7 @@ def _nonlinear_coupled_arm():
 
 @pytest.mark.parametrize("solver", ["dls", "scipy"])
 def test_every_returned_configuration_respects_non_linearly_coupled_limits(solver):
-    """Arbitrary targets (most unreachable, so every solve restarts until its budget ends): the returned
+    """Arbitrary targets (most unreachable, so every solve restarts until its iteration budget ends): the returned
     full configuration, coupled joints included, is within every limit (checked on the coupling formulas
     evaluated here, not on the solver's report). Reachable targets (forward kinematics of in-limit
     configurations) are still reached."""
@@ -395,7 +395,7 @@ def test_every_returned_configuration_respects_non_linearly_coupled_limits(solve
     rng = np.random.default_rng(0)
     for _ in range(40):
         target = rng.uniform(-2.5, 2.5, 3)
-        r = solve_ik(m, PositionConstraint("tip", target), m.home, solver=solver, timeout=SAFETY)
+        r = solve_ik(m, PositionConstraint("tip", target), m.home, solver=solver, timeout=SAFETY, max_iterations=200)
         q = r.q
         assert q[2] == pytest.approx(math.sin(3 * q[1]), abs=1e-12) and q[3] == pytest.approx(2 * q[0])
         assert np.all(q >= lo) and np.all(q <= hi), (q, r)
@@ -434,7 +434,8 @@ def test_singular_and_unreachable_targets_against_closed_forms(solver):
     u = np.array([math.cos(0.7), math.sin(0.7), 0.0])
     for seed in ([0.3, 0.3], [0.0, 0.0], [1.0, -2.0]):
         for d, expect in ((2.0, 0.0), (2.5, 0.5), (10.0, 8.0), (0.0, 2 * math.cos(1.5))):
-            r = solve_ik(m, PositionConstraint("tip", d * u, mask=(1, 1, 0)), seed, solver=solver, timeout=SAFETY)
+            r = solve_ik(m, PositionConstraint("tip", d * u, mask=(1, 1, 0)), seed, solver=solver, timeout=SAFETY,
+                         max_iterations=500)
             err = float(np.linalg.norm(forward_kinematics(m, r.q).position("tip")[:2] - d * u[:2]))
             assert np.all(np.abs(r.q) <= 3.0)
             if expect == 0.0:
@@ -464,7 +465,8 @@ def test_lock_beyond_a_limit_holds_the_joint_at_the_limit():
     assert r.q[0] == math.pi and np.all(np.abs(r.q) <= math.pi)
     assert r.success and pose_errors(m, r.q, "tool", T)[0] < 1e-6           # reachable with joint1 at pi
     q0 = np.array([-3.5, -1.0, 1.2, -0.5, 0.7, 0.4])                        # joint1 beyond -pi, locked there
-    r = solve_ik(m, PositionConstraint("tool", [0.3, 0.2, 0.4]), q0, locked=["joint1"], timeout=SAFETY)
+    r = solve_ik(m, PositionConstraint("tool", [0.3, 0.2, 0.4]), q0, locked=["joint1"], timeout=SAFETY,
+                 max_iterations=500)
     assert r.q[0] == -math.pi and np.all(np.abs(r.q) <= math.pi)
 
 
@@ -520,7 +522,7 @@ def test_closed_form_handles_a_flipped_pitch_axis(body):
             qq[idx] = sol
             pe, oe = pose_errors(e, qq, "apxs", T)
             assert pe < 1e-9 and oe < 1e-9
-        r = solve_ik(e, PoseConstraint("apxs", T), e.home)
+        r = solve_ik(e, PoseConstraint("apxs", T), e.home, timeout=SAFETY)
         assert r.success and r.solver == "ypppy", r
         assert pose_errors(e, r.q, "apxs", T)[0] < 1e-9
 
