@@ -44,10 +44,11 @@ BEGIN, END = "<!-- bench_kinematics:begin -->", "<!-- bench_kinematics:end -->"
 
 
 # ----------------------------------------------------------------------------------------- timing
-def interleaved(fns: dict, repeat: int, min_time: float) -> dict:
+def interleaved(fns: dict, repeat: int, min_time: float, best: dict | None = None) -> dict:
     """Median seconds per call of each function in ``fns``. Each is first calibrated to a run of at least
     ``min_time`` seconds; then ``repeat`` rounds run every function once per round, in rotating order, so
-    that load from elsewhere on the machine hits all libraries alike and the ratios stay fair."""
+    that load from elsewhere on the machine hits all libraries alike and the ratios stay fair. ``best``, if
+    given, receives each function's fastest round (what a quiet machine approaches)."""
     timers = {}
     for who, fn in fns.items():
         t = timeit.Timer(fn)
@@ -61,6 +62,8 @@ def interleaved(fns: dict, repeat: int, min_time: float) -> dict:
         for who in order[r % len(order):] + order[:r % len(order)]:
             t, number = timers[who]
             samples[who].append(t.timeit(number) / number)
+    if best is not None:
+        best.update({who: min(v) for who, v in samples.items()})
     return {who: statistics.median(v) for who, v in samples.items()}
 
 
@@ -363,7 +366,7 @@ def measure(args) -> dict:
         print(f"[{name}] cross-checked to {TOL:g}: {', '.join(checked)}", flush=True)
         qs = spec.random_configurations(64, seed=3)
         Qb = spec.random_configurations(BATCH, seed=4)
-        rows = {}
+        rows, best_rows = {}, {}
         for task, _ in TASKS:
             if task.startswith("batch"):
                 arg_sets = [Qb]
@@ -376,11 +379,15 @@ def measure(args) -> dict:
                             + [(p, peers[p].calls.get(task)) for p in PEERS]):
                 if fn is not None:
                     fns[who] = (lambda fn=fn, nxt=itertools.cycle(arg_sets).__next__: fn(nxt()))
-            row = interleaved(fns, rep, tmin)
+            fastest: dict = {}
+            row = interleaved(fns, rep, tmin, fastest)
             rows[task] = row
+            if "before" in fastest:
+                best_rows[task] = fastest
             shown = ", ".join(f"{k} {_fmt_t(v)}" for k, v in row.items())
             print(f"[{name}] {task}: {shown}", flush=True)
-        results["robots"][name] = {"nq": spec.nq, "frames": len(mech.frame_names), "rows": rows}
+        results["robots"][name] = {"nq": spec.nq, "frames": len(mech.frame_names), "rows": rows,
+                                   "best": best_rows}
     results["import"] = import_time()
     return results
 
@@ -475,7 +482,9 @@ def report(res: dict) -> str:
         what = BEFORE_NOTES.get(res["before"][:7], "")
         lines.append(f"`before` is this package as it was at commit `{res['before']}`{what}, imported next to the "
                      "current one in the same process and cross-checked against it; its ratio is its time "
-                     "divided by ours (above 1: the current code is faster).")
+                     "divided by ours (above 1: the current code is faster). Fastest rounds, before / ours: " +
+                     "; ".join(f"{robot} {task} {b['before'] / b['ours']:.3f}" for robot, r in res["robots"].items()
+                               for task, b in r.get("best", {}).items()) + f" (load average {os.getloadavg()[0]:.1f}).")
     lines.append("")
     lines.append("On this shared 2-core machine absolute times move by 10-20 % with the load of other jobs "
                  "(load average above); ratios from one run are stable to a few percent. Pinocchio (C++) is "

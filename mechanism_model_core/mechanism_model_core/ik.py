@@ -61,6 +61,7 @@ class ConstraintManager:
     def __init__(self, mechanism: Mechanism, constraints: Sequence[Constraint] = (), locked: Sequence[str] = ()):
         self.mechanism = mechanism
         self.constraints: list[Constraint] = []
+        self._bound: list[Constraint] = []          # the same, bound to the mechanism
         self.locked = list(locked)
         for c in constraints:
             self.add(c)
@@ -70,8 +71,9 @@ class ConstraintManager:
         if not isinstance(constraint, Constraint):
             raise InvalidConfiguration(f"not a constraint: {constraint!r}")
         _check_weight_and_priority(constraint)
-        constraint.check(self.mechanism)
+        bound = constraint.bind(self.mechanism)
         self.constraints.append(constraint)
+        self._bound.append(bound)
         return constraint
 
     def extend(self, constraints) -> None:
@@ -79,20 +81,22 @@ class ConstraintManager:
             self.add(c)
 
     def remove(self, constraint_or_name) -> None:
-        for c in list(self.constraints):
+        for k, c in enumerate(self.constraints):
             if c is constraint_or_name or (c.name is not None and c.name == constraint_or_name):
-                self.constraints.remove(c)
+                del self.constraints[k], self._bound[k]
                 return
         raise KeyError(constraint_or_name)
 
     def clear(self) -> None:
         self.constraints.clear()
+        self._bound.clear()
 
     def problem(self, q0=None) -> IKProblem:
         q = self.mechanism.configuration(q0)
         if q.ndim != 1:
             raise InvalidConfiguration("q0 must be one configuration, not a batch")
-        return IKProblem(self.mechanism, self.constraints, q, self.locked, checked=True)
+        fresh = len(self._bound) == len(self.constraints)      # else the list was edited directly: rebind
+        return IKProblem(self.mechanism, self.constraints, q, self.locked, self._bound if fresh else None)
 
     def solve(self, q0=None, **kwargs) -> IKResult:
         """:func:`solve_ik` on these constraints."""

@@ -108,18 +108,18 @@ class IKProblem:
     """
 
     def __init__(self, mechanism: Mechanism, constraints: Sequence[Constraint], q0: np.ndarray,
-                 locked: Sequence[str] = (), checked: bool = False):
+                 locked: Sequence[str] = (), bound: Sequence[Constraint] | None = None):
         self.mechanism = mechanism
         self.constraints = list(constraints)
-        self.posture: Posture | None = None
+        self.posture: Constraint | None = None      # the bound Posture
         lock_idx: dict[int, float | None] = {}
         for name in locked:
             for i in JointLock((name,)).coordinates(mechanism):
                 lock_idx[i] = None
         tasks = []
-        for c in self.constraints:
-            if not checked:
-                c.check(mechanism)
+        #: the constraints bound to this mechanism (``bind``), in the order given
+        self.bound = [c.bind(mechanism) for c in self.constraints] if bound is None else list(bound)
+        for c, b in zip(self.constraints, self.bound):
             if isinstance(c, JointLock):
                 vals = c.lock_values(mechanism)
                 for i in c.coordinates(mechanism):
@@ -127,9 +127,9 @@ class IKProblem:
             elif isinstance(c, Posture):
                 if self.posture is not None:
                     raise InvalidConfiguration("more than one Posture constraint")
-                self.posture = c
+                self.posture = b
             else:
-                tasks.append(c)
+                tasks.append(b)
         dependent = {mechanism.coordinate_index(n) for n in mechanism.couplings}
         # a coupled coordinate locked without a value is fine when every joint it follows is locked (or so
         # determined) too, as when locking "everything but the mast" on a rover with a differential
@@ -191,16 +191,10 @@ class IKProblem:
         if joint_tasks:
             angle = angle.copy()
             for c in joint_tasks:
-                for v in getattr(c, "_vars", {}).values():
-                    angle[v] = False
-                lin = getattr(c, "_linear", None)
-                if lin is not None:
-                    angle[lin[0]] = False
-                if hasattr(c, "_i"):
-                    angle[c._i] = False
+                angle[list(c.coordinates_read)] = False
         self.periodic = angle[self.free]
         self.any_periodic = bool(self.periodic.any())
-        ref = self.posture._q if self.posture is not None else self.template
+        ref = self.posture.q if self.posture is not None else self.template
         self.periodic_reference = ref[self.free][self.periodic] if self.any_periodic else None
 
     def wrap_near_reference(self, x: np.ndarray) -> np.ndarray:
@@ -312,7 +306,7 @@ class IKProblem:
         post = None
         if self.posture is not None:
             w = math.sqrt(self.posture.weight)
-            r = w * (q - self.posture._q)
+            r = w * (q - self.posture.q)
             post = (r, w * (np.eye(len(q))[:, self.free] if D is None else D))
         return q, raw, levels, post
 
@@ -337,7 +331,7 @@ class IKProblem:
         """One :class:`Residual` per constraint at full coordinates ``q``."""
         ev = Evaluation(self.mechanism, q)
         out = []
-        for k, c in enumerate(self.constraints):
+        for k, (c, b) in enumerate(zip(self.constraints, self.bound)):
             name = c.name or f"{type(c).__name__}_{k}"
             if isinstance(c, JointLock):
                 idx = c.coordinates(self.mechanism)
@@ -346,7 +340,7 @@ class IKProblem:
                 out.append(Residual(name, "lock", -math.inf, math.nan, err, True,
                                     np.array([q[i] - vals.get(i, q[i]) for i in idx])))
                 continue
-            r, _ = c.evaluate(ev, jac=False)
+            r, _ = b.evaluate(ev, jac=False)
             p, o = c.errors(r)
             if isinstance(c, Posture):
                 out.append(Residual(name, "posture", math.inf, p, o, True, r))

@@ -23,6 +23,7 @@ import numpy as np
 
 from . import kinematics as _kin
 from .kinematics import LOCAL, LOCAL_WORLD_ALIGNED, WORLD, Convention  # noqa: F401  (public here too)
+from .kinematics import ground_jacobian as _ground_jacobian
 from .errors import InvalidConfiguration, MechanismModelError
 from .model import Mechanism, as_real_array, provide_operation
 
@@ -52,10 +53,9 @@ def jacobian(mechanism: Mechanism, q, frame: str, relative_to: str | None = None
     single forward pass, use ``fk = forward_kinematics(mechanism, q)`` then ``fk.pose(...)`` and
     ``fk.jacobian(...)``.
     """
-    fk = _kin.forward_kinematics(mechanism, q)
     if relative_to is None and convention is Convention.LOCAL_WORLD_ALIGNED:      # the default, kept lean
-        return fk.ground_jacobian(frame)
-    return _kin.frame_jacobian(fk, frame, relative_to, convention)
+        return _ground_jacobian(mechanism, q, frame)
+    return _kin.frame_jacobian(_kin.forward_kinematics(mechanism, q), frame, relative_to, convention)
 
 
 def frame_velocity(mechanism: Mechanism, q, qdot, frame: str, relative_to: str | None = None,

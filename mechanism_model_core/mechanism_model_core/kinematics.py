@@ -321,7 +321,7 @@ def _plan_single(c, nq: int, layout) -> _SinglePlan:
     sp.frame_flat = _ro(_flat(m, fb[:, 0, None, None], fb[:, 1, None, None], ii, jj), np.intp)
     chain = sp.parents == tuple(range(-1, nb - 1))     # each block hangs on the one before
     sp.run = (sp.A, sp.b, sp.lin, (nb, 1, T), sp.coef, (nb, 4 * m, 4), (nb, 4 * m, 12), sp.ground,
-              nb if chain else sp.parents, sp.revolute)
+              nb if chain else sp.parents)
     return sp
 
 
@@ -480,9 +480,15 @@ def _single_pass(sp, q, qq=math.inf):
     caller has it (large angles are reduced first; unknown means check)."""
     if qq == math.inf:
         qq = q.dot(q)
-    A, b, lin, wshape, coef, kshape, oshape, ground, parents, rev = sp.run
-    if rev is not None and not qq <= _REDUCE2:
-        q = _reduced(q, rev)
+    if not qq <= _REDUCE2 and sp.revolute is not None:
+        q = _reduced(q, sp.revolute)
+    return _pass(sp.run, q)
+
+
+def _pass(run, q):
+    """:func:`_single_pass` for a ``q`` known to need no reduction (every |q_i| <= 64: ``q . q`` within
+    ``_REDUCE2``); the hot path of :func:`forward_kinematics`."""
+    A, b, lin, wshape, coef, kshape, oshape, ground, parents = run
     x = A.dot(q)
     x += b
     if lin is None:
@@ -853,23 +859,38 @@ def forward_kinematics(mechanism: Mechanism, q=None) -> ForwardKinematics:
     p = _PLANS.get(id(mechanism))
     if p is None:
         p = kinematics_plan(mechanism)
-    qq = math.inf
-    if type(q) is np.ndarray and q.dtype is _F64 and q.ndim == 1 and q.shape[0] == p.nq:
-        qq = q.dot(q)                            # the shortcut of _configuration, inlined
-    if not _isfinite(qq):
-        q = mechanism.configuration(q)
-        qq = math.inf
     fk = _new(ForwardKinematics)
     fk.mechanism = mechanism
-    fk.q = q
     fk._plan = p
+    if type(q) is np.ndarray and q.dtype is _F64 and q.ndim == 1 and q.shape[0] == p.nq and \
+            q.dot(q) <= _REDUCE2:
+        # the common case (the shortcut of Mechanism.configuration, inlined): one finite configuration with no
+        # coordinate beyond 64, so no large-angle reduction either; NaN, inf and large values take the path below
+        fk.q = q
+        fk._out = _pass(p.single.run, q)
+        fk._tb = None
+        return fk
+    q = mechanism.configuration(q)
+    fk.q = q
     if q.ndim == 1:
-        fk._out = _single_pass(p.single, q, qq)
+        fk._out = _single_pass(p.single, q)
         fk._tb = None
     else:
         fk._out = None
         fk._tb = _batch_pass(p, q)
     return fk
+
+
+def ground_jacobian(mechanism: Mechanism, q, frame: str) -> np.ndarray:
+    """``forward_kinematics(mechanism, q).ground_jacobian(frame)`` (LOCAL_WORLD_ALIGNED, relative to the
+    ground; (6, nq) or (B, 6, nq)): :func:`.jacobians.jacobian`'s default, with a lean path for one plain
+    configuration of a frame whose Jacobian constants exist (no result object is built)."""
+    p = _PLANS.get(id(mechanism))
+    if p is not None and type(q) is np.ndarray and q.dtype is _F64 and q.ndim == 1 and q.shape[0] == p.nq:
+        fj = p._jac.get(p.frame_index.get(frame))
+        if fj is not None and q.dot(q) <= _REDUCE2:
+            return _single_columns(_pass(p.single.run, q), fj, p.nq, False)
+    return forward_kinematics(mechanism, q).ground_jacobian(frame)
 
 
 _new = object.__new__

@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Iterator, Mapping
 
 import numpy as np
@@ -454,6 +455,11 @@ class Mechanism:
             return self._joint_slices[joint]
         except KeyError:
             raise UnknownJoint(joint, self.joint_names) from None
+
+    @property
+    def coordinate_indices(self) -> Mapping[str, int]:
+        """``{coordinate name: index in q}`` (read-only)."""
+        return MappingProxyType(self._coord_index)
 
     def coordinate_index(self, name: str) -> int:
         try:

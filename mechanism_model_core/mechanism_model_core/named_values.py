@@ -39,9 +39,10 @@ def configuration_from_mapping(mech, values: Mapping, measured: bool = False) ->
     ``measured``: values a robot reported; a dependent coordinate given keeps its value, unchecked, and
     nothing is solved (what a joint_states publisher reports wins)."""
     q = np.array(mech.home, dtype=float)
+    index = mech.coordinate_indices
     given: dict[str, float] = {}
     for k, v in values.items():
-        idx = mech._coord_index.get(k)
+        idx = index.get(k)
         if idx is None:
             raise UnknownCoordinate(str(k), list(mech.coordinate_names))
         q[idx] = given[k] = finite_value(k, v)
@@ -61,10 +62,10 @@ def configuration_from_mapping(mech, values: Mapping, measured: bool = False) ->
                                    "its domain?)")
     for name, value in given.items():
         if name in couplings:
-            expected = q[mech._coord_index[name]]
+            expected = q[mech.coordinate_indices[name]]
             if abs(expected - value) > COUPLING_TOLERANCE * (1.0 + abs(value)):
                 expr = couplings[name]
-                reads = ", ".join(f"{v} = {q[mech._coord_index[v]]:.9g}" for v in sorted(expr.variables))
+                reads = ", ".join(f"{v} = {q[mech.coordinate_indices[v]]:.9g}" for v in sorted(expr.variables))
                 raise InvalidConfiguration(
                     f"{name} = {value:.9g} contradicts the coupling {name} = {expr.source} "
                     f"({reads} give {expected:.9g}); give only one side of the coupling")
@@ -89,7 +90,7 @@ def _solve_dependent_side(mech, q: np.ndarray, given: dict) -> None:
                     f"{name} is coupled ({name} = {expr.source}) and cannot alone give "
                     f"{', '.join(unknown)}: give those instead")
             var = unknown[0]
-            env = {v: q[mech._coord_index[v]] for v in expr.variables}
+            env = {v: q[mech.coordinate_indices[v]] for v in expr.variables}
             env[var] = 0.0
             b = expr(env)
             a = expr.gradient(env)[var]
@@ -98,10 +99,10 @@ def _solve_dependent_side(mech, q: np.ndarray, given: dict) -> None:
                 raise InvalidConfiguration(
                     f"{name} is coupled ({name} = {expr.source}), which is not affine in {var}: give {var} "
                     f"instead of {name}")
-            value = (q[mech._coord_index[name]] - b) / a
-            q[mech._coord_index[var]] = value
+            value = (q[mech.coordinate_indices[name]] - b) / a
+            q[mech.coordinate_indices[var]] = value
             known.add(var)
-            warnings.warn(f"{name} = {q[mech._coord_index[name]]:.9g} given: {var} = {value:.9g} from the "
+            warnings.warn(f"{name} = {q[mech.coordinate_indices[name]]:.9g} given: {var} = {value:.9g} from the "
                           f"coupling {name} = {expr.source}", CouplingSolved, stacklevel=4)
             if var in couplings:
                 todo.append(var)

@@ -110,6 +110,11 @@ def cross_rows(a, b) -> np.ndarray:
     return out
 
 
+def wrap_angle(a):
+    """Angles (rad, scalar or array) brought to [-pi, pi)."""
+    return (np.asarray(a) + np.pi) % (2 * np.pi) - np.pi
+
+
 def rotation_z_to(axis) -> np.ndarray:
     """The smallest 3x3 rotation that takes +z onto the unit vector ``axis`` (its third column is ``axis``).
 

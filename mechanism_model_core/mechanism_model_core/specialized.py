@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .constraints import PoseConstraint
-from .spatial import log_so3
+from .spatial import cross_rows, log_so3, wrap_angle
 from .errors import ModelStructureError
 from .ik import solve_ik
 from .ik_problem import IKOptions, IKProblem, IKResult
@@ -47,10 +47,6 @@ __all__ = ["VerificationReport", "YPPPYSolver", "find_specialized", "register_sp
 def _unit(v):
     n = float(np.linalg.norm(v))
     return v / n if n > 1e-12 else v * 0.0
-
-
-def _cross(a, b):
-    return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]])
 
 
 def _rot2(a, v):
@@ -157,11 +153,11 @@ class YPPPYSolver:
             h = d - (d @ ez) * ez
         if np.linalg.norm(h) < 1e-12:
             h = er
-        psi0 = math.atan2(ez @ _cross(er, h), er @ h)
+        psi0 = math.atan2(ez @ cross_rows(er, h), er @ h)
         out, compromise = [], []
         for psi in (psi0, psi0 + math.pi):
             c, sn = math.cos(psi), math.sin(psi)
-            er_psi = c * er + sn * _cross(ez, er)
+            er_psi = c * er + sn * cross_rows(ez, er)
             target = np.array([er_psi @ p, ez @ p])
             dir2 = np.array([er_psi @ d, ez @ d])
             if np.linalg.norm(dir2) < 1e-12:
@@ -183,7 +179,7 @@ class YPPPYSolver:
                 q = np.array([psi, t2, t23 - t2, sigma - t23, 0.0])       # pitches as turns about n
                 q[4] = self._q5(q, T)
                 q[1:4] *= self.pitch_sign                                  # joint angles
-                (out if exact else compromise).append(_wrap_pi(q))
+                (out if exact else compromise).append(wrap_angle(q))
                 if abs(g) < 1e-12:
                     break
         return out or compromise
@@ -239,10 +235,6 @@ def _ev(problem, q):
     from .constraints import Evaluation
 
     return Evaluation(problem.mechanism, q)
-
-
-def _wrap_pi(q):
-    return (q + math.pi) % (2 * math.pi) - math.pi
 
 
 def _nearest_in_limits(q, ref, lo, hi):

@@ -51,7 +51,6 @@ from __future__ import annotations
 
 import math
 import threading
-import time
 
 import numpy as np
 
@@ -171,12 +170,14 @@ class LeggedNode:
         self.last_refusal = ""
         self._refused = None                 # the twist of the last refused gait (not replanned while unchanged)
         self._halt = threading.Event()
-        self._thread = None
+        self.heartbeat = None
         self.log.info("legged: %s gait, %s", self.gait,
                       "; ".join(f"{g.name}: {len(g)} joints" for g in self.groups))
         if start_timer:
-            self._thread = threading.Thread(target=self._run, name="legged", daemon=True)
-            self._thread.start()
+            # the watchdog is a transport timer; planning runs on a thread of its own so that planning a
+            # cycle never delays a hold
+            self.heartbeat = transport.create_timer(1.0 / self.rate, self._tick)
+            threading.Thread(target=self._plan_loop, name="legged-planner", daemon=True).start()
 
     @classmethod
     def from_served(cls, transport, served) -> "LeggedNode":
@@ -198,11 +199,11 @@ class LeggedNode:
             return
         with self._lock:
             self._twist = np.array(v)
-            self._cmd_time = time.monotonic()
+            self._cmd_time = self.transport.monotonic()
 
     def on_joint_states(self, update) -> None:
         with self._lock:
-            self._js_time = time.monotonic()
+            self._js_time = self.transport.monotonic()
 
     def measured(self, names=None) -> np.ndarray:
         """Latest measured positions of ``names`` (default: the walking joints); NaN where never heard."""
@@ -220,7 +221,7 @@ class LeggedNode:
 
     def watchdog(self) -> bool:
         """Hold the legs when cmd_vel or joint_states are stale; True when commanding may go on."""
-        now = time.monotonic()
+        now = self.transport.monotonic()
         with self._lock:
             reason = self._stale(now)
             if reason is not None:
@@ -233,7 +234,7 @@ class LeggedNode:
         watchdog is checked again before publishing)."""
         if not self.watchdog():
             return
-        now = time.monotonic()
+        now = self.transport.monotonic()
         with self._lock:
             if now < self._cycle_end - 1.0 / self.rate:
                 return                                       # the published cycle is still running
@@ -255,7 +256,7 @@ class LeggedNode:
         # where the legs are: the running cycle's commanded pose (joint_trajectory_controller follows it;
         # joint states lag it by their period and transport), else the measured one
         with self._lock:
-            q_now = self.commanded(self.joint_names, time.monotonic())
+            q_now = self.commanded(self.joint_names, self.transport.monotonic())
         if not np.all(np.isfinite(q_now)):
             with self._lock:
                 self.warn.warning("unmeasured", "no joint_states for some walking joints: not walking")
@@ -289,7 +290,7 @@ class LeggedNode:
         times = t + transition
         commands, why = self._group_commands(times, P, V, A, dict(zip(self.joint_names, q_now)))
         with self._lock:
-            if self._stale(time.monotonic()) is not None:
+            if self._stale(self.transport.monotonic()) is not None:
                 return                                       # went stale while planning: the watchdog holds
             if commands is None:
                 self.counts["unsafe"] += 1
@@ -299,7 +300,7 @@ class LeggedNode:
                 return
             for g, (names, Q, V, A) in commands.items():
                 self._publish(g, names, times, Q, V, A)
-            sent = time.monotonic()
+            sent = self.transport.monotonic()
             self._sent = (sent, times, {n: Q[:, k] for _, (names, Q, _V, _A) in commands.items()
                                         for k, n in enumerate(names)})
             self._cycle_end = sent + float(times[-1])
@@ -409,25 +410,19 @@ class LeggedNode:
         msg.points = pts
         self.pubs[group].publish(msg)
 
-    def _run(self) -> None:
-        """The heartbeat (watchdog) and the planner run in separate threads, so that planning a cycle never
-        delays a hold."""
+    def _tick(self) -> None:
+        try:
+            self.watchdog()
+        except Exception as exc:       # the heartbeat is the watchdog: it must never die
+            self.warn.warning("tick", f"legged watchdog failed: {type(exc).__name__}: {exc}")
+
+    def _plan_loop(self) -> None:
         period = 1.0 / self.rate
-
-        def planner():
-            while not self._halt.is_set():
-                try:
-                    self.step()
-                except Exception as exc:
-                    self.warn.warning("plan", f"legged planning failed: {type(exc).__name__}: {exc}")
-                self._halt.wait(period)
-
-        threading.Thread(target=planner, name="legged-planner", daemon=True).start()
         while not self._halt.is_set():
             try:
-                self.watchdog()
-            except Exception as exc:       # the heartbeat is the watchdog: it must never die
-                self.warn.warning("tick", f"legged watchdog failed: {type(exc).__name__}: {exc}")
+                self.step()
+            except Exception as exc:
+                self.warn.warning("plan", f"legged planning failed: {type(exc).__name__}: {exc}")
             self._halt.wait(period)
 
     def status(self) -> str:
@@ -437,12 +432,12 @@ class LeggedNode:
 
     def close(self) -> None:
         self._halt.set()
-        if self._thread is not None:
-            self._thread.join(timeout=2.0)
+        if self.heartbeat is not None:
+            self.heartbeat.cancel()
         try:
             with self._lock:
                 self._holding = False
-                self._hold("node closing", time.monotonic())
+                self._hold("node closing", self.transport.monotonic())
         except Exception:
             pass
 

@@ -48,7 +48,6 @@ from __future__ import annotations
 
 import math
 import threading
-import time
 
 import numpy as np
 
@@ -58,26 +57,6 @@ from . import qos
 from .transports.base import RateLimitedLogger, Transport
 
 TRIGGER = "std_srvs/srv/Trigger"
-
-
-def _ensure_trigger_definition():
-    """std_srvs/Trigger for the Cyclone transport's type store (rosbags carries no std_srvs): the
-    definition as rosidl sees it (an empty request gets rosidl's placeholder member)."""
-    try:
-        from rosbags.typesys import get_types_from_msg
-
-        from .interfaces_store import typestore
-    except ImportError:          # pragma: no cover - rclpy-only installations
-        return
-    store = typestore()
-    if "std_srvs/srv/Trigger_Request" in store.fielddefs:
-        return
-    types = {}
-    for part, suffix in (("uint8 structure_needs_at_least_one_member\n", "_Request"),
-                         ("bool success\nstring message\n", "_Response")):
-        parsed = get_types_from_msg(part, f"std_srvs/msg/Trigger{suffix}")
-        types[f"std_srvs/srv/Trigger{suffix}"] = parsed[f"std_srvs/msg/Trigger{suffix}"]
-    store.register(types)
 
 
 def _motor_groups(mechanism, path: str, log):
@@ -216,17 +195,13 @@ class Locomotor:
                                            reliable=bool(p("joint_states_reliable", False)))
         self.joint_states = joint_states
         joint_states.add_listener(self.on_joint_states)
-        _ensure_trigger_definition()
         self.services = [transport.create_service("~/stop", TRIGGER, self.on_stop),
                          transport.create_service("~/release", TRIGGER, self.on_release)]
         for m in MODES:
             self.services.append(transport.create_service(f"~/drive_mode/{m}", TRIGGER,
                                                           lambda req, rep, m=m: self.on_mode(m, rep)))
-        self._halt = threading.Event()
-        self._thread = None
-        if start_timer:
-            self._thread = threading.Thread(target=self._run, name="locomotor", daemon=True)
-            self._thread.start()
+        # the heartbeat is the watchdog: it stops the wheels when cmd_vel or joint_states fall silent
+        self.heartbeat = transport.create_timer(1.0 / self.rate, self._tick) if start_timer else None
 
     @classmethod
     def from_served(cls, transport, served) -> "Locomotor":
@@ -253,11 +228,11 @@ class Locomotor:
             return
         with self._lock:
             self._twist = np.array(v)
-            self._cmd_time = time.monotonic()
+            self._cmd_time = self.transport.monotonic()
         self.step()
 
     def on_joint_states(self, update) -> None:
-        now = time.monotonic()
+        now = self.transport.monotonic()
         msg = update.msg
         names = list(msg.name)
         vel = list(msg.velocity) if len(msg.velocity) == len(names) else []
@@ -332,7 +307,7 @@ class Locomotor:
 
     def step(self) -> None:
         """Compute and publish one command (called on cmd_vel and by the heartbeat)."""
-        now = time.monotonic()
+        now = self.transport.monotonic()
         with self._lock:
             steering = self.measured_steering()
             reason = None
@@ -425,21 +400,12 @@ class Locomotor:
             tf.transforms = [ts]
             self.tf_pub.publish(tf)
 
-    def _run(self) -> None:
-        period = 1.0 / self.rate
-        nxt = time.monotonic()
-        while not self._halt.is_set():
-            try:
-                self.step()
-                self.publish_odometry()
-            except Exception as exc:       # the heartbeat must never die: it is the watchdog
-                self.warn.warning("tick", f"locomotor tick failed: {type(exc).__name__}: {exc}")
-            nxt += period
-            delay = nxt - time.monotonic()
-            if delay < 0:
-                nxt = time.monotonic()
-                delay = 0
-            self._halt.wait(delay)
+    def _tick(self) -> None:
+        try:
+            self.step()
+            self.publish_odometry()
+        except Exception as exc:       # the heartbeat must never die: it is the watchdog
+            self.warn.warning("tick", f"locomotor tick failed: {type(exc).__name__}: {exc}")
 
     def status(self) -> str:
         c = self.counts
@@ -449,9 +415,8 @@ class Locomotor:
                 f"{c['refused']}), odom ({x:.2f}, {y:.2f}, {math.degrees(yaw):.0f} deg)")
 
     def close(self) -> None:
-        self._halt.set()
-        if self._thread is not None:
-            self._thread.join(timeout=2.0)
+        if self.heartbeat is not None:
+            self.heartbeat.cancel()
         try:
             self._publish_commands(np.where(np.isnan(self._targets), 0.0, self._targets), np.zeros(self.model.n))
         except Exception:

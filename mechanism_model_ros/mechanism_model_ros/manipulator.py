@@ -37,7 +37,6 @@ are the motor group's, the conversions :mod:`.conversions`'.
 from __future__ import annotations
 
 import threading
-import time
 
 from mechanism_model_core.locomotion import ControllerKind, InvalidCommand, load_motor_groups
 
@@ -128,7 +127,7 @@ class Manipulator:
     def _on_state_update(self, update) -> None:
         with self._lock:
             self._positions.update(update.values)
-            self._state_time = time.monotonic()
+            self._state_time = self.transport.monotonic()
 
     def _on_joint_state(self, msg) -> None:
         from .conversions import joint_state_positions
@@ -139,10 +138,10 @@ class Manipulator:
             return
         with self._lock:
             self._positions.update(values)
-            self._state_time = time.monotonic()
+            self._state_time = self.transport.monotonic()
 
     def _state_is_fresh(self) -> bool:
-        return self._state_time is not None and time.monotonic() - self._state_time <= self.state_timeout
+        return self._state_time is not None and self.transport.monotonic() - self._state_time <= self.state_timeout
 
     def _check_state(self) -> None:
         """Watchdog: cancel running goals when joint states have been silent for ``state_timeout``."""
@@ -151,7 +150,7 @@ class Manipulator:
                 return
             active = dict(self._active)
         self.stale_cancels += 1
-        self.stale_age = time.monotonic() - self._state_time if self._state_time is not None else None
+        self.stale_age = self.transport.monotonic() - self._state_time if self._state_time is not None else None
         self.warn.warning("stale", f"no joint_states for more than {self.state_timeout} s: cancelling "
                                    f"{', '.join(active)}")
         # not on this thread: the cancel's reply arrives through the thread that runs timers (Cyclone)

@@ -156,3 +156,18 @@ def test_a_missing_file_and_an_unreadable_mesh(tmp_path):
         load_environment(path)
     assert e.value.file == path and e.value.line == 3 and "junk.obj" in str(e.value)
     assert math.isfinite(e.value.line)
+
+
+def test_an_obstacle_is_built_once_for_every_environment_it_joins(tmp_path):
+    """A node adds a request's objects to its own obstacles per request: the terrain's coal objects (a
+    height field and its surface mesh) are reused, not rebuilt."""
+    from mechanism_model_core.collision import Environment, Obstacle
+    from mechanism_model_core.collision.environment import EnvironmentData
+    env = load_environment(_write(tmp_path, """
+        terrain:
+          height_field: {heights: [[0, 0.1, 0], [0, 0.2, 0], [0, 0.1, 0]], spacing: [1, 1]}
+        """))
+    a = EnvironmentData(env.with_obstacles(Obstacle.box("r1", (1, 1, 1))))
+    b = EnvironmentData(Environment(env.obstacles + (Obstacle.box("r2", (1, 1, 1)),)))
+    assert a.geoms[0] is b.geoms[0] and a.surfaces[0][0] is b.surfaces[0][0]
+    assert a.geoms[1] is not b.geoms[1]

@@ -1,5 +1,6 @@
-"""The import graph of mechanism_model_core has no circles (issue 13): every ``import`` statement in every
-module, at module level or inside a function, is an edge; the graph of modules must be acyclic. A package
+"""The import graphs of mechanism_model_core and mechanism_model_ros have no circles (issue 13): every
+``import`` statement in every module, at module level or inside a function, is an edge; the graph of modules
+must be acyclic (the ROS package is read as text, not imported: ``serve`` <-> the nodes included). A package
 ``__init__`` counts as the package: importing ``pkg.sub`` is an edge to ``pkg.sub`` only (Python runs the
 parent's ``__init__`` first, but that does not make ``__init__``'s own imports the importer's)."""
 
@@ -7,36 +8,40 @@ import ast
 import os
 from pathlib import Path
 
+import pytest
+
 import mechanism_model_core
 
 ROOT = Path(mechanism_model_core.__file__).parent
 PKG = "mechanism_model_core"
+ROS_ROOT = Path(__file__).resolve().parents[2] / "mechanism_model_ros" / "mechanism_model_ros"
+PACKAGES = {PKG: ROOT, "mechanism_model_ros": ROS_ROOT}
 
 
-def module_name(path: Path) -> str:
-    rel = path.relative_to(ROOT.parent).with_suffix("")
+def module_name(path: Path, root: Path = ROOT) -> str:
+    rel = path.relative_to(root.parent).with_suffix("")
     parts = list(rel.parts)
     if parts[-1] == "__init__":
         parts = parts[:-1]
     return ".".join(parts)
 
 
-def modules() -> dict[str, Path]:
+def modules(root: Path = ROOT) -> dict[str, Path]:
     out = {}
-    for dirpath, _, files in os.walk(ROOT):
+    for dirpath, _, files in os.walk(root):
         for f in files:
             if f.endswith(".py"):
                 p = Path(dirpath) / f
-                out[module_name(p)] = p
+                out[module_name(p, root)] = p
     return out
 
 
-def resolve(importer: str, is_pkg: bool, node, known) -> set[str]:
+def resolve(importer: str, is_pkg: bool, node, known, pkg: str = PKG) -> set[str]:
     """Module names (within the package) that one import statement refers to."""
     found = set()
     if isinstance(node, ast.Import):
         for a in node.names:
-            if a.name.startswith(PKG):
+            if a.name.startswith(pkg):
                 found.add(a.name)
     else:
         if node.level:
@@ -47,7 +52,7 @@ def resolve(importer: str, is_pkg: bool, node, known) -> set[str]:
             mod = ".".join(base + ([node.module] if node.module else []))
         else:
             mod = node.module or ""
-        if not mod.startswith(PKG):
+        if not mod.startswith(pkg):
             return found
         for a in node.names:
             sub = f"{mod}.{a.name}"
@@ -56,15 +61,15 @@ def resolve(importer: str, is_pkg: bool, node, known) -> set[str]:
     return {m for m in found if m in known}
 
 
-def import_graph() -> dict[str, set[str]]:
-    known = modules()
+def import_graph(pkg: str = PKG) -> dict[str, set[str]]:
+    known = modules(PACKAGES[pkg])
     graph = {}
     for name, path in known.items():
         tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
         edges = set()
         for node in ast.walk(tree):
             if isinstance(node, (ast.Import, ast.ImportFrom)):
-                edges |= resolve(name, path.name == "__init__.py", node, known)
+                edges |= resolve(name, path.name == "__init__.py", node, known, pkg)
         edges.discard(name)
         graph[name] = edges
     return graph
@@ -103,14 +108,18 @@ def cycles(graph) -> list[list[str]]:
     return out
 
 
-def test_the_package_is_found():
+def test_the_packages_are_found():
     g = import_graph()
     assert f"{PKG}.kinematics" in g and f"{PKG}.model" in g
+    r = import_graph("mechanism_model_ros")
+    assert "mechanism_model_ros.serve" in r and "mechanism_model_ros.locomotor" in r
+    assert "mechanism_model_ros.nodes" in r["mechanism_model_ros.serve"]      # edges are found
 
 
-def test_no_import_circles():
-    found = cycles(import_graph())
-    assert not found, "import circles:\n" + "\n".join(" <-> ".join(c) for c in found)
+@pytest.mark.parametrize("pkg", sorted(PACKAGES))
+def test_no_import_circles(pkg):
+    found = cycles(import_graph(pkg))
+    assert not found, f"import circles in {pkg}:\n" + "\n".join(" <-> ".join(c) for c in found)
 
 
 def test_the_cycle_finder_finds_cycles():

@@ -49,16 +49,35 @@ DISTROS = {"humble": "/opt/ros/humble", "jazzy": "/opt/ros/jazzy"}
 #: what the ROS Python must import besides ROS itself (Debian's python3-numpy/-scipy/-lxml/-yaml)
 PY_DEPS = ("numpy", "scipy", "lxml", "yaml")
 PACKAGES = ("mechanism_model_msgs", "mechanism_model_core", "mechanism_model_ros")
-#: standard interface packages our nodes use that a core-only distribution (shared/ros2's Jazzy) lacks; where
-#: one is missing, :func:`workspace` builds it from its definitions (see :func:`standard_interfaces`). On a
-#: full ROS 2 install they come from apt (ros-<distro>-trajectory-msgs ...) and nothing is generated.
-#: mechanism_model_msgs needs trajectory_msgs, the kinematics server visualization_msgs (its markers), the
-#: locomotor nav_msgs. Not control_msgs (the manipulator node's action): it only talks to ros2_control, which
-#: the core-only Jazzy does not have either, and building it would add about a minute to every CI run.
-STANDARD_INTERFACES = ("trajectory_msgs", "visualization_msgs", "nav_msgs")
 #: where their definitions are read from when the distribution lacks them (Humble's installed .msg/.srv/
 #: .action files: the same definitions, byte for byte for trajectory/nav/visualization_msgs)
 INTERFACE_SOURCES = os.environ.get("MM_INTERFACE_SOURCES", "/opt/ros/humble/share")
+#: standard interface packages our packages depend on (their package.xml files) that a core-only distribution
+#: (shared/ros2's Jazzy) may lack; where one is missing, :func:`workspace` builds it from its definitions
+#: (see :func:`standard_interfaces`). On a full ROS 2 install they come from apt and nothing is generated.
+#: mechanism_model_msgs needs trajectory_msgs and shape_msgs, the kinematics server visualization_msgs (its
+#: markers), the locomotor nav_msgs. Not control_msgs (NOT_BUILT).
+#: control_msgs (the manipulator node's action) only talks to ros2_control, which the core-only Jazzy does not
+#: have either, and building it would add about a minute to every CI run.
+NOT_BUILT = ("control_msgs",)
+
+
+def _declared_interface_packages() -> tuple[str, ...]:
+    """Packages named by our package.xml files that have message/service/action definitions in
+    :data:`INTERFACE_SOURCES` (so could be built from them), minus :data:`NOT_BUILT`."""
+    import xml.etree.ElementTree as ET
+    names = []
+    for pkg in ("mechanism_model_msgs", "mechanism_model_ros"):
+        path = os.path.join(TOP, pkg, "package.xml")
+        if not os.path.isfile(path):
+            continue
+        for el in ET.parse(path).getroot():
+            if el.tag in ("depend", "build_depend", "exec_depend") and el.text:
+                name = el.text.strip()
+                if name not in names and name not in NOT_BUILT and any(
+                        os.path.isdir(os.path.join(INTERFACE_SOURCES, name, k)) for k in ("msg", "srv", "action")):
+                    names.append(name)
+    return tuple(names)
 
 __all__ = ["ROS_PYTHON", "DISTROS", "required", "require", "available", "ros_env", "workspace", "domain",
            "RosProcess", "start", "start_serve", "run", "run_python", "ros2", "stop_daemon",
@@ -125,6 +144,10 @@ def _probe(distro: str) -> str | None:
                 f"{p.stderr.strip().splitlines()[-1] if p.stderr.strip() else p.returncode}")
     if not shutil.which("colcon", path=env.get("PATH")):
         return "colcon is missing (bash shared/ros2/install.sh --dev installs Debian's colcon)"
+    lacking = [p for p in missing_interfaces(distro) if not os.path.isdir(os.path.join(INTERFACE_SOURCES, p))]
+    if lacking:
+        return (f"ROS 2 {distro} lacks {', '.join(lacking)} and {INTERFACE_SOURCES} has no definitions to build "
+                f"them from (install them, or set MM_INTERFACE_SOURCES to a share/ directory holding them)")
     return None
 
 
@@ -140,9 +163,10 @@ def require(distro: str = "humble") -> None:
 
 
 def missing_interfaces(distro: str) -> list[str]:
-    """The :data:`STANDARD_INTERFACES` that ROS 2 ``distro`` does not provide (in dependency order)."""
+    """The standard interface packages our packages declare (:func:`_declared_interface_packages`) that ROS 2
+    ``distro`` does not provide."""
     share = os.path.join(DISTROS[distro], "share")
-    return [p for p in STANDARD_INTERFACES if not os.path.isdir(os.path.join(share, p))]
+    return [p for p in _declared_interface_packages() if not os.path.isdir(os.path.join(share, p))]
 
 
 _TYPE_REF = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_]*)/[A-Za-z][A-Za-z0-9_]*(\[[^\]]*\])?\s+\w", re.M)

@@ -83,8 +83,6 @@ def test_point_turn_closed_loop_and_watchdog(served):
     t_stop, ticks = hw.first_stop_after(t_last)
     check_stop(t_stop - t_last, heartbeat_lateness([t_last] + ticks, t_stop, HEARTBEAT))
     # stop latches through the Trigger service, on either transport
-    from mechanism_model_ros.locomotor import _ensure_trigger_definition
-    _ensure_trigger_definition()                         # std_srvs/Trigger for this process's type store
     stop_client = user.create_client("/locomotor/stop", "std_srvs/srv/Trigger")
     assert stop_client.wait_for_service(20)
     assert stop_client.call(stop_client.request(), timeout=10).success

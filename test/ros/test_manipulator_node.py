@@ -247,3 +247,51 @@ def test_over_rclpy_under_serve_the_mast_follows(tmp_path):
             assert robot.wait_joints({"mast_pan": -0.3, "mast_tilt": 0.6}, tol=2e-3, timeout=10)
         finally:
             node.close()
+
+
+def test_mer_arm_over_rclpy_under_serve(tmp_path):
+    """The MER arm from the rclpy transport too (rclpy's ActionClient against the real
+    joint_trajectory_controller): a time-parameterized trajectory is executed and followed; ~/cancel stops a
+    long goal where it is."""
+    _require_ros()
+    from ros import ros_env
+
+    with ControlledRobot("mer/mer_idd.xml", unique_domain_id(), tmp_path) as robot:
+        params = tmp_path / "params.yaml"
+        params.write_text('/**:\n  ros__parameters:\n    model: "mer/mer_idd.xml"\n')
+        serve = ros_env.start_serve(robot.domain, "--nodes", "manipulator", "--params-file", str(params))
+        try:
+            client = robot.node.create_client("/manipulator/execute_trajectory", SRV)
+            cancel = robot.node.create_client("/manipulator/cancel", "std_srvs/srv/Trigger")
+            assert client.wait_for_service(120) and cancel.wait_for_service(60), serve.output()[-3000:]
+            group = robot.motors["arm_controller"]
+            names = list(group.joint_names)
+            start = np.array(robot.positions(names))
+            goal = start + [0.08, -0.05, 0.1, 0.04, -0.05]
+            traj = time_parameterize(np.vstack([start, goal]), group.velocity, group.acceleration, names)
+            req = client.request()
+            req.trajectory = _msg(robot.node, names, traj.times[1:], traj.positions[1:], traj.velocities[1:],
+                                  traj.accelerations[1:])
+            req.wait = True
+            reply = None
+            for _ in range(3):      # the node may still be discovering the controller's action server
+                reply = client.call(req, traj.duration + 60)
+                if reply.error_code.val != _codes().CONTROL_FAILED:
+                    break
+                time.sleep(2.0)
+            assert reply.error_code.val == _codes().SUCCESS, (reply.message, serve.output()[-3000:])
+            assert robot.wait_joints(dict(zip(names, goal)), tol=2e-3, timeout=10)
+            # a long goal, cancelled
+            far = goal + [0.0, 0.0, 0.0, 0.0, 0.6]
+            req.trajectory = _msg(robot.node, names, [8.0], [far])
+            req.wait = False
+            assert client.call(req, 60).error_code.val == _codes().SUCCESS
+            assert wait_for(lambda: robot.positions(names)[4] > goal[4] + 0.02, 20)
+            r = cancel.call(cancel.request(), 30)
+            assert r.success and "arm_controller" in r.message
+            time.sleep(0.5)
+            held = robot.positions(names)[4]
+            time.sleep(0.5)
+            assert abs(robot.positions(names)[4] - held) < 1e-3 and held < far[4] - 0.2
+        finally:
+            serve.stop()

@@ -15,9 +15,10 @@ from ros.dds_helpers import ROS_PKG
 pytestmark = pytest.mark.ros
 
 TOP = os.path.dirname(ROS_PKG)
-#: Python modules -> rosdep keys; optional extras of the Cyclone transport (pip only) are not rosdep keys
+#: Python modules -> rosdep keys; optional extras (pip only: the Cyclone transport's; coal, the core's collision
+#: extra that compute_cartesian_path's avoid_collisions probes for) are not rosdep keys
 ROSDEP = {"numpy": "python3-numpy", "scipy": "python3-scipy", "yaml": "python3-yaml"}
-OPTIONAL = {"cyclonedds", "rosbags"}
+OPTIONAL = {"cyclonedds", "rosbags", "coal"}
 OWN = {"mechanism_model_ros"}
 
 

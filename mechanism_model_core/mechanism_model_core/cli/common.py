@@ -9,6 +9,7 @@ import sys
 import numpy as np
 
 from ..errors import MechanismModelError
+from ..spatial import matrix_to_quaternion, matrix_to_rpy
 
 PROG = "mechanism-model"
 
@@ -75,19 +76,10 @@ def limit_text(lo: float, hi: float, prismatic: bool) -> str:
     return f"[{lo:.4g}, {hi:.4g}] {unit}"
 
 
-def rpy(R: np.ndarray) -> np.ndarray:
-    """URDF roll-pitch-yaw (rad) of a rotation matrix: :func:`mechanism_model_core.spatial.matrix_to_rpy`."""
-    from ..spatial import matrix_to_rpy
-
-    return matrix_to_rpy(R)
-
-
 def pose_dict(T: np.ndarray) -> dict:
     """A pose as JSON-ready lists: 4x4 matrix, xyz (m), URDF rpy (rad), quaternion (x, y, z, w)."""
-    from ..spatial import matrix_to_quaternion
-
     return {"matrix": np.round(T, 12).tolist(), "xyz": T[:3, 3].tolist(),
-            "rpy": rpy(T[:3, :3]).tolist(), "quaternion_xyzw": matrix_to_quaternion(T[:3, :3]).tolist()}
+            "rpy": matrix_to_rpy(T[:3, :3]).tolist(), "quaternion_xyzw": matrix_to_quaternion(T[:3, :3]).tolist()}
 
 
 def print_pose(name: str, ref: str, T: np.ndarray, out=None) -> None:
@@ -110,7 +102,7 @@ def pose_table_header(out=None) -> None:
 
 def pose_table_row(frame: str, T: np.ndarray, out=None) -> None:
     out = sys.stdout if out is None else out
-    vals = list(T[:3, 3]) + list(rpy(T[:3, :3]))
+    vals = list(T[:3, 3]) + list(matrix_to_rpy(T[:3, :3]))
     print(f"  {frame:30s} " + " ".join(fmt(v) for v in vals), file=out)
 
 

@@ -23,7 +23,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from ..constraints import Constraint, _Common
+from ..constraints import BoundConstraint, Constraint, _Common
 from ..spatial import skew
 from .model import collision_model
 from .queries import collisions, distance, in_collision
@@ -35,7 +35,7 @@ def _point_jacobian(ev, body: str, p: np.ndarray) -> np.ndarray:
     return J[:3] - skew(p - T[:3, 3]) @ J[3:]
 
 
-@dataclass
+@dataclass(frozen=True, eq=False)
 class CollisionDistance(_Common, Constraint):
     """Keep ``body`` at least ``minimum`` (m) from ``other``: a body name, an obstacle name of
     ``environment``, or None for the nearest of every body the collision matrix pairs with ``body`` (and
@@ -46,41 +46,58 @@ class CollisionDistance(_Common, Constraint):
     minimum: float = 0.0
     environment: object = None
     kind: ClassVar[str] = "cartesian"
+    dimension: ClassVar[int] = 1
 
-    def check(self, mechanism):
+    def bind(self, mechanism) -> "BoundCollisionDistance":
         model = collision_model(mechanism)
         model.body_position(self.body)
-        obstacles = [o.name for o in self.environment.obstacles] if self.environment is not None else []
+        obstacles = tuple(o.name for o in self.environment.obstacles) if self.environment is not None else ()
         if self.other is not None and self.other not in obstacles:
             model.body_position(self.other)
         if not (math.isfinite(self.minimum) and self.minimum >= 0):
             raise ValueError(f"CollisionDistance: minimum must be finite and >= 0, got {self.minimum!r}")
-        self._model = model
-        self._obstacles = obstacles
-        if self.other is None:
-            self._partners = [b for b in model.bodies if b != self.body and model.matrix.allowed(self.body, b)]
+        if self.other is not None:
+            partners = (self.other,)
+        else:
+            partners = tuple(b for b in model.bodies if b != self.body and model.matrix.allowed(self.body, b)) \
+                + obstacles
+        return BoundCollisionDistance(self, model, partners)
+
+    def errors(self, r):
+        return float(abs(r[0])), math.nan
 
     @property
-    def dimension(self) -> int:
-        return 1
+    def label(self) -> str:
+        return self.name or f"CollisionDistance({self.body}, {self.other or 'any'})"
+
+
+@dataclass(frozen=True, eq=False)
+class BoundCollisionDistance(BoundConstraint):
+    """:class:`CollisionDistance` on one mechanism: its collision ``model`` and the ``partners`` (bodies
+    and obstacles) it keeps away from."""
+
+    constraint: CollisionDistance
+    model: object
+    partners: tuple
+    dimension: ClassVar[int] = 1
 
     def nearest(self, q):
-        """The :class:`~.queries.DistanceResult` this constraint acts on at ``q``."""
-        if self.other is not None:
-            return distance(self._model, q, self.body, self.other, environment=self.environment)
+        """The :class:`~.queries.DistanceResult` of the nearest partner at ``q``."""
+        c = self.constraint
         best = None
-        for b in self._partners + self._obstacles:
-            d = distance(self._model, q, self.body, b, environment=self.environment)
+        for b in self.partners:
+            d = distance(self.model, q, c.body, b, environment=c.environment)
             if best is None or d.distance < best.distance:
                 best = d
         return best
 
     def evaluate(self, ev, jac=True):
         d = self.nearest(ev.q)
+        minimum = self.constraint.minimum
         nq = ev.q.shape[0]
-        if d is None or not math.isfinite(d.distance) or d.distance >= self.minimum:
+        if d is None or not math.isfinite(d.distance) or d.distance >= minimum:
             return np.zeros(1), (np.zeros((1, nq)) if jac else None)
-        r = np.array([d.distance - self.minimum])
+        r = np.array([d.distance - minimum])
         if not jac:
             return r, None
         n = d.normal
@@ -90,13 +107,6 @@ class CollisionDistance(_Common, Constraint):
         if not d.environment:
             Jr = Jr + n @ _point_jacobian(ev, d.body_b, d.point_b)
         return r, Jr[None, :]
-
-    def errors(self, r):
-        return float(abs(r[0])), math.nan
-
-    @property
-    def label(self) -> str:
-        return self.name or f"CollisionDistance({self.body}, {self.other or 'any'})"
 
 
 def solve_ik_avoiding_collisions(solve_ik, mechanism, constraints, q0=None, *, environment=None,

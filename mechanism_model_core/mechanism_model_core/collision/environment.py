@@ -10,6 +10,8 @@ converts the terrain objects of :mod:`mechanism_model_core.terrain` (plane, heig
 from __future__ import annotations
 
 import math
+import threading
+import weakref
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -103,20 +105,43 @@ def terrain_obstacle(terrain, name: str = "terrain", depth: float = 1.0) -> Obst
                     f"HeightField, TriangleMesh)")
 
 
+_obstacle_cache = threading.local()
+
+
+def _obstacle_coal(o: Obstacle):
+    """``(coal geometry, T_ground_coal, coal transform, (surface BVH, its transform) or None)`` of one
+    obstacle, built once per obstacle and thread (an environment made per request from the same obstacles,
+    a large terrain among them, reuses them)."""
+    cache = getattr(_obstacle_cache, "d", None)
+    if cache is None:
+        cache = _obstacle_cache.d = weakref.WeakKeyDictionary()
+    got = cache.get(o)
+    if got is None:
+        from .coal_backend import _bvh, heightfield_surface, to_coal, transform
+
+        g, off = to_coal(o.geometry)
+        T = o.pose @ off
+        surface = None
+        if isinstance(o.geometry, S.HeightField):    # coal has no distance to a height field: its surface
+            V, F = heightfield_surface(o.geometry)
+            surface = (_bvh(V, F), transform(o.pose))
+        got = cache[o] = (g, T, transform(T), surface)
+    return got
+
+
 class EnvironmentData:
-    """coal objects of an environment (built once per environment and thread)."""
+    """coal objects of an environment (each obstacle's built once per thread, see :func:`_obstacle_coal`)."""
 
     def __init__(self, env: Environment):
-        from .coal_backend import heightfield_surface, to_coal, transform, coal
+        from .coal_backend import coal
 
         c = coal()
         self.geoms, self.poses, self.tf, self.centers, self.radii, self.surfaces = [], [], [], [], [], []
         for o in env.obstacles:
-            g, off = to_coal(o.geometry)
-            T = o.pose @ off
+            g, T, tf, surface = _obstacle_coal(o)
             self.geoms.append(g)
             self.poses.append(T)
-            self.tf.append(transform(T))
+            self.tf.append(tf)
             r = o.geometry.bounding_radius()
             if math.isfinite(r):
                 self.centers.append(o.pose[:3, 3])
@@ -124,14 +149,7 @@ class EnvironmentData:
             else:
                 self.centers.append(np.zeros(3))
                 self.radii.append(math.inf)
-            # coal has no distance to a height field: distances go to its surface mesh
-            if isinstance(o.geometry, S.HeightField):
-                from .coal_backend import _bvh
-
-                V, F = heightfield_surface(o.geometry)
-                self.surfaces.append((_bvh(V, F), transform(o.pose)))
-            else:
-                self.surfaces.append(None)
+            self.surfaces.append(surface)
         self.centers = np.array(self.centers).reshape(-1, 3)
         self.radii = np.array(self.radii)
         # broad phase: each obstacle's box in the ground frame (unbounded for a half-space)

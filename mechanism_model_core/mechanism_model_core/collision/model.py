@@ -225,6 +225,16 @@ class CollisionModel:
         A, B = base[self.rp_a].T, base[self.rp_b].T                       # (3, P) low corners
         self.rp_idx2 = np.array([np.stack([A, B], axis=1).ravel(), np.stack([B + 1, A + 1], axis=1).ravel()],
                                 dtype=np.intp).reshape(2, -1)
+        # the one-configuration hot path reads the kinematics pass output directly: flat indices of
+        # W_s = [T3 | T3] per segment (the second half is made |T3| in place) and of every shape's
+        # segment T3 (N, 3, 4) (its pose is that @ obj_P)
+        from ..kinematics import single_pass_index
+
+        sf = single_pass_index(mechanism)
+        self.nq = mechanism.nq
+        self.w_idx = np.ascontiguousarray(np.concatenate([sf[:, :3, :], sf[:, :3, :]], axis=-1), dtype=np.intp)
+        self.pose_idx = np.ascontiguousarray(sf[self.obj_seg, :3, :], dtype=np.intp)
+        self.seg_idx = sf
 
     def _children_half(self, i) -> np.ndarray:
         """A container without geometry: its box is unbounded (it is never tested, only descended into)."""
@@ -297,6 +307,17 @@ class CollisionData:
         self.buf_Y = np.empty((S_, 3, K2))
         self.buf_Z = np.empty(model.rp_idx2.shape)
         self.buf_D = np.empty(model.rp_idx2.shape[1])
+        self.buf_W_abs = self.buf_W[..., 4:]
+        self.buf_Y_flat = self.buf_Y.reshape(-1)
+        self.buf_Z0, self.buf_Z1 = self.buf_Z[0], self.buf_Z[1]
+        self.buf_D6 = self.buf_D.reshape(6, -1)
+        # every shape's pose (N, 3, 4) from one product, and per shape views of its rotation and
+        # translation for the coal transforms (views stay valid: the arrays are written in place)
+        n = len(model.objects)
+        self.buf_G = np.empty((n, 3, 4))
+        self.buf_T3 = np.empty((n, 3, 4))
+        self.tf_R = [self.buf_T3[i, :, :3] for i in range(n)]
+        self.tf_t = [self.buf_T3[i, :, 3] for i in range(n)]
         # how often each pair was tested and hit in batch verdicts (orders the narrow phase of batches)
         self.rp_tests = np.ones(len(model.rp_a_list))
         self.rp_hits = np.ones(len(model.rp_a_list))

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..kinematics import forward_kinematics
+from ..kinematics import forward_kinematics, single_pass_output
 from .coal_backend import transform as _tf
 from .model import CollisionModel, collision_data, collision_model
 
@@ -323,6 +323,48 @@ def _single_sides(model, data, segs):
     return Y, D
 
 
+def _single_output(model, q):
+    """``(q, out)``: the full joint values (validated, couplings filled) and, for one configuration, the
+    raw output of the kinematics pass (read with ``model.w_idx``, ``pose_idx``, ``seg_idx``); ``out`` is
+    None for a batch."""
+    qq = math.inf
+    if type(q) is np.ndarray and q.dtype is _F64 and q.ndim == 1 and q.shape[0] == model.nq:
+        qq = float(q.dot(q))
+    if not math.isfinite(qq):
+        q = model.mechanism.configuration(q)
+        if q.ndim != 1:
+            return q, None
+        qq = math.inf
+    return q, single_pass_output(model.mechanism, q, qq)
+
+
+_F64 = np.dtype(np.float64)
+_ONES3 = np.ones(3)
+
+
+def _single_boxes(model, data, out):
+    """:func:`_single_sides` straight from the kinematics pass output ``out`` (no segment poses made):
+    one gather, one abs, one product, one gather, one difference, all into this thread's arrays."""
+    W = data.buf_W
+    out.take(model.w_idx, out=W, mode="clip")
+    np.abs(data.buf_W_abs, out=data.buf_W_abs)
+    np.matmul(W, model.obj_V, out=data.buf_Y)
+    Y = data.buf_Y_flat
+    Y.take(model.rp_idx2, out=data.buf_Z, mode="clip")
+    np.subtract(data.buf_Z0, data.buf_Z1, out=data.buf_D)
+    D = data.buf_D6
+    if model.rp_any_unbounded:
+        D[:, model.rp_unbounded] = -np.inf
+    return Y, D
+
+
+def _place_all(model, data, out):
+    """Every shape's pose ``T_ground_shape[:3]`` into ``data.buf_T3`` (viewed by ``data.tf_R``/``tf_t``)
+    from the kinematics pass output: one gather, one product."""
+    out.take(model.pose_idx, out=data.buf_G, mode="clip")
+    np.matmul(data.buf_G, model.obj_P, out=data.buf_T3)
+
+
 def _overlapping(model, Y, margin):
     """Boolean (..., P): the world boxes of the pair are within ``margin`` on every axis (conservative: a
     pair closer than ``margin`` is always among them)."""
@@ -362,9 +404,12 @@ class _Direct:
         data.creq.security_margin = margin
 
     def _place(self, i):
-        m = self.model
-        T = self.segs[m.obj_seg_list[i]].dot(m.obj_P[i])
-        self.data.tfs[i].setTransform(T[:3, :3], T[:3, 3])
+        m, d = self.model, self.data
+        if self.segs is None:       # poses already in the data's arrays (_place_all)
+            d.tfs[i].setTransform(d.tf_R[i], d.tf_t[i])
+        else:
+            T = self.segs[m.obj_seg_list[i]].dot(m.obj_P[i])
+            d.tfs[i].setTransform(T[:3, :3], T[:3, 3])
         self.placed.add(i)
 
     def collide(self, k: int) -> bool:
@@ -404,13 +449,15 @@ class _Direct:
         return np.array(res.getNearestPoint1()), np.array(res.getNearestPoint2())
 
 
-def _self_collides(model, data, segs, ks, margin, scene, resolution) -> bool:
-    """Whether one of the top-shape pairs ``ks`` collides at the segment poses ``segs`` (stops at the
-    first): direct pairs by their cached functor on reusable transforms, the others by the tree descent.
-    (The loop of :meth:`_Direct.collide`, written out: this is the hot path of a verdict.)"""
+def _self_collides(model, data, out, ks, margin, scene, resolution) -> bool:
+    """Whether one of the top-shape pairs ``ks`` collides at the configuration whose kinematics pass
+    output is ``out`` (stops at the first): direct pairs by their cached functor on reusable transforms,
+    the others by the tree descent. (The loop of :meth:`_Direct.collide`, written out: this is the hot
+    path of a verdict.)"""
     fns, tfs, req, res = data.rp_collide, data.tfs, data.creq, data.cres
     ra, rb = model.rp_a_list, model.rp_b_list
-    seg, P = model.obj_seg_list, model.obj_P
+    _place_all(model, data, out)
+    tR, tt = data.tf_R, data.tf_t
     pads = model.rp_pad if model.rp_any_pad else None
     res.clear()
     req.security_margin = margin
@@ -424,12 +471,10 @@ def _self_collides(model, data, segs, ks, margin, scene, resolution) -> bool:
             continue
         i, j = ra[k], rb[k]
         if i not in placed:
-            T = segs[seg[i]].dot(P[i])
-            tfs[i].setTransform(T[:3, :3], T[:3, 3])
+            tfs[i].setTransform(tR[i], tt[i])
             placed.add(i)
         if j not in placed:
-            T = segs[seg[j]].dot(P[j])
-            tfs[j].setTransform(T[:3, :3], T[:3, 3])
+            tfs[j].setTransform(tR[j], tt[j])
             placed.add(j)
         if pads is not None:
             req.security_margin = margin + pads[k]
@@ -489,26 +534,28 @@ def in_collision(mechanism, q, *, environment=None, self_collision: bool = True,
         margin = _check_margin(margin)
     model = collision_model(mechanism)
     data = collision_data(model)
-    segs = forward_kinematics(model.mechanism, q).segments      # validates q (couplings filled)
+    q, out = _single_output(model, q)      # validates q (couplings filled)
     edata = _environment_data(environment) if environment is not None and len(environment) else None
-    if segs.ndim == 4:
+    if out is None:
+        segs = forward_kinematics(model.mechanism, q).segments
         return _batch_in_collision(model, data, segs, environment, edata, self_collision, resolution, margin)
     Y = None
     sc = []
 
     def scene():
         if not sc:
-            sc.append(_Scene(model, data, _shape_poses(model, segs), environment, edata, margin))
+            sc.append(_Scene(model, data, _shape_poses(model, out.take(model.seg_idx)), environment, edata,
+                             margin))
         return sc[0]
 
     if self_collision and model.rp_a_list:
-        Y, D = _single_sides(model, data, segs)
+        Y, D = _single_boxes(model, data, out)
         ks = (D.max(axis=0) <= margin).nonzero()[0].tolist()
-        if ks and _self_collides(model, data, segs, ks, margin, scene, resolution):
+        if ks and _self_collides(model, data, out, ks, margin, scene, resolution):
             return True
     if edata is not None and len(model.broad_objects):
         if Y is None:
-            Y = _world_boxes(model, segs)
+            Y = _single_boxes(model, data, out)[0]
         return _env_collides(scene(), _env_gaps(model, Y, edata), resolution)
     return False
 
@@ -625,36 +672,48 @@ def distance(mechanism, q, body_a: str, body_b: str, *, environment=None, resolu
     return _run(model, q, environment, False, resolution, 0.0, fn)
 
 
-def _min_distance_one(model, data, segs, environment, edata, self_collision, resolution, Y, D=None):
-    """:func:`minimum_distance` of one configuration (``segs``: its segment poses, ``Y``: its world boxes,
-    ``D``: its pair sides when known)."""
+def _min_distance_one(model, data, segs, environment, edata, self_collision, resolution, Y, D=None, out=None):
+    """:func:`minimum_distance` of one configuration (``segs``: its segment poses, or None with ``out``,
+    its kinematics pass output; ``Y``: its world boxes, ``D``: its pair sides when known)."""
     scene = []
 
     def sc():
         if not scene:
-            scene.append(_Scene(model, data, _shape_poses(model, segs), environment, edata, 0.0))
+            S_ = segs if segs is not None else out.take(model.seg_idx)
+            scene.append(_Scene(model, data, _shape_poses(model, S_), environment, edata, 0.0))
         return scene[0]
 
     best = (math.inf, None, None, None, None)
     if self_collision and model.rp_a_list:
         if D is None:
             D = _pair_sides(model, Y)
-        g = np.maximum(D.reshape(3, 2, -1).max(axis=1), 0.0)
+        g = np.maximum(D[0::2], D[1::2])                     # (3, P): the gap along each axis
+        np.maximum(g, 0.0, out=g)
         g *= g
-        g = np.sqrt(g.sum(axis=0))
-        order = np.argsort(g)
+        g = np.sqrt(_ONES3.dot(g))
+        order = g.argsort()
+        if segs is None:
+            _place_all(model, data, out)
         direct = _Direct(model, data, segs, 0.0)
         fns = data.rp_distance
         ra, rb = model.rp_a_list, model.rp_b_list
+        best_k = last_k = -1
         for gap, k in zip(g[order].tolist(), order.tolist()):
             if gap >= best[0]:
                 break
             if fns[k] is not None:
                 d = direct.distance(k)
-                if d < best[0]:
-                    best = (d, ra[k], rb[k]) + direct.witness()
+                last_k = k
+                if d < best[0]:             # witness points read once at the end
+                    best = (d, ra[k], rb[k], None, None)
+                    best_k = k
             else:
                 best = _tree_distance(sc(), (ra[k],), (rb[k],), resolution, best)
+                last_k = -1                 # the distance result now holds another pair's
+        if best_k >= 0 and best[3] is None:
+            if last_k != best_k:
+                direct.distance(best_k)     # the same call again (deterministic): its witness points
+            best = best[:3] + direct.witness()
     if edata is not None and len(model.broad_objects):
         ge = _env_gaps(model, Y, edata)
         items = sorted((float(ge[bi, ok]), int(model.broad_objects[bi]), -1 - ok)
@@ -683,10 +742,16 @@ def minimum_distance(mechanism, q, *, environment=None, self_collision: bool = T
     """The smallest distance over every allowed body pair (and every body-obstacle pair with an
     ``environment``) at ``q``, as a :class:`DistanceResult` naming the pair (a list for a batch). Pairs are
     visited nearest world boxes first and skipped once their box gap exceeds the best distance."""
-    model, data, q, segs, edata = _prepare(mechanism, q, environment, resolution)
-    if q.ndim == 1:
-        Y, D = _single_sides(model, data, segs)
-        return _min_distance_one(model, data, segs, environment, edata, self_collision, resolution, Y, D)
+    if resolution not in RESOLUTIONS:
+        raise ValueError(f"resolution must be one of {RESOLUTIONS}, got {resolution!r}")
+    model = collision_model(mechanism)
+    data = collision_data(model)
+    q, out = _single_output(model, q)          # validates q (couplings filled)
+    edata = _environment_data(environment) if environment is not None and len(environment) else None
+    if out is not None:
+        Y, D = _single_boxes(model, data, out)
+        return _min_distance_one(model, data, None, environment, edata, self_collision, resolution, Y, D, out)
+    segs = forward_kinematics(model.mechanism, q).segments
     Y = _world_boxes(model, segs)
     return [_min_distance_one(model, data, segs[b], environment, edata, self_collision, resolution, Y[b])
             for b in range(q.shape[0])]

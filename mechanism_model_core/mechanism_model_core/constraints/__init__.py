@@ -38,12 +38,16 @@ MSim's order *invariant > limit > lock > target > posture* for them.
 Constraints can also be read from a small XML file with :func:`load_constraints` (CLARAty 8.8;
 :mod:`mechanism_model_core.io.constraints_xml`).
 
+Constraints are immutable: a solver calls ``bind(mechanism)`` once per problem and evaluates what it returns
+(the constraint itself for the Cartesian kinds, a new :class:`BoundConstraint` holding coordinate indices for
+the joint kinds), so one constraint object serves any number of mechanisms and threads.
+
 One module per kind: :mod:`.base` (the interface and the shared pass), :mod:`.cartesian`, :mod:`.pointing`,
-:mod:`.contact`, :mod:`.joint`. A new kind is a class with ``check``, ``evaluate``, ``dimension`` (and
-``errors`` for Cartesian kinds) in a new module, exported here.
+:mod:`.contact`, :mod:`.joint`. A new kind is a frozen dataclass with ``bind``, ``evaluate``, ``dimension``
+(and ``errors``) in a new module, exported here.
 """
 
-from .base import Constraint, Evaluation, _Common  # noqa: F401  (_Common: base of constraint dataclasses)
+from .base import BoundConstraint, Constraint, Evaluation, _Common  # noqa: F401  (_Common: base of constraint dataclasses)
 from .cartesian import LoopClosure, OrientationConstraint, PoseConstraint, PositionConstraint
 from .contact import ContactConstraint
 from .joint import JointCoupling, JointLock, JointTarget, Posture
@@ -59,7 +63,7 @@ def load_constraints(path, mechanism=None):
 
 
 __all__ = [
-    "Constraint", "ContactConstraint", "Evaluation", "JointCoupling", "JointLock", "JointTarget",
+    "BoundConstraint", "Constraint", "ContactConstraint", "Evaluation", "JointCoupling", "JointLock", "JointTarget",
     "LoopClosure", "OrientationConstraint", "PointAtConstraint", "PoseConstraint", "PositionConstraint",
     "Posture", "load_constraints", "log_so3", "inverse_left_jacobian_so3",
 ]

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import ClassVar, Mapping, Sequence
+from typing import ClassVar
 
 import numpy as np
 
-from ..errors import ExpressionError, InvalidConfiguration, MechanismModelError, UnknownFrame, UnknownJoint
+from ..errors import InvalidConfiguration, UnknownFrame
 from ..kinematics import forward_kinematics
 from ..model import Mechanism, as_real_array
-from ..spatial import inverse_left_jacobian_so3, log_so3, relative_motion, skew as _skew
+from ..spatial import inverse_left_jacobian_so3, log_so3, relative_motion
 
 
 # ---------------------------------------------------------------------------------------------- evaluation
@@ -56,31 +56,60 @@ class Evaluation:
 
 
 # ---------------------------------------------------------------------------------------------- base
-@dataclass(kw_only=True)
+@dataclass(frozen=True, eq=False, kw_only=True)
 class _Common:
     weight: float = 1.0
     priority: int = 0
     name: str | None = None
 
 
+def _set(obj, field: str, value) -> None:
+    """Normalise a field of a frozen constraint in ``__post_init__`` (construction only)."""
+    object.__setattr__(obj, field, value)
+
+
+def _frozen_array(a) -> np.ndarray:
+    """A read-only float copy of ``a`` (constraint data never changes after construction)."""
+    a = np.array(a, dtype=float)
+    a.setflags(write=False)
+    return a
+
+
 class Constraint:
     """Interface of every constraint (see the module docstring for the conventions).
 
-    Subclasses implement :meth:`check` (validate names against a mechanism), :meth:`evaluate` (residual
-    and Jacobian at an :class:`Evaluation`) and :meth:`errors` (position/orientation/joint error sizes of a
-    residual). ``row_weights`` multiplies rows (the square root of the effective per-row weight).
+    Constraints are immutable values: nothing about a mechanism is stored on them, so one constraint can
+    serve several mechanisms and threads at once. :meth:`bind` resolves a constraint against one mechanism
+    (names checked, coordinate indices looked up) and returns the object a solver evaluates: the
+    constraint itself for kinds that need nothing of the mechanism (the Cartesian ones), else a new, equally
+    immutable :class:`BoundConstraint`.
+
+    Subclasses implement :meth:`bind`, :meth:`evaluate` (residual and Jacobian at an :class:`Evaluation`;
+    bound objects only) and :meth:`errors` (position/orientation/joint error sizes of a residual).
+    ``row_weights`` multiplies rows (the square root of the effective per-row weight).
     """
 
     #: what the tolerances apply to: "cartesian", "joint", "posture" or "lock"
     kind: ClassVar[str] = "cartesian"
+    #: coordinate indices whose literal value the constraint reads (not taken modulo 2 pi by solvers)
+    coordinates_read: tuple = ()
 
-    def check(self, mechanism: Mechanism) -> None:  # pragma: no cover - interface
+    def bind(self, mechanism: Mechanism) -> "Constraint":  # pragma: no cover - interface
+        """This constraint ready to evaluate on ``mechanism`` (raises UnknownFrame / UnknownJoint /
+        InvalidConfiguration when it does not fit); ``self`` or a new immutable bound object."""
         raise NotImplementedError
 
-    def evaluate(self, ev: Evaluation, jac: bool = True):  # pragma: no cover - interface
+    def check(self, mechanism: Mechanism) -> None:
+        """Validate the constraint against ``mechanism`` (:meth:`bind`, result discarded)."""
+        self.bind(mechanism)
+
+    def evaluate(self, ev: Evaluation, jac: bool = True):
         """``(r, J)``: residual (m,) and Jacobian (m, nq) over the full coordinates (J None when ``jac`` is
-        False)."""
-        raise NotImplementedError
+        False). Kinds that bind to a new object evaluate through it (bind once and reuse it in loops)."""
+        bound = self.bind(ev.mechanism)
+        if bound is self:  # pragma: no cover - interface
+            raise NotImplementedError
+        return bound.evaluate(ev, jac)
 
     def row_weights(self) -> np.ndarray:
         return np.sqrt(self.weight) * np.ones(self.dimension)
@@ -94,6 +123,40 @@ class Constraint:
         return self.name or type(self).__name__
 
 
+class BoundConstraint(Constraint):
+    """A constraint resolved against one mechanism (what :meth:`Constraint.bind` returns for kinds that need
+    mechanism data). ``constraint`` is the constraint it came from; weight, priority, name, kind and errors
+    are its. Subclasses are frozen dataclasses with ``constraint`` as first field."""
+
+    constraint: Constraint
+
+    @property
+    def weight(self):
+        return self.constraint.weight
+
+    @property
+    def priority(self):
+        return self.constraint.priority
+
+    @property
+    def name(self):
+        return self.constraint.name
+
+    @property
+    def kind(self):
+        return self.constraint.kind
+
+    @property
+    def label(self) -> str:
+        return self.constraint.label
+
+    def bind(self, mechanism: Mechanism) -> Constraint:
+        return self.constraint.bind(mechanism)
+
+    def errors(self, r):
+        return self.constraint.errors(r)
+
+
 def _frame_check(mechanism: Mechanism, *names):
     for n in names:
         if n is not None and n != mechanism.ground and not mechanism.has_frame(n):
@@ -101,7 +164,7 @@ def _frame_check(mechanism: Mechanism, *names):
 
 
 def _as_pose(T, what: str) -> np.ndarray:
-    A = np.array(as_real_array(T, f"{what}"), dtype=float)
+    A = _frozen_array(as_real_array(T, f"{what}"))
     if A.shape != (4, 4) or not math.isfinite(float(A.sum())):
         raise InvalidConfiguration(f"{what}: expected a finite 4x4 transform, got shape {A.shape}")
     R = A[:3, :3]
@@ -119,7 +182,7 @@ def _mask(mask, n: int, what: str) -> np.ndarray:
     m = as_real_array(mask, "mask").reshape(-1)
     if m.shape != (n,) or not np.all(np.isfinite(m)) or np.any(m < 0):
         raise InvalidConfiguration(f"{what}: mask needs {n} non-negative weights or booleans, got {mask!r}")
-    return m
+    return np.array(m, dtype=float)
 
 
 class _Cartesian(Constraint):
@@ -145,8 +208,12 @@ class _Cartesian(Constraint):
 
     def _prepare(self):
         n = self._rows.stop - self._rows.start
-        self._m = _mask(self.mask, n, type(self).__name__)
-        self._keep = np.nonzero(self._m > 0)[0]
+        m = _mask(self.mask, n, type(self).__name__)
+        m.setflags(write=False)
+        keep = np.nonzero(m > 0)[0]
+        keep.setflags(write=False)
+        _set(self, "_m", m)
+        _set(self, "_keep", keep)
         if self.mask_frame not in ("reference", "target"):
             raise InvalidConfiguration(f"{type(self).__name__}: mask_frame must be 'reference' or 'target'")
 
@@ -157,9 +224,9 @@ class _Cartesian(Constraint):
     def row_weights(self) -> np.ndarray:
         return np.sqrt(self.weight * self._m[self._keep])
 
-    def check(self, mechanism: Mechanism) -> None:
+    def bind(self, mechanism: Mechanism) -> Constraint:
         _frame_check(mechanism, self.frame, self.relative_to)
-        self._prepare()
+        return self
 
     def _target_pose(self) -> np.ndarray:
         raise NotImplementedError

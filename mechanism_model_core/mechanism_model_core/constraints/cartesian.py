@@ -4,20 +4,18 @@ of the mechanism coincide).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
-from typing import ClassVar, Mapping, Sequence
+from typing import ClassVar, Sequence
 
 import numpy as np
 
-from ..errors import ExpressionError, InvalidConfiguration, MechanismModelError, UnknownFrame, UnknownJoint
-from ..kinematics import forward_kinematics
-from ..model import Mechanism, as_real_array
-from ..spatial import inverse_left_jacobian_so3, log_so3, relative_motion, skew as _skew
-from .base import Constraint, Evaluation, _Cartesian, _Common, _as_pose, _frame_check, _mask  # noqa: F401
+from ..errors import InvalidConfiguration
+from ..model import as_real_array
+from ..spatial import inverse_left_jacobian_so3, log_so3
+from .base import Evaluation, _Cartesian, _Common, _as_pose, _frozen_array, _set
 
 
-@dataclass
+@dataclass(frozen=True, eq=False)
 class PoseConstraint(_Common, _Cartesian):
     """``frame`` at pose ``target`` (4x4 ``T_relative_to_target``), fully or on the axes of ``mask``."""
 
@@ -28,14 +26,14 @@ class PoseConstraint(_Common, _Cartesian):
     mask_frame: str = "reference"
 
     def __post_init__(self):
-        self.target = _as_pose(self.target, f"PoseConstraint({self.frame!r}) target")
+        _set(self, "target", _as_pose(self.target, f"PoseConstraint({self.frame!r}) target"))
         self._prepare()
 
     def _target_pose(self):
         return self.target
 
 
-@dataclass
+@dataclass(frozen=True, eq=False)
 class PositionConstraint(_Common, _Cartesian):
     """``frame``'s origin at ``target_xyz`` (metres, in ``relative_to``); ``mask`` has 3 entries."""
 
@@ -50,7 +48,7 @@ class PositionConstraint(_Common, _Cartesian):
         p = as_real_array(self.target_xyz, "target").reshape(-1)
         if p.shape != (3,) or not np.all(np.isfinite(p)):
             raise InvalidConfiguration(f"PositionConstraint({self.frame!r}): target_xyz needs 3 numbers")
-        self.target_xyz = p
+        _set(self, "target_xyz", _frozen_array(p))
         if self.mask_frame == "target":
             raise InvalidConfiguration("PositionConstraint has no target orientation; use mask_frame='reference'")
         self._prepare()
@@ -66,7 +64,7 @@ class PositionConstraint(_Common, _Cartesian):
         return r, (None if J is None else J[:3][self._keep])
 
 
-@dataclass
+@dataclass(frozen=True, eq=False)
 class OrientationConstraint(_Common, _Cartesian):
     """``frame``'s orientation equal to ``target_rotation`` (3x3, in ``relative_to``); ``mask`` has 3
     entries over the rotation-vector components."""
@@ -81,7 +79,7 @@ class OrientationConstraint(_Common, _Cartesian):
     def __post_init__(self):
         T = np.eye(4)
         T[:3, :3] = as_real_array(self.target_rotation, "target rotation")
-        self.target_rotation = _as_pose(T, f"OrientationConstraint({self.frame!r})")[:3, :3]
+        _set(self, "target_rotation", _as_pose(T, f"OrientationConstraint({self.frame!r})")[:3, :3])
         self._prepare()
 
     def _target_pose(self):
@@ -103,7 +101,7 @@ class OrientationConstraint(_Common, _Cartesian):
         return phi[self._keep], Jr[self._keep]
 
 
-@dataclass
+@dataclass(frozen=True, eq=False)
 class LoopClosure(_Common, _Cartesian):
     """Two frames of the mechanism coincide (a closed chain cut open, CLARAty 4.4): ``frame_b``'s pose in
     ``frame_a`` is the identity on the axes of ``mask`` (e.g. ``(1, 1, 1, 0, 0, 0)`` for a pin joint that

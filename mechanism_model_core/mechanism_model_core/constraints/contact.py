@@ -5,18 +5,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import ClassVar, Mapping, Sequence
+from typing import ClassVar
 
 import numpy as np
 
-from ..errors import ExpressionError, InvalidConfiguration, MechanismModelError, UnknownFrame, UnknownJoint
-from ..kinematics import forward_kinematics
-from ..model import Mechanism, as_real_array
-from ..spatial import inverse_left_jacobian_so3, log_so3, relative_motion, skew as _skew
-from .base import Constraint, Evaluation, _Cartesian, _Common, _as_pose, _frame_check, _mask  # noqa: F401
+from ..errors import InvalidConfiguration
+from ..spatial import skew
+from .base import Constraint, _Common, _as_pose, _frame_check, _set
 
 
-@dataclass
+@dataclass(frozen=True, eq=False)
 class ContactConstraint(_Common, Constraint):
     """Surface contact (CLARAty 8.4): ``frame``'s origin lies on the plane of the surface and ``frame``'s
     axis ``normal_axis`` (0, 1, 2 for x, y, z) is aligned with the surface normal (``opposed=True``:
@@ -38,12 +36,13 @@ class ContactConstraint(_Common, Constraint):
         if self.normal_axis not in (0, 1, 2):
             raise InvalidConfiguration("ContactConstraint.normal_axis must be 0, 1 or 2")
         if not isinstance(self.surface, str):
-            self.surface = _as_pose(self.surface, f"ContactConstraint({self.frame!r}) surface")
+            _set(self, "surface", _as_pose(self.surface, f"ContactConstraint({self.frame!r}) surface"))
 
-    def check(self, mechanism):
+    def bind(self, mechanism):
         _frame_check(mechanism, self.frame, self.relative_to)
         if isinstance(self.surface, str):
             _frame_check(mechanism, self.surface)
+        return self
 
     def evaluate(self, ev, jac=True):
         k = self.normal_axis
@@ -63,7 +62,7 @@ class ContactConstraint(_Common, Constraint):
         r[1 + k] -= -1.0 if self.opposed else 1.0
         Jr = np.empty((4, J.shape[1]))
         Jr[0] = J[k]
-        Jr[1:] = -_skew(n) @ J[3:]
+        Jr[1:] = -skew(n) @ J[3:]
         return r, Jr
 
     def errors(self, r):

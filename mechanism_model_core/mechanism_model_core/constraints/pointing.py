@@ -5,18 +5,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import ClassVar, Mapping, Sequence
+from typing import ClassVar, Sequence
 
 import numpy as np
 
-from ..errors import ExpressionError, InvalidConfiguration, MechanismModelError, UnknownFrame, UnknownJoint
-from ..kinematics import forward_kinematics
-from ..model import Mechanism, as_real_array
-from ..spatial import inverse_left_jacobian_so3, log_so3, relative_motion, skew as _skew
-from .base import Constraint, Evaluation, _Cartesian, _Common, _as_pose, _frame_check, _mask  # noqa: F401
+from ..errors import InvalidConfiguration
+from ..model import as_real_array
+from ..spatial import skew
+from .base import Constraint, _Common, _frame_check, _frozen_array, _set
 
 
-@dataclass
+@dataclass(frozen=True, eq=False)
 class PointAtConstraint(_Common, Constraint):
     """The unit ``axis`` of ``frame`` (in ``frame``'s axes) points at ``target_point`` (metres, in
     ``relative_to``), as a mast camera looking at a target. Residual: ``R @ axis - u`` with ``u`` the unit
@@ -34,11 +33,12 @@ class PointAtConstraint(_Common, Constraint):
         if p.shape != (3,) or a.shape != (3,) or not np.all(np.isfinite(p)) or np.linalg.norm(a) < 1e-9:
             raise InvalidConfiguration(f"PointAtConstraint({self.frame!r}): target_point and axis need 3 "
                                        f"numbers each (a non-zero axis)")
-        self.target_point = p
-        self.axis = a / np.linalg.norm(a)
+        _set(self, "target_point", _frozen_array(p))
+        _set(self, "axis", _frozen_array(a / np.linalg.norm(a)))
 
-    def check(self, mechanism):
+    def bind(self, mechanism):
         _frame_check(mechanism, self.frame, self.relative_to)
+        return self
 
     def evaluate(self, ev, jac=True):
         T, J = ev.relative(self.frame, self.relative_to)
@@ -49,7 +49,7 @@ class PointAtConstraint(_Common, Constraint):
             return np.zeros(3), np.zeros((3, J.shape[1]))
         u = d / dist
         r = a - u
-        Jr = -_skew(a) @ J[3:] + ((np.eye(3) - np.outer(u, u)) / dist) @ J[:3]
+        Jr = -skew(a) @ J[3:] + ((np.eye(3) - np.outer(u, u)) / dist) @ J[:3]
         return r, Jr
 
     def errors(self, r):

@@ -726,14 +726,17 @@ def _matrix_el(etree, root, m: Mechanism) -> None:
             etree.SubElement(el, "Enable", body1=a, body2=b)
 
 
-def to_claraty_xml(mechanism: Mechanism) -> str:
+def to_claraty_xml(mechanism: Mechanism, motor_groups=None) -> str:
     """The whole mechanism as one CLARAty Mechanism Model XML document (corrected format v1).
 
     Every body is written in topological order with its joint (type, axis, offset, home, limits,
     stiffness, coupling), its placement as the body's reference frame (Position + Quaternion), its named
     frames (relative to the body), mass properties and bounding shapes; the ground's own frames, mass and
-    shapes go into an ``ME_Body`` named like the ground. The text is validated against the package DTD
-    before it is returned.
+    shapes go into an ``ME_Body`` named like the ground; then the collision matrix, the motor groups and
+    the mobility description. ``motor_groups`` (a
+    :class:`~mechanism_model_core.locomotion.motor_group.MotorGroups`) are the groups to write; None
+    writes those of the file the mechanism was loaded from (so load -> save -> load keeps them). The text
+    is validated against the package DTD before it is returned.
     """
     from lxml import etree
 
@@ -769,6 +772,8 @@ def to_claraty_xml(mechanism: Mechanism) -> str:
         if spec.graphics:
             etree.SubElement(bel, "Display_Graphics", path=spec.graphics)
     _matrix_el(etree, root, m)
+    from .motor_groups import model_motor_groups, write_motor_groups
+    write_motor_groups(etree, root, m, model_motor_groups(m) if motor_groups is None else motor_groups)
     from .mobility_xml import write_mobility
     write_mobility(etree, root, m)
     etree.indent(root, space="  ")
@@ -777,8 +782,8 @@ def to_claraty_xml(mechanism: Mechanism) -> str:
     return text
 
 
-def save_claraty_xml(mechanism: Mechanism, path) -> None:
-    """Write :func:`to_claraty_xml` of ``mechanism`` to ``path``."""
-    text = to_claraty_xml(mechanism)
+def save_claraty_xml(mechanism: Mechanism, path, motor_groups=None) -> None:
+    """Write :func:`to_claraty_xml` of ``mechanism`` (and ``motor_groups``) to ``path``."""
+    text = to_claraty_xml(mechanism, motor_groups)
     with open(os.fspath(path), "w", encoding="utf-8") as fh:
         fh.write(text)

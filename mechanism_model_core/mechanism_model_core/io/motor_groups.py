@@ -51,6 +51,8 @@ _CONTROLLER_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 _MOTOR_KEYS = {"joint", "name", "direction", "gear", "offset", "min", "max", "vmax", "amax", "effort"}
 _GROUP_KEYS = {"controller", "interface", "amax", "motors"}
 _TOP_KEYS = {"hardware", "update_rate", "motor_groups"}
+#: The CLARAty XML DTD (claraty_xml.DTD_PATH; named here as claraty_xml imports this module to write groups).
+_DTD_PATH = os.path.join(os.path.dirname(__file__), "mechanism_model.dtd")
 
 
 def load_motor_groups(mechanism, path=None) -> MotorGroups:
@@ -171,14 +173,14 @@ def motor_groups_from_xml(path, mechanism) -> MotorGroups:
 
 
 def _xml_groups(path, b: _Builder, prefix: str, depth: int):
-    from .claraty_xml import DTD_PATH, MAX_ATTACH_DEPTH
     from .expressions import CONSTANTS
+    from .limits import ReadLimits
     from .safe_xml import parse_file, validate_with_dtd
 
     root = parse_file(path)
     if root.tag != "Mechanism_Model":
         raise ModelFileError(f"root element is <{root.tag}>, expected <Mechanism_Model>", path, root.sourceline)
-    validate_with_dtd(root, DTD_PATH, path)
+    validate_with_dtd(root, _DTD_PATH, path)
     fb = _Builder(b.m, path)
     constants = dict(CONSTANTS)
 
@@ -198,7 +200,7 @@ def _xml_groups(path, b: _Builder, prefix: str, depth: int):
         if el.tag == "Constant":
             value = num(el, "value")
             constants[el.get("name")] = value
-        elif el.tag == "Attach" and depth < MAX_ATTACH_DEPTH:
+        elif el.tag == "Attach" and depth < ReadLimits().max_include_depth:   # claraty_xml's cap
             rel = el.get("file")
             sub = rel if os.path.isabs(rel) else os.path.join(os.path.dirname(path), rel)
             if sub.lower().endswith((".xml", ".mm")) and os.path.exists(sub):
@@ -347,3 +349,56 @@ def _read_yaml(path: str):
         mark = getattr(exc, "problem_mark", None)
         raise ModelFileError(f"not valid YAML: {getattr(exc, 'problem', exc)}", path,
                              mark.line + 1 if mark else None) from None
+
+
+# ====================================================================================== writing XML
+def model_motor_groups(mechanism) -> MotorGroups:
+    """The motor groups to write with ``mechanism``: those of the CLARAty XML file it was loaded from (and
+    of the files that file attaches), or none. A source whose groups no longer fit the mechanism (a joint
+    edited away) gives none, with a warning naming the problem."""
+    source = getattr(mechanism, "source", None)
+    if not source or not os.path.exists(source):
+        return MotorGroups()
+    try:
+        return load_motor_groups(mechanism, source)
+    except ModelFileError as exc:
+        import warnings
+        warnings.warn(f"{mechanism.name!r}: the motor groups of {source} do not fit this mechanism and are "
+                      f"not written: {exc}", stacklevel=3)
+        return MotorGroups()
+
+
+def write_motor_groups(etree, root, mechanism, groups: MotorGroups) -> None:
+    """Append one ``<Motor_Group>`` per group of ``groups`` to ``root`` (a ``Mechanism_Model`` element):
+    every motor with its name, direction, gear and offset when not the default, and each finite limit
+    written out (a limit the motor leaves unbounded is unbounded in the joint too, so it is omitted and
+    reads back as the joint's). Reading the file back gives the same groups. A motor whose joint is not
+    a one-coordinate joint of ``mechanism`` raises ValueError (the file would not load)."""
+    def _num(v):        # finite values only (claraty_xml's writer form: repr, exact on reading back)
+        return "0" if v == 0.0 else repr(float(v))
+
+    for g in groups.groups:
+        gel = etree.SubElement(root, "Motor_Group", name=g.name, controller=g.controller.value,
+                               interface=g.interface.value)
+        for m in g.motors:
+            try:
+                joint = mechanism.joint(m.joint)
+            except UnknownJoint as exc:
+                raise ValueError(f"motor group {g.name!r}: {exc}") from None
+            if joint.dof != 1:
+                raise ValueError(f"motor group {g.name!r}: joint {m.joint!r} is {joint.type.value}")
+            attrs = {"joint": m.joint}
+            if m.name != f"{m.joint}_motor":
+                attrs["name"] = m.name
+            if m.direction != 1:
+                attrs["direction"] = "-1"
+            if m.gear != 1.0:
+                attrs["gear"] = _num(m.gear)
+            if m.offset != 0.0:
+                attrs["offset"] = _num(m.offset)
+            lim = m.limits
+            for attr, value in (("min", lim.lower), ("max", lim.upper), ("vmax", lim.velocity),
+                                ("amax", lim.acceleration), ("effort", lim.effort)):
+                if math.isfinite(value):
+                    attrs[attr] = _num(value)
+            etree.SubElement(gel, "Motor", attrs)

@@ -81,7 +81,7 @@ class YPPPSolver:
     def accepts(self, problem: IKProblem) -> bool:
         c = problem.tasks[0]
         return (len(problem.tasks) == 1 and isinstance(c, PoseConstraint) and c.frame == self.frame
-                and c.relative_to in (None, self.ground) and bool(np.all(c._m > 0))
+                and c.relative_to in (None, self.ground) and bool(np.all(c.axis_weights > 0))
                 and problem.posture is None and set(self.idx.tolist()) <= set(problem.free.tolist()))
 
     def _rot2(self, a, v):

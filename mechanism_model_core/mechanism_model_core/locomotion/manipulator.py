@@ -637,6 +637,15 @@ def _check_waypoints(waypoints) -> list[np.ndarray]:
     return out
 
 
+def _spd_solve(A, b) -> np.ndarray:
+    """``A^-1 b`` for a small symmetric positive definite ``A`` (damped J J^T): LAPACK's Cholesky solver
+    without numpy's per-call checks (a Cartesian path solves one per step), numpy's LU where it fails."""
+    from scipy.linalg.lapack import dposv
+
+    _, x, info = dposv(A, b)
+    return x if info == 0 else np.linalg.solve(A, b)
+
+
 def _within_tolerance(T, Tt, tol_p, tol_o) -> np.ndarray:
     """Per pose of the batches (B, 4, 4): position error <= tol_p (m) and rotation error <= tol_o (rad,
     from the skew part of R_t^T R, exact for small angles; a rotation beyond 90 degrees fails)."""
@@ -720,7 +729,7 @@ class _Tracker:
         if float(e @ e) > 1e-6:
             return None, False
         J = fk.jacobian(self.tool)
-        dq = J.T @ np.linalg.solve(J @ J.T + self._eye, e)
+        dq = J.T @ _spd_solve(J @ J.T + self._eye, e)
         qn = np.minimum(np.maximum(q + dq, arm.lower), arm.upper)
         if (np.abs(qn - q_prev) > self.far).any():
             return None, False
@@ -749,7 +758,7 @@ class _Tracker:
             else:
                 Jr = (J * self.w[:, None])[self.rows]
                 er = (e * self.w)[self.rows]
-            dq = Jr.T @ np.linalg.solve(Jr @ Jr.T + eye, er)
+            dq = Jr.T @ _spd_solve(Jr @ Jr.T + eye, er)
             qn = np.minimum(np.maximum(q + dq, arm.lower), arm.upper)
             if not (np.abs(qn - q) >= 1e-14).any():
                 break

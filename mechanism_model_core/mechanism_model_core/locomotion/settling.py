@@ -42,6 +42,7 @@ import numpy as np
 
 from ..errors import InvalidConfiguration
 from ..terrain import HeightField, Plane
+from ..spatial import cross_rows
 
 __all__ = ["WheelSettler", "SettleResult"]
 
@@ -312,8 +313,8 @@ class WheelSettler:
     def _jacobian(self, q, p, nrm, S, O):
         """d(rim distances)/d(unknowns) at contacts ``p`` with normals ``nrm`` (N x U)."""
         # n . (s x (p - o)) = s . (p x n) - n . (s x o): Pluecker coordinates of the joint axes
-        J = _cross(p, nrm).dot(S.T)
-        J -= nrm.dot(_cross(S, O).T)
+        J = cross_rows(p, nrm).dot(S.T)
+        J -= nrm.dot(cross_rows(S, O).T)
         if not self._rev_all:
             J[:, ~self._active_rev] = nrm.dot(S[~self._active_rev].T)
         J *= self._anc
@@ -333,7 +334,7 @@ class WheelSettler:
             T = world[path[-1]]
             s_w, o_w = T[:3, 2], T[:3, 3]
             if rev:
-                pn = _cross(p, nrm) if pn is None else pn
+                pn = cross_rows(p, nrm) if pn is None else pn
                 K[:, g] = pn.dot(s_w) - nrm.dot(np.cross(s_w, o_w))
             else:
                 K[:, g] = nrm.dot(s_w)
@@ -348,15 +349,6 @@ class WheelSettler:
 
 
 # ------------------------------------------------------------------------------------- rim contacts
-def _cross(a, b):
-    """Row-wise cross products of (N, 3) arrays (np.cross costs several times more at this size)."""
-    out = np.empty(a.shape)
-    out[:, 0] = a[:, 1] * b[:, 2] - a[:, 2] * b[:, 1]
-    out[:, 1] = a[:, 2] * b[:, 0] - a[:, 0] * b[:, 2]
-    out[:, 2] = a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0]
-    return out
-
-
 def _rim_basis(A):
     """``u``: unit projection of -z on each wheel plane; ``v = a x u`` (N, 3) each."""
     u = A * A[:, 2:3]
@@ -365,7 +357,7 @@ def _rim_basis(A):
     if np.any(nu < 1e-9):
         raise InvalidConfiguration("settling: a wheel axis is vertical (the wheel lies flat)")
     u /= nu[:, None]
-    return u, _cross(A, u)
+    return u, cross_rows(A, u)
 
 
 def _angles_of(p, C, A):

@@ -65,7 +65,7 @@ from ..io.mobility_xml import MODES            # one tuple for the model-file re
 from ..joints import JointType
 from ..kinematics import forward_kinematics
 from ..jacobians import jacobian
-from ..spatial import rpy_to_matrix, skew
+from ..spatial import rpy_to_matrix, skew, wrap_angle
 
 __all__ = ["MODES", "WheelSpec", "MobilitySpec", "MobilityError", "load_mobility", "propose_mobility",
            "mobility_for", "WheelGeometry", "DriveCommand", "WheeledLocomotorModel", "Odometry",
@@ -447,10 +447,6 @@ def _odometry_matrix(pts) -> np.ndarray:
     return A
 
 
-def _wrap(a):
-    return (np.asarray(a) + np.pi) % (2 * np.pi) - np.pi
-
-
 # -------------------------------------------------------------------------------------------- model
 class WheeledLocomotorModel:
     """``Wheeled_Locomotor_Model`` (CLARAty 12): a mechanism plus its :class:`MobilitySpec` (default:
@@ -677,7 +673,7 @@ class WheeledLocomotorModel:
                 if best is None:
                     return self._refuse(steering, t,
                                         f"wheel {self.names[i]}: steering {math.degrees(delta):.1f} deg (or "
-                                        f"{math.degrees(_wrap(delta + math.pi)):.1f} deg reversed) is outside "
+                                        f"{math.degrees(wrap_angle(delta + math.pi)):.1f} deg reversed) is outside "
                                         f"[{math.degrees(lo):.1f}, {math.degrees(hi):.1f}] deg")
                 target[i], flip[i] = best[1], best[2]
                 rates[i] = (-sp if flip[i] else sp) / r
@@ -957,7 +953,7 @@ class WheeledLocomotorModel:
                 cands = []
                 for th in (phi + base_th, phi - base_th):
                     for kk in (-2, -1, 0, 1, 2):
-                        d = cur[i] + _wrap(th) + kk * math.pi
+                        d = cur[i] + wrap_angle(th) + kk * math.pi
                         if self.steering_lower[i] - 1e-9 <= d <= self.steering_upper[i] + 1e-9:
                             cands.append((abs(d - cur[i]), d))
                 if not cands:
@@ -986,7 +982,7 @@ class _WheelRef:
     name: str
 
 
-@dataclass
+@dataclass(frozen=True, eq=False)
 class WheelTerrainContact(_Common, Constraint):
     """A wheel rim touching a terrain (one residual row: the signed distance of the rim's contact point from
     the terrain's tangent plane, m). ``wheel`` has ``body`` (the spinning wheel's body: its origin is the
@@ -997,9 +993,10 @@ class WheelTerrainContact(_Common, Constraint):
     terrain: object = None
     dimension = 1
 
-    def check(self, mechanism):
+    def bind(self, mechanism):
         if not mechanism.has_frame(self.wheel.body):
             raise UnknownFrame(self.wheel.body, mechanism.frame_names)
+        return self
 
     def evaluate(self, ev, jac=True):
         T, J = ev.world(self.wheel.body, jac)
@@ -1050,5 +1047,5 @@ class Odometry:
             self.roll, self.pitch = float(attitude[0]), float(attitude[1])
         R = rpy_to_matrix((self.roll, self.pitch, self.yaw))
         self.position = self.position + R @ np.array([local[0], local[1], 0.0])
-        self.yaw = float(_wrap(self.yaw + local[2]))
+        self.yaw = float(wrap_angle(self.yaw + local[2]))
         return self.pose

@@ -37,6 +37,7 @@ from ..errors import MechanismModelError, UnknownBody, UnknownFrame
 from ..joints import JointType
 from ..kinematics import single_pass_output
 from ..model import Mechanism
+from ..spatial import cross_rows
 from .gravity import (DEFAULT_GRAVITY, Wrench, _configuration, _gravity_full, _gravity_single, _single_plan,
                       _wrench_full, coupling_jacobian)
 from .gravity import parse_gravity
@@ -45,16 +46,12 @@ from .mass import Payload
 __all__ = ["Contact", "ContactLoads", "contact_loads", "passive_coordinates", "wheel_contacts"]
 
 
-def _cross3(a, b) -> np.ndarray:
-    return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]])
-
-
 def _tangent_basis(n: np.ndarray) -> np.ndarray:
     """Columns (t1, t2, n): a right-handed orthonormal basis with ``n`` last."""
     helper = np.array([1.0, 0.0, 0.0]) if abs(n[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
-    t1 = _cross3(helper, n)
+    t1 = cross_rows(helper, n)
     t1 /= np.linalg.norm(t1)
-    B = np.stack([t1, _cross3(n, t1), n], axis=1)
+    B = np.stack([t1, cross_rows(n, t1), n], axis=1)
     B.setflags(write=False)
     return B
 

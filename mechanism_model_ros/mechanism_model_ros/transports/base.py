@@ -63,6 +63,28 @@ class Timer(abc.ABC):
     def is_canceled(self) -> bool: ...
 
 
+class CallbackTimer(Timer):
+    """A timer as a transport's scheduler sees it: ``fire()`` calls back unless cancelled; ``due`` is the
+    scheduler's bookkeeping (the time of the next call, where the transport keeps one)."""
+
+    def __init__(self, period: float, callback: Callable[[], None]):
+        self.period = period
+        self.due = 0.0
+        self._callback = callback
+        self._canceled = False
+
+    def fire(self) -> None:
+        if not self._canceled:
+            self._callback()
+
+    def cancel(self) -> None:
+        self._canceled = True
+
+    @property
+    def is_canceled(self) -> bool:
+        return self._canceled
+
+
 #: action_msgs/msg/GoalStatus values
 GOAL_STATUS = {0: "UNKNOWN", 1: "ACCEPTED", 2: "EXECUTING", 3: "CANCELING", 4: "SUCCEEDED", 5: "CANCELED",
                6: "ABORTED"}
@@ -227,6 +249,12 @@ class Transport(abc.ABC):
         (default: accept; the goal sees :attr:`ServerGoalHandle.is_cancel_requested`). rclpy:
         ``rclpy.action.ActionServer``; Cyclone: rcl_action's protocol (see :meth:`create_action_client`)."""
         raise NotImplementedError(f"{type(self).__name__} has no action servers")
+
+    def monotonic(self) -> float:
+        """Steady time in seconds, for timeouts and watchdogs (``time.monotonic()``; the in-memory
+        transport's bus may run a manual clock that tests advance). Node logic reads time here, never from
+        :mod:`time` directly, so its timing can be tested without waiting."""
+        return time.monotonic()
 
     def now(self) -> tuple[int, int]:
         """Current time as (sec, nanosec) since the epoch."""

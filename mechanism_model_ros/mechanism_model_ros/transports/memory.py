@@ -1,6 +1,6 @@
-"""An in-memory transport for fast unit tests of node logic: no DDS, no threads, no network.
+"""An in-memory transport for fast unit tests of node logic: no DDS, no network.
 
-Nodes on one :class:`MemoryBus` see each other's topics and services. Messages are the Cyclone transport's
+Nodes on one :class:`MemoryBus` see each other's topics, services and actions. Messages are the Cyclone transport's
 classes, generated from the real ROS definitions (:mod:`mechanism_model_ros.typegen`; needs ``cyclonedds``
 and ``rosbags``), and every message and request crosses the bus serialized to plain CDR and back, so a
 node cannot share a mutable object with its peer and a field the wire cannot carry fails here as it
@@ -10,11 +10,24 @@ Delivery is synchronous: ``publish`` runs the subscribers' callbacks before it r
 the service handler in the caller's thread. Transient-local topics keep their last ``depth`` messages for
 late subscribers; a volatile topic's messages reach only the subscriptions that exist when published.
 Callbacks are guarded as on the other transports (an exception is logged, never raised into the
-publisher).
+publisher). The bus's timer callbacks never overlap one another; a subscription callback runs in the
+publisher's thread, so a node publishing from a thread of its own may see it run beside a timer callback (a
+node's own lock covers that, as on rclpy with several threads).
+
+Time: ``MemoryBus()`` runs on the real steady clock, its timers on one scheduler thread.
+``MemoryBus(manual_clock=True)`` has a clock that only :meth:`MemoryBus.advance` moves: timers fire inside
+``advance``, in time order, so a test of a watchdog runs in microseconds and is exact (no sleeps, nothing
+depends on the machine's load). Nodes read the clock with :meth:`Transport.monotonic`.
+
+Actions are rcl_action's protocol (:mod:`.rcl_action`) over this bus's services and topics, as on Cyclone;
+an action server's execute callback runs on a thread of its own.
 """
 
 from __future__ import annotations
 
+import concurrent.futures
+import heapq
+import itertools
 import threading
 import time
 from collections import defaultdict, deque
@@ -22,8 +35,9 @@ from typing import Any, Callable
 
 from ..qos import QoS
 from ..typegen import message_class, service_wire_class
-from .base import (SERVICE_CONCURRENCY, SERVICE_QUEUE, Client, Publisher, ServiceGate, Transport, TransportError,
-                   _set_arrival, busy_or_fallback, guarded, resolve_name)
+from .base import (SERVICE_CONCURRENCY, SERVICE_QUEUE, CallbackTimer, Client, Publisher, ServiceGate, Timer,
+                   Transport, TransportError, _set_arrival, busy_or_fallback, check_period, guarded, resolve_name)
+from .rcl_action import ActionsOverServices
 
 
 def _copy(msg):
@@ -32,15 +46,26 @@ def _copy(msg):
 
 
 class MemoryBus:
-    """One in-memory "domain": topics with their subscriptions and latched messages, and services."""
+    """One in-memory "domain": topics with their subscriptions, publishers and latched messages, services,
+    and a clock with its timers (``manual_clock``: see the module docstring)."""
 
-    def __init__(self):
+    def __init__(self, manual_clock: bool = False):
         self._lock = threading.RLock()
         self.subscriptions: dict[str, list] = defaultdict(list)
+        self.publishers: dict[str, int] = defaultdict(int)
         self.latched: dict[str, deque] = {}
         self.services: dict[str, Any] = {}
         self.published: dict[str, int] = defaultdict(int)
+        #: held while a timer callback runs: the bus's timers never overlap
+        self.callbacks = threading.RLock()
+        self.manual_clock = bool(manual_clock)
+        self._now = 0.0
+        self._timers: list = []                   # heap of (due, sequence, timer)
+        self._seq = itertools.count()
+        self._wake = threading.Condition()
+        self._scheduler: threading.Thread | None = None
 
+    # -- topics
     def publish(self, topic: str, msg, qos: QoS) -> None:
         with self._lock:
             subs = list(self.subscriptions[topic])
@@ -57,6 +82,76 @@ class MemoryBus:
         for msg in backlog:
             sub.deliver(msg)
 
+    # -- clock and timers
+    def monotonic(self) -> float:
+        """The bus's steady time in seconds (the manual clock's reading, else ``time.monotonic()``)."""
+        return self._now if self.manual_clock else time.monotonic()
+
+    def advance(self, seconds: float) -> None:
+        """Move the manual clock ``seconds`` forward, firing every timer that falls due on the way, in time
+        order (a timer due several times fires several times; each call is at its due time)."""
+        if not self.manual_clock:
+            raise TransportError("advance() needs MemoryBus(manual_clock=True)")
+        if not seconds >= 0:
+            raise TransportError(f"advance() takes a non-negative time, got {seconds!r}")
+        end = self._now + float(seconds)
+        while True:
+            timer = self._pop_due(end)
+            if timer is None:
+                break
+            self._fire(timer)
+        self._now = max(self._now, end)
+
+    def add_timer(self, timer: "CallbackTimer") -> None:
+        timer.due = self.monotonic() + timer.period
+        with self._wake:
+            heapq.heappush(self._timers, (timer.due, next(self._seq), timer))
+            if not self.manual_clock and self._scheduler is None:
+                self._scheduler = threading.Thread(target=self._run_timers, daemon=True, name="mm-memory-timers")
+                self._scheduler.start()
+            self._wake.notify()
+
+    def _pop_due(self, until: float):
+        """The next live timer due at or before ``until`` (the manual clock set to its time), else None."""
+        with self._wake:
+            while self._timers:
+                due, _, timer = self._timers[0]
+                if timer.is_canceled:
+                    heapq.heappop(self._timers)
+                    continue
+                if due > until:
+                    return None
+                heapq.heappop(self._timers)
+                if self.manual_clock:
+                    self._now = max(self._now, due)
+                return timer
+            return None
+
+    def _fire(self, timer: "CallbackTimer") -> None:
+        with self.callbacks:
+            timer.fire()
+        if timer.is_canceled:
+            return
+        with self._wake:
+            nxt = timer.due + timer.period             # the manual clock: every due call, in order
+            if not self.manual_clock and nxt < time.monotonic():
+                nxt = time.monotonic() + timer.period  # late on the real clock: no catch-up (as rclpy)
+            timer.due = nxt
+            heapq.heappush(self._timers, (nxt, next(self._seq), timer))
+
+    def _run_timers(self) -> None:
+        """The real clock's scheduler thread; it ends when no timer is left."""
+        while True:
+            timer = self._pop_due(time.monotonic())
+            if timer is not None:
+                self._fire(timer)
+                continue
+            with self._wake:
+                if not self._timers:
+                    self._scheduler = None
+                    return
+                self._wake.wait(min(max(self._timers[0][0] - time.monotonic(), 0.0), 1.0))
+
     def unsubscribe(self, topic: str, sub) -> None:
         with self._lock:
             if sub in self.subscriptions[topic]:
@@ -64,7 +159,8 @@ class MemoryBus:
 
 
 class _Subscription:
-    def __init__(self, topic: str, qos: QoS, callback):
+    def __init__(self, bus: MemoryBus, topic: str, qos: QoS, callback):
+        self.bus = bus
         self.topic = topic
         self.qos = qos
         self.callback = callback
@@ -74,10 +170,15 @@ class _Subscription:
         self.received += 1
         self.callback(_copy(msg))
 
+    def get_matched_publications(self) -> list:
+        """The publishers of this topic on the bus (one entry each), as DDS readers report them."""
+        return [None] * self.bus.publishers[self.topic]
+
 
 class _MemoryPublisher(Publisher):
     def __init__(self, bus: MemoryBus, topic: str, qos: QoS):
         self.bus, self.topic, self.qos = bus, topic, qos
+        bus.publishers[topic] += 1
 
     def publish(self, msg) -> None:
         self.bus.publish(self.topic, _copy(msg), self.qos)
@@ -117,18 +218,41 @@ class _MemoryClient(Client):
     def request(self):
         return self.req_cls()
 
-    def wait_for_service(self, timeout: float = 10.0) -> bool:
+    def service_is_ready(self) -> bool:
         return self.name in self.bus.services
 
-    def call(self, request, timeout: float = 10.0):
+    def wait_for_service(self, timeout: float = 10.0) -> bool:
+        return self.service_is_ready()
+
+    def call_async(self, request) -> concurrent.futures.Future:
+        """The handler runs now, in this thread; the future is done when it returns, or, for a deferred
+        reply (the handler returned a future, as an action's get_result does), when that completes."""
+        out: concurrent.futures.Future = concurrent.futures.Future()
         service = self.bus.services.get(self.name)
         if service is None:
-            raise TimeoutError(f"no service {self.name}")
+            out.set_exception(TimeoutError(f"no service {self.name}"))
+            return out
         service.calls += 1
-        return _copy(service.serve(_copy(request)))
+        reply = service.serve(_copy(request))
+        if isinstance(reply, concurrent.futures.Future):
+            def done(f):
+                if f.exception() is not None:
+                    out.set_exception(f.exception())
+                else:
+                    out.set_result(_copy(f.result()))
+            reply.add_done_callback(done)
+        else:
+            out.set_result(_copy(reply))
+        return out
+
+    def call(self, request, timeout: float = 10.0):
+        try:
+            return self.call_async(request).result(timeout)
+        except concurrent.futures.TimeoutError:
+            raise TimeoutError(f"no reply from service {self.name} within {timeout} s") from None
 
 
-class MemoryNode(Transport):
+class MemoryNode(ActionsOverServices, Transport):
     """A node on a :class:`MemoryBus` (a new private bus when none is given)."""
 
     def __init__(self, node_name: str, namespace: str = "/", parameters: dict | None = None,
@@ -139,6 +263,7 @@ class MemoryNode(Transport):
         self.bus = bus if bus is not None else MemoryBus()
         self._subs: list[_Subscription] = []
         self._services: list[str] = []
+        self._timers: list[CallbackTimer] = []
         self._sec_nsec = None
 
     def _name(self, name: str) -> str:
@@ -156,7 +281,8 @@ class MemoryNode(Transport):
 
     def create_subscription(self, topic: str, ros_type: str, qos: QoS, callback: Callable[[Any], None]):
         message_class(ros_type)
-        sub = _Subscription(self._name(topic), qos, guarded(callback, self.get_logger(), f"subscription {topic}"))
+        sub = _Subscription(self.bus, self._name(topic), qos,
+                            guarded(callback, self.get_logger(), f"subscription {topic}"))
         self._subs.append(sub)
         self.bus.subscribe(sub.topic, sub)
         return sub
@@ -177,6 +303,15 @@ class MemoryNode(Transport):
     def create_client(self, name: str, srv_type: str) -> _MemoryClient:
         return _MemoryClient(self.bus, self._name(name), srv_type)
 
+    def create_timer(self, period, callback) -> Timer:
+        timer = CallbackTimer(check_period(period), guarded(callback, self.get_logger(), "timer"))
+        self._timers.append(timer)
+        self.bus.add_timer(timer)
+        return timer
+
+    def monotonic(self) -> float:
+        return self.bus.monotonic()
+
     def set_time(self, sec: int, nanosec: int = 0) -> None:
         """Freeze this node's clock (None: wall time again)."""
         self._sec_nsec = (int(sec), int(nanosec))
@@ -195,7 +330,9 @@ class MemoryNode(Transport):
             self.bus.unsubscribe(sub.topic, sub)
         for name in self._services:
             self.bus.services.pop(name, None)
-        self._subs, self._services = [], []
+        for timer in self._timers:
+            timer.cancel()
+        self._subs, self._services, self._timers = [], [], []
 
 
 __all__ = ["MemoryBus", "MemoryNode"]
