@@ -47,6 +47,7 @@ from enum import Enum
 import numpy as np
 
 from .model import Mechanism, provide_operation
+from .kinematics_banded import BandedPlan, banded_pass, estimated_cost as _banded_cost, plan_banded
 from .errors import MechanismModelError
 from .spatial import cross_rows, relative_motion
 
@@ -145,11 +146,20 @@ def _n_terms(is_slider: bool, g) -> int:
     return 2 if is_slider else 3 ** len(g)
 
 
-def plan_single(c, nq: int) -> _SinglePlan:
-    """Compile the one-configuration pass of the compiled tree ``c`` (a :class:`model._Compiled`): runs of
-    up to 1, 2 or 3 segments per block, whichever is estimated fastest."""
+#: above this many moving segments the one-configuration pass may be the banded pass of
+#: :mod:`.kinematics_banded` (cost linear in the model), where that is estimated faster than the blocks
+BANDED_ABOVE_SEGMENTS = 32
+
+
+def plan_single(c, nq: int):
+    """Compile the one-configuration pass of the compiled tree ``c`` (a :class:`model.SegmentTree`): runs of
+    up to 1, 2 or 3 segments per block, whichever is estimated fastest; the banded pass for large models
+    where it is estimated faster (long chains from about 150 segments, wide trees from about 40)."""
     layouts = [_layout(c, r) for r in ((1, 2, 3) if c.n_seg > 2 else (1,))]
-    return _plan_single(c, nq, min(layouts, key=_estimated_cost))
+    best = min(layouts, key=_estimated_cost)
+    if c.n_seg - 1 > BANDED_ABOVE_SEGMENTS and _banded_cost(c) < _estimated_cost(best):
+        return plan_banded(c)
+    return _plan_single(c, nq, best)
 
 
 def _layout(c, r_max: int):
@@ -411,7 +421,7 @@ class KinematicsPlan:
     joint-step (TF edge) coefficients and frame chains: built on first use, because their size grows with
     the model (the per-frame Jacobian constants with each frame's depth)."""
 
-    __slots__ = ("tree", "nq", "single", "frame_index", "_batch", "_edges", "_jac", "_chains",
+    __slots__ = ("tree", "nq", "single", "single_pass", "run_pass", "frame_index", "_batch", "_edges", "_jac", "_chains",
                  "__weakref__")
 
     def __init__(self, mechanism: Mechanism):
@@ -419,6 +429,9 @@ class KinematicsPlan:
         self.tree = t
         self.nq = t.nq
         self.single = plan_single(t, t.nq)
+        banded = type(self.single) is BandedPlan
+        self.single_pass = banded_pass if banded else _single_pass     # (plan, q[, q . q])
+        self.run_pass = banded_pass if banded else _pass                # (plan.run, q), |q_i| <= 64 known
         self.frame_index = {n: i for i, n in enumerate(mechanism.frame_names)}
         self._batch = None
         self._edges = None
@@ -731,7 +744,7 @@ def single_pass_output(mechanism: Mechanism, q: np.ndarray, qq: float = math.inf
     p = _PLANS.get(id(mechanism))
     if p is None:
         p = kinematics_plan(mechanism)
-    return _single_pass(p.single, q, qq)
+    return p.single_pass(p.single, q, qq)
 
 
 class ForwardKinematics:
@@ -867,13 +880,13 @@ def forward_kinematics(mechanism: Mechanism, q=None) -> ForwardKinematics:
         # the common case (the shortcut of Mechanism.configuration, inlined): one finite configuration with no
         # coordinate beyond 64, so no large-angle reduction either; NaN, inf and large values take the path below
         fk.q = q
-        fk._out = _pass(p.single.run, q)
+        fk._out = p.run_pass(p.single.run, q)
         fk._tb = None
         return fk
     q = mechanism.configuration(q)
     fk.q = q
     if q.ndim == 1:
-        fk._out = _single_pass(p.single, q)
+        fk._out = p.single_pass(p.single, q)
         fk._tb = None
     else:
         fk._out = None
@@ -889,7 +902,7 @@ def ground_jacobian(mechanism: Mechanism, q, frame: str) -> np.ndarray:
     if p is not None and type(q) is np.ndarray and q.dtype is _F64 and q.ndim == 1 and q.shape[0] == p.nq:
         fj = p._jac.get(p.frame_index.get(frame))
         if fj is not None and q.dot(q) <= _REDUCE2:
-            return _single_columns(_pass(p.single.run, q), fj, p.nq, False)
+            return _single_columns(p.run_pass(p.single.run, q), fj, p.nq, False)
     return forward_kinematics(mechanism, q).ground_jacobian(frame)
 
 

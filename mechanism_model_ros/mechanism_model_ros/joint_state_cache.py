@@ -62,9 +62,16 @@ class JointStateCache:
             return dict(self._latest)
 
     def samples_lost(self) -> int:
-        """Samples the middleware reports lost or rejected on the subscription (0 where it cannot tell)."""
+        """Samples DDS reports lost or rejected on the subscription (Cyclone transport; 0 where the transport
+        cannot tell). KEEP_LAST overwrites and network losses are not reported by DDS (see
+        transports.cyclone.DropCounter)."""
         fn = getattr(self.sub, "samples_lost", None)
         return int(fn()) if callable(fn) else 0
+
+    def samples_dropped(self) -> dict:
+        """``samples_lost`` by cause: ``{"lost": n, "rejected": n}`` (empty where unknown)."""
+        fn = getattr(self.sub, "samples_dropped", None)
+        return dict(fn()) if callable(fn) else {}
 
     def on_message(self, msg) -> None:
         self.messages_in += 1

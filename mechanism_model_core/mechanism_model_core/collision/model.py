@@ -311,6 +311,8 @@ class CollisionData:
         self.buf_Y_flat = self.buf_Y.reshape(-1)
         self.buf_Z0, self.buf_Z1 = self.buf_Z[0], self.buf_Z[1]
         self.buf_D6 = self.buf_D.reshape(6, -1)
+        self.buf_m = np.empty(self.buf_D6.shape[1])
+        self.buf_b = np.empty(self.buf_D6.shape[1], dtype=bool)
         # every shape's pose (N, 3, 4) from one product, and per shape views of its rotation and
         # translation for the coal transforms (views stay valid: the arrays are written in place)
         n = len(model.objects)
@@ -318,6 +320,15 @@ class CollisionData:
         self.buf_T3 = np.empty((n, 3, 4))
         self.tf_R = [self.buf_T3[i, :, :3] for i in range(n)]
         self.tf_t = [self.buf_T3[i, :, 3] for i in range(n)]
+        # the coal transforms straight from the segment poses in buf_W (its first 4 columns): one per
+        # segment, set from views, and per shape the constant T_segment_shape (None: identity), composed in
+        # coal; tf_cur holds the current transform of each shape (the segment's own when identity)
+        self.tf_seg = [c.Transform3s() for _ in range(S_)]
+        self.seg_R = [self.buf_W[s, :, :3] for s in range(S_)]
+        self.seg_t = [self.buf_W[s, :, 3] for s in range(S_)]
+        self.tf_P = [None if np.array_equal(P, np.eye(4)) else c.Transform3s(P[:3, :3].copy(), P[:3, 3].copy())
+                     for P in model.obj_P]
+        self.tf_cur = [None] * n
         # how often each pair was tested and hit in batch verdicts (orders the narrow phase of batches)
         self.rp_tests = np.ones(len(model.rp_a_list))
         self.rp_hits = np.ones(len(model.rp_a_list))

@@ -340,6 +340,7 @@ def _single_output(model, q):
 
 _F64 = np.dtype(np.float64)
 _ONES3 = np.ones(3)
+_max_reduce, _less_equal = np.maximum.reduce, np.less_equal
 
 
 def _single_boxes(model, data, out):
@@ -449,32 +450,48 @@ class _Direct:
         return np.array(res.getNearestPoint1()), np.array(res.getNearestPoint2())
 
 
-def _self_collides(model, data, out, ks, margin, scene, resolution) -> bool:
+def _single_scene(model, data, out, environment, edata, margin):
+    """The :class:`_Scene` of one configuration from its kinematics pass output (for the tree descent)."""
+    return _Scene(model, data, _shape_poses(model, out.take(model.seg_idx)), environment, edata, margin)
+
+
+def _self_collides(model, data, out, ks, margin, env, resolution) -> bool:
     """Whether one of the top-shape pairs ``ks`` collides at the configuration whose kinematics pass
     output is ``out`` (stops at the first): direct pairs by their cached functor on reusable transforms,
     the others by the tree descent. (The loop of :meth:`_Direct.collide`, written out: this is the hot
     path of a verdict.)"""
-    fns, tfs, req, res = data.rp_collide, data.tfs, data.creq, data.cres
+    fns, tfs, req, res = data.rp_collide, data.tf_cur, data.creq, data.cres
     ra, rb = model.rp_a_list, model.rp_b_list
-    _place_all(model, data, out)
-    tR, tt = data.tf_R, data.tf_t
+    seg, tseg, tP, sR, st = model.obj_seg_list, data.tf_seg, data.tf_P, data.seg_R, data.seg_t
+    segset = set()
     pads = model.rp_pad if model.rp_any_pad else None
     res.clear()
     req.security_margin = margin
     placed = set()
+    sc = None
     for k in ks:
         f = fns[k]
         if f is None:
-            if _tree_collide(scene(), (ra[k],), (rb[k],), resolution):
+            if sc is None:
+                sc = _single_scene(model, data, out, env[0], env[1], margin)
+            if _tree_collide(sc, (ra[k],), (rb[k],), resolution):
                 return True
             req.security_margin = margin
             continue
         i, j = ra[k], rb[k]
-        if i not in placed:
-            tfs[i].setTransform(tR[i], tt[i])
+        if i not in placed:         # T_ground_shape = T_ground_segment (buf_W) * T_segment_shape, in coal
+            s = seg[i]
+            if s not in segset:
+                tseg[s].setTransform(sR[s], st[s])
+                segset.add(s)
+            tfs[i] = tseg[s] if tP[i] is None else tseg[s] * tP[i]
             placed.add(i)
         if j not in placed:
-            tfs[j].setTransform(tR[j], tt[j])
+            s = seg[j]
+            if s not in segset:
+                tseg[s].setTransform(sR[s], st[s])
+                segset.add(s)
+            tfs[j] = tseg[s] if tP[j] is None else tseg[s] * tP[j]
             placed.add(j)
         if pads is not None:
             req.security_margin = margin + pads[k]
@@ -540,23 +557,16 @@ def in_collision(mechanism, q, *, environment=None, self_collision: bool = True,
         segs = forward_kinematics(model.mechanism, q).segments
         return _batch_in_collision(model, data, segs, environment, edata, self_collision, resolution, margin)
     Y = None
-    sc = []
-
-    def scene():
-        if not sc:
-            sc.append(_Scene(model, data, _shape_poses(model, out.take(model.seg_idx)), environment, edata,
-                             margin))
-        return sc[0]
-
     if self_collision and model.rp_a_list:
         Y, D = _single_boxes(model, data, out)
-        ks = (D.max(axis=0) <= margin).nonzero()[0].tolist()
-        if ks and _self_collides(model, data, out, ks, margin, scene, resolution):
+        ks = _less_equal(_max_reduce(D, 0, None, data.buf_m), margin, data.buf_b).nonzero()[0].tolist()
+        if ks and _self_collides(model, data, out, ks, margin, (environment, edata), resolution):
             return True
     if edata is not None and len(model.broad_objects):
         if Y is None:
             Y = _single_boxes(model, data, out)[0]
-        return _env_collides(scene(), _env_gaps(model, Y, edata), resolution)
+        return _env_collides(_single_scene(model, data, out, environment, edata, margin),
+                             _env_gaps(model, Y, edata), resolution)
     return False
 
 

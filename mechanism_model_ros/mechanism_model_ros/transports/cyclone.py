@@ -207,8 +207,28 @@ def take_valid(reader: DataReader, n: int = 256) -> tuple[list, list]:
     return out, errors
 
 
+#: Every DropCounter ever attached to a reader, kept for the life of the process (one small object per
+#: subscription). Cyclone calls a reader's listener through ctypes thunks owned by the Python Listener; the
+#: transport drops readers by dropping references, and a listener the garbage collector freed before its
+#: reader's C entity was deleted made the next callback jump into freed memory (a segfault, reproduced with
+#: a per-sample listener by closing subscribing nodes while another participant publishes).
+_LISTENERS: list = []
+_LISTENERS_LOCK = threading.Lock()
+
+
 class DropCounter(Listener):
-    """Samples DDS reports lost (best-effort gaps) or rejected (resource limits) on a reader."""
+    """Samples DDS reports lost or rejected on a reader (its sample-lost and sample-rejected statuses).
+    Cyclone raises them when the reader's cache refuses a sample: rejected when a KEEP_ALL history is at its
+    resource limits, lost when the instance refuses it (destination order by source timestamp, exclusive
+    ownership).
+
+    Not counted, because DDS reports neither: samples a KEEP_LAST history overwrites before they are taken
+    (what a best-effort depth-100 joint_states reader loses in a burst), and samples that never reach the
+    reader (datagrams lost on the network; Cyclone's SampleInfo carries no sequence number). Counting the
+    first by a data-available listener (called once per stored sample) was tried and dropped: that Python
+    callback takes the GIL on Cyclone's receive thread for every sample, and at 500 Hz the node then lost
+    97 to 1,494 of 5,000 joint states that it receives without it (test/system/test_sustained_rate.py).
+    """
 
     def __init__(self):
         super().__init__()
@@ -713,8 +733,12 @@ class CycloneNode(ActionsOverServices, Transport):
     def create_subscription(self, topic: str, ros_type: str, qos: QoS, callback: Callable[[Any], None]):
         cls = message_class(ros_type)
         drops = DropCounter()
+        with _LISTENERS_LOCK:
+            _LISTENERS.append(drops)
         r = _reader(self.ctx.participant, self.ctx.topic(self._topic(topic), cls), dds_qos(qos), drops)
+        r.drop_counter = drops
         r.samples_lost = lambda: drops.lost + drops.rejected     # what DDS reports lost or rejected
+        r.samples_dropped = lambda: {"lost": drops.lost, "rejected": drops.rejected}
         r.samples_undecodable = lambda: self.ctx.undecodable.get(self._topic(topic), 0)
 
         cb = guarded(callback, self.get_logger(), f"subscription {topic}")
