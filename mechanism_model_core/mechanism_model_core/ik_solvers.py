@@ -73,6 +73,9 @@ GENERIC_ITERATIONS = 30
 #: "conflicting", and conflicting compromises were up to 0.3 rad worse than a local optimum (SLSQP from the
 #: result); with 10, 2% and 0.009 rad, at a median 9 ms either way
 GENERIC_PATIENCE = 10
+#: generic path: after this many rejected steps in a row, a rejected step is retried with the levels down to
+#: the highest unmet one alone (see DLSSolver._attempt)
+FALLBACK_REJECTS = 1
 
 
 def _better(cn, co, sn, so) -> bool:
@@ -193,7 +196,22 @@ class DLSSolver(RestartingSolver):
             costsn = self._costs(levelsn, postn)
             satn_ext = satn + [False] * (post is not None)
             violn = P.violation(qn)             # coupled joints with checked limits: never move further out
-            if violn <= viol and _better(costsn, costs, satn_ext, sat_ext):
+            ok = violn <= viol and _better(costsn, costs, satn_ext, sat_ext)
+            top = next((k for k, s in enumerate(sat) if not s), len(levels))
+            if not ok and rejects >= FALLBACK_REJECTS and top < len(levels) - 1:
+                # the levels below the highest unmet one moved in its null space, which holds to first order
+                # only: a large null-space step can raise that level's error (second order) and, with one
+                # damping factor for all levels, keep the level from converging at all. Retry with the
+                # levels down to that one alone, so that lower levels never slow the higher ones down
+                dx = _clamped_step(stack[:top + 1], lams[:top + 1], x, clo, chi)
+                xn = P.wrap_into_limits(np.clip(x + dx, clo, chi))
+                qn, rawn, levelsn, postn = P.evaluate(xn)
+                satn = P.satisfied(rawn, o)
+                costsn = self._costs(levelsn, postn)
+                satn_ext = satn + [False] * (post is not None)
+                violn = P.violation(qn)
+                ok = violn <= viol and _better(costsn, costs, satn_ext, sat_ext)
+            if ok:
                 x, raw, levels, post, sat, costs, sat_ext = xn, rawn, levelsn, postn, satn, costsn, satn_ext
                 viol = violn
                 stack = levels + ([post] if post is not None else [])

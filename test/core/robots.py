@@ -10,6 +10,13 @@ from mechanism_model_core import Joint, MechanismBuilder
 from mechanism_model_core.spatial import rot_x, rot_y, rot_z, translation
 
 
+
+#: time budget (s) of the IK solves in tests: only a safety net far above what any of them takes. A test's
+#: verdict must not depend on machine load, so solves are bounded by iterations (``max_iterations``, restarts
+#: included; the default 10000 where a solve succeeds, whose iteration count is then fixed by its seeds)
+SAFETY = 60.0
+
+
 def planar_arm(lengths=(1.0, 0.7, 0.4)):
     """Planar arm in the ground's x-y plane: revolute joints about +z, links along the body x axis.
     The tool frame sits at the end of the last link."""

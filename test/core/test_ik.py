@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 from mechanism_model_core import Joint, MechanismBuilder, forward_kinematics, load_model
 from mechanism_model_core.constraints import (JointLock, OrientationConstraint, PointAtConstraint,
@@ -20,7 +20,7 @@ from mechanism_model_core.errors import MechanismModelError, UnknownFrame
 from mechanism_model_core.ik import ConstraintManager, IKResult, available_solvers, register_solver, solve_ik
 from mechanism_model_core.spatial import rot_x, rot_y, rot_z, translation
 
-from .robots import chain10, panda, planar_3r, ur5
+from .robots import SAFETY, chain10, panda, planar_3r, ur5
 
 ARMS = {"ur5": (ur5, "tool"), "panda": (panda, "flange"), "chain10": (chain10, "tool")}
 
@@ -48,7 +48,7 @@ def test_round_trip_random_reachable_poses(arm, solver):
     for T in Ts:
         # a budget the iterations never reach (the outcome must not depend on the machine's load: the
         # slowest target takes about 570 scipy iterations, ~1 s on a loaded 2-core machine)
-        r = solve_ik(m, [PoseConstraint(frame, T)], q0, solver=solver, timeout=20.0, rng=3)
+        r = solve_ik(m, [PoseConstraint(frame, T)], q0, solver=solver, timeout=SAFETY, rng=3)
         assert r.success, r
         p, o = pose_errors(m, r.q, frame, T)
         assert p < 1e-6 and o < 1e-5
@@ -64,7 +64,7 @@ def test_generic_path_matches_fast_path():
     rng = np.random.default_rng(11)
     for qt in m.random_configuration(rng, size=8):
         T = forward_kinematics(m, qt).pose("flange")
-        r = solve_ik(m, [PoseConstraint("flange", T)], m.home, timeout=2.0, solver=DLSSolver(fast=False))
+        r = solve_ik(m, [PoseConstraint("flange", T)], m.home, timeout=SAFETY, solver=DLSSolver(fast=False))
         assert r.success, r
         p, o = pose_errors(m, r.q, "flange", T)
         assert p < 1e-6 and o < 1e-5 and within(m, r.q)
@@ -124,7 +124,7 @@ def test_models_library_round_trip():
         rng = np.random.default_rng(5)
         for q in m.random_configuration(rng, size=3):
             T = forward_kinematics(m, q).pose(frame)
-            r = solve_ik(m, [PoseConstraint(frame, T)], m.home, timeout=10.0)
+            r = solve_ik(m, [PoseConstraint(frame, T)], m.home, timeout=SAFETY)
             p, o = pose_errors(m, r.q, frame, T)
             assert r.success and p < 1e-6 and o < 1e-5 and within(m, r.q), (name, frame, r)
         tried += 1
@@ -137,7 +137,7 @@ def test_property_ur5_reaches_fk_of_any_configuration(u):
     m = ur5()
     q = np.array(u) * math.pi
     T = forward_kinematics(m, q).pose("tool")
-    r = solve_ik(m, PoseConstraint("tool", T), np.zeros(6), timeout=1.0)
+    r = solve_ik(m, PoseConstraint("tool", T), np.zeros(6), timeout=SAFETY)
     p, o = pose_errors(m, r.q, "tool", T)
     assert r.success and p < 1e-6 and o < 1e-5 and within(m, r.q)
 
@@ -149,7 +149,7 @@ def test_solutions_stay_within_tight_limits():
     rng = np.random.default_rng(3)
     for qt in m.random_configuration(rng, size=10):
         T = forward_kinematics(m, qt).pose("flange")
-        r = solve_ik(m, PoseConstraint("flange", T), np.array([0, -0.3, 0, -2.2, 0, 2.0, 0.78]), timeout=1.0)
+        r = solve_ik(m, PoseConstraint("flange", T), np.array([0, -0.3, 0, -2.2, 0, 2.0, 0.78]), timeout=SAFETY)
         assert within(m, r.q)
         assert r.success
 
@@ -157,7 +157,7 @@ def test_solutions_stay_within_tight_limits():
 def test_unreachable_target_returns_best_compromise():
     m = ur5()
     T = translation(3.0, 0.0, 0.5)                                    # far outside the ~0.95 m reach
-    r = solve_ik(m, PositionConstraint("tool", T[:3, 3]), np.zeros(6), timeout=0.05)
+    r = solve_ik(m, PositionConstraint("tool", T[:3, 3]), np.zeros(6), timeout=SAFETY, max_iterations=500)
     assert isinstance(r, IKResult)
     assert not r.success and r.reason in ("unreachable", "limits", "singular")
     assert within(m, r.q)
@@ -176,7 +176,8 @@ def test_reason_limits_when_only_limits_block():
     b.add_body("l", None, Joint.revolute("j", lower=-0.5, upper=0.5))
     b.add_frame("l", "tip", translation(1, 0, 0))
     m = b.build()
-    r = solve_ik(m, PositionConstraint("tip", [math.cos(1.0), math.sin(1.0), 0]), [0.0], timeout=0.3)
+    r = solve_ik(m, PositionConstraint("tip", [math.cos(1.0), math.sin(1.0), 0]), [0.0], timeout=SAFETY,
+                 max_iterations=200)
     assert not r.success and r.reason == "limits"
     assert r.q[0] == pytest.approx(0.5)
 
@@ -189,7 +190,7 @@ def test_position_only_leaves_orientation_free():
     target = forward_kinematics(m, [0.3, -1.0, 1.2, -0.5, 0.8, 0.1]).position("tool")
     rots = []
     for seed_q in ([0.0, -1.2, 1.2, -1.5, -1.5, 0.0], [1.0, -0.8, 1.0, 0.5, 1.0, 1.0], [-0.5, -1.5, 1.5, 0, 0, 2]):
-        r = solve_ik(m, PositionConstraint("tool", target), np.array(seed_q))
+        r = solve_ik(m, PositionConstraint("tool", target), np.array(seed_q), timeout=SAFETY)
         assert r.success
         F = forward_kinematics(m, r.q).pose("tool")
         assert np.linalg.norm(F[:3, 3] - target) < 1e-6
@@ -204,7 +205,7 @@ def test_position_only_does_not_move_orientation_needlessly():
     m = ur5()
     q = np.array([0.3, -1.0, 1.2, -0.5, 0.8, 0.1])
     target = forward_kinematics(m, q).position("tool")
-    r = solve_ik(m, PositionConstraint("tool", target), q)
+    r = solve_ik(m, PositionConstraint("tool", target), q, timeout=SAFETY)
     np.testing.assert_allclose(r.q, q, atol=1e-12)
 
 
@@ -215,13 +216,14 @@ def test_mask_subset_of_axes_in_target_frame():
     qt = np.array([0.2, -1.1, 1.3, -0.7, 1.0, 0.4])
     T = forward_kinematics(m, qt).pose("tool")
     T_spun = T @ rot_z(0.9)                     # same position and z axis, different rotation about z
-    r = solve_ik(m, PoseConstraint("tool", T_spun, mask=(1, 1, 1, 1, 1, 0), mask_frame="target"), qt + 0.05)
+    r = solve_ik(m, PoseConstraint("tool", T_spun, mask=(1, 1, 1, 1, 1, 0), mask_frame="target"), qt + 0.05,
+                 timeout=SAFETY)
     assert r.success
     F = forward_kinematics(m, r.q).pose("tool")
     assert np.linalg.norm(F[:3, 3] - T[:3, 3]) < 1e-6
     assert np.linalg.norm(F[:3, 2] - T[:3, 2]) < 2e-5
     # z-only position constraint: x and y free
-    r = solve_ik(m, PoseConstraint("tool", translation(0, 0, 0.2), mask=(0, 0, 1, 0, 0, 0)), qt)
+    r = solve_ik(m, PoseConstraint("tool", translation(0, 0, 0.2), mask=(0, 0, 1, 0, 0, 0)), qt, timeout=SAFETY)
     assert r.success
     assert forward_kinematics(m, r.q).position("tool")[2] == pytest.approx(0.2, abs=1e-6)
 
@@ -229,7 +231,7 @@ def test_mask_subset_of_axes_in_target_frame():
 def test_orientation_only():
     m = panda()
     R = rot_y(math.pi / 2)[:3, :3] @ rot_z(0.3)[:3, :3]
-    r = solve_ik(m, OrientationConstraint("flange", R), np.array([0, -0.3, 0, -2.2, 0, 2.0, 0.78]))
+    r = solve_ik(m, OrientationConstraint("flange", R), np.array([0, -0.3, 0, -2.2, 0, 2.0, 0.78]), timeout=SAFETY)
     assert r.success
     F = forward_kinematics(m, r.q).pose("flange")
     assert np.linalg.norm(log_so3(F[:3, :3] @ R.T)) < 1e-5 and within(m, r.q)
@@ -240,7 +242,7 @@ def test_pose_relative_to_another_frame():
     m = panda()
     qt = np.array([0.4, 0.3, -0.2, -1.8, 0.3, 1.6, 0.2])
     T = forward_kinematics(m, qt).pose("flange", relative_to="link4")
-    r = solve_ik(m, PoseConstraint("flange", T, relative_to="link4"), m.home, timeout=0.5)
+    r = solve_ik(m, PoseConstraint("flange", T, relative_to="link4"), m.home, timeout=SAFETY)
     assert r.success
     p, o = pose_errors(m, r.q, "flange", T, relative_to="link4")
     assert p < 1e-6 and o < 1e-5
@@ -255,7 +257,7 @@ def test_point_at_camera_on_a_mast():
     b.add_frame("tilt", "camera", translation(0.1, 0, 0.05) @ rot_y(math.pi / 2))   # z looks along x
     m = b.build()
     for point in ([3.0, 1.0, 0.0], [-1.0, 2.0, 0.5], [0.5, -2.0, 2.0]):
-        r = solve_ik(m, PointAtConstraint("camera", point), [0.0, 0.0])
+        r = solve_ik(m, PointAtConstraint("camera", point), [0.0, 0.0], timeout=SAFETY)
         assert r.success, r
         F = forward_kinematics(m, r.q).pose("camera")
         u = (np.array(point) - F[:3, 3]) / np.linalg.norm(np.array(point) - F[:3, 3])
@@ -275,7 +277,7 @@ def test_priorities_higher_level_exact_lower_best_effort():
               PositionConstraint("l3", elbow_goal, priority=1, mask=(1, 1, 0))]
         if order:
             cs.reverse()
-        r = solve_ik(m, cs, [0.3, 0.3, 0.3], timeout=0.5)
+        r = solve_ik(m, cs, [0.3, 0.3, 0.3], timeout=SAFETY)
         tip = forward_kinematics(m, r.q).position("tip")
         assert np.linalg.norm(tip - tip_goal) < 1e-6          # the higher level is met
         assert not r.success                                   # the lower one cannot be
@@ -301,7 +303,7 @@ def test_lock_overrides_target():
     T = forward_kinematics(m, [0.8, -1.0, 1.0, -1.0, -1.0, 0.5]).pose("tool")
     for cs, locked in (([PoseConstraint("tool", T), JointLock(["joint1"])], ()),
                        ([PoseConstraint("tool", T)], ("joint1",))):
-        r = solve_ik(m, cs, q0, locked=locked, timeout=0.05)
+        r = solve_ik(m, cs, q0, locked=locked, timeout=SAFETY, max_iterations=500)
         assert r.q[0] == q0[0]
         assert not r.success
 
@@ -311,7 +313,7 @@ def test_lock_with_values_and_reachable_target():
     qt = np.array([0.5, -1.0, 1.0, -1.0, -1.0, 0.5])
     T = forward_kinematics(m, qt).pose("tool")
     r = solve_ik(m, [PositionConstraint("tool", T[:3, 3]), JointLock(["joint6"], [1.7])],
-                 np.zeros(6))
+                 np.zeros(6), timeout=SAFETY)
     assert r.success and r.q[5] == 1.7
     assert np.linalg.norm(forward_kinematics(m, r.q).position("tool") - T[:3, 3]) < 1e-6
 
@@ -323,8 +325,8 @@ def test_posture_resolves_redundancy_without_disturbing_the_task():
     rest = np.array([0, -0.3, 0, -2.2, 0, 2.0, 0.78])
     target = forward_kinematics(m, [0.5, 0.2, 0.3, -1.5, -0.4, 1.8, -0.3]).position("flange")
     start = np.array([1.0, 0.5, -0.8, -1.0, 0.8, 1.0, 1.5])
-    plain = solve_ik(m, PositionConstraint("flange", target), start)
-    pulled = solve_ik(m, [PositionConstraint("flange", target), Posture(rest, weight=1.0)], start, timeout=0.5)
+    plain = solve_ik(m, PositionConstraint("flange", target), start, timeout=SAFETY)
+    pulled = solve_ik(m, [PositionConstraint("flange", target), Posture(rest, weight=1.0)], start, timeout=SAFETY)
     for r in (plain, pulled):
         assert r.success
         assert np.linalg.norm(forward_kinematics(m, r.q).position("flange") - target) < 1e-6
@@ -343,16 +345,16 @@ def test_solver_registry_and_custom_solver():
 
     register_solver("home", Home)
     m = ur5()
-    r = solve_ik(m, PositionConstraint("tool", [0.3, 0.3, 0.3]), np.zeros(6), solver="home")
+    r = solve_ik(m, PositionConstraint("tool", [0.3, 0.3, 0.3]), np.zeros(6), solver="home", timeout=SAFETY)
     assert r.solver == "home" and not r.success
     with pytest.raises(MechanismModelError):
-        solve_ik(m, PositionConstraint("tool", [0.3, 0.3, 0.3]), solver="nonexistent")
+        solve_ik(m, PositionConstraint("tool", [0.3, 0.3, 0.3]), solver="nonexistent", timeout=SAFETY)
 
 
 def test_bad_input_raises_clearly():
     m = ur5()
     with pytest.raises(UnknownFrame):
-        solve_ik(m, PositionConstraint("no_such_frame", [0, 0, 0]))
+        solve_ik(m, PositionConstraint("no_such_frame", [0, 0, 0]), timeout=SAFETY)
     with pytest.raises(MechanismModelError):
         PoseConstraint("tool", np.ones((4, 4)))
     with pytest.raises(MechanismModelError):
@@ -365,7 +367,7 @@ def test_constraint_manager_add_remove_and_result_fields():
     T = forward_kinematics(m, [0.1, -1.0, 1.0, -1.0, -1.0, 0.1]).pose("tool")
     cm.add(PoseConstraint("tool", T, name="reach"))
     cm.add(Posture(weight=1e-3, name="rest"))
-    r = cm.solve(np.zeros(6))
+    r = cm.solve(np.zeros(6), timeout=SAFETY)
     assert r.success and r.reason == "converged"
     assert [x.name for x in r.residuals] == ["reach", "rest"]
     assert r.residual("reach").position < 1e-6 and r.residual("reach").satisfied
@@ -390,7 +392,7 @@ def test_pose_with_posture_on_redundant_arm():
     rng = np.random.default_rng(21)
     for qt in m.random_configuration(rng, size=6):
         T = forward_kinematics(m, qt).pose("flange")
-        r = solve_ik(m, [PoseConstraint("flange", T), Posture(rest, weight=1e-2)], rest, timeout=1.0)
+        r = solve_ik(m, [PoseConstraint("flange", T), Posture(rest, weight=1e-2)], rest, timeout=SAFETY)
         assert r.success, r
         p, o = pose_errors(m, r.q, "flange", T)
         assert p < 1e-6 and o < 1e-5 and within(m, r.q)
@@ -421,7 +423,7 @@ def test_fast_path_relative_to_locked_frame_and_target_mask_agrees_with_generic(
         problem = ConstraintManager(m, [c], locked=["cart", "deck_yaw"]).problem(q0)
         assert _ChainKernel.build(problem) is not None              # the fast path applies
         for solver in ("dls", DLSSolver(fast=False)):
-            r = solve_ik(m, [c], q0, locked=["cart", "deck_yaw"], solver=solver, timeout=1.0)
+            r = solve_ik(m, [c], q0, locked=["cart", "deck_yaw"], solver=solver, timeout=SAFETY)
             assert r.success, (k, solver, r)
             F = forward_kinematics(m, r.q).pose("arm_tool", relative_to="deck_ref")
             assert np.linalg.norm(F[:3, 3] - T[:3, 3]) < 1e-6
@@ -445,7 +447,7 @@ def test_rover_arm_pose_in_chassis_frame_with_couplings_elsewhere():
             i = m.coordinate_index(c)
             qt[i] = rng.uniform(m.lower_limits[i], m.upper_limits[i])
         T = forward_kinematics(m, qt).pose("arm_tool", relative_to="chassis")
-        r = solve_ik(m, PoseConstraint("arm_tool", T, relative_to="chassis"), q0, locked=locked, timeout=0.5)
+        r = solve_ik(m, PoseConstraint("arm_tool", T, relative_to="chassis"), q0, locked=locked, timeout=SAFETY)
         assert r.success, r
         p, o = pose_errors(m, r.q, "arm_tool", T, relative_to="chassis")
         assert p < 1e-6 and o < 1e-5 and within(m, r.q)
@@ -462,7 +464,7 @@ def test_concurrent_solves_on_one_mechanism_match_sequential():
     q0 = np.array([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785])
 
     def solve(T):
-        return solve_ik(m, PoseConstraint("flange", T), q0, timeout=5.0).q
+        return solve_ik(m, PoseConstraint("flange", T), q0, timeout=SAFETY).q
 
     sequential = [solve(T) for T in Ts]
     with ThreadPoolExecutor(4) as pool:
@@ -473,14 +475,20 @@ def test_concurrent_solves_on_one_mechanism_match_sequential():
 
 @settings(max_examples=30, deadline=None)
 @given(st.lists(st.floats(-2.5, 2.5), min_size=3, max_size=3), st.floats(-2.0, 2.0), st.floats(-2.0, 2.0))
+# found by random search: before the solver retried a rejected step with the unmet level alone, the elbow's
+# large null-space steps kept the tip from converging (300 iterations, 15 restarts: tip still 1e-3 m off)
+@example(qt=[2.0, 0.0, 1.0], ex=0.0, ey=1.0)
+@example(qt=[1.5372453168646114, 0.0, 0.0], ex=0.0, ey=2.0)
+@example(qt=[-1.0, -1.0, -0.5], ex=0.0, ey=0.0)
 def test_property_lower_level_never_disturbs_higher(qt, ex, ey):
     """Planar 3R arm: the tip target (reachable) at priority 0 is always met, whatever the elbow target at
-    priority 1 asks."""
+    priority 1 asks, within an iteration budget (300, restarts included) that the tip alone needs a fraction
+    of; the time budget is only a safety net, so the verdict does not depend on machine load."""
     m = planar_3r()
     goal = forward_kinematics(m, qt).position("tip")
     cs = [PositionConstraint("tip", goal, priority=0, mask=(1, 1, 0)),
           PositionConstraint("l3", [ex, ey, 0.0], priority=1, mask=(1, 1, 0))]
-    r = solve_ik(m, cs, [0.1, 0.2, 0.3], timeout=2.0)    # a safety net: the verdict must not depend on load
+    r = solve_ik(m, cs, [0.1, 0.2, 0.3], timeout=SAFETY, max_iterations=300)
     assert r.levels_met >= 1, r
     assert np.linalg.norm(forward_kinematics(m, r.q).position("tip")[:2] - goal[:2]) < 1e-6
     assert within(m, r.q)
@@ -497,7 +505,7 @@ def test_property_masked_axes_are_met(mask, u, frame):
     T = forward_kinematics(m, qt).pose("tool")
     T_goal = T @ rot_x(0.4) @ rot_y(-0.3) @ translation(0.02, -0.03, 0.05)   # masked-out parts differ
     c = PoseConstraint("tool", T_goal, mask=[float(b) for b in mask], mask_frame=frame)
-    r = solve_ik(m, c, np.array([0.0, -1.2, 1.2, -1.5, -1.5, 0.0]), timeout=0.5)
+    r = solve_ik(m, c, np.array([0.0, -1.2, 1.2, -1.5, -1.5, 0.0]), timeout=SAFETY, max_iterations=1000)
     F = forward_kinematics(m, r.q).pose("tool")
     dp = F[:3, 3] - T_goal[:3, 3]
     dr = log_so3(F[:3, :3] @ T_goal[:3, :3].T)

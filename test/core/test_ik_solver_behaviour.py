@@ -18,7 +18,7 @@ from mechanism_model_core.constraints import JointTarget, PoseConstraint, Positi
 from mechanism_model_core.ik import solve_ik
 from mechanism_model_core.spatial import translation
 
-from .robots import UR5_DH, _paul_distal
+from .robots import SAFETY, UR5_DH, _paul_distal
 
 TWO_PI = 2 * math.pi
 
@@ -52,7 +52,7 @@ def test_continuous_joints_come_back_nearest_the_seed(solver):
     for k in range(25):
         T = forward_kinematics(m, rng.uniform(-math.pi, math.pi, 6)).pose("tool")
         q0 = rng.uniform(-4 * math.pi, 4 * math.pi, 6)
-        r = solve_ik(m, PoseConstraint("tool", T), q0, solver=solver, timeout=0.3)
+        r = solve_ik(m, PoseConstraint("tool", T), q0, solver=solver, timeout=SAFETY)
         assert np.all(np.abs(r.q - q0) <= math.pi + 1e-9), (q0, r.q)
         if r.success:
             solved += 1
@@ -65,11 +65,11 @@ def test_continuous_joint_target_value_is_kept_and_posture_is_the_reference():
     """A joint target on a continuous joint means that very value (7 rad stays 7 rad, not 7 - 2 pi); with a
     posture, the other angles come back nearest the posture's rest values rather than the seed."""
     m = ur5_continuous()
-    r = solve_ik(m, [JointTarget("joint6", 7.0)], np.zeros(6))
+    r = solve_ik(m, [JointTarget("joint6", 7.0)], np.zeros(6), timeout=SAFETY)
     assert r.success and r.q[5] == pytest.approx(7.0, abs=1e-9)
     T = forward_kinematics(m, [0.4, -1.0, 1.2, -0.8, 0.6, 0.2]).pose("tool")
     rest = np.array([4 * math.pi, -4 * math.pi, 0.0, 2 * math.pi, 0.0, -2 * math.pi])
-    r = solve_ik(m, [PoseConstraint("tool", T), Posture(rest, weight=1e-6)], np.zeros(6), timeout=0.3)
+    r = solve_ik(m, [PoseConstraint("tool", T), Posture(rest, weight=1e-6)], np.zeros(6), timeout=SAFETY)
     assert r.success
     pe, oe = pose_errors(m, r.q, "tool", T)
     assert pe < 1e-6 and oe < 1e-5
@@ -106,7 +106,7 @@ def test_redundant_arm_strict_priorities_position_orientation_posture():
         R_goal = Ta[:3, :3] if k % 2 == 0 else forward_kinematics(m, qb).pose("flange")[:3, :3]
         cs = [PositionConstraint("flange", Ta[:3, 3], priority=0),
               OrientationConstraint("flange", R_goal, priority=1), Posture(rest, weight=1.0)]
-        r = solve_ik(m, cs, m.home, timeout=2.0)
+        r = solve_ik(m, cs, m.home, timeout=SAFETY)
 
         def pos(q):
             return forward_kinematics(m, q).pose("flange")[:3, 3] - Ta[:3, 3]
@@ -189,8 +189,10 @@ def test_rover_mast_points_at_ground_points_all_around():
         for rad in (1.0, 2.5, 6.0):
             point = np.array([rad * math.cos(az), rad * math.sin(az), 0.0])
             frame, axis = ("mast_camera", (1, 0, 0)) if k % 2 == 0 else ("mast_camera_optical", (0, 0, 1))
-            # a budget the first attempt finishes within even on a loaded machine (restarts fill the rest)
-            r = solve_ik(m, PointAtConstraint(frame, point, axis=axis), m.home, locked=others, timeout=0.3)
+            # an iteration budget (restarts included) that reachable bearings need a fraction of; bearings
+            # beyond the pan limit would otherwise restart up to the default 10000 iterations
+            r = solve_ik(m, PointAtConstraint(frame, point, axis=axis), m.home, locked=others, timeout=SAFETY,
+                         max_iterations=500)
             q = r.q
             np.testing.assert_array_equal(np.delete(q, [ip, it]), np.delete(m.home, [ip, it]))
             assert lo[ip] <= q[ip] <= hi[ip] and lo[it] <= q[it] <= hi[it]
@@ -276,12 +278,12 @@ def test_specialized_solver_follows_each_mechanism_of_the_same_name():
         assert e.name == m.name
         for _ in range(5):
             T = forward_kinematics(e, e.random_configuration(rng)).pose("apxs")
-            r = solve_ik(e, PoseConstraint("apxs", T), e.home, timeout=0.5)
+            r = solve_ik(e, PoseConstraint("apxs", T), e.home, timeout=SAFETY)
             assert r.success and r.solver == expected.strip(), r
             pe, oe = pose_errors(e, r.q, "apxs", T)
             assert pe < 1e-6 and oe < 1e-5
         T = forward_kinematics(m, [0.3, 0.4, 0.8, -0.5, 1.0]).pose("apxs")
-        r = solve_ik(m, PoseConstraint("apxs", T), m.home)
+        r = solve_ik(m, PoseConstraint("apxs", T), m.home, timeout=SAFETY)
         assert r.success and r.solver == "ypppy" and pose_errors(m, r.q, "apxs", T)[0] < 1e-9
         refs.append(weakref.ref(e))
         del e, r
@@ -308,7 +310,7 @@ def test_specialized_registry_under_concurrent_registration_and_solves():
         return True
 
     def solve(T):
-        r = solve_ik(m, PoseConstraint("apxs", T), m.home, timeout=0.5)
+        r = solve_ik(m, PoseConstraint("apxs", T), m.home, timeout=SAFETY)
         return r.success and pose_errors(m, r.q, "apxs", T)[0] < 1e-6
 
     with ThreadPoolExecutor(4) as pool:
@@ -356,7 +358,7 @@ def test_library_four_bar_stays_on_its_branch(branch):
         prev = q.copy()
         q = q.copy()
         q[ic] = t2
-        r = solve_ik(m, closure, q, locked=["crank"])
+        r = solve_ik(m, closure, q, locked=["crank"], timeout=SAFETY)
         assert r.success, (t2, r)
         q = r.q
         t4, t3 = closed_form(t2)
@@ -384,7 +386,7 @@ def _nonlinear_coupled_arm():
 
 @pytest.mark.parametrize("solver", ["dls", "scipy"])
 def test_every_returned_configuration_respects_non_linearly_coupled_limits(solver):
-    """Arbitrary targets (most unreachable, so every solve restarts until its budget ends): the returned
+    """Arbitrary targets (most unreachable, so every solve restarts until its iteration budget ends): the returned
     full configuration, coupled joints included, is within every limit (checked on the coupling formulas
     evaluated here, not on the solver's report). Reachable targets (forward kinematics of in-limit
     configurations) are still reached."""
@@ -393,7 +395,7 @@ def test_every_returned_configuration_respects_non_linearly_coupled_limits(solve
     rng = np.random.default_rng(0)
     for _ in range(40):
         target = rng.uniform(-2.5, 2.5, 3)
-        r = solve_ik(m, PositionConstraint("tip", target), m.home, solver=solver, timeout=0.01)
+        r = solve_ik(m, PositionConstraint("tip", target), m.home, solver=solver, timeout=SAFETY, max_iterations=200)
         q = r.q
         assert q[2] == pytest.approx(math.sin(3 * q[1]), abs=1e-12) and q[3] == pytest.approx(2 * q[0])
         assert np.all(q >= lo) and np.all(q <= hi), (q, r)
@@ -405,7 +407,7 @@ def test_every_returned_configuration_respects_non_linearly_coupled_limits(solve
             if np.all(q >= lo) and np.all(q <= hi):
                 break
         target = forward_kinematics(m, q).position("tip")
-        r = solve_ik(m, PositionConstraint("tip", target), m.home, solver=solver, timeout=0.5)
+        r = solve_ik(m, PositionConstraint("tip", target), m.home, solver=solver, timeout=SAFETY)
         assert np.all(r.q >= lo) and np.all(r.q <= hi)
         reached += r.success and np.linalg.norm(forward_kinematics(m, r.q).position("tip") - target) < 1e-6
     assert reached >= (29 if solver == "dls" else 20)
@@ -432,7 +434,8 @@ def test_singular_and_unreachable_targets_against_closed_forms(solver):
     u = np.array([math.cos(0.7), math.sin(0.7), 0.0])
     for seed in ([0.3, 0.3], [0.0, 0.0], [1.0, -2.0]):
         for d, expect in ((2.0, 0.0), (2.5, 0.5), (10.0, 8.0), (0.0, 2 * math.cos(1.5))):
-            r = solve_ik(m, PositionConstraint("tip", d * u, mask=(1, 1, 0)), seed, solver=solver, timeout=0.25)
+            r = solve_ik(m, PositionConstraint("tip", d * u, mask=(1, 1, 0)), seed, solver=solver, timeout=SAFETY,
+                         max_iterations=500)
             err = float(np.linalg.norm(forward_kinematics(m, r.q).position("tip")[:2] - d * u[:2]))
             assert np.all(np.abs(r.q) <= 3.0)
             if expect == 0.0:
@@ -443,7 +446,7 @@ def test_singular_and_unreachable_targets_against_closed_forms(solver):
     arm = ur5()
     T = forward_kinematics(arm, [0.3, -1.0, 1.2, -0.5, 0.0, 0.4]).pose("tool")
     for seed in (np.zeros(6), [0.3, -1.0, 1.2, -0.5, 0.0, 0.0], [0.0, -1.2, 1.2, -1.5, -1.5, 0.0]):
-        r = solve_ik(arm, PoseConstraint("tool", T), seed, solver=solver, timeout=0.2)
+        r = solve_ik(arm, PoseConstraint("tool", T), seed, solver=solver, timeout=SAFETY)
         assert r.success and pose_errors(arm, r.q, "tool", T)[0] < 1e-6, r
 
 
@@ -458,11 +461,12 @@ def test_lock_beyond_a_limit_holds_the_joint_at_the_limit():
     m = ur5()                                                  # joints within +-pi
     q_goal = np.array([math.pi, -1.0, 1.2, -0.5, 0.7, 0.4])
     T = forward_kinematics(m, q_goal).pose("tool")
-    r = solve_ik(m, [JointLock(["joint1"], [4.0]), PoseConstraint("tool", T)], np.zeros(6), timeout=0.3)
+    r = solve_ik(m, [JointLock(["joint1"], [4.0]), PoseConstraint("tool", T)], np.zeros(6), timeout=SAFETY)
     assert r.q[0] == math.pi and np.all(np.abs(r.q) <= math.pi)
     assert r.success and pose_errors(m, r.q, "tool", T)[0] < 1e-6           # reachable with joint1 at pi
     q0 = np.array([-3.5, -1.0, 1.2, -0.5, 0.7, 0.4])                        # joint1 beyond -pi, locked there
-    r = solve_ik(m, PositionConstraint("tool", [0.3, 0.2, 0.4]), q0, locked=["joint1"], timeout=0.1)
+    r = solve_ik(m, PositionConstraint("tool", [0.3, 0.2, 0.4]), q0, locked=["joint1"], timeout=SAFETY,
+                 max_iterations=500)
     assert r.q[0] == -math.pi and np.all(np.abs(r.q) <= math.pi)
 
 
@@ -481,7 +485,7 @@ def test_rover_settles_all_six_wheels_on_a_tilted_plane():
     for pitch, roll, height in ((0.15, 0.0, 0.0), (0.3, 0.1, 0.2), (-0.2, -0.1, -0.1)):
         G = translation(0.3, -0.2, height) @ rot_y(pitch) @ rot_x(roll)
         r = solve_ik(m, [ContactConstraint(w, G, normal_axis=2) for w in wheels], m.home, locked=locked,
-                     timeout=0.5)
+                     timeout=SAFETY)
         assert r.success, r
         fk = forward_kinematics(m, r.q)
         n = G[:3, 2]
@@ -518,7 +522,7 @@ def test_closed_form_handles_a_flipped_pitch_axis(body):
             qq[idx] = sol
             pe, oe = pose_errors(e, qq, "apxs", T)
             assert pe < 1e-9 and oe < 1e-9
-        r = solve_ik(e, PoseConstraint("apxs", T), e.home)
+        r = solve_ik(e, PoseConstraint("apxs", T), e.home, timeout=SAFETY)
         assert r.success and r.solver == "ypppy", r
         assert pose_errors(e, r.q, "apxs", T)[0] < 1e-9
 
@@ -547,7 +551,7 @@ def test_concurrent_generic_and_specialized_solves_match_sequential():
 
     def solve(job):
         m, cs, solver = job
-        r = solve_ik(m, cs, m.home, solver=solver, timeout=5.0)
+        r = solve_ik(m, cs, m.home, solver=solver, timeout=SAFETY)
         return r.q, r.success, r.solver
 
     sequential = [solve(j) for j in jobs]

@@ -15,7 +15,7 @@ from mechanism_model_core.ik import solve_ik
 from mechanism_model_core.specialized import (YPPPYSolver, register_specialized, unregister_specialized,
                                               verify_specialized)
 
-from .robots import panda, ur5, ypppy
+from .robots import SAFETY, panda, ur5, ypppy
 
 
 def test_closed_form_branches_reach_the_pose():
@@ -62,18 +62,18 @@ def test_registration_overrides_generic_solver():
     try:
         q = np.array([0.4, 0.3, 0.5, -0.6, 1.0])
         T = forward_kinematics(m, q).pose("tool")
-        r = solve_ik(m, PoseConstraint("tool", T), m.home)
+        r = solve_ik(m, PoseConstraint("tool", T), m.home, timeout=SAFETY)
         assert r.solver == "ypppy" and r.success and r.iterations == 1
         F = forward_kinematics(m, r.q).pose("tool")
         assert np.linalg.norm(F[:3, 3] - T[:3, 3]) < 1e-9
         # a problem it does not cover goes to the generic solver
-        r = solve_ik(m, PositionConstraint("tool", T[:3, 3]), m.home)
+        r = solve_ik(m, PositionConstraint("tool", T[:3, 3]), m.home, timeout=SAFETY)
         assert r.solver == "dls" and r.success
         # an explicit name still selects the generic solver
-        assert solve_ik(m, PoseConstraint("tool", T), m.home, solver="dls").solver == "dls"
+        assert solve_ik(m, PoseConstraint("tool", T), m.home, solver="dls", timeout=SAFETY).solver == "dls"
     finally:
         unregister_specialized(m.name, "tool")
-    assert solve_ik(m, PoseConstraint("tool", T), m.home).solver == "dls"
+    assert solve_ik(m, PoseConstraint("tool", T), m.home, timeout=SAFETY).solver == "dls"
 
 
 def test_pose_off_the_5dof_set_returns_compromise():
@@ -81,7 +81,7 @@ def test_pose_off_the_5dof_set_returns_compromise():
     m = ypppy()
     T = forward_kinematics(m, [0.4, 0.3, 0.5, -0.6, 1.0]).pose("tool")
     T_bad = T @ _rot_y(0.5)                            # tilts the tool axis out of the reachable set
-    r = solve_ik(m, PoseConstraint("tool", T_bad), m.home, solver=YPPPYSolver(m, "tool"), timeout=0.05)
+    r = solve_ik(m, PoseConstraint("tool", T_bad), m.home, solver=YPPPYSolver(m, "tool"), timeout=SAFETY)
     assert not r.success and m.within_limits(r.q)
 
 
@@ -105,7 +105,7 @@ def test_shipped_mer_idd_uses_the_closed_form_by_default():
     except Exception:  # noqa: BLE001
         pytest.skip("MER IDD model not available")
     T = forward_kinematics(m, [0.3, 0.4, 0.8, -0.5, 1.0]).pose("apxs")
-    r = solve_ik(m, PoseConstraint("apxs", T), m.home)
+    r = solve_ik(m, PoseConstraint("apxs", T), m.home, timeout=SAFETY)
     assert r.success and r.solver == "ypppy"
     F = forward_kinematics(m, r.q).pose("apxs")
     assert np.linalg.norm(F[:3, 3] - T[:3, 3]) < 1e-9
@@ -116,7 +116,7 @@ def test_registered_factory_that_refuses_leaves_generic_solver():
     register_specialized(m.name, "tool", lambda mech: YPPPYSolver(mech, "tool"))   # UR5 is not YPPPY
     try:
         T = forward_kinematics(m, [0.3, -1.0, 1.0, -1.0, -1.0, 0.3]).pose("tool")
-        r = solve_ik(m, PoseConstraint("tool", T), np.zeros(6))
+        r = solve_ik(m, PoseConstraint("tool", T), np.zeros(6), timeout=SAFETY)
         assert r.success and r.solver == "dls"
     finally:
         unregister_specialized(m.name, "tool")

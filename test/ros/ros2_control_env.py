@@ -80,6 +80,7 @@ class ControlledRobot:
         self.proc = None
         self.joint_states: dict[str, tuple[float, float]] = {}
         self.stamps: list[float] = []
+        self.history: list = []     # (receive time, {joint: (position, velocity)}) per joint_states message
         self._lock = threading.Lock()
         self._ctx = self._node = None
 
@@ -161,7 +162,9 @@ class ControlledRobot:
                 vel = list(msg.velocity) or [0.0] * len(msg.name)
                 for n, p, v in zip(msg.name, msg.position, vel):
                     self.joint_states[n] = (float(p), float(v))
-                self.stamps.append(time.monotonic())
+                now = time.monotonic()
+                self.stamps.append(now)
+                self.history.append((now, dict(self.joint_states)))
         self._node.create_subscription("/joint_states", "sensor_msgs/msg/JointState", DEFAULT, on_js)
 
     @property
@@ -219,6 +222,19 @@ class ControlledRobot:
                 return all(n in self.joint_states and abs(self.joint_states[n][k] - v) <= tol
                            for n, v in want.items())
         return wait_for(ok, timeout, 0.02)
+
+    def first_state_after(self, t0: float, predicate):
+        """``(t, times)``: receive time of the first joint_states message after ``t0`` whose joint values
+        (``{joint: (position, velocity)}``) satisfy ``predicate`` (None if none yet), and the receive times of
+        the messages between ``t0`` and it."""
+        with self._lock:
+            hist = [(t, v) for t, v in self.history if t >= t0]
+        times = []
+        for t, v in hist:
+            if predicate(v):
+                return t, times
+            times.append(t)
+        return None, times
 
     def publisher(self, topic: str, ros_type: str):
         from mechanism_model_ros.qos import DEFAULT

@@ -21,6 +21,7 @@ class WheelStandIn:
         self.steer_order, self.wheel_order = list(steering_joints), list(wheel_joints)
         self.lock = threading.Lock()
         self.history = []                   # (monotonic time, steering dict, wheel velocity dict)
+        self.wheel_history = []             # (monotonic time, wheel velocity dict): wheel commands only
         F64 = "std_msgs/msg/Float64MultiArray"
         transport.create_subscription(f"/{steering_controller}/commands", F64, qos.DEFAULT, self.on_steer)
         transport.create_subscription(f"/{wheel_controller}/commands", F64, qos.DEFAULT, self.on_wheel)
@@ -42,7 +43,21 @@ class WheelStandIn:
         with self.lock:
             for j, v in zip(self.wheel_order, msg.data):
                 self.wheel_vel[j] = float(v)
-            self.history.append((time.monotonic(), dict(self.steering), dict(self.wheel_vel)))
+            now = time.monotonic()
+            self.history.append((now, dict(self.steering), dict(self.wheel_vel)))
+            self.wheel_history.append((now, dict(self.wheel_vel)))
+
+    def first_stop_after(self, t0: float):
+        """``(t_stop, times)``: receive time of the first all-zero wheel command after ``t0`` (None if none
+        yet) and the receive times of the wheel commands between ``t0`` and it."""
+        with self.lock:
+            hist = [(t, v) for t, v in self.wheel_history if t >= t0]
+        times = []
+        for t, v in hist:
+            if all(x == 0.0 for x in v.values()):
+                return t, times
+            times.append(t)
+        return None, times
 
     def run(self):
         last = time.monotonic()

@@ -28,15 +28,30 @@ def test_fk_answers_while_ik_is_saturated_and_the_excess_is_refused(transport):
         iks = [node.create_client("compute_ik", "mechanism_model_msgs/srv/ComputeIK") for _ in range(6)]
         assert fk.wait_for_service(60) and all(c.wait_for_service(60) for c in iks), server.stop()
         KC = node.message_class("mechanism_model_msgs/msg/KinematicConstraint")
-        done, results = [], {}
 
-        def ik_call(i, client):
-            r = client.request()
+        def ik_request(seconds, nanoseconds=0):
+            r = iks[0].request()
             r.constraints = [KC(link_name="arm_turret", kind=KC.POSITION)]
             r.constraints[0].target.position.x = 100.0          # unreachable: runs to its timeout
             r.active_joints = ["arm_yaw", "arm_shoulder", "arm_elbow", "arm_wrist", "arm_turret"]
-            r.timeout.sec = 5
-            rep = client.call(r, 120)
+            r.timeout.sec, r.timeout.nanosec = seconds, nanoseconds
+            return r
+
+        # every client's request and reply paths are matched before the test proper: a reply sent right after
+        # discovery can be lost (the server's reply writer has not matched this client's reader yet, a DDS
+        # discovery race); a bounded retry, one quick request per client
+        for c, req in [(fk, fk.request())] + [(c, ik_request(0, 1_000_000)) for c in iks]:
+            for attempt in range(3):
+                try:
+                    c.call(req, 20)
+                    break
+                except TimeoutError:
+                    if attempt == 2:
+                        raise
+        done, results = [], {}
+
+        def ik_call(i, client):
+            rep = client.call(ik_request(5), 120)
             results[i] = (rep.error_code.val, rep.message)
             done.append(i)
         threads = [threading.Thread(target=ik_call, args=(i, c)) for i, c in enumerate(iks)]
