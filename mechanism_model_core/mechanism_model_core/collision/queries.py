@@ -709,7 +709,7 @@ def _min_distance_one(model, data, segs, environment, edata, self_collision, res
         ra, rb = model.rp_a_list, model.rp_b_list
         best_k = last_k = -1
         for gap, k in zip(g[order].tolist(), order.tolist()):
-            if gap >= best[0]:
+            if gap >= best[0] and (gap > 0.0 or best[0] >= 0.0):   # overlapping boxes may penetrate deeper
                 break
             if fns[k] is not None:
                 d = direct.distance(k)
@@ -729,7 +729,7 @@ def _min_distance_one(model, data, segs, environment, edata, self_collision, res
         items = sorted((float(ge[bi, ok]), int(model.broad_objects[bi]), -1 - ok)
                        for bi in range(ge.shape[0]) for ok in range(ge.shape[1]))
         for gap, a, b in items:
-            if gap >= best[0]:
+            if gap >= best[0] and (gap > 0.0 or best[0] >= 0.0):
                 break
             best = _tree_distance(sc(), (a,), (b,), resolution, best)
     if best[1] is None:
@@ -751,7 +751,9 @@ def minimum_distance(mechanism, q, *, environment=None, self_collision: bool = T
                      resolution: str = "fine"):
     """The smallest distance over every allowed body pair (and every body-obstacle pair with an
     ``environment``) at ``q``, as a :class:`DistanceResult` naming the pair (a list for a batch). Pairs are
-    visited nearest world boxes first and skipped once their box gap exceeds the best distance."""
+    visited nearest world boxes first and skipped once their box gap exceeds the best distance; in
+    collision (a negative best) every pair whose boxes overlap is measured, so the result is the deepest
+    penetration."""
     if resolution not in RESOLUTIONS:
         raise ValueError(f"resolution must be one of {RESOLUTIONS}, got {resolution!r}")
     model = collision_model(mechanism)
