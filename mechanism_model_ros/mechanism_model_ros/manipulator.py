@@ -23,9 +23,11 @@ position within the motor limits, every given velocity and acceleration within t
 between consecutive points and from the current joint state (``joint_states``) to the first point within
 the velocity limit; it must name every joint of the group (the controller runs without partial goals) and
 hold only finite numbers. Nothing is clamped: a trajectory that leaves the limits is refused. Without
-joint states younger than ``state_timeout`` (s, default 0.5) nothing is sent, and a running goal is
-cancelled when joint states fall silent for that long, so motion stops within ``state_timeout`` plus the
-controller's reaction.
+joint states younger than ``state_timeout`` (s, default 0.35) nothing is sent, and a running goal is
+cancelled when joint states fall silent for that long: the watchdog ticks every ``WATCHDOG_PERIOD`` (0.05 s),
+so the cancel goes out within ``state_timeout + WATCHDOG_PERIOD`` (0.4 s) of the last joint state, inside
+the project's rule that silence on state topics stops motion within ``STOP_LIMIT`` (0.5 s); a
+``state_timeout`` that would break the rule is refused with ``ValueError`` (no larger value is allowed).
 
 Parameters: ``controllers`` (list of group names; empty: every joint_trajectory group), ``mode``
 (``action`` or ``topic``), ``motors`` (motor-group file; empty: the model's own), ``state_timeout`` (s),
@@ -47,6 +49,26 @@ from .transports.base import STATUS_CANCELED, STATUS_SUCCEEDED, RateLimitedLogge
 
 ACTION = "control_msgs/action/FollowJointTrajectory"
 MODES = ("action", "topic")
+#: silence on command or state topics stops motion within this many seconds (the project's rule)
+STOP_LIMIT = 0.5
+#: the joint-state watchdog's tick (s): a stale state is noticed at most this long after ``state_timeout``
+WATCHDOG_PERIOD = 0.05
+#: default ``state_timeout`` (s): 0.35 + 0.05 = 0.4 s worst case, 0.1 s of margin for scheduling
+DEFAULT_STATE_TIMEOUT = 0.35
+
+
+def check_state_timeout(value) -> float:
+    """``state_timeout`` (s) as a float, or ``ValueError`` unless ``0 < value`` and ``value + WATCHDOG_PERIOD
+    < STOP_LIMIT`` (a larger timeout would let the arm move on for more than 0.5 s after joint states stop)."""
+    try:
+        t = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"state_timeout must be a number of seconds, got {value!r}") from None
+    if not (t > 0.0 and t + WATCHDOG_PERIOD < STOP_LIMIT):
+        raise ValueError(f"state_timeout must be > 0 and < {STOP_LIMIT - WATCHDOG_PERIOD:g} s (plus the "
+                         f"watchdog's {WATCHDOG_PERIOD:g} s tick it must stop motion within {STOP_LIMIT:g} s "
+                         f"of silent joint_states), got {t!r}")
+    return t
 
 
 class Refused(Exception):
@@ -83,7 +105,7 @@ class Manipulator:
         self.mode = str(transport.get_parameter("mode", "action"))
         if self.mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {self.mode!r}")
-        self.state_timeout = float(transport.get_parameter("state_timeout", 0.5))
+        self.state_timeout = check_state_timeout(transport.get_parameter("state_timeout", DEFAULT_STATE_TIMEOUT))
         self.server_timeout = float(transport.get_parameter("server_timeout", 5.0))
         self.result_margin = float(transport.get_parameter("result_timeout_margin", 10.0))
         self._Trajectory = transport.message_class("trajectory_msgs/msg/JointTrajectory")
@@ -92,6 +114,7 @@ class Manipulator:
         self._positions: dict[str, float] = {}
         self._state_time: float | None = None
         self._active: dict[str, object] = {}            # group -> goal handle
+        self._stale_cancelled: dict[int, object] = {}    # id -> goal handle the watchdog cancelled
         self.clients, self.publishers = {}, {}
         for name in self.groups:
             if self.mode == "action":
@@ -108,9 +131,10 @@ class Manipulator:
         transport.create_service("~/cancel", "std_srvs/srv/Trigger", self._on_cancel)
         transport.create_subscription("~/joint_trajectory", "trajectory_msgs/msg/JointTrajectory", DEFAULT,
                                       self._on_trajectory_topic)
-        self.watchdog = transport.create_timer(min(0.1, self.state_timeout / 3), self._check_state)
+        self.watchdog = transport.create_timer(WATCHDOG_PERIOD, self._check_state)
         self.sent = self.refused = self.succeeded = self.failed = self.stale_cancels = 0
         self.stale_age: float | None = None
+        self.stale_time: float | None = None
         self.log.info("manipulator: %s over %s (%s)", ", ".join(self.groups), self.mode,
                       "; ".join(f"{g}: {list(self.groups[g].joint_names)}" for g in self.groups))
 
@@ -149,8 +173,13 @@ class Manipulator:
             if not self._active or self._state_is_fresh():
                 return
             active = dict(self._active)
+            if all(id(h) in self._stale_cancelled for h in active.values()):
+                return                  # these goals were cancelled already: once per goal, not once per tick
+            # the handles themselves are kept (not just ids) so that no later goal can reuse a cancelled id
+            self._stale_cancelled = {id(h): h for h in active.values()}
         self.stale_cancels += 1
-        self.stale_age = self.transport.monotonic() - self._state_time if self._state_time is not None else None
+        self.stale_time = self.transport.monotonic()        # when the watchdog decided to stop (transport clock)
+        self.stale_age = self.stale_time - self._state_time if self._state_time is not None else None
         self.warn.warning("stale", f"no joint_states for more than {self.state_timeout} s: cancelling "
                                    f"{', '.join(active)}")
         # not on this thread: the cancel's reply arrives through the thread that runs timers (Cyclone)

@@ -201,12 +201,13 @@ def test_manipulator_sends_goals_and_its_watchdog_cancels_on_stale_states(bus):
     that succeeds; with the joint states silent for state_timeout the watchdog (a transport timer) cancels
     the running goal."""
     from mechanism_model_ros import qos
-    from mechanism_model_ros.manipulator import Manipulator
+    from mechanism_model_ros.manipulator import WATCHDOG_PERIOD, Manipulator
     from mechanism_model_ros.typegen import message_class
     from mechanism_model_ros.conversions import fill_joint_trajectory
+    from ros.watchdog_timing import LIMIT
 
     mech = load_model(model_path("mer/mer_idd.xml"))
-    node = Manipulator(_node(bus, "manipulator", state_timeout=0.5, server_timeout=2.0), mech)
+    node = Manipulator(_node(bus, "manipulator", state_timeout=0.35, server_timeout=2.0), mech)
     group = next(iter(node.groups.values()))
     names = list(group.joint_names)
     ctrl = ControllerStandIn(_node(bus, "controller"), names, name=group.name)
@@ -232,8 +233,25 @@ def test_manipulator_sends_goals_and_its_watchdog_cancels_on_stale_states(bus):
     js.publish(state)
     reply = node.execute(msg, wait=False)
     assert reply["error_code"] == 1 and node._active
-    bus.advance(0.45)
-    assert node.stale_cancels == 0                         # 0.45 s of silence: within state_timeout
+    bus.advance(0.3)
+    assert node.stale_cancels == 0                         # 0.3 s of silence: within state_timeout
     bus.advance(0.2)
-    assert node.stale_cancels == 1 and 0.5 <= node.stale_age <= 0.5 + 0.1 + 1e-9
+    assert node.stale_cancels == 1 and 0.35 <= node.stale_age <= 0.35 + WATCHDOG_PERIOD + 1e-9
+    assert node.stale_age < LIMIT                          # the project's rule, on the manual clock
     assert wait_for(lambda: node.failed == 1 and not node._active, 20)     # the cancel ran on its thread
+
+
+@pytest.mark.parametrize("timeout", [0.45, 0.5, 2.0, 0.0, -0.1, float("nan"), "soon"])
+def test_manipulator_refuses_a_state_timeout_that_breaks_the_stop_rule(bus, timeout):
+    """state_timeout + the watchdog's tick must stay under 0.5 s: anything else is refused at start-up."""
+    from mechanism_model_ros.manipulator import Manipulator
+    mech = load_model(model_path("mer/mer_idd.xml"))
+    with pytest.raises(ValueError, match="state_timeout"):
+        Manipulator(_node(bus, "manipulator", state_timeout=timeout), mech)
+
+
+def test_manipulator_watchdog_timing_is_within_the_rule():
+    from mechanism_model_ros.manipulator import DEFAULT_STATE_TIMEOUT, WATCHDOG_PERIOD, check_state_timeout
+    from ros.watchdog_timing import LIMIT
+    assert DEFAULT_STATE_TIMEOUT + WATCHDOG_PERIOD < LIMIT
+    assert check_state_timeout(DEFAULT_STATE_TIMEOUT) == DEFAULT_STATE_TIMEOUT
