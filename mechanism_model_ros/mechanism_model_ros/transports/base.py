@@ -374,6 +374,34 @@ class ServiceGate:
             self.pending -= 1
 
 
+#: MoveIt's ErrorCodes.FAILURE, set in ``error_code.val`` of a reply whose handler raised
+_FAILURE = 99999
+#: action_msgs/srv/CancelGoal's ERROR_REJECTED
+_CANCEL_REJECTED = 1
+
+
+def failure_response(response, exc: BaseException, service: str):
+    """``response`` (a fresh response object) marked as failed because the handler of ``service`` raised
+    ``exc``: ``error_code.val`` FAILURE (MoveIt's code, used by every mechanism_model_msgs service), ``success``
+    and ``accepted`` false, a CancelGoal ``return_code`` ERROR_REJECTED, and the reason in ``message`` (or
+    ``error_message`` / ``error_string``). A response with none of these fields goes back with its defaults, so
+    that the client is answered rather than left waiting. Returns ``response``."""
+    text = f"{service}: internal error {type(exc).__name__}: {exc}"
+    ec = getattr(response, "error_code", None)
+    if ec is not None and hasattr(ec, "val"):
+        ec.val = _FAILURE
+    for flag in ("success", "accepted"):
+        if isinstance(getattr(response, flag, None), bool):
+            setattr(response, flag, False)
+    if hasattr(response, "return_code") and hasattr(response, "goals_canceling"):
+        response.return_code = _CANCEL_REJECTED
+    for field in ("message", "error_message", "error_string"):
+        if isinstance(getattr(response, field, None), str):
+            setattr(response, field, text)
+            break
+    return response
+
+
 def busy_or_fallback(busy, request, response):
     """The reply to a refused request: ``busy(request, response)`` when the service has one, else the
     default response."""

@@ -12,7 +12,8 @@
   16-byte header: the client's 64-bit id (the instance handle of its request writer) and a 64-bit
   sequence number; the server echoes both and a client keeps only replies carrying its own id. Client and
   service endpoints carry ``clientid=<id>;`` / ``serviceid=<id>;`` in their USER_DATA, and a server
-  waits (up to 100 ms, as rmw_cyclonedds) until it has matched the requesting client's reply reader.
+  waits (up to 10 s; rmw_cyclonedds: 100 ms, too short on a loaded machine) until it has matched the
+  requesting client's reply reader, and warns when it gives up.
 * The participant's USER_DATA is ``enclave=/;``; ``ros_discovery_info`` lists the process's nodes and their
   readers and writers (:class:`GraphInfo`), for ``ros2 node list``.
 * Discovery settings follow rcl and rmw_cyclonedds (Jazzy): ``ROS_DOMAIN_ID`` (default 0),
@@ -53,7 +54,7 @@ from ..typegen import HEADER_GUID, HEADER_SEQ, message_class, service_wire_class
 from .numeric_template import NumericTemplate
 from .base import (SERVICE_CONCURRENCY, SERVICE_QUEUE, CallbackTimer, Client, Publisher, RateLimitedLogger,
                    ServiceGate, Timer, Transport, TransportError, _set_arrival, busy_or_fallback, check_period,
-                   guarded, resolve_name)
+                   failure_response, guarded, resolve_name)
 from .rcl_action import ActionsOverServices
 
 _RANGES = ("SUBNET", "LOCALHOST", "OFF", "SYSTEM_DEFAULT")
@@ -589,12 +590,19 @@ class _CycloneClient(Client):
         except concurrent.futures.TimeoutError:
             with self._lock:
                 self._pending.pop(getattr(request, HEADER_SEQ), None)
-            raise TimeoutError(f"no reply from service {self.name} within {timeout} s") from None
+            raise TimeoutError(f"no reply from service {self.name} within {timeout} s (request "
+                               f"{getattr(request, HEADER_SEQ)}; the service is "
+                               f"{'still' if self.service_is_ready() else 'no longer'} matched)") from None
 
 
 class _CycloneService:
     """A service with its own worker threads (``concurrency``) and admission (:class:`~.base.ServiceGate`):
-    a slow service never delays another; a request beyond ``concurrency + queue`` gets ``busy`` at once."""
+    a slow service never delays another; a request beyond ``concurrency + queue`` gets ``busy`` at once.
+    Every request gets a reply: a handler that raises is logged with its traceback and answered with
+    :func:`~.base.failure_response` (``error_code`` FAILURE and the reason in ``message``)."""
+
+    #: longest a reply waits for the requesting client's reply reader to be discovered (s), see :meth:`_reply`
+    reply_match_timeout = 10.0
 
     def __init__(self, node: "CycloneNode", name: str, srv_type: str, handler, concurrency: int = SERVICE_CONCURRENCY,
                  queue: int = SERVICE_QUEUE, busy=None):
@@ -605,6 +613,7 @@ class _CycloneService:
         self.handler = handler
         self.busy = busy
         self.gate = ServiceGate(concurrency, queue)
+        self._closed = False
         self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=concurrency,
                                                           thread_name_prefix=f"mm-srv{name.replace('/', '-')}")
         self.req_cls, self.rep_cls, requests, replies, qos = _service_topics(ctx, name, srv_type, "serviceid")
@@ -624,6 +633,7 @@ class _CycloneService:
         self._reply(request, busy_or_fallback(self.busy, request, self.rep_cls()))
 
     def close(self):
+        self._closed = True
         self.pool.shutdown(wait=False, cancel_futures=True)
 
     def _client_reader_matched(self, request_writer_handle) -> bool | None:
@@ -652,39 +662,65 @@ class _CycloneService:
         try:
             with self.gate.slots:
                 _set_arrival(arrival)
-                response = self.rep_cls()
                 try:
-                    response = self.handler(request, response)
+                    response = self.handler(request, self.rep_cls())
+                    if response is None:
+                        raise TransportError("the handler returned None instead of the response")
                 except Exception as exc:   # handlers map errors themselves; this is the last line of defence
-                    self.node.get_logger().error("service %s: handler raised %s: %s", self.name,
-                                                 type(exc).__name__, exc)
-                    return
+                    self.node.get_logger().error("service %s: handler raised %s: %s; answering with an error",
+                                                 self.name, type(exc).__name__, exc, exc_info=True)
+                    response = failure_response(self.rep_cls(), exc, self.name)
                 finally:
                     _set_arrival(None)
         finally:
             self.gate.leave()
         if isinstance(response, concurrent.futures.Future):
             # a deferred reply (an action's get_result): sent when the handler's future completes
-            response.add_done_callback(lambda f: self._reply(request, f.result()) if not f.exception() else
-                                       self.node.get_logger().error("service %s: deferred reply failed: %s",
-                                                                    self.name, f.exception()))
+            response.add_done_callback(lambda f: self._reply_deferred(request, f))
             return
         self._reply(request, response)
 
+    def _reply_deferred(self, request, future: concurrent.futures.Future) -> None:
+        exc = None if future.cancelled() else future.exception()
+        if future.cancelled() or exc is not None:
+            exc = exc or concurrent.futures.CancelledError("the deferred reply was cancelled")
+            self.node.get_logger().error("service %s: deferred reply failed: %s: %s; answering with an error",
+                                         self.name, type(exc).__name__, exc)
+            self._reply(request, failure_response(self.rep_cls(), exc, self.name))
+            return
+        self._reply(request, future.result())
+
     def _reply(self, request, response):
-        setattr(response, HEADER_GUID, getattr(request, HEADER_GUID))
-        setattr(response, HEADER_SEQ, getattr(request, HEADER_SEQ))
-        end = time.monotonic() + 0.1
-        ok = self._client_reader_matched(request.sample_info.publication_handle)
-        while ok is False and time.monotonic() < end:
-            time.sleep(0.01)
-            ok = self._client_reader_matched(request.sample_info.publication_handle)
-        if ok is None:
-            return        # the client has left
+        """Send ``response`` once the requesting client's reply reader is matched. The client matched this
+        service's endpoints before it wrote (``wait_for_service``), but discovery runs independently in each
+        process: the server may learn of the client's reply reader later, and a reply written before that
+        match is dropped by DDS (volatile), silently. rmw_cyclonedds waits up to 100 ms, which a loaded
+        machine exceeds; this waits up to :attr:`reply_match_timeout` and warns when it gives up."""
+        log = self.node.get_logger()
         try:
+            setattr(response, HEADER_GUID, getattr(request, HEADER_GUID))
+            setattr(response, HEADER_SEQ, getattr(request, HEADER_SEQ))
+            handle = request.sample_info.publication_handle
+            t0 = time.monotonic()
+            ok = self._client_reader_matched(handle)
+            while ok is False and not self._closed and time.monotonic() - t0 < self.reply_match_timeout:
+                time.sleep(0.01)
+                ok = self._client_reader_matched(handle)
+            waited = time.monotonic() - t0
+            if ok is None:
+                log.warning("service %s: the client (request %d) left before its reply; reply dropped",
+                            self.name, getattr(request, HEADER_SEQ))
+                return
+            if ok is False:
+                log.warning("service %s: the client's reply reader (client %x, request %d) was not discovered "
+                            "within %.1f s; sending the reply anyway (it is lost unless the reader appears)",
+                            self.name, getattr(request, HEADER_GUID), getattr(request, HEADER_SEQ), waited)
+            elif waited > 0.1:
+                log.info("service %s: the client's reply reader was discovered %.2f s after the reply was ready",
+                         self.name, waited)
             self.writer.write(response)
         except Exception as exc:
-            self.node.get_logger().error("service %s: cannot send reply: %s", self.name, exc)
+            log.error("service %s: cannot send reply: %s: %s", self.name, type(exc).__name__, exc, exc_info=True)
 
 
 class CycloneNode(ActionsOverServices, Transport):

@@ -32,6 +32,7 @@ from rclpy.subscription import Subscription
 from ..qos import QoS
 from .base import (SERVICE_CONCURRENCY, SERVICE_QUEUE, ActionClient, ActionResult, Client, GoalHandle, Publisher,
                    ServerGoalHandle, ServiceGate, Timer, Transport, TransportError, _set_arrival, busy_or_fallback,
+                   failure_response,
                    check_period, guarded)
 
 
@@ -283,7 +284,15 @@ class RclpyNode(Transport):
         """Requests run on the executor's threads (enough for every service's gate: see RclpyRuntime);
         the gate bounds this service's share and refuses the excess with ``busy`` at once."""
         self.serves_requests = True
-        guarded_handler = guarded(handler, self.get_logger(), f"service {name}", fallback=lambda args: args[1])
+        log = self.get_logger()
+
+        def guarded_handler(request, response):
+            try:
+                return handler(request, response)
+            except Exception as exc:      # every request gets an answer: an error response (failure_response)
+                log.error("service %s: handler raised %s: %s; answering with an error", name, type(exc).__name__,
+                          exc, exc_info=True)
+                return failure_response(type(response)(), exc, name)
         gate = ServiceGate(concurrency, queue)
 
         def cb(request, response):
@@ -399,8 +408,12 @@ class _LoggerAdapter:
     def warning(self, msg, *args):
         self._l.warning(self._fmt(msg, args))
 
-    def error(self, msg, *args):
-        self._l.error(self._fmt(msg, args))
+    def error(self, msg, *args, exc_info=False):
+        text = self._fmt(msg, args)
+        if exc_info:                       # as logging does: the traceback of the exception being handled
+            import traceback
+            text += "\n" + traceback.format_exc().rstrip()
+        self._l.error(text)
 
 
 def _take_loop(node: RclpyNode, context, stop: threading.Event) -> None:
