@@ -16,11 +16,13 @@ from mechanism_model_core.errors import MechanismModelError
 
 
 class LoopCloser:
-    def __init__(self, mechanism, specs, timeout: float = 0.02):
+    def __init__(self, mechanism, specs, timeout: float = 0.02, max_iterations: int = 10000):
+        """``timeout`` (s) and ``max_iterations`` bound each solve (whichever ends it first)."""
         from mechanism_model_core.constraints import LoopClosure
 
         self.mechanism = mechanism
         self.timeout = float(timeout)
+        self.max_iterations = int(max_iterations)
         self.constraints = []
         for text in specs or []:
             parts = [p.strip() for p in str(text).split(":")]
@@ -52,7 +54,7 @@ class LoopCloser:
                     q0[i] = self._previous[i]
         try:
             result = solve_ik(m, self.constraints, m.configuration(q0), timeout=self.timeout, locked=locked,
-                              restarts=False)
+                              restarts=False, max_iterations=self.max_iterations)
         except MechanismModelError:
             return q0, False
         if result.success:

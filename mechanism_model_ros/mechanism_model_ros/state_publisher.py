@@ -29,7 +29,8 @@ publishes nothing for moving joints), stamped now.
 Parameters: ``robot_description`` (URDF text, as robot_state_publisher takes it; republished verbatim),
 ``model`` (file or library name, used when ``robot_description`` is empty; default: the library's default
 model; a URDF file is republished verbatim when all its links are model frames), ``frame_prefix``
-(prepended to every frame id), ``floating_joints``, ``loop_closures``, ``loop_closure_timeout`` (s, default 0.02),
+(prepended to every frame id), ``floating_joints``, ``loop_closures``, ``loop_closure_timeout`` (s, default 0.02) and
+``loop_closure_max_iterations`` (default 10000: each closure solve ends at whichever comes first),
 ``joint_states_reliable`` (false: best-effort subscription as
 robot_state_publisher's SensorDataQoS, which also hears reliable publishers; true: reliable).
 
@@ -115,7 +116,8 @@ class StatePublisher:
         if closures:
             from .loop_closures import LoopCloser
             self.closer = LoopCloser(mechanism, closures,
-                                     float(transport.get_parameter("loop_closure_timeout", 0.02)))
+                                     float(transport.get_parameter("loop_closure_timeout", 0.02)),
+                                     int(transport.get_parameter("loop_closure_max_iterations", 10000)))
         if joint_states is None:
             joint_states = JointStateCache(transport, mechanism,
                                            reliable=bool(transport.get_parameter("joint_states_reliable", False)))

@@ -16,6 +16,7 @@ from mechanism_model_core.constraints import (ContactConstraint, Evaluation, Joi
                                               PointAtConstraint, PoseConstraint, PositionConstraint, Posture)
 from mechanism_model_core.ik import ConstraintManager, IKProblem, solve_ik
 from mechanism_model_core.spatial import rot_x, rot_z, translation
+from .robots import SAFETY
 
 
 def _tree(a_first: bool):
@@ -139,7 +140,7 @@ def test_shared_constraints_solved_from_several_threads_on_two_mechanisms():
         try:
             rng = np.random.default_rng(seed)
             for _ in range(15):
-                r = solve_ik(m, shared, m.random_configuration(rng), rng=rng, timeout=1.0)
+                r = solve_ik(m, shared, m.random_configuration(rng), rng=rng, timeout=SAFETY)
                 assert r.success, r
                 q = r.q
                 assert q[m.coordinate_index("a2")] == pytest.approx(0.2, abs=1e-5)

@@ -13,6 +13,7 @@ from mechanism_model_core.library import model_path
 from mechanism_model_core.locomotion.settling import _BilinearContacts
 from mechanism_model_core.locomotion.wheeled import WheeledLocomotorModel
 from mechanism_model_core.terrain import HeightField, Plane
+from .robots import SAFETY
 
 ROVERS = ["rocky8/rocky8_rover", "fido/fido_rover", "rocky7/rocky7_rover", "srr/srr_rover"]
 
@@ -107,7 +108,7 @@ def test_hints_change_the_work_not_the_answer(rocky8):
 def test_settle_agrees_with_the_general_ik_on_a_height_field(rocky8):
     hf = bumpy()
     a = rocky8.settle(hf, 0.7, -0.2, 1.0)
-    b = rocky8.settle(hf, 0.7, -0.2, 1.0, solver="ik", tol=1e-8, timeout=5.0)
+    b = rocky8.settle(hf, 0.7, -0.2, 1.0, solver="ik", tol=1e-8, timeout=SAFETY)
     assert a.success and b.success, b.reason
     np.testing.assert_allclose(a.q, b.q, atol=1e-5)
 

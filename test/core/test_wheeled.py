@@ -12,6 +12,7 @@ from mechanism_model_core.locomotion.wheeled import (MobilityError, Odometry, Wh
                                                      load_mobility, mobility_for, point_turn_twist,
                                                      propose_mobility)
 from mechanism_model_core.terrain import HeightField, Plane, TriangleMesh
+from .robots import SAFETY
 
 ROVERS = ["rocky8/rocky8_rover", "fido/fido_rover", "rocky7/rocky7_rover", "srr/srr_rover", "atrv/atrv_rover"]
 
@@ -450,7 +451,7 @@ def test_settle_with_one_wheel_on_a_step_against_brute_force(rocky8):
 def test_settle_through_solve_ik_agrees_with_newton(rocky8):
     P = Plane.from_slope(0.2, direction=1.0)
     a = rocky8.settle(P, 0.4, 0.3, -0.6)
-    b = rocky8.settle(P, 0.4, 0.3, -0.6, solver="ik", tol=1e-7, timeout=2.0)
+    b = rocky8.settle(P, 0.4, 0.3, -0.6, solver="ik", tol=1e-7, timeout=SAFETY)
     assert a.success and b.success, b.reason
     np.testing.assert_allclose(a.q, b.q, atol=1e-5)
 

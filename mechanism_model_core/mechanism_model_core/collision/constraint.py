@@ -113,7 +113,8 @@ def solve_ik_avoiding_collisions(solve_ik, mechanism, constraints, q0=None, *, e
                                  margin: float = 0.0, timeout: float = 0.05, rng=None, **kwargs):
     """``solve_ik`` (:func:`~mechanism_model_core.ik.solve_ik`, passed in) whose success is never in
     collision (self-collision and, with ``environment``, collision with it; ``margin`` m of clearance).
-    Same arguments and result."""
+    Same arguments and result; ``timeout`` and ``max_iterations`` bound the whole search (the first solve and
+    every detour with its restarts), like ``solve_ik``'s, and ``iterations`` counts them all."""
     t0 = time.perf_counter()
     deadline = t0 + float(timeout)
     if isinstance(constraints, Constraint):
@@ -121,7 +122,8 @@ def solve_ik_avoiding_collisions(solve_ik, mechanism, constraints, q0=None, *, e
     constraints = list(constraints)
     model = collision_model(mechanism)
     kw = dict(kwargs)
-    first = solve_ik(mechanism, constraints, q0, timeout=timeout, rng=rng, **kw)
+    budget = int(kw.pop("max_iterations", 10000))
+    first = solve_ik(mechanism, constraints, q0, timeout=timeout, rng=rng, max_iterations=budget, **kw)
     if not first.success or not in_collision(model, first.q, environment=environment, margin=margin):
         first.time = time.perf_counter() - t0
         return first
@@ -131,7 +133,8 @@ def solve_ik_avoiding_collisions(solve_ik, mechanism, constraints, q0=None, *, e
     last = first
     start = first.q
     restarts = 0
-    while time.perf_counter() < deadline:
+    used = first.iterations
+    while time.perf_counter() < deadline and used < budget:
         for c in collisions(model, start if last is first else last.q, environment=environment, margin=margin):
             key = (c.body_a, c.body_b)
             if key not in avoid:
@@ -143,8 +146,10 @@ def solve_ik_avoiding_collisions(solve_ik, mechanism, constraints, q0=None, *, e
             break
         q_start = start if restarts == 0 else mechanism.random_configuration(rs)
         r = solve_ik(mechanism, constraints + list(avoid.values()), q_start, timeout=left, rng=rs,
-                     **kw)
+                     max_iterations=budget - used, **kw)
         restarts += 1
+        used += max(1, r.iterations)      # an attempt that needed no iteration still counts
+        r.iterations = used
         last = r
         if r.success and not in_collision(model, r.q, environment=environment, margin=margin):
             r.time = time.perf_counter() - t0
@@ -154,6 +159,7 @@ def solve_ik_avoiding_collisions(solve_ik, mechanism, constraints, q0=None, *, e
     pairs = ", ".join(f"{a}/{b}" for a, b in avoid) or "?"
     last.success = False
     last.reason = "collision"
-    last.message = f"every solution found in {timeout} s is in collision ({pairs})"
+    last.message = (f"every solution found within the budget ({timeout} s, {budget} iterations) is in collision "
+                    f"({pairs})")
     last.time = time.perf_counter() - t0
     return last
