@@ -25,10 +25,18 @@ ROS_PKG = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.a
 
 
 def unique_domain_id() -> int:
-    """A domain id unlikely to be used by another test run on this machine.
+    """A domain id no other test process on this machine is using.
 
     ``MM_TEST_DOMAINS=lo-hi`` (inclusive) confines the draw, so that test runs started side by side (several
     work trees, a benchmark beside the suite) cannot meet on one domain; the default is 1..230.
+
+    Ranges may still overlap (a run with the default range beside runs confined to theirs), and two servers of
+    one service on one domain break a test without a trace: the client's ``wait_for_service`` is satisfied by
+    the other run's server, its request goes there alone, and its own server, discovered a moment later, never
+    sees it (a volatile request reaches only the readers matched when it is written). So every id handed out
+    is also reserved machine-wide by an advisory lock (``flock`` on ``/tmp/mm-dds-domains/<id>.lock``, released
+    when the process exits or :data:`HOLD` newer ids have been drawn), and ids that another process holds are
+    skipped. Only when every id of the range is held elsewhere is one shared, as before.
     """
     lo, hi = 1, 230
     spec = os.environ.get("MM_TEST_DOMAINS", "").strip()
@@ -44,13 +52,46 @@ def unique_domain_id() -> int:
             _domain_start = os.getpid() * 7 + random.randrange(1000)
         # successive calls of one process take successive ids: servers alive together (a module's fixture
         # beside a test's own server) never share a domain while fewer than the range's size were drawn
-        k = next(_domain_counter)
-    return lo + (_domain_start + k) % n
+        first = None
+        for _ in range(n):
+            d = lo + (_domain_start + next(_domain_counter)) % n
+            first = d if first is None else first
+            if _reserve(d):
+                return d
+        return first
 
 
+#: how many of the ids it drew a process keeps reserved (the newest); a module's servers and a test's own
+#: server are alive together, never this many
+HOLD = 12
+_LOCK_DIR = os.path.join(os.environ.get("TMPDIR", "/tmp"), "mm-dds-domains")
+_held: dict[int, int] = {}       # domain id -> file descriptor holding its lock, oldest first
 _domain_lock = threading.Lock()
 _domain_counter = itertools.count()
 _domain_start = None
+
+
+def _reserve(domain: int) -> bool:
+    """Reserve ``domain`` for this process (True), or False when another process holds it."""
+    import fcntl
+    if domain in _held:
+        _held[domain] = _held.pop(domain)          # the newest again
+        return True
+    try:
+        os.makedirs(_LOCK_DIR, mode=0o777, exist_ok=True)
+        fd = os.open(os.path.join(_LOCK_DIR, f"{domain}.lock"), os.O_RDWR | os.O_CREAT, 0o666)
+    except OSError:
+        return True                                # no lock directory: no reservation, as before
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return False
+    _held[domain] = fd
+    while len(_held) > HOLD:
+        old = next(iter(_held))
+        os.close(_held.pop(old))                   # closing the descriptor releases the lock
+    return True
 
 
 def dds_env(domain_id: int) -> dict:
