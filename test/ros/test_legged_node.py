@@ -33,7 +33,7 @@ def _rig(extra=None):
     bus = MemoryBus()
     served = Served(MODEL, "test")
     node = create("legged", MemoryNode("legged", bus=bus, parameters={
-        "gait": "tripod", "period": 2.0, "command_rate": 20.0, "max_linear_speed": 0.5, **(extra or {})}), served)
+        "mode": "topic", "gait": "tripod", "period": 2.0, "command_rate": 20.0, "max_linear_speed": 0.5, **(extra or {})}), served)
     drv = MemoryNode("driver", bus=bus)
     got = []
     lock = threading.Lock()
