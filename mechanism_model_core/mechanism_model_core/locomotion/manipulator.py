@@ -500,22 +500,36 @@ class ManipulatorModel:
         return CartesianPath(self.joint_names, Q, np.array(poses), fraction, reason, message,
                              np.array(wp_of[:achieved], dtype=int), total, solver_name)
 
+    def moving_bodies(self) -> frozenset:
+        """Bodies of the whole mechanism that the chain's joints move (the chain's bodies and everything they
+        carry, e.g. a hand's fingers)."""
+        chain = {s.name for s in self.chain.bodies if s.joint is not None}
+        m = self.mechanism
+        return frozenset(b.name for b in m.bodies if chain.intersection(m.path_to_ground(b.name)))
+
     def _collision_checker(self, q_full, environment, margin):
-        """``hit(q_chain)``: '' when the whole mechanism is free of collisions, else the colliding pairs."""
+        """``hit(q_chain)``: '' when no body the chain moves collides (with another body of the mechanism or
+        an obstacle of ``environment``), else the colliding pairs. Pairs of bodies the chain does not move
+        are the same at every step of a path and are not its business (a rover's wheels resting on the
+        terrain; MoveIt users allow such pairs in the allowed collision matrix)."""
         from ..collision import collisions, in_collision
 
         margin = float(margin)
         if not (math.isfinite(margin) and margin >= 0):
             raise InvalidConfiguration(f"collision_margin must be >= 0 m, got {margin!r}")
         base = self.mechanism.configuration(q_full).copy()
+        moving = self.moving_bodies()
 
         def hit(q_chain) -> str:
             q = self.full_q(q_chain, base)
             if not in_collision(self.mechanism, q, environment=environment, margin=margin):
                 return ""
-            pairs = sorted({f"{c.body_a}-{c.body_b}" for c in collisions(self.mechanism, q, environment=environment,
-                                                                           margin=margin)})
-            return ", ".join(pairs[:4]) or "contact"
+            found = collisions(self.mechanism, q, environment=environment, margin=margin)
+            if not found:
+                return "contact"                      # the two queries disagree: refuse the step
+            pairs = sorted({f"{c.body_a}-{c.body_b}" for c in found
+                            if c.body_a in moving or (c.body_b in moving and not c.environment)})
+            return ", ".join(pairs[:4])
         return hit
 
     def straight_line(self, T_goal, q_start=None, **kw) -> CartesianPath:
