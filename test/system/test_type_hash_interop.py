@@ -5,7 +5,7 @@ rosidl-generated ``mechanism_model_msgs`` of the test workspace) in one loopback
 its own endpoints of the same types (a ``tf2_msgs/msg/TFMessage`` publisher, a ``sensor_msgs/msg/JointState``
 subscription, a ``mechanism_model_msgs/srv/ComputeFK`` client) and reads from its graph the
 ``topic_type_hash`` of ours (``/tf`` writer, ``/joint_states`` reader, the ``compute_fk`` request reader and
-reply writer) and of its own. Ours must equal what rmw_cyclonedds_cpp derives from the type support, and
+reply writer, ``ros_discovery_info`` writer) and of its own. Ours must equal what rmw_cyclonedds_cpp derives from the type support, and
 not be the unset hash.
 """
 
@@ -49,7 +49,10 @@ while True:
     rclpy.spin_once(node, timeout_sec=0.1)
     out = {k: hashes(f(name, no_mangle=raw) if raw else f(name), not k.startswith("ref_"))
            for k, (f, name, raw) in QUERIES.items()}
-    if all(out.values()) or time.monotonic() > end:
+    # ros_discovery_info writers: ours and the one of this rclpy process
+    discovery = node.get_publishers_info_by_topic("ros_discovery_info", no_mangle=True)
+    out["discovery"] = sorted(str(i.topic_type_hash) for i in discovery)
+    if (all(out.values()) and len(out["discovery"]) >= 2) or time.monotonic() > end:
         break
 print("HASHES " + json.dumps(out), flush=True)
 node.destroy_node()
@@ -79,6 +82,9 @@ def test_jazzy_graph_reports_our_endpoint_type_hashes():
                          ("fk_reply", "ref_fk_reply")):
         assert len(got[theirs]) == 1 and got[theirs][0] != UNSET, (theirs, got)
         assert got[ours] == got[theirs], (ours, got)
+    # ros_discovery_info: our writer's hash equals the rclpy process's own
+    assert len(got["discovery"]) >= 2 and len(set(got["discovery"])) == 1, got["discovery"]
+    assert got["discovery"][0] == type_hash("rmw_dds_common/msg/ParticipantEntitiesInfo"), got["discovery"]
     # and the reference is the hash we compute
     ref = {"tf": "tf2_msgs/msg/TFMessage", "joint_states": "sensor_msgs/msg/JointState",
            "fk_request": "mechanism_model_msgs/srv/ComputeFK_Request",
