@@ -103,6 +103,66 @@ def test_hash_equals_rosidl_for_our_interfaces():
     assert not wrong, f"{len(wrong)} of {len(expected)} differ: {sorted(wrong)}"
 
 
+#: Run with Jazzy's Python environment: rosidl_adapter turns each definition file (argv: pkg/kind/Name=path)
+#: into IDL, rosidl_generator_type_description computes the hashes as at build time (dependencies from the
+#: installed packages' json files), and the ``type_hashes`` of every generated json are printed.
+ROSIDL_HASHES = r"""
+import json, sys, tempfile
+from pathlib import Path
+from ament_index_python.packages import get_package_share_directory
+from rosidl_adapter.action import convert_action_to_idl
+from rosidl_adapter.msg import convert_msg_to_idl
+from rosidl_adapter.srv import convert_srv_to_idl
+from rosidl_generator_type_description import generate_type_hash
+
+CONVERT = {"msg": convert_msg_to_idl, "srv": convert_srv_to_idl, "action": convert_action_to_idl}
+out = Path(tempfile.mkdtemp())
+tuples, pkg = [], None
+for arg in sys.argv[1:]:
+    name, path = arg.split("=", 1)
+    pkg, kind, base = name.split("/")
+    path = Path(path)
+    (out / "idl" / kind).mkdir(parents=True, exist_ok=True)
+    CONVERT[kind](path.parent.parent, pkg, Path(kind) / path.name, out / "idl" / kind)
+    tuples.append(f"{out / 'idl'}:{kind}/{base}.idl")
+deps = ["builtin_interfaces", "std_msgs", "trajectory_msgs", "geometry_msgs", "action_msgs",
+        "unique_identifier_msgs", "service_msgs"]
+args = {"package_name": pkg, "output_dir": str(out / "json"), "idl_tuples": tuples,
+        "include_paths": [f"{d}:{get_package_share_directory(d)}" for d in deps]}
+(out / "args.json").write_text(json.dumps(args))
+hashes = {}
+for f in generate_type_hash(str(out / "args.json")):
+    for h in json.loads(Path(f).read_text())["type_hashes"]:
+        hashes[h["type_name"]] = h["hash_string"]
+print("HASHES " + json.dumps(hashes))
+"""
+
+
+@pytest.mark.ros
+def test_hash_equals_rosidl_for_the_action_we_serve():
+    """control_msgs/action/FollowJointTrajectory (which the core-only Jazzy lacks): Jazzy's rosidl run on the
+    very definition files the transport reads, against our hash of each of its types (goal, result,
+    feedback, the send-goal and get-result services with request, response and event, the feedback message,
+    the action type) and of its tolerance messages."""
+    from mechanism_model_ros.action_types import ACTIONS, EXTRA, interface_source
+    from mechanism_model_ros.type_hash import type_hash
+
+    ros_env.require("jazzy")
+    ros_env.workspace("jazzy")         # trajectory_msgs for a core-only Jazzy
+    names = [n for n in ACTIONS + EXTRA if n.startswith("control_msgs/")]
+    p = ros_env.run_python(ROSIDL_HASHES, ros_env.domain(), "jazzy", timeout=120,
+                           args=[f"{n}={interface_source(n)}" for n in names])
+    lines = [ln for ln in p.stdout.splitlines() if ln.startswith("HASHES ")]
+    assert p.returncode == 0 and lines, (p.stdout[-2000:], p.stderr[-3000:])
+    expected = json.loads(lines[-1][len("HASHES "):])
+    action = ACTIONS[0]
+    for part in ("", "_Goal", "_Result", "_Feedback", "_FeedbackMessage", "_SendGoal_Request",
+                 "_SendGoal_Response", "_SendGoal_Event", "_GetResult_Request", "_GetResult_Response"):
+        assert action + part in expected, sorted(expected)
+    wrong = {name: (type_hash(name), h) for name, h in expected.items() if type_hash(name) != h}
+    assert not wrong, f"{len(wrong)} of {len(expected)} differ: {sorted(wrong)}"
+
+
 def test_unknown_type_is_a_key_error():
     from mechanism_model_ros.type_hash import type_hash
 
