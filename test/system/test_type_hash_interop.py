@@ -14,7 +14,7 @@ import json
 import pytest
 
 from ros import ros_env
-from ros.dds_helpers import start_serve, stop, unique_domain_id
+from ros.dds_helpers import start_serve, stop, unique_domain_id, wait_for
 
 pytestmark = [pytest.mark.ros, pytest.mark.rclpy]
 
@@ -31,8 +31,10 @@ node.create_publisher(TFMessage, "/mm_ref_tf", 10)
 node.create_subscription(JointState, "/mm_ref_joint_states", lambda m: None, 10)
 node.create_client(ComputeFK, "/mm_ref_compute_fk")
 
-def hashes(infos, exclude_peer):
-    return sorted({str(i.topic_type_hash) for i in infos if (i.node_name == "mm_hash_peer") != exclude_peer})
+OURS = {"state_publisher", "kinematics_server"}      # serve's nodes, announced on ros_discovery_info
+
+def hashes(infos, ours):
+    return sorted({str(i.topic_type_hash) for i in infos if i.node_name in (OURS if ours else {"mm_hash_peer"})})
 
 QUERIES = {
     "tf": (node.get_publishers_info_by_topic, "/tf", False),
@@ -69,10 +71,18 @@ def test_jazzy_graph_reports_our_endpoint_type_hashes():
     ros_env.workspace("jazzy")          # the peer imports the rosidl-generated mechanism_model_msgs
     d = unique_domain_id()
     server = start_serve(d, env={"ROS_DISTRO": "jazzy"})
+    cli = {}
     try:
         p = ros_env.run_python(PEER, d, "jazzy", timeout=120)
+
+        def cli_shows_hash():   # what a user sees: `ros2 topic info -v /tf`
+            cli["p"] = ros_env.ros2("topic", "info", "-v", "/tf", "--no-daemon", domain_id=d, distro="jazzy",
+                                    timeout=60, with_workspace=False)
+            return f"Topic type hash: {type_hash('tf2_msgs/msg/TFMessage')}" in cli["p"].stdout
+        cli_ok = wait_for(cli_shows_hash, 60, 0.5)
     finally:
         out, err = stop(server)
+    assert cli_ok, (cli["p"].stdout[-2000:], cli["p"].stderr[-2000:])
     assert "Traceback" not in err, err
     lines = [ln for ln in p.stdout.splitlines() if ln.startswith("HASHES ")]
     assert p.returncode == 0 and lines, (p.returncode, p.stdout[-2000:], p.stderr[-2000:])
