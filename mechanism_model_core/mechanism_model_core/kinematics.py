@@ -53,6 +53,7 @@ from .spatial import cross_rows, relative_motion
 
 _dot = np.dot
 _sin = np.sin
+_matmul = np.matmul
 _subtract = np.subtract
 _F64 = np.dtype(float)
 _ndarray = np.ndarray
@@ -585,7 +586,8 @@ def _pass(run, q):
     return out
 
 
-#: Configurations per chunk of the batch pass. Every matrix product is done per chunk: OpenBLAS spreads
+#: Configurations per chunk of the batch pass. Every matrix product is done per chunk (np.matmul over the
+#: chunks: one BLAS call per chunk, looped in C): OpenBLAS spreads
 #: a product over its threads above about 262144 multiply-adds, which for these thin products costs far
 #: more than it gains (a batch ran five to eight times slower on a loaded 2-core machine); 12 x 12 x 1024
 #: stays below that threshold. Elementwise work runs on all chunks at once.
@@ -597,28 +599,46 @@ def _chunking(B: int):
     return -(-B // bc), bc
 
 
-def _batch_pass(plan: KinematicsPlan, Q):
+#: per-thread work arrays of the batch passes (see _work)
+_WORK = threading.local()
+#: work arrays above this many bytes are not kept between calls
+_WORK_MAX_BYTES = 32 << 20
+
+
+def _work(name: str, shape: tuple) -> np.ndarray:
+    """A work array of ``shape``, this thread's own, reused between calls: a fresh megabyte-sized temporary
+    costs more in page faults than the arithmetic on it (glibc hands large blocks back to the kernel on
+    free). Only for arrays that never leave the function using them; large ones are fresh every time."""
+    d = _WORK.__dict__
+    a = d.get(name)
+    if a is None or a.shape != shape:
+        a = np.empty(shape)
+        if a.nbytes <= _WORK_MAX_BYTES:
+            d[name] = a
+    return a
+
+
+def _batch_pass(plan: KinematicsPlan, Q, Tb=None):
     """Batch pass: pose components of every moving segment, shape (S - 1, n_chunks, 12, chunk): the
     configurations ``Q`` (B, nq) are cut into chunks (the last one padded with zeros), and component
-    ``3*j + i`` of a pose is ``T[i, j]``."""
+    ``3*j + i`` of a pose is ``T[i, j]``. ``Tb``: an array of that shape to fill (else a new one)."""
     steps = plan.batch.steps
     B = Q.shape[0]
     nch, bc = _chunking(B)
     S1 = len(steps)
-    Tb = np.empty((S1, nch, 12, bc))
+    if Tb is None:
+        Tb = np.empty((S1, nch, 12, bc))
     if not S1:
         return Tb
     coord = plan.tree.seg_coord[1:]
-    if nch * bc == B:
-        X = Q.T[coord]
-    else:
-        X = np.zeros((S1, nch * bc))
-        X[:, :B] = Q.T[coord]
+    X = _work("X", (S1, nch * bc))
+    np.take(Q.T, coord, axis=0, out=X[:, :B], mode="clip")         # coord: valid columns
+    if nch * bc != B:
+        X[:, B:] = 0.0
     X = X.reshape(S1, nch, 1, bc)
-    cs = np.cos(X)
-    sn = np.sin(X)
-    Y = np.empty((nch, 12, bc))
-    rng = range(nch)
+    cs = np.cos(X, out=_work("cos", X.shape))
+    sn = np.sin(X, out=_work("sin", X.shape))
+    Y = _work("Y", (nch, 12, bc))
     for i, (kind, p, M, M1) in enumerate(steps):
         Ti = Tb[i]
         if kind == 1:
@@ -628,9 +648,8 @@ def _batch_pass(plan: KinematicsPlan, Q):
                 Ti[:, 6:] = M1
             else:
                 Tp = Tb[p]
-                for k in rng:
-                    M.dot(Tp[k], Y[k])
-                    M1.dot(Tp[k], Ti[k, 6:])
+                _matmul(M, Tp, out=Y)            # one BLAS product per chunk, looped in C
+                _matmul(M1, Tp, out=Ti[:, 6:])
                 np.multiply(Y[:, :6], cs[i], out=Ti[:, :6])
                 np.multiply(Y[:, 6:], sn[i], out=Y[:, 6:])
                 Ti[:, :6] += Y[:, 6:]
@@ -638,9 +657,7 @@ def _batch_pass(plan: KinematicsPlan, Q):
             if p < 0:
                 Ti[...] = M
             else:
-                Tp = Tb[p]
-                for k in rng:
-                    M.dot(Tp[k], Ti[k])
+                _matmul(M, Tb[p], out=Ti)
             Ti[:, 9:] += Ti[:, 6:9] * X[i]
     return Tb
 
@@ -653,12 +670,7 @@ def _batch_frame_comps(plan: KinematicsPlan, Tb, f):
         return np.broadcast_to(bp.frame_const[f], Tb.shape[1:])
     if bp.frame_identity[f]:
         return Tb[s - 1]
-    src = Tb[s - 1]
-    M = bp.frame_M[f]
-    out = np.empty(src.shape)
-    for k in range(src.shape[0]):
-        M.dot(src[k], out[k])
-    return out
+    return _matmul(bp.frame_M[f], Tb[s - 1])
 
 
 def _comps_to_poses(W, B: int):
@@ -728,18 +740,19 @@ def _batch_columns(plan: KinematicsPlan, Tb, f: int, B: int):
     else:
         A = Tb[anc - 1, :, 6:]                          # (k, n_chunks, 6, chunk): axis z, origin
     Z = A[:, :, :3]
-    D = W[None, :, 9:] - A[:, :, 3:]
-    G = np.empty((6, k, nch, bc))                       # rows [linear; angular] x ancestor x configuration
+    D = np.subtract(W[None, :, 9:], A[:, :, 3:], out=_work("D", (k, nch, 3, bc)))
+    G = _work("G", (6, k, nch, bc))                     # rows [linear; angular] x ancestor x configuration
+    tmp = _work("G1", (k, nch, bc))
     for i, (a, b) in enumerate(((1, 2), (2, 0), (0, 1))):
         np.multiply(Z[:, :, a], D[:, :, b], out=G[i])
-        G[i] -= Z[:, :, b] * D[:, :, a]
+        G[i] -= np.multiply(Z[:, :, b], D[:, :, a], out=tmp)
     G[3:] = Z.transpose(2, 0, 1, 3)
     if fj.prismatic is not None:
         G[:3, fj.prismatic] = Z[fj.prismatic].transpose(2, 0, 1, 3)
         G[3:, fj.prismatic] = 0.0
     cols = fj.cols
     if fj.full and fj.cols_slice == slice(0, nq):
-        J = np.ascontiguousarray(G.transpose(2, 3, 0, 1)).reshape(nch * bc, 6, nq)
+        J = np.array(G.transpose(2, 3, 0, 1), order="C").reshape(nch * bc, 6, nq)     # a copy: G is work
     else:
         J = np.zeros((nch, bc, 6, nq))
         J[..., cols] = G.transpose(2, 3, 0, 1)
@@ -880,17 +893,23 @@ class ForwardKinematics:
             if fj is None:
                 fj = p.frame_jacobian(f)
             return _single_columns(self._out, fj, p.nq, point == "ground")
-        J, W = _batch_columns(p, self._tb, f, self.q.shape[0])
-        if point == "ground":
-            pos = _comps_to_poses(W, self.q.shape[0])[:, :3, 3]
-            J = J.copy()
-            J[:, :3, :] -= _cross_cols(J[:, 3:, :], pos)
-        return J
+        return _batch_ground_jacobian(p, self._tb, f, self.q.shape[0], point)
 
     def jacobian(self, frame: str, relative_to: str | None = None, convention="LOCAL_WORLD_ALIGNED"):
         """The geometric Jacobian of ``frame`` at this configuration (see :func:`.jacobians.jacobian`),
         reusing this forward pass."""
         return frame_jacobian(self, frame, relative_to, convention)
+
+
+def _batch_ground_jacobian(p: KinematicsPlan, Tb, f: int, B: int, point: str) -> np.ndarray:
+    """(B, 6, nq) Jacobian of frame ``f`` relative to the ground from the batch pass (see
+    :meth:`ForwardKinematics.ground_jacobian`); a new array (``Tb`` may be work space)."""
+    J, W = _batch_columns(p, Tb, f, B)
+    if point == "ground":
+        pos = _comps_to_poses(W, B)[:, :3, 3]
+        J = J.copy()
+        J[:, :3, :] -= _cross_cols(J[:, 3:, :], pos)
+    return J
 
 
 def _cross_cols(W, p):
@@ -956,6 +975,15 @@ def ground_jacobian(mechanism: Mechanism, q, frame: str, point: str = "frame") -
         fj = p._jac.get(p.frame_index.get(frame))
         if fj is not None and q.dot(q) <= _REDUCE2:
             return _single_columns(p.run_pass(p.single.run, q), fj, p.nq, point == "ground")
+    if p is not None and (type(q) is not _ndarray or q.ndim == 2):
+        Q = mechanism.configuration(q)
+        if Q.ndim == 2:                 # a batch: the pass output is work space (no result object keeps it)
+            f = _frame_index(p, mechanism, frame)
+            B = Q.shape[0]
+            nch, bc = _chunking(B)
+            Tb = _batch_pass(p, Q, _work("Tb", (len(p.batch.steps), nch, 12, bc)))
+            return _batch_ground_jacobian(p, Tb, f, B, point)
+        q = Q
     return forward_kinematics(mechanism, q).ground_jacobian(frame, point)
 
 
