@@ -54,6 +54,7 @@ from .spatial import cross_rows, relative_motion
 _dot = np.dot
 _sin = np.sin
 _matmul = np.matmul
+_empty = np.empty
 _subtract = np.subtract
 _F64 = np.dtype(float)
 _ndarray = np.ndarray
@@ -568,8 +569,8 @@ def _pass(run, q):
     if wshape is None:                 # coef: the block-diagonal coefficient matrix
         K = w.dot(coef).reshape(kshape)
     else:
-        K = np.matmul(w.reshape(wshape), coef).reshape(kshape)
-    out = np.empty(oshape)
+        K = _matmul(w.reshape(wshape), coef).reshape(kshape)
+    out = _empty(oshape)
     # the right operand of each block: the first entry (a pose) of its parent block, or the ground's
     if type(parents) is int:           # a chain of blocks, each on the one before
         prev = ground
