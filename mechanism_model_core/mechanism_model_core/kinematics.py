@@ -20,7 +20,9 @@ the number of numpy calls. Segments are cut into short runs along the tree (*blo
 block, relative to the block's parent segment -- its segments and the frames that hang on them -- is a
 trigonometric polynomial of the block's joint angles, ``sum_k C_k * sin(a_k . q + phi_k)``. So all the
 local transforms of all blocks come from one ``sin`` of one small matrix-vector product and one stacked
-matrix product with compiled coefficients; then one ``np.dot`` per block chains the blocks together.
+matrix product with compiled coefficients (for a few small blocks, one matrix-vector product with the
+block-diagonal coefficient matrix, which costs less numpy overhead); then one ``np.dot`` per block chains
+the blocks together. A Jacobian is one gather from the pass output, one product and one difference.
 The chain works on transposed poses (``T.T = L.T @ T_parent.T``) so that a block's poses stack into one
 contiguous left operand, and it carries the world axes in three cyclic orders, which turns the cross
 products of the Jacobian into elementwise products.
@@ -29,7 +31,8 @@ products of the Jacobian into elementwise products.
 origin), each a row over the configurations, in chunks of 1024 configurations; per segment the parent's
 components go through two small matrix products per chunk (below the size at which OpenBLAS starts
 threads, which on a shared machine cost more than they gain) and three elementwise products over all
-chunks. Nothing of shape (B, S, 4, 4) is built unless asked for.
+chunks. Nothing of shape (B, S, 4, 4) is built unless asked for. Intermediates that never leave a call are
+per-thread work arrays, reused between calls (fresh megabyte temporaries cost page faults on every call).
 
 The one-configuration plan and the Jacobian's cross-product trick are checked against the plain
 definition (``Joint.transform`` composed along the tree) in ``test/core/test_kinematics_passes.py``;
