@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import itertools
+import math
 import os
 import platform
 import re
@@ -27,6 +28,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 import timeit
 import warnings
 
@@ -44,14 +46,16 @@ BEGIN, END = "<!-- bench_kinematics:begin -->", "<!-- bench_kinematics:end -->"
 
 
 # ----------------------------------------------------------------------------------------- timing
-def interleaved(fns: dict, repeat: int, min_time: float, best: dict | None = None) -> dict:
+def interleaved(fns: dict, repeat: int, min_time: float, best: dict | None = None,
+                timer=timeit.default_timer) -> dict:
     """Median seconds per call of each function in ``fns``. Each is first calibrated to a run of at least
     ``min_time`` seconds; then ``repeat`` rounds run every function once per round, in rotating order, so
     that load from elsewhere on the machine hits all libraries alike and the ratios stay fair. ``best``, if
-    given, receives each function's fastest round (what a quiet machine approaches)."""
+    given, receives each function's fastest round (what a quiet machine approaches). ``timer``: wall time
+    by default; ``time.process_time`` counts only this process's CPU time (the ``--before`` comparison)."""
     timers = {}
     for who, fn in fns.items():
-        t = timeit.Timer(fn)
+        t = timeit.Timer(fn, timer=timer)
         number = 1
         while t.timeit(number) < min_time and number < 1 << 22:
             number *= 2
@@ -386,8 +390,24 @@ def measure(args) -> dict:
                 best_rows[task] = fastest
             shown = ", ".join(f"{k} {_fmt_t(v)}" for k, v in row.items())
             print(f"[{name}] {task}: {shown}", flush=True)
+        cpu = {}
+        if before is not None:
+            # before against ours alone: CPU time of this process (what other jobs on a shared machine do
+            # not add to), many interleaved rounds, medians and fastest rounds
+            for task, _ in TASKS:
+                arg_sets = [Qb] if task.startswith("batch") else list(qs)
+                tmin = args.min_time * (4 if task.startswith("batch") else 1)
+                rounds = max(5, args.before_rounds // 4) if task.startswith("batch") else args.before_rounds
+                fns = {who: (lambda fn=fn, nxt=itertools.cycle(arg_sets).__next__: fn(nxt()))
+                       for who, fn in (("ours", our_calls[task]), ("before", before_calls[task]))}
+                fastest = {}
+                med = interleaved(fns, rounds, tmin, fastest, timer=time.process_time)
+                cpu[task] = {"median": med, "best": fastest, "rounds": rounds}
+                print(f"[{name}] {task} CPU time, {rounds} rounds, before / ours: median "
+                      f"{med['before'] / med['ours']:.3f}, best {fastest['before'] / fastest['ours']:.3f}",
+                      flush=True)
         results["robots"][name] = {"nq": spec.nq, "frames": len(mech.frame_names), "rows": rows,
-                                   "best": best_rows}
+                                   "best": best_rows, "before_cpu": cpu}
     results["import"] = import_time()
     return results
 
@@ -485,6 +505,7 @@ def report(res: dict) -> str:
                      "divided by ours (above 1: the current code is faster). Fastest rounds, before / ours: " +
                      "; ".join(f"{robot} {task} {b['before'] / b['ours']:.3f}" for robot, r in res["robots"].items()
                                for task, b in r.get("best", {}).items()) + f" (load average {os.getloadavg()[0]:.1f}).")
+        lines += before_cpu_table(res)
     lines.append("")
     lines.append("On this shared 2-core machine absolute times move by 10-20 % with the load of other jobs "
                  "(load average above); ratios from one run are stable to a few percent. Pinocchio (C++) is "
@@ -500,6 +521,32 @@ def report(res: dict) -> str:
     lines += targets(res)
     lines.append(END)
     return "\n".join(lines) + "\n"
+
+
+def before_cpu_table(res: dict) -> list[str]:
+    """The ``--before`` comparison in CPU time: per robot and task, before / ours of the medians and of the
+    fastest rounds (above 1: the current code is faster)."""
+    rows = [(robot, task, c) for robot, r in res["robots"].items() for task, c in r.get("before_cpu", {}).items()]
+    if not rows:
+        return []
+    n1 = max(c["rounds"] for _, t, c in rows if not t.startswith("batch"))
+    nb = max(c["rounds"] for _, t, c in rows if t.startswith("batch"))
+    out = ["", f"Before and ours alone, CPU time of this process (`time.process_time`), {n1} interleaved rounds "
+           f"({nb} for the batches), load average {' / '.join(f'{x:.2f}' for x in os.getloadavg())}: ratio "
+           "before / ours of the medians and of the fastest rounds (above 1: the current code is faster).", "",
+           "| robot | task | ours (median) | before (median) | ratio of medians | ratio of fastest |",
+           "|---|---|---|---|---|---|"]
+    labels = dict(TASKS)
+    worst = math.inf
+    for robot, task, c in rows:
+        m, b = c["median"], c["best"]
+        rm, rb = m["before"] / m["ours"], b["before"] / b["ours"]
+        worst = min(worst, rm, rb)
+        out.append(f"| {robot} | {labels[task]} | {_fmt_t(m['ours'])} | {_fmt_t(m['before'])} | {rm:.3f} | "
+                   f"{rb:.3f} |")
+    out += ["", f"Target of issue 13 (every ratio >= 1.00, now at least as fast as before): "
+                f"{'met' if worst >= 1.0 else '**not met**'} (lowest {worst:.3f})."]
+    return out
 
 
 def targets(res: dict) -> list[str]:
@@ -570,6 +617,8 @@ def main(argv=None) -> int:
     ap.add_argument("--no-write", action="store_true", help="print only, leave BENCHMARKS.md alone")
     ap.add_argument("--output", default=os.path.join(os.path.dirname(HERE), "BENCHMARKS.md"))
     ap.add_argument("--before", metavar="COMMIT", help="also time the package as it was at this git commit")
+    ap.add_argument("--before-rounds", type=int, default=40,
+                    help="interleaved rounds of the CPU-time before/ours comparison (a quarter for the batches)")
     args = ap.parse_args(argv)
     if args.quick:
         args.repeat, args.min_time, args.no_write = 3, 0.01, True

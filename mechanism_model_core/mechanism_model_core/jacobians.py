@@ -27,6 +27,8 @@ from .kinematics import ground_jacobian as _ground_jacobian
 from .errors import InvalidConfiguration, MechanismModelError
 from .model import Mechanism, as_real_array, provide_operation
 
+_LWA, _WORLD = Convention.LOCAL_WORLD_ALIGNED, Convention.WORLD
+
 
 def jacobian_from_segments(mechanism: Mechanism, fk, frame: str, relative_to: str | None = None,
                            convention=Convention.LOCAL_WORLD_ALIGNED) -> np.ndarray:
@@ -53,8 +55,11 @@ def jacobian(mechanism: Mechanism, q, frame: str, relative_to: str | None = None
     single forward pass, use ``fk = forward_kinematics(mechanism, q)`` then ``fk.pose(...)`` and
     ``fk.jacobian(...)``.
     """
-    if relative_to is None and convention is Convention.LOCAL_WORLD_ALIGNED:      # the default, kept lean
-        return _ground_jacobian(mechanism, q, frame)
+    if relative_to is None:                      # relative to the ground: kept lean
+        if convention is _LWA:
+            return _ground_jacobian(mechanism, q, frame)
+        if convention is _WORLD or (type(convention) is str and convention == "WORLD"):
+            return _ground_jacobian(mechanism, q, frame, "ground")
     return _kin.frame_jacobian(_kin.forward_kinematics(mechanism, q), frame, relative_to, convention)
 
 

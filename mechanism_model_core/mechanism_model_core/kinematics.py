@@ -20,7 +20,9 @@ the number of numpy calls. Segments are cut into short runs along the tree (*blo
 block, relative to the block's parent segment -- its segments and the frames that hang on them -- is a
 trigonometric polynomial of the block's joint angles, ``sum_k C_k * sin(a_k . q + phi_k)``. So all the
 local transforms of all blocks come from one ``sin`` of one small matrix-vector product and one stacked
-matrix product with compiled coefficients; then one ``np.dot`` per block chains the blocks together.
+matrix product with compiled coefficients (for a few small blocks, one matrix-vector product with the
+block-diagonal coefficient matrix, which costs less numpy overhead); then one ``np.dot`` per block chains
+the blocks together. A Jacobian is one gather from the pass output, one product and one difference.
 The chain works on transposed poses (``T.T = L.T @ T_parent.T``) so that a block's poses stack into one
 contiguous left operand, and it carries the world axes in three cyclic orders, which turns the cross
 products of the Jacobian into elementwise products.
@@ -29,7 +31,8 @@ products of the Jacobian into elementwise products.
 origin), each a row over the configurations, in chunks of 1024 configurations; per segment the parent's
 components go through two small matrix products per chunk (below the size at which OpenBLAS starts
 threads, which on a shared machine cost more than they gain) and three elementwise products over all
-chunks. Nothing of shape (B, S, 4, 4) is built unless asked for.
+chunks. Nothing of shape (B, S, 4, 4) is built unless asked for. Intermediates that never leave a call are
+per-thread work arrays, reused between calls (fresh megabyte temporaries cost page faults on every call).
 
 The one-configuration plan and the Jacobian's cross-product trick are checked against the plain
 definition (``Joint.transform`` composed along the tree) in ``test/core/test_kinematics_passes.py``;
@@ -53,7 +56,11 @@ from .spatial import cross_rows, relative_motion
 
 _dot = np.dot
 _sin = np.sin
+_matmul = np.matmul
+_empty = np.empty
+_subtract = np.subtract
 _F64 = np.dtype(float)
+_ndarray = np.ndarray
 _isfinite = math.isfinite
 
 #: The world axes in three cyclic orders, carried through the one-configuration pass: for every pose T
@@ -94,11 +101,14 @@ class _SinglePlan:
 
 
 class _FrameJacobian:
-    """Per-frame constants of the Jacobian: where the pass output holds the ancestor segments' axes and
-    origins and the frame's origin (flat indices, shape (7, 3, k): z, P1 z, P2 z, P2 o, P1 o, P2 p, P1 p),
-    the ancestors' coordinate columns (also as a slice when contiguous) and which of them are prismatic."""
+    """Per-frame constants of the Jacobian. ``gather`` (3, 2, 6, k) and ``gather_world`` (2, 2, 6, k): flat
+    indices into the one-configuration pass output such that, with ``X, Yp, Yo = out.take(gather)``, the
+    LOCAL_WORLD_ALIGNED columns are ``d[0] - d[1]`` for ``d = X * (Yp - Yo)`` (``X, Y = out.take(gather_world)``,
+    ``d = X * Y`` for WORLD; see :func:`_single_columns`); the ancestors' coordinate columns (also as a
+    slice when contiguous) and which of them are prismatic (the batch pass reads these)."""
 
-    __slots__ = ("index", "cols", "cols_slice", "full", "prismatic", "revolute", "ancestors")
+    __slots__ = ("gather", "gather_world", "cols", "cols_slice", "full", "direct", "prismatic", "revolute",
+                 "ancestors")
 
 
 class _BatchPlan:
@@ -125,6 +135,10 @@ def _revolute_factor(P):
     return {0: P @ _C0 + 0j, 1: P @ (_CC - 1j * _CS) / 2, -1: P @ (_CC + 1j * _CS) / 2}
 
 
+#: up to this many entries, the coefficient product of the one-configuration pass is one matrix-vector
+#: product with a block-diagonal matrix instead of a stacked matmul (2-core EPYC, numpy 2: about 0.55 us +
+#: 0.11 ns per entry, against about 2.3 us for the stacked product of a few blocks)
+_BLOCK_DIAGONAL_MAX = 12_000
 #: above this many coordinates the pass's term matrix is stored sparse (each row has at most 3 entries)
 _DENSE_MAX_NQ = 64
 #: revolute coordinates are reduced to (-pi, pi] (exactly, through sin and cos) when |q| exceeds this:
@@ -136,10 +150,17 @@ _REDUCE2 = _REDUCE_ABOVE * _REDUCE_ABOVE
 def _estimated_cost(layout) -> float:
     """Rough microseconds of the parts of one pass that depend on the block layout (fitted on a 2-core
     Xeon, numpy 2): one np.dot and its views per block, and the coefficient product, which grows with
-    the number of trigonometric terms."""
+    the number of trigonometric terms; where the product is one matrix-vector product with the
+    block-diagonal coefficients (small plans, see ``_BLOCK_DIAGONAL_MAX``), about 1.75 us less numpy
+    overhead and the zeros' work instead (refitted on a 2-core EPYC: Panda, UR5, 10-joint chain)."""
     blocks, m = layout[0], layout[2]
+    nb = len(blocks)
     T = max(_n_terms(c_kind, g) for (_, g, _), c_kind in zip(blocks, layout[-1]))
-    return 0.75 * len(blocks) + 1e-4 * len(blocks) * T * 16 * m
+    stacked = 1e-4 * nb * T * 16 * m
+    cost = 0.75 * nb + stacked
+    if nb * T * nb * m * 16 <= _BLOCK_DIAGONAL_MAX:
+        cost += 1.1e-4 * nb * T * nb * m * 16 - stacked - 1.75
+    return cost
 
 
 def _n_terms(is_slider: bool, g) -> int:
@@ -330,7 +351,16 @@ def _plan_single(c, nq: int, layout) -> _SinglePlan:
     sp.seg_flat = _ro(_flat(m, sb[:, 0, None, None], sb[:, 1, None, None], ii, jj), np.intp)
     sp.frame_flat = _ro(_flat(m, fb[:, 0, None, None], fb[:, 1, None, None], ii, jj), np.intp)
     chain = sp.parents == tuple(range(-1, nb - 1))     # each block hangs on the one before
-    sp.run = (sp.A, sp.b, sp.lin, (nb, 1, T), sp.coef, (nb, 4 * m, 4), (nb, 4 * m, 12), sp.ground,
+    # the coefficient product: for a few small blocks one matrix-vector product with the block-diagonal
+    # coefficient matrix (zeros included) costs less than numpy's stacked matmul of the blocks
+    if nb * T * nb * m * 16 <= _BLOCK_DIAGONAL_MAX:
+        wshape, kc = None, np.zeros((nb * T, nb * m * 16))
+        for bi in range(nb):
+            kc[bi * T:(bi + 1) * T, bi * m * 16:(bi + 1) * m * 16] = sp.coef[bi]
+        kc = _ro(kc)
+    else:
+        wshape, kc = (nb, 1, T), sp.coef
+    sp.run = (sp.A, sp.b, sp.lin, wshape, kc, (nb, 4 * m, 4), (nb, 4 * m, 12), sp.ground,
               nb if chain else sp.parents)
     return sp
 
@@ -351,9 +381,18 @@ def _ancestors(tree, s: int) -> np.ndarray:
 
 
 def _frame_jacobian(tree, sp: _SinglePlan, f: int) -> _FrameJacobian:
-    """Per-frame Jacobian constants (built on first use: their size grows with the frame's depth)."""
+    """Per-frame Jacobian constants (built on first use: their size grows with the frame's depth).
+
+    The gather indices (factor, half, row of the result, ancestor) place, per ancestor column and row of the result ([linear; angular]), the factors
+    of :func:`_single_columns`. Revolute, LOCAL_WORLD_ALIGNED: ``X = [[P1 z, z], [P2 z, z]]``, ``Yp = [[P2 p,
+    1], [P1 p, 0]]``, ``Yo = [[P2 o, 0], [P1 o, 0]]``, so ``X * (Yp - Yo)`` is ``[[P1 z * P2 d, z], [P2 z * P1 d,
+    0]]`` (``d = p - o``) and the difference of its two halves is ``[z x d; z]``. WORLD: ``X = [[P2 z, z], [P1
+    z, z]]``, ``Y = [[P1 o, 1], [P2 o, 0]]``: ``[o x z; z]``. Prismatic: ``X = z``, ``Y = [[1, 0], [0, 0]]``:
+    ``[z; 0]``. The exact 1 and 0 are read from the ground frame's entry (a constant pose: the extended
+    identity, whatever the model's numbers)."""
     nq = tree.nq
     anc = _ancestors(tree, int(tree.frame_seg[f]))
+    k = len(anc)
     m = sp.m
     r3 = np.arange(3)[:, None]
     fj = _FrameJacobian()
@@ -361,20 +400,37 @@ def _frame_jacobian(tree, sp: _SinglePlan, f: int) -> _FrameJacobian:
     ab = sp.seg_be[anc, 0]
     ae = sp.seg_be[anc, 1]
     fb, fe = (int(v) for v in sp.frame_be[f])
-    ones = np.ones(len(anc), np.intp)
-    fj.index = _ro([_flat(m, ab, ae, r3, 2), _flat(m, ab, ae, 4 + r3, 2), _flat(m, ab, ae, 8 + r3, 2),
-                    _flat(m, ab, ae, 8 + r3, 3), _flat(m, ab, ae, 4 + r3, 3),
-                    _flat(m, fb * ones, fe * ones, 8 + r3, 3), _flat(m, fb * ones, fe * ones, 4 + r3, 3)],
-                   np.intp).reshape(7, 3, len(anc))
+    gb, ge = (int(v) for v in sp.seg_be[0])              # the ground's own frame: a constant entry
+    one = np.full((3, k), _flat(m, gb, ge, 3, 3), np.intp)
+    zero = np.full((3, k), _flat(m, gb, ge, 3, 0), np.intp)
+    ones = np.ones(k, np.intp)
+
+    def seg(i, j):                                        # rows i + (0, 1, 2), column j of every ancestor
+        return np.broadcast_to(_flat(m, ab, ae, i + r3, j), (3, k))
+
+    def frm(i):
+        return np.broadcast_to(_flat(m, fb * ones, fe * ones, i + r3, 3), (3, k))
+
+    z, P1z, P2z = seg(0, 2), seg(4, 2), seg(8, 2)
+    P1o, P2o, P1p, P2p = seg(4, 3), seg(8, 3), frm(4), frm(8)
+    pri = tree.seg_kind[anc] == 2
+    lwa = np.array([[[P1z, z], [P2z, z]], [[P2p, one], [P1p, zero]], [[P2o, zero], [P1o, zero]]])
+    world = np.array([[[P2z, z], [P1z, z]], [[P1o, one], [P2o, zero]]])
+    for g in (lwa, world):                  # (factor, half, linear/angular, row, ancestor)
+        for j in np.flatnonzero(pri):
+            g[0, ..., j] = z[:, j]
+            g[1:, ..., j] = zero[:, j]
+            g[1, 0, 0, :, j] = one[:, j]
+    fj.gather = _ro(lwa.reshape(3, 2, 6, k), np.intp)
+    fj.gather_world = _ro(world.reshape(2, 2, 6, k), np.intp)
     cols = tree.seg_coord[anc]
     fj.cols = _ro(cols, np.intp)
-    k = len(cols)
     fj.cols_slice = (slice(int(cols[0]), int(cols[-1]) + 1)
                      if k and int(cols[-1]) - int(cols[0]) + 1 == k and np.all(np.diff(cols) == 1) else None)
-    fj.full = k == nq and fj.cols_slice == slice(0, nq)
+    fj.direct = k == nq and fj.cols_slice == slice(0, nq)
+    fj.full = fj.direct
     if not fj.full and k == nq:
         fj.full = bool(np.array_equal(np.sort(cols), np.arange(nq)))
-    pri = tree.seg_kind[anc] == 2
     fj.prismatic = _ro(np.flatnonzero(pri), np.intp) if pri.any() else None
     fj.revolute = _ro(np.flatnonzero(~pri), np.intp) if pri.any() else None
     return fj
@@ -421,18 +477,21 @@ class KinematicsPlan:
     joint-step (TF edge) coefficients and frame chains: built on first use, because their size grows with
     the model (the per-frame Jacobian constants with each frame's depth)."""
 
-    __slots__ = ("tree", "nq", "single", "single_pass", "run_pass", "frame_index", "_batch", "_edges", "_jac", "_chains",
-                 "__weakref__")
+    __slots__ = ("tree", "nq", "qshape", "single", "single_pass", "run_pass", "frame_index", "frame_take", "_batch",
+                 "_edges", "_jac", "_chains", "__weakref__")
 
     def __init__(self, mechanism: Mechanism):
         t = mechanism.segment_tree
         self.tree = t
         self.nq = t.nq
+        self.qshape = (t.nq,)
         self.single = plan_single(t, t.nq)
         banded = type(self.single) is BandedPlan
         self.single_pass = banded_pass if banded else _single_pass     # (plan, q[, q . q])
         self.run_pass = banded_pass if banded else _pass                # (plan.run, q), |q_i| <= 64 known
         self.frame_index = {n: i for i, n in enumerate(mechanism.frame_names)}
+        #: frame name -> flat indices of its pose in the one-configuration pass output
+        self.frame_take = {n: self.single.frame_flat[i] for n, i in self.frame_index.items()}
         self._batch = None
         self._edges = None
         self._jac = {}
@@ -510,8 +569,11 @@ def _pass(run, q):
         w = _sin(x)
         w[lin] = x[lin]
     # block b: [L_0.T; L_1.T; ...] (4m x 4), each L relative to the block's parent segment
-    K = np.matmul(w.reshape(wshape), coef).reshape(kshape)
-    out = np.empty(oshape)
+    if wshape is None:                 # coef: the block-diagonal coefficient matrix
+        K = w.dot(coef).reshape(kshape)
+    else:
+        K = _matmul(w.reshape(wshape), coef).reshape(kshape)
+    out = _empty(oshape)
     # the right operand of each block: the first entry (a pose) of its parent block, or the ground's
     if type(parents) is int:           # a chain of blocks, each on the one before
         prev = ground
@@ -528,7 +590,8 @@ def _pass(run, q):
     return out
 
 
-#: Configurations per chunk of the batch pass. Every matrix product is done per chunk: OpenBLAS spreads
+#: Configurations per chunk of the batch pass. Every matrix product is done per chunk (np.matmul over the
+#: chunks: one BLAS call per chunk, looped in C): OpenBLAS spreads
 #: a product over its threads above about 262144 multiply-adds, which for these thin products costs far
 #: more than it gains (a batch ran five to eight times slower on a loaded 2-core machine); 12 x 12 x 1024
 #: stays below that threshold. Elementwise work runs on all chunks at once.
@@ -540,28 +603,46 @@ def _chunking(B: int):
     return -(-B // bc), bc
 
 
-def _batch_pass(plan: KinematicsPlan, Q):
+#: per-thread work arrays of the batch passes (see _work)
+_WORK = threading.local()
+#: work arrays above this many bytes are not kept between calls
+_WORK_MAX_BYTES = 32 << 20
+
+
+def _work(name: str, shape: tuple) -> np.ndarray:
+    """A work array of ``shape``, this thread's own, reused between calls: a fresh megabyte-sized temporary
+    costs more in page faults than the arithmetic on it (glibc hands large blocks back to the kernel on
+    free). Only for arrays that never leave the function using them; large ones are fresh every time."""
+    d = _WORK.__dict__
+    a = d.get(name)
+    if a is None or a.shape != shape:
+        a = np.empty(shape)
+        if a.nbytes <= _WORK_MAX_BYTES:
+            d[name] = a
+    return a
+
+
+def _batch_pass(plan: KinematicsPlan, Q, Tb=None):
     """Batch pass: pose components of every moving segment, shape (S - 1, n_chunks, 12, chunk): the
     configurations ``Q`` (B, nq) are cut into chunks (the last one padded with zeros), and component
-    ``3*j + i`` of a pose is ``T[i, j]``."""
+    ``3*j + i`` of a pose is ``T[i, j]``. ``Tb``: an array of that shape to fill (else a new one)."""
     steps = plan.batch.steps
     B = Q.shape[0]
     nch, bc = _chunking(B)
     S1 = len(steps)
-    Tb = np.empty((S1, nch, 12, bc))
+    if Tb is None:
+        Tb = np.empty((S1, nch, 12, bc))
     if not S1:
         return Tb
     coord = plan.tree.seg_coord[1:]
-    if nch * bc == B:
-        X = Q.T[coord]
-    else:
-        X = np.zeros((S1, nch * bc))
-        X[:, :B] = Q.T[coord]
+    X = _work("X", (S1, nch * bc))
+    np.take(Q.T, coord, axis=0, out=X[:, :B], mode="clip")         # coord: valid columns
+    if nch * bc != B:
+        X[:, B:] = 0.0
     X = X.reshape(S1, nch, 1, bc)
-    cs = np.cos(X)
-    sn = np.sin(X)
-    Y = np.empty((nch, 12, bc))
-    rng = range(nch)
+    cs = np.cos(X, out=_work("cos", X.shape))
+    sn = np.sin(X, out=_work("sin", X.shape))
+    Y = _work("Y", (nch, 12, bc))
     for i, (kind, p, M, M1) in enumerate(steps):
         Ti = Tb[i]
         if kind == 1:
@@ -571,9 +652,8 @@ def _batch_pass(plan: KinematicsPlan, Q):
                 Ti[:, 6:] = M1
             else:
                 Tp = Tb[p]
-                for k in rng:
-                    M.dot(Tp[k], Y[k])
-                    M1.dot(Tp[k], Ti[k, 6:])
+                _matmul(M, Tp, out=Y)            # one BLAS product per chunk, looped in C
+                _matmul(M1, Tp, out=Ti[:, 6:])
                 np.multiply(Y[:, :6], cs[i], out=Ti[:, :6])
                 np.multiply(Y[:, 6:], sn[i], out=Y[:, 6:])
                 Ti[:, :6] += Y[:, 6:]
@@ -581,9 +661,7 @@ def _batch_pass(plan: KinematicsPlan, Q):
             if p < 0:
                 Ti[...] = M
             else:
-                Tp = Tb[p]
-                for k in rng:
-                    M.dot(Tp[k], Ti[k])
+                _matmul(M, Tb[p], out=Ti)
             Ti[:, 9:] += Ti[:, 6:9] * X[i]
     return Tb
 
@@ -596,12 +674,7 @@ def _batch_frame_comps(plan: KinematicsPlan, Tb, f):
         return np.broadcast_to(bp.frame_const[f], Tb.shape[1:])
     if bp.frame_identity[f]:
         return Tb[s - 1]
-    src = Tb[s - 1]
-    M = bp.frame_M[f]
-    out = np.empty(src.shape)
-    for k in range(src.shape[0]):
-        M.dot(src[k], out[k])
-    return out
+    return _matmul(bp.frame_M[f], Tb[s - 1])
 
 
 def _comps_to_poses(W, B: int):
@@ -635,32 +708,22 @@ def _single_columns(out, fj, nq: int, world: bool) -> np.ndarray:
 
     Column of a revolute ancestor with axis z and origin o: angular z; linear z x (p - o) for the frame
     origin p (LOCAL_WORLD_ALIGNED) or o x z (WORLD). A prismatic ancestor: linear z, angular 0. The pass
-    carries every vector in three cyclic orders P1, P2, so each cross product is two elementwise products:
-    ``V`` holds z, P1 z, P2 z, P2 o, P1 o, P2 p, P1 p (each 3 x k), and
-    ``z x d = P1 z * P2 d - P2 z * P1 d``.
+    carries every vector in three cyclic orders P1, P2, so each cross product is two elementwise products,
+    ``z x d = P1 z * P2 d - P2 z * P1 d``; one gather lays out both products of every column next to its
+    angular part (see :func:`_frame_jacobian`), so the whole matrix is a gather, a product and a difference.
     """
-    J = np.empty((6, nq)) if fj.full else np.zeros((6, nq))
-    if fj.cols.size == 0:
-        return J
-    V = out.take(fj.index)
     if world:
-        prod = V[3:5] * V[1:3]           # (P2 o * P1 z, P1 o * P2 z)
-        lo, hi = prod[1], prod[0]
+        G = out.take(fj.gather_world)         # X, Y (integer indexing: unpacking an array costs more)
+        D = G[0] * G[1]
     else:
-        prod = V[5:7] - V[3:5]           # (P2 d, P1 d) with d = p - o
-        prod *= V[1:3]                   # (P1 z * P2 d, P2 z * P1 d)
-        lo, hi = prod[0], prod[1]
-    sl = fj.cols_slice
-    if sl is not None:
-        np.subtract(lo, hi, out=J[:3, sl])
-        J[3:, sl] = V[0]
-    else:
-        J[:3, fj.cols] = lo - hi
-        J[3:, fj.cols] = V[0]
-    if fj.prismatic is not None:
-        pc = fj.cols[fj.prismatic]
-        J[:3, pc] = V[0][:, fj.prismatic]
-        J[3:, pc] = 0.0
+        G = out.take(fj.gather)               # X, Yp, Yo
+        D = G[1] - G[2]
+        D *= G[0]
+    if fj.direct:
+        return _subtract(D[0], D[1])
+    J = np.zeros((6, nq))
+    if fj.cols.size:
+        J[:, fj.cols] = D[0] - D[1]
     return J
 
 
@@ -681,18 +744,19 @@ def _batch_columns(plan: KinematicsPlan, Tb, f: int, B: int):
     else:
         A = Tb[anc - 1, :, 6:]                          # (k, n_chunks, 6, chunk): axis z, origin
     Z = A[:, :, :3]
-    D = W[None, :, 9:] - A[:, :, 3:]
-    G = np.empty((6, k, nch, bc))                       # rows [linear; angular] x ancestor x configuration
+    D = np.subtract(W[None, :, 9:], A[:, :, 3:], out=_work("D", (k, nch, 3, bc)))
+    G = _work("G", (6, k, nch, bc))                     # rows [linear; angular] x ancestor x configuration
+    tmp = _work("G1", (k, nch, bc))
     for i, (a, b) in enumerate(((1, 2), (2, 0), (0, 1))):
         np.multiply(Z[:, :, a], D[:, :, b], out=G[i])
-        G[i] -= Z[:, :, b] * D[:, :, a]
+        G[i] -= np.multiply(Z[:, :, b], D[:, :, a], out=tmp)
     G[3:] = Z.transpose(2, 0, 1, 3)
     if fj.prismatic is not None:
         G[:3, fj.prismatic] = Z[fj.prismatic].transpose(2, 0, 1, 3)
         G[3:, fj.prismatic] = 0.0
     cols = fj.cols
     if fj.full and fj.cols_slice == slice(0, nq):
-        J = np.ascontiguousarray(G.transpose(2, 3, 0, 1)).reshape(nch * bc, 6, nq)
+        J = np.array(G.transpose(2, 3, 0, 1), order="C").reshape(nch * bc, 6, nq)     # a copy: G is work
     else:
         J = np.zeros((nch, bc, 6, nq))
         J[..., cols] = G.transpose(2, 3, 0, 1)
@@ -777,6 +841,12 @@ class ForwardKinematics:
 
     def pose(self, frame: str, relative_to: str | None = None) -> np.ndarray:
         """``T_relative_to_frame`` (ground when ``relative_to`` is None): 4x4, or (B, 4, 4) for a batch."""
+        if relative_to is None:
+            out = self._out
+            if out is not None:
+                idx = self._plan.frame_take.get(frame)
+                if idx is not None:
+                    return out.take(idx)
         T = self._world(frame)
         if relative_to is None or relative_to == self.mechanism.ground:
             return T
@@ -827,17 +897,23 @@ class ForwardKinematics:
             if fj is None:
                 fj = p.frame_jacobian(f)
             return _single_columns(self._out, fj, p.nq, point == "ground")
-        J, W = _batch_columns(p, self._tb, f, self.q.shape[0])
-        if point == "ground":
-            pos = _comps_to_poses(W, self.q.shape[0])[:, :3, 3]
-            J = J.copy()
-            J[:, :3, :] -= _cross_cols(J[:, 3:, :], pos)
-        return J
+        return _batch_ground_jacobian(p, self._tb, f, self.q.shape[0], point)
 
     def jacobian(self, frame: str, relative_to: str | None = None, convention="LOCAL_WORLD_ALIGNED"):
         """The geometric Jacobian of ``frame`` at this configuration (see :func:`.jacobians.jacobian`),
         reusing this forward pass."""
         return frame_jacobian(self, frame, relative_to, convention)
+
+
+def _batch_ground_jacobian(p: KinematicsPlan, Tb, f: int, B: int, point: str) -> np.ndarray:
+    """(B, 6, nq) Jacobian of frame ``f`` relative to the ground from the batch pass (see
+    :meth:`ForwardKinematics.ground_jacobian`); a new array (``Tb`` may be work space)."""
+    J, W = _batch_columns(p, Tb, f, B)
+    if point == "ground":
+        pos = _comps_to_poses(W, B)[:, :3, 3]
+        J = J.copy()
+        J[:, :3, :] -= _cross_cols(J[:, 3:, :], pos)
+    return J
 
 
 def _cross_cols(W, p):
@@ -875,8 +951,7 @@ def forward_kinematics(mechanism: Mechanism, q=None) -> ForwardKinematics:
     fk = _new(ForwardKinematics)
     fk.mechanism = mechanism
     fk._plan = p
-    if type(q) is np.ndarray and q.dtype is _F64 and q.ndim == 1 and q.shape[0] == p.nq and \
-            q.dot(q) <= _REDUCE2:
+    if type(q) is _ndarray and q.dtype is _F64 and q.shape == p.qshape and q.dot(q) <= _REDUCE2:
         # the common case (the shortcut of Mechanism.configuration, inlined): one finite configuration with no
         # coordinate beyond 64, so no large-angle reduction either; NaN, inf and large values take the path below
         fk.q = q
@@ -894,16 +969,26 @@ def forward_kinematics(mechanism: Mechanism, q=None) -> ForwardKinematics:
     return fk
 
 
-def ground_jacobian(mechanism: Mechanism, q, frame: str) -> np.ndarray:
-    """``forward_kinematics(mechanism, q).ground_jacobian(frame)`` (LOCAL_WORLD_ALIGNED, relative to the
-    ground; (6, nq) or (B, 6, nq)): :func:`.jacobians.jacobian`'s default, with a lean path for one plain
-    configuration of a frame whose Jacobian constants exist (no result object is built)."""
+def ground_jacobian(mechanism: Mechanism, q, frame: str, point: str = "frame") -> np.ndarray:
+    """``forward_kinematics(mechanism, q).ground_jacobian(frame, point)`` (relative to the ground; (6, nq) or
+    (B, 6, nq); ``point="frame"``: LOCAL_WORLD_ALIGNED, ``"ground"``: WORLD): :func:`.jacobians.jacobian`'s
+    path for those two conventions, lean for one plain configuration of a frame whose Jacobian constants
+    exist (no result object is built)."""
     p = _PLANS.get(id(mechanism))
-    if p is not None and type(q) is np.ndarray and q.dtype is _F64 and q.ndim == 1 and q.shape[0] == p.nq:
+    if p is not None and type(q) is _ndarray and q.dtype is _F64 and q.shape == p.qshape:
         fj = p._jac.get(p.frame_index.get(frame))
         if fj is not None and q.dot(q) <= _REDUCE2:
-            return _single_columns(p.run_pass(p.single.run, q), fj, p.nq, False)
-    return forward_kinematics(mechanism, q).ground_jacobian(frame)
+            return _single_columns(p.run_pass(p.single.run, q), fj, p.nq, point == "ground")
+    if p is not None and (type(q) is not _ndarray or q.ndim == 2):
+        Q = mechanism.configuration(q)
+        if Q.ndim == 2:                 # a batch: the pass output is work space (no result object keeps it)
+            f = _frame_index(p, mechanism, frame)
+            B = Q.shape[0]
+            nch, bc = _chunking(B)
+            Tb = _batch_pass(p, Q, _work("Tb", (len(p.batch.steps), nch, 12, bc)))
+            return _batch_ground_jacobian(p, Tb, f, B, point)
+        q = Q
+    return forward_kinematics(mechanism, q).ground_jacobian(frame, point)
 
 
 _new = object.__new__

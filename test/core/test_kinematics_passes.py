@@ -339,3 +339,38 @@ def test_one_pass_serves_poses_and_jacobians():
                 np.testing.assert_allclose(plain.jacobian(frame, mech.frame_names[2], conv), J, atol=1e-12)
             np.testing.assert_allclose(plain.pose(frame), fk.pose(frame), atol=1e-12)
         np.testing.assert_allclose(plain.frame_array(), fk.frame_array(), atol=1e-12)
+
+
+def test_batch_jacobians_are_new_arrays_though_the_pass_reuses_work_space():
+    """jacobian() of a batch runs the pass in per-thread work arrays: every result must stay its own (one
+    configuration, a padded chunk, several chunks), agree with the one-configuration columns, and threads
+    must not see each other's work."""
+    mech = random_mechanism(5, n_bodies=7)
+    rng = np.random.default_rng(6)
+    frame = mech.frame_names[-1]
+    for B in (1, 3, 1100):
+        Q1 = mech.random_configuration(rng, size=B)
+        Q2 = mech.random_configuration(rng, size=B)
+        for conv in ("LOCAL_WORLD_ALIGNED", "WORLD"):
+            J1 = jacobian(mech, Q1, frame, convention=conv)
+            kept = J1.copy()
+            J2 = jacobian(mech, Q2, frame, convention=conv)
+            np.testing.assert_array_equal(J1, kept)
+            for i in {0, B // 2, B - 1}:
+                np.testing.assert_allclose(J1[i], jacobian(mech, Q1[i], frame, convention=conv), atol=1e-12)
+                np.testing.assert_allclose(J2[i], jacobian(mech, Q2[i], frame, convention=conv), atol=1e-12)
+    Qs = [mech.random_configuration(rng, size=1100) for _ in range(4)]
+    expected = [jacobian(mech, Q, frame) for Q in Qs]
+    errors = []
+
+    def work(k):
+        for _ in range(5):
+            if not np.array_equal(jacobian(mech, Qs[k], frame), expected[k]):
+                errors.append(k)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []

@@ -84,12 +84,12 @@ def _late_reader_client(client_node, name):
     announces them: the same ``clientid`` in both endpoints' USER_DATA."""
     from mechanism_model_ros.transports.cyclone import _reader, _service_topics, _writer
     ctx = client_node.ctx
-    req_cls, rep_cls, requests, replies, qos = _service_topics(ctx, "/" + name, SRV, "clientid")
-    writer = _writer(ctx.participant, requests, qos)
+    req_cls, rep_cls, requests, replies, req_qos, rep_qos = _service_topics(ctx, "/" + name, SRV, "clientid")
+    writer = _writer(ctx.participant, requests, req_qos)
     guid = writer.get_instance_handle() & 0xFFFFFFFFFFFFFFFF
 
     def make_reader():
-        return _reader(ctx.participant, replies, qos)
+        return _reader(ctx.participant, replies, rep_qos)
     return req_cls, writer, guid, make_reader
 
 
