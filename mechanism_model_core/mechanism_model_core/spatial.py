@@ -148,8 +148,17 @@ def log_so3(R) -> np.ndarray:
     if R.ndim == 2:
         return _log_so3_one(R)
     flat = R.reshape(-1, 3, 3)
-    out = np.empty((flat.shape[0], 3))
-    for k in range(flat.shape[0]):
+    # the formulas of _log_so3_one, on every matrix at once; those near pi (and non-finite) one by one
+    c = 0.5 * (np.einsum("bii->b", flat) - 1.0)
+    w = np.stack([flat[:, 2, 1] - flat[:, 1, 2], flat[:, 0, 2] - flat[:, 2, 0], flat[:, 1, 0] - flat[:, 0, 1]],
+                 axis=1)
+    regular = c > -0.99
+    small = c > 0.999999
+    cr = np.where(regular & ~small, c, 0.0)
+    th = np.arccos(cr)
+    f = np.where(small, 0.5 * (1.0 + (1.0 - np.minimum(c, 1.0)) / 3.0), 0.5 * th / np.sin(th))
+    out = w * f[:, None]
+    for k in np.nonzero(~regular)[0]:
         out[k] = _log_so3_one(flat[k])
     return out.reshape(R.shape[:-2] + (3,))
 

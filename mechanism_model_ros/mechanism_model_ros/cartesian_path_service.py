@@ -18,9 +18,12 @@ NO_IK_SOLUTION (-31)         stopped at a waypoint out of reach or off the chain
                              against joint limits (partial path returned)
 PLANNING_FAILED (-1)         stopped at a joint-space jump above a threshold (partial path returned)
 INVALID_MOTION_PLAN (-2)     with avoid_collisions: stopped before the first step in collision (the whole
-                             robot's bounding shapes at the start state with the chain's joints set;
-                             self-collision: the server holds no obstacles yet); the partial path is
-                             returned and the message names the colliding bodies
+                             robot's bounding shapes at the start state with the chain's joints set,
+                             against each other and against the node's world: the terrain and obstacles
+                             of its environment_file, as check_state_validity has them); only pairs with
+                             a body the chain moves count (a rover's wheels on the terrain do not); the
+                             partial path is returned and the message names the colliding bodies or
+                             obstacles
 INVALID_GOAL_CONSTRAINTS     no waypoints, NaN/inf or zero-quaternion poses, max_step <= 0, negative or
 (-16)                        non-finite thresholds, scaling factors outside [0, 1], too many waypoints or
                              steps
@@ -160,9 +163,15 @@ class CartesianPathService:
             raise RequestError(ErrorCodes.INVALID_GOAL_CONSTRAINTS,
                                f"about {steps} steps of {max_step} m; at most {MAX_STEPS} are served (raise max_step)")
         absolute = np.where(arm.prismatic, pj, rj)
+        # the node's world (environment_file, loaded once by the state validity part of the server), as MoveIt
+        # checks its planning scene
+        validity = getattr(s, "state_validity", None)
+        env = validity.environment if avoid and validity is not None else None
+        env = env if env is not None and len(env) else None
         try:
             path = arm.cartesian_path(wps, q0, max_step=max_step, jump_threshold=jump,
-                                      absolute_jump_threshold=absolute, avoid_collisions=avoid, q_full=q_full)
+                                      absolute_jump_threshold=absolute, avoid_collisions=avoid, q_full=q_full,
+                                      environment=env)
         except InvalidConfiguration as exc:
             raise RequestError(ErrorCodes.INVALID_GOAL_CONSTRAINTS, str(exc)) from None
         rep.fraction = float(path.fraction)

@@ -185,6 +185,54 @@ def test_straight_line_generic_panda_with_rotation(panda):
     assert_on_line(panda, path, T0, T1)
 
 
+def _seeded_path_length(q0, targets):
+    """Joint-space length of the path MoveIt-style IK gives a 7-DOF Panda (each step's IK seeded with the
+    previous solution, damped Newton steps to convergence), computed with Pinocchio (the test oracle)."""
+    pin = require("pinocchio", "test")
+    model = pin.buildModelFromUrdf(PANDA)
+    data = model.createData()
+    fid = model.getFrameId("panda_hand_tcp")
+    q = np.zeros(model.nq)
+    q[:7] = q0
+    length = 0.0
+    for Tt in targets:
+        prev = q[:7].copy()
+        for _ in range(50):
+            pin.forwardKinematics(model, data, q)
+            M = pin.updateFramePlacement(model, data, fid)
+            e = np.concatenate([Tt[:3, 3] - M.translation, pin.log3(Tt[:3, :3] @ M.rotation.T)])
+            if np.linalg.norm(e) < 1e-10:
+                break
+            J = pin.computeFrameJacobian(model, data, q, fid, pin.LOCAL_WORLD_ALIGNED)[:, :7]
+            q[:7] += J.T @ np.linalg.solve(J @ J.T + 1e-10 * np.eye(6), e)
+        assert np.linalg.norm(e) < 1e-8
+        length += float(np.linalg.norm(q[:7] - prev))
+    return length
+
+
+def test_redundant_arm_does_not_drift_in_self_motion(panda):
+    """A 7-DOF arm following a line moves its joints about as little as IK seeded with the previous step does
+    (MoveIt's way): the path's predictor must not carry the self-motion on from step to step (a predictor
+    that did wandered up to ten times further in joint space on lines like these)."""
+    rng = np.random.default_rng(7)
+    checked = 0
+    for _ in range(12):
+        q0 = panda.lower + (panda.upper - panda.lower) * rng.uniform(0.25, 0.75, panda.n)
+        T0 = panda.fk(q0)
+        T1 = T0.copy()
+        d = rng.normal(size=3)
+        T1[:3, 3] += rng.uniform(0.2, 0.5) * d / np.linalg.norm(d)
+        T1[:3, :3] = T0[:3, :3] @ Rotation.from_rotvec(rng.uniform(-0.3, 0.3, 3)).as_matrix()
+        path = panda.straight_line(T1, q0, max_step=0.005)
+        if path.fraction < 1.0:
+            continue
+        checked += 1
+        ours = float(np.linalg.norm(np.diff(path.positions, axis=0), axis=1).sum())
+        ref = _seeded_path_length(q0, path.poses[1:])
+        assert ours <= 1.3 * ref + 0.05, (ours, ref)
+    assert checked >= 4
+
+
 def test_waypoints_visit_each_pose(panda):
     q0 = np.array([0.0, -0.5, 0.0, -2.0, 0.0, 1.5, 0.8])
     T0 = panda.fk(q0)

@@ -65,6 +65,21 @@ def test_log_so3_near_zero_and_pi(angle):
             np.testing.assert_allclose(phi, u * angle, atol=1e-9)
 
 
+def test_log_so3_stack_mixes_small_regular_and_near_pi_angles():
+    """A stack is computed at once except the angles near pi: every kind in one stack gives what one matrix
+    at a time gives, and exp(log R) == R; a non-finite matrix gives NaN without spoiling the others."""
+    axis = np.array([0.3, -1.0, 0.4]) / np.linalg.norm([0.3, -1.0, 0.4])
+    angles = [0.0, 1e-12, 1e-4, 0.7, 2.5, math.pi - 1e-3, math.pi - 1e-9, math.pi]
+    Rs = np.array([spatial.axis_angle_matrix(axis, a) for a in angles] + [np.full((3, 3), np.nan)])
+    phi = spatial.log_so3(Rs.reshape(3, 3, 3, 3)).reshape(-1, 3)
+    assert np.all(np.isnan(phi[-1]))
+    for R, p, a in zip(Rs[:-1], phi[:-1], angles):
+        np.testing.assert_array_equal(p, spatial.log_so3(R))
+        np.testing.assert_allclose(spatial.axis_angle_matrix(p / max(np.linalg.norm(p), 1e-300), np.linalg.norm(p)),
+                                   R, atol=1e-9)
+        assert np.linalg.norm(p) == pytest.approx(a, abs=1e-9)
+
+
 def test_rotation_vector_is_log_so3():
     Rs = random_rotations(5)
     np.testing.assert_array_equal(spatial.rotation_vector(Rs), spatial.log_so3(Rs))

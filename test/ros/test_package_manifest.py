@@ -42,7 +42,8 @@ def _needed() -> set[str]:
                 top = n.split(".")[0]
                 if top not in sys.stdlib_module_names and top not in OPTIONAL | OWN:
                     need.add(ROSDEP.get(top, top))
-        if not path.endswith(os.path.join("transports", "cyclone.py")):   # its types come from rosbags
+        # their types come from rosbags (type_hash.py names service_msgs, which Humble does not have)
+        if not path.endswith((os.path.join("transports", "cyclone.py"), "type_hash.py")):
             need.update(m.group(1) for m in re.finditer(r'"([a-z0-9_]+)/(?:msg|srv)/[A-Za-z0-9]+', text))
     return need
 

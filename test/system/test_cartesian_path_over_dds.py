@@ -115,3 +115,65 @@ def test_avoid_collisions_over_dds(client):
     Q = np.repeat(MODEL.home[None], len(rep.solution.points), axis=0)
     Q[:, idx] = [p.positions for p in rep.solution.points]
     assert not np.any(in_collision(MODEL, Q))
+
+
+def test_avoid_collisions_checks_the_nodes_environment_over_dds(tmp_path):
+    """The node's world in compute_cartesian_path over DDS (``environment_file``, the same one
+    check_state_validity uses): a rock on the arm's line stops the path before the first step that touches
+    it (INVALID_MOTION_PLAN, fraction < 1, the rock named) -- the step a brute-force check of the unchecked
+    line against the rock finds; the wheels resting on the terrain plane do not stop it (the arm does not move
+    them); every returned point is clear of the rock; without avoid_collisions the line is whole."""
+    require("coal", "collision")
+    from mechanism_model_core.collision import collisions, load_environment
+    from mechanism_model_core.locomotion.manipulator import ManipulatorModel
+    q0 = MODEL.configuration(dict(zip(ARM, Q_ARM)))
+    arm = ManipulatorModel(MODEL, tool="arm_tool", base="arm_mount")
+    T0 = arm.fk(arm.chain_q(q0))
+    T1 = T0.copy()
+    T1[:3, 3] += [-0.15 * math.cos(0.2), -0.15 * math.sin(0.2), -0.1]      # in the arm's plane, downwards
+    free = arm.cartesian_path([T1], arm.chain_q(q0), max_step=0.005)
+    assert free.fraction == 1.0
+    rock = forward_kinematics(MODEL, arm.full_q(free.positions[30], q0)).pose("arm_tool")[:3, 3]
+    path = tmp_path / "world.yaml"
+    path.write_text("terrain:\n  plane: {point: [0, 0, 0.03], normal: [0, 0, 1]}\nobstacles:\n"
+                    f"  - {{name: rock, sphere: 0.03, position: [{float(rock[0])!r}, {float(rock[1])!r}, {float(rock[2])!r}]}}\n")
+    env = load_environment(str(path))
+
+    def touches_rock(q_chain):
+        return any(c.body_b == "rock" for c in collisions(MODEL, arm.full_q(q_chain, q0), environment=env))
+
+    assert not touches_rock(free.positions[0])
+    k = next(i for i, q in enumerate(free.positions) if touches_rock(q))      # brute force, unchecked line
+    assert any(c.body_a.endswith("_wheel") for c in collisions(MODEL, q0, environment=env))   # wheels on the plane
+    domain = unique_domain_id()
+    configure_this_process(domain)
+    from mechanism_model_ros.transports.cyclone import CycloneContext, CycloneNode
+    proc = start_serve(domain, "--nodes", "kinematics_server", "-p", f"environment_file:={path}")
+    ctx = CycloneContext(domain)
+    node = CycloneNode("cartesian_world_tester", context=ctx)
+    try:
+        c = node.create_client("compute_cartesian_path", "mechanism_model_msgs/srv/ComputeCartesianPath")
+        assert c.wait_for_service(30), "the server did not come up"
+        r = _request(node, c, T1)
+        r.jump_threshold = 0.0
+        rep = c.call(r, 30)
+        assert rep.error_code.val == 1 and rep.fraction == 1.0, rep.message            # unchecked: whole line
+        r.avoid_collisions = True
+        rep = c.call(r, 30)
+        assert rep.error_code.val == -2 and "rock" in rep.message and "wheel" not in rep.message, rep.message
+        assert rep.fraction == pytest.approx((k - 1) / free.steps_total), (rep.fraction, k)
+        idx = [MODEL.coordinate_index(j) for j in ARM]
+        for pt in rep.solution.points:
+            q = q0.copy()
+            q[idx] = pt.positions
+            assert not any(c.body_b == "rock" for c in collisions(MODEL, q, environment=env))
+        # the last point is the last step before the rock, on the line
+        q = q0.copy()
+        q[idx] = rep.solution.points[-1].positions
+        np.testing.assert_allclose(forward_kinematics(MODEL, q).pose("arm_tool", "arm_mount")[:3, 3],
+                                   free.poses[k - 1][:3, 3], atol=1e-6)
+    finally:
+        node.close()
+        ctx.close()
+        _, err = stop(proc)
+    assert "Traceback" not in err, err

@@ -63,6 +63,13 @@ __all__ = ["CartesianPath", "ManipulatorModel", "MERArmModel", "MoonriseArmModel
 
 #: default acceleration limit when the model gives none: the velocity limit reached in this many seconds
 DEFAULT_ACCELERATION_TIME = 0.5
+#: Cartesian paths solve the steps of a segment in blocks (sizes adapted between these bounds: doubled while
+#: whole blocks converge in two Newton iterations, halved when one stops short), each in at most this many
+#: batched Newton iterations
+_BLOCK_START, _BLOCK_MIN, _BLOCK_MAX, _BLOCK_ITERATIONS = 16, 2, 32, 4
+#: for redundant chains, passes of the resolved-rate integration that predicts a block (midpoint Jacobians
+#: of the previous pass): two make the path as smooth as IK seeded step by step
+_RATE_PASSES = 2
 
 
 def register_chain_solver(mechanism_name: str, tool: str, factory: Callable[[Mechanism], object]) -> None:
@@ -323,8 +330,15 @@ class ManipulatorModel:
         -- closer than ``collision_margin`` (m); the path stops before the first colliding step (reason
         ``"collision"``, the message naming the bodies), as MoveIt's ``computeCartesianPath`` stops at the
         first invalid waypoint. Needs the collision extra (``pip install 'mechanism_model_core[collision]'``).
-        Each step's IK: up to ``max_iterations`` damped Newton steps from the previous step's solution
-        (extrapolated along the segment); where they do not converge, the registered closed form (the branch
+        Each step's IK: damped Newton steps from a prediction continuing the previous steps' solutions along
+        the segment -- the steps of a segment are solved in blocks of up to 32 at once (batched forward
+        kinematics and Jacobians; every configuration confirmed within the tolerances by forward kinematics,
+        none further than 0.5 rad from its predecessor); the prediction is the quadratic extrapolation of the
+        last three solutions, or for a redundant chain (more than 6 joints) the least-norm joint motion of
+        the tool's displacements at the last solution, so that the self-motion does not drift (the joints
+        move about as far as with IK seeded with the previous solution, MoveIt's way). A step a block
+        cannot confirm is solved alone: up to ``max_iterations`` damped Newton steps from the previous step's
+        solution; where they do not converge, the registered closed form (the branch
         nearest the previous solution) or else the generic solver from the previous solution decides.
         ``solver`` in the result says which were used (``"newton"``, ``"newton+ypppy"``). Raises :class:`InvalidConfiguration` for non-finite or malformed waypoints or parameters.
         """
@@ -363,90 +377,111 @@ class ManipulatorModel:
         closed = None if (m6 is not None and np.any(m6 == 0)) else self.specialized_solver(tool)
         if closed is not None and not hasattr(closed, "all_solutions"):
             closed = None
-        # the targets of every step
-        targets, wp_of = [], []
+        # the targets of every step, segment by segment (positions on the line, rotations by slerp)
+        blocks, wp_of = [], []
         T_prev = self.fk(q, tool)
         for k, T in enumerate(wps):
             dp = float(np.linalg.norm(T[:3, 3] - T_prev[:3, 3]))
             phi = log_so3(T_prev[:3, :3].T @ T[:3, :3])       # in the previous pose's axes
             ang = float(np.linalg.norm(phi))
             steps = max(1, int(math.ceil(max(dp / max_step, ang / rot_step) - 1e-9)))
-            for i in range(1, steps + 1):
-                u = i / steps
-                Ti = np.eye(4)
-                Ti[:3, 3] = (1 - u) * T_prev[:3, 3] + u * T[:3, 3]
-                Ti[:3, :3] = T_prev[:3, :3] @ (axis_angle_matrix(phi / ang, u * ang) if ang > 1e-15 else np.eye(3))
-                targets.append(Ti)
-                wp_of.append(k)
+            u = np.arange(1, steps + 1) / steps
+            Ti = np.zeros((steps, 4, 4))
+            Ti[:, 3, 3] = 1.0
+            Ti[:, :3, 3] = (1 - u)[:, None] * T_prev[:3, 3] + u[:, None] * T[:3, 3]
+            Ti[:, :3, :3] = T_prev[:3, :3] @ axis_angle_matrix(phi / ang, u * ang) if ang > 1e-15 else T_prev[:3, :3]
+            blocks.append(Ti)
+            wp_of += [k] * steps
             T_prev = T
+        targets = np.concatenate(blocks)
         total = len(targets)
+        seg_end = np.empty(total, dtype=int)         # for each step, the index after its segment's last step
+        start = 0
+        for Ti in blocks:
+            seg_end[start:start + len(Ti)] = start + len(Ti)
+            start += len(Ti)
         qs = [q]
-        poses = [self.fk(q, tool)]
         used_closed = False
         tracker = _Tracker(self, tool, m6, tol_position, tol_orientation, max_iterations)
-
-        def run(i0: int, fast: bool):
-            """Steps i0.. onto qs/poses; (reason, message, first unverified index in qs or None). In ``fast``
-            mode a step whose predictor is close gets one Newton update without a second forward kinematics
-            (quadratic convergence from there); those steps are verified afterwards in one batch."""
-            nonlocal used_closed
-            first_unverified = None
-            for i in range(i0, total):
-                Ti = targets[i]
-                # predictor along the segment: quadratic extrapolation of the last three solutions (often
-                # within tolerance already: one forward kinematics, no Jacobian), linear after the first step
-                if len(qs) > 2 and i >= 2 and wp_of[i - 2] == wp_of[i]:
+        batch = m6 is None
+        redundant = self.n > 6
+        size = _BLOCK_START
+        reason, message = "ok", ""
+        i = 0
+        while i < total:
+            # predictor along the segment: quadratic extrapolation of the last three solutions, linear after
+            # the segment's first step
+            extrapolate = len(qs) > 2 and i >= 2 and wp_of[i - 2] == wp_of[i]
+            Qb = None
+            if batch and extrapolate:
+                # a block of the next steps at once: guesses extrapolated k steps ahead, batched Newton steps
+                # from them, every accepted configuration confirmed within tolerance by forward kinematics
+                m = min(size, int(seg_end[i]) - i)
+                if redundant:
+                    # a redundant chain: the least-norm joint motion for the tool's displacements (resolved
+                    # rate at the last solution), so that no self-motion is extrapolated (it would carry on
+                    # from step to step, which IK seeded with the previous solution does not do)
+                    G = tracker.resolved_rate(qs[-1], targets[i - 1], targets[i:i + m])
+                else:
+                    d1 = qs[-1] - qs[-2]
+                    d2 = d1 - (qs[-2] - qs[-3])
+                    k = np.arange(1, m + 1, dtype=float)[:, None]
+                    G = qs[-1] + k * d1 + (0.5 * k * (k + 1)) * d2
+                Qb, its = tracker.block(targets[i:i + m], qs[-1], G)
+                if len(Qb) == m:
+                    if its <= 2:
+                        size = min(2 * size, _BLOCK_MAX)
+                else:
+                    size = max(_BLOCK_MIN, size // 2)
+            if Qb is None or len(Qb) == 0:
+                # one step: Newton steps from the previous solution (keeps the branch); where they do not
+                # converge, the closed form (nearest branch) or the generic solver decides
+                if extrapolate:
                     guess = 3 * (qs[-1] - qs[-2]) + qs[-3]
                 elif len(qs) > 1 and wp_of[i - 1] == wp_of[i]:
                     guess = 2 * qs[-1] - qs[-2]
                 else:
                     guess = None
-                qn = None
-                if fast and guess is not None:
-                    qn, verified = tracker.predict(Ti, qs[-1], guess)
-                    if qn is not None and not verified and first_unverified is None:
-                        first_unverified = len(qs)
+                qn, why = tracker.step(targets[i], qs[-1], guess, fallback=closed is None)
+                if qn is None and closed is not None:
+                    qn, why = _closed_form_step(self, closed, targets[i], qs[-1], tool, tol_position,
+                                                tol_orientation)
+                    if qn is not None:
+                        used_closed = True
                 if qn is None:
-                    # Newton steps from the previous solution (fast, keeps the branch); where they do not
-                    # converge, the closed form (nearest branch) or the generic solver decides
-                    qn, why = tracker.step(Ti, qs[-1], guess, fallback=closed is None)
-                    if qn is None and closed is not None:
-                        qn, why = _closed_form_step(self, closed, Ti, qs[-1], tool, tol_position, tol_orientation)
-                        if qn is not None:
-                            used_closed = True
-                    if qn is None:
-                        return why, f"step {i + 1} of {total} (towards waypoint {wp_of[i]}): " + _WHY[why], \
-                            first_unverified
-                if any_jump:
-                    d = np.abs(qn - qs[-1])
-                    over = jump_on & (d > ajt)
-                    if over.any():
-                        j = int(np.argmax(np.where(over, d / np.where(jump_on, ajt, 1.0), 0.0)))
-                        return "jump", (f"step {i + 1} of {total}: joint {self.joint_names[j]!r} would move "
-                                        f"{d[j]:.4g} (> absolute jump threshold {ajt[j]:.4g})"), first_unverified
-                if colliding is not None:
-                    hit = colliding(qn)
+                    reason, message = why, f"step {i + 1} of {total} (towards waypoint {wp_of[i]}): " + _WHY[why]
+                    break
+                Qb = qn[None]
+            # the per-step tests, in order: absolute jump, collision, validity callback
+            n_ok = len(Qb)
+            if any_jump:
+                D = np.abs(np.diff(np.vstack([qs[-1], Qb]), axis=0))
+                over = jump_on & (D > ajt)
+                rows = np.nonzero(over.any(axis=1))[0]
+                if rows.size:
+                    r = int(rows[0])
+                    d = D[r]
+                    j = int(np.argmax(np.where(over[r], d / np.where(jump_on, ajt, 1.0), 0.0)))
+                    n_ok, reason = r, "jump"
+                    message = (f"step {i + r + 1} of {total}: joint {self.joint_names[j]!r} would move "
+                               f"{d[j]:.4g} (> absolute jump threshold {ajt[j]:.4g})")
+            if colliding is not None or is_valid is not None:
+                for r in range(n_ok):
+                    hit = colliding(Qb[r]) if colliding is not None else ""
                     if hit:
-                        return "collision", (f"step {i + 1} of {total} (towards waypoint {wp_of[i]}): in "
-                                             f"collision ({hit})"), first_unverified
-                if is_valid is not None and not is_valid(qn):
-                    return "invalid", f"step {i + 1} of {total} (towards waypoint {wp_of[i]}): state refused", \
-                        first_unverified
-                qs.append(qn)
-                poses.append(Ti)
-            return "ok", "", first_unverified
-
-        reason, message, unverified = run(0, fast=m6 is None)
-        if unverified is not None:
-            # verify the predicted steps in one batch; from the first that misses the tolerance, again
-            # step by step with full Newton iterations
-            k = unverified
-            Tq = forward_kinematics(self.chain, np.array(qs[k:])).pose(tool)
-            bad = ~_within_tolerance(Tq, np.array(poses[k:]), tol_position, tol_orientation)
-            if bad.any():
-                k += int(np.argmax(bad))
-                del qs[k:], poses[k:]
-                reason, message, _ = run(k - 1, fast=False)
+                        n_ok, reason = r, "collision"
+                        message = (f"step {i + r + 1} of {total} (towards waypoint {wp_of[i + r]}): in "
+                                   f"collision ({hit})")
+                        break
+                    if is_valid is not None and not is_valid(Qb[r]):
+                        n_ok, reason = r, "invalid"
+                        message = f"step {i + r + 1} of {total} (towards waypoint {wp_of[i + r]}): state refused"
+                        break
+            qs.extend(Qb[:n_ok])
+            i += n_ok
+            if reason != "ok":
+                break
+        poses = [self.fk(q, tool)] + list(targets[:len(qs) - 1])
         Q = np.array(qs)
         if jump_threshold > 0 and len(Q) > 2:     # MoveIt's relative test: a step above factor x mean
             d = np.linalg.norm(np.diff(Q, axis=0), axis=1)
@@ -465,22 +500,36 @@ class ManipulatorModel:
         return CartesianPath(self.joint_names, Q, np.array(poses), fraction, reason, message,
                              np.array(wp_of[:achieved], dtype=int), total, solver_name)
 
+    def moving_bodies(self) -> frozenset:
+        """Bodies of the whole mechanism that the chain's joints move (the chain's bodies and everything they
+        carry, e.g. a hand's fingers)."""
+        chain = {s.name for s in self.chain.bodies if s.joint is not None}
+        m = self.mechanism
+        return frozenset(b.name for b in m.bodies if chain.intersection(m.path_to_ground(b.name)))
+
     def _collision_checker(self, q_full, environment, margin):
-        """``hit(q_chain)``: '' when the whole mechanism is free of collisions, else the colliding pairs."""
+        """``hit(q_chain)``: '' when no body the chain moves collides (with another body of the mechanism or
+        an obstacle of ``environment``), else the colliding pairs. Pairs of bodies the chain does not move
+        are the same at every step of a path and are not its business (a rover's wheels resting on the
+        terrain; MoveIt users allow such pairs in the allowed collision matrix)."""
         from ..collision import collisions, in_collision
 
         margin = float(margin)
         if not (math.isfinite(margin) and margin >= 0):
             raise InvalidConfiguration(f"collision_margin must be >= 0 m, got {margin!r}")
         base = self.mechanism.configuration(q_full).copy()
+        moving = self.moving_bodies()
 
         def hit(q_chain) -> str:
             q = self.full_q(q_chain, base)
             if not in_collision(self.mechanism, q, environment=environment, margin=margin):
                 return ""
-            pairs = sorted({f"{c.body_a}-{c.body_b}" for c in collisions(self.mechanism, q, environment=environment,
-                                                                           margin=margin)})
-            return ", ".join(pairs[:4]) or "contact"
+            found = collisions(self.mechanism, q, environment=environment, margin=margin)
+            if not found:
+                return "contact"                      # the two queries disagree: refuse the step
+            pairs = sorted({f"{c.body_a}-{c.body_b}" for c in found
+                            if c.body_a in moving or (c.body_b in moving and not c.environment)})
+            return ", ".join(pairs[:4])
         return hit
 
     def straight_line(self, T_goal, q_start=None, **kw) -> CartesianPath:
@@ -646,17 +695,6 @@ def _spd_solve(A, b) -> np.ndarray:
     return x if info == 0 else np.linalg.solve(A, b)
 
 
-def _within_tolerance(T, Tt, tol_p, tol_o) -> np.ndarray:
-    """Per pose of the batches (B, 4, 4): position error <= tol_p (m) and rotation error <= tol_o (rad,
-    from the skew part of R_t^T R, exact for small angles; a rotation beyond 90 degrees fails)."""
-    dp = np.linalg.norm(T[:, :3, 3] - Tt[:, :3, 3], axis=1)
-    E = np.einsum("bji,bjk->bik", Tt[:, :3, :3], T[:, :3, :3])
-    v = np.stack([E[:, 2, 1] - E[:, 1, 2], E[:, 0, 2] - E[:, 2, 0], E[:, 1, 0] - E[:, 0, 1]], axis=1)
-    sin = 0.5 * np.linalg.norm(v, axis=1)
-    trace = np.einsum("bii->b", E)
-    return (dp <= tol_p) & (sin <= tol_o) & (trace > 1.0)
-
-
 def _pose_errors(T, Tt):
     return float(np.linalg.norm(T[:3, 3] - Tt[:3, 3])), float(np.linalg.norm(log_so3(T[:3, :3] @ Tt[:3, :3].T)))
 
@@ -715,25 +753,69 @@ class _Tracker:
             a, b = e[self._pos], e[self._rot]
         return float(a @ a) <= self.tol_p ** 2 and float(b @ b) <= self.tol_o ** 2
 
-    def predict(self, Tt, q_prev, q_guess):
-        """``(q, verified)``: the predictor ``q_guess`` when forward kinematics confirms it (verified), else
-        one Newton update from it when its error is small (< 1e-3: quadratic convergence brings that far
-        below the tolerance; unverified, the caller checks it), else ``(None, False)``."""
-        arm = self.arm
-        q = np.minimum(np.maximum(q_guess, arm.lower), arm.upper)
-        fk = forward_kinematics(arm.chain, q)
-        T = fk.pose(self.tool)
-        e = self._err(T, Tt)
-        if self._ok(e):
-            return (q, True) if not (np.abs(q - q_prev) > self.far).any() else (None, False)
-        if float(e @ e) > 1e-6:
-            return None, False
-        J = fk.jacobian(self.tool)
-        dq = J.T @ _spd_solve(J @ J.T + self._eye, e)
-        qn = np.minimum(np.maximum(q + dq, arm.lower), arm.upper)
-        if (np.abs(qn - q_prev) > self.far).any():
-            return None, False
-        return qn, False
+    def resolved_rate(self, q, T_from, Tt):
+        """Guesses for the consecutive targets ``Tt`` ((m, 4, 4)) from configuration ``q``, whose tool is at
+        ``T_from``: the least-norm joint motion of each step's tool displacement (translation; rotation
+        vector in base axes), ``dq_k = J^+ dx_k`` with the damped pseudo-inverse of the Jacobian at the
+        previous step, summed along the block (integration of the resolved rate: first with the Jacobian at
+        ``q`` for every step, then ``_RATE_PASSES`` times with the Jacobians at the midpoints of the previous
+        pass's guesses). No
+        self-motion is extrapolated, and the joint velocity carries on smoothly from block to block."""
+        chain, tool = self.arm.chain, self.tool
+        J0 = forward_kinematics(chain, q).ground_jacobian(tool)
+        prev = np.concatenate([T_from[None], Tt[:-1]])
+        dx = np.empty((len(Tt), 6))
+        dx[:, :3] = Tt[:, :3, 3] - prev[:, :3, 3]
+        dx[:, 3:] = log_so3(np.matmul(Tt[:, :3, :3], prev[:, :3, :3].transpose(0, 2, 1)))
+        G = q + np.cumsum((J0.T @ np.linalg.solve(J0 @ J0.T + self._eye, dx.T)).T, axis=0)
+        for _ in range(_RATE_PASSES if len(Tt) > 1 else 0):
+            mid = 0.5 * (np.concatenate([q[None], G[:-1]]) + G)
+            J = forward_kinematics(chain, mid).ground_jacobian(tool)
+            JT = J.transpose(0, 2, 1)
+            inc = np.matmul(JT, np.linalg.solve(np.matmul(J, JT) + self._eye, dx[:, :, None]))[:, :, 0]
+            G = q + np.cumsum(inc, axis=0)
+        return G
+
+    def block(self, Tt, q_prev, G):
+        """``(Q, iterations)``: configurations reaching the targets ``Tt`` ((m, 4, 4), consecutive steps of one
+        segment) from the guesses ``G`` ((m, n)), by damped Newton steps on all of them at once (one batched
+        forward kinematics and Jacobian per iteration, at most ``_BLOCK_ITERATIONS``), joint limits by
+        clamping. ``Q`` is the longest prefix of steps that forward kinematics confirms within tolerance
+        (position error <= tol_p; rotation: the angle's sine <= tol_o with the angle below 90 degrees) and
+        that keeps the branch (no joint further than ``far`` from the previous step's configuration,
+        ``q_prev`` for the first); the caller takes the step after it one at a time. Full poses only (no
+        mask): the rotation error is the rotation vector's small-angle form, ``sin(angle) * axis``, whose
+        derivative at the solution is the Jacobian's angular rows (Newton keeps its quadratic rate)."""
+        arm, tool = self.arm, self.tool
+        lo, hi = arm.lower, arm.upper
+        Q = np.minimum(np.maximum(G, lo), hi)
+        m = len(Q)
+        Rt = Tt[:, :3, :3]
+        pt = Tt[:, :3, 3]
+        tp2, to2 = self.tol_p ** 2, self.tol_o ** 2
+        E = np.empty((m, 6))
+        its = 0
+        while True:
+            fk = forward_kinematics(arm.chain, Q)
+            T = fk.pose(tool)
+            np.subtract(pt, T[:, :3, 3], out=E[:, :3])
+            W = np.matmul(Rt, T[:, :3, :3].transpose(0, 2, 1))          # R_target R^T = exp(error), base axes
+            E[:, 3] = 0.5 * (W[:, 2, 1] - W[:, 1, 2])
+            E[:, 4] = 0.5 * (W[:, 0, 2] - W[:, 2, 0])
+            E[:, 5] = 0.5 * (W[:, 1, 0] - W[:, 0, 1])
+            E2 = E * E
+            ok = (E2[:, :3].sum(axis=1) <= tp2) & (E2[:, 3:].sum(axis=1) <= to2) & \
+                (W[:, 0, 0] + W[:, 1, 1] + W[:, 2, 2] > 1.0)
+            if ok.all() or its == _BLOCK_ITERATIONS:
+                break
+            its += 1
+            J = fk.ground_jacobian(tool)
+            JT = J.transpose(0, 2, 1)
+            dq = np.matmul(JT, np.linalg.solve(np.matmul(J, JT) + self._eye, E[:, :, None]))[:, :, 0]
+            Q = np.where(ok[:, None], Q, np.minimum(np.maximum(Q + dq, lo), hi))
+        ok &= ~(np.abs(np.diff(np.vstack([q_prev, Q]), axis=0)) > self.far).any(axis=1)
+        a = m if ok.all() else int(np.argmin(ok))
+        return Q[:a], its
 
     def step(self, Tt, q_prev, q_guess=None, fallback: bool = True):
         """Chain configuration reaching ``Tt`` near ``q_prev`` (Newton from ``q_guess``, e.g. the previous

@@ -112,10 +112,17 @@ def limit_ratios(traj: JointTrajectory, vmax, amax, samples_per_segment: int = 8
     if len(traj) < 2:
         return 0.0, 0.0
     c, h = _segment_coefficients(traj)
-    tau = np.linspace(0.0, 1.0, samples_per_segment + 1)[:, None, None] * h[None, :, None]   # (U, S, 1)
-    qd = c[1] + tau * (2 * c[2] + tau * (3 * c[3] + tau * (4 * c[4] + tau * 5 * c[5])))
-    qdd = 2 * c[2] + tau * (6 * c[3] + tau * (12 * c[4] + tau * 20 * c[5]))
-    return float(np.max(np.abs(qd) / vmax)), float(np.max(np.abs(qdd) / amax))
+    S, n = c.shape[1], c.shape[2]
+    # in the segment's normalized time u = tau / h: qd = sum_k k c_k h^(k-1) u^(k-1), qdd likewise; every
+    # sample of every segment by one matrix product each
+    hp = h[None, :, None] ** np.arange(5)[:, None, None]                                     # (5, S, 1)
+    Dv = (np.arange(1, 6)[:, None, None] * c[1:] * hp).reshape(5, S * n)
+    Da = (np.array([2.0, 6.0, 12.0, 20.0])[:, None, None] * c[2:] * hp[:4]).reshape(4, S * n)
+    u = np.linspace(0.0, 1.0, samples_per_segment + 1)
+    U = u[:, None] ** np.arange(5)                                                          # (U, 5)
+    qd = np.abs(U @ Dv).max(axis=0).reshape(S, n).max(axis=0)
+    qdd = np.abs(U[:, :4] @ Da).max(axis=0).reshape(S, n).max(axis=0)
+    return float(np.max(qd / vmax)), float(np.max(qdd / amax))
 
 
 def _limits(values, n, what):
@@ -126,6 +133,8 @@ def _limits(values, n, what):
 
 
 def _import_toppra():
+    if _TOPPRA:
+        return _TOPPRA[0]
     try:
         import toppra
         import toppra.algorithm
@@ -136,7 +145,36 @@ def _import_toppra():
     import logging
 
     logging.getLogger("toppra").setLevel(logging.WARNING)
+    _memoize_available_solvers(toppra)
+    _TOPPRA.append(toppra)
     return toppra
+
+
+_TOPPRA: list = []
+
+
+def _memoize_available_solvers(toppra) -> None:
+    """toppra's reachability algorithm asks ``toppra.solverwrapper.available_solvers()`` on every
+    construction, which searches ``sys.path`` for the optional qpOASES and cvxpy packages (about half a
+    millisecond, a tenth of a whole parameterization). The answer cannot change within a process once
+    toppra is imported, so it is computed once (same function, same answer; its print still happens when
+    asked for with ``output_msg=True``)."""
+    sw = getattr(toppra, "solverwrapper", None)
+    original = getattr(sw, "available_solvers", None)
+    if original is None or getattr(original, "_mm_memoized", False):
+        return
+    cache: list = []
+
+    def available_solvers(output_msg=True):
+        if not cache:
+            cache.append(original(output_msg=False))
+        if output_msg:
+            print(cache[0])
+        return cache[0]
+
+    available_solvers._mm_memoized = True
+    available_solvers.__doc__ = original.__doc__
+    sw.available_solvers = available_solvers
 
 
 _CONSTRAINTS: dict = {}
@@ -181,8 +219,8 @@ def time_parameterize(path, vmax, amax, joint_names=(), *, min_grid: int = 40,
     amax = _limits(amax, n, "acceleration")
     names = tuple(joint_names) or tuple(f"q{i}" for i in range(n))
     # drop repeated configurations (a zero-length step has no parameter interval)
-    keep = [0] + [i for i in range(1, len(Q)) if np.max(np.abs(Q[i] - Q[i - 1])) > 1e-12]
-    Q = Q[keep]
+    if len(Q) > 1:
+        Q = Q[np.concatenate([[True], np.max(np.abs(np.diff(Q, axis=0)), axis=1) > 1e-12])]
     if len(Q) == 1:
         z = np.zeros((1, n))
         return JointTrajectory(names, np.zeros(1), Q.copy(), z, z.copy(), {"slowdown": 1.0, "ratios": (0.0, 0.0)})

@@ -13,6 +13,9 @@
   sequence number; the server echoes both and a client keeps only replies carrying its own id. Client and
   service endpoints carry ``clientid=<id>;`` / ``serviceid=<id>;`` in their USER_DATA, and a server
   waits (up to 100 ms, as rmw_cyclonedds) until it has matched the requesting client's reply reader.
+* On Iron and later (``ROS_DISTRO``, as for ``ros_discovery_info``), every reader's and writer's USER_DATA
+  also carries ``typehash=RIHS01_<hex>;``, the REP-2011 hash of its message type
+  (:mod:`mechanism_model_ros.type_hash`); on Humble it does not, as there.
 * The participant's USER_DATA is ``enclave=/;``; ``ros_discovery_info`` lists the process's nodes and their
   readers and writers (:class:`GraphInfo`), for ``ros2 node list``.
 * Discovery settings follow rcl and rmw_cyclonedds (Jazzy): ``ROS_DOMAIN_ID`` (default 0),
@@ -276,7 +279,7 @@ class GraphInfo:
     ``ros2 node list`` on a ROS 2 machine shows Cyclone-transport nodes. The Gid layout follows
     ``ROS_DISTRO`` (Humble: 24 bytes, Iron and later: 16; default 16)."""
 
-    def __init__(self, participant, size: int):
+    def __init__(self, participant, size: int, type_hashes: bool = False):
         from rosbags.typesys import Stores, get_typestore
         from ..qos import QoS
 
@@ -287,7 +290,9 @@ class GraphInfo:
         self.Gid = message_class("rmw_dds_common/msg/Gid", store)
         with _create_lock:
             topic = Topic(participant, "ros_discovery_info", self.Info)
-        self.writer = _writer(participant, topic, dds_qos(QoS(depth=1, transient_local=True)))
+        self.writer = _writer(participant, topic, dds_qos(
+            QoS(depth=1, transient_local=True),
+            _type_hash_user_data("rmw_dds_common/msg/ParticipantEntitiesInfo") if type_hashes else None))
         self.participant_gid = self.gid(participant.get_guid().bytes)
         self.nodes: dict[tuple[str, str], dict[str, list]] = {}
         self._lock = threading.Lock()
@@ -324,6 +329,20 @@ class GraphInfo:
             self.writer.write(self.message())
         except Exception:       # graph information is a courtesy; never fail a node for it
             pass
+
+
+def _type_hash_user_data(ros_type: str) -> bytes:
+    """``typehash=RIHS01_...;`` for an endpoint of ``ros_type``; empty (with a warning, as rmw_cyclonedds) when
+    the type has no hash."""
+    from ..type_hash import user_data
+    try:
+        return user_data(ros_type).encode()
+    except Exception as exc:
+        import logging
+        logging.getLogger("mechanism_model_ros.cyclone").warning(
+            "no type hash for %s (%s: %s); its endpoints carry none in USER_DATA", ros_type,
+            type(exc).__name__, exc)
+        return b""
 
 
 _noted = set()
@@ -375,11 +394,15 @@ class CycloneContext:
         self._warn = RateLimitedLogger(logging.getLogger("mechanism_model_ros.cyclone"))
         self.graph = None
         size = gid_size(env)
+        #: Iron and later put the type hash into every endpoint's USER_DATA; Humble (and an unknown
+        #: distribution, as for ros_discovery_info) keeps the older bytes
+        self.type_hashes = size == 16
+        self._type_hash_cache: dict[str, bytes] = {}
         if size is None:
             _note_no_graph(env)
         else:
             try:
-                self.graph = GraphInfo(self.participant, size)
+                self.graph = GraphInfo(self.participant, size, self.type_hashes)
             except Exception:   # e.g. a rosbags without rmw_dds_common: run without graph information
                 self.graph = None
         self._thread = threading.Thread(target=self._dispatch, name="mm-dds-dispatch", daemon=True)
@@ -401,6 +424,16 @@ class CycloneContext:
                 t = Topic(self.participant, dds_name, cls)
                 self._topics[key] = t
             return t
+
+    def endpoint_user_data(self, ros_type: str, prefix: bytes = b"") -> bytes | None:
+        """USER_DATA of a reader or writer of ``ros_type``: ``prefix`` (a client or service id) followed, on
+        Iron and later, by ``typehash=RIHS01_...;`` (rmw_cyclonedds' create_readwrite_qos); None if empty."""
+        if self.type_hashes:
+            entry = self._type_hash_cache.get(ros_type)
+            if entry is None:
+                entry = self._type_hash_cache[ros_type] = _type_hash_user_data(ros_type)
+            prefix += entry
+        return prefix or None
 
     def new_csid(self) -> bytes:
         """A unique client/service id: the participant's GUID prefix and a big-endian counter."""
@@ -526,22 +559,27 @@ class _CyclonePublisher(Publisher):
 
 
 def _service_topics(ctx: CycloneContext, name: str, srv_type: str, id_key: str):
-    """``(request class, reply class, rq/<name>Request topic, rr/<name>Reply topic, endpoint QoS)`` of a
-    client (``id_key`` ``clientid``) or service (``serviceid``); the QoS carries a new ``<id_key>=<id>;``
-    in its USER_DATA, shared by the endpoint's reader and writer as in rmw_cyclonedds."""
+    """``(request class, reply class, rq/<name>Request topic, rr/<name>Reply topic, request QoS, reply QoS)``
+    of a client (``id_key`` ``clientid``) or service (``serviceid``); both QoS carry a new ``<id_key>=<id>;``
+    in their USER_DATA, shared by the endpoint's reader and writer as in rmw_cyclonedds, and on Iron and
+    later the type hash of ``<srv_type>_Request`` (request topic) or ``_Response`` (reply topic)."""
     req_cls = service_wire_class(srv_type + "_Request")
     rep_cls = service_wire_class(srv_type + "_Response")
-    qos = dds_qos(SERVICES, f"{id_key}={csid_to_string(ctx.new_csid())};".encode())
-    return req_cls, rep_cls, ctx.topic(f"rq{name}Request", req_cls), ctx.topic(f"rr{name}Reply", rep_cls), qos
+    csid = f"{id_key}={csid_to_string(ctx.new_csid())};".encode()
+    req_qos = dds_qos(SERVICES, ctx.endpoint_user_data(srv_type + "_Request", csid))
+    rep_qos = dds_qos(SERVICES, ctx.endpoint_user_data(srv_type + "_Response", csid))
+    return (req_cls, rep_cls, ctx.topic(f"rq{name}Request", req_cls), ctx.topic(f"rr{name}Reply", rep_cls),
+            req_qos, rep_qos)
 
 
 class _CycloneClient(Client):
     def __init__(self, ctx: CycloneContext, name: str, srv_type: str):
         self.ctx = ctx
         self.name = name
-        self.req_cls, self.rep_cls, requests, replies, qos = _service_topics(ctx, name, srv_type, "clientid")
-        self.writer = _writer(ctx.participant, requests, qos)
-        self.reader = _reader(ctx.participant, replies, qos)
+        self.req_cls, self.rep_cls, requests, replies, req_qos, rep_qos = _service_topics(
+            ctx, name, srv_type, "clientid")
+        self.writer = _writer(ctx.participant, requests, req_qos)
+        self.reader = _reader(ctx.participant, replies, rep_qos)
         self.guid = self.writer.get_instance_handle() & 0xFFFFFFFFFFFFFFFF  # uint64 on the wire
         self._seq = itertools.count(1)
         self._pending: dict[int, concurrent.futures.Future] = {}
@@ -607,9 +645,10 @@ class _CycloneService:
         self.gate = ServiceGate(concurrency, queue)
         self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=concurrency,
                                                           thread_name_prefix=f"mm-srv{name.replace('/', '-')}")
-        self.req_cls, self.rep_cls, requests, replies, qos = _service_topics(ctx, name, srv_type, "serviceid")
-        self.reader = _reader(ctx.participant, requests, qos)
-        self.writer = _writer(ctx.participant, replies, qos)
+        self.req_cls, self.rep_cls, requests, replies, req_qos, rep_qos = _service_topics(
+            ctx, name, srv_type, "serviceid")
+        self.reader = _reader(ctx.participant, requests, req_qos)
+        self.writer = _writer(ctx.participant, replies, rep_qos)
         ctx.add_reader(self.reader, self._on_requests)
 
     def _on_requests(self, samples):
@@ -725,7 +764,8 @@ class CycloneNode(ActionsOverServices, Transport):
 
     def create_publisher(self, topic: str, ros_type: str, qos: QoS) -> _CyclonePublisher:
         cls = message_class(ros_type)
-        w = _writer(self.ctx.participant, self.ctx.topic(self._topic(topic), cls), dds_qos(qos))
+        w = _writer(self.ctx.participant, self.ctx.topic(self._topic(topic), cls),
+                    dds_qos(qos, self.ctx.endpoint_user_data(ros_type)))
         self._entities.append(w)
         self._graph("writers", w)
         return _CyclonePublisher(w)
@@ -735,7 +775,8 @@ class CycloneNode(ActionsOverServices, Transport):
         drops = DropCounter()
         with _LISTENERS_LOCK:
             _LISTENERS.append(drops)
-        r = _reader(self.ctx.participant, self.ctx.topic(self._topic(topic), cls), dds_qos(qos), drops)
+        r = _reader(self.ctx.participant, self.ctx.topic(self._topic(topic), cls),
+                    dds_qos(qos, self.ctx.endpoint_user_data(ros_type)), drops)
         r.drop_counter = drops
         r.samples_lost = lambda: drops.lost + drops.rejected     # what DDS reports lost or rejected
         r.samples_dropped = lambda: {"lost": drops.lost, "rejected": drops.rejected}
