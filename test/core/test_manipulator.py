@@ -595,3 +595,33 @@ def test_avoid_collisions_stops_before_an_obstacle(rover):
         arm.cartesian_path([T1], q0, environment=rock)            # an environment without avoid_collisions
     with pytest.raises(InvalidConfiguration):
         arm.cartesian_path([T1], q0, avoid_collisions=True, collision_margin=-1.0)
+
+
+def test_avoid_collisions_ignores_pairs_the_chain_does_not_move(rover):
+    """The rover's wheels sink into a terrain plane (a contact the arm cannot change): the arm's path is not
+    stopped by it, but is stopped by the rock on its line at the brute-force step (the first step where an arm
+    body touches the rock); the moving bodies are the arm's links, not the wheels or the chassis."""
+    require("coal", "collision")
+    from mechanism_model_core.collision import Environment, Obstacle, collisions
+    from mechanism_model_core.collision import shapes as S
+
+    arm, q0 = _rover_arm(rover)
+    moving = arm.moving_bodies()
+    assert {"arm_turret", "arm_fore"} <= moving and not any(b.endswith("_wheel") for b in moving)
+    assert "chassis" not in moving
+    wheel_z = min(forward_kinematics(rover, arm.full_q(q0)).position(b.name)[2] for b in rover.bodies
+                  if b.name.endswith("_wheel"))
+    plane = Obstacle("terrain", S.HalfSpace((0.0, 0.0, 1.0), wheel_z - 0.08), np.eye(4))   # the wheels sink in
+    p_tool = forward_kinematics(rover, arm.full_q(q0)).position("arm_tool")
+    rock = Obstacle.box("rock", (0.2, 0.2, 0.2), translation(*(p_tool + [0.0, 0.0, -0.25])))
+    T1 = arm.fk(q0)
+    T1[:3, 3] += [0.0, 0.0, -0.2]
+    free = arm.cartesian_path([T1], q0, max_step=0.005)
+    assert any(c.body_a.endswith("_wheel") for c in collisions(rover, arm.full_q(q0), environment=Environment([plane])))
+    alone = arm.cartesian_path([T1], q0, max_step=0.005, avoid_collisions=True, environment=Environment([plane]))
+    assert alone.fraction == 1.0, alone.message
+    path = arm.cartesian_path([T1], q0, max_step=0.005, avoid_collisions=True, environment=Environment([plane, rock]))
+    k = next(i for i, q in enumerate(free.positions)
+             if any(c.body_b == "rock" for c in collisions(rover, arm.full_q(q), environment=Environment([rock]))))
+    assert path.reason == "collision" and "rock" in path.message and "wheel" not in path.message
+    assert len(path.positions) == k
