@@ -8,15 +8,23 @@ use, and the one ``mechanism-model ros2-control`` exports):
 
 * Subscribes ``cmd_vel`` (``geometry_msgs/Twist``: ``linear.x``, ``linear.y``, ``angular.z`` in the body
   frame) and ``joint_states`` (the process's shared cache).
-* At each cycle boundary while commanded, plans one cycle of the gait for the latest twist and publishes it
-  as a ``trajectory_msgs/JointTrajectory`` on ``/<group>/joint_trajectory`` of every joint-trajectory motor
-  group commanding the walking joints, over all of that group's joints in its order (a joint of the group
+* At each cycle boundary while commanded, plans one cycle of the gait for the latest twist and sends it to
+  every joint-trajectory motor group commanding the walking joints as a goal of the controller's
+  ``/<group>/follow_joint_trajectory`` action (``control_msgs/action/FollowJointTrajectory``, as MoveIt
+  drives controllers; parameter ``mode: action``, the default) or, with ``mode: topic``, as a
+  ``trajectory_msgs/JointTrajectory`` on ``/<group>/joint_trajectory``; over all of that group's joints in
+  its order (a joint of the group
   that does not walk, such as a wheel-on-leg robot's ankle steering, is held where it is). The first point
   lies far enough ahead for the move from the measured positions within the motors' speed limits. Feet
   further than ``reposition_tolerance`` from their place in the cycle's first pose (standing, a gait
   stopped mid-cycle, a new twist with another stride) first step there one leg at a time, the others
   planted
   (:meth:`~mechanism_model_core.locomotion.legged.LeggedLocomotorModel.plan_stand`), in the same trajectory.
+* Goals go out from a sender thread of their own (never from the watchdog's timer, whose transport thread
+  delivers the action's replies): a newer trajectory for a group replaces one not yet sent (the controller
+  would replace it anyway). Each goal replaces the running one in joint_trajectory_controller; a goal the
+  controller rejects, or one that ends aborted, is logged and counted (``counts["goal_rejected"]``,
+  ``counts["goal_aborted"]``); goals superseded by the next cycle end cancelled, which is normal.
 
 Safety (the rover's rules, every case logged, rate-limited):
 
@@ -37,7 +45,8 @@ Safety (the rover's rules, every case logged, rate-limited):
   between consecutive points and from the measured positions within the velocity limit); a trajectory that
   leaves them is not sent (never clamped: that would be another motion) and the legs hold.
 
-Parameters (units): ``gait`` (tripod, ripple, wave, crawl), ``period`` (s per cycle), ``swing_height`` (m),
+Parameters (units): ``mode`` (``action`` or ``topic``), ``server_timeout`` (s to wait for an action server
+or a goal's acceptance, default 2), ``gait`` (tripod, ripple, wave, crawl), ``period`` (s per cycle), ``swing_height`` (m),
 ``samples_per_cycle``, ``min_margin`` (m), ``motor_groups`` (a motor-group file; empty: the model file's
 ``<Motor_Group>`` elements), ``controller`` (the joint_trajectory_controller's name when the model has no
 motor group for the legs: the joints' own limits apply then), ``command_rate`` (Hz), ``cmd_vel_timeout``
@@ -59,9 +68,11 @@ from mechanism_model_core.locomotion.motor_group import (ControllerKind, Invalid
                                                          MotorLimits)
 
 from . import qos
-from .transports.base import RateLimitedLogger, Transport
+from .transports.base import STATUS_ABORTED, RateLimitedLogger, Transport
 
 TRAJECTORY = "trajectory_msgs/msg/JointTrajectory"
+ACTION = "control_msgs/action/FollowJointTrajectory"
+MODES = ("action", "topic")
 HOLD_TIME = 0.05          # s: the least time_from_start of a hold point
 
 
@@ -147,8 +158,21 @@ class LeggedNode:
         self._stand = {n: float(self.model.stand[m.coordinate_index(n)]) for g in self.groups for n in g.joint_names}
         self._Traj = transport.message_class(TRAJECTORY)
         self._Point = transport.message_class("trajectory_msgs/msg/JointTrajectoryPoint")
-        self.pubs = {g.name: transport.create_publisher(f"/{g.name}/joint_trajectory", TRAJECTORY, qos.DEFAULT)
-                     for g in self.groups}
+        self.mode = str(p("mode", "action"))
+        if self.mode not in MODES:
+            raise ValueError(f"parameter mode must be one of {MODES}, got {self.mode!r}")
+        self.server_timeout = float(p("server_timeout", 2.0))
+        self.pubs, self.clients = {}, {}
+        for g in self.groups:
+            if self.mode == "topic":
+                self.pubs[g.name] = transport.create_publisher(f"/{g.name}/joint_trajectory", TRAJECTORY,
+                                                               qos.DEFAULT)
+            else:
+                self.clients[g.name] = transport.create_action_client(f"/{g.name}/follow_joint_trajectory", ACTION)
+        self._outbox: dict = {}                  # group -> the newest trajectory message not yet sent
+        self._outbox_cv = threading.Condition()
+        self._sender = None
+        self._sender_stop = False
         self.cmd_sub = transport.create_subscription("cmd_vel", "geometry_msgs/msg/Twist", qos.DEFAULT,
                                                      self.on_cmd_vel)
         if joint_states is None:
@@ -166,12 +190,15 @@ class LeggedNode:
         self._last_plan = None               # (twist, plan) of the last cycle planned
         self._last_hold = -math.inf
         self.counts = {"cmd_vel": 0, "rejected": 0, "refused": 0, "cycles": 0, "holds": 0, "unsafe": 0,
-                       "clamped": 0, "returns": 0}
+                       "clamped": 0, "returns": 0, "goals": 0, "goal_rejected": 0, "goal_aborted": 0}
         self.last_refusal = ""
         self._refused = None                 # the twist of the last refused gait (not replanned while unchanged)
         self._halt = threading.Event()
         self.heartbeat = None
-        self.log.info("legged: %s gait, %s", self.gait,
+        if self.mode == "action":
+            self._sender = threading.Thread(target=self._send_loop, name="legged-goals", daemon=True)
+            self._sender.start()
+        self.log.info("legged: %s gait over %s, %s", self.gait, self.mode,
                       "; ".join(f"{g.name}: {len(g)} joints" for g in self.groups))
         if start_timer:
             # the watchdog is a transport timer; planning runs on a thread of its own so that planning a
@@ -381,8 +408,12 @@ class LeggedNode:
             if res.any_clamped:
                 self.counts["clamped"] += 1
                 self.warn.warning("clamp", f"{g.name} hold clamped: {res.describe()}")
-            meas = self.measured(names)
-            dist = np.where(np.isfinite(meas), np.abs(res.values - meas), 0.0)
+            # from where the controller is commanding (and where the joints are, when that is known: joint
+            # states older than joint_states_timeout say where the legs were, and would slow the hold down)
+            dist = np.abs(res.values - q)
+            if now - self._js_time <= self.js_timeout:
+                meas = self.measured(names)
+                dist = np.maximum(dist, np.where(np.isfinite(meas), np.abs(res.values - meas), 0.0))
             t = max(HOLD_TIME, float(np.max(dist / g.velocity)))
             z = np.zeros((1, len(names)))
             self._publish(g.name, names, np.array([t]), res.values[None], z, z)
@@ -408,7 +439,55 @@ class LeggedNode:
             pt.time_from_start.nanosec = min(int(round((t - math.floor(t)) * 1e9)), 999_999_999)
             pts.append(pt)
         msg.points = pts
-        self.pubs[group].publish(msg)
+        if self.mode == "topic":
+            self.pubs[group].publish(msg)
+            return
+        with self._outbox_cv:
+            self._outbox[group] = msg
+            self._outbox_cv.notify()
+
+    # ------------------------------------------------------------------------------- action goals
+    def _send_loop(self) -> None:
+        """Send the newest trajectory of each group as a FollowJointTrajectory goal, in the order queued;
+        runs until :meth:`close` and has flushed what was queued before it."""
+        while True:
+            with self._outbox_cv:
+                while not self._outbox and not self._sender_stop:
+                    self._outbox_cv.wait(0.5)
+                if not self._outbox:
+                    return                                   # closing, nothing left to send
+                group = next(iter(self._outbox))
+                msg = self._outbox.pop(group)
+            try:
+                self._send_goal(group, msg)
+            except Exception as exc:        # noqa: BLE001 -- the sender must never die
+                self.warn.warning("goal", f"{group}: goal not sent: {type(exc).__name__}: {exc}")
+
+    def _send_goal(self, group: str, msg) -> None:
+        client = self.clients[group]
+        if not client.wait_for_server(self.server_timeout):
+            self.warn.warning("no_server", f"no action server /{group}/follow_joint_trajectory: trajectory dropped")
+            return
+        goal = client.goal()
+        goal.trajectory = msg
+        handle = client.send_goal(goal, timeout=self.server_timeout)
+        self.counts["goals"] += 1
+        if not handle.accepted:
+            self.counts["goal_rejected"] += 1
+            self.warn.warning("goal_rejected", f"{group} rejected the goal")
+            return
+        handle.result_future().add_done_callback(lambda f, g=group: self._goal_done(g, f))
+
+    def _goal_done(self, group: str, future) -> None:
+        try:
+            r = future.result()
+        except Exception:                  # noqa: BLE001 -- closing
+            return
+        if r.status == STATUS_ABORTED:
+            self.counts["goal_aborted"] += 1
+            self.warn.warning("goal_aborted", f"{group}: goal aborted "
+                                              f"({getattr(r.result, 'error_code', '')}: "
+                                              f"{getattr(r.result, 'error_string', '')})")
 
     def _tick(self) -> None:
         try:
@@ -440,6 +519,11 @@ class LeggedNode:
                 self._hold("node closing", self.transport.monotonic())
         except Exception:
             pass
+        if self._sender is not None:
+            with self._outbox_cv:
+                self._sender_stop = True
+                self._outbox_cv.notify()
+            self._sender.join(timeout=self.server_timeout + 1.0)     # the hold goes out first
 
 
 def main(argv=None) -> int:

@@ -7,7 +7,8 @@ mirrored into the state as mock_components/GenericSystem with ``calculate_dynami
 directly; velocities integrated into positions), ``/<group>/joint_trajectory`` for trajectory groups
 (followed by linear interpolation from the current state; a new trajectory replaces the old one) and the
 ``/<group>/follow_joint_trajectory`` action (goals naming exactly the group's joints; feedback; cancel holds
-the position; SUCCEEDED when the last point's time has passed).
+the position; a new goal replaces the running one, which ends CANCELED; SUCCEEDED when the last point's time
+has passed).
 
 Run: ``python ros2_control_standin.py MODEL [--motors FILE]`` with ROS_DOMAIN_ID / CYCLONEDDS_URI set.
 """
@@ -41,6 +42,7 @@ class StandIn:
         self.v = np.zeros(len(self.names))
         self.mode = {}                     # joint index -> ("position" | "velocity", value)
         self.trajectories = {}             # group -> (start time, [idx], times, positions)
+        self.goals = {}                    # group -> the goal handle being executed
         self.lock = threading.Lock()
         self.JointState = node.message_class("sensor_msgs/msg/JointState")
         self.pub = node.create_publisher("/joint_states", "sensor_msgs/msg/JointState", DEFAULT)
@@ -92,6 +94,8 @@ class StandIn:
 
         Result = message_class("control_msgs/action/FollowJointTrajectory_Result")
         Feedback = message_class("control_msgs/action/FollowJointTrajectory_Feedback")
+        with self.lock:
+            self.goals[group.name] = handle          # a newer goal preempts this one (as the controller does)
         self.on_trajectory(group, handle.request.trajectory)
         names = list(handle.request.trajectory.joint_names)
         idx = [self.index[n] for n in names]
@@ -99,7 +103,11 @@ class StandIn:
             time.sleep(0.02)
             with self.lock:
                 running = group.name in self.trajectories
+                preempted = self.goals.get(group.name) is not handle
                 q = self.q[idx].tolist()
+            if preempted:
+                handle.canceled(Result(error_code=0))
+                return
             if handle.is_cancel_requested:
                 with self.lock:
                     self.trajectories.pop(group.name, None)

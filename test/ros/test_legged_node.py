@@ -33,7 +33,7 @@ def _rig(extra=None):
     bus = MemoryBus()
     served = Served(MODEL, "test")
     node = create("legged", MemoryNode("legged", bus=bus, parameters={
-        "gait": "tripod", "period": 2.0, "command_rate": 20.0, "max_linear_speed": 0.5, **(extra or {})}), served)
+        "mode": "topic", "gait": "tripod", "period": 2.0, "command_rate": 20.0, "max_linear_speed": 0.5, **(extra or {})}), served)
     drv = MemoryNode("driver", bus=bus)
     got = []
     lock = threading.Lock()
@@ -303,3 +303,68 @@ def test_a_gait_stopped_mid_cycle_steps_back_one_leg_at_a_time(rig):
     np.testing.assert_allclose(Q[k_home + 1:], plan.trajectory.positions[1:len(Q) - k_home], atol=1e-12)
     group = MOTORS["legs_controller"]
     assert np.all(Q >= group.lower) and np.all(Q <= group.upper)
+
+
+def test_action_mode_sends_cycles_and_holds_as_goals():
+    """mode: action (the default): the same cycles and holds arrive as FollowJointTrajectory goals at a
+    stand-in for legs_controller's action server (whole goals, joint order of the motor group); a server
+    that rejects every goal is counted and logged, and the node keeps holding on silence."""
+    from mechanism_model_ros.nodes import Served, create
+    from mechanism_model_ros.transports.memory import MemoryBus, MemoryNode
+    from mechanism_model_ros import qos
+
+    def run(accept):
+        bus = MemoryBus()
+        ctrl = MemoryNode("controller", bus=bus)
+        goals, lock = [], threading.Lock()
+
+        def on_goal(goal):
+            with lock:
+                goals.append((time.monotonic(), goal.trajectory))
+            return accept
+
+        def execute(handle):
+            handle.succeed()
+        ctrl.create_action_server("/legs_controller/follow_joint_trajectory",
+                                  "control_msgs/action/FollowJointTrajectory", execute, goal_callback=on_goal)
+        node = create("legged", MemoryNode("legged", bus=bus, parameters={
+            "gait": "tripod", "period": 2.0, "command_rate": 20.0, "max_linear_speed": 0.5}), Served(MODEL, "test"))
+        assert node.mode == "action" and not node.pubs
+        drv = MemoryNode("driver", bus=bus)
+        cmd = drv.create_publisher("cmd_vel", "geometry_msgs/msg/Twist", qos.DEFAULT)
+        js = drv.create_publisher("joint_states", "sensor_msgs/msg/JointState", qos.DEFAULT)
+        names = list(node.joint_names)
+        q = [float(node.model.stand[MODEL.coordinate_index(n)]) for n in names]
+        twist = drv.message_class("geometry_msgs/msg/Twist")()
+        twist.linear.x = 0.03
+        JS = drv.message_class("sensor_msgs/msg/JointState")
+
+        def walked():
+            with lock:
+                return any(len(tr.points) > 1 for _, tr in goals)
+        end = time.monotonic() + 10.0                    # a safety net: planning is slower on a busy machine
+        while not walked() and time.monotonic() < end:
+            js.publish(JS(name=names, position=q))
+            cmd.publish(twist)
+            time.sleep(0.02)
+        t_silent = time.monotonic()
+        for _ in range(40):                               # cmd_vel silent, joint states go on
+            js.publish(JS(name=names, position=q))
+            time.sleep(0.02)
+        node.close()
+        with lock:
+            return node, list(goals), t_silent
+
+    node, goals, t_silent = run(True)
+    cycles = [tr for _, tr in goals if len(tr.points) > 1]
+    assert cycles and node.counts["goal_rejected"] == 0 and node.counts["goals"] >= 2
+    group = MOTORS["legs_controller"]
+    assert all(list(tr.joint_names) == list(group.joint_names) for _, tr in goals)
+    Q = np.array([p.positions for p in cycles[0].points])
+    plan = node.model.plan_gait("tripod", (0.03, 0, 0), period=2.0, cycles=1)
+    np.testing.assert_allclose(Q[-len(plan.trajectory):], plan.trajectory.positions, atol=1e-12)
+    assert any(t > t_silent and len(tr.points) == 1 for t, tr in goals), "no hold goal after cmd_vel silence"
+
+    node, goals, _ = run(False)
+    assert goals and node.counts["goal_rejected"] == len(goals) == node.counts["goals"]
+    assert node.counts["holds"] >= 1

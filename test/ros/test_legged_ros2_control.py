@@ -1,15 +1,22 @@
 """The LEMUR hexapod's legs through real ros2_control: ros2_control_node (Humble) runs the <ros2_control>
 block and controller YAML that `mechanism-model ros2-control` exports from the model's motor group
 (mock_components/GenericSystem, joint_state_broadcaster, the joint_trajectory_controller `legs_controller`
-over the eighteen leg joints).
+over the eighteen leg joints); one ros2_control_node for the whole module.
 
-* The legged node, in its own process over each transport (Cyclone and rclpy), takes cmd_vel from this
-  process: the mock hardware's /joint_states follow the core's gait (every sample on the planned joint
-  curve, the whole cycle covered), silence on cmd_vel makes the legs hold still within 0.5 s, and hostile
-  commands (NaN, inf, far too fast, changing at 100 Hz) never take a joint past the motor group's limits.
-* The manipulator node drives the same controller through FollowJointTrajectory (the Cyclone action client
-  against the real C++ action server): a planned gait cycle is executed and followed; a goal outside the
-  motor limits is refused before anything is sent.
+The legged node runs in its own process, once over each transport (Cyclone, and rclpy under the ROS
+Python), in namespace /walker, and sends every gait cycle and every hold as a goal of legs_controller's
+``follow_joint_trajectory`` action (the real C++ action server). This process sends cmd_vel and relays the
+controller's /joint_states to the node (so that it can silence them):
+
+* the mock hardware's /joint_states follow the core's gait plan (every sample on the planned joint curve,
+  the whole cycle covered), the goals reach the action server (its status topic), and the stance feet stay
+  planted in the plan's ground frame (forward kinematics of the measured joints);
+* silence on cmd_vel, and silence on joint_states, make the legs hold still within 0.5 s (judged by
+  ``watchdog_timing``: the node's own delay, this process's and the joint_states stream's stalls excused);
+* hostile commands (NaN, inf, far too fast, changing at 100 Hz) never take a joint past the motor limits;
+* a second legged node whose motor group gives the knees less range than the gait needs refuses the
+  cycle before sending it (the legs stay still, the log names the limit);
+* a new stride is stepped into one leg at a time.
 
 Where ROS 2 is absent (and not required) the ros2_control stand-in runs the same tests."""
 
@@ -25,19 +32,63 @@ from mechanism_model_core.locomotion.legged import LeggedLocomotorModel
 from ros import ros_env
 from ros.dds_helpers import start_serve, stop, unique_domain_id, wait_for
 from ros.ros2_control_env import ControlledRobot
+from ros.watchdog_timing import StallProbe, check_stop, heartbeat_lateness
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
 MODEL = "lemur/lemur_hexapod.xml"
 TWIST = (0.03, 0.0, 0.0)
-PARAMS = ["-p", "gait:=tripod", "-p", "period:=2.0", "-p", "command_rate:=50.0", "-p", "cmd_vel_timeout:=0.25",
-          "-p", "joint_states_timeout:=0.25", "-p", "max_linear_speed:=0.1", "-p", "max_angular_speed:=0.3"]
+NS = "/walker"
+TIMEOUT = 0.25          # s: the node's cmd_vel_timeout and joint_states_timeout
+RATE = 50.0             # Hz: the node's command_rate (its watchdog's heartbeat)
+JS_PERIOD = 0.01        # s: joint_states from the controller manager's 100 Hz update
+PARAMS = ["-p", "mode:=action", "-p", "gait:=tripod", "-p", "period:=2.0", "-p", f"command_rate:={RATE}",
+          "-p", f"cmd_vel_timeout:={TIMEOUT}", "-p", f"joint_states_timeout:={TIMEOUT}",
+          "-p", "max_linear_speed:=0.1", "-p", "max_angular_speed:=0.3"]
+
+
+class Relay:
+    """/joint_states -> /walker/joint_states while ``on`` is set; ``last``: when the last one was relayed."""
+
+    def __init__(self, robot):
+        from mechanism_model_ros.qos import DEFAULT
+        self.on = threading.Event()
+        self.on.set()
+        self.last = -math.inf
+        self.pub = robot.node.create_publisher(f"{NS}/joint_states", "sensor_msgs/msg/JointState", DEFAULT)
+
+        def relay(msg):
+            if self.on.is_set():
+                self.pub.publish(msg)
+                self.last = time.monotonic()
+        self.sub = robot.node.create_subscription("/joint_states", "sensor_msgs/msg/JointState", DEFAULT, relay)
+
+
+class GoalWatch:
+    """Goal ids seen on legs_controller's follow_joint_trajectory status topic."""
+
+    def __init__(self, robot):
+        from mechanism_model_ros.qos import DEFAULT
+        self.ids, self._lock = {}, threading.Lock()
+
+        def on_status(msg):
+            with self._lock:
+                for st in msg.status_list:
+                    self.ids[bytes(st.goal_info.goal_id.uuid)] = int(st.status)
+        self.sub = robot.node.create_subscription("/legs_controller/follow_joint_trajectory/_action/status",
+                                                  "action_msgs/msg/GoalStatusArray", DEFAULT, on_status)
+
+    def count(self) -> int:
+        with self._lock:
+            return len(self.ids)
 
 
 @pytest.fixture(scope="module")
 def robot(tmp_path_factory):
     with ControlledRobot(MODEL, unique_domain_id(), tmp_path_factory.mktemp("lemur"),
                          controllers=["legs_controller"]) as r:
+        r.relay = Relay(r)
+        r.goals = GoalWatch(r)
         yield r
 
 
@@ -46,23 +97,32 @@ def walker(robot):
     return LeggedLocomotorModel(robot.mechanism)
 
 
+def _start_node(robot, transport, *args):
+    args = ["--model", MODEL, "--nodes", "legged", *args]
+    if transport == "rclpy":
+        ros_env.require("humble")
+        return ros_env.start_serve(robot.domain, *args)
+    return start_serve(robot.domain, "--transport", "cyclone", *args)
+
+
+def _stop_node(transport, proc) -> str:
+    if transport == "rclpy":
+        return proc.stop()
+    return "".join(stop(proc))
+
+
 @pytest.fixture(scope="module", params=["cyclone", "rclpy"])
 def rig(request, robot):
-    args = ["--model", MODEL, "--nodes", "legged", *PARAMS]
-    if request.param == "rclpy":
-        ros_env.require("humble")
-        proc = ros_env.start_serve(robot.domain, *args)
-    else:
-        proc = start_serve(robot.domain, "--transport", "cyclone", *args)
-    cmd = robot.publisher("cmd_vel", "geometry_msgs/msg/Twist")
+    proc = _start_node(robot, request.param, "--namespace", NS, *PARAMS)
+    cmd = robot.publisher(f"{NS}/cmd_vel", "geometry_msgs/msg/Twist")
+    robot.transport = request.param
     try:
         yield robot, cmd
     finally:
+        robot.relay.on.set()
         _send(robot, cmd, (0.0, 0.0, 0.0))
-        if request.param == "rclpy":
-            proc.stop()
-        else:
-            stop(proc)
+        out = _stop_node(request.param, proc)
+    assert "Traceback" not in out, out[-3000:]
 
 
 def _send(robot, cmd, twist):
@@ -125,16 +185,24 @@ def _dense_cycle(walker, twist):
     return walker.plan_gait("tripod", twist, period=2.0, cycles=1, samples_per_cycle=960).trajectory.positions
 
 
-def test_joint_states_follow_the_gait(rig, walker):
+def _dense_plan(walker, twist):
+    return walker.plan_gait("tripod", twist, period=2.0, cycles=1, samples_per_cycle=960)
+
+
+def test_joint_states_follow_the_gait_sent_as_goals(rig, walker):
     robot, cmd = rig
     names = robot.motors["legs_controller"].joint_names
     assert tuple(names) == walker.joint_names
-    dense = _dense_cycle(walker, TWIST)
+    plan = _dense_plan(walker, TWIST)
+    dense = plan.trajectory.positions
     assert _walk_onto_the_cycle(robot, cmd, walker, TWIST)
+    goals = robot.goals.count()
     with Recorder(robot, names) as rec:
         _walk(robot, cmd, TWIST, 5.0)
     t, Q = rec.arrays()
     assert np.max(np.abs(Q - Q[0])) > 1e-2, "the legs did not move"
+    # every cycle went to the controller as a goal of its follow_joint_trajectory action
+    assert robot.goals.count() - goals >= 2, robot.goals.count() - goals
     d = np.max(np.abs(Q[:, None, :] - dense[None, :, :]), axis=2)       # (samples, dense points)
     dist = d.min(axis=1)
     # the controller's splines follow the curve to 5 mrad; the stand-in's straight segments (restarted from
@@ -142,28 +210,98 @@ def test_joint_states_follow_the_gait(rig, walker):
     assert np.max(dist) < (5e-3 if robot.real else 1.5e-2), np.max(dist)
     # the cycle was walked: the nearest points cover (nearly: a stall of this process's cmd_vel stream on a
     # loaded machine restarts the cycle) every twentieth of it
-    phase = d.argmin(axis=1) * 20 // len(dense)
+    k = d.argmin(axis=1)
+    phase = k * 20 // len(dense)
     assert len(set(phase.tolist())) >= 16, sorted(set(phase.tolist()))
+    _check_stance_feet_planted(walker, plan, Q, k, tol=2e-3 if robot.real else 5e-3)
 
 
-def test_silence_holds_the_legs_within_half_a_second(rig, walker):
+def _check_stance_feet_planted(walker, plan, Q, k, tol):
+    """Each measured sample placed at its nearest plan sample ``k`` (the plan's body pose there): while a
+    leg is in stance its foot, by forward kinematics of the measured joints, stays where it was put down,
+    within ``tol`` (m); over the same stretches the body moved several times that (a foot sliding with the
+    body would fail)."""
+    cols = [walker.mechanism.coordinate_index(n) for n in walker.joint_names]
+    spreads, travels = [], []
+    runs = np.split(np.arange(len(k)), np.flatnonzero(np.diff(k) < 0) + 1)     # one run per walked cycle
+    for run in runs:
+        if len(run) < 2:
+            continue
+        q = plan.q[k[run]].copy()
+        q[:, cols] = Q[run]
+        feet = np.array([walker.feet_positions(qi) for qi in q])              # (n, L, 3) in the plan's world
+        for leg in range(len(plan.legs)):
+            stance = plan.stance[k[run], leg]
+            for seg in np.split(np.arange(len(run)), np.flatnonzero(np.diff(stance.astype(int)) != 0) + 1):
+                if len(seg) < 10 or not stance[seg[0]]:
+                    continue
+                p = feet[seg, leg]
+                spreads.append(float(np.max(np.linalg.norm(p - p[0], axis=1))))
+                body = plan.body[k[run][seg], :3, 3]
+                travels.append(float(np.linalg.norm(body[-1] - body[0])))
+    assert len(spreads) >= 6, "too few stance phases recorded"
+    assert max(spreads) < tol, (max(spreads), tol)
+    assert max(travels) > 0.02, max(travels)          # 0.03 m/s for half of the 2 s cycle
+
+
+def _stop_time(robot, t0, names, settle=1.0):
+    """Receive time of the first joint_states message after ``t0`` from which the legs stay still (no joint
+    changing by more than 1e-6 rad over the following ``settle`` s), and the receive times before it."""
+    with robot._lock:
+        hist = [(t, np.array([v[n][0] for n in names])) for t, v in robot.history if t >= t0]
+    times = []
+    for i, (t, q) in enumerate(hist):
+        later = [qq for tt, qq in hist[i + 1:] if tt <= t + settle]
+        if hist[-1][0] >= t + settle and all(np.max(np.abs(qq - q)) <= 1e-6 for qq in later):
+            return t, times
+        times.append(t)
+    return None, times
+
+
+def _walking(robot, names, seconds=0.1):
+    q0 = np.array(robot.positions(names))
+    time.sleep(seconds)
+    return np.max(np.abs(np.array(robot.positions(names)) - q0)) > 1e-4
+
+
+@pytest.mark.parametrize("silent", ["cmd_vel", "joint_states"])
+def test_silence_holds_the_legs_within_half_a_second(rig, walker, silent):
+    """cmd_vel stops, or (cmd_vel going on) the joint_states reaching the node stop: the legs hold still
+    within 0.5 s of the last message, at a pose of the gait (statically stable)."""
     robot, cmd = rig
     names = robot.motors["legs_controller"].joint_names
     assert _walk_onto_the_cycle(robot, cmd, walker, TWIST)
     _walk(robot, cmd, TWIST, 0.7)
-    with Recorder(robot, names) as rec:
-        _walk(robot, cmd, TWIST, 0.4)
+    with StallProbe() as probe:
+        _walk(robot, cmd, TWIST, 0.3)
         _send(robot, cmd, TWIST)
-        t_last = time.monotonic()
-        time.sleep(1.5)
-    t, Q = rec.arrays()
-    step = np.max(np.abs(np.diff(Q, axis=0)), axis=1)
-    assert np.any(step[t[1:] < t_last] > 1e-4), "the legs were not walking"
-    moved = t[1:][step > 1e-6]
-    assert moved.size and moved[-1] - t_last < 0.5, moved[-1] - t_last
+        assert _walking(robot, names), "the legs were not walking"
+        _send(robot, cmd, TWIST)
+        if silent == "cmd_vel":
+            t_last = time.monotonic()
+            time.sleep(1.5)
+        else:
+            robot.relay.on.clear()
+            try:
+                _walk(robot, cmd, TWIST, 0.05)
+                t_last = robot.relay.last                 # the last joint_states the node got
+                _walk(robot, cmd, TWIST, 1.45)             # cmd_vel goes on
+            finally:
+                robot.relay.on.set()
+        t_stop, ticks = _stop_time(robot, t_last, names)
+        assert t_stop is not None, "the legs never held still"
+    # the hold reaches us through the controller's joint_states: a late message of that stream, or this
+    # process not being scheduled after the timeout, is not the node's decision (watchdog_timing)
+    late = max(heartbeat_lateness([t_last] + ticks, t_stop, JS_PERIOD), probe.stall(t_last + TIMEOUT, t_stop))
+    check_stop(t_stop - t_last, late, f"the hold on {silent} silence")
     # the held pose is one of the gait's (statically stable) poses
     dense = _dense_cycle(walker, TWIST)
-    assert np.min(np.max(np.abs(dense - Q[-1]), axis=1)) < 5e-3
+    assert np.min(np.max(np.abs(dense - np.array(robot.positions(names))), axis=1)) < 5e-3
+    if silent == "joint_states":
+        # with joint_states back it walks again
+        _walk(robot, cmd, TWIST, 0.5)
+        _send(robot, cmd, TWIST)
+        assert _walking(robot, names)
 
 
 def test_hostile_commands_keep_the_legs_within_the_motor_limits(rig):
@@ -187,6 +325,39 @@ def test_hostile_commands_keep_the_legs_within_the_motor_limits(rig):
         _walk(robot, cmd, TWIST, 1.5)
     _, Q = rec.arrays()
     assert np.max(np.abs(Q[-1] - Q[0])) > 1e-3
+
+
+def test_a_cycle_outside_the_motor_limits_is_refused_before_it_is_sent(rig, tmp_path):
+    """A second legged node (root namespace: /cmd_vel, /joint_states straight from the controller) whose
+    motor group gives the knees +-0.02 rad around where they are, less than the gait needs: commanded to
+    walk, it plans, checks the goal against the group and sends nothing but (at most) one hold where the
+    legs are; the legs stay still and its log names the knee limit."""
+    import yaml
+    robot, _ = rig
+    group = robot.motors["legs_controller"]
+    names = list(group.joint_names)
+    assert wait_for(lambda: not _walking(robot, names, 0.2), 10, 0.0)      # the first node holds the legs
+    q = dict(zip(names, robot.positions(names)))
+    motors = [{"joint": n, "min": q[n] - 0.02, "max": q[n] + 0.02} if n.endswith("knee") else {"joint": n}
+              for n in names]
+    f = tmp_path / "narrow.yaml"
+    f.write_text(yaml.safe_dump({"motor_groups": {"legs_controller": {"controller": "joint_trajectory",
+                                                                       "amax": 10, "motors": motors}}}))
+    proc = _start_node(robot, robot.transport, *PARAMS, "-p", f"motor_groups:={f}", "--log-level", "WARNING")
+    out = ""
+    try:
+        cmd = robot.publisher("/cmd_vel", "geometry_msgs/msg/Twist")
+        assert cmd.subscription_count > 0, "the second legged node did not come up"
+        goals = robot.goals.count()
+        q0 = np.array(robot.positions(names))
+        with Recorder(robot, names) as rec:
+            _walk(robot, cmd, TWIST, 2.5)
+        _, Q = rec.arrays()
+    finally:
+        out = _stop_node(robot.transport, proc)
+    assert "trajectory not sent" in out and "knee position" in out and "Traceback" not in out, out[-3000:]
+    assert np.max(np.abs(Q - q0)) < 1e-4, np.max(np.abs(Q - q0))
+    assert robot.goals.count() - goals <= 1                    # the hold where the legs are, nothing else
 
 
 # ------------------------------------------------------------------ FollowJointTrajectory

@@ -52,7 +52,8 @@ def _ros_class(ros_type: str):
 class _SubscriptionGroup(MutuallyExclusiveCallbackGroup):
     """A node's subscriptions and timers (mutually exclusive). Once :class:`RclpyRuntime` hands the node's
     subscriptions to a take loop of their own (``loop_owned``), executors no longer wait on them or take
-    from them; the loop and the timers then exclude each other through the node's ``exclusive`` lock."""
+    from them. Every subscription and timer callback holds the node's ``exclusive`` lock, so they exclude
+    each other whichever thread runs them (an executor's or the take loop)."""
 
     def __init__(self):
         super().__init__()
@@ -274,7 +275,13 @@ class RclpyNode(Transport):
         return _Publisher(self.node.create_publisher(_ros_class(ros_type), topic, ros_qos(qos)))
 
     def create_subscription(self, topic, ros_type, qos, callback):
-        cb = guarded(callback, self.get_logger(), f"subscription {topic}")
+        guarded_cb = guarded(callback, self.get_logger(), f"subscription {topic}")
+
+        def cb(msg):
+            # the lock, not only the callback group, keeps the contract wherever the callback runs: an
+            # executor's thread or the take loop (see _SubscriptionGroup)
+            with self.exclusive:
+                guarded_cb(msg)
         return self.node.create_subscription(_ros_class(ros_type), topic, cb, ros_qos(qos),
                                              callback_group=self._sub_group)
 
@@ -410,7 +417,6 @@ def _take_loop(node: RclpyNode, context, stop: threading.Event) -> None:
     next wake-up (at most 0.2 s)."""
     from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
 
-    node._sub_group.loop_owned = True
     wait_set, size = None, -1
     while context.ok() and not stop.is_set():
         subs = list(node.node.subscriptions)
@@ -435,8 +441,7 @@ def _take_loop(node: RclpyNode, context, stop: threading.Event) -> None:
                         taken = sub.handle.take_message(sub.msg_type, sub.raw)
                     if taken is None:
                         break
-                    with node.exclusive:
-                        sub.callback(taken[0])      # guarded: an exception is logged, not raised
+                    sub.callback(taken[0])      # holds node.exclusive; guarded: an exception is logged
         except Exception as exc:                  # noqa: BLE001 -- a destroyed handle while closing
             if stop.is_set() or not context.ok():
                 break
@@ -487,6 +492,8 @@ class RclpyRuntime:
             ex = SingleThreadedExecutor(context=self.context)
             ex.add_node(n.node)
             self._own.append((n, ex))
+            # before either thread starts: the executor must never take from a subscription the loop owns
+            n._sub_group.loop_owned = True
             threads.append(threading.Thread(target=self._spin_alone, args=(ex, stop), daemon=True,
                                             name=f"executor {n.node_name}"))
             threads.append(threading.Thread(target=_take_loop, args=(n, self.context, stop), daemon=True,
