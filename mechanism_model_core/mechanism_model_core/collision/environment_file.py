@@ -31,6 +31,7 @@ import os
 import numpy as np
 
 from ..errors import ModelFileError
+from ..io.yaml_lines import line_of as _line, read_yaml_with_lines
 from . import shapes as S
 from .environment import Environment, Obstacle, terrain_obstacle
 
@@ -41,55 +42,12 @@ _OBSTACLE_KEYS = {"name", "position", "orientation", "rpy", "padding", *_SHAPE_K
 MAX_GRID_POINTS = 4_000_000
 
 
-class _LineDict(dict):
-    line = None
-
-
-class _LineList(list):
-    line = None
-
-
-def _line(obj, default=None):
-    return getattr(obj, "line", None) or default
-
-
-def _read_yaml(path: str):
-    try:
-        import yaml
-    except ImportError:
-        raise ModelFileError("reading an environment file needs PyYAML: pip install "
-                             "'mechanism_model_core[yaml]'", path) from None
-    from ..io.safe_xml import read_limited
-
-    class Loader(yaml.SafeLoader):
-        pass
-
-    def mapping(loader, node):
-        d = _LineDict(loader.construct_mapping(node, deep=True))
-        d.line = node.start_mark.line + 1
-        return d
-
-    def sequence(loader, node):
-        s = _LineList(loader.construct_sequence(node, deep=True))
-        s.line = node.start_mark.line + 1
-        return s
-
-    Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, mapping)
-    Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, sequence)
-    try:
-        return yaml.load(read_limited(path), Loader=Loader)   # noqa: S506 -- a SafeLoader subclass
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise ModelFileError(f"not valid YAML: {getattr(exc, 'problem', None) or exc}", path,
-                             mark.line + 1 if mark else None) from None
-
-
 def load_environment(path) -> Environment:
     """The :class:`Environment` described by the YAML file ``path`` (format in the module docstring)."""
     path = os.fspath(path)
     if not os.path.isfile(path):
         raise ModelFileError("environment file does not exist", path)
-    data = _read_yaml(path)
+    data = read_yaml_with_lines(path, "an environment file")
     if data is None:
         return Environment()
     return _Reader(path).environment(data)

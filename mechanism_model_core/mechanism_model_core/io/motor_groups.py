@@ -46,6 +46,7 @@ from ..joints import JointType
 from ..locomotion.motor_group import (CommandInterface, ControllerKind, Motor, MotorGroup, MotorGroups,
                                       motor_limits_for)
 from .expressions import evaluate
+from .yaml_lines import line_of as _line, read_yaml_with_lines
 
 _CONTROLLER_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 _MOTOR_KEYS = {"joint", "name", "direction", "gear", "offset", "min", "max", "vmax", "amax", "effort"}
@@ -235,7 +236,7 @@ def motor_groups_from_yaml(source, mechanism) -> MotorGroups:
         data, file = source, "<mapping>"
     else:
         file = os.fspath(source)
-        data = _read_yaml(file)
+        data = read_yaml_with_lines(file, "YAML motor groups")
     b = _Builder(mechanism, file)
     if not isinstance(data, dict):
         raise b.fail("a motor group file is a mapping with a 'motor_groups' key", _line(data))
@@ -305,50 +306,6 @@ def _yaml_num(b, d, key, line):
         return evaluate(str(v))
     except ExpressionError as exc:
         raise b.fail(f"{key}: {exc}", line) from None
-
-
-class _LineDict(dict):
-    line: int | None = None
-
-
-class _LineList(list):
-    line: int | None = None
-
-
-def _line(obj):
-    return getattr(obj, "line", None)
-
-
-def _read_yaml(path: str):
-    try:
-        import yaml
-    except ImportError:
-        raise ModelFileError("reading YAML motor groups needs PyYAML: pip install mechanism_model_core[yaml]",
-                             path) from None
-    from .safe_xml import read_limited
-
-    class Loader(yaml.SafeLoader):
-        pass
-
-    def mapping(loader, node):
-        d = _LineDict(loader.construct_mapping(node, deep=True))
-        d.line = node.start_mark.line + 1
-        return d
-
-    def sequence(loader, node):
-        s = _LineList(loader.construct_sequence(node, deep=True))
-        s.line = node.start_mark.line + 1
-        return s
-
-    Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, mapping)
-    Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, sequence)
-    text = read_limited(path)
-    try:
-        return yaml.load(text, Loader=Loader)   # noqa: S506 -- a SafeLoader subclass
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise ModelFileError(f"not valid YAML: {getattr(exc, 'problem', exc)}", path,
-                             mark.line + 1 if mark else None) from None
 
 
 # ====================================================================================== writing XML
