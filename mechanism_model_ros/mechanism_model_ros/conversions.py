@@ -267,3 +267,26 @@ def fill_joint_trajectory(msg, point_cls, joint_names, times, positions, velocit
             p.time_from_start.sec, p.time_from_start.nanosec = sec + 1, 0
         points.append(p)
     msg.points = points
+
+
+#: visualization_msgs/Marker types of the primitive shapes
+MARKER_CUBE, MARKER_SPHERE, MARKER_CYLINDER = 1, 2, 3
+
+
+def fill_primitive_marker(marker, g) -> bool:
+    """Type and scale (m) of a ``visualization_msgs/Marker`` for the primitive collision shape ``g`` (box,
+    sphere; cylinder, cone and capsule drawn as the cylinder that bounds them); False for other kinds."""
+    from mechanism_model_core.collision import shapes as S
+    if isinstance(g, S.Box):
+        marker.type = MARKER_CUBE
+        marker.scale.x, marker.scale.y, marker.scale.z = g.x, g.y, g.z
+    elif isinstance(g, S.Sphere):
+        marker.type = MARKER_SPHERE
+        marker.scale.x = marker.scale.y = marker.scale.z = 2 * g.radius
+    elif isinstance(g, (S.Cylinder, S.Cone, S.Capsule)):
+        marker.type = MARKER_CYLINDER
+        marker.scale.x = marker.scale.y = 2 * g.radius
+        marker.scale.z = g.length + (2 * g.radius if isinstance(g, S.Capsule) else 0.0)
+    else:
+        return False
+    return True

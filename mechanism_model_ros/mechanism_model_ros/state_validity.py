@@ -38,7 +38,7 @@ import math
 
 import numpy as np
 
-from .conversions import BadMessage, fill_pose, pose_to_matrix, set_stamp
+from .conversions import BadMessage, fill_pose, fill_primitive_marker, pose_to_matrix, set_stamp
 from .error_codes import ErrorCodes, RequestError
 from . import qos
 
@@ -53,7 +53,7 @@ ENV_COLOUR = (0.6, 0.6, 0.6, 0.5)
 _TRIANGLE_LIST = 11
 FREE = (0.1, 0.8, 0.2, 0.4)
 HIT = (0.95, 0.1, 0.1, 0.8)
-_CUBE, _SPHERE, _CYLINDER, _MESH = 1, 2, 3, 10
+_MESH = 10
 
 
 class StateValidity:
@@ -94,25 +94,11 @@ class StateValidity:
                 m.action = 0
                 m.frame_locked = True
                 fill_pose(m.pose, np.array(s.transform))     # a writable copy: old scipy refuses read-only
-                if isinstance(g, S.Box):
-                    m.type = _CUBE
-                    m.scale.x, m.scale.y, m.scale.z = g.x, g.y, g.z
-                elif isinstance(g, S.Sphere):
-                    m.type = _SPHERE
-                    m.scale.x = m.scale.y = m.scale.z = 2 * g.radius
-                elif isinstance(g, (S.Cylinder, S.Cone)):
-                    m.type = _CYLINDER
-                    m.scale.x = m.scale.y = 2 * g.radius
-                    m.scale.z = g.length
-                elif isinstance(g, S.Capsule):
-                    m.type = _CYLINDER
-                    m.scale.x = m.scale.y = 2 * g.radius
-                    m.scale.z = g.length + 2 * g.radius
-                elif isinstance(g, S.MeshFile):
+                if isinstance(g, S.MeshFile):
                     m.type = _MESH
                     m.mesh_resource = g.uri if "://" in g.uri else "file://" + (g.path or g.uri)
                     m.scale.x, m.scale.y, m.scale.z = g.scale
-                else:
+                elif not fill_primitive_marker(m, g):
                     continue
                 m.color.r, m.color.g, m.color.b, m.color.a = HIT if spec.name in hot else FREE
                 out.append(m)
@@ -134,23 +120,13 @@ class StateValidity:
             m.ns, m.id, m.action, m.text = "environment", k, 0, ob.name
             fill_pose(m.pose, np.array(ob.pose))
             m.scale.x = m.scale.y = m.scale.z = 1.0
-            if isinstance(g, S.Box):
-                m.type = _CUBE
-                m.scale.x, m.scale.y, m.scale.z = g.x, g.y, g.z
-            elif isinstance(g, S.Sphere):
-                m.type = _SPHERE
-                m.scale.x = m.scale.y = m.scale.z = 2 * g.radius
-            elif isinstance(g, (S.Cylinder, S.Cone, S.Capsule)):
-                m.type = _CYLINDER
-                m.scale.x = m.scale.y = 2 * g.radius
-                m.scale.z = g.length + (2 * g.radius if isinstance(g, S.Capsule) else 0.0)
-            elif isinstance(g, (S.TriangleMesh, S.HeightField)):
+            if isinstance(g, (S.TriangleMesh, S.HeightField)):
                 V, F = (g.vertices, g.faces) if isinstance(g, S.TriangleMesh) else heightfield_surface(g)
                 if len(F) > MAX_MESH_TRIANGLES:
                     continue
                 m.type = _TRIANGLE_LIST
                 m.points = [Point(x=float(p[0]), y=float(p[1]), z=float(p[2])) for p in V[np.asarray(F).ravel()]]
-            else:                     # a half-space: unbounded, not drawn
+            elif not fill_primitive_marker(m, g):      # a half-space: unbounded, not drawn
                 continue
             m.color.r, m.color.g, m.color.b, m.color.a = HIT if ob.name in hot else ENV_COLOUR
             out.append(m)
