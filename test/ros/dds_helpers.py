@@ -157,3 +157,34 @@ def transform_to_matrix(tr):
     T[:3, :3] = Rotation.from_quat([tr.rotation.x, tr.rotation.y, tr.rotation.z, tr.rotation.w]).as_matrix()
     T[:3, 3] = tr.translation.x, tr.translation.y, tr.translation.z
     return T
+
+
+def two_cyclone_nodes(name_a: str, name_b: str):
+    """Two Cyclone-transport nodes in this process, each with a DDS participant of its own, on a fresh domain
+    (loopback): a generator for a pytest fixture (yields the nodes, closes them and their contexts)."""
+    d = unique_domain_id()
+    configure_this_process(d)
+    from mechanism_model_ros.transports.cyclone import CycloneContext, CycloneNode
+    ctx_a, ctx_b = CycloneContext(d), CycloneContext(d)
+    a, b = CycloneNode(name_a, context=ctx_a), CycloneNode(name_b, context=ctx_b)
+    try:
+        yield a, b
+    finally:
+        for n, c in ((a, ctx_a), (b, ctx_b)):
+            n.close()
+            c.close()
+
+
+def assert_lookups_equal_forward_kinematics(model, values: dict, got: dict, atol: float = 1e-9) -> None:
+    """``got``: ``{frame: [translation xyz, quaternion xyzw]}`` as tf2 looked them up from the root; each pose
+    must equal the core's forward kinematics at the joint ``values`` (quaternions converted by scipy)."""
+    import numpy as np
+    from scipy.spatial.transform import Rotation
+
+    from mechanism_model_core import forward_kinematics
+    fk = forward_kinematics(model, values)
+    for f, (translation, quaternion) in got.items():
+        T = np.eye(4)
+        T[:3, :3] = Rotation.from_quat(quaternion).as_matrix()
+        T[:3, 3] = translation
+        np.testing.assert_allclose(T, fk.pose(f), atol=atol, err_msg=f)

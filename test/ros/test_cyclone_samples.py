@@ -7,22 +7,14 @@ import time
 
 import pytest
 
-from ros.dds_helpers import configure_this_process, unique_domain_id, wait_for
+from ros.dds_helpers import configure_this_process, two_cyclone_nodes, unique_domain_id, wait_for
 
 pytestmark = pytest.mark.ros
 
 
 @pytest.fixture
 def two_participants():
-    d = unique_domain_id()
-    configure_this_process(d)
-    from mechanism_model_ros.transports.cyclone import CycloneContext, CycloneNode
-    ctx_a, ctx_b = CycloneContext(d), CycloneContext(d)
-    a, b = CycloneNode("a", context=ctx_a), CycloneNode("b", context=ctx_b)
-    yield a, b
-    for n, c in ((a, ctx_a), (b, ctx_b)):
-        n.close()
-        c.close()
+    yield from two_cyclone_nodes("a", "b")
 
 
 PEER = """

@@ -5,22 +5,14 @@ counted: see transports.cyclone.DropCounter."""
 
 import pytest
 
-from ros.dds_helpers import configure_this_process, unique_domain_id, wait_for
+from ros.dds_helpers import two_cyclone_nodes, unique_domain_id, wait_for
 
 pytestmark = pytest.mark.ros
 
 
 @pytest.fixture
 def two_nodes():
-    d = unique_domain_id()
-    configure_this_process(d)
-    from mechanism_model_ros.transports.cyclone import CycloneContext, CycloneNode
-    ctx_a, ctx_b = CycloneContext(d), CycloneContext(d)
-    a, b = CycloneNode("robot_model", context=ctx_a), CycloneNode("driver", context=ctx_b)
-    yield a, b
-    for n, c in ((a, ctx_a), (b, ctx_b)):
-        n.close()
-        c.close()
+    yield from two_cyclone_nodes("robot_model", "driver")
 
 
 def one_joint_model():

@@ -11,9 +11,6 @@ floating joints per ``floating_joints`` (``always`` here), couplings for joints 
 stamps, and refuses stamps before the epoch."""
 
 import json
-import os
-import random
-import re
 import time
 
 import numpy as np
@@ -21,7 +18,7 @@ import pytest
 import yaml
 from lxml import etree
 
-from mechanism_model_core import forward_kinematics, load_model
+from mechanism_model_core import load_model
 from mechanism_model_core.io.urdf import loads_urdf, to_urdf
 from mechanism_model_core.library import default_model_path, list_models, model_path
 
@@ -180,8 +177,7 @@ rclpy.shutdown()
 
 @pytest.mark.parametrize("distro", ["humble", "jazzy"])
 def test_tf2_buffer_lookups_of_our_cyclone_node_fed_by_an_rclpy_publisher_equal_forward_kinematics(distro):
-    from scipy.spatial.transform import Rotation
-    from ros.dds_helpers import start_serve, stop
+    from ros.dds_helpers import assert_lookups_equal_forward_kinematics, start_serve, stop
     ros_env.require(distro)
     model = load_model(default_model_path())
     d = unique_domain_id()
@@ -201,9 +197,4 @@ def test_tf2_buffer_lookups_of_our_cyclone_node_fed_by_an_rclpy_publisher_equal_
     finally:
         out, err = stop(server)
     assert "Traceback" not in err, err
-    fk = forward_kinematics(model, values)
-    for f in frames:
-        T = np.eye(4)
-        T[:3, :3] = Rotation.from_quat(got[f][1]).as_matrix()
-        T[:3, 3] = got[f][0]
-        np.testing.assert_allclose(T, fk.pose(f), atol=1e-9, err_msg=f)
+    assert_lookups_equal_forward_kinematics(model, values, {f: got[f] for f in frames})

@@ -140,10 +140,10 @@ def test_tf2_buffer_lookups_of_the_launched_nodes_equal_forward_kinematics(launc
     import json
 
     import numpy as np
-    from scipy.spatial.transform import Rotation
 
-    from mechanism_model_core import forward_kinematics, load_model
+    from mechanism_model_core import load_model
     from mechanism_model_core.library import default_model_path
+    from ros.dds_helpers import assert_lookups_equal_forward_kinematics
     from system.test_against_robot_state_publisher import TF2_CLIENT
     d, distro = launched
     model = load_model(default_model_path())
@@ -153,12 +153,7 @@ def test_tf2_buffer_lookups_of_the_launched_nodes_equal_forward_kinematics(launc
     p = ros_env.run_python(TF2_CLIENT, d, distro, timeout=90, args=(json.dumps(values), json.dumps(frames)))
     assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
     got = json.loads(p.stdout.strip().splitlines()[-1])
-    fk = forward_kinematics(model, values)
-    for f in frames:
-        T = np.eye(4)
-        T[:3, :3] = Rotation.from_quat(got[f][1]).as_matrix()
-        T[:3, 3] = got[f][0]
-        np.testing.assert_allclose(T, fk.pose(f), atol=1e-9, err_msg=f)
+    assert_lookups_equal_forward_kinematics(model, values, {f: got[f] for f in frames})
 
 
 @pytest.mark.parametrize("distro", DISTROS)
