@@ -7,6 +7,11 @@ message's other joints apply, as joint_state_broadcaster sends NaN for a joint w
 interface); a message whose known joints are all non-finite is dropped. Each case is counted and warned
 about (rate-limited). Listeners run on the subscription's thread, in arrival order, after the values are
 stored: ``listener(update)`` with :class:`JointStateUpdate`.
+
+Freshness is per joint: :meth:`JointStateCache.stalest` gives the joint of a set heard longest ago (the
+transport's monotonic clock), so that a motor group's watchdog asks whether *its* joints are reported, not
+whether any joint_states message arrived (another publisher naming other joints must not keep wheels
+driving).
 """
 
 from __future__ import annotations
@@ -44,6 +49,7 @@ class JointStateCache:
         self.warn = RateLimitedLogger(self.log)
         self._coords = set(mechanism.coordinate_names)
         self._latest: dict[str, float] = {}
+        self._heard: dict[str, float] = {}          # joint -> transport.monotonic() of its last finite value
         self._lock = threading.Lock()
         self._listeners: list[Callable[[JointStateUpdate], None]] = []
         self.messages_in = 0
@@ -60,6 +66,18 @@ class JointStateCache:
         """A copy of the latest value of every joint reported so far."""
         with self._lock:
             return dict(self._latest)
+
+    def stalest(self, names) -> tuple[str | None, float]:
+        """``(joint, age)``: of ``names``, the joint whose last finite value is oldest and its age in seconds
+        (``inf`` for one never heard); ``(None, 0.0)`` for no names."""
+        now = self.transport.monotonic()
+        worst, age = None, 0.0
+        with self._lock:
+            for n in names:
+                a = now - self._heard.get(n, -float("inf"))
+                if worst is None or a > age:
+                    worst, age = n, a
+        return worst, age
 
     def samples_lost(self) -> int:
         """Samples DDS reports lost or rejected on the subscription (Cyclone transport; 0 where the transport
@@ -98,8 +116,11 @@ class JointStateCache:
             self.bad_stamps += 1
             self.warn.warning("bad-stamp", f"joint_states message dropped: {exc}")
             return
+        now = self.transport.monotonic()
         with self._lock:
             self._latest.update(values)
+            for n in values:
+                self._heard[n] = now
             latest = dict(self._latest)
         update = JointStateUpdate(values, latest, stamp, msg)
         for listener in self._listeners:

@@ -17,9 +17,13 @@ lives there):
 
 Safety (every case also logged, rate-limited):
 
-* ``cmd_vel`` silent for ``cmd_vel_timeout`` s, or ``joint_states`` silent for ``joint_states_timeout`` s
-  (or never heard, with ``require_joint_states``): wheel rates 0, steering held where it is, within one
+* ``cmd_vel`` silent for ``cmd_vel_timeout`` s, or any commanded joint (each steering and drive joint) not
+  reported on ``joint_states`` for ``joint_states_timeout`` s (or never, with ``require_joint_states``;
+  messages naming other joints do not count): wheel rates 0, steering held where it is, within one
   period of ``command_rate`` (defaults: 0.25 s + 20 ms, well inside 0.5 s);
+* the node closing (``serve`` on SIGINT/SIGTERM, an exception, a lost middleware) or a heartbeat that
+  fails: wheel rates 0, steering held, and no command after it; a killed node's wheels are stopped by the
+  exported wheel controller's ``command_timeout`` (docs/ros.md, "Stopping when the commanding node dies");
 * a ``cmd_vel`` with NaN/inf, or faster than ``max_linear_speed`` / ``max_angular_speed``, is rejected (the
   previous command ages out through the watchdog); a command the steering cannot follow is refused by the
   core with its reason and the wheels stop;
@@ -129,9 +133,10 @@ class Locomotor:
         self.pose_cov = [float(v) for v in p("pose_covariance_diagonal", [1e-3, 1e-3, 1e-3, 1e-3, 1e-3, 1e-2])]
         self.twist_cov = [float(v) for v in p("twist_covariance_diagonal", [1e-3, 1e-3, 1e-3, 1e-3, 1e-3, 1e-2])]
         for what, v in (("command_rate", self.rate), ("cmd_vel_timeout", self.cmd_timeout),
-                        ("joint_states_timeout", self.js_timeout)):
+                        ("joint_states_timeout", self.js_timeout), ("max_linear_speed", self.max_v),
+                        ("max_angular_speed", self.max_w)):
             if not (math.isfinite(v) and v > 0):
-                raise ValueError(f"parameter {what} must be a positive number, got {v}")
+                raise ValueError(f"parameter {what} must be a positive, finite number, got {v}")
         if len(self.pose_cov) != 6 or len(self.twist_cov) != 6:
             raise ValueError("pose_covariance_diagonal and twist_covariance_diagonal take 6 values each")
         wheels = self.model.wheels
@@ -160,6 +165,8 @@ class Locomotor:
         self._cmd_time = -math.inf
         self._js_time = -math.inf
         self._stopped = False
+        self._closed = False
+        self._commanded_joints = list(self.steering_joints) + list(self.wheel_joints)
         self._targets = np.where(self.model.steered, 0.0, np.nan)     # last steering targets
         self._last_drive_pos: dict[str, float] | None = None
         self._last_js_t = None
@@ -305,21 +312,33 @@ class Locomotor:
         return np.array([latest.get(w.steering_joint, t) if w.steering_joint else math.nan
                          for w, t in zip(self.model.wheels, self._targets)])
 
+    def _state_stale(self) -> str | None:
+        """Why the joint states do not allow driving (None: every commanded joint -- each steering and each
+        drive joint -- was reported within ``joint_states_timeout``): a motor group drives on fresh state of
+        its own joints, not on any joint_states message."""
+        joint, age = self.joint_states.stalest(self._commanded_joints)
+        if joint is None or age <= self.js_timeout:
+            return None
+        return f"joint_states stale ({joint})" if math.isfinite(age) else f"no joint_states yet ({joint})"
+
     def step(self) -> None:
-        """Compute and publish one command (called on cmd_vel and by the heartbeat)."""
+        """Compute and publish one command (called on cmd_vel and by the heartbeat); nothing once closed
+        (:meth:`close` sent the last command: zero rates)."""
         now = self.transport.monotonic()
         with self._lock:
+            if self._closed:
+                return
             steering = self.measured_steering()
             reason = None
             if self._stopped:
                 reason = "stop service latched"
             elif now - self._cmd_time > self.cmd_timeout:
                 reason = "cmd_vel silent" if self._cmd_time > -math.inf else "no cmd_vel yet"
-            elif self.require_js and now - self._js_time > self.js_timeout:
-                reason = "joint_states stale" if self._js_time > -math.inf else "no joint_states yet"
+            elif self.require_js:
+                reason = self._state_stale()
             if reason is not None:
                 if reason != self._stopping_reason:
-                    if reason in ("cmd_vel silent", "joint_states stale"):
+                    if reason == "cmd_vel silent" or reason.startswith("joint_states stale"):
                         self.counts["watchdog_stops"] += 1
                         self.warn.warning("watchdog", f"wheels stopped: {reason}")
                     self._stopping_reason = reason
@@ -403,9 +422,22 @@ class Locomotor:
     def _tick(self) -> None:
         try:
             self.step()
-            self.publish_odometry()
         except Exception as exc:       # the heartbeat must never die: it is the watchdog
-            self.warn.warning("tick", f"locomotor tick failed: {type(exc).__name__}: {exc}")
+            self.warn.warning("tick", f"locomotor tick failed: {type(exc).__name__}: {exc}; wheels stopped")
+            self._publish_stop()       # a node that cannot decide stops the wheels
+        try:
+            self.publish_odometry()
+        except Exception as exc:
+            self.warn.warning("odom", f"odometry not published: {type(exc).__name__}: {exc}")
+
+    def _publish_stop(self) -> None:
+        """Wheel rates 0, steering held at its last targets (never raises)."""
+        try:
+            with self._lock:
+                self._publish_commands(np.where(np.isnan(self._targets), 0.0, self._targets),
+                                       np.zeros(self.model.n))
+        except Exception as exc:
+            self.log.error("locomotor: the stop command failed: %s: %s", type(exc).__name__, exc)
 
     def status(self) -> str:
         c = self.counts
@@ -414,13 +446,24 @@ class Locomotor:
         return (f"locomotor {self.mode}: {state}; cmd_vel {c['cmd_vel']} (rejected {c['rejected']}, refused "
                 f"{c['refused']}), odom ({x:.2f}, {y:.2f}, {math.degrees(yaw):.0f} deg)")
 
-    def close(self) -> None:
+    def close(self, ack_timeout: float = 0.3) -> None:
+        """The last command: wheel rates 0, steering held; no command follows (a cmd_vel or a tick arriving
+        meanwhile publishes nothing). Waits up to ``ack_timeout`` s for the controllers' readers to
+        acknowledge it (reliable publishers) so that closing the transport right after cannot lose it."""
         if self.heartbeat is not None:
             self.heartbeat.cancel()
-        try:
-            self._publish_commands(np.where(np.isnan(self._targets), 0.0, self._targets), np.zeros(self.model.n))
-        except Exception:
-            pass
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            self._publish_stop()
+        for pub in (self.steer_pub, self.wheel_pub):
+            wait = getattr(pub, "wait_for_acks", None)
+            if callable(wait):
+                try:
+                    wait(ack_timeout)
+                except Exception:
+                    pass
 
 
 def main(argv=None) -> int:

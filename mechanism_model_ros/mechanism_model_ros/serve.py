@@ -121,10 +121,13 @@ def run_nodes(argv=None, nodes=NODE_NAMES, prog: str = "mechanism-model serve",
         return 2
     kind = resolve_transport(args.transport)
 
-    stop = threading.Event()
+    stop = threading.Event()            # set: leave (a signal, --duration, a lost transport)
+    spinning = threading.Event()        # set: the rclpy spin thread stops (after the nodes have closed)
     spin_thread = None
+    spin_error: list = []
     transports = {}
     running = {}
+    code = 0
     try:
         if kind == "cyclone":
             try:
@@ -182,7 +185,12 @@ def run_nodes(argv=None, nodes=NODE_NAMES, prog: str = "mechanism-model serve",
             except ValueError:       # not the main thread
                 pass
         if kind == "rclpy":
-            spin_thread = threading.Thread(target=runtime.spin, args=(stop,), daemon=True)
+            def spin():
+                try:
+                    runtime.spin(spinning)
+                except BaseException as exc:      # noqa: BLE001 -- reported by the main loop
+                    spin_error.append(exc)
+            spin_thread = threading.Thread(target=spin, daemon=True, name="mm-serve-spin")
             spin_thread.start()
         t_end = time.monotonic() + args.duration if args.duration > 0 else None
         next_status = time.monotonic() + args.status_period
@@ -190,15 +198,27 @@ def run_nodes(argv=None, nodes=NODE_NAMES, prog: str = "mechanism-model serve",
             now = time.monotonic()
             if t_end is not None and now >= t_end:
                 break
+            lost = transport_lost(kind, runtime if kind == "rclpy" else ctx, spin_thread, spin_error)
+            if lost:
+                log.error("%s: stopping the nodes", lost)
+                code = 1
+                break
             if args.status_period > 0 and now >= next_status:
                 print(status_line(running, served.joint_state_cache), flush=True)
                 next_status = now + args.status_period
-            stop.wait(0.2)
+            stop.wait(0.1)
         if args.status_period > 0:
             print(status_line(running, served.joint_state_cache), flush=True)
-        return 0
+        return code
+    except Exception:
+        log.exception("serve failed: stopping the nodes")
+        raise
     finally:
         stop.set()
+        # the nodes' last commands (zero wheel rates, leg holds, cancelled goals) go out while the
+        # transports still run: an action goal needs the executor spinning to be sent and answered
+        close_nodes(running, log)
+        spinning.set()
         if spin_thread is not None:
             spin_thread.join(timeout=2.0)     # no callback may run on a node being destroyed
         for t in transports.values():
@@ -213,6 +233,35 @@ def run_nodes(argv=None, nodes=NODE_NAMES, prog: str = "mechanism-model serve",
                 pass
         elif kind == "rclpy" and transports:
             runtime.shutdown()
+
+
+def close_nodes(running: dict, log) -> None:
+    """``close()`` of every node that has one, in reverse start order; a failing one is logged and the others
+    still close (each sends its motors their last command: zero rates, a hold)."""
+    for name, node in reversed(list(running.items())):
+        fn = getattr(node, "close", None)
+        if not callable(fn):
+            continue
+        try:
+            fn()
+        except Exception as exc:       # noqa: BLE001 -- the other nodes must still stop their motors
+            log.error("closing %s failed: %s: %s", name, type(exc).__name__, exc)
+
+
+def transport_lost(kind: str, runtime, spin_thread, spin_error) -> str | None:
+    """Why the process's middleware can no longer carry the nodes' messages (None: it can): the rclpy
+    context shut down or its spin thread died; the Cyclone dispatcher thread ended."""
+    if kind == "rclpy":
+        if spin_error:
+            return f"the rclpy executor failed ({type(spin_error[0]).__name__}: {spin_error[0]})"
+        if spin_thread is not None and not spin_thread.is_alive():
+            return "the rclpy executor stopped"
+        if not runtime.context.ok():
+            return "the rclpy context was shut down"
+        return None
+    if not runtime.alive():
+        return "the Cyclone DDS dispatcher stopped"
+    return None
 
 
 def main(argv=None) -> int:

@@ -63,7 +63,7 @@ class ControlledRobot:
     ``inactive``: groups to load and configure but not activate."""
 
     def __init__(self, model: str, domain_id: int, out_dir, controllers=None, inactive=(), motors=None,
-                 real: bool | None = None):
+                 real: bool | None = None, command_timeout: float | None = None):
         from mechanism_model_core import load_model
         from mechanism_model_core.library import model_path
         from mechanism_model_core.locomotion import load_motor_groups
@@ -74,6 +74,8 @@ class ControlledRobot:
         self.mechanism = load_model(model_path(model))
         self.motors = load_motor_groups(self.mechanism, motors)
         self.motors_file = motors
+        #: the export's --command-timeout (None: its default; 0: plain forward_command_controllers)
+        self.command_timeout = command_timeout
         self.controllers = list(self.motors) if controllers is None else list(controllers)
         self.inactive = list(inactive)
         self.real = use_real_ros() if real is None else real
@@ -87,6 +89,8 @@ class ControlledRobot:
     # ------------------------------------------------------------------ start / stop
     def start(self) -> "ControlledRobot":
         extra = ("--motors", self.motors_file) if self.motors_file else ()
+        if self.command_timeout is not None:
+            extra += ("--command-timeout", repr(float(self.command_timeout)))
         self.urdf, self.yaml = export(self.model, self.out_dir, *extra)
         configure_this_process(self.domain)
         try:
@@ -110,8 +114,9 @@ class ControlledRobot:
         with open(desc_file, "w", encoding="utf-8") as fh:   # a JSON string is a YAML double-quoted scalar
             fh.write("controller_manager:\n  ros__parameters:\n    robot_description: "
                      + json.dumps(description) + "\n")
+        # with the workspace: the exported controllers include mechanism_model_controllers' watchdog controller
         self.proc = ros_env.start([CONTROL_NODE, "--ros-args", "--params-file", desc_file, "--params-file",
-                                   self.yaml], self.domain, name="ros2_control_node", with_workspace=False)
+                                   self.yaml], self.domain, name="ros2_control_node")
         self.spawn(*self.controllers, jsb=True)
         if self.inactive:
             self.spawn(*self.inactive, inactive=True)
@@ -143,6 +148,8 @@ class ControlledRobot:
         cmd = [sys.executable, os.path.join(HERE, "ros2_control_standin.py"), self.model]
         if self.motors_file:
             cmd += ["--motors", os.fspath(self.motors_file)]
+        if self.command_timeout is not None:
+            cmd += ["--command-timeout", repr(float(self.command_timeout))]
         self._log = open(os.path.join(self.out_dir, "standin.log"), "w+")
         self.proc = subprocess.Popen(cmd, env=dds_env(self.domain), stdout=self._log, stderr=subprocess.STDOUT,
                                      start_new_session=True)

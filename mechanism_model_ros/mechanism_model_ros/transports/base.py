@@ -35,6 +35,12 @@ class Publisher(abc.ABC):
     @abc.abstractmethod
     def publish(self, msg) -> None: ...
 
+    def wait_for_acks(self, timeout: float) -> bool:
+        """Block until every matched reliable subscriber acknowledged what was published, at most ``timeout``
+        s (True: all acknowledged). Nodes call it for their last command before closing, so that closing the
+        transport right after cannot lose it. Transports without acknowledgements return True at once."""
+        return True
+
 
 class Client(abc.ABC):
     @abc.abstractmethod

@@ -416,6 +416,10 @@ class CycloneContext:
                 cls._default = cls()
             return cls._default
 
+    def alive(self) -> bool:
+        """Whether the participant's dispatcher still runs (it ends on :meth:`close`, or when DDS fails)."""
+        return not self._stop.is_set() and self._thread.is_alive()
+
     # ------------------------------------------------------------------ entities
     def topic(self, dds_name: str, cls: type) -> Topic:
         with _create_lock:
@@ -557,6 +561,10 @@ class _CyclonePublisher(Publisher):
     @property
     def subscription_count(self) -> int:
         return len(self.writer.get_matched_subscriptions())
+
+    def wait_for_acks(self, timeout: float) -> bool:
+        """Block until every matched reliable reader acknowledged what was written, at most ``timeout`` s."""
+        return bool(self.writer.wait_for_acks(duration(seconds=max(0.0, float(timeout)))))
 
 
 def _service_topics(ctx: CycloneContext, name: str, srv_type: str, id_key: str):

@@ -95,6 +95,11 @@ class _Publisher(Publisher):
     def subscription_count(self) -> int:
         return self.pub.get_subscription_count()
 
+    def wait_for_acks(self, timeout: float) -> bool:
+        """Block until every matched reliable reader acknowledged what was published, at most ``timeout`` s."""
+        from rclpy.duration import Duration
+        return bool(self.pub.wait_for_all_acked(Duration(nanoseconds=int(max(0.0, float(timeout)) * 1e9))))
+
 
 class _Client(Client):
     def __init__(self, node: Node, name: str, srv_cls):
