@@ -62,6 +62,7 @@ import numpy as np
 from ..constraints import Constraint, _Common
 from ..errors import InvalidConfiguration, ModelFileError, UnknownFrame, UnknownJoint
 from ..io.mobility_xml import MODES            # one tuple for the model-file reader and the locomotor
+from ..io.yaml_lines import read_yaml_with_lines
 from ..joints import JointType
 from ..kinematics import forward_kinematics
 from ..jacobians import jacobian
@@ -204,23 +205,13 @@ class MobilitySpec:
 
 
 def load_mobility(path) -> MobilitySpec:
-    """Read a mobility YAML file (PyYAML, safe loader; never evaluates anything)."""
-    try:
-        import yaml
-    except ImportError as exc:  # pragma: no cover - environment
-        raise ImportError("reading mobility files needs PyYAML: pip install mechanism_model_core[mobility]") from exc
+    """Read a mobility YAML file (PyYAML's safe loader through :mod:`..io.yaml_lines`: size, depth and alias
+    bounds; never evaluates anything)."""
     path = os.fspath(path)
     try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read(1 << 20)
-    except OSError as exc:
-        raise MobilityError(f"cannot read: {exc.strerror or exc}", path) from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise MobilityError(f"not valid YAML: {getattr(exc, 'problem', exc)}", path,
-                            None if mark is None else mark.line + 1) from None
+        data = read_yaml_with_lines(path, "mobility files", limit=1 << 20)
+    except ModelFileError as exc:
+        raise MobilityError(exc.message, exc.file, exc.line) from None
     if isinstance(data, Mapping) and "mobility" in data and len(data) == 1:
         data = data["mobility"]
     return MobilitySpec.from_dict(data, source=path)
