@@ -537,12 +537,10 @@ def _result_of(P: IKProblem, K, o: IKOptions, xv, status: str, iterations: int, 
     if status == "out_of_reach":
         return P.result(x, False, "unreachable", o, 0, 0, name,
                         "the target lies beyond the chain's reach (sum of its link lengths)")
-    if status == "timeout" and restarts == 0:
-        reason = "timeout"
+    if status in ("timeout", "max_iterations") and restarts == 0:
+        reason = status                  # the budget ended the first attempt while it was still running
     else:
         reason = diagnose_failure(P, o, x)
-        if status == "max_iterations" and reason == "unreachable":
-            reason = "max_iterations"
     return P.result(x, False, reason, o, iterations, restarts, name)
 
 
