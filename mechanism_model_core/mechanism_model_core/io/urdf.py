@@ -194,10 +194,10 @@ class _Reader:
             R = T[:3, :3]
             I = R @ I @ R.T
         problem = validation.mass_problem(m, T[:3, 3], I)
-        if problem and "positive semi-definite" in problem and np.all(np.diag(I) >= 0):
+        if problem and "positive semi-definite" in problem and np.all(np.diag(I) >= -1e-12):
             # moments >= 0 but products too large (rounded files: iCub, TIAGo, Romeo): urdfdom, KDL and
             # Pinocchio read it as written; dynamics here need it PSD: clip, and say so. A negative moment
-            # of inertia stays an error.
+            # of inertia (beyond rounding, 1e-12 kg m^2) stays an error.
             w, V = np.linalg.eigh(0.5 * (I + I.T))
             I = (V * np.maximum(w, 0.0)) @ V.T
             self.warn(inel, f"link {link_el.get('name')!r}: {problem}; negative principal moments set to 0")
