@@ -72,6 +72,7 @@ from ..constraints import Constraint, _Common
 from ..errors import InvalidConfiguration, ModelFileError, UnknownFrame, UnknownJoint
 from ..io.mobility_xml import MODES            # one tuple for the model-file reader and the locomotor
 from .drive_policy import POLICY_KEYS, DrivePolicy, interpret
+from ..io.yaml_lines import read_yaml_with_lines
 from ..joints import JointType
 from ..kinematics import forward_kinematics
 from ..jacobians import jacobian
@@ -137,9 +138,11 @@ class MobilitySpec:
     in_place: str = "none"
     steer_only_speed: float = 0.0
     turn_centre_x: float | None = None
+    notes: tuple = ()
 
     # ``lines`` (from a model file's <Mobility>): {"": element line, "wheels": {name: line},
-    # "suspension": {joint: line}}, so that errors found later still name the line
+    # "suspension": {joint: line}}, so that errors found later still name the line; ``notes`` (from
+    # :func:`propose_mobility`): one sentence per candidate wheel link, why it was taken or left
 
     @property
     def policy(self) -> DrivePolicy:
@@ -235,23 +238,13 @@ class MobilitySpec:
 
 
 def load_mobility(path) -> MobilitySpec:
-    """Read a mobility YAML file (PyYAML, safe loader; never evaluates anything)."""
-    try:
-        import yaml
-    except ImportError as exc:  # pragma: no cover - environment
-        raise ImportError("reading mobility files needs PyYAML: pip install mechanism_model_core[mobility]") from exc
+    """Read a mobility YAML file (PyYAML's safe loader through :mod:`..io.yaml_lines`: size, depth and alias
+    bounds; never evaluates anything)."""
     path = os.fspath(path)
     try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read(1 << 20)
-    except OSError as exc:
-        raise MobilityError(f"cannot read: {exc.strerror or exc}", path) from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise MobilityError(f"not valid YAML: {getattr(exc, 'problem', exc)}", path,
-                            None if mark is None else mark.line + 1) from None
+        data = read_yaml_with_lines(path, "mobility files", limit=1 << 20)
+    except ModelFileError as exc:
+        raise MobilityError(exc.message, exc.file, exc.line) from None
     if isinstance(data, Mapping) and "mobility" in data and len(data) == 1:
         data = data["mobility"]
     return MobilitySpec.from_dict(data, source=path)
@@ -282,12 +275,15 @@ def mobility_for(mechanism) -> MobilitySpec:
 
 
 def propose_mobility(mechanism) -> MobilitySpec:
-    """Propose a mobility description for a model: every continuous joint whose child body carries a
-    cylinder is a wheel (radius from the cylinder), its nearest revolute ancestor with a vertical axis is its
-    steering joint if that joint carries no other wheel, other revolute joints between the body and the
-    wheels are suspension, the body is the child of the floating joint (or the first body), and a frame of
-    the wheel's carrier whose name contains 'contact' is its contact frame. Review the result and save it
-    (:meth:`MobilitySpec.to_dict`)."""
+    """Propose a mobility description for a model: every continuous joint whose child body is round is a
+    wheel -- its radius from a cylinder collision shape, else from the carrier's nearest frame whose name
+    contains 'contact', else fitted to the child's collision meshes (:func:`.wheel_fit.fit_wheel`: a body of
+    revolution about the joint axis; needs ``trimesh``) -- its nearest revolute ancestor with a vertical axis
+    is its steering joint if that joint carries no other wheel, other revolute joints between the body and
+    the wheels are suspension, the body is the child of the floating joint (or the first body), and a frame
+    of the wheel's carrier whose name contains 'contact' is its contact frame. :attr:`MobilitySpec.notes`
+    says, per continuous joint, which link was taken as a wheel and why, or why not. Review the result and
+    save it (:meth:`MobilitySpec.to_dict`)."""
     names = mechanism.body_names
     body = None
     for j in mechanism.joints:
@@ -297,13 +293,14 @@ def propose_mobility(mechanism) -> MobilitySpec:
     if body is None:
         body = names[1] if len(names) > 1 else names[0]
     fk = forward_kinematics(mechanism)
-    wheels, steer_of, susp = [], {}, []
+    wheels, steer_of, susp, notes = [], {}, [], []
     for j in mechanism.joints:
         if j.type is not JointType.CONTINUOUS:
             continue
         child = mechanism.child_body_of_joint(j.name)
         cyl = [s for s in mechanism.body(child).shapes if s.type == "cylinder" and s.dimensions]
         radius = cyl[0].dimensions[0] if cyl else None
+        why = f"cylinder {cyl[0].name!r} of radius {radius:.4g} m" if cyl else ""
         carrier = mechanism.parent_body_of_joint(j.name)
         cands = [f for f in mechanism.body(carrier).frames if "contact" in f]
         # the carrier's contact frame nearest the wheel centre (a bogie carries two wheels)
@@ -311,8 +308,13 @@ def propose_mobility(mechanism) -> MobilitySpec:
                       default=None)
         if radius is None and contact is not None:
             radius = float(np.linalg.norm(fk.position(child) - fk.position(contact)))
+            why = f"contact frame {contact!r} {radius:.4g} m from the wheel centre"
         if radius is None:
+            radius, why = _radius_from_meshes(mechanism, child, j)
+        if radius is None:
+            notes.append(f"{child!r} (continuous joint {j.name!r}) is not a wheel: {why}")
             continue
+        notes.append(f"{child!r} is a wheel driven by {j.name!r}: {why}")
         path = mechanism.path_to_ground(carrier)
         steer = None
         for b in path:
@@ -340,7 +342,8 @@ def propose_mobility(mechanism) -> MobilitySpec:
                 if w["steering_joint"] == s:
                     w["steering_joint"] = None
     if not wheels:
-        raise MobilityError(f"no wheel found in {mechanism.name!r} (continuous joints carrying a cylinder)",
+        raise MobilityError(f"no wheel found in {mechanism.name!r} (continuous joints carrying a cylinder, a "
+                            f"contact frame or a round mesh)" + ("".join("; " + n for n in notes[:6])),
                             getattr(mechanism, "source", None))
     for w in wheels:
         if w["contact_frame"] is None:
@@ -348,9 +351,29 @@ def propose_mobility(mechanism) -> MobilitySpec:
         if w["steering_joint"] is None:
             del w["steering_joint"]
     skid = not any("steering_joint" in w for w in wheels)
-    return MobilitySpec.from_dict({"body_frame": body, "wheels": wheels, "suspension_joints": susp,
+    spec = MobilitySpec.from_dict({"body_frame": body, "wheels": wheels, "suspension_joints": susp,
                                    "skid": skid, "modes": ["skid"] if skid else []},
                                   source=getattr(mechanism, "source", None))
+    return dataclasses.replace(spec, notes=tuple(notes))
+
+
+def _radius_from_meshes(mechanism, body: str, joint) -> tuple:
+    """``(radius or None, why)``: the wheel fitted to ``body``'s collision meshes about ``joint``'s axis."""
+    from .wheel_fit import body_mesh_points, fit_wheel
+
+    try:
+        points, meshes = body_mesh_points(mechanism, body)
+    except ImportError as exc:
+        return None, f"its meshes were not read ({exc})"
+    except ModelFileError as exc:
+        return None, f"its mesh could not be read: {exc}"
+    if points is None:
+        return None, "no cylinder, no contact frame, no collision mesh"
+    fit = fit_wheel(points, joint.axis)
+    what = f"mesh {', '.join(meshes)} fitted"
+    if fit.is_wheel:
+        return fit.radius, f"{what}: {fit.why()}"
+    return None, f"{what}: {fit.why()}"
 
 
 # ------------------------------------------------------------------------------------------ twists
