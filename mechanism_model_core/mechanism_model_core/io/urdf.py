@@ -26,6 +26,8 @@ Import (:func:`load_urdf`, :func:`loads_urdf`)
       file's folder; relative names through the file's folder) when found; a mesh that cannot be found or
       read is reported, with this file's line, when a collision model is built (kinematics do not need it). ``visual`` geometry is ignored; the first visual mesh is kept as the body's graphics
       reference.
+    * ``<transmission>`` and ``<ros2_control>`` blocks are read into ``metadata`` (reductions, joint names,
+      command interfaces and their limits; :mod:`.urdf_drives`), and give the model's motor groups.
     * Errors name the file and line: unknown parent/child links, a link with two parents, cycles, several
       roots, unknown joint types, bad numbers (NaN, infinite), entities, files over the size limit.
     * What urdfdom reads loads, and what it ignores is ignored with a :class:`URDFWarning` naming file and
@@ -53,6 +55,9 @@ Export (:func:`to_urdf`, :func:`save_urdf`)
     * bounding shapes become both ``collision`` and ``visual`` primitives, so RViz shows something without
       meshes; capsules and cones (which URDF lacks) as their enclosing cylinders, convex hulls as their mesh.
 
+    * the ``<transmission>`` and ``<ros2_control>`` blocks the mechanism was read with (its metadata,
+      :mod:`.urdf_drives`) are written back, so a robot's motor wiring survives a round trip.
+
     :func:`load_urdf` recognises these patterns (chains named ``<joint>.<coordinate>`` and fixed leaf links
     on ``<frame>.<kind>_frame`` joints) and rebuilds the multi-DOF joints and named frames, so a mechanism
     survives a round trip through URDF.
@@ -73,6 +78,7 @@ from ..model import BodySpec, BoundingShape, MassProperties, Mechanism
 from .. import spatial
 from . import limits, validation
 from .safe_xml import parse_bytes, parse_file
+from .urdf_drives import read_drive_blocks, write_drive_blocks
 
 #: Limits at or beyond this magnitude are read as unbounded, and written for unbounded limits.
 UNBOUNDED = 1e9
@@ -458,6 +464,7 @@ class _Reader:
             specs, ground_spec = _rebuild(specs, ground_spec)
         b = MechanismBuilder(robot_name, ground, source=self.model_file)
         b.metadata["format"] = "urdf"
+        b.metadata.update(read_drive_blocks(root, set(jels), self.warn_line))
         try:
             for s in specs:
                 b.add_body(s.name, s.parent, s.joint, s.frames, s.mass, s.shapes, s.graphics, s.frame_kinds)
@@ -828,6 +835,7 @@ def to_urdf(mechanism: Mechanism, name: str | None = None) -> str:
                                    + "; ".join(unexpressed).replace("--", "- -") + " "))
     for e in links + joints:
         robot.append(e)
+    write_drive_blocks(etree, robot, m.metadata, used_joints)
     etree.indent(robot, space="  ")
     return etree.tostring(robot, pretty_print=True, xml_declaration=True, encoding="utf-8").decode("utf-8")
 
