@@ -100,8 +100,9 @@ def _mesh_path(uri, model_file):
 
 
 class _Reader:
-    def __init__(self, name: str):
-        self.file = name
+    def __init__(self, name: str, model_file: str | None = None):
+        self.file = name                                   # in messages
+        self.model_file = model_file or name               # meshes resolve beside it; the model's source
         self.lines = SourceLines()
         self.problems: list | None = None   # check mode: errors of joints and inertials collected here
 
@@ -194,10 +195,10 @@ class _Reader:
             R = T[:3, :3]
             I = R @ I @ R.T
         problem = validation.mass_problem(m, T[:3, 3], I)
-        if problem and "positive semi-definite" in problem and np.all(np.diag(I) >= 0):
+        if problem and "positive semi-definite" in problem and np.all(np.diag(I) >= -1e-12):
             # moments >= 0 but products too large (rounded files: iCub, TIAGo, Romeo): urdfdom, KDL and
             # Pinocchio read it as written; dynamics here need it PSD: clip, and say so. A negative moment
-            # of inertia stays an error.
+            # of inertia (beyond rounding, 1e-12 kg m^2) stays an error.
             w, V = np.linalg.eigh(0.5 * (I + I.T))
             I = (V * np.maximum(w, 0.0)) @ V.T
             self.warn(inel, f"link {link_el.get('name')!r}: {problem}; negative principal moments set to 0")
@@ -244,7 +245,7 @@ class _Reader:
             used.add(name)
             try:
                 out.append(BoundingShape(name, stype, self.origin(cel), dims, link=link, mesh=mesh,
-                                         mesh_path=_mesh_path(mesh, self.file),
+                                         mesh_path=_mesh_path(mesh, self.model_file),
                                          source=(self.file, cel.sourceline)))
             except MechanismModelError as exc:
                 raise self.error(cel, str(exc)) from None
@@ -455,7 +456,7 @@ class _Reader:
                                   self.graphics(lel), {}))
         if rebuild:
             specs, ground_spec = _rebuild(specs, ground_spec)
-        b = MechanismBuilder(robot_name, ground, source=self.file)
+        b = MechanismBuilder(robot_name, ground, source=self.model_file)
         b.metadata["format"] = "urdf"
         try:
             for s in specs:
@@ -602,10 +603,11 @@ def urdf_problems(path):
     return reader.problems, (None if reader.problems else m)
 
 
-def loads_urdf(text, name: str = "<string>", **options) -> Mechanism:
+def loads_urdf(text, name: str = "<string>", model_file: str | None = None, **options) -> Mechanism:
     """:func:`load_urdf` for URDF text (str or bytes), e.g. a ``robot_description`` parameter; ``name``
-    is used in error messages."""
-    reader = _Reader(name)
+    is used in error messages; ``model_file`` (default ``name``) is where relative mesh names resolve and
+    the mechanism's ``source``."""
+    reader = _Reader(name, model_file)
     return reader.read(reader.parse_bytes(text), **options)
 
 
