@@ -1,0 +1,85 @@
+"""Hostile service requests over real Cyclone DDS on loopback (issue 19 items 8, 9, 10, 13): ``serve`` in its
+own process on the default rover model; every request gets a reply with an error code naming the field, the
+log lines stay short, and the node keeps serving."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from mechanism_model_core import load_model
+from mechanism_model_core.library import default_model_path
+
+from ros.dds_helpers import configure_this_process, unique_domain_id
+from system.serving import Server
+
+pytestmark = pytest.mark.ros
+
+MODEL = load_model(default_model_path())
+INVALID_GOAL_CONSTRAINTS = -16
+
+
+@pytest.fixture(scope="module")
+def served():
+    domain = unique_domain_id()
+    configure_this_process(domain)
+    from mechanism_model_ros.transports.cyclone import CycloneContext, CycloneNode
+    server = Server("cyclone", domain)
+    ctx = CycloneContext(domain)
+    node = CycloneNode("hostile_tester", context=ctx)
+    fk = node.create_client("compute_fk", "mechanism_model_msgs/srv/ComputeFK")
+    try:
+        assert fk.wait_for_service(60), "the server did not come up:\n" + server.stop()
+        yield {"node": node, "fk": fk, "proc": server, "ctx": ctx, "domain": domain}
+    finally:
+        node.close()
+        ctx.close()
+        out = server.stop()
+        assert "Traceback" not in out, out
+        long_lines = [line[:200] for line in out.splitlines() if len(line) > 2000]
+        assert not long_lines, f"log lines over 2000 characters: {long_lines}"
+
+
+def _call(client, fill, timeout=30):
+    r = client.request()
+    fill(r)
+    return client.call(r, timeout)
+
+
+def _still_serving(served):
+    rep = _call(served["fk"], lambda r: None)
+    assert rep is not None and rep.error_code.val == 1
+
+
+# ------------------------------------------------------------------------------------------- item 9
+@pytest.mark.parametrize("field, value, named", [
+    ("payload_masses", [1e308], "payload_masses[0] = 1e+308"),
+    ("gravity", [0.0, 0.0, -1e308], "gravity = -1e+308"),
+])
+def test_statics_that_overflow_are_an_error_naming_the_input(served, field, value, named):
+    node = served["node"]
+    st = node.create_client("compute_statics", "mechanism_model_msgs/srv/ComputeStatics")
+    assert st.wait_for_service(20)
+
+    def fill(r):
+        setattr(r, field, value)
+        if field == "payload_masses":
+            r.payload_links = ["arm_tool"]
+
+    rep = _call(st, fill)
+    assert rep is not None, "no reply"
+    assert rep.error_code.val == INVALID_GOAL_CONSTRAINTS, (rep.error_code.val, list(rep.effort)[:3])
+    assert named in rep.message and "not finite" in rep.message
+    assert list(rep.effort) == []
+    # with contacts too (the loads overflow as well)
+    from mechanism_model_core.statics import wheel_contacts
+
+    def with_contacts(r):
+        fill(r)
+        r.contact_links = [c.frame for c in wheel_contacts(MODEL)]
+
+    rep = _call(st, with_contacts)
+    assert rep is not None and rep.error_code.val != 1 and rep.message
+    _still_serving(served)
