@@ -83,3 +83,45 @@ def test_statics_that_overflow_are_an_error_naming_the_input(served, field, valu
     rep = _call(st, with_contacts)
     assert rep is not None and rep.error_code.val != 1 and rep.message
     _still_serving(served)
+
+
+# ------------------------------------------------------------------------------------------ item 10
+def _boxes_object(node, oid, n):
+    """One CollisionObject of ``n`` 1 cm boxes on a 10 m x 10 m grid, 5 m above the rover."""
+    CO = node.message_class("mechanism_model_msgs/msg/CollisionObject")
+    SP = node.message_class("shape_msgs/msg/SolidPrimitive")
+    Pose = node.message_class("geometry_msgs/msg/Pose")
+    o = CO()
+    o.id = oid
+    o.pose.orientation.w = 1.0
+    side = max(1, int(math.ceil(math.sqrt(n))))
+    o.primitives = [SP(type=1, dimensions=[0.01, 0.01, 0.01]) for _ in range(n)]
+    poses = []
+    for k in range(n):
+        p = Pose()
+        p.position.x, p.position.y, p.position.z = 10.0 * (k % side) / side, 10.0 * (k // side) / side, 5.0
+        p.orientation.w = 1.0
+        poses.append(p)
+    o.primitive_poses = poses
+    return o
+
+
+def test_world_object_primitives_are_capped_per_request(served):
+    from mechanism_model_ros.state_validity import MAX_SHAPES
+
+    node = served["node"]
+    sv = node.create_client("check_state_validity", "mechanism_model_msgs/srv/CheckStateValidity")
+    assert sv.wait_for_service(20)
+    # at the cap: checked (nothing touches boxes 5 m up)
+    rep = _call(sv, lambda r: setattr(r, "world_objects", [_boxes_object(node, "gravel", MAX_SHAPES)]), 60)
+    assert rep is not None and rep.error_code.val == 1 and rep.valid, rep.message
+    # one object over the cap (100k boxes took 19 s of work before): refused, naming the object and the limit
+    rep = _call(sv, lambda r: setattr(r, "world_objects", [_boxes_object(node, "sand", MAX_SHAPES + 1)]), 60)
+    assert rep is not None and rep.error_code.val == 99999
+    assert "world_objects[0] ('sand')" in rep.message and f"more than {MAX_SHAPES} shapes" in rep.message
+    # the cap counts all objects of the request together
+    half = MAX_SHAPES // 2 + 1
+    rep = _call(sv, lambda r: setattr(r, "world_objects", [_boxes_object(node, "a", half),
+                                                            _boxes_object(node, "b", half)]), 60)
+    assert rep is not None and rep.error_code.val == 99999 and "world_objects[1] ('b')" in rep.message
+    _still_serving(served)
