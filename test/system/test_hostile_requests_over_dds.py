@@ -125,3 +125,92 @@ def test_world_object_primitives_are_capped_per_request(served):
                                                             _boxes_object(node, "b", half)]), 60)
     assert rep is not None and rep.error_code.val == 99999 and "world_objects[1] ('b')" in rep.message
     _still_serving(served)
+
+
+# ------------------------------------------------------------------------------------------- item 8
+def test_a_cartesian_path_too_slow_for_the_message_gets_an_error_reply(served):
+    """max_velocity_scaling_factor 1e-12 (inside [0, 1]) makes a trajectory of ~1e12 s, beyond the int32
+    seconds of time_from_start: the reply used to fail to encode (no reply, a 70 KB log line each time)."""
+    pytest.importorskip("toppra")
+    from scipy.spatial.transform import Rotation
+
+    from mechanism_model_core import forward_kinematics
+
+    node = served["node"]
+    c = node.create_client("compute_cartesian_path", "mechanism_model_msgs/srv/ComputeCartesianPath")
+    assert c.wait_for_service(20)
+    arm, q_arm = ["arm_yaw", "arm_shoulder", "arm_elbow", "arm_wrist", "arm_turret"], [0.2, 0.5, -1.2, 0.4, 0.1]
+    T = forward_kinematics(MODEL, MODEL.configuration(dict(zip(arm, q_arm)))).pose("arm_tool", "arm_mount")
+    T[:3, 3] += [-0.05 * math.cos(0.2), -0.05 * math.sin(0.2), -0.02]
+    Pose = node.message_class("geometry_msgs/msg/Pose")
+
+    def fill(scale):
+        def f(r):
+            r.header.frame_id = r.group_name = "arm_mount"
+            r.link_name = "arm_tool"
+            r.start_state.name, r.start_state.position = arm, q_arm
+            r.max_step, r.jump_threshold = 0.005, 5.0
+            p = Pose()
+            p.position.x, p.position.y, p.position.z = (float(v) for v in T[:3, 3])
+            p.orientation.x, p.orientation.y, p.orientation.z, p.orientation.w = \
+                Rotation.from_matrix(T[:3, :3]).as_quat()
+            r.waypoints = [p]
+            r.max_velocity_scaling_factor = r.max_acceleration_scaling_factor = scale
+        return f
+
+    for _ in range(2):       # every request gets its reply
+        rep = _call(c, fill(1e-12))
+        assert rep is not None, "no reply"
+        assert rep.error_code.val == INVALID_GOAL_CONSTRAINTS, (rep.error_code.val, rep.message[:200])
+        assert "max_velocity_scaling_factor 1e-12" in rep.message and "int32" in rep.message
+        assert list(rep.solution.points) == []
+    rep = _call(c, fill(1e-6))      # slow, but representable: served
+    assert rep.error_code.val == 1, rep.message
+    last = rep.solution.points[-1].time_from_start
+    assert 1e3 < last.sec < 2**31 - 1
+    _still_serving(served)
+
+
+def test_a_reply_that_cannot_be_encoded_becomes_an_error_reply():
+    """The transport's last line of defence, in process: a handler returning a value the wire type cannot
+    hold gets a FAILURE reply with a short message, and the log line stays short."""
+    import logging
+
+    from mechanism_model_ros.transports.base import MAX_ERROR_TEXT
+    from mechanism_model_ros.transports.cyclone import CycloneContext, CycloneNode
+
+    domain = unique_domain_id()
+    configure_this_process(domain)
+    ctx = CycloneContext(domain)
+    server = CycloneNode("encoder_server", context=ctx)
+    client = CycloneNode("encoder_client", context=ctx)
+    records = []
+
+    class Keep(logging.Handler):
+        def emit(self, record):
+            records.append(self.format(record))
+
+    def handler(req, rep):
+        rep.solution.joint_names = ["j"] * 5000                  # a long repr in the exception message
+        Point = server.message_class("trajectory_msgs/msg/JointTrajectoryPoint")
+        rep.solution.points = [Point(positions=[0.0] * 5000)]
+        rep.solution.points[0].time_from_start.sec = 2**40     # does not fit int32
+        rep.error_code.val = 1
+        return rep
+
+    keep = Keep()
+    logging.getLogger().addHandler(keep)
+    try:
+        server.create_service("overflow", "mechanism_model_msgs/srv/ComputeCartesianPath", handler)
+        cli = client.create_client("overflow", "mechanism_model_msgs/srv/ComputeCartesianPath")
+        assert cli.wait_for_service(20)
+        for _ in range(2):
+            rep = cli.call(cli.request(), 30)
+            assert rep is not None and rep.error_code.val == 99999
+            assert len(rep.message) < 2 * MAX_ERROR_TEXT and "overflow" in rep.message
+    finally:
+        logging.getLogger().removeHandler(keep)
+        client.close()
+        server.close()
+        ctx.close()
+    assert records and all(len(r) < 4 * MAX_ERROR_TEXT for r in records), [len(r) for r in records]
