@@ -22,6 +22,7 @@ import threading
 import time
 
 import yaml
+from mechanism_model_core.io.yaml_lines import bounded_loader
 
 #: service name -> type, for every service the suite's nodes offer (``--type`` names any other). Node-private
 #: services (``~/stop``) are keyed by their name below the node, so ``locomotor/stop`` and ``rover1/locomotor/stop``
@@ -160,7 +161,7 @@ def call_main(argv=None) -> int:
     if srv_type is None:
         p.error(f"unknown service {args.service!r}: give --type (known: {', '.join(SERVICES)})")
     try:
-        data = yaml.safe_load(args.request)
+        data = yaml.load(args.request, Loader=bounded_loader(yaml))  # noqa: S506 -- SafeLoader, bounded
     except yaml.YAMLError as exc:
         p.error(f"the request is not valid YAML: {str(exc).splitlines()[0]}")
     try:

@@ -154,6 +154,8 @@ def load_mesh_geometry(mesh: MeshFile, model_file: str | None = None, line: int 
         path = mesh.path or resolve_mesh_uri(mesh.uri, model_file)
         vertices, faces = read_mesh(path)
         vertices = vertices * np.asarray(mesh.scale)
+        if np.prod(np.sign(mesh.scale)) < 0:    # a mirror: keep the faces' outward orientation
+            faces = faces[:, ::-1]
         if mesh.convex:
             return ConvexHull(vertices)
         return TriangleMesh(vertices, faces)

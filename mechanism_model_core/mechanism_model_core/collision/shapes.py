@@ -49,6 +49,17 @@ def _size(name: str, v, allow_zero: bool = True) -> float:
     return f
 
 
+def _scale(name: str, v) -> float:
+    """A scale factor: finite and not zero (negative: a mirror)."""
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} is not a number: {v!r}") from None
+    if not math.isfinite(f) or f == 0:
+        raise ValueError(f"{name} must be finite and not zero, got {v!r}")
+    return f
+
+
 def _points(name: str, a, min_rows: int = 1) -> np.ndarray:
     arr = np.array(a, dtype=float)
     if arr.ndim != 2 or arr.shape[1] != 3 or arr.shape[0] < min_rows:
@@ -270,7 +281,9 @@ class HalfSpace(Geometry):
 @dataclass(frozen=True)
 class MeshFile(Geometry):
     """A mesh file reference: ``uri`` as written in the model file, ``path`` resolved on this machine (None
-    when it could not be), ``scale`` per axis; ``convex`` asks for its convex hull."""
+    when it could not be), ``scale`` per axis (finite, not zero; a negative scale mirrors the mesh, as the
+    left arm of a robot drawn with its right arm's mesh: urdfdom, RViz and Pinocchio accept it);
+    ``convex`` asks for its convex hull."""
 
     uri: str
     path: str | None = None
@@ -282,7 +295,7 @@ class MeshFile(Geometry):
         s = tuple(self.scale)
         if len(s) != 3:
             raise ValueError(f"mesh scale needs 3 values, got {len(s)}")
-        object.__setattr__(self, "scale", tuple(_size(f"mesh scale {a}", v, False) for a, v in zip("xyz", s)))
+        object.__setattr__(self, "scale", tuple(_scale(f"mesh scale {a}", v) for a, v in zip("xyz", s)))
         if not self.uri:
             raise ValueError("mesh needs a file name")
 

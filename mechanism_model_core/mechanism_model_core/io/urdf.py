@@ -27,7 +27,14 @@ Import (:func:`load_urdf`, :func:`loads_urdf`)
       read is reported, with this file's line, when a collision model is built (kinematics do not need it). ``visual`` geometry is ignored; the first visual mesh is kept as the body's graphics
       reference.
     * Errors name the file and line: unknown parent/child links, a link with two parents, cycles, several
-      roots, unknown joint types, bad numbers.
+      roots, unknown joint types, bad numbers (NaN, infinite), entities, files over the size limit.
+    * What urdfdom reads loads, and what it ignores is ignored with a :class:`URDFWarning` naming file and
+      line (docs/urdf.md): comments containing ``--`` (TinyXML2 reads them), content after the root element
+      (a commented or second copy of the robot: urdfdom reads the first ``<robot>``), undeclared namespace
+      prefixes (``<sensor:camera>`` in an old ``<gazebo>`` block), ``<mimic>`` on a fixed joint or naming a
+      joint that does not exist or has several coordinates (the joint stays independent, as in KDL and
+      Pinocchio), negative mesh scales (mirrored meshes), inertia tensors whose products of inertia make
+      them slightly indefinite (clipped to positive semi-definite; a negative moment stays an error).
 
 Export (:func:`to_urdf`, :func:`save_urdf`)
     Any mechanism, for ``robot_description`` (RViz, robot_state_publisher, MoveIt):
@@ -97,6 +104,17 @@ class _Reader:
         self.file = name
         self.lines = SourceLines()
         self.problems: list | None = None   # check mode: errors of joints and inertials collected here
+
+    def parse_file(self, path):
+        """The root element of ``path``, read as urdfdom reads XML (:mod:`.safe_xml`, ``tolerant``)."""
+        return parse_file(path, tolerant=True, warn=self.warn_line)
+
+    def parse_bytes(self, text):
+        return parse_bytes(text, self.file, tolerant=True, warn=self.warn_line)
+
+    def warn_line(self, line, message: str) -> None:
+        where = self.file + (f":{line}" if line else "")
+        warnings.warn(f"{where}: {message}", URDFWarning, stacklevel=5)
 
     def error(self, el, message: str) -> ModelFileError:
         return ModelFileError(message, self.file, getattr(el, "sourceline", None))
@@ -176,6 +194,14 @@ class _Reader:
             R = T[:3, :3]
             I = R @ I @ R.T
         problem = validation.mass_problem(m, T[:3, 3], I)
+        if problem and "positive semi-definite" in problem and np.all(np.diag(I) >= 0):
+            # moments >= 0 but products too large (rounded files: iCub, TIAGo, Romeo): urdfdom, KDL and
+            # Pinocchio read it as written; dynamics here need it PSD: clip, and say so. A negative moment
+            # of inertia stays an error.
+            w, V = np.linalg.eigh(0.5 * (I + I.T))
+            I = (V * np.maximum(w, 0.0)) @ V.T
+            self.warn(inel, f"link {link_el.get('name')!r}: {problem}; negative principal moments set to 0")
+            problem = validation.mass_problem(m, T[:3, 3], I)
         if problem:
             raise self.error(iel, f"link {link_el.get('name')!r}: {problem}")
         return MassProperties(m, T[:3, 3], I)
@@ -286,14 +312,18 @@ class _Reader:
         master = mel.get("joint")
         if not master:
             raise self.error(mel, f"joint {name!r}: <mimic> needs a joint attribute")
-        if master not in joints:
-            raise self.error(mel, f"joint {name!r} mimics {master!r}, which is not a joint of this robot")
-        if joints[master].dof != 1:
-            raise self.error(mel, f"joint {name!r} mimics {master!r}, which has "
-                                  f"{joints[master].dof} degrees of freedom (needs 1)")
         if joints[name].dof != 1:   # urdfdom reads it, and nothing moves it: ignore, as they do
             self.warn(mel, f"joint {name!r} of type {joints[name].type.value} has no coordinate to mimic "
                            f"{master!r} with; <mimic> ignored")
+            return None
+        # urdfdom does not check the master (KDL and Pinocchio then move the joint independently): so here
+        if master not in joints:
+            self.warn(mel, f"joint {name!r} mimics {master!r}, which is not a joint of this robot; <mimic> "
+                           f"ignored, {name!r} is independent")
+            return None
+        if joints[master].dof != 1:
+            self.warn(mel, f"joint {name!r} mimics {master!r}, which has {joints[master].dof} degrees of "
+                           f"freedom (needs 1); <mimic> ignored, {name!r} is independent")
             return None
         if not master.isidentifier():
             self.warn(mel, f"joint {name!r} mimics {master!r}, a name that cannot appear in a coupling "
@@ -553,8 +583,9 @@ def load_urdf(path, *, root_joint: str | None = None, ground_name: str = "world"
     file and line; adjustments (a normalised axis) are reported with :class:`URDFWarning`.
     """
     path = os.fspath(path)
-    return _Reader(path).read(parse_file(path), root_joint=root_joint, ground_name=ground_name, name=name,
-                              rebuild=rebuild)
+    reader = _Reader(path)
+    return reader.read(reader.parse_file(path), root_joint=root_joint, ground_name=ground_name, name=name,
+                       rebuild=rebuild)
 
 
 def urdf_problems(path):
@@ -565,7 +596,7 @@ def urdf_problems(path):
     reader.problems = []
     m = None
     try:
-        m = reader.read(parse_file(path))
+        m = reader.read(reader.parse_file(path))
     except ModelFileError as exc:
         reader.problems.append(exc)
     return reader.problems, (None if reader.problems else m)
@@ -574,7 +605,8 @@ def urdf_problems(path):
 def loads_urdf(text, name: str = "<string>", **options) -> Mechanism:
     """:func:`load_urdf` for URDF text (str or bytes), e.g. a ``robot_description`` parameter; ``name``
     is used in error messages."""
-    return _Reader(name).read(parse_bytes(text, name), **options)
+    reader = _Reader(name)
+    return reader.read(reader.parse_bytes(text), **options)
 
 
 # ====================================================================================== export

@@ -54,8 +54,8 @@ from ..jacobians import jacobian
 from ..kinematics import forward_kinematics
 from ..model import BodySpec, Mechanism
 from ..spatial import axis_angle_matrix, inverse
-from ..specialized import YPPPYSolver, find_specialized, register_specialized
-from .arm_solvers import YPPPSolver
+from ..ik.closed_form import YPPPSolver, YPPPYSolver
+from ..ik.registry import find_specialized, register_specialized
 from .trajectory import JointTrajectory, time_parameterize
 
 __all__ = ["CartesianPath", "ManipulatorModel", "MERArmModel", "MoonriseArmModel", "PointingResult",
