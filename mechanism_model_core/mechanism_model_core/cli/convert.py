@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-from .common import load
+from .common import load, model_options
 
 
 def add_parser(subparsers):
     sp = subparsers.add_parser("convert", help="convert between model formats",
                                description="Convert a model: reads CLARAty XML (.xml), URDF (.urdf), KinDSL "
-                                           "(.kindsl) and D-H tables (.dh); writes CLARAty XML (.xml), URDF "
+                                           "(.kindsl), D-H tables (.dh) and xacro (.xacro, with --xacro-arg); writes CLARAty XML (.xml), URDF "
                                            "(.urdf) or KinDSL (.kindsl: no limits, couplings or shapes), chosen "
                                            "by the output file's extension.")
     sp.add_argument("input", metavar="IN")
     sp.add_argument("output", metavar="OUT")
+    model_options(sp)
     return sp
 
 

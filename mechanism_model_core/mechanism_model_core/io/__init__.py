@@ -21,6 +21,7 @@ _READERS = {
     ".urdf": ("urdf", "load_urdf"),
     ".kindsl": ("kindsl", "load_kindsl"),
     ".dh": ("dh", "load_dh_table"),
+    ".xacro": ("xacro_file", "load_xacro"),
 }
 
 
@@ -44,7 +45,8 @@ def load_model(path, limits=None, **options):
     """Load a model file into a :class:`~mechanism_model_core.model.Mechanism`.
 
     The format follows the extension: ``.xml`` CLARAty XML (or URDF when the root element is ``robot``),
-    ``.urdf``, ``.kindsl``, ``.dh``. Errors name the file and line (:class:`ModelFileError`). ``limits``
+    ``.urdf``, ``.kindsl``, ``.dh``, ``.xacro`` (expanded by the ``xacro`` package, ``xacro_args={name:
+    value}``, then read as URDF: :mod:`.xacro_file`). Errors name the file and line (:class:`ModelFileError`). ``limits``
     (a :class:`~mechanism_model_core.io.limits.ReadLimits`) overrides the caps on bodies, attachments and
     include depth for this read.
     """
