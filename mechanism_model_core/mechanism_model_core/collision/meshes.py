@@ -3,11 +3,9 @@ STL, OBJ and DAE files (with ``trimesh``, an optional extra) within size limits.
 
 Resolution of a mesh name written in a model file:
 
-* ``package://pkg/sub/file.stl``: the package's folder from ``ROS_PACKAGE_PATH`` (each entry, or a folder
-  below it, named ``pkg`` or holding a ``package.xml`` that names ``pkg``), then the ament index
-  (``AMENT_PREFIX_PATH``: ``<prefix>/share/ament_index/resource_index/packages/pkg`` marks
-  ``<prefix>/share/pkg``), then a folder named ``pkg`` among the model file's folder and its parents (a
-  source checkout that keeps ``pkg/`` beside the URDF);
+* ``package://pkg/sub/file.stl``: the package's folder as :mod:`mechanism_model_core.io.packages` finds it
+  (``--package-path``/``MM_PACKAGE_PATH``, ``ROS_PACKAGE_PATH``, the ament index of ``AMENT_PREFIX_PATH``,
+  a folder named ``pkg`` beside the model file or its parents), so pip-only installs resolve them too;
 * ``file:///abs/path`` and absolute paths as they are;
 * anything else relative to the folder of the model file.
 
@@ -37,31 +35,9 @@ class MeshError(ValueError):
 
 
 def _package_dirs(pkg: str, model_dir: str | None) -> list[str]:
-    out = []
-    for root in filter(None, os.environ.get("ROS_PACKAGE_PATH", "").split(os.pathsep)):
-        if os.path.basename(os.path.normpath(root)) == pkg:
-            out.append(root)
-        cand = os.path.join(root, pkg)
-        if os.path.isdir(cand):
-            out.append(cand)
-    for prefix in filter(None, os.environ.get("AMENT_PREFIX_PATH", "").split(os.pathsep)):
-        marker = os.path.join(prefix, "share", "ament_index", "resource_index", "packages", pkg)
-        if os.path.exists(marker):
-            out.append(os.path.join(prefix, "share", pkg))
-    d = model_dir
-    for _ in range(6):          # a source checkout: pkg/ beside the model file or above it
-        if not d:
-            break
-        cand = os.path.join(d, pkg)
-        if os.path.isdir(cand):
-            out.append(cand)
-        if os.path.basename(os.path.normpath(d)) == pkg:
-            out.append(d)
-        parent = os.path.dirname(os.path.normpath(d))
-        if parent == d:
-            break
-        d = parent
-    return out
+    from ..io.packages import package_dirs
+
+    return package_dirs(pkg, os.path.join(model_dir, "model") if model_dir else None)
 
 
 def resolve_mesh_uri(uri: str, model_file: str | None) -> str:
@@ -76,8 +52,10 @@ def resolve_mesh_uri(uri: str, model_file: str | None) -> str:
             raise MeshError(f"mesh {uri!r}: package:// needs a package name and a path")
         dirs = _package_dirs(pkg, model_dir)
         if not dirs:
-            raise MeshError(f"mesh {uri!r}: package {pkg!r} is unknown (not on ROS_PACKAGE_PATH, not in "
-                            f"the ament index of AMENT_PREFIX_PATH, no folder {pkg!r} beside the model)")
+            from ..io.packages import where_looked
+
+            raise MeshError(f"mesh {uri!r}: package {pkg!r} is unknown (looked in {where_looked()}; give "
+                            f"its folder with --package-path {pkg}=DIR or MM_PACKAGE_PATH)")
         for d in dirs:
             path = os.path.join(d, sub)
             if os.path.isfile(path):
