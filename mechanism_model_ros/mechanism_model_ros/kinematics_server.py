@@ -92,7 +92,7 @@ class KinematicsServer:
                       "check_state_validity": 0}
         self.failures = 0
         # load the IK solvers (and the LAPACK bindings they use, ~0.1 s) now rather than in the first call
-        from mechanism_model_core import ik_solvers  # noqa: F401
+        from mechanism_model_core import ik  # noqa: F401
 
         self.services = [
             transport.create_service("compute_fk", "mechanism_model_msgs/srv/ComputeFK",

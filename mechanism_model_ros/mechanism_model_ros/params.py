@@ -13,6 +13,7 @@ import math
 import re
 
 import yaml
+from mechanism_model_core.io.yaml_lines import bounded_loader
 
 
 def _sections(data: dict, path: str = ""):
@@ -55,7 +56,7 @@ def read_parameter_file(path: str) -> dict:
     unreadable, not YAML or not a mapping."""
     try:
         with open(path, encoding="utf-8") as fh:
-            data = yaml.safe_load(fh)
+            data = yaml.load(fh, Loader=bounded_loader(yaml))  # noqa: S506 -- SafeLoader, depth/alias bounds
     except FileNotFoundError:
         raise ParameterFileError(f"parameter file {path!r} does not exist") from None
     except IsADirectoryError:

@@ -58,7 +58,7 @@ def test_round_trip_random_reachable_poses(arm, solver):
 
 def test_generic_path_matches_fast_path():
     """The generic prioritized code (the fast path switched off) solves the same pose problems."""
-    from mechanism_model_core.ik_solvers import DLSSolver
+    from mechanism_model_core.ik.solvers import DLSSolver
 
     m = panda()
     rng = np.random.default_rng(11)
@@ -74,7 +74,7 @@ def test_kernel_chain_matches_forward_kinematics():
     """The fast path's own chain evaluation (built from joint data) against the core forward kinematics on
     an arm with offsets, a prismatic joint, skew axes, a fixed body and a multi-DOF joint."""
     from mechanism_model_core.ik import ConstraintManager
-    from mechanism_model_core.ik_solvers import _ChainKernel
+    from mechanism_model_core.ik.solvers import _ChainKernel
 
     b = MechanismBuilder("odd")
     b.add_body("a", None, Joint.revolute("j1", translation(0.1, 0, 0.2) @ rot_x(0.3), axis=(0, 1, 1),
@@ -402,7 +402,7 @@ def test_fast_path_relative_to_locked_frame_and_target_mask_agrees_with_generic(
     """The chain fast path with a target relative to a frame the unknowns cannot move, and with a mask in
     the target frame, against the generic prioritized path; both checked with forward kinematics."""
     from mechanism_model_core.ik import ConstraintManager
-    from mechanism_model_core.ik_solvers import DLSSolver, _ChainKernel
+    from mechanism_model_core.ik.solvers import DLSSolver, _ChainKernel
 
     b = MechanismBuilder("carried")
     b.add_body("cart", None, Joint.prismatic("cart", axis=(1, 0, 0), lower=-2, upper=2))

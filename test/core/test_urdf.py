@@ -199,8 +199,6 @@ LINKS = '  <link name="a"/>\n  <link name="b"/>\n  <link name="c"/>'
     (LINKS + '\n  <joint name="j" type="fixed"><parent link="a"/><child link="b"/></joint>\n'
              '  <joint name="j" type="fixed"><parent link="a"/><child link="c"/></joint>', 7, "defined twice"),
     (LINKS + '\n  <joint name="j" type="fixed"><child link="b"/></joint>', 6, "needs <parent"),
-    (LINKS + '\n  <joint name="j" type="continuous"><parent link="a"/><child link="b"/>\n'
-             '    <mimic joint="ghost"/></joint>', 7, "mimics 'ghost'"),
     ('  <link name="a">\n    <inertial><mass value="-1"/></inertial>\n  </link>', 4, "negative mass"),
     (LINKS + '\n  <joint name="j" type="continuous"><parent link="a"/><child link="b"/>\n'
              '    <mimic joint="k"/></joint>\n  <joint name="k" type="continuous"><parent link="a"/>'

@@ -117,7 +117,10 @@ def _model_before_q(parser: argparse.ArgumentParser, argv: list) -> list:
 
 
 def _run(args) -> int:
+    from .common import apply_model_options
+
     try:
+        apply_model_options(args)
         return int(args.run(args) or 0)
     except MechanismModelError as exc:
         print(f"{PROG} {args.command}: error: {exc}", file=sys.stderr)

@@ -26,11 +26,43 @@ def resolve(model: str | None) -> str:
     return default_model_path() if model is None else model_path(model)
 
 
+_xacro_args: dict = {}
+
+
 def load(model: str | None):
-    """Load a model given as a file path or library path (``None``: the default model)."""
+    """Load a model given as a file path or library path (``None``: the default model); a ``.xacro`` file
+    is expanded with the ``--xacro-arg`` values (:func:`apply_model_options`)."""
     from ..io import load_model
 
-    return load_model(resolve(model))
+    path = resolve(model)
+    if path.lower().endswith(".xacro"):
+        return load_model(path, xacro_args=dict(_xacro_args))
+    return load_model(path)
+
+
+def model_options(sp) -> None:
+    """``--xacro-arg NAME:=VALUE`` and ``--package-path NAME=DIR`` (for xacro files and package:// URIs)."""
+    sp.add_argument("--xacro-arg", action="append", default=[], metavar="NAME:=VALUE",
+                    help="an argument of a .xacro model (as xacro's NAME:=VALUE); repeat for more")
+    sp.add_argument("--package-path", action="append", default=[], metavar="NAME=DIR",
+                    help="where ROS package NAME is, for $(find NAME) and package://NAME/ (also DIR alone: "
+                         "a folder of packages; MM_PACKAGE_PATH takes the same entries); repeat for more")
+
+
+def apply_model_options(args) -> None:
+    """Take ``--xacro-arg`` and ``--package-path`` from parsed ``args`` (where the command has them)."""
+    from ..io.packages import add_package_path
+
+    for item in getattr(args, "xacro_arg", None) or ():
+        name, sep, value = item.partition(":=")
+        if not sep or not name.strip():
+            raise CommandError(f"--xacro-arg {item!r} is not of the form NAME:=VALUE")
+        _xacro_args[name.strip()] = value
+    for item in getattr(args, "package_path", None) or ():
+        try:
+            add_package_path(item)
+        except ValueError as exc:
+            raise CommandError(f"--package-path: {exc}") from None
 
 
 # ---------------------------------------------------------------------------------------------- joint values
@@ -114,6 +146,7 @@ def model_arg(sp, optional: bool = False) -> None:
                         help="model file or library path (default: the default rover)")
     else:
         sp.add_argument("model", help="model file or library path, e.g. rocky8/rocky8_rover.xml")
+    model_options(sp)
 
 
 def q_args(sp) -> None:

@@ -4,6 +4,8 @@ element, a YAML override beside it, or a proposal), checked by building the loco
 
 from __future__ import annotations
 
+import sys
+
 from .common import CommandError, load, model_arg
 
 
@@ -12,9 +14,11 @@ def add_parser(subparsers):
         "mobility", help="print (or propose) a wheeled model's mobility description",
         description="Print the mobility description the wheeled locomotor uses for MODEL (a YAML beside the "
                     "model file, else its <Mobility> element), or with --propose one drafted from the model "
-                    "(continuous joints carrying a cylinder are wheels, vertical revolute joints above them "
-                    "steer, other revolute joints up to the body are suspension). The description is checked "
-                    "by building the locomotor model (joints, frames, modes against the steering ranges).")
+                    "(continuous joints carrying a cylinder, a contact frame or a round collision mesh are "
+                    "wheels, vertical revolute joints above them steer, other revolute joints up to the body "
+                    "are suspension; which links were taken as wheels and why goes to stderr). The "
+                    "description is checked by building the locomotor model (joints, frames, modes against "
+                    "the steering ranges).")
     model_arg(sp)
     sp.add_argument("--propose", action="store_true", help="draft a description from the model itself")
     sp.add_argument("--format", choices=("xml", "yaml"), default="xml",
@@ -28,6 +32,8 @@ def run(args) -> int:
 
     mech = load(args.model)
     spec = propose_mobility(mech) if args.propose else mobility_for(mech)
+    for note in spec.notes:
+        print(f"# {note}", file=sys.stderr)
     W = WheeledLocomotorModel(mech, spec)          # every check the locomotor makes, before anything drives
     d = W.spec.to_dict()
     if args.format == "yaml":

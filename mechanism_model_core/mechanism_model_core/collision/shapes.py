@@ -49,6 +49,17 @@ def _size(name: str, v, allow_zero: bool = True) -> float:
     return f
 
 
+def _scale(name: str, v) -> float:
+    """A scale factor: finite and not zero (negative: a mirror)."""
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} is not a number: {v!r}") from None
+    if not math.isfinite(f) or f == 0:
+        raise ValueError(f"{name} must be finite and not zero, got {v!r}")
+    return f
+
+
 def _points(name: str, a, min_rows: int = 1) -> np.ndarray:
     arr = np.array(a, dtype=float)
     if arr.ndim != 2 or arr.shape[1] != 3 or arr.shape[0] < min_rows:
@@ -204,6 +215,11 @@ class TriangleMesh(Geometry):
         return np.array(self.vertices)
 
 
+#: largest |x|, |y| or height of a height field (m): far beyond any terrain map; coal's height-field queries
+#: raise C++ RuntimeErrors (or overflow) for values near 1e300
+MAX_HEIGHT_FIELD_COORDINATE = 1e6
+
+
 @dataclass(frozen=True, eq=False)
 class HeightField(Geometry):
     """Terrain heights (m) on a regular grid: ``heights[i, j]`` is the height at ``(x[j], y[i])``; ``x`` and
@@ -228,12 +244,20 @@ class HeightField(Geometry):
                 raise ValueError(f"height field {name} grid must be finite, ascending and evenly spaced")
         if not np.all(np.isfinite(h)):
             raise ValueError("height field heights must be finite")
+        for name, v in (("x grid", x), ("y grid", y), ("heights", h)):
+            if np.abs(v).max() > MAX_HEIGHT_FIELD_COORDINATE:
+                raise ValueError(f"height field {name} must lie within +-{MAX_HEIGHT_FIELD_COORDINATE:g} m, got "
+                                 f"{float(v.flat[np.abs(v).argmax()]):g} (coal's height-field arithmetic "
+                                 f"overflows beyond)")
         for a, v in (("x", x), ("y", y), ("heights", h)):
             v.setflags(write=False)
             object.__setattr__(self, a, v)
         bottom = float(h.min()) - 1.0 if self.bottom is None else float(self.bottom)
         if not math.isfinite(bottom) or bottom > h.min():
             raise ValueError("height field bottom must be finite and below every height")
+        if abs(bottom) > 2 * MAX_HEIGHT_FIELD_COORDINATE:
+            raise ValueError(f"height field bottom must lie within +-{2 * MAX_HEIGHT_FIELD_COORDINATE:g} m "
+                             f"(depth too large), got {bottom:g}")
         object.__setattr__(self, "bottom", bottom)
 
     def bounding_radius(self):
@@ -270,7 +294,9 @@ class HalfSpace(Geometry):
 @dataclass(frozen=True)
 class MeshFile(Geometry):
     """A mesh file reference: ``uri`` as written in the model file, ``path`` resolved on this machine (None
-    when it could not be), ``scale`` per axis; ``convex`` asks for its convex hull."""
+    when it could not be), ``scale`` per axis (finite, not zero; a negative scale mirrors the mesh, as the
+    left arm of a robot drawn with its right arm's mesh: urdfdom, RViz and Pinocchio accept it);
+    ``convex`` asks for its convex hull."""
 
     uri: str
     path: str | None = None
@@ -282,7 +308,7 @@ class MeshFile(Geometry):
         s = tuple(self.scale)
         if len(s) != 3:
             raise ValueError(f"mesh scale needs 3 values, got {len(s)}")
-        object.__setattr__(self, "scale", tuple(_size(f"mesh scale {a}", v, False) for a, v in zip("xyz", s)))
+        object.__setattr__(self, "scale", tuple(_scale(f"mesh scale {a}", v) for a, v in zip("xyz", s)))
         if not self.uri:
             raise ValueError("mesh needs a file name")
 

@@ -21,6 +21,7 @@ _READERS = {
     ".urdf": ("urdf", "load_urdf"),
     ".kindsl": ("kindsl", "load_kindsl"),
     ".dh": ("dh", "load_dh_table"),
+    ".xacro": ("xacro_file", "load_xacro"),
 }
 
 
@@ -44,7 +45,8 @@ def load_model(path, limits=None, **options):
     """Load a model file into a :class:`~mechanism_model_core.model.Mechanism`.
 
     The format follows the extension: ``.xml`` CLARAty XML (or URDF when the root element is ``robot``),
-    ``.urdf``, ``.kindsl``, ``.dh``. Errors name the file and line (:class:`ModelFileError`). ``limits``
+    ``.urdf``, ``.kindsl``, ``.dh``, ``.xacro`` (expanded by the ``xacro`` package, ``xacro_args={name:
+    value}``, then read as URDF: :mod:`.xacro_file`). Errors name the file and line (:class:`ModelFileError`). ``limits``
     (a :class:`~mechanism_model_core.io.limits.ReadLimits`) overrides the caps on bodies, attachments and
     include depth for this read.
     """
@@ -85,12 +87,13 @@ _WRITERS = {
 }
 
 
-def save_model(mechanism, path, format: str | None = None) -> None:
+def save_model(mechanism, path, format: str | None = None, **options) -> None:
     """Save a whole (assembled) mechanism to one file (CLARAty 6.13).
 
     The format follows ``format`` (``"xml"``/``"claraty"`` or ``"urdf"``) or the extension of ``path``:
     ``.xml`` writes CLARAty Mechanism Model XML (everything the model holds), ``.urdf`` writes URDF for
-    ``robot_description``, ``.kindsl`` writes RobCoGen KinDSL (what it can hold: :mod:`.kindsl_writer`). ``mechanism.save(path)`` does the same.
+    ``robot_description``, ``.kindsl`` writes RobCoGen KinDSL (what it can hold: :mod:`.kindsl_writer`).
+    ``options`` go to the writer (URDF: ``floating_base="chain"|"floating"|"root"``, :func:`.urdf.to_urdf`). ``mechanism.save(path)`` does the same.
     """
     import importlib
 
@@ -106,7 +109,7 @@ def save_model(mechanism, path, format: str | None = None) -> None:
             raise ModelFileError(f"cannot save as {key or 'a file without extension'!r} (known: "
                                  f"{', '.join(sorted(_WRITERS))})", path)
     module, function = _WRITERS[key]
-    getattr(importlib.import_module(f"{__name__}.{module}"), function)(mechanism, path)
+    getattr(importlib.import_module(f"{__name__}.{module}"), function)(mechanism, path, **options)
 
 
 # the model's Mechanism.save and Mechanism.attach(path) call these (see model.provide_operation)

@@ -28,6 +28,12 @@ __all__ = ["MODES", "read_mobility", "write_mobility", "mobility_element"]
 
 #: The drive modes of :mod:`mechanism_model_core.locomotion.wheeled` (the same tuple; checked there).
 MODES = ("auto", "ackermann", "crab", "turn_in_place", "skid")
+#: numeric attributes of ``<Mobility>`` (m, rad, rad/s, m/s: the YAML keys of the same names)
+NUMBER_ATTRIBUTES = ("steering_tolerance", "max_crab_angle", "min_turn_radius", "max_turn_radius",
+                     "straight_deadband", "steer_only_speed", "turn_centre_x")
+#: the drive policy's word attributes and their values (:mod:`~mechanism_model_core.locomotion.drive_policy`)
+WORD_ATTRIBUTES = {"radius_limit": ("clip", "refuse"), "interpretation": ("literal", "intuitive"),
+                   "zero_speed": ("turn_in_place", "steer_only", "stop"), "in_place": ("none", "angular_y")}
 
 
 def read_mobility(reader, m, el):
@@ -40,9 +46,14 @@ def read_mobility(reader, m, el):
          "skid": el.get("skid", "false") == "true",
          "modes": el.get("modes", "").split(),
          "steer_before_drive": el.get("steer_before_drive", "true") == "true"}
-    for attr in ("steering_tolerance", "max_crab_angle", "min_turn_radius"):
+    for attr in NUMBER_ATTRIBUTES:
         if el.get(attr) is not None:
             d[attr] = reader.num(el, attr)
+    for attr, allowed in WORD_ATTRIBUTES.items():
+        if el.get(attr) is not None:
+            if el.get(attr) not in allowed:
+                raise reader.error(el, f"<Mobility>: {attr} is one of {allowed}, got {el.get(attr)!r}")
+            d[attr] = el.get(attr)
     bad_mode = [mode for mode in d["modes"] if mode not in MODES]
     if bad_mode:
         raise reader.error(el, f"<Mobility>: unknown mode {bad_mode[0]!r}; modes are {MODES}")
@@ -115,9 +126,12 @@ def mobility_element(etree, parent, d: dict):
         attrs["modes"] = " ".join(d["modes"])
     if not d.get("steer_before_drive", True):
         attrs["steer_before_drive"] = "false"
-    for k in ("steering_tolerance", "max_crab_angle", "min_turn_radius"):
-        if k in d:
+    for k in NUMBER_ATTRIBUTES:
+        if k in d and d[k] is not None and not (k == "max_turn_radius" and float(d[k]) == float("inf")):
             attrs[k] = _num(float(d[k]))
+    for k in WORD_ATTRIBUTES:
+        if d.get(k) is not None:
+            attrs[k] = str(d[k])
     el = etree.SubElement(parent, "Mobility", attrs)
     for w in d["wheels"]:
         wa = {"name": w["name"], "drive_joint": w["drive_joint"], "radius": _num(float(w["radius"]))}

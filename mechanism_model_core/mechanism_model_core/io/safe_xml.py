@@ -7,11 +7,21 @@ Model files come from users and from the network (``robot_description``). The pa
 * refuses any document whose DOCTYPE declares entities (the "billion laughs" family and XXE) -- model files
   have no use for them;
 * reports every problem as :class:`~mechanism_model_core.errors.ModelFileError` with the file and line.
+
+``tolerant=True`` (the URDF reader) reads what urdfdom's TinyXML2 reads, and says so through ``warn(line,
+message)``: a comment that contains ``--`` (not allowed in XML comments; common in the commented-out
+copies of a robot at the end of published files) is read as a comment; an element or attribute whose
+namespace prefix is not declared (``<sensor:camera>`` in an old ``<gazebo>`` block: TinyXML2 knows no
+namespaces) is read under a placeholder namespace, so a URDF reader ignores it as urdfdom ignores unknown
+elements; content after the root element (a second root element, a commented copy that is not
+well-formed) is ignored, as urdfdom reads the first ``<robot>`` only. The size limit, the refusal of
+entities and DTDs that declare them, and every other well-formedness error stay.
 """
 
 from __future__ import annotations
 
 import os
+import re
 
 from ..errors import ModelFileError, UnsafeModelFileError
 
@@ -43,13 +53,21 @@ def read_limited(path, limit: int | None = None) -> bytes:
         raise ModelFileError(f"cannot read file: {exc.strerror}", path) from None
 
 
-def parse_file(path: str, limit: int | None = None):
-    """Parse ``path`` and return the lxml root element; raises ModelFileError / UnsafeModelFileError."""
-    return parse_bytes(read_limited(path, limit), os.fspath(path))
+def parse_file(path: str, limit: int | None = None, tolerant: bool = False, warn=None):
+    """Parse ``path`` and return the lxml root element; raises ModelFileError / UnsafeModelFileError.
+    ``tolerant`` and ``warn`` as in the module docstring."""
+    return parse_bytes(read_limited(path, limit), os.fspath(path), tolerant=tolerant, warn=warn)
 
 
-def parse_bytes(data: bytes | str, name: str = "<string>"):
-    """Parse XML text (bytes or str) with the same protections; ``name`` is used in error messages."""
+#: placeholder namespace of undeclared prefixes read in tolerant mode (``<prefix>`` appended)
+UNDECLARED_NAMESPACE = "urn:mechanism-model:undeclared-prefix:"
+_MAX_UNDECLARED = 64
+_UNDECLARED = re.compile(r"Namespace prefix (\S+) (?:on|for) (\S+)")
+
+
+def parse_bytes(data: bytes | str, name: str = "<string>", tolerant: bool = False, warn=None):
+    """Parse XML text (bytes or str) with the same protections; ``name`` is used in error messages.
+    ``tolerant`` and ``warn`` as in the module docstring."""
     from lxml import etree
 
     if isinstance(data, str):
@@ -58,12 +76,23 @@ def parse_bytes(data: bytes | str, name: str = "<string>"):
         raise UnsafeModelFileError(f"document is {len(data)} bytes, more than the {MAX_BYTES}-byte limit",
                                    name)
     _refuse_entity_declarations(data, name)
-    try:
-        root = etree.fromstring(data, _parser())
-    except etree.XMLSyntaxError as exc:
-        line = exc.position[0] if exc.position else exc.lineno
-        col = exc.position[1] if exc.position else None
-        raise ModelFileError(f"not well-formed XML: {exc.msg}", name, line, col) from None
+    warn = warn or (lambda line, message: None)
+    if tolerant and not data.startswith((b"\xff\xfe", b"\xfe\xff")):     # ASCII-compatible encodings
+        data = _comments_as_tinyxml_reads_them(data, warn)
+    declared: list = []
+    while True:
+        try:
+            root = etree.fromstring(data, _parser())
+            break
+        except etree.XMLSyntaxError as exc:
+            line = exc.position[0] if exc.position else exc.lineno
+            col = exc.position[1] if exc.position else None
+            fixed = None
+            if tolerant:
+                fixed = _tolerate(data, exc.msg, line, col, declared, warn)
+            if fixed is None:
+                raise ModelFileError(f"not well-formed XML: {exc.msg}", name, line, col) from None
+            data = fixed
     tree = root.getroottree()
     dtd = tree.docinfo.internalDTD
     if dtd is not None:
@@ -73,6 +102,102 @@ def parse_bytes(data: bytes | str, name: str = "<string>"):
         if isinstance(el, etree._Entity):
             raise UnsafeModelFileError(f"entity reference {el.text} is not allowed", name, el.sourceline)
     return root
+
+
+def _line_offset(data: bytes, line: int) -> int:
+    """The byte offset of the start of 1-based ``line``."""
+    off = 0
+    for _ in range(line - 1):
+        off = data.index(b"\n", off) + 1
+    return off
+
+
+def _tolerate(data: bytes, msg: str, line, col, declared: list, warn):
+    """The document with what urdfdom would have read past (see the module docstring), or None."""
+    hit = _UNDECLARED.match(msg or "")
+    if hit and len(declared) < _MAX_UNDECLARED and hit.group(1) not in declared:
+        prefix = hit.group(1)
+        root = _root_start(data)
+        if root is None or not re.fullmatch(r"[A-Za-z_][\w.-]*", prefix):
+            return None
+        declared.append(prefix)
+        warn(line, f"namespace prefix {prefix!r} (of {prefix}:{hit.group(2)}) is not declared; read as urdfdom reads "
+                   f"it: an element it does not know, ignored")
+        decl = f' xmlns:{prefix}="{UNDECLARED_NAMESPACE}{prefix}"'.encode()
+        return data[:root] + decl + data[root:]
+    if (msg or "").startswith("Extra content at the end of the document") and line and col:
+        try:
+            cut = _line_offset(data, line) + max(col - 1, 0)
+        except ValueError:
+            return None
+        if data[cut:cut + 1] != b"<" or cut <= 0:
+            cut = data.rfind(b">", 0, cut) + 1
+            if cut <= 0:
+                return None
+        warn(line, "content after the root element is ignored (urdfdom reads the first <robot> element "
+                   "only)")
+        return data[:cut]
+    return None
+
+
+def _root_start(data: bytes):
+    """The offset just after the root element's tag name in its start tag, or None."""
+    i = 0
+    while True:
+        i = data.find(b"<", i)
+        if i < 0:
+            return None
+        if data.startswith(b"<!--", i):
+            j = data.find(b"-->", i + 4)
+            if j < 0:
+                return None
+            i = j + 3
+        elif data.startswith(b"<?", i) or data.startswith(b"<!", i):
+            j = data.find(b">", i)
+            if j < 0:
+                return None
+            i = j + 1
+        else:
+            m = re.compile(rb"<[^\s/>]+").match(data, i)
+            return m.end() if m else None
+
+
+def _comments_as_tinyxml_reads_them(data: bytes, warn) -> bytes:
+    """Every comment whose text contains ``--`` (or ends with ``-``) with those hyphens spaced apart, so
+    that it stays a comment; line numbers are unchanged. CDATA sections are left alone."""
+    out, i, first, count = [], 0, None, 0
+    while True:
+        j = data.find(b"<!--", i)
+        k = data.find(b"<![CDATA[", i)
+        if k >= 0 and (j < 0 or k < j):
+            e = data.find(b"]]>", k)
+            if e < 0:
+                break
+            out.append(data[i:e + 3])
+            i = e + 3
+            continue
+        if j < 0:
+            break
+        e = data.find(b"-->", j + 4)
+        if e < 0:
+            break
+        text = data[j + 4:e]
+        if b"--" in text or text.endswith(b"-"):
+            while b"--" in text:
+                text = text.replace(b"--", b"- -")
+            if text.endswith(b"-"):
+                text += b" "
+            count += 1
+            if first is None:
+                first = data.count(b"\n", 0, j) + 1
+        out.append(data[i:j + 4] + text + b"-->")
+        i = e + 3
+    if not count:
+        return data
+    out.append(data[i:])
+    what = "a comment contains" if count == 1 else f"{count} comments (the first here) contain"
+    warn(first, f"{what} '--', which XML does not allow in comments; read as comments, as urdfdom reads them")
+    return b"".join(out)
 
 
 def _refuse_entity_declarations(data: bytes, name: str) -> None:
@@ -85,8 +210,9 @@ def _refuse_entity_declarations(data: bytes, name: str) -> None:
 
 
 def root_tag(path: str) -> str:
-    """The root element's tag of an XML file (parsed safely)."""
-    return parse_file(path).tag
+    """The root element's tag of an XML file (parsed safely, tolerantly: a URDF that urdfdom reads is
+    recognised as one)."""
+    return parse_file(path, tolerant=True).tag
 
 
 def dtd_errors(root, dtd_path: str) -> list:

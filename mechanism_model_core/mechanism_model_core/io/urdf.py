@@ -26,8 +26,17 @@ Import (:func:`load_urdf`, :func:`loads_urdf`)
       file's folder; relative names through the file's folder) when found; a mesh that cannot be found or
       read is reported, with this file's line, when a collision model is built (kinematics do not need it). ``visual`` geometry is ignored; the first visual mesh is kept as the body's graphics
       reference.
+    * ``<transmission>`` and ``<ros2_control>`` blocks are read into ``metadata`` (reductions, joint names,
+      command interfaces and their limits; :mod:`.urdf_drives`), and give the model's motor groups.
     * Errors name the file and line: unknown parent/child links, a link with two parents, cycles, several
-      roots, unknown joint types, bad numbers.
+      roots, unknown joint types, bad numbers (NaN, infinite), entities, files over the size limit.
+    * What urdfdom reads loads, and what it ignores is ignored with a :class:`URDFWarning` naming file and
+      line (docs/urdf.md): comments containing ``--`` (TinyXML2 reads them), content after the root element
+      (a commented or second copy of the robot: urdfdom reads the first ``<robot>``), undeclared namespace
+      prefixes (``<sensor:camera>`` in an old ``<gazebo>`` block), ``<mimic>`` on a fixed joint or naming a
+      joint that does not exist or has several coordinates (the joint stays independent, as in KDL and
+      Pinocchio), negative mesh scales (mirrored meshes), inertia tensors whose products of inertia make
+      them slightly indefinite (clipped to positive semi-definite; a negative moment stays an error).
 
 Export (:func:`to_urdf`, :func:`save_urdf`)
     Any mechanism, for ``robot_description`` (RViz, robot_state_publisher, MoveIt):
@@ -45,6 +54,9 @@ Export (:func:`to_urdf`, :func:`save_urdf`)
       couplings are listed in an XML comment (URDF cannot express them);
     * bounding shapes become both ``collision`` and ``visual`` primitives, so RViz shows something without
       meshes; capsules and cones (which URDF lacks) as their enclosing cylinders, convex hulls as their mesh.
+
+    * the ``<transmission>`` and ``<ros2_control>`` blocks the mechanism was read with (its metadata,
+      :mod:`.urdf_drives`) are written back, so a robot's motor wiring survives a round trip.
 
     :func:`load_urdf` recognises these patterns (chains named ``<joint>.<coordinate>`` and fixed leaf links
     on ``<frame>.<kind>_frame`` joints) and rebuilds the multi-DOF joints and named frames, so a mechanism
@@ -66,6 +78,7 @@ from ..model import BodySpec, BoundingShape, MassProperties, Mechanism
 from .. import spatial
 from . import limits, validation
 from .safe_xml import parse_bytes, parse_file
+from .urdf_drives import read_drive_blocks, write_drive_blocks
 
 #: Limits at or beyond this magnitude are read as unbounded, and written for unbounded limits.
 UNBOUNDED = 1e9
@@ -93,10 +106,22 @@ def _mesh_path(uri, model_file):
 
 
 class _Reader:
-    def __init__(self, name: str):
-        self.file = name
+    def __init__(self, name: str, model_file: str | None = None):
+        self.file = name                                   # in messages
+        self.model_file = model_file or name               # meshes resolve beside it; the model's source
         self.lines = SourceLines()
         self.problems: list | None = None   # check mode: errors of joints and inertials collected here
+
+    def parse_file(self, path):
+        """The root element of ``path``, read as urdfdom reads XML (:mod:`.safe_xml`, ``tolerant``)."""
+        return parse_file(path, tolerant=True, warn=self.warn_line)
+
+    def parse_bytes(self, text):
+        return parse_bytes(text, self.file, tolerant=True, warn=self.warn_line)
+
+    def warn_line(self, line, message: str) -> None:
+        where = self.file + (f":{line}" if line else "")
+        warnings.warn(f"{where}: {message}", URDFWarning, stacklevel=5)
 
     def error(self, el, message: str) -> ModelFileError:
         return ModelFileError(message, self.file, getattr(el, "sourceline", None))
@@ -176,6 +201,14 @@ class _Reader:
             R = T[:3, :3]
             I = R @ I @ R.T
         problem = validation.mass_problem(m, T[:3, 3], I)
+        if problem and "positive semi-definite" in problem and np.all(np.diag(I) >= -1e-12):
+            # moments >= 0 but products too large (rounded files: iCub, TIAGo, Romeo): urdfdom, KDL and
+            # Pinocchio read it as written; dynamics here need it PSD: clip, and say so. A negative moment
+            # of inertia (beyond rounding, 1e-12 kg m^2) stays an error.
+            w, V = np.linalg.eigh(0.5 * (I + I.T))
+            I = (V * np.maximum(w, 0.0)) @ V.T
+            self.warn(inel, f"link {link_el.get('name')!r}: {problem}; negative principal moments set to 0")
+            problem = validation.mass_problem(m, T[:3, 3], I)
         if problem:
             raise self.error(iel, f"link {link_el.get('name')!r}: {problem}")
         return MassProperties(m, T[:3, 3], I)
@@ -218,7 +251,7 @@ class _Reader:
             used.add(name)
             try:
                 out.append(BoundingShape(name, stype, self.origin(cel), dims, link=link, mesh=mesh,
-                                         mesh_path=_mesh_path(mesh, self.file),
+                                         mesh_path=_mesh_path(mesh, self.model_file),
                                          source=(self.file, cel.sourceline)))
             except MechanismModelError as exc:
                 raise self.error(cel, str(exc)) from None
@@ -286,14 +319,18 @@ class _Reader:
         master = mel.get("joint")
         if not master:
             raise self.error(mel, f"joint {name!r}: <mimic> needs a joint attribute")
-        if master not in joints:
-            raise self.error(mel, f"joint {name!r} mimics {master!r}, which is not a joint of this robot")
-        if joints[master].dof != 1:
-            raise self.error(mel, f"joint {name!r} mimics {master!r}, which has "
-                                  f"{joints[master].dof} degrees of freedom (needs 1)")
         if joints[name].dof != 1:   # urdfdom reads it, and nothing moves it: ignore, as they do
             self.warn(mel, f"joint {name!r} of type {joints[name].type.value} has no coordinate to mimic "
                            f"{master!r} with; <mimic> ignored")
+            return None
+        # urdfdom does not check the master (KDL and Pinocchio then move the joint independently): so here
+        if master not in joints:
+            self.warn(mel, f"joint {name!r} mimics {master!r}, which is not a joint of this robot; <mimic> "
+                           f"ignored, {name!r} is independent")
+            return None
+        if joints[master].dof != 1:
+            self.warn(mel, f"joint {name!r} mimics {master!r}, which has {joints[master].dof} degrees of "
+                           f"freedom (needs 1); <mimic> ignored, {name!r} is independent")
             return None
         if not master.isidentifier():
             self.warn(mel, f"joint {name!r} mimics {master!r}, a name that cannot appear in a coupling "
@@ -425,8 +462,9 @@ class _Reader:
                                   self.graphics(lel), {}))
         if rebuild:
             specs, ground_spec = _rebuild(specs, ground_spec)
-        b = MechanismBuilder(robot_name, ground, source=self.file)
+        b = MechanismBuilder(robot_name, ground, source=self.model_file)
         b.metadata["format"] = "urdf"
+        b.metadata.update(read_drive_blocks(root, set(jels), self.warn_line))
         try:
             for s in specs:
                 b.add_body(s.name, s.parent, s.joint, s.frames, s.mass, s.shapes, s.graphics, s.frame_kinds)
@@ -553,8 +591,9 @@ def load_urdf(path, *, root_joint: str | None = None, ground_name: str = "world"
     file and line; adjustments (a normalised axis) are reported with :class:`URDFWarning`.
     """
     path = os.fspath(path)
-    return _Reader(path).read(parse_file(path), root_joint=root_joint, ground_name=ground_name, name=name,
-                              rebuild=rebuild)
+    reader = _Reader(path)
+    return reader.read(reader.parse_file(path), root_joint=root_joint, ground_name=ground_name, name=name,
+                       rebuild=rebuild)
 
 
 def urdf_problems(path):
@@ -565,16 +604,18 @@ def urdf_problems(path):
     reader.problems = []
     m = None
     try:
-        m = reader.read(parse_file(path))
+        m = reader.read(reader.parse_file(path))
     except ModelFileError as exc:
         reader.problems.append(exc)
     return reader.problems, (None if reader.problems else m)
 
 
-def loads_urdf(text, name: str = "<string>", **options) -> Mechanism:
+def loads_urdf(text, name: str = "<string>", model_file: str | None = None, **options) -> Mechanism:
     """:func:`load_urdf` for URDF text (str or bytes), e.g. a ``robot_description`` parameter; ``name``
-    is used in error messages."""
-    return _Reader(name).read(parse_bytes(text, name), **options)
+    is used in error messages; ``model_file`` (default ``name``) is where relative mesh names resolve and
+    the mechanism's ``source``."""
+    reader = _Reader(name, model_file)
+    return reader.read(reader.parse_bytes(text), **options)
 
 
 # ====================================================================================== export
@@ -696,11 +737,44 @@ def _mimic_of(mech: Mechanism, joint: Joint):
     return master, float(a), float(b)
 
 
-def to_urdf(mechanism: Mechanism, name: str | None = None) -> str:
-    """The mechanism as URDF text (see the module documentation for how each part is written)."""
+#: How :func:`to_urdf` writes a floating joint from the ground body (a rover's or a legged robot's base).
+FLOATING_BASE_STYLES = ("chain", "floating", "root")
+
+
+def to_urdf(mechanism: Mechanism, name: str | None = None, floating_base: str = "chain") -> str:
+    """The mechanism as URDF text (see the module documentation for how each part is written).
+
+    ``floating_base``: how a floating joint on the ground body is written --
+
+    * ``"chain"`` (default): six single-DOF joints named after its coordinates, through massless links, so
+      robot_state_publisher and MoveIt move it from plain JointState messages;
+    * ``"floating"``: one URDF ``floating`` joint from the ground link (MuJoCo makes it a free joint; loading
+      the file back gives the same floating joint);
+    * ``"root"``: the floating body is the URDF's root link and the ground body is left out (Gazebo's
+      convention: the root link of a model is free); the ground's own frames and shapes cannot be written
+      then (a warning says which), and a body other than the floating one on the ground is an error. Load
+      it back with ``root_joint="floating"``.
+
+    Simulators refuse moving bodies without mass: the ``"chain"`` style's massless links are for
+    kinematics tools, ``"floating"`` or ``"root"`` for MuJoCo and Gazebo.
+    """
     from lxml import etree
 
+    if floating_base not in FLOATING_BASE_STYLES:
+        raise MechanismModelError(f"floating_base={floating_base!r}: use one of {', '.join(FLOATING_BASE_STYLES)}")
     m = mechanism
+    g = m.bodies[0]
+    free = [s for s in m.bodies[1:] if s.parent == g.name and s.joint.type is JointType.FLOATING]
+    as_root = floating_base == "root" and len(free) == 1
+    if floating_base == "root" and free:
+        others = [s.name for s in m.bodies[1:] if s.parent == g.name and s is not free[0]]
+        if len(free) > 1 or others:
+            raise MechanismModelError(f"cannot write {m.name!r} with floating_base='root': the ground body "
+                                      f"{g.name!r} carries {', '.join(repr(s.name) for s in m.bodies[1:] if s.parent == g.name)}, "
+                                      f"and only one floating body can be the root link")
+        if g.frames or g.shapes or g.mass.mass:
+            warnings.warn(f"{m.name!r} with floating_base='root': the ground body {g.name!r} is left out with "
+                          f"its frames {sorted(g.frames)} and {len(g.shapes)} shape(s)", URDFWarning, stacklevel=2)
     robot = etree.Element("robot", name=name or m.name or "robot")
     robot.append(etree.Comment(
         f" Written by mechanism_model_core from mechanism {m.name!r}. Multi-DOF joints are chains of "
@@ -736,13 +810,16 @@ def to_urdf(mechanism: Mechanism, name: str | None = None) -> str:
             _link_el(etree, robot, link_name(fname))
             _joint_el(etree, robot, joint_name(jn), "fixed", spec.name, fname, T)
 
-    g = m.bodies[0]
-    _link_el(etree, robot, link_name(g.name), g.mass, g.shapes, g.graphics)
-    add_frames(g)
+    if not as_root:
+        _link_el(etree, robot, link_name(g.name), g.mass, g.shapes, g.graphics)
+        add_frames(g)
     for spec in m.bodies[1:]:
         j = spec.joint
         _link_el(etree, robot, link_name(spec.name), spec.mass, spec.shapes, spec.graphics)
-        if j.dof == 0:
+        if spec in free and floating_base != "chain":
+            if not as_root:
+                _joint_el(etree, robot, joint_name(j.name), "floating", spec.parent, spec.name, j.placement)
+        elif j.dof == 0:
             _joint_el(etree, robot, joint_name(j.name), "fixed", spec.parent, spec.name, j.placement)
         elif j.dof == 1:
             T = j.transform([0.0])   # fold the offset into the origin
@@ -794,12 +871,13 @@ def to_urdf(mechanism: Mechanism, name: str | None = None) -> str:
                                    + "; ".join(unexpressed).replace("--", "- -") + " "))
     for e in links + joints:
         robot.append(e)
+    write_drive_blocks(etree, robot, m.metadata, used_joints)
     etree.indent(robot, space="  ")
     return etree.tostring(robot, pretty_print=True, xml_declaration=True, encoding="utf-8").decode("utf-8")
 
 
-def save_urdf(mechanism: Mechanism, path) -> None:
+def save_urdf(mechanism: Mechanism, path, floating_base: str = "chain") -> None:
     """Write :func:`to_urdf` of ``mechanism`` to ``path``."""
-    text = to_urdf(mechanism)
+    text = to_urdf(mechanism, floating_base=floating_base)
     with open(os.fspath(path), "w", encoding="utf-8") as fh:
         fh.write(text)

@@ -54,6 +54,7 @@ from ..joints import JointType
 from ..kinematics import forward_kinematics
 from ..model import Mechanism
 from ..spatial import matrix_to_rpy, rpy_to_matrix
+from ..ik.closed_form.ypp_leg import YPPLegSolver
 from .manipulator import ManipulatorModel, _Tracker
 from .trajectory import JointTrajectory
 
@@ -80,97 +81,6 @@ def register_leg_solver(mechanism_name: str, foot: str, factory: Callable[[Manip
     a batch of foot points ``p`` (B, 3) in the body frame, returning walking-joint values (B, k) nearest
     ``q_ref`` (k,) and a (B,) success mask; a factory raising :class:`ModelStructureError` is skipped."""
     _LEG_SOLVERS[(mechanism_name, foot)] = factory
-
-
-class YPPLegSolver:
-    """Closed-form IK of a yaw-pitch-pitch leg (LEMUR's): the yaw axis, then two parallel pitch axes
-    perpendicular to it, the foot anywhere in the plane they move it in (a constant sideways offset along
-    the pitch axes is allowed). Geometry from the chain at zero (CLARAty 11.4); other joints on the chain
-    (held) must not move the foot. Up to four branches (foot ahead of / behind the yaw axis x knee up /
-    down); the one nearest the reference configuration within limits is returned."""
-
-    name = "ypp"
-
-    def __init__(self, leg: ManipulatorModel, walking: Sequence[int]):
-        if len(walking) != 3:
-            raise ModelStructureError(f"YPP leg: needs three walking joints, found {len(walking)}")
-        c = leg.chain
-        fk = forward_kinematics(c, np.zeros(c.nq))
-        joints = [c.joint(c.coordinate_joint[k]) for k in walking]
-        if any(j.dof != 1 or j.type not in (JointType.REVOLUTE, JointType.CONTINUOUS) for j in joints):
-            raise ModelStructureError("YPP leg: the walking joints must be revolute")
-        bodies = [c.child_body_of_joint(j.name) for j in joints]
-        T = [fk.pose(b) for b in bodies]
-        ax = [T[i][:3, :3] @ joints[i].axis for i in range(3)]
-        o = [T[i][:3, 3] for i in range(3)]
-        f = fk.position(leg.tool)
-        w = ax[0] / np.linalg.norm(ax[0])
-        a2 = ax[1] / np.linalg.norm(ax[1])
-        if abs(w @ a2) > 1e-9 or np.linalg.norm(np.cross(ax[1], ax[2])) > 1e-9:
-            raise ModelStructureError("YPP leg: the pitch axes must be parallel and perpendicular to the yaw axis")
-        u0 = np.cross(a2, w)
-        self.w, self.a2, self.u0, self.o1 = w, a2, u0, o[0]
-        self.s2 = 1.0
-        self.s3 = float(np.sign(ax[2] @ a2))
-
-        def plane(v):
-            d = v - o[0]
-            return np.array([d @ u0, d @ w])
-
-        self.P2 = plane(o[1])
-        self.L2 = plane(o[2]) - plane(o[1])
-        self.L3 = plane(f) - plane(o[2])
-        self.d = float((f - o[0]) @ a2)                     # sideways offset of the foot (constant)
-        self.l2, self.l3 = float(np.linalg.norm(self.L2)), float(np.linalg.norm(self.L3))
-        if self.l2 < 1e-9 or self.l3 < 1e-9:
-            raise ModelStructureError("YPP leg: zero-length femur or tibia")
-        self.b2 = math.atan2(self.L2[1], self.L2[0])
-        self.b3 = math.atan2(self.L3[1], self.L3[0])
-        self.lower = leg.lower[list(walking)]
-        self.upper = leg.upper[list(walking)]
-
-    def all_solutions(self, p):
-        """(4, B, 3) joint values of the four branches for foot points ``p`` (B, 3) in the chain's base
-        frame, and (4, B) masks of the branches that reach exactly."""
-        p = np.atleast_2d(np.asarray(p, dtype=float))
-        v = p - self.o1
-        z = v @ self.w
-        hx, hy = v @ self.u0, v @ self.a2
-        h2 = hx * hx + hy * hy
-        r_abs = np.sqrt(np.maximum(h2 - self.d * self.d, 0.0))
-        ok_r = h2 >= self.d * self.d - 1e-12
-        sols, oks = [], []
-        for sgn in (1.0, -1.0):
-            r = sgn * r_abs
-            yaw = np.arctan2(hy, hx) - np.arctan2(self.d, r)
-            t = np.stack([r, z], axis=-1) - self.P2
-            tn2 = np.sum(t * t, axis=-1)
-            cg = (tn2 - self.l2 ** 2 - self.l3 ** 2) / (2 * self.l2 * self.l3)
-            ok = ok_r & (np.abs(cg) <= 1 + 1e-12)
-            cg = np.clip(cg, -1.0, 1.0)
-            for ks in (1.0, -1.0):
-                g = ks * np.arccos(cg)                               # angle of the tibia to the femur line
-                a3 = g - (self.b3 - self.b2)
-                a2 = np.arctan2(t[:, 1], t[:, 0]) - np.arctan2(self.l3 * np.sin(g), self.l2 + self.l3 * np.cos(g)) \
-                    - self.b2
-                # plane angles turn (U, W) counter-clockwise; a joint angle about a2 turns it clockwise
-                q = np.stack([yaw, -a2 / self.s2, -a3 / self.s3], axis=-1)
-                sols.append(q)
-                oks.append(ok)
-        return np.array(sols), np.array(oks)
-
-    def solve(self, p, q_ref):
-        """Walking-joint values (B, 3) nearest ``q_ref`` (whole turns chosen per joint) within limits, and the
-        (B,) mask of the points solved."""
-        S, ok = self.all_solutions(p)
-        q_ref = np.asarray(q_ref, dtype=float)
-        S = q_ref + (S - q_ref + math.pi) % (2 * math.pi) - math.pi
-        inside = np.all((S >= self.lower - 1e-12) & (S <= self.upper + 1e-12), axis=-1) & ok
-        dist = np.where(inside, np.max(np.abs(S - q_ref), axis=-1), np.inf)
-        best = np.argmin(dist, axis=0)
-        B = S.shape[1]
-        q = S[best, np.arange(B)]
-        return np.clip(q, self.lower, self.upper), np.isfinite(dist[best, np.arange(B)])
 
 
 # ---------------------------------------------------------------------------------------------- legs

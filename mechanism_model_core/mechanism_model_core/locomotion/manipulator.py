@@ -54,9 +54,10 @@ from ..jacobians import jacobian
 from ..kinematics import forward_kinematics
 from ..model import BodySpec, Mechanism
 from ..spatial import axis_angle_matrix, inverse
-from ..specialized import YPPPYSolver, find_specialized, register_specialized
-from .arm_solvers import YPPPSolver
+from ..ik.closed_form import YPPPSolver, YPPPYSolver
+from ..ik.registry import find_specialized, register_specialized
 from .trajectory import JointTrajectory, time_parameterize
+from .pan_tilt import pan_tilt_solutions
 
 __all__ = ["CartesianPath", "ManipulatorModel", "MERArmModel", "MoonriseArmModel", "PointingResult",
            "R8ArmModel", "R8MastModel", "load_manipulator", "register_chain_solver"]
@@ -551,17 +552,38 @@ class ManipulatorModel:
         return time_parameterize(positions, v * velocity_scaling, a * acceleration_scaling, self.joint_names, **kw)
 
     # ------------------------------------------------------------------ pointing
-    def point_at(self, target_point, q0=None, frame: str | None = None, axis=(1.0, 0.0, 0.0),
-                 tolerance: float = 1e-4, **solve_kw) -> PointingResult:
-        """Turn the chain so that ``axis`` of ``frame`` (in that frame's axes; default x, a camera's line of
-        sight in the library models) points at ``target_point`` (metres, base frame), within the joint limits
-        (a pan-tilt mast: its pan and tilt ranges). Tries the generic solver from ``q0`` and from the
-        pan/tilt guess that turns every joint toward the target; returns the best. ``success`` when the
-        pointing error is within ``tolerance`` (rad)."""
+    def point_at(self, target_point, q0=None, frame: str | None = None, axis=None,
+                 tolerance: float = 1e-4, q_full=None, **solve_kw) -> PointingResult:
+        """Turn the chain so that ``axis`` of ``frame`` (in that frame's axes; default: z for a frame whose
+        name ends in ``_optical``, the REP-103 optical convention, else x, a camera's line of sight in the
+        library models) points at ``target_point``: 3 numbers (metres, base frame) or the name of any frame
+        of the mechanism (its origin, with the rest of the mechanism at ``q_full``, home by default).
+
+        A two-axis chain (pan-tilt) whose line of sight is perpendicular to its second axis is solved in
+        closed form (:mod:`.pan_tilt`: exact, the in-range solution nearest ``q0``). Otherwise, or when no
+        exact solution is within the joint limits, the generic solver runs from ``q0`` and from the guess
+        that turns every joint toward the target, and the best is returned with its residual: ``error``
+        (rad) is the angle between the line of sight and the target at the configuration returned,
+        ``reason`` ``"limits"`` when the joint ranges stop the chain short (the target outside the
+        reachable cone) or ``"unreachable"``. ``success`` when the error is within ``tolerance`` (rad)."""
         frame = frame or self.tool
+        if axis is None:
+            axis = (0.0, 0.0, 1.0) if frame.endswith("_optical") else (1.0, 0.0, 0.0)
+        if isinstance(target_point, str):
+            if not self.mechanism.has_frame(target_point):
+                raise UnknownFrame(target_point, self.mechanism.frame_names)
+            qf = self.full_q(self._q(q0), q_full)
+            fk_full = forward_kinematics(self.mechanism, qf)
+            target_point = (np.linalg.inv(fk_full.pose(self.base)) @ fk_full.pose(target_point))[:3, 3]
         p = np.asarray(target_point, dtype=float).reshape(-1)
         if p.shape != (3,) or not np.all(np.isfinite(p)):
             raise InvalidConfiguration(f"target_point needs 3 finite numbers, got {target_point!r}")
+        exact = pan_tilt_solutions(self.chain, frame, axis, p, q_near=self._q(q0))
+        if exact:
+            q = exact[0]
+            err = self.pointing_error(q, p, frame, axis)
+            return PointingResult(q, bool(err <= tolerance), err, "ok" if err <= tolerance else "unreachable",
+                                  "", self.joint_names)
         c = PointAtConstraint(frame, p, axis=axis)
         best = None
         kw = {"timeout": 2.0, "max_iterations": 500, "restarts": False, **solve_kw}   # bounded by iterations
@@ -579,6 +601,17 @@ class ManipulatorModel:
         msg = "" if ok else (f"the target is {err:.4g} rad off the pointing axis at the best configuration "
                              f"({'the joint limits stop the chain short of it' if reason == 'limits' else r.reason})")
         return PointingResult(r.q, ok, float(err), reason, msg, self.joint_names)
+
+    def pointing_error(self, q, target_point, frame: str | None = None, axis=(1.0, 0.0, 0.0)) -> float:
+        """Angle (rad) between ``axis`` of ``frame`` at chain configuration ``q`` and the direction from the
+        frame's origin to ``target_point`` (base frame); pi when the target is at the origin."""
+        T = self.fk(self._q(q), frame or self.tool)
+        a = T[:3, :3] @ (np.asarray(axis, dtype=float) / np.linalg.norm(axis))
+        d = np.asarray(target_point, dtype=float) - T[:3, 3]
+        nd = float(np.linalg.norm(d))
+        if nd < 1e-12:
+            return math.pi
+        return float(math.atan2(np.linalg.norm(np.cross(a, d)), a @ d))
 
     def _pointing_seeds(self, p, frame, axis, q0):
         yield q0

@@ -17,11 +17,20 @@ Frames, units, signs
 
 Modes
 -----
-``auto`` (any body twist; an instantaneous centre of rotation anywhere), ``ackermann`` (arc: ``vy`` dropped,
-the centre of rotation on the body's y axis: double Ackermann when every wheel steers), ``crab`` (``wz``
-dropped: every wheel parallel), ``turn_in_place`` (``vx``, ``vy`` dropped), ``skid`` (steering at zero,
-sideways slip of the wheels accepted: skid steer). :func:`arc_twist`, :func:`crab_twist`,
-:func:`point_turn_twist` and :func:`icr_twist` build twists for explicit commands.
+``auto`` (any body twist; an instantaneous centre of rotation anywhere), ``ackermann`` (arc: ``vy``
+replaced so that the centre of rotation lies on the turn centre's line ``x = cx``, the fixed wheels' axle or
+the middle of the wheel base: double Ackermann when every wheel steers), ``crab`` (``wz`` dropped: every wheel
+parallel), ``turn_in_place`` (``vx``, ``vy`` replaced: a rotation about the turn centre), ``skid`` (steering
+at zero, sideways slip of the wheels accepted: skid steer); :meth:`WheeledLocomotorModel.turn_centre`.
+:func:`arc_twist`, :func:`crab_twist`, :func:`point_turn_twist` and :func:`icr_twist` build twists for
+explicit commands.
+
+Drive policy
+------------
+:meth:`WheeledLocomotorModel.command` takes a ``cmd_vel`` through the description's
+:class:`~.drive_policy.DrivePolicy` first (turn-radius limits measured from the turn centre, straight
+deadband, ``literal``/``intuitive`` interpretation, zero speed as turn in place, steer only or stop, turn in
+place from ``angular.y``); :meth:`WheeledLocomotorModel.drive` is the exact kinematics alone.
 
 Limits
 ------
@@ -62,6 +71,8 @@ import numpy as np
 from ..constraints import Constraint, _Common
 from ..errors import InvalidConfiguration, ModelFileError, UnknownFrame, UnknownJoint
 from ..io.mobility_xml import MODES            # one tuple for the model-file reader and the locomotor
+from .drive_policy import POLICY_KEYS, DrivePolicy, interpret
+from ..io.yaml_lines import read_yaml_with_lines
 from ..joints import JointType
 from ..kinematics import forward_kinematics
 from ..jacobians import jacobian
@@ -102,7 +113,11 @@ class MobilitySpec:
     """The mobility of a wheeled mechanism (see the module docstring). ``skid``: wheels that cannot steer
     may slide sideways (skid-steer vehicles; Rocky 7's fixed middle and rear wheels); ``modes``: the drive
     modes the rover must support, each checked at load against the steering ranges; ``steering_tolerance``
-    (rad) and ``steer_before_drive`` as in the module docstring; ``source``: where it was read from."""
+    (rad) and ``steer_before_drive`` as in the module docstring; ``source``: where it was read from.
+    ``min_turn_radius``, ``max_turn_radius``, ``radius_limit``, ``straight_deadband``, ``interpretation``,
+    ``zero_speed``, ``in_place``, ``steer_only_speed``: the drive policy (:attr:`policy`,
+    :mod:`.drive_policy`); ``turn_centre_x`` (m, body frame; None: from the wheels, see
+    :meth:`WheeledLocomotorModel.turn_centre_x`) where arcs are measured from."""
 
     body_frame: str
     wheels: tuple
@@ -115,9 +130,24 @@ class MobilitySpec:
     min_turn_radius: float = 0.0
     source: str | None = None
     lines: Mapping | None = None
+    max_turn_radius: float = math.inf
+    radius_limit: str = "clip"
+    straight_deadband: float = 0.0
+    interpretation: str = "literal"
+    zero_speed: str = "turn_in_place"
+    in_place: str = "none"
+    steer_only_speed: float = 0.0
+    turn_centre_x: float | None = None
+    notes: tuple = ()
 
     # ``lines`` (from a model file's <Mobility>): {"": element line, "wheels": {name: line},
-    # "suspension": {joint: line}}, so that errors found later still name the line
+    # "suspension": {joint: line}}, so that errors found later still name the line; ``notes`` (from
+    # :func:`propose_mobility`): one sentence per candidate wheel link, why it was taken or left
+
+    @property
+    def policy(self) -> DrivePolicy:
+        """The :class:`~.drive_policy.DrivePolicy` of this description."""
+        return DrivePolicy.from_mapping({k: getattr(self, k) for k in POLICY_KEYS})
 
     def line_for(self, message: str) -> int | None:
         """The model-file line an error message about this description points at (None: unknown)."""
@@ -141,7 +171,7 @@ class MobilitySpec:
         if not isinstance(d, Mapping):
             raise bad("a mobility description is a mapping with 'body_frame' and 'wheels'")
         known = {"body_frame", "wheels", "suspension_joints", "skid", "modes", "steer_before_drive",
-                 "steering_tolerance", "max_crab_angle", "min_turn_radius"}
+                 "steering_tolerance", "max_crab_angle", "turn_centre_x", *POLICY_KEYS}
         extra = set(d) - known
         if extra:
             raise bad(f"unknown key(s) {sorted(extra)}; known: {sorted(known)}")
@@ -179,10 +209,15 @@ class MobilitySpec:
             if m not in MODES:
                 raise bad(f"unknown mode {m!r}; modes are {MODES}")
         try:
+            policy = DrivePolicy.from_mapping(d)
+            tcx = d.get("turn_centre_x")
+            tcx = None if tcx is None else float(tcx)
+            if tcx is not None and not math.isfinite(tcx):
+                raise ValueError(f"turn_centre_x must be a finite number of metres, got {tcx}")
             return cls(str(d["body_frame"]), tuple(wheels), tuple(d.get("suspension_joints", ())),
                        bool(d.get("skid", False)), modes, bool(d.get("steer_before_drive", True)),
                        float(d.get("steering_tolerance", 0.05)), float(d.get("max_crab_angle", math.pi / 2)),
-                       float(d.get("min_turn_radius", 0.0)), source)
+                       source=source, turn_centre_x=tcx, **{k: getattr(policy, k) for k in POLICY_KEYS})
         except (TypeError, ValueError) as exc:
             raise bad(f"bad value: {exc}") from None
 
@@ -198,27 +233,18 @@ class MobilitySpec:
         return {"body_frame": self.body_frame, "wheels": wheels, "suspension_joints": list(self.suspension_joints),
                 "skid": self.skid, "modes": list(self.modes), "steer_before_drive": self.steer_before_drive,
                 "steering_tolerance": self.steering_tolerance, "max_crab_angle": self.max_crab_angle,
-                "min_turn_radius": self.min_turn_radius}
+                "min_turn_radius": self.min_turn_radius, **self.policy.to_dict(),
+                **({} if self.turn_centre_x is None else {"turn_centre_x": self.turn_centre_x})}
 
 
 def load_mobility(path) -> MobilitySpec:
-    """Read a mobility YAML file (PyYAML, safe loader; never evaluates anything)."""
-    try:
-        import yaml
-    except ImportError as exc:  # pragma: no cover - environment
-        raise ImportError("reading mobility files needs PyYAML: pip install mechanism_model_core[mobility]") from exc
+    """Read a mobility YAML file (PyYAML's safe loader through :mod:`..io.yaml_lines`: size, depth and alias
+    bounds; never evaluates anything)."""
     path = os.fspath(path)
     try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read(1 << 20)
-    except OSError as exc:
-        raise MobilityError(f"cannot read: {exc.strerror or exc}", path) from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise MobilityError(f"not valid YAML: {getattr(exc, 'problem', exc)}", path,
-                            None if mark is None else mark.line + 1) from None
+        data = read_yaml_with_lines(path, "mobility files", limit=1 << 20)
+    except ModelFileError as exc:
+        raise MobilityError(exc.message, exc.file, exc.line) from None
     if isinstance(data, Mapping) and "mobility" in data and len(data) == 1:
         data = data["mobility"]
     return MobilitySpec.from_dict(data, source=path)
@@ -249,12 +275,15 @@ def mobility_for(mechanism) -> MobilitySpec:
 
 
 def propose_mobility(mechanism) -> MobilitySpec:
-    """Propose a mobility description for a model: every continuous joint whose child body carries a
-    cylinder is a wheel (radius from the cylinder), its nearest revolute ancestor with a vertical axis is its
-    steering joint if that joint carries no other wheel, other revolute joints between the body and the
-    wheels are suspension, the body is the child of the floating joint (or the first body), and a frame of
-    the wheel's carrier whose name contains 'contact' is its contact frame. Review the result and save it
-    (:meth:`MobilitySpec.to_dict`)."""
+    """Propose a mobility description for a model: every continuous joint whose child body is round is a
+    wheel -- its radius from a cylinder collision shape, else from the carrier's nearest frame whose name
+    contains 'contact', else fitted to the child's collision meshes (:func:`.wheel_fit.fit_wheel`: a body of
+    revolution about the joint axis; needs ``trimesh``) -- its nearest revolute ancestor with a vertical axis
+    is its steering joint if that joint carries no other wheel, other revolute joints between the body and
+    the wheels are suspension, the body is the child of the floating joint (or the first body), and a frame
+    of the wheel's carrier whose name contains 'contact' is its contact frame. :attr:`MobilitySpec.notes`
+    says, per continuous joint, which link was taken as a wheel and why, or why not. Review the result and
+    save it (:meth:`MobilitySpec.to_dict`)."""
     names = mechanism.body_names
     body = None
     for j in mechanism.joints:
@@ -264,13 +293,14 @@ def propose_mobility(mechanism) -> MobilitySpec:
     if body is None:
         body = names[1] if len(names) > 1 else names[0]
     fk = forward_kinematics(mechanism)
-    wheels, steer_of, susp = [], {}, []
+    wheels, steer_of, susp, notes = [], {}, [], []
     for j in mechanism.joints:
         if j.type is not JointType.CONTINUOUS:
             continue
         child = mechanism.child_body_of_joint(j.name)
         cyl = [s for s in mechanism.body(child).shapes if s.type == "cylinder" and s.dimensions]
         radius = cyl[0].dimensions[0] if cyl else None
+        why = f"cylinder {cyl[0].name!r} of radius {radius:.4g} m" if cyl else ""
         carrier = mechanism.parent_body_of_joint(j.name)
         cands = [f for f in mechanism.body(carrier).frames if "contact" in f]
         # the carrier's contact frame nearest the wheel centre (a bogie carries two wheels)
@@ -278,8 +308,13 @@ def propose_mobility(mechanism) -> MobilitySpec:
                       default=None)
         if radius is None and contact is not None:
             radius = float(np.linalg.norm(fk.position(child) - fk.position(contact)))
+            why = f"contact frame {contact!r} {radius:.4g} m from the wheel centre"
         if radius is None:
+            radius, why = _radius_from_meshes(mechanism, child, j)
+        if radius is None:
+            notes.append(f"{child!r} (continuous joint {j.name!r}) is not a wheel: {why}")
             continue
+        notes.append(f"{child!r} is a wheel driven by {j.name!r}: {why}")
         path = mechanism.path_to_ground(carrier)
         steer = None
         for b in path:
@@ -307,7 +342,8 @@ def propose_mobility(mechanism) -> MobilitySpec:
                 if w["steering_joint"] == s:
                     w["steering_joint"] = None
     if not wheels:
-        raise MobilityError(f"no wheel found in {mechanism.name!r} (continuous joints carrying a cylinder)",
+        raise MobilityError(f"no wheel found in {mechanism.name!r} (continuous joints carrying a cylinder, a "
+                            f"contact frame or a round mesh)" + ("".join("; " + n for n in notes[:6])),
                             getattr(mechanism, "source", None))
     for w in wheels:
         if w["contact_frame"] is None:
@@ -315,9 +351,29 @@ def propose_mobility(mechanism) -> MobilitySpec:
         if w["steering_joint"] is None:
             del w["steering_joint"]
     skid = not any("steering_joint" in w for w in wheels)
-    return MobilitySpec.from_dict({"body_frame": body, "wheels": wheels, "suspension_joints": susp,
+    spec = MobilitySpec.from_dict({"body_frame": body, "wheels": wheels, "suspension_joints": susp,
                                    "skid": skid, "modes": ["skid"] if skid else []},
                                   source=getattr(mechanism, "source", None))
+    return dataclasses.replace(spec, notes=tuple(notes))
+
+
+def _radius_from_meshes(mechanism, body: str, joint) -> tuple:
+    """``(radius or None, why)``: the wheel fitted to ``body``'s collision meshes about ``joint``'s axis."""
+    from .wheel_fit import body_mesh_points, fit_wheel
+
+    try:
+        points, meshes = body_mesh_points(mechanism, body)
+    except ImportError as exc:
+        return None, f"its meshes were not read ({exc})"
+    except ModelFileError as exc:
+        return None, f"its mesh could not be read: {exc}"
+    if points is None:
+        return None, "no cylinder, no contact frame, no collision mesh"
+    fit = fit_wheel(points, joint.axis)
+    what = f"mesh {', '.join(meshes)} fitted"
+    if fit.is_wheel:
+        return fit.radius, f"{what}: {fit.why()}"
+    return None, f"{what}: {fit.why()}"
 
 
 # ------------------------------------------------------------------------------------------ twists
@@ -378,10 +434,13 @@ class DriveCommand:
     """Steering targets (rad, steered wheels; NaN for others) and wheel rates (rad/s), in wheel order.
 
     ``ok`` False means refused: ``reason`` says why and the rates are zero, steering held (``steering`` is
-    the current steering where known). ``twist`` is the body twist actually commanded (after the mode and
-    the rate-limit scaling ``scale`` <= 1); ``reversed`` marks wheels turned by pi; ``waiting`` is True when
-    rates are held at zero for the steering to arrive; ``slip`` (N,) m/s the sideways slip accepted
-    (non-steered wheels in skid steer)."""
+    the current steering where known). ``twist`` is the body twist actually commanded (after the mode, the
+    drive policy and the rate-limit scaling ``scale`` <= 1); ``rolling_backward`` (N,) marks steered wheels
+    that point against their contact's motion (steering = the motion's heading + pi, a negative rate): the
+    steering range or the nearer angle chose it, e.g. every wheel when backing up straight; ``waiting`` is True
+    when rates are held at zero for the steering to arrive; ``slip`` (N,) m/s the sideways slip accepted
+    (non-steered wheels in skid steer); ``steer_only``: the drive policy steers the wheels for an arc at zero
+    speed (rates zero); ``note``: what the drive policy changed in the command (empty: nothing)."""
 
     steering: np.ndarray
     rates: np.ndarray
@@ -389,12 +448,19 @@ class DriveCommand:
     ok: bool = True
     reason: str = ""
     scale: float = 1.0
-    reversed: np.ndarray | None = None
+    rolling_backward: np.ndarray | None = None
     waiting: bool = False
     slip: np.ndarray | None = None
     qdot: np.ndarray | None = None
+    steer_only: bool = False
+    note: str = ""
 
     # ``qdot`` (slope driving only): the full coordinate rates of the motion (body, suspension), scaled
+
+    @property
+    def reversed(self) -> np.ndarray | None:
+        """Deprecated name of :attr:`rolling_backward` (it never meant "turned by pi" from any fixed zero)."""
+        return self.rolling_backward
 
     def steering_by_joint(self, model: "WheeledLocomotorModel") -> dict:
         return {w.steering_joint: float(a) for w, a in zip(model.wheels, self.steering) if w.steering_joint}
@@ -495,6 +561,11 @@ class WheeledLocomotorModel:
         self.home = m.configuration()
         self._settle_cache = None
         self.home_geometry = self.geometry(self.home)
+        self.centre = self.turn_centre()
+        try:
+            self.policy = self.spec.policy
+        except ValueError as exc:
+            raise self._err(str(exc)) from None
         self._check_modes()
 
     # ---------------------------------------------------------------------------------- validation
@@ -601,19 +672,42 @@ class WheeledLocomotorModel:
         return WheelGeometry(contact, pivot, sign, roll, np.array([w.radius for w in self.wheels]))
 
     # --------------------------------------------------------------------------------------- drive
+    def turn_centre(self) -> tuple:
+        """The turn centre ``(cx, cy)`` (m, body frame, :mod:`.drive_policy`): arcs are measured from it,
+        turns in place go round it, and an Ackermann arc's centre of rotation lies on its line ``x = cx``.
+        ``cx``: the description's ``turn_centre_x`` if given; else the common axle of the wheels that cannot
+        steer when they share one (the middle axle of a six-wheeler with fixed middle wheels: the only line
+        where no wheel slides); else (all wheels steer) the middle of the wheel base, half-way between the
+        front-most and rear-most contacts at home; a skid-steer rover with no common axle keeps the body
+        origin's 0. ``cy``: half-way across the track (extreme contacts at home). So the choice of the body
+        frame's origin does not move it."""
+        g = self.home_geometry
+        cy = float(0.5 * (np.max(g.contact[:, 1]) + np.min(g.contact[:, 1])))
+        if self.spec.turn_centre_x is not None:
+            return float(self.spec.turn_centre_x), cy
+        fixed = [i for i in range(self.n) if not self.steered[i]]
+        if fixed:
+            xs = g.contact[fixed, 0]
+            if np.ptp(xs) < 1e-6 and np.all(np.abs(g.roll[fixed, 1]) < 1e-6):
+                return float(np.mean(xs)), cy
+            return 0.0, cy
+        return float(0.5 * (np.max(g.contact[:, 0]) + np.min(g.contact[:, 0]))), cy
+
     def mode_twist(self, twist, mode: str = "auto") -> np.ndarray:
-        """The twist a mode keeps of ``(vx, vy, wz)`` (module docstring)."""
+        """The twist a mode keeps of ``(vx, vy, wz)`` (module docstring): ``ackermann`` puts the centre of
+        rotation on the turn centre's line, ``turn_in_place`` on the turn centre (:meth:`turn_centre`)."""
         t = np.array(twist, dtype=float).reshape(-1)
         if t.shape != (3,):
             raise InvalidConfiguration("a body twist is (vx, vy, wz)")
         if mode in ("auto", "skid"):
             return t
-        if mode == "ackermann":
-            return np.array([t[0], 0.0, t[2]])
+        cx, cy = self.centre
+        if mode == "ackermann":                 # the centre of rotation on the turn centre's line x = cx
+            return np.array([t[0], -t[2] * cx, t[2]])
         if mode == "crab":
             return np.array([t[0], t[1], 0.0])
-        if mode == "turn_in_place":
-            return np.array([0.0, 0.0, t[2]])
+        if mode == "turn_in_place":             # about the turn centre
+            return np.array([t[2] * cy, -t[2] * cx, t[2]])
         raise InvalidConfiguration(f"unknown drive mode {mode!r}; modes are {MODES}")
 
     def drive(self, twist, *, mode: str = "auto", steering=None, geometry: WheelGeometry | None = None,
@@ -709,6 +803,30 @@ class WheeledLocomotorModel:
                 rates = [0.0] * n
         return DriveCommand(np.array(target), np.array(rates), t, True, "", scale, np.array(flip), waiting,
                             np.array(slip))
+
+    def command(self, twist, angular_y: float = 0.0, *, mode: str = "auto", policy: DrivePolicy | None = None,
+                steering=None, geometry: WheelGeometry | None = None, check_limits: bool = True,
+                steer_before_drive: bool | None = None) -> DriveCommand:
+        """A ``cmd_vel`` through the drive policy (:mod:`.drive_policy`; ``policy`` overrides the
+        description's), then :meth:`drive`. ``twist`` ``(vx, vy, wz)`` (body frame, m/s and rad/s) and
+        ``angular_y`` (rad/s) as the Twist's fields. A steer-only command gives the steering of the policy's
+        arc with zero rates and a zero twist (``steer_only`` True); a refusal holds the steering."""
+        pol = self.policy if policy is None else policy
+        if mode not in MODES:
+            raise InvalidConfiguration(f"unknown drive mode {mode!r}; modes are {MODES}")
+        pt = interpret(pol, twist, angular_y, self.centre, lambda t: self.mode_twist(t, mode))
+        if not pt.ok:
+            return self._refuse(steering, np.zeros(3), pt.reason)
+        if pt.steer_only:
+            cmd = self.drive(pt.twist, mode=mode, steering=steering, geometry=geometry, check_limits=check_limits,
+                             steer_before_drive=False)
+            if not cmd.ok:
+                return cmd
+            return dataclasses.replace(cmd, rates=np.zeros(self.n), twist=np.zeros(3), scale=1.0, steer_only=True,
+                                       slip=np.zeros(self.n), note=pt.note)
+        cmd = self.drive(pt.twist, mode=mode, steering=steering, geometry=geometry, check_limits=check_limits,
+                         steer_before_drive=steer_before_drive)
+        return dataclasses.replace(cmd, note=pt.note) if pt.note else cmd
 
     def stop(self, steering=None) -> DriveCommand:
         """Zero rates, steering held."""

@@ -1,0 +1,68 @@
+"""Inverse kinematics (CLARAty 7.4, 8): every IK solver of the project, behind one interface.
+
+>>> result = solve_ik(arm, [PoseConstraint("tool", T_target)], q0)
+>>> result.success, result.reason, result.q                # q: full coordinates, within limits
+>>> batch = solve_ik_batch(arm, "tool", T_targets)          # (B, 4, 4) poses -> per-target results
+>>> batch.q, batch.success, batch.reason                    # (B, nq), (B,), (B,)
+
+Batch API (stable): ``solve_ik_batch(mechanism, constraint, targets, q0=None, *, timeout=None,
+tol_position=1e-6, tol_orientation=1e-5, max_iterations=2000, rng=None, locked=(), restarts=True,
+population=6) -> BatchIKResult``. ``constraint`` is a frame name (full pose) or a Pose/Position/Orientation
+constraint used as a template (frame, ``relative_to``, mask, weights; its own target is ignored);
+``targets`` (B, 4, 4) poses (or (B, 3) points for a position); ``q0`` one seed or (B, nq) seeds. The result
+holds ``q`` (B, nq), ``success`` (B,), ``reason`` (B,), ``position_error``/``orientation_error`` (B,) (m,
+rad), ``iterations``/``restarts`` (B,) and ``time`` (s); ``result(k)`` is target ``k`` as an
+:class:`IKResult`. Each target's answer does not depend on the others in the batch.
+
+Package layout:
+
+* :mod:`.problem` -- :class:`IKProblem` (constraints compiled into unknowns, limits, levels), :class:`IKResult`,
+  :class:`IKOptions`, the :class:`Solver` protocol and the restart loop of iterative solvers;
+* :mod:`.solve` -- :func:`solve_ik`, :func:`solve_ik_batch`, :class:`ConstraintManager`;
+* :mod:`.registry` -- solvers by name (:func:`register_solver`) and closed forms by mechanism and frame
+  (:func:`register_specialized`);
+* :mod:`.solvers` -- ``"dls"`` (prioritized damped least squares, every constraint kind) and ``"scipy"``;
+* :mod:`.batch` -- ``"lm"``: vectorized Levenberg-Marquardt over a population of seeds and over many targets
+  (one pose/position/orientation on one chain);
+* :mod:`.closed_form` -- the planar two-link elbow shared by the closed forms, the YPPPY (MER IDD), YPPP
+  (Moonrise arm) and YPP leg solvers, and :mod:`~.closed_form.eaik_solver` (analytic IK of decomposable
+  6R arms through the optional ``eaik`` package);
+* :mod:`.verify` -- :func:`verify_specialized`, a closed form against the generic solver.
+
+Solvers by name (``solve_ik(..., solver=name)``):
+
+``"auto"``   the default: a closed form registered for this mechanism and frame when the problem suits it,
+             else ``"lm"`` for one pose/position/orientation on one chain, else ``"dls"``.
+``"lm"``     :class:`~.batch.LMPopulationSolver`: starts from ``q0``; when that seed stalls, a population of
+             seeds from a fixed restart sequence advances together; the first within tolerance wins.
+``"dls"``    prioritized damped least squares (:class:`~.solvers.DLSSolver`): priorities, several
+             constraints, postures, coupled and closed chains.
+``"scipy"``  :func:`scipy.optimize.least_squares` with bounds; levels become weights (1e3 per level).
+
+Plugging in a solver: a class with ``name`` and ``solve(problem, options) -> IKResult`` (:class:`Solver`),
+registered with ``register_solver("mine", factory)``; ``factory(**solver_options)`` returns an instance.
+
+Solving is re-entrant: a solve keeps its state in its own objects (the mechanism is immutable; the only shared
+data are caches of constant chain geometry and restart tables, built on first use outside the caller's time
+budget), so threads may solve on one mechanism at once.
+
+An unreachable target does not raise: the result holds the best compromise found, ``success=False`` and a
+``reason``: ``"converged"`` (success), ``"unreachable"`` (every attempt stalled with a residual left, or the
+target lies beyond the chain's reach, reported at once), ``"limits"`` (stalled against joint limits),
+``"singular"`` (stalled at a singular Jacobian while a descent direction remained), ``"timeout"`` (the time
+budget ended the first attempt while it was still progressing) or ``"max_iterations"``.
+"""
+
+from .problem import IKOptions, IKProblem, IKResult, Residual, RestartingSolver, Solver
+from .registry import find_specialized, register_solver, register_specialized, unregister_specialized
+from .solvers import DLSSolver, ScipySolver
+from .batch import BatchIKResult, LMPopulationSolver
+from .solve import ConstraintManager, available_solvers, solve_ik, solve_ik_batch
+from . import closed_form  # noqa: F401  (registers the shipped models' closed forms)
+from .closed_form import EAIKSolver, YPPPSolver, YPPPYSolver, eaik_solver_for, ik_solutions
+from .verify import VerificationReport, verify_specialized
+
+__all__ = ["BatchIKResult", "ConstraintManager", "DLSSolver", "EAIKSolver", "IKOptions", "IKProblem", "IKResult",
+           "LMPopulationSolver", "Residual", "RestartingSolver", "ScipySolver", "Solver", "VerificationReport",
+           "YPPPSolver", "YPPPYSolver", "available_solvers", "eaik_solver_for", "find_specialized", "ik_solutions",
+           "register_solver", "register_specialized", "solve_ik", "solve_ik_batch", "unregister_specialized", "verify_specialized"]

@@ -1,0 +1,634 @@
+"""Vectorized Levenberg-Marquardt on one chain: a population of seeds per target, many targets at once.
+
+The engine behind :func:`solve_ik_batch` (B targets of one constraint kind) and behind single pose solves
+(``solve_ik`` with ``solver="auto"`` or ``"lm"``: one target, a population of seeds). It advances *lanes*:
+a lane is one seed of one target, and every iteration evaluates the pose and Jacobian of all lanes at once
+(one batched forward pass over the frame's chain) and takes one damped least-squares step per lane
+(``dx = J^T (J J^T + lam I)^-1 e`` with ``lam = mu |e|^2``, ``mu`` per lane: /3 on an accepted step, x10 on a
+rejected one), joint limits as a clamp-and-recompute active set (full-turn joints wrapped instead).
+
+Per target: the first lane starts from the caller's seed; when it stalls (cost not below 0.6 of its value 4
+iterations earlier, or ``max(20, 2n)`` iterations, or 8 rejections in a row) the target widens to
+``population`` lanes, each stalled lane restarting from the next configuration of a fixed restart sequence
+(:func:`~.problem.restart_sample` from the ``rng`` seed: the same sequence for every target, so a target's
+answer does not depend on the other targets of its batch). The target is done at the first lane within
+tolerance (lowest lane first when several meet it in one iteration).
+
+A target farther from the chain's first moving axis origin than the chain can reach (the sum of the distances
+between consecutive joint origins, prismatic strokes included) gets one attempt from its seed and no
+restarts (the answer is the compromise stretched toward it) and is reported ``"unreachable"``. Everything per chain (the chain, its limits, the reach bound, the restart table) is cached per
+mechanism on first use, outside the caller's time budget.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+import weakref
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..constraints import OrientationConstraint, PoseConstraint, PositionConstraint
+from ..errors import InvalidConfiguration
+from ..spatial import log_so3
+from .problem import IKOptions, IKProblem, IKResult, diagnose_failure, restart_sample
+from .registry import register_solver
+from .solvers import DLSSolver, _ChainKernel
+
+__all__ = ["BatchIKResult", "LMPopulationSolver", "LaneEngine", "chain_engine"]
+
+#: an attempt is stalled when its cost is not below STALL_RATIO of its value STALL_WINDOW iterations earlier
+STALL_WINDOW = 4
+STALL_RATIO = 0.6
+#: and it gets at most max(ATTEMPT_ITERATIONS, 2 n) iterations
+ATTEMPT_ITERATIONS = 20
+#: lanes per target once the caller's seed stalled (default of solve_ik and solve_ik_batch)
+POPULATION = 6
+#: restart configurations drawn per block (the table grows by blocks as targets need more)
+_TABLE_BLOCK = 64
+
+
+@dataclass
+class BatchIKResult:
+    """Per-target outcome of :func:`solve_ik_batch` (index ``k`` is target ``k``).
+
+    ``q`` (B, nq): full joint coordinates, within limits; ``success`` (B,) bool; ``reason`` (B,) str, as
+    :class:`~.problem.IKResult`'s (``"converged"``, ``"unreachable"``, ``"timeout"``, ``"max_iterations"``);
+    ``position_error`` (m) and ``orientation_error`` (rad) (B,) at ``q`` (NaN where the constraint has no such
+    rows); ``iterations`` (B,) lane-iterations spent on the target; ``restarts`` (B,) seeds after the first;
+    ``time`` (s) for the whole batch. ``result(k)`` / iteration gives one :class:`IKResult` per target."""
+
+    q: np.ndarray
+    success: np.ndarray
+    reason: np.ndarray
+    position_error: np.ndarray
+    orientation_error: np.ndarray
+    iterations: np.ndarray
+    restarts: np.ndarray
+    time: float
+    solver: str = "lm"
+    coordinate_names: tuple = ()
+    _make: object = field(default=None, repr=False)
+
+    def __len__(self) -> int:
+        return len(self.success)
+
+    def result(self, k: int) -> IKResult:
+        """Target ``k`` as an :class:`IKResult` (residuals evaluated at its ``q``)."""
+        return self._make(k)
+
+    def __iter__(self):
+        return (self.result(k) for k in range(len(self)))
+
+
+class LaneEngine:
+    """Constant data of one chain task (frame, rows, unknowns, limits) and the vectorized LM loop.
+
+    Built from an :class:`IKProblem` whose only task is a pose, position or orientation constraint on one
+    frame (no posture, no coupled joint on the chain); ``None`` from :func:`chain_engine` otherwise."""
+
+    def __init__(self, kernel):
+        K = kernel            # read here only: the engine keeps no reference to the problem
+        ch = K.chain
+        self.chain = ch
+        self.n = ch.n
+        self.nv = K.nv
+        self.var_seg = K.var_seg
+        self.var_x = K.var_x
+        self.all_vars = K.all_vars
+        self.theta = np.array(K.theta)
+        self.lo, self.hi, self.clo, self.chi = K.lo, K.hi, K.clo, K.chi
+        self.wrap, self.any_wrap = K.wrap, K.any_wrap
+        self.rows = K.rows
+        self.m = K.m
+        self.all_rows = K.all_rows
+        self.need_pos, self.need_rot = K.need_pos, K.need_rot
+        self.masked = K.masked
+        self.wrow = K.wrow
+        self.unit_weights = K.unit_weights
+        self.Rrow = K.Rrow
+        self.pos_rows, self.rot_rows = K.pos_rows, K.rot_rows
+        self.cap = max(ATTEMPT_ITERATIONS, 2 * self.nv)
+        self._eye_m = np.eye(self.m)
+        self._eye_n = np.eye(self.nv)
+        m = K.P.mechanism
+        key = (K.P.tasks[0].frame, self.lo.tobytes(), self.hi.tobytes(), self.var_seg.tobytes())
+        per_m = _CONSTS.get(m)
+        if per_m is None:
+            per_m = _CONSTS[m] = {}
+        consts = per_m.get(key)
+        if consts is None:
+            consts = per_m[key] = _ChainConstants(m, ch, self.lo, self.hi)
+        self.consts = consts
+        self.origin, self.reach = consts.origin, consts.reach
+        # position bound only when every position row is kept
+        self.bound_applies = bool(np.all(np.isin([0, 1, 2], self.rows))) and math.isfinite(self.reach)
+
+    # ------------------------------------------------------------------ restart table
+    def restarts(self, seed, count: int) -> np.ndarray:
+        """The first ``count`` restart configurations (rows) of the sequence of ``seed``."""
+        return self.consts.table(seed, count)
+
+    # ------------------------------------------------------------------ evaluation of all lanes
+    def evaluate(self, X, pt, RtT):
+        """Weighted residuals (L, m), Jacobians (L, m, nv), position and orientation error norms (L,) of lanes
+        ``X`` (L, nv) against their targets ``pt`` (L, 3) and ``RtT`` (L, 3, 3) (transposed target rotations)."""
+        L = X.shape[0]
+        n = self.n
+        if self.all_vars:
+            TH = X
+        else:
+            TH = np.broadcast_to(self.theta, (L, n)).copy()
+            TH[:, self.var_seg] = X
+        ch = self.chain
+        w = np.empty((L, n, 1, 3))
+        np.sin(TH, out=w[:, :, 0, 0])
+        w[:, :, 0, 1] = 1.0 - np.cos(TH)
+        w[:, :, 0, 2] = TH
+        M = (ch.Pm[None, :, None, :] + np.matmul(w, ch.coef)).reshape(L, n, 4, 4)
+        C = np.empty_like(M)
+        C[:, 0] = M[:, 0]
+        for i in range(1, n):
+            np.matmul(C[:, i - 1], M[:, i], out=C[:, i])
+        Tf = C[:, n - 1] @ ch.F
+        p = Tf[:, :3, 3]
+        z = C[:, :, :3, 2]                                 # (L, n, 3) step axes in the ground
+        d = p[:, None, :] - C[:, :, :3, 3]
+        J = np.empty((L, 6, n))
+        J[:, 0] = z[:, :, 1] * d[:, :, 2] - z[:, :, 2] * d[:, :, 1]
+        J[:, 1] = z[:, :, 2] * d[:, :, 0] - z[:, :, 0] * d[:, :, 2]
+        J[:, 2] = z[:, :, 0] * d[:, :, 1] - z[:, :, 1] * d[:, :, 0]
+        J[:, 3:] = z.transpose(0, 2, 1)
+        if ch.any_prismatic:
+            pri = ch.prismatic
+            J[:, :3, pri] = z[:, pri].transpose(0, 2, 1)
+            J[:, 3:, pri] = 0.0
+        e = np.empty((L, 6))
+        e[:, :3] = p - pt
+        if self.need_rot:
+            Rm = Tf[:, :3, :3] @ RtT
+            c = 0.5 * (Rm[:, 0, 0] + Rm[:, 1, 1] + Rm[:, 2, 2] - 1.0)
+            if c.min() > -0.99:                  # the SO(3) log away from pi (spatial.log_so3's formulas)
+                np.subtract(Rm[:, 2, 1], Rm[:, 1, 2], out=e[:, 3])
+                np.subtract(Rm[:, 0, 2], Rm[:, 2, 0], out=e[:, 4])
+                np.subtract(Rm[:, 1, 0], Rm[:, 0, 1], out=e[:, 5])
+                small = c > 0.999999
+                th = np.arccos(np.where(small, 0.5, c))
+                f = np.where(small, 0.5 * (1.0 + (1.0 - np.minimum(c, 1.0)) / 3.0), 0.5 * th / np.sin(th))
+                e[:, 3:] *= f[:, None]
+            else:
+                e[:, 3:] = log_so3(Rm)
+        else:
+            e[:, 3:] = 0.0
+        R = self.Rrow
+        if R is not None:
+            e[:, :3] = e[:, :3] @ R.T
+            e[:, 3:] = e[:, 3:] @ R.T
+            J[:, :3] = R @ J[:, :3]
+            J[:, 3:] = R @ J[:, 3:]
+        if self.all_rows:
+            r, Jm = e, J
+        else:
+            r, Jm = e[:, self.rows], J[:, self.rows]
+        if not self.all_vars:
+            Jm = Jm[:, :, self.var_seg]
+        if self.masked:
+            ep = np.linalg.norm(r[:, self.pos_rows], axis=1)
+            er = np.linalg.norm(r[:, self.rot_rows], axis=1)
+        else:
+            ep = np.sqrt(np.einsum("li,li->l", e[:, :3], e[:, :3])) if self.need_pos else np.zeros(L)
+            er = np.sqrt(np.einsum("li,li->l", e[:, 3:], e[:, 3:])) if self.need_rot else np.zeros(L)
+        if not self.unit_weights:
+            r = r * self.wrow
+            Jm = Jm * self.wrow[:, None]
+        return r, Jm, ep, er
+
+    # ------------------------------------------------------------------ one damped step per lane
+    def _dls(self, J, e, lam):
+        """``argmin |J dx - e|^2 + lam |dx|^2`` per lane, through the smaller normal equations."""
+        L, m, nv = J.shape
+        Jt = J.transpose(0, 2, 1)
+        if m <= nv:
+            A = J @ Jt
+            A += lam[:, None, None] * self._eye_m
+            y = _solve(A, e)
+            return (Jt @ y[:, :, None])[:, :, 0]
+        A = Jt @ J
+        A += lam[:, None, None] * self._eye_n
+        g = (Jt @ e[:, :, None])[:, :, 0]
+        return _solve(A, g)
+
+    def step(self, X, r, J, lam):
+        """Damped least-squares step of every lane with joint limits (clamp, then recompute once with the
+        clamped joints held); returns the new in-limit lane configurations."""
+        dx = self._dls(J, -r, lam)
+        Xn = X + dx
+        clo, chi = self.clo, self.chi
+        out = (Xn < clo) | (Xn > chi)
+        rows = np.flatnonzero(out.any(axis=1))
+        if rows.size:
+            Xc = np.minimum(np.maximum(Xn[rows], clo), chi)
+            o = out[rows]
+            Jr = J[rows]
+            held = np.where(o, Xc - X[rows], 0.0)
+            e = -r[rows] - (Jr @ held[:, :, None])[:, :, 0]
+            Jf = Jr * (~o)[:, None, :]
+            dxf = self._dls(Jf, e, lam[rows])
+            Xf = np.minimum(np.maximum(X[rows] + dxf, clo), chi)
+            Xn[rows] = np.where(o, Xc, Xf)
+        if self.any_wrap:
+            lo, hi = self.lo, self.hi
+            wr = self.wrap & ((Xn < lo) | (Xn > hi))
+            if wr.any():
+                Xn = np.where(wr, lo + np.mod(Xn - lo, 2 * math.pi), Xn)
+        return Xn
+
+    # ------------------------------------------------------------------ the loop
+    def run(self, x0s, pts, RtTs, tol_position, tol_orientation, *, deadline=math.inf, max_iterations=10000,
+            restarts=True, population=POPULATION, seed=0, mu0=1.0):
+        """Solve targets ``pts`` (B, 3) / ``RtTs`` (B, 3, 3) from seeds ``x0s`` (B, nv). Returns per target
+        ``(x (B, nv), success (B,), status (B,) str, iterations (B,), restarts (B,))``: ``x`` the first lane
+        within tolerance, else the lowest-cost point seen; ``status`` ``"converged"``, ``"out_of_reach"``,
+        ``"timeout"``, ``"max_iterations"`` or ``"stalled"``; ``iterations`` the lane-iterations spent."""
+        B = pts.shape[0]
+        nv, m = self.nv, self.m
+        tp, to = tol_position, tol_orientation
+        best_x = np.array(x0s, dtype=float)
+        best_c = np.full(B, np.inf)
+        done = np.zeros(B, dtype=bool)
+        status = np.full(B, "stalled", dtype=object)
+        its = np.zeros(B, dtype=np.int64)
+        loops = np.zeros(B, dtype=np.int64)         # engine iterations each target was active in
+        nrest = np.zeros(B, dtype=np.int64)
+        widened = np.zeros(B, dtype=bool)
+        width = max(1, int(population)) if restarts else 1
+        # beyond the reach bound: one attempt from the seed, no restarts (the compromise stretched toward it)
+        far = np.zeros(B, dtype=bool)
+        if self.bound_applies:
+            far = np.linalg.norm(pts - self.origin, axis=1) > self.reach + tp
+        any_far = bool(far.any())
+        if restarts:
+            self.restarts(seed, 1)
+        cap = self.cap if restarts else max_iterations
+        window, ratio = (STALL_WINDOW, STALL_RATIO) if restarts else (10, 1.0 - 1e-3)
+        # lanes
+        tid = np.arange(B)
+        nl = np.ones(B, dtype=np.int64)             # lanes per target (0 once done)
+        X = best_x.copy()
+        L = B
+        mu = np.full(L, mu0)
+        cost = np.full(L, np.inf)
+        r = np.zeros((L, m))
+        J = np.zeros((L, m, nv))
+        fresh = np.ones(L, dtype=bool)
+        nfresh = L
+        ait = np.zeros(L, dtype=np.int64)
+        rej = np.zeros(L, dtype=np.int64)
+        ref_c = np.full(L, np.inf)
+        ref_it = np.zeros(L, dtype=np.int64)
+        Pl, Rl = pts, RtTs
+        first = True
+        lanes_changed = False
+
+        def keep_best(k):
+            t = tid[k]
+            if cost[k] < best_c[t]:
+                best_c[t] = cost[k]
+                best_x[t] = X[k]
+
+        while L:
+            if not first and time.perf_counter() > deadline:
+                for k in range(L):
+                    keep_best(k)
+                status[tid] = "timeout"
+                break
+            first = False
+            if lanes_changed:
+                Pl, Rl = pts[tid], RtTs[tid]
+                lanes_changed = False
+            # trial points: a step from every evaluated lane, the start point of every fresh lane
+            if nfresh == 0:
+                Xn = self.step(X, r, J, mu * cost + 1e-12)
+            elif nfresh == L:
+                Xn = X
+            else:
+                Xn = X.copy()
+                ev = ~fresh
+                Xn[ev] = self.step(X[ev], r[ev], J[ev], mu[ev] * cost[ev] + 1e-12)
+            rn, Jn, epn, ern = self.evaluate(Xn, Pl, Rl)
+            costn = np.einsum("li,li->l", rn, rn)
+            its += nl
+            loops += nl > 0
+            ok = costn < cost
+            if ok.all():
+                X, r, J, cost = Xn, rn, Jn, costn
+                mu = np.maximum(mu * (1.0 / 3.0), 1e-9)
+                rej[:] = 0
+            else:
+                X = np.where(ok[:, None], Xn, X)
+                r = np.where(ok[:, None], rn, r)
+                J = np.where(ok[:, None, None], Jn, J)
+                cost = np.where(ok, costn, cost)
+                mu = np.where(ok, np.maximum(mu * (1.0 / 3.0), 1e-9), np.minimum(mu * 10.0, 1e12))
+                rej = np.where(ok, 0, rej + 1)
+            if nfresh:
+                mu[fresh] = mu0
+                fresh[:] = False
+                nfresh = 0
+            ait += 1
+            finished = False
+            conv = (epn <= tp) & (ern <= to)
+            if conv.any():
+                for k in np.flatnonzero(conv):        # lowest lane first
+                    t = tid[k]
+                    if not done[t]:
+                        done[t], status[t], best_x[t] = True, "converged", Xn[k]
+                        nl[t] = 0
+                        finished = True
+            if its.max() >= max_iterations:
+                for t in np.flatnonzero((its >= max_iterations) & ~done):
+                    for k in np.flatnonzero(tid == t):
+                        keep_best(k)
+                    done[t], status[t], nl[t] = True, "max_iterations", 0
+                    finished = True
+            # stall detection
+            chk = (ait - ref_it) >= window
+            stalled = (chk & (cost > ref_c * ratio)) | (rej > 8) | (ait >= cap)
+            if any_far:
+                # beyond reach: the one attempt runs while it still improves (1e-3 per window)
+                fl = far[tid]
+                slow = chk & (cost > ref_c * (1.0 - 1e-3))
+                stalled = np.where(fl, slow | (rej > 8) | (ait >= 2 * cap), stalled)
+                for k in np.flatnonzero(stalled & fl):
+                    t = tid[k]
+                    if not done[t]:
+                        keep_best(k)
+                        done[t], status[t], nl[t] = True, "out_of_reach", 0
+                        finished = True
+            if chk.any():
+                ref_c = np.where(chk, cost, ref_c)
+                ref_it = np.where(chk, ait, ref_it)
+            if not restarts and stalled.any():
+                for k in np.flatnonzero(stalled):
+                    t = tid[k]
+                    if not done[t]:
+                        keep_best(k)
+                        done[t], status[t], nl[t] = True, "stalled", 0
+                        finished = True
+            if finished:
+                keep = ~done[tid]
+                tid, X, r, J, cost, mu, fresh, ait, rej, ref_c, ref_it, stalled = (
+                    a[keep] for a in (tid, X, r, J, cost, mu, fresh, ait, rej, ref_c, ref_it, stalled))
+                lanes_changed = True
+            if restarts and stalled.any():
+                # a stalled lane restarts; a target whose first lane stalls widens to `width` lanes
+                new_t = []
+                for k in np.flatnonzero(stalled):
+                    t = tid[k]
+                    keep_best(k)
+                    nrest[t] += 1
+                    X[k] = self._table_row(seed, nrest[t])
+                    fresh[k], ait[k], rej[k], ref_it[k] = True, 0, 0, 0
+                    cost[k], ref_c[k], mu[k] = np.inf, np.inf, mu0
+                    if not widened[t]:
+                        widened[t] = True
+                        new_t.extend([t] * (width - 1))
+                if new_t:
+                    nt = np.array(new_t, dtype=np.int64)
+                    Xs = np.empty((len(nt), nv))
+                    for j, t in enumerate(nt):
+                        nrest[t] += 1
+                        nl[t] += 1
+                        Xs[j] = self._table_row(seed, nrest[t])
+                    z = np.zeros(len(nt), dtype=np.int64)
+                    tid = np.concatenate([tid, nt])
+                    X = np.concatenate([X, Xs])
+                    r = np.concatenate([r, np.zeros((len(nt), m))])
+                    J = np.concatenate([J, np.zeros((len(nt), m, nv))])
+                    cost = np.concatenate([cost, np.full(len(nt), np.inf)])
+                    mu = np.concatenate([mu, np.full(len(nt), mu0)])
+                    fresh = np.concatenate([fresh, np.ones(len(nt), dtype=bool)])
+                    ait, rej, ref_it = (np.concatenate([a, z]) for a in (ait, rej, ref_it))
+                    ref_c = np.concatenate([ref_c, np.full(len(nt), np.inf)])
+                    # lanes ordered by target, the earliest seed first (answers independent of the batch)
+                    order = np.argsort(tid, kind="stable")
+                    tid, X, r, J, cost, mu, fresh, ait, rej, ref_c, ref_it = (
+                        a[order] for a in (tid, X, r, J, cost, mu, fresh, ait, rej, ref_c, ref_it))
+                lanes_changed = True
+                nfresh = int(fresh.sum())
+            L = len(tid)
+        self.last_loops = loops                      # statistics for benchmarks (not thread-safe)
+        return best_x, status == "converged", status, its, nrest
+
+    def _table_row(self, seed, k):
+        return self.restarts(seed, k)[k - 1]
+
+
+def _solve(A, b):
+    """Batched SPD solve ``A x = b`` ((L, k, k), (L, k)); singular systems fall back to least squares."""
+    try:
+        return np.linalg.solve(A, b[..., None])[..., 0]
+    except np.linalg.LinAlgError:
+        out = np.empty_like(b)
+        for k in range(A.shape[0]):
+            out[k] = np.linalg.lstsq(A[k], b[k], rcond=None)[0]
+        return out
+
+
+# ---------------------------------------------------------------------------------------------- cache
+#: mechanism -> {(frame, limits, unknowns): _ChainConstants}; weak, so cached mechanisms can be collected
+_CONSTS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+class _ChainConstants:
+    """What does not change between solves on one chain with given limits: the reach bound and the restart
+    tables (one per seed; built once, outside any caller's budget, and read-only after)."""
+
+    def __init__(self, m, ch, lo, hi):
+        n = ch.n
+        P = ch.Pm.reshape(n, 4, 4)
+        reach = float(sum(np.linalg.norm(P[i, :3, 3]) for i in range(1, n)))
+        reach += float(np.linalg.norm(ch.F[:3, 3]))
+        if ch.any_prismatic:
+            lo_s, hi_s = m.lower_limits[ch.coords], m.upper_limits[ch.coords]
+            stroke = np.maximum(np.abs(lo_s), np.abs(hi_s))
+            reach += float(np.sum(stroke[ch.prismatic]))        # inf for an unbounded slider: no bound
+        self.origin = _ro(P[0, :3, 3])
+        self.reach = reach
+        self.lo = np.where(np.isfinite(lo), lo, -math.pi)
+        self.hi = np.where(np.isfinite(hi), hi, math.pi)
+        self._tables: dict = {}
+        self._lock = threading.Lock()
+
+    def table(self, seed, count: int) -> np.ndarray:
+        """Restart configurations 1..count of the sequence of ``seed`` (:func:`~.problem.restart_sample`'s
+        distribution: the central half of every range, every third draw over the whole range)."""
+        t = self._tables.get(seed)
+        if t is not None and t[0].shape[0] >= count:
+            return t[0]
+        with self._lock:
+            t = self._tables.get(seed)
+            if t is None:
+                t = (np.empty((0, len(self.lo))), np.random.default_rng(seed))
+            tab, rng = t
+            while tab.shape[0] < count:
+                k = tab.shape[0] + 1 + np.arange(_TABLE_BLOCK)
+                u = rng.random((_TABLE_BLOCK, len(self.lo)))
+                full = (k % 3 == 2)[:, None]
+                mid, half = 0.5 * (self.lo + self.hi), 0.25 * (self.hi - self.lo)
+                block = np.where(full, self.lo + u * (self.hi - self.lo), mid - half + u * 2 * half)
+                tab = np.concatenate([tab, block])
+            tab.flags.writeable = False
+            if len(self._tables) > 16:          # callers drawing fresh seeds: keep the cache small
+                self._tables.clear()
+            self._tables[seed] = (tab, rng)
+            return tab
+
+
+def _ro(a):
+    a = np.array(a, dtype=float)
+    a.flags.writeable = False
+    return a
+
+
+def chain_engine(P: IKProblem):
+    """The :class:`LaneEngine` for this problem's chain task, or None when the problem does not suit it
+    (several constraints, a posture, a coupled joint on the chain, a target-dependent row frame). Engines
+    are shared by the problems of one shape (frame, rows, weights; every joint free, targets in the ground
+    frame) on a mechanism, so that only the first solve builds one; the problem's own seed and target are
+    in :func:`lane_data`."""
+    E = getattr(P, "_lane_engine", _UNSET)
+    if E is not _UNSET:
+        return E
+    key = _shape_key(P)
+    per = _SHARED.get(P.mechanism) if key is not None else None
+    E = per.get(key) if per is not None else None
+    if E is not None:
+        c = P.tasks[0]
+        Tt = c.target if isinstance(c, PoseConstraint) else c.target_pose()
+        xf = P.x_of(P.template)
+        P._lane_data = (xf, xf[E.var_x], np.array(Tt[:3, 3]), np.array(Tt[:3, :3].T), None)
+    else:
+        E, K = _chain_engine(P)
+        if E is not None:
+            P._lane_data = (K.x_full0, K.x0, K.pt, K.RtT, K.T_wr)
+            if key is not None:
+                with _SHARED_LOCK:
+                    per = _SHARED.get(P.mechanism)
+                    if per is None:
+                        per = _SHARED[P.mechanism] = {}
+                    per.setdefault(key, E)
+    P._lane_engine = E
+    return E
+
+
+def lane_data(P: IKProblem):
+    """``(x_full0, x0, pt, RtT, T_wr)`` of a problem :func:`chain_engine` took: its unknowns at the seed, the
+    chain's share of them, the target position and transposed rotation in the ground frame, and the
+    constant ground pose of the target's reference frame (None: the ground)."""
+    return P._lane_data
+
+
+_UNSET = object()
+_SHARED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_SHARED_LOCK = threading.Lock()
+
+
+def _shape_key(P: IKProblem):
+    """What an engine depends on besides the mechanism, for problems whose every joint is free and whose
+    target is in the ground frame (None for other problems: they get an engine of their own)."""
+    m = P.mechanism
+    if not P.all_free or P.has_couplings or len(P.tasks) != 1 or P.posture is not None:
+        return None
+    c = P.tasks[0]
+    if type(c) not in (PoseConstraint, PositionConstraint, OrientationConstraint):
+        return None
+    if c.relative_to not in (None, m.ground) or c.mask_frame != "reference":
+        return None
+    return (type(c).__name__, c.frame, tuple(np.asarray(c.kept_axes).tolist()), c.row_weights().tobytes())
+
+
+def _chain_engine(P: IKProblem):
+    """``(engine, kernel)`` built for ``P``, or ``(None, None)``."""
+    if len(P.tasks) != 1 or P.posture is not None or P.limit_checked.size:
+        return None, None
+    c = P.tasks[0]
+    if type(c) not in (PoseConstraint, PositionConstraint, OrientationConstraint):
+        return None, None
+    K = _ChainKernel.build(P)
+    if K is None:
+        return None, None
+    if c.mask_frame == "target" and not K.all_rows:
+        return None, None      # rows turned into each target's axes: not one engine for all targets
+    E = LaneEngine(K)
+    if c.mask_frame == "target":
+        if not K.unit_weights:
+            return None, None  # weights along each target's axes: not one engine for all targets
+        if K.T_wr is None:
+            E.Rrow = None      # all rows, unit weights: turning the rows changes nothing
+        else:
+            E.Rrow = np.array(K.T_wr[:3, :3].T)
+    return E, K
+
+
+class LMPopulationSolver:
+    """``solve_ik(..., solver="lm")``: the lane engine on one target with a population of seeds (module
+    docstring); problems it does not suit go to ``"dls"``. ``population``: lanes once the caller's seed
+    stalled; ``mu0``: initial damping factor."""
+
+    name = "lm"
+
+    def __init__(self, population: int = POPULATION, mu0: float = 1.0):
+        if isinstance(population, bool) or not isinstance(population, (int, np.integer)) or population < 1:
+            raise InvalidConfiguration(f"population must be an integer >= 1, got {population!r}")
+        self.population = int(population)
+        self.mu0 = float(mu0)
+
+    def solve(self, P: IKProblem, o: IKOptions) -> IKResult:
+        E = chain_engine(P)
+        if E is None or P.n == 0:
+            return DLSSolver(mu0=self.mu0).solve(P, o)
+        xf, x0, pt, RtT, _ = lane_data(P)
+        seed = _seed_of(o.rng)
+        if o.restarts:
+            E.restarts(seed, 1)
+        if time.perf_counter() - o.start > 0.5e-3:       # building the caches is not billed to the caller
+            o.deadline += time.perf_counter() - o.start
+        x, ok, st, its, nr = E.run(x0[None, :], pt[None, :], RtT[None], o.tol_position, o.tol_orientation,
+                                   deadline=o.deadline, max_iterations=o.max_iterations, restarts=o.restarts,
+                                   population=self.population, seed=seed, mu0=self.mu0)
+        full = xf.copy()
+        full[E.var_x] = x[0]
+        return _result_of(P, o, full, st[0], int(its[0]), int(nr[0]), self.name)
+
+
+def _seed_of(rng):
+    """The restart sequence's seed: the caller's integer seed (0 by default); a numpy Generator draws one."""
+    g = getattr(rng, "_seed", rng)
+    if g is None:
+        return 0
+    if isinstance(g, (int, np.integer)):
+        return int(g)
+    if isinstance(g, np.random.Generator):
+        return int(g.integers(0, 2 ** 63 - 1))
+    if isinstance(g, (np.random.BitGenerator, np.random.SeedSequence)):
+        return int(np.random.default_rng(g).integers(0, 2 ** 63 - 1))
+    return 0
+
+
+def _result_of(P: IKProblem, o: IKOptions, x, status: str, iterations: int, restarts: int, name: str):
+    if status == "converged":
+        return P.result(x, True, "converged", o, iterations, restarts, name)
+    if status == "out_of_reach":
+        return P.result(x, False, "unreachable", o, 0, 0, name,
+                        "the target lies beyond the chain's reach (sum of its link lengths)")
+    if status in ("timeout", "max_iterations") and restarts == 0:
+        reason = status                  # the budget ended the first attempt while it was still running
+    else:
+        reason = diagnose_failure(P, o, x)
+    return P.result(x, False, reason, o, iterations, restarts, name)
+
+
+register_solver("lm", LMPopulationSolver)

@@ -1,0 +1,391 @@
+"""solve_ik and solve_ik_batch: input checks, the constraint manager and the choice of solver (overview in
+:mod:`mechanism_model_core.ik`)."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import numbers
+import time
+from typing import Iterable, Mapping, Sequence
+
+import numpy as np
+
+from ..constraints import Constraint, OrientationConstraint, PoseConstraint, PositionConstraint
+from ..errors import InvalidConfiguration
+from .closed_form.eaik_solver import eaik_solver_for
+from .batch import POPULATION, BatchIKResult, LMPopulationSolver, chain_engine, lane_data
+from .problem import IKOptions, IKProblem, IKResult, Residual, Solver
+from .registry import find_specialized, register_solver, registered_solvers, solver_factory
+from .solvers import DLSSolver, ScipySolver
+from ..model import Mechanism
+
+__all__ = ["BatchIKResult", "ConstraintManager", "IKOptions", "IKProblem", "IKResult", "Residual", "Solver",
+           "available_solvers", "register_solver", "solve_ik", "solve_ik_batch"]
+
+
+class ConstraintManager:
+    """Holds the constraints of an IK problem on one mechanism (CLARAty 8.1, 8.7) and solves them.
+
+    >>> cm = ConstraintManager(arm)
+    >>> cm.add(PoseConstraint("tool", T))
+    >>> cm.add(Posture(weight=1e-3))
+    >>> result = cm.solve(q0)
+    """
+
+    def __init__(self, mechanism: Mechanism, constraints: Sequence[Constraint] = (), locked: Sequence[str] = ()):
+        self.mechanism = mechanism
+        self.constraints: list[Constraint] = []
+        self._bound: list[Constraint] = []          # the same, bound to the mechanism
+        self.locked = list(locked)
+        for c in constraints:
+            self.add(c)
+
+    def add(self, constraint: Constraint) -> Constraint:
+        """Add a constraint (checked against the mechanism at once: unknown names raise here)."""
+        if not isinstance(constraint, Constraint):
+            raise InvalidConfiguration(f"not a constraint: {constraint!r}")
+        _check_weight_and_priority(constraint)
+        bound = constraint.bind(self.mechanism)
+        self.constraints.append(constraint)
+        self._bound.append(bound)
+        return constraint
+
+    def extend(self, constraints) -> None:
+        for c in constraints:
+            self.add(c)
+
+    def remove(self, constraint_or_name) -> None:
+        for k, c in enumerate(self.constraints):
+            if c is constraint_or_name or (c.name is not None and c.name == constraint_or_name):
+                del self.constraints[k], self._bound[k]
+                return
+        raise KeyError(constraint_or_name)
+
+    def clear(self) -> None:
+        self.constraints.clear()
+        self._bound.clear()
+
+    def problem(self, q0=None) -> IKProblem:
+        q = self.mechanism.configuration(q0)
+        if q.ndim != 1:
+            raise InvalidConfiguration("q0 must be one configuration, not a batch")
+        fresh = len(self._bound) == len(self.constraints)      # else the list was edited directly: rebind
+        return IKProblem(self.mechanism, self.constraints, q, self.locked, self._bound if fresh else None)
+
+    def solve(self, q0=None, **kwargs) -> IKResult:
+        """:func:`solve_ik` on these constraints."""
+        return solve_ik(self.mechanism, self.constraints, q0, locked=self.locked, **kwargs)
+
+
+# ---------------------------------------------------------------------------------------------- registry
+def available_solvers() -> list[str]:
+    _ensure_builtin()
+    return registered_solvers()
+
+
+def _ensure_builtin():
+    if "dls" not in registered_solvers():      # registered when .solvers was imported (by this module)
+        register_solver("dls", DLSSolver)
+        register_solver("scipy", ScipySolver)
+        register_solver("lm", LMPopulationSolver)
+
+
+def _get_solver(name_or_solver, problem: IKProblem, solver_options):
+    _ensure_builtin()
+    if not isinstance(name_or_solver, str):
+        return name_or_solver
+    if name_or_solver == "auto":
+        spec = find_specialized(problem)
+        if spec is not None:
+            return spec
+        c = problem.tasks[0] if len(problem.tasks) == 1 else None
+        if isinstance(c, PoseConstraint) and not solver_options:
+            closed = eaik_solver_for(problem.mechanism, c.frame)      # decomposable chain (eaik installed)
+            if closed is not None and closed.accepts(problem):
+                return closed
+        # one pose/position/orientation on one chain: the population LM (.batch); else prioritized DLS
+        name_or_solver = "lm" if not solver_options and chain_engine(problem) is not None else "dls"
+    return solver_factory(name_or_solver)(**(solver_options or {}))
+
+
+#: bounds of solve_ik's options: a time budget of more than an hour, a position tolerance above 1 m or an
+#: orientation tolerance above pi rad (every orientation is within pi of every other) is a mistake, and
+#: is refused rather than reported as a "success" that means nothing
+MAX_TIMEOUT = 3600.0
+MAX_TOL_POSITION = 1.0
+MAX_TOL_ORIENTATION = math.pi
+
+
+def _real_option(name, value, lo, hi, unit, open_low=False) -> float:
+    if isinstance(value, (bool, np.bool_, str, bytes)) or not isinstance(value, numbers.Real):
+        raise InvalidConfiguration(f"{name} must be a number ({unit}), got {value!r}")
+    v = float(value)
+    if not (math.isfinite(v) and (v > lo if open_low else v >= lo) and v <= hi):
+        low = f"> {lo:g}" if open_low else f">= {lo:g}"
+        raise InvalidConfiguration(f"{name} must be {low} and <= {hi:g} {unit}, got {value!r}")
+    return v
+
+
+def _check_rng(rng) -> None:
+    ok = (rng is None or isinstance(rng, (np.random.Generator, np.random.BitGenerator, np.random.SeedSequence))
+          or (isinstance(rng, numbers.Integral) and not isinstance(rng, (bool, np.bool_)) and rng >= 0))
+    if not ok:
+        raise InvalidConfiguration(f"rng must be None, a non-negative integer seed or a numpy Generator, "
+                                   f"got {rng!r}")
+
+
+def _check_weight_and_priority(c: Constraint) -> None:
+    label = getattr(c, "label", type(c).__name__)
+    w = getattr(c, "weight", 1.0)
+    if isinstance(w, (bool, np.bool_)) or not isinstance(w, numbers.Real) or not (math.isfinite(w) and w >= 0):
+        raise InvalidConfiguration(f"constraint {label}: weight must be a finite number >= 0, got {w!r}")
+    p = getattr(c, "priority", 0)
+    if (isinstance(p, (bool, np.bool_)) or not isinstance(p, numbers.Real) or not math.isfinite(p)
+            or float(p) != int(p)):
+        raise InvalidConfiguration(f"constraint {label}: priority must be an integer, got {p!r}")
+
+
+class _LazyRng:
+    """A numpy Generator created on first use (most solves never restart, and creating one costs time)."""
+
+    __slots__ = ("_seed", "_gen")
+
+    def __init__(self, seed):
+        self._seed, self._gen = seed, None
+
+    def __getattr__(self, name):
+        if self._gen is None:
+            self._gen = np.random.default_rng(self._seed)
+        return getattr(self._gen, name)
+
+
+def solve_ik(mechanism: Mechanism, constraints: Sequence[Constraint] | Constraint, q0=None, *,
+             solver="auto", timeout: float = 0.05, tol_position: float = 1e-6, tol_orientation: float = 1e-5,
+             max_iterations: int = 10000, rng=None, locked: Sequence[str] = (), restarts: bool = True,
+             solver_options: Mapping | None = None, avoid_collisions: bool = False, environment=None,
+             collision_margin: float = 0.0) -> IKResult:
+    """Solve inverse kinematics for ``constraints`` on ``mechanism`` (CLARAty 7.4).
+
+    ``q0``: initial configuration (array, independent-only array or ``{name: value}``; home when None),
+    clamped into the limits. ``solver``: a registered name (``"auto"``, ``"dls"``, ``"scipy"``) or a solver
+    object. ``timeout`` (s) bounds the whole solve including restarts; ``tol_position`` (m) and
+    ``tol_orientation`` (rad) decide success for every constraint; ``locked`` names joints held at their
+    ``q0`` value; ``restarts`` allows random restarts from in-limit configurations drawn from ``rng`` (a seed
+    or a numpy Generator; a fixed seed by default, so solves are repeatable).
+    Returns an :class:`IKResult`; it raises :class:`~.errors.InvalidConfiguration` (or another error of the
+    package's family) only for malformed input, before any solving: unknown frames or joints, bad shapes,
+    weights that are not finite numbers >= 0, priorities that are not integers, ``timeout`` outside
+    [0, 3600] s, ``tol_position`` outside (0, 1] m, ``tol_orientation`` outside (0, pi] rad,
+    ``max_iterations`` below 1, an ``rng`` that is not a seed or a numpy Generator.
+
+    Every returned configuration lies within the joint limits, coupled joints included (a lock value beyond
+    a limit holds the joint at the limit). Angles of revolute joints that matter only modulo 2 pi (continuous
+    joints, or ranges of a full turn or more) come back as the turn nearest ``q0`` -- or the posture's rest
+    value when there is a :class:`Posture` -- unless a coupling or a joint constraint reads them.
+
+    ``avoid_collisions`` (MoveIt's flag; needs ``coal``): a configuration in self-collision, or in collision
+    with ``environment`` (a :class:`~.collision.Environment`), or closer than ``collision_margin`` m, is never
+    a success; the solver looks for a collision-free answer until ``timeout`` and otherwise fails with reason
+    ``"collision"`` (:func:`~.collision.constraint.solve_ik_avoiding_collisions`).
+    """
+    if avoid_collisions:    # MoveIt's flag: never a colliding success (collision/constraint.py)
+        from ..collision.constraint import solve_ik_avoiding_collisions
+
+        return solve_ik_avoiding_collisions(
+            solve_ik, mechanism, constraints, q0, environment=environment, margin=collision_margin, timeout=timeout,
+            rng=rng, solver=solver, tol_position=tol_position, tol_orientation=tol_orientation,
+            max_iterations=max_iterations, locked=locked, restarts=restarts, solver_options=solver_options)
+    t0 = time.perf_counter()
+    timeout = _real_option("timeout", timeout, 0.0, MAX_TIMEOUT, "s")
+    tol_position = _real_option("tol_position", tol_position, 0.0, MAX_TOL_POSITION, "m", open_low=True)
+    tol_orientation = _real_option("tol_orientation", tol_orientation, 0.0, MAX_TOL_ORIENTATION, "rad",
+                                   open_low=True)
+    if isinstance(max_iterations, (bool, np.bool_)) or not isinstance(max_iterations, numbers.Integral) \
+            or max_iterations < 1:
+        raise InvalidConfiguration(f"max_iterations must be an integer >= 1, got {max_iterations!r}")
+    _check_rng(rng)
+    if isinstance(constraints, Constraint):
+        constraints = [constraints]
+    elif isinstance(constraints, (str, bytes)) or not isinstance(constraints, Iterable):
+        raise InvalidConfiguration(f"constraints must be a constraint or a sequence of them, got {constraints!r}")
+    cm = ConstraintManager(mechanism, constraints, locked)
+    problem = cm.problem(q0)
+    opts = IKOptions(timeout=timeout, tol_position=tol_position,
+                     tol_orientation=tol_orientation, max_iterations=int(max_iterations),
+                     restarts=bool(restarts), rng=_LazyRng(0 if rng is None else rng),
+                     start=t0, deadline=t0 + timeout)
+    s = _get_solver(solver, problem, solver_options)
+    if time.perf_counter() - t0 > 0.5e-3:   # the first solve on a chain built its caches: not billed
+        opts.start = time.perf_counter()
+        opts.deadline = opts.start + float(timeout)
+    return s.solve(problem, opts)
+
+
+# ---------------------------------------------------------------------------------------------- batch
+#: solve_ik_batch's default cap on the lane-iterations spent on one target
+BATCH_MAX_ITERATIONS = 2000
+
+
+def _template_target(c, T):
+    """``c`` with its target replaced by pose ``T`` (4x4; (3,) for a position)."""
+    if isinstance(c, PoseConstraint):
+        return dataclasses.replace(c, target=T)
+    if isinstance(c, PositionConstraint):
+        return dataclasses.replace(c, target_xyz=T[:3, 3] if T.shape == (4, 4) else T)
+    return dataclasses.replace(c, target_rotation=T[:3, :3])
+
+
+def _batch_targets(c, targets) -> np.ndarray:
+    """(B, 4, 4) finite target poses from ``targets``: (B, 4, 4) poses, or (B, 3) points for a position."""
+    try:
+        T = np.asarray(targets, dtype=float)
+    except (TypeError, ValueError):
+        raise InvalidConfiguration(f"targets must be an array of poses (B, 4, 4) or points (B, 3)") from None
+    if isinstance(c, PositionConstraint) and T.ndim == 2 and T.shape[1] == 3:
+        P = np.zeros((T.shape[0], 4, 4))
+        P[:] = np.eye(4)
+        P[:, :3, 3] = T
+        T = P
+    elif isinstance(c, OrientationConstraint) and T.ndim == 3 and T.shape[1:] == (3, 3):
+        P = np.zeros((T.shape[0], 4, 4))
+        P[:] = np.eye(4)
+        P[:, :3, :3] = T
+        T = P
+    if T.ndim != 3 or T.shape[1:] != (4, 4):
+        want = "(B, 3) points or (B, 4, 4) poses" if isinstance(c, PositionConstraint) else "(B, 4, 4) poses"
+        raise InvalidConfiguration(f"targets must be {want}, got shape {T.shape}")
+    bad = np.flatnonzero(~np.all(np.isfinite(T), axis=(1, 2)))
+    if bad.size:
+        raise InvalidConfiguration(f"target {int(bad[0])} is not finite (NaN or inf): {T[bad[0]].tolist()}")
+    R = T[:, :3, :3]
+    err = np.abs(R @ R.transpose(0, 2, 1) - np.eye(3)).max(axis=(1, 2))
+    bad = np.flatnonzero((err > 1e-6) | (np.abs(np.linalg.det(R) - 1.0) > 1e-6)
+                         | np.any(np.abs(T[:, 3] - [0.0, 0.0, 0.0, 1.0]) > 1e-12, axis=1))
+    if bad.size:
+        raise InvalidConfiguration(f"target {int(bad[0])} is not a rigid transform (rotation not orthonormal "
+                                   f"or last row not [0, 0, 0, 1])")
+    return T
+
+
+def solve_ik_batch(mechanism: Mechanism, constraint, targets, q0=None, *, timeout: float | None = None,
+                   tol_position: float = 1e-6, tol_orientation: float = 1e-5,
+                   max_iterations: int = BATCH_MAX_ITERATIONS, rng=None, locked: Sequence[str] = (),
+                   restarts: bool = True, population: int = POPULATION) -> BatchIKResult:
+    """Solve one constraint for B targets at once: ``constraint`` is a :class:`PoseConstraint`,
+    :class:`PositionConstraint` or :class:`OrientationConstraint` (frame, ``relative_to``, mask and weights
+    as for :func:`solve_ik`; its own target is ignored) or a frame name (full pose); ``targets`` are (B, 4, 4)
+    poses (a position constraint also takes (B, 3) points, an orientation one (B, 3, 3) rotations).
+
+    ``q0``: one seed for every target (anything :func:`solve_ik` takes) or one per target, (B, nq).
+    ``timeout`` (s) bounds the whole batch (None: no wall-clock bound, the answer depends on the inputs
+    only); ``max_iterations`` bounds the lane-iterations spent on each target; ``population`` is the number of
+    seeds a target is given once its first one stalls; ``rng`` (an integer) seeds the restart sequence,
+    which is the same for every target. Target ``k``'s answer is the one ``solve_ik_batch`` gives for that
+    target alone (and ``solve_ik(..., solver="lm")`` with the same settings and no time limit).
+
+    Returns a :class:`~.batch.BatchIKResult`. Raises :class:`~.errors.InvalidConfiguration` for malformed
+    input before solving: an empty batch, targets of the wrong shape, not finite or not rigid transforms, seeds
+    of the wrong shape, bad tolerances."""
+    t0 = time.perf_counter()
+    if isinstance(constraint, str):
+        constraint = PoseConstraint(constraint, np.eye(4))
+    if not isinstance(constraint, (PoseConstraint, PositionConstraint, OrientationConstraint)):
+        raise InvalidConfiguration(f"solve_ik_batch takes one PoseConstraint, PositionConstraint or "
+                                   f"OrientationConstraint (or a frame name), got {constraint!r}")
+    _check_weight_and_priority(constraint)
+    T = _batch_targets(constraint, targets)
+    B = T.shape[0]
+    if B == 0:
+        raise InvalidConfiguration("empty batch: targets has no pose")
+    if timeout is not None:
+        timeout = _real_option("timeout", timeout, 0.0, MAX_TIMEOUT, "s")
+    tol_position = _real_option("tol_position", tol_position, 0.0, MAX_TOL_POSITION, "m", open_low=True)
+    tol_orientation = _real_option("tol_orientation", tol_orientation, 0.0, MAX_TOL_ORIENTATION, "rad",
+                                   open_low=True)
+    if isinstance(max_iterations, (bool, np.bool_)) or not isinstance(max_iterations, numbers.Integral) \
+            or max_iterations < 1:
+        raise InvalidConfiguration(f"max_iterations must be an integer >= 1, got {max_iterations!r}")
+    if not (rng is None or (isinstance(rng, numbers.Integral) and not isinstance(rng, (bool, np.bool_))
+                            and rng >= 0)):
+        raise InvalidConfiguration(f"rng must be None or a non-negative integer seed, got {rng!r}")
+    seed = 0 if rng is None else int(rng)
+    # seeds: one for all, or one per target
+    Q0 = None
+    if q0 is not None and not isinstance(q0, Mapping):
+        a = np.asarray(q0, dtype=float) if not isinstance(q0, (str, bytes)) else None
+        if a is not None and a.ndim == 2:
+            if a.shape[0] != B:
+                raise InvalidConfiguration(f"q0 holds {a.shape[0]} seeds for {B} targets")
+            Q0 = np.stack([mechanism.configuration(row) for row in a])
+    base_q0 = None if Q0 is None else Q0[0]
+    cm = ConstraintManager(mechanism, [_template_target(constraint, T[0])], locked)
+    P = cm.problem(q0 if Q0 is None else base_q0)
+    if Q0 is not None and P.locked.size and np.any(Q0[:, P.locked] != Q0[:1, P.locked]):
+        raise InvalidConfiguration("per-target seeds must agree on the locked joints")
+    E = chain_engine(P) if P.n else None
+    deadline = math.inf if timeout is None else t0 + timeout
+    o = IKOptions(timeout=math.inf if timeout is None else timeout, tol_position=tol_position,
+                  tol_orientation=tol_orientation, max_iterations=int(max_iterations), restarts=bool(restarts),
+                  rng=_LazyRng(seed), start=t0, deadline=deadline)
+    nq = mechanism.nq
+    seeds = np.broadcast_to(P.template, (B, nq)) if Q0 is None else Q0
+
+    def problem_of(k):
+        return ConstraintManager(mechanism, [_template_target(constraint, T[k])], locked).problem(seeds[k])
+
+    if E is None:
+        # not a single-chain task the lane engine takes: one solve per target with the same settings
+        res = []
+        for k in range(B):
+            ok = dict(timeout=max(0.0, deadline - time.perf_counter()) if timeout is not None else MAX_TIMEOUT,
+                      tol_position=tol_position, tol_orientation=tol_orientation, max_iterations=max_iterations,
+                      rng=seed, locked=locked, restarts=restarts)
+            res.append(solve_ik(mechanism, [_template_target(constraint, T[k])], seeds[k], **ok))
+        q = np.stack([r.q for r in res])
+        pe = np.array([r.residuals[0].position for r in res])
+        oe = np.array([r.residuals[0].orientation for r in res])
+        return BatchIKResult(q, np.array([r.success for r in res]), np.array([r.reason for r in res], dtype=object),
+                             pe, oe, np.array([r.iterations for r in res]), np.array([r.restarts for r in res]),
+                             time.perf_counter() - t0, res[0].solver if res else "", mechanism.coordinate_names,
+                             lambda k: res[k])
+    xf0, x0, _, _, T_wr = lane_data(P)
+    Tg = T if T_wr is None else T_wr @ T
+    pts = np.ascontiguousarray(Tg[:, :3, 3])
+    RtT = np.ascontiguousarray(Tg[:, :3, :3].transpose(0, 2, 1))
+    X0 = np.broadcast_to(x0, (B, E.nv)) if Q0 is None else np.clip(Q0[:, P.free], P.lower, P.upper)[:, E.var_x]
+    if time.perf_counter() - t0 > 0.5e-3 and timeout is not None:      # the engine was built: not billed
+        deadline += time.perf_counter() - t0
+    xs, ok, st, its, nr = E.run(X0, pts, RtT, tol_position, tol_orientation, deadline=deadline,
+                                      max_iterations=int(max_iterations), restarts=bool(restarts),
+                                  population=population, seed=seed)
+    _, _, ep, er = E.evaluate(xs, pts, RtT)
+    if not E.need_pos:
+        ep = np.full(B, np.nan)
+    if not E.need_rot:
+        er = np.full(B, np.nan)
+    reason = np.where(ok, "converged", np.where(st == "out_of_reach", "unreachable",
+                                                np.where(st == "stalled", "unreachable", st))).astype(object)
+    q = np.empty((B, nq))
+    ref_full = P.periodic_reference
+    Xfull = None if Q0 is None else np.clip(Q0[:, P.free], P.lower, P.upper)
+    for k in range(B):
+        x = (xf0 if Xfull is None else Xfull[k]).copy()      # joints off the chain keep the target's seed
+        x[E.var_x] = xs[k]
+        if Xfull is not None:
+            if P.any_periodic:
+                P.periodic_reference = Xfull[k][P.periodic]
+        q[k] = P.expand(P.wrap_near_reference(x))
+    P.periodic_reference = ref_full
+    elapsed = time.perf_counter() - t0
+
+    def make(k):
+        Pk = problem_of(k)
+        ok_k = bool(ok[k])
+        x = Pk.x_of(q[k])
+        r = Pk.result(x, ok_k, str(reason[k]), o, int(its[k]), int(nr[k]), "lm")
+        r.time = elapsed
+        return r
+
+    return BatchIKResult(q, ok.astype(bool), reason, ep, er, its, nr, elapsed, "lm", mechanism.coordinate_names,
+                         make)

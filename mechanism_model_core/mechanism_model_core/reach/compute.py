@@ -1,0 +1,204 @@
+"""The work of a reachability map: one chunk of voxels at a time, on any worker.
+
+A :class:`ReachContext` holds everything a worker needs and is shipped to it once (the process pool's
+initializer, Dask's ``scatter(broadcast=True)``): the chain (a :class:`~mechanism_model_core.model.Mechanism`
+whose ground is the chain's base frame), the tool frame, the sample orientations, the IK settings and the
+*seed map*: ``n_seeds`` configurations drawn uniformly within the joint limits (seeded) with their tool
+positions and approach axes from one batch forward-kinematics pass. A target's IK starts from the seed whose
+tool pose is nearest (position in voxels plus approach angle in radians among the 32 nearest positions), so
+most reachable samples converge in a few iterations; unreachable ones spend the iteration budget.
+
+Every sample's solve is deterministic: bounded by ``max_iterations`` (restarts included; the time budget is
+only a safety net), its restart generator seeded from ``(seed, voxel, sample)``. The map is therefore the same
+whatever the number of workers, the chunking, the executor or the machine's load.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..constraints import PointAtConstraint, PoseConstraint, PositionConstraint
+from ..ik import solve_ik
+from ..kinematics import forward_kinematics, ground_jacobian
+from ..model import Mechanism
+from .grid import VoxelGrid
+from .sampling import AXES
+
+__all__ = ["ReachContext", "compute_chunk", "IKSettings", "limit_margin", "manipulability"]
+
+#: safety time budget (s) of one sample's solve; the verdict is decided by ``max_iterations``
+SAFETY_TIMEOUT = 60.0
+_NEIGHBOURS = 32
+
+
+@dataclass(frozen=True)
+class IKSettings:
+    """Per-sample IK settings: tolerances (m, rad), iteration budget (restarts included), solver name, and
+    ``self_collision`` (``avoid_collisions`` of :func:`~mechanism_model_core.ik.solve_ik`; needs coal)."""
+
+    tol_position: float = 1e-4
+    tol_orientation: float = 1e-3
+    max_iterations: int = 200
+    solver: str = "auto"
+    self_collision: bool = False
+
+
+@dataclass
+class ReachContext:
+    """What every worker holds (see the module docstring). ``rotations`` (S, 3, 3): the sample orientations
+    in the base frame (mode ``"pose"``); ``roll_free``: only the tool's approach ``axis`` is asked along the
+    sample's direction (a position and a pointing constraint: exact at the solution, whatever the roll)."""
+
+    chain: Mechanism
+    tool: str
+    grid: VoxelGrid
+    mode: str
+    rotations: np.ndarray
+    roll_free: bool
+    axis: str
+    ik: IKSettings
+    seed: int
+    seed_q: np.ndarray
+    seed_p: np.ndarray
+    seed_a: np.ndarray
+    _tree: object = field(default=None, repr=False, compare=False)
+
+    def __getstate__(self):
+        d = dict(self.__dict__)
+        d["_tree"] = None
+        return d
+
+    @property
+    def samples_per_voxel(self) -> int:
+        return 1 if self.mode == "position" else len(self.rotations)
+
+    def tree(self):
+        if self._tree is None:
+            from scipy.spatial import cKDTree
+
+            self._tree = cKDTree(self.seed_p)
+        return self._tree
+
+
+def seed_map(chain: Mechanism, tool: str, axis: str, n: int, seed: int):
+    """``(Q, P, A)``: ``n`` configurations uniform within the limits (continuous joints over one turn), the
+    tool positions (n, 3) and approach axes (n, 3) in the base frame (one batch FK pass)."""
+    lo = np.array(chain.lower_limits, dtype=float)
+    hi = np.array(chain.upper_limits, dtype=float)
+    lo = np.where(np.isfinite(lo), lo, -math.pi)
+    hi = np.where(np.isfinite(hi), hi, math.pi)
+    rng = np.random.default_rng([int(seed), 0x5EED])
+    Q = rng.uniform(lo, hi, (int(n), chain.nq))
+    if chain.couplings:
+        Q = np.array([chain.apply_couplings(q) for q in Q])
+    T = forward_kinematics(chain, Q).pose(tool)
+    A = T[:, :3, :3] @ np.array(AXES[axis], dtype=float)
+    return Q, np.ascontiguousarray(T[:, :3, 3]), A
+
+
+def manipulability(J: np.ndarray) -> np.ndarray:
+    """Yoshikawa's measure, the product of the singular values of each Jacobian (B, m, n) (for n < m it is
+    ``sqrt(det(J^T J))``)."""
+    return np.prod(np.linalg.svd(J, compute_uv=False), axis=-1)
+
+
+def limit_margin(Q: np.ndarray, lower, upper) -> np.ndarray:
+    """Smallest distance to a joint limit as a share of the joint's range (0 at a limit, 0.5 mid-range);
+    joints without finite limits count 0.5."""
+    lo, hi = np.asarray(lower, dtype=float), np.asarray(upper, dtype=float)
+    finite = np.isfinite(lo) & np.isfinite(hi) & (hi > lo)
+    if not np.any(finite):
+        return np.full(len(Q), 0.5)
+    span = (hi - lo)[finite]
+    d = np.minimum(Q[:, finite] - lo[finite], hi[finite] - Q[:, finite]) / span
+    return np.clip(np.min(d, axis=1), 0.0, 0.5)
+
+
+def _sample_seed(ctx: ReachContext, voxel: int, sample: int) -> int:
+    return int((ctx.seed * 1_000_003 + voxel * 7919 + sample) % (2 ** 63))
+
+
+def _seed_index(ctx: ReachContext, p: np.ndarray, directions: np.ndarray | None) -> np.ndarray:
+    """Index of the seed configuration for each target (positions (B, 3), approach directions (B, 3) or None)."""
+    k = min(_NEIGHBOURS, len(ctx.seed_p))
+    dist, idx = ctx.tree().query(p, k=k)
+    dist, idx = dist.reshape(len(p), k), idx.reshape(len(p), k)
+    cost = dist / ctx.grid.resolution
+    if directions is not None:
+        cosang = np.einsum("bkj,bj->bk", ctx.seed_a[idx], directions)
+        cost = cost + np.arccos(np.clip(cosang, -1.0, 1.0))
+    return idx[np.arange(len(p)), np.argmin(cost, axis=1)]
+
+
+def _solve_batch(ctx: ReachContext, positions: np.ndarray, rotations: np.ndarray | None, seeds: np.ndarray,
+                 rng_seeds) -> tuple:
+    """IK for B targets of the tool in the base frame (positions (B, 3); rotations (B, 3, 3) or None for
+    position targets), each from its seed (B, nq). Returns ``(success (B,), Q (B, nq), iterations (B,))``.
+
+    One place for the solves so a batch IK can replace the loop without touching the rest."""
+    B = len(positions)
+    ok = np.zeros(B, dtype=bool)
+    Q = np.array(seeds, dtype=float)
+    its = np.zeros(B, dtype=np.int64)
+    s = ctx.ik
+    axis = np.array(AXES[ctx.axis], dtype=float)
+    for b in range(B):
+        if rotations is None:
+            c = [PositionConstraint(ctx.tool, positions[b])]
+        elif ctx.roll_free:         # the origin on p and the approach axis on d: exact at the solution, any roll
+            d = rotations[b] @ axis
+            c = [PositionConstraint(ctx.tool, positions[b]),
+                 PointAtConstraint(ctx.tool, positions[b] + d, axis=axis)]
+        else:
+            T = np.eye(4)
+            T[:3, :3] = rotations[b]
+            T[:3, 3] = positions[b]
+            c = [PoseConstraint(ctx.tool, T)]
+        r = solve_ik(ctx.chain, c, Q[b], solver=s.solver, timeout=SAFETY_TIMEOUT, tol_position=s.tol_position,
+                     tol_orientation=s.tol_orientation, max_iterations=s.max_iterations, rng=int(rng_seeds[b]),
+                     avoid_collisions=s.self_collision)
+        ok[b], Q[b], its[b] = r.success, r.q, r.iterations
+    return ok, Q, its
+
+
+def compute_chunk(ctx: ReachContext, voxels) -> dict:
+    """Solve every sample of the voxels with flat indices ``voxels``. Returns arrays per voxel (in the given
+    order): ``reached`` (n, S) bool, ``manipulability`` and ``margin`` (n,) best over the reached samples
+    (0 when none), ``q`` (n, nq) the reached configuration with the largest limit margin (NaN when none) and
+    ``best_sample`` its sample index (-1 when none), and
+    the totals ``samples`` and ``iterations``."""
+    voxels = np.asarray(voxels, dtype=np.int64)
+    n, S, nq = len(voxels), ctx.samples_per_voxel, ctx.chain.nq
+    centers = ctx.grid.centers(voxels)
+    P = np.repeat(centers, S, axis=0)
+    vox = np.repeat(voxels, S)
+    smp = np.tile(np.arange(S), n)
+    if ctx.mode == "position":
+        R, D = None, None
+    else:
+        R = np.tile(ctx.rotations, (n, 1, 1))
+        D = R @ np.array(AXES[ctx.axis], dtype=float)
+    seeds = ctx.seed_q[_seed_index(ctx, P, D)]
+    rng_seeds = [_sample_seed(ctx, v, s) for v, s in zip(vox.tolist(), smp.tolist())]
+    ok, Q, its = _solve_batch(ctx, P, R, seeds, rng_seeds)
+    manip = np.zeros(n * S)
+    margin = np.zeros(n * S)
+    if np.any(ok):
+        J = ground_jacobian(ctx.chain, Q[ok], ctx.tool)
+        if ctx.mode == "position":
+            J = J[:, :3]
+        manip[ok] = manipulability(J)
+        margin[ok] = limit_margin(Q[ok], ctx.chain.lower_limits, ctx.chain.upper_limits)
+    ok2, m2, g2 = ok.reshape(n, S), manip.reshape(n, S), margin.reshape(n, S)
+    best_q = np.full((n, nq), np.nan)
+    g_masked = np.where(ok2, g2, -1.0)
+    pick = np.argmax(g_masked, axis=1)
+    any_ok = ok2.any(axis=1)
+    Q3 = Q.reshape(n, S, nq)
+    best_q[any_ok] = Q3[np.nonzero(any_ok)[0], pick[any_ok]]
+    best_sample = np.where(any_ok, pick, -1).astype(np.int32)
+    return {"voxels": voxels, "reached": ok2, "manipulability": m2.max(axis=1), "margin": g2.max(axis=1),
+            "q": best_q, "best_sample": best_sample, "samples": int(n * S), "iterations": int(its.sum())}

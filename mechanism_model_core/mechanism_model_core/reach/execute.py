@@ -1,0 +1,154 @@
+"""Where the chunks of a map run: in this process, on a local process pool, or on a Dask cluster.
+
+Every executor takes the :class:`~.compute.ReachContext` once per worker and yields ``(chunk id, result)``
+as chunks finish (in completion order; the map does not depend on it). At most ``4 x workers`` chunks are in
+flight, so a map of any size streams through bounded memory.
+
+* ``"serial"``: this process, one chunk after the other.
+* ``"pool"`` (default): :class:`concurrent.futures.ProcessPoolExecutor` on the local cores (``forkserver``
+  start method on POSIX, so a driver with threads -- ROS, Dask -- is never forked); the context goes to each
+  worker once, through the pool's initializer.
+* ``"dask"``: a ``distributed.Client`` on ``scheduler`` (``tcp://host:8786``), or on a
+  ``distributed.LocalCluster`` of ``workers`` single-threaded worker processes when no scheduler is given
+  (``processes=False`` puts the workers in this process as threads: tests, debugging). The context is
+  scattered to every worker once (``broadcast=True``) and each task receives it by reference.
+
+Why Dask and not Ray: the work is a plain bag of independent, equal-sized numpy tasks with one shared
+read-only object, which ``distributed`` does with ``scatter``/``submit``/``as_completed`` and nothing more;
+``distributed`` is pure Python from PyPI (a few MB), starts an in-process cluster in a second for tests, and
+is what HPC sites already run (``dask-jobqueue`` on SLURM/PBS, Kubernetes, ``dask-ssh``). Ray would add a
+large compiled runtime (raylet, its own object store and GCS) for features the map does not use (actors,
+GPUs), and its wheels lag new Python versions.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import multiprocessing
+import os
+import pickle
+import sys
+
+from ..errors import InvalidConfiguration, MechanismModelError
+from .compute import ReachContext, compute_chunk
+
+__all__ = ["EXECUTORS", "run_chunks", "default_workers"]
+
+EXECUTORS = ("serial", "pool", "dask")
+
+_WORKER_CTX: ReachContext | None = None
+
+
+def default_workers() -> int:
+    """The cores this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:   # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def _pool_init(payload: bytes) -> None:
+    global _WORKER_CTX
+    _WORKER_CTX = pickle.loads(payload)
+
+
+def _pool_task(chunk_id: int, voxels):
+    return chunk_id, compute_chunk(_WORKER_CTX, voxels)
+
+
+def _dask_task(ctx: ReachContext, chunk_id: int, voxels):
+    return chunk_id, compute_chunk(ctx, voxels)
+
+
+def check_executor(executor: str, workers, scheduler) -> int:
+    """Validate the execution settings before any work is scheduled; returns the worker count."""
+    if executor not in EXECUTORS:
+        raise InvalidConfiguration(f"executor must be one of {EXECUTORS}, got {executor!r}")
+    if workers is None:
+        workers = 1 if executor == "serial" else default_workers()
+    if isinstance(workers, bool) or not isinstance(workers, int) or not 1 <= workers <= 4096:
+        raise InvalidConfiguration(f"workers must be an integer in [1, 4096], got {workers!r}")
+    if scheduler is not None:
+        if executor != "dask":
+            raise InvalidConfiguration("a scheduler address needs executor='dask'")
+        if not isinstance(scheduler, str) or "://" not in scheduler:
+            raise InvalidConfiguration(f"scheduler must be an address such as tcp://host:8786, got {scheduler!r}")
+    return workers
+
+
+def run_chunks(ctx: ReachContext, chunks, executor: str = "pool", workers: int | None = None,
+               scheduler: str | None = None, processes: bool = True):
+    """Yield ``(chunk_id, result)`` for ``chunks`` (a list of ``(chunk_id, voxel indices)``)."""
+    workers = check_executor(executor, workers, scheduler)
+    chunks = list(chunks)
+    if not chunks:
+        return
+    if executor == "serial":
+        for cid, vox in chunks:
+            yield cid, compute_chunk(ctx, vox)
+    elif executor == "pool":
+        yield from _run_pool(ctx, chunks, workers)
+    else:
+        yield from _run_dask(ctx, chunks, workers, scheduler, processes)
+
+
+def _windowed(submit, chunks, window: int, wait_first):
+    pending = set()
+    it = iter(chunks)
+    for cid, vox in it:
+        pending.add(submit(cid, vox))
+        if len(pending) >= window:
+            break
+    while pending:
+        done, pending = wait_first(pending)
+        for f in done:
+            yield f.result()
+            nxt = next(it, None)
+            if nxt is not None:
+                pending.add(submit(*nxt))
+
+
+def _run_pool(ctx, chunks, workers):
+    method = "forkserver" if sys.platform != "win32" and "forkserver" in multiprocessing.get_all_start_methods() \
+        else "spawn"
+    payload = pickle.dumps(ctx, protocol=pickle.HIGHEST_PROTOCOL)
+    pool = cf.ProcessPoolExecutor(max_workers=min(workers, len(chunks)), mp_context=multiprocessing.get_context(method),
+                                  initializer=_pool_init, initargs=(payload,))
+    try:
+        def wait_first(pending):
+            done, rest = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
+            return done, rest
+        yield from _windowed(lambda c, v: pool.submit(_pool_task, c, v), chunks, 4 * workers, wait_first)
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _run_dask(ctx, chunks, workers, scheduler, processes):
+    try:
+        from distributed import Client, LocalCluster, wait
+    except ImportError as exc:   # pragma: no cover - the 'dask' extra
+        raise MechanismModelError("executor 'dask' needs distributed: pip install 'mechanism_model_core[dask]'") \
+            from exc
+    cluster = None
+    if scheduler is None:
+        where = {"host": "127.0.0.1"} if processes else {}       # loopback, or in-process without sockets
+        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=processes,
+                               dashboard_address=None, silence_logs=40, **where)
+        client = Client(cluster)
+    else:
+        client = Client(scheduler, timeout=30)
+    try:
+        n = max(1, len(client.scheduler_info().get("workers", {})) or workers)
+        ctx_future = client.scatter(ctx, broadcast=True, hash=False)
+
+        def submit(cid, vox):
+            return client.submit(_dask_task, ctx_future, cid, vox, pure=False, retries=2)
+
+        def wait_first(pending):
+            res = wait(list(pending), return_when="FIRST_COMPLETED")
+            return res.done, set(res.not_done)
+        yield from _windowed(submit, chunks, 4 * n, wait_first)
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()

@@ -1,0 +1,214 @@
+"""Reachability maps (mechanism_model_core.reach): against closed forms (planar 2R/3R annulus), Pinocchio FK,
+across executors (serial, process pool, Dask LocalCluster), interrupted and resumed, stored and refused."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+
+import numpy as np
+import pytest
+
+from mechanism_model_core.errors import InvalidConfiguration, MechanismModelError, UnknownFrame
+from mechanism_model_core.reach import MapFileError, ReachMap, compute_map, sphere_directions
+from mechanism_model_core.reach.sampling import orientation_for
+
+from .optional_deps import require
+from .robots import planar_arm
+
+h5py = require("h5py", "reach")
+
+L2R = (1.0, 0.55)                        # annulus 0.45..1.55 m: no voxel centre at 0.1 m lies within 2 mm of it
+PLANE = ((-1.6, -1.6, 0.0), (1.6, 1.6, 0.0))
+
+
+def _annulus_expected(rmap, r_in, r_out):
+    c = rmap.grid.centers().reshape(rmap.grid.shape + (3,))
+    r = np.linalg.norm(c, axis=-1)
+    return (r >= r_in) & (r <= r_out), r
+
+
+def test_planar_2r_position_map_is_the_annulus_cell_by_cell():
+    m = planar_arm(L2R)
+    rmap = compute_map(m, "ground:tool", 0.1, mode="position", bound=PLANE, executor="serial")
+    expected, r = _annulus_expected(rmap, abs(L2R[0] - L2R[1]), sum(L2R))
+    assert np.min(np.abs(r - sum(L2R))) > 1e-3 and np.min(np.abs(r - 0.45)) > 1e-3
+    assert rmap.index.shape == (33, 33, 1)
+    np.testing.assert_array_equal(rmap.index > 0, expected)
+    assert set(np.unique(rmap.index)) <= {0.0, 1.0}
+    # the reached configurations put the tool on the voxel centre (closed-form FK of the 2R arm)
+    q = rmap.q[expected]
+    c = rmap.grid.centers().reshape(rmap.grid.shape + (3,))[expected]
+    x = L2R[0] * np.cos(q[:, 0]) + L2R[1] * np.cos(q[:, 0] + q[:, 1])
+    y = L2R[0] * np.sin(q[:, 0]) + L2R[1] * np.sin(q[:, 0] + q[:, 1])
+    np.testing.assert_allclose(np.stack([x, y], 1), c[:, :2], atol=2e-4)
+    assert np.all(np.isnan(rmap.q[~expected]))
+
+
+def test_planar_3r_pose_map_matches_the_wrist_annulus_per_direction():
+    """Tool x axis along the approach direction (roll free): reachable iff the wrist point p - L3 d lies in
+    the 2R annulus; directions out of the plane never are."""
+    L = (0.8, 0.45, 0.3)                 # wrist annulus 0.35..1.25 m; no sample within 1.5 mm of its edges
+    m = planar_arm(L)
+    ang = np.arange(8) * math.pi / 4 + 0.2
+    d = np.concatenate([np.stack([np.cos(ang), np.sin(ang), 0 * ang], 1), [[0.6, 0, 0.8]]])
+    bound = ((-1.5, -1.5, 0.0), (1.5, 1.5, 0.0))
+    rmap = compute_map(m, "ground:tool", 0.3, mode="pose", directions=d, axis="x", bound=bound,
+                       executor="serial", max_iterations=80)
+    c = rmap.grid.centers()
+    wrist = c[:, None, :] - L[2] * d[None, :, :]
+    rw = np.linalg.norm(wrist, axis=-1)
+    expected = (rw >= L[0] - L[1]) & (rw <= L[0] + L[1]) & (np.abs(d[None, :, 2]) < 1e-12)
+    near = (np.abs(rw - (L[0] - L[1])) < 1.5e-3) | (np.abs(rw - (L[0] + L[1])) < 1.5e-3)
+    assert not np.any(near & (np.abs(d[None, :, 2]) < 1e-12))   # the parameters avoid the edges
+    got = rmap.reached.reshape(-1, len(d))
+    np.testing.assert_array_equal(got, expected)
+    np.testing.assert_allclose(rmap.index.reshape(-1), expected.mean(axis=1), atol=1e-6)
+
+
+def test_sphere_directions_are_unit_and_spread_and_orientations_put_the_axis_on_them():
+    d = sphere_directions(50)
+    np.testing.assert_allclose(np.linalg.norm(d, axis=1), 1.0, atol=1e-12)
+    assert abs(d.mean(axis=0)).max() < 0.02                       # balanced
+    dots = d @ d.T - 2 * np.eye(50)
+    assert np.arccos(dots.max()) > 0.4                            # no two closer than ~23 deg (ideal ~29)
+    for axis, v in (("z", [0, 0, 1]), ("-x", [-1, 0, 0]), ("y", [0, 1, 0])):
+        R = orientation_for(d, axis, rolls=3)
+        assert R.shape == (50, 3, 3, 3)
+        np.testing.assert_allclose(R @ np.array(v, float), np.repeat(d[:, None], 3, 1), atol=1e-12)
+        np.testing.assert_allclose(np.linalg.det(R), 1.0, atol=1e-12)
+
+
+SMALL_DIRECTIONS = [[1, 0, 0], [0, 1, 0], [-0.6, 0.8, 0], [0, 0, 1]]
+
+
+def _small_request(**kw):
+    base = dict(mode="pose", directions=SMALL_DIRECTIONS, axis="x", bound=((-1.2, -1.2, 0.0), (1.2, 1.2, 0.0)),
+                chunk_size=7, max_iterations=60)
+    base.update(kw)
+    return base
+
+
+def _same(a: ReachMap, b: ReachMap):
+    for k in ("index", "reached", "manipulability", "margin", "best_sample", "computed"):
+        np.testing.assert_array_equal(getattr(a, k), getattr(b, k), err_msg=k)
+    np.testing.assert_array_equal(a.q, b.q)
+
+
+def test_pool_with_two_workers_equals_serial_and_a_second_serial_run():
+    m = planar_arm((0.8, 0.5, 0.3))
+    a = compute_map(m, "ground:tool", 0.3, executor="serial", **_small_request())
+    b = compute_map(m, "ground:tool", 0.3, executor="serial", **_small_request())
+    c = compute_map(m, "ground:tool", 0.3, executor="pool", workers=2, **_small_request(chunk_size=3))
+    assert a.reached.any() and not a.reached.all()
+    _same(a, b)
+    _same(a, c)
+
+
+def test_dask_local_cluster_equals_process_pool(tmp_path):
+    require("distributed", "dask")
+    m = planar_arm((0.8, 0.5, 0.3))
+    a = compute_map(m, "ground:tool", 0.3, executor="pool", workers=2, **_small_request())
+    b = compute_map(m, "ground:tool", 0.3, executor="dask", workers=2, processes=False,
+                    path=tmp_path / "dask.h5", **_small_request(chunk_size=4))
+    _same(a, b)
+    _same(a, ReachMap.load(tmp_path / "dask.h5", m))
+
+
+class _Stop(Exception):
+    pass
+
+
+def test_interrupted_and_resumed_run_equals_an_uninterrupted_one(tmp_path):
+    m = planar_arm((0.8, 0.5, 0.3))
+    full = compute_map(m, "ground:tool", 0.3, executor="serial", **_small_request())
+    out = tmp_path / "map.h5"
+    calls = []
+
+    def stop_after_two(done, total):
+        calls.append(done)
+        if len(calls) == 3:                      # the initial report and two finished chunks
+            raise _Stop
+
+    with pytest.raises(_Stop):
+        compute_map(m, "ground:tool", 0.3, executor="serial", path=out, progress=stop_after_two, **_small_request())
+    assert not out.exists()
+    journal = tmp_path / "map.h5.partial"
+    assert len(list(journal.glob("chunk_*.npz"))) == 2
+    seen = []
+    resumed = compute_map(m, "ground:tool", 0.3, executor="pool", workers=2, path=out,
+                          progress=lambda d, t: seen.append(d), **_small_request())
+    assert seen[0] > 0                           # started from the journal's two chunks
+    assert not journal.exists() and out.exists()
+    _same(full, resumed)
+    _same(full, ReachMap.load(out, m))
+
+
+def test_map_file_round_trips_and_is_refused_for_another_model(tmp_path):
+    m = planar_arm((0.8, 0.5, 0.3))
+    out = tmp_path / "map.h5"
+    a = compute_map(m, "ground:tool", 0.3, executor="serial", path=out, **_small_request())
+    b = ReachMap.load(out, m)
+    _same(a, b)
+    assert b.attrs["model_hash"] == a.attrs["model_hash"] and b.tool == "tool" and b.base == "ground"
+    assert json.loads(b.attrs["request"])["resolution"] == 0.3
+    other = planar_arm((0.8, 0.5, 0.31))
+    with pytest.raises(MapFileError, match="another model"):
+        ReachMap.load(out, other)
+    with pytest.raises(MapFileError, match="not a reachability map|not a readable"):
+        (tmp_path / "junk.h5").write_bytes(b"not hdf5")
+        ReachMap.load(tmp_path / "junk.h5")
+    # an unfinished journal of another model is in the way of a new run, with a clear message
+    (tmp_path / "j.h5.partial").mkdir()
+    (tmp_path / "j.h5.partial" / "request.json").write_text(json.dumps({"model_hash": "x", "request": {}}))
+    with pytest.raises(MapFileError, match="unfinished map of another model"):
+        compute_map(m, "ground:tool", 0.3, executor="serial", path=tmp_path / "j.h5", **_small_request())
+
+
+def _never(done, total):
+    raise AssertionError("work was scheduled")
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(resolution=0), "resolution must be a finite number > 0"),
+    (dict(resolution=-0.1), "resolution must be a finite number > 0"),
+    (dict(resolution=float("nan")), "resolution must be a finite number > 0"),
+    (dict(resolution=1e-9), "voxels"),
+    (dict(resolution=1e-9, bound=((-100, -100, -100), (100, 100, 100))), "voxels"),
+    (dict(resolution=0.1, bound=((0, 0, float("nan")), (1, 1, 1))), "bound must be two finite corners"),
+    (dict(resolution=0.1, directions=[[0, 0, float("nan")]]), "finite non-zero"),
+    (dict(resolution=0.1, directions=0), "directions must be an integer"),
+    (dict(resolution=0.1, mode="orientation"), "mode must be one of"),
+    (dict(resolution=0.1, axis="w"), "axis must be one of"),
+    (dict(resolution=0.1, executor="ray"), "executor must be one of"),
+    (dict(resolution=0.1, workers=0), "workers must be an integer"),
+    (dict(resolution=0.1, scheduler="tcp://127.0.0.1:1"), "needs executor='dask'"),
+    (dict(resolution=0.1, tol_position=float("nan")), "tol_position"),
+    (dict(resolution=0.01, directions=200), r"map too large: .*IK samples.*cap"),
+])
+def test_hostile_requests_are_refused_before_any_work(tmp_path, kwargs, match):
+    m = planar_arm((0.8, 0.5, 0.3))
+    kw = dict(chain="ground:tool", executor="serial", path=tmp_path / "m.h5", progress=_never,
+              max_samples=1_000_000)
+    kw.update(kwargs)
+    with pytest.raises(InvalidConfiguration, match=match):
+        compute_map(m, **kw)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_size_cap_error_states_the_estimate():
+    m = planar_arm((0.8, 0.5, 0.3))
+    with pytest.raises(InvalidConfiguration) as e:
+        compute_map(m, "ground:tool", 0.02, directions=50, executor="serial", progress=_never)
+    msg = str(e.value)
+    assert "IK samples" in msg and "MB" in msg and "cap 5e+07" in msg
+
+
+@pytest.mark.parametrize("chain, error", [("ground:nowhere", UnknownFrame), ("nowhere:tool", UnknownFrame),
+                                          ("tool", InvalidConfiguration), ("a:b:c", InvalidConfiguration),
+                                          ("link2:link1", MechanismModelError)])
+def test_a_chain_that_does_not_exist_is_refused(chain, error):
+    m = planar_arm((0.8, 0.5, 0.3))
+    with pytest.raises(error):
+        compute_map(m, chain, 0.1, executor="serial", progress=_never)
