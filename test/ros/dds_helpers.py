@@ -101,8 +101,11 @@ def dds_env(domain_id: int) -> dict:
     env.pop("ROS_AUTOMATIC_DISCOVERY_RANGE", None)
     env.pop("ROS_LOCALHOST_ONLY", None)
     env.pop("ROS_STATIC_PEERS", None)
-    env["PYTHONPATH"] = os.pathsep.join([ROS_PKG] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep)
-                                                     if p])
+    # the core's source too: a `python -m` child started from the checkout's top would otherwise take the
+    # top-level mechanism_model_core/ folder for a namespace package ahead of an editable install's finder
+    core = os.path.join(os.path.dirname(ROS_PKG), "mechanism_model_core")
+    env["PYTHONPATH"] = os.pathsep.join([ROS_PKG, core] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep)
+                                                           if p])
     return env
 
 
