@@ -34,7 +34,9 @@ def urdf_text_for(mechanism, text: str) -> str | None:
     if root.tag != "robot":
         return None
     links = [el.get("name") for el in root.findall("link")]
-    if not links or not all(name and mechanism.has_frame(name) for name in links):
+    # the URDF export's intermediate links of a multi-DOF joint (<coordinate>_link) are on TF too
+    steps = {f"{c}_link" for j in mechanism.joints if j.dof > 1 for c in j.coordinate_names}
+    if not links or not all(name and (mechanism.has_frame(name) or name in steps) for name in links):
         return None
     return text if isinstance(text, str) else text.decode("utf-8")
 

@@ -153,8 +153,10 @@ def run_nodes(argv=None, nodes=NODE_NAMES, prog: str = "mechanism-model serve",
                 path = "robot_description parameter"
             else:
                 mechanism, path = load_served_model(model or None)
-                description = None
-                if path.lower().endswith(".urdf"):
+                # --model with a robot_description of that model (a launch file adding a <ros2_control>
+                # block for the controller manager): published verbatim when it describes the model's frames
+                description = urdf_text_for(mechanism, description) if description.strip() else None
+                if description is None and path.lower().endswith(".urdf"):
                     with open(path, encoding="utf-8") as fh:
                         description = urdf_text_for(mechanism, fh.read())
         except (MechanismModelError, OSError, UnicodeDecodeError, ValueError, TransportError) as exc:

@@ -252,7 +252,7 @@ def _sources_digest(distro: str) -> str:
             h.update(os.path.relpath(f, TOP).encode())
             with open(f, "rb") as fh:
                 h.update(hashlib.sha256(fh.read()).digest())
-    for r in ("launch", "config", "models"):
+    for r in ("launch", "config", "models", "rviz"):
         for dirpath, dirs, names in os.walk(os.path.join(TOP, r)):
             dirs.sort()
             for n in sorted(names):

@@ -245,6 +245,7 @@ class LaneEngine:
         done = np.zeros(B, dtype=bool)
         status = np.full(B, "stalled", dtype=object)
         its = np.zeros(B, dtype=np.int64)
+        loops = np.zeros(B, dtype=np.int64)         # engine iterations each target was active in
         nrest = np.zeros(B, dtype=np.int64)
         widened = np.zeros(B, dtype=bool)
         width = max(1, int(population)) if restarts else 1
@@ -288,6 +289,7 @@ class LaneEngine:
             costn = np.einsum("li,li->l", rn, rn)
             its_add = np.bincount(tid, minlength=B)
             its += its_add
+            loops += its_add > 0
             ok = costn < cost
             # accept / reject per lane
             X = np.where(ok[:, None], Xn, X)
@@ -341,7 +343,7 @@ class LaneEngine:
                 # beyond reach: the one attempt runs while it still improves (1e-3 per window)
                 fl = far[tid]
                 slow = chk & ~(cost <= ref_c_prev * (1.0 - 1e-3))
-                stalled = np.where(fl, slow | (rej > 8), stalled)
+                stalled = np.where(fl, slow | (rej > 8) | (ait >= 2 * cap), stalled)
             fl = stalled & far[tid]
             if fl.any():
                 for t in np.unique(tid[fl]):
@@ -393,7 +395,9 @@ class LaneEngine:
                             a[order] for a in (tid, X, r, J, cost, mu, fresh, ait, rej, ref_c, ref_it))
                     del k0
             L = len(tid)
+        status[far & (status != "converged")] = "out_of_reach"
         success = status == "converged"
+        self.last_loops = loops                      # statistics for benchmarks (not thread-safe)
         return best_x, success, status, its, nrest, best_ep, best_er
 
     def _table_row(self, seed, k):

@@ -13,6 +13,7 @@ import numpy as np
 
 from ..constraints import Constraint, OrientationConstraint, PoseConstraint, PositionConstraint
 from ..errors import InvalidConfiguration
+from .closed_form.eaik_solver import eaik_solver_for
 from .batch import POPULATION, BatchIKResult, LMPopulationSolver, chain_engine
 from .problem import IKOptions, IKProblem, IKResult, Residual, Solver
 from .registry import find_specialized, register_solver, registered_solvers, solver_factory
@@ -98,6 +99,11 @@ def _get_solver(name_or_solver, problem: IKProblem, solver_options):
         spec = find_specialized(problem)
         if spec is not None:
             return spec
+        c = problem.tasks[0] if len(problem.tasks) == 1 else None
+        if isinstance(c, PoseConstraint) and not solver_options:
+            closed = eaik_solver_for(problem.mechanism, c.frame)      # decomposable chain (eaik installed)
+            if closed is not None and closed.accepts(problem):
+                return closed
         # one pose/position/orientation on one chain: the population LM (.batch); else prioritized DLS
         name_or_solver = "lm" if not solver_options and chain_engine(problem) is not None else "dls"
     return solver_factory(name_or_solver)(**(solver_options or {}))
@@ -210,7 +216,7 @@ def solve_ik(mechanism: Mechanism, constraints: Sequence[Constraint] | Constrain
                      restarts=bool(restarts), rng=_LazyRng(0 if rng is None else rng),
                      start=t0, deadline=t0 + timeout)
     s = _get_solver(solver, problem, solver_options)
-    if time.perf_counter() - t0 > 0.01:   # the first call imported a solver module: do not bill the import
+    if time.perf_counter() - t0 > 0.5e-3:   # the first solve on a chain built its caches: not billed
         opts.start = time.perf_counter()
         opts.deadline = opts.start + float(timeout)
     return s.solve(problem, opts)

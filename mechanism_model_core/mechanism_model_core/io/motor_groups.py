@@ -59,7 +59,8 @@ _DTD_PATH = os.path.join(os.path.dirname(__file__), "mechanism_model.dtd")
 def load_motor_groups(mechanism, path=None) -> MotorGroups:
     """The motor groups of ``mechanism``: from ``path`` (a ``.yaml``/``.yml`` file or a CLARAty XML file),
     or, when ``path`` is None, from the CLARAty XML file the mechanism was loaded from (its
-    ``Motor_Group`` elements and those of the files it attaches). A model without any gives an empty
+    ``Motor_Group`` elements and those of the files it attaches; a URDF's ``<ros2_control>`` and
+    ``<transmission>`` blocks, :mod:`.urdf_drives`). A model without any gives an empty
     :class:`MotorGroups`."""
     if path is None:
         path = getattr(mechanism, "source", None)
@@ -70,11 +71,23 @@ def load_motor_groups(mechanism, path=None) -> MotorGroups:
     ext = os.path.splitext(path)[1].lower()
     if ext in (".yaml", ".yml"):
         return motor_groups_from_yaml(path, mechanism)
+    if ext in (".urdf", ".xacro"):
+        return _urdf_groups(mechanism)
     if ext in (".xml", ".mm"):
         from .safe_xml import root_tag
-        if root_tag(path) == "Mechanism_Model":
+        tag = root_tag(path)
+        if tag == "Mechanism_Model":
             return motor_groups_from_xml(path, mechanism)
-    return MotorGroups(source=path)       # a URDF, KinDSL or D-H model carries no motor groups
+        if tag == "robot":
+            return _urdf_groups(mechanism)
+    return MotorGroups(source=path)       # a KinDSL or D-H model carries no motor groups
+
+
+def _urdf_groups(mechanism) -> MotorGroups:
+    """The motor groups of a URDF's <ros2_control> / <transmission> blocks (:mod:`.urdf_drives`)."""
+    from .urdf_drives import motor_groups_from_urdf
+
+    return motor_groups_from_urdf(mechanism)
 
 
 # ====================================================================================== common checks

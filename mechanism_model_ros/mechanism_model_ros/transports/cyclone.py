@@ -57,7 +57,7 @@ from ..typegen import HEADER_GUID, HEADER_SEQ, message_class, service_wire_class
 from .numeric_template import NumericTemplate
 from .base import (SERVICE_CONCURRENCY, SERVICE_QUEUE, CallbackTimer, Client, Publisher, RateLimitedLogger,
                    ServiceGate, Timer, Transport, TransportError, _set_arrival, busy_or_fallback, check_period,
-                   failure_response, guarded, resolve_name)
+                   describe_exception, failure_response, guarded, resolve_name, short_traceback)
 from .rcl_action import ActionsOverServices
 
 _RANGES = ("SUBNET", "LOCALHOST", "OFF", "SYSTEM_DEFAULT")
@@ -706,8 +706,8 @@ class _CycloneService:
                     if response is None:
                         raise TransportError("the handler returned None instead of the response")
                 except Exception as exc:   # handlers map errors themselves; this is the last line of defence
-                    self.node.get_logger().error("service %s: handler raised %s: %s; answering with an error",
-                                                 self.name, type(exc).__name__, exc, exc_info=True)
+                    self.node.get_logger().error("service %s: handler raised %s; answering with an error\n%s",
+                                                 self.name, describe_exception(exc), short_traceback(exc))
                     response = failure_response(self.rep_cls(), exc, self.name)
                 finally:
                     _set_arrival(None)
@@ -723,8 +723,8 @@ class _CycloneService:
         exc = None if future.cancelled() else future.exception()
         if future.cancelled() or exc is not None:
             exc = exc or concurrent.futures.CancelledError("the deferred reply was cancelled")
-            self.node.get_logger().error("service %s: deferred reply failed: %s: %s; answering with an error",
-                                         self.name, type(exc).__name__, exc)
+            self.node.get_logger().error("service %s: deferred reply failed: %s; answering with an error",
+                                         self.name, describe_exception(exc))
             self._reply(request, failure_response(self.rep_cls(), exc, self.name))
             return
         self._reply(request, future.result())
@@ -758,8 +758,17 @@ class _CycloneService:
                 log.info("service %s: the client's reply reader was discovered %.2f s after the reply was ready",
                          self.name, waited)
             self.writer.write(response)
-        except Exception as exc:
-            log.error("service %s: cannot send reply: %s: %s", self.name, type(exc).__name__, exc, exc_info=True)
+        except Exception as exc:    # e.g. a value the wire type cannot hold: answer with an error instead
+            log.error("service %s: cannot send reply (request %s): %s; answering with an error", self.name,
+                      getattr(request, HEADER_SEQ, "?"), describe_exception(exc))
+            try:
+                fallback = failure_response(self.rep_cls(), exc, self.name)
+                setattr(fallback, HEADER_GUID, getattr(request, HEADER_GUID))
+                setattr(fallback, HEADER_SEQ, getattr(request, HEADER_SEQ))
+                self.writer.write(fallback)
+            except Exception as exc2:
+                log.error("service %s: cannot send the error reply either: %s", self.name,
+                          describe_exception(exc2))
 
 
 class CycloneNode(ActionsOverServices, Transport):

@@ -32,8 +32,7 @@ from rclpy.subscription import Subscription
 from ..qos import QoS
 from .base import (SERVICE_CONCURRENCY, SERVICE_QUEUE, ActionClient, ActionResult, Client, GoalHandle, Publisher,
                    ServerGoalHandle, ServiceGate, Timer, Transport, TransportError, _set_arrival, busy_or_fallback,
-                   failure_response,
-                   check_period, guarded)
+                   check_period, describe_exception, failure_response, guarded, short_traceback)
 
 
 #: threads of the process's executor (see RclpyRuntime)
@@ -297,8 +296,8 @@ class RclpyNode(Transport):
             try:
                 return handler(request, response)
             except Exception as exc:      # every request gets an answer: an error response (failure_response)
-                log.error("service %s: handler raised %s: %s; answering with an error", name, type(exc).__name__,
-                          exc, exc_info=True)
+                log.error("service %s: handler raised %s; answering with an error\n%s", name,
+                          describe_exception(exc), short_traceback(exc))
                 return failure_response(type(response)(), exc, name)
         gate = ServiceGate(concurrency, queue)
 
@@ -345,7 +344,7 @@ class RclpyNode(Transport):
             try:
                 returned = execute(goal)
             except Exception as exc:        # noqa: BLE001 -- the goal ends, the server goes on
-                log.error("action %s: execute raised %s: %s", name, type(exc).__name__, exc)
+                log.error("action %s: execute raised %s", name, describe_exception(exc))
                 if handle.is_active:
                     handle.abort()
                 return cls.Result()
