@@ -762,11 +762,44 @@ def _mimic_of(mech: Mechanism, joint: Joint):
     return master, float(a), float(b)
 
 
-def to_urdf(mechanism: Mechanism, name: str | None = None) -> str:
-    """The mechanism as URDF text (see the module documentation for how each part is written)."""
+#: How :func:`to_urdf` writes a floating joint from the ground body (a rover's or a legged robot's base).
+FLOATING_BASE_STYLES = ("chain", "floating", "root")
+
+
+def to_urdf(mechanism: Mechanism, name: str | None = None, floating_base: str = "chain") -> str:
+    """The mechanism as URDF text (see the module documentation for how each part is written).
+
+    ``floating_base``: how a floating joint on the ground body is written --
+
+    * ``"chain"`` (default): six single-DOF joints named after its coordinates, through massless links, so
+      robot_state_publisher and MoveIt move it from plain JointState messages;
+    * ``"floating"``: one URDF ``floating`` joint from the ground link (MuJoCo makes it a free joint; loading
+      the file back gives the same floating joint);
+    * ``"root"``: the floating body is the URDF's root link and the ground body is left out (Gazebo's
+      convention: the root link of a model is free); the ground's own frames and shapes cannot be written
+      then (a warning says which), and a body other than the floating one on the ground is an error. Load
+      it back with ``root_joint="floating"``.
+
+    Simulators refuse moving bodies without mass: the ``"chain"`` style's massless links are for
+    kinematics tools, ``"floating"`` or ``"root"`` for MuJoCo and Gazebo.
+    """
     from lxml import etree
 
+    if floating_base not in FLOATING_BASE_STYLES:
+        raise MechanismModelError(f"floating_base={floating_base!r}: use one of {', '.join(FLOATING_BASE_STYLES)}")
     m = mechanism
+    g = m.bodies[0]
+    free = [s for s in m.bodies[1:] if s.parent == g.name and s.joint.type is JointType.FLOATING]
+    as_root = floating_base == "root" and len(free) == 1
+    if floating_base == "root" and free:
+        others = [s.name for s in m.bodies[1:] if s.parent == g.name and s is not free[0]]
+        if len(free) > 1 or others:
+            raise MechanismModelError(f"cannot write {m.name!r} with floating_base='root': the ground body "
+                                      f"{g.name!r} carries {', '.join(repr(s.name) for s in m.bodies[1:] if s.parent == g.name)}, "
+                                      f"and only one floating body can be the root link")
+        if g.frames or g.shapes or g.mass.mass:
+            warnings.warn(f"{m.name!r} with floating_base='root': the ground body {g.name!r} is left out with "
+                          f"its frames {sorted(g.frames)} and {len(g.shapes)} shape(s)", URDFWarning, stacklevel=2)
     robot = etree.Element("robot", name=name or m.name or "robot")
     robot.append(etree.Comment(
         f" Written by mechanism_model_core from mechanism {m.name!r}. Multi-DOF joints are chains of "
@@ -802,13 +835,16 @@ def to_urdf(mechanism: Mechanism, name: str | None = None) -> str:
             _link_el(etree, robot, link_name(fname))
             _joint_el(etree, robot, joint_name(jn), "fixed", spec.name, fname, T)
 
-    g = m.bodies[0]
-    _link_el(etree, robot, link_name(g.name), g.mass, g.shapes, g.graphics)
-    add_frames(g)
+    if not as_root:
+        _link_el(etree, robot, link_name(g.name), g.mass, g.shapes, g.graphics)
+        add_frames(g)
     for spec in m.bodies[1:]:
         j = spec.joint
         _link_el(etree, robot, link_name(spec.name), spec.mass, spec.shapes, spec.graphics)
-        if j.dof == 0:
+        if spec in free and floating_base != "chain":
+            if not as_root:
+                _joint_el(etree, robot, joint_name(j.name), "floating", spec.parent, spec.name, j.placement)
+        elif j.dof == 0:
             _joint_el(etree, robot, joint_name(j.name), "fixed", spec.parent, spec.name, j.placement)
         elif j.dof == 1:
             T = j.transform([0.0])   # fold the offset into the origin
@@ -865,8 +901,8 @@ def to_urdf(mechanism: Mechanism, name: str | None = None) -> str:
     return etree.tostring(robot, pretty_print=True, xml_declaration=True, encoding="utf-8").decode("utf-8")
 
 
-def save_urdf(mechanism: Mechanism, path) -> None:
+def save_urdf(mechanism: Mechanism, path, floating_base: str = "chain") -> None:
     """Write :func:`to_urdf` of ``mechanism`` to ``path``."""
-    text = to_urdf(mechanism)
+    text = to_urdf(mechanism, floating_base=floating_base)
     with open(os.fspath(path), "w", encoding="utf-8") as fh:
         fh.write(text)

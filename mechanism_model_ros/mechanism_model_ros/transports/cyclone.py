@@ -39,6 +39,7 @@ import concurrent.futures
 import heapq
 import itertools
 import os
+import struct
 import threading
 import time
 from typing import Any, Callable
@@ -53,11 +54,12 @@ from cyclonedds.topic import Topic
 from cyclonedds.util import duration
 
 from ..qos import QoS, SERVICES
+from . import joint_state_cdr
 from ..typegen import HEADER_GUID, HEADER_SEQ, message_class, service_wire_class
 from .numeric_template import NumericTemplate
 from .base import (SERVICE_CONCURRENCY, SERVICE_QUEUE, CallbackTimer, Client, Publisher, RateLimitedLogger,
                    ServiceGate, Timer, Transport, TransportError, _set_arrival, busy_or_fallback, check_period,
-                   failure_response, guarded, resolve_name)
+                   describe_exception, failure_response, guarded, resolve_name, short_traceback)
 from .rcl_action import ActionsOverServices
 
 _RANGES = ("SUBNET", "LOCALHOST", "OFF", "SYSTEM_DEFAULT")
@@ -188,6 +190,16 @@ def _reader(participant, topic, qos, listener=None):
 _ANY = SampleState.Any | ViewState.Any | InstanceState.Any
 
 
+#: message class -> a fast reader of its samples (transports.joint_state_cdr), made by create_subscription
+_FAST_READERS: dict = {}
+
+
+def _register_fast_reader(ros_type: str, cls) -> None:
+    if ros_type == "sensor_msgs/msg/JointState" and cls not in _FAST_READERS:
+        _FAST_READERS[cls] = joint_state_cdr.reader(cls, message_class("std_msgs/msg/Header"),
+                                                    message_class("builtin_interfaces/msg/Time"))
+
+
 def take_valid(reader: DataReader, n: int = 256) -> tuple[list, list]:
     """Take up to ``n`` samples: ``(messages, errors)``. Samples without valid data (Cyclone's notices that
     a writer unregistered or disposed an instance: a peer left) never become messages; a sample that does
@@ -197,12 +209,20 @@ def take_valid(reader: DataReader, n: int = 256) -> tuple[list, list]:
     if isinstance(ret, int):
         raise TransportError(f"DDS take failed ({ret})")
     cls = reader.topic.data_type
+    fast = _FAST_READERS.get(cls)
     out, errors = [], []
     for data, info in ret:
         if not info.valid_data:
             continue
         try:
-            msg = cls.deserialize(data)
+            msg = None
+            if fast is not None:
+                try:
+                    msg = fast(data)
+                except (ValueError, struct.error, UnicodeDecodeError):
+                    msg = None          # the generic deserializer decides (and names the problem)
+            if msg is None:
+                msg = cls.deserialize(data)
         except Exception as exc:
             errors.append(exc)
             continue
@@ -549,6 +569,10 @@ class _CyclonePublisher(Publisher):
     def publish(self, msg) -> None:
         self.writer.write(msg)
 
+    def wait_for_acks(self, timeout: float) -> bool:
+        """Block until every matched reliable reader acknowledged what was written (False after ``timeout`` s)."""
+        return bool(self.writer.wait_for_acks(duration(nanoseconds=int(timeout * 1e9))))
+
     def numeric_template(self, msg, groups: dict) -> NumericTemplate:
         """See :class:`~.numeric_template.NumericTemplate` (an optional transport feature)."""
         return NumericTemplate(msg, groups, lambda m: m.serialize(use_version_2=False),
@@ -706,8 +730,8 @@ class _CycloneService:
                     if response is None:
                         raise TransportError("the handler returned None instead of the response")
                 except Exception as exc:   # handlers map errors themselves; this is the last line of defence
-                    self.node.get_logger().error("service %s: handler raised %s: %s; answering with an error",
-                                                 self.name, type(exc).__name__, exc, exc_info=True)
+                    self.node.get_logger().error("service %s: handler raised %s; answering with an error\n%s",
+                                                 self.name, describe_exception(exc), short_traceback(exc))
                     response = failure_response(self.rep_cls(), exc, self.name)
                 finally:
                     _set_arrival(None)
@@ -723,8 +747,8 @@ class _CycloneService:
         exc = None if future.cancelled() else future.exception()
         if future.cancelled() or exc is not None:
             exc = exc or concurrent.futures.CancelledError("the deferred reply was cancelled")
-            self.node.get_logger().error("service %s: deferred reply failed: %s: %s; answering with an error",
-                                         self.name, type(exc).__name__, exc)
+            self.node.get_logger().error("service %s: deferred reply failed: %s; answering with an error",
+                                         self.name, describe_exception(exc))
             self._reply(request, failure_response(self.rep_cls(), exc, self.name))
             return
         self._reply(request, future.result())
@@ -758,8 +782,17 @@ class _CycloneService:
                 log.info("service %s: the client's reply reader was discovered %.2f s after the reply was ready",
                          self.name, waited)
             self.writer.write(response)
-        except Exception as exc:
-            log.error("service %s: cannot send reply: %s: %s", self.name, type(exc).__name__, exc, exc_info=True)
+        except Exception as exc:    # e.g. a value the wire type cannot hold: answer with an error instead
+            log.error("service %s: cannot send reply (request %s): %s; answering with an error", self.name,
+                      getattr(request, HEADER_SEQ, "?"), describe_exception(exc))
+            try:
+                fallback = failure_response(self.rep_cls(), exc, self.name)
+                setattr(fallback, HEADER_GUID, getattr(request, HEADER_GUID))
+                setattr(fallback, HEADER_SEQ, getattr(request, HEADER_SEQ))
+                self.writer.write(fallback)
+            except Exception as exc2:
+                log.error("service %s: cannot send the error reply either: %s", self.name,
+                          describe_exception(exc2))
 
 
 class CycloneNode(ActionsOverServices, Transport):
@@ -806,8 +839,10 @@ class CycloneNode(ActionsOverServices, Transport):
         self._graph("writers", w)
         return _CyclonePublisher(w)
 
-    def create_subscription(self, topic: str, ros_type: str, qos: QoS, callback: Callable[[Any], None]):
+    def create_subscription(self, topic: str, ros_type: str, qos: QoS, callback: Callable[[Any], None],
+                            on_drained: Callable[[], None] | None = None):
         cls = message_class(ros_type)
+        _register_fast_reader(ros_type, cls)
         drops = DropCounter()
         with _LISTENERS_LOCK:
             _LISTENERS.append(drops)
@@ -819,10 +854,13 @@ class CycloneNode(ActionsOverServices, Transport):
         r.samples_undecodable = lambda: self.ctx.undecodable.get(self._topic(topic), 0)
 
         cb = guarded(callback, self.get_logger(), f"subscription {topic}")
+        drained = guarded(on_drained, self.get_logger(), f"subscription {topic} (drained)") if on_drained else None
 
         def on_samples(samples):
             for s in samples:       # one bad sample must not cost the rest of the batch
                 cb(s)
+            if drained is not None:
+                drained()
         self.ctx.add_reader(r, on_samples)
         self._entities.append(r)
         self._graph("readers", r)
