@@ -83,6 +83,7 @@ class ControlledRobot:
         self.joint_states: dict[str, tuple[float, float]] = {}
         self.stamps: list[float] = []
         self.history: list = []     # (receive time, {joint: (position, velocity)}) per joint_states message
+        self.stamped: list = []     # (header stamp in s since the epoch, {joint: (position, velocity)}), the same
         self._lock = threading.Lock()
         self._ctx = self._node = None
 
@@ -172,6 +173,8 @@ class ControlledRobot:
                 now = time.monotonic()
                 self.stamps.append(now)
                 self.history.append((now, dict(self.joint_states)))
+                st = msg.header.stamp
+                self.stamped.append((st.sec + 1e-9 * st.nanosec, dict(self.joint_states)))
         self._node.create_subscription("/joint_states", "sensor_msgs/msg/JointState", DEFAULT, on_js)
 
     @property
@@ -242,6 +245,17 @@ class ControlledRobot:
                 return t, times
             times.append(t)
         return None, times
+
+    def first_stamped_after(self, t0: float, predicate=lambda state: True):
+        """``(stamp, state)`` of the first joint_states message whose header stamp (s since the epoch: the
+        controller manager's clock, the system clock) is ``t0`` or later and whose state satisfies
+        ``predicate``; ``(None, None)`` if none yet. Judged by the stamp, not by the time this process received
+        it, so a test process that was not scheduled cannot mistake a late delivery for a late stop."""
+        with self._lock:
+            for t, v in self.stamped:
+                if t >= t0 and predicate(v):
+                    return t, v
+        return None, None
 
     def publisher(self, topic: str, ros_type: str):
         from mechanism_model_ros.qos import DEFAULT
