@@ -44,6 +44,7 @@ setup(
         "mesh": ["trimesh>=3.9", "pycollada>=0.7"],   # mesh files (STL, OBJ; DAE through pycollada): terrain, bounding shapes
         "mobility": ["PyYAML>=5.4"],       # wheeled-rover mobility files (locomotion.wheeled)
         "collision": ["coal>=3.0"],        # collision detection (mechanism_model_core.collision)
+        "eaik": ["eaik>=1.2"],             # closed-form IK of decomposable 6R/7R arms (ik.closed_form.eaik_solver)
         "reach": ["h5py>=3.6", "tqdm>=4.60"],   # reachability map files, the CLI's progress bar (reach)
         "dask": ["distributed>=2022.2"],   # reachability maps on a Dask cluster (reach, executor="dask")
         "xacro": ["xacro>=2.0"],           # .xacro model files (io.xacro_file), expanded by the real xacro

@@ -30,10 +30,17 @@ def quaternion_to_matrix(q, what: str = "orientation") -> np.ndarray:
     """Rotation matrix of a ``geometry_msgs/Quaternion``; it must be finite and non-zero (it is
     normalised, as tf2 does)."""
     x, y, z, w = _finite((q.x, q.y, q.z, q.w), what)
-    n = math.sqrt(x * x + y * y + z * z + w * w)
+    n = math.hypot(x, y, z, w)          # no overflow for components up to 1e308 (x*x would be inf at 1e200)
     if n < 1e-9:
         raise BadMessage(f"{what} is a zero quaternion")
-    return Rotation.from_quat([x / n, y / n, z / n, w / n]).as_matrix()
+    if not math.isfinite(n):            # beyond float range even with hypot: scale first
+        m = max(abs(x), abs(y), abs(z), abs(w))
+        x, y, z, w = x / m, y / m, z / m, w / m
+        n = math.hypot(x, y, z, w)
+    try:
+        return Rotation.from_quat([x / n, y / n, z / n, w / n]).as_matrix()
+    except ValueError as exc:           # scipy's text alone would not say which field
+        raise BadMessage(f"{what}: {exc}") from None
 
 
 def pose_to_matrix(pose, what: str = "pose") -> np.ndarray:

@@ -74,7 +74,7 @@ def test_registration_overrides_generic_solver():
         assert solve_ik(m, PoseConstraint("tool", T), m.home, solver="dls", timeout=SAFETY).solver == "dls"
     finally:
         unregister_specialized(m.name, "tool")
-    assert solve_ik(m, PoseConstraint("tool", T), m.home, timeout=SAFETY).solver == "lm"
+    assert solve_ik(m, PoseConstraint("tool", T), m.home, timeout=SAFETY).solver in ("lm", "eaik")
 
 
 def test_pose_off_the_5dof_set_returns_compromise():
@@ -118,6 +118,6 @@ def test_registered_factory_that_refuses_leaves_generic_solver():
     try:
         T = forward_kinematics(m, [0.3, -1.0, 1.0, -1.0, -1.0, 0.3]).pose("tool")
         r = solve_ik(m, PoseConstraint("tool", T), np.zeros(6), timeout=SAFETY)
-        assert r.success and r.solver == "lm"
+        assert r.success and r.solver in ("lm", "eaik")
     finally:
         unregister_specialized(m.name, "tool")

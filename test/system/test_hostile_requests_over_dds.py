@@ -214,3 +214,23 @@ def test_a_reply_that_cannot_be_encoded_becomes_an_error_reply():
         server.close()
         ctx.close()
     assert records and all(len(r) < 4 * MAX_ERROR_TEXT for r in records), [len(r) for r in records]
+
+
+# ------------------------------------------------------------------------------------------ item 12
+def test_a_huge_world_object_quaternion_is_normalised_and_a_bad_one_names_its_field(served):
+    node = served["node"]
+    sv = node.create_client("check_state_validity", "mechanism_model_msgs/srv/CheckStateValidity")
+    assert sv.wait_for_service(20)
+
+    def rock(x, y, z, w):
+        o = _boxes_object(node, "rock", 1)
+        o.pose.orientation.x, o.pose.orientation.y, o.pose.orientation.z, o.pose.orientation.w = x, y, z, w
+        return o
+
+    rep = _call(sv, lambda r: setattr(r, "world_objects", [rock(0.0, 0.0, 0.0, 1e200)]))
+    assert rep is not None and rep.error_code.val == 1 and rep.valid, rep.message
+    rep = _call(sv, lambda r: setattr(r, "world_objects", [rock(1e308, 1e308, 1e308, 1e308)]))
+    assert rep is not None and rep.error_code.val == 1, rep.message
+    rep = _call(sv, lambda r: setattr(r, "world_objects", [rock(0.0, 0.0, 0.0, 0.0)]))
+    assert rep.error_code.val == 99999 and "world_objects[0] ('rock').pose.orientation" in rep.message
+    _still_serving(served)

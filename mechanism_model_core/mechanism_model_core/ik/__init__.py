@@ -59,10 +59,10 @@ from .solvers import DLSSolver, ScipySolver
 from .batch import BatchIKResult, LMPopulationSolver
 from .solve import ConstraintManager, available_solvers, solve_ik, solve_ik_batch
 from . import closed_form  # noqa: F401  (registers the shipped models' closed forms)
-from .closed_form import YPPPSolver, YPPPYSolver
+from .closed_form import EAIKSolver, YPPPSolver, YPPPYSolver, eaik_solver_for, ik_solutions
 from .verify import VerificationReport, verify_specialized
 
-__all__ = ["BatchIKResult", "ConstraintManager", "DLSSolver", "IKOptions", "IKProblem", "IKResult",
+__all__ = ["BatchIKResult", "ConstraintManager", "DLSSolver", "EAIKSolver", "IKOptions", "IKProblem", "IKResult",
            "LMPopulationSolver", "Residual", "RestartingSolver", "ScipySolver", "Solver", "VerificationReport",
-           "YPPPSolver", "YPPPYSolver", "available_solvers", "find_specialized", "register_solver",
-           "register_specialized", "solve_ik", "solve_ik_batch", "unregister_specialized", "verify_specialized"]
+           "YPPPSolver", "YPPPYSolver", "available_solvers", "eaik_solver_for", "find_specialized", "ik_solutions",
+           "register_solver", "register_specialized", "solve_ik", "solve_ik_batch", "unregister_specialized", "verify_specialized"]

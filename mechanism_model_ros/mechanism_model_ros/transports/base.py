@@ -212,7 +212,13 @@ class Transport(abc.ABC):
 
     @abc.abstractmethod
     def create_subscription(self, topic: str, ros_type: str, qos: QoS,
-                            callback: Callable[[Any], None]) -> Any: ...
+                            callback: Callable[[Any], None],
+                            on_drained: Callable[[], None] | None = None) -> Any:
+        """``callback(msg)`` for every message, in arrival order. ``on_drained()``, if given, after the
+        callbacks of all the messages one wake-up took from the queue (Cyclone: the samples of one take;
+        rclpy's take loop: until the queue is empty; an executor or the in-memory bus: after each message),
+        on the same thread: a subscriber that only needs the newest state merges in ``callback`` and acts once
+        in ``on_drained``, so a backlog costs one action instead of one per message."""
 
     @abc.abstractmethod
     def create_service(self, name: str, srv_type: str,

@@ -39,6 +39,7 @@ import concurrent.futures
 import heapq
 import itertools
 import os
+import struct
 import threading
 import time
 from typing import Any, Callable
@@ -53,6 +54,7 @@ from cyclonedds.topic import Topic
 from cyclonedds.util import duration
 
 from ..qos import QoS, SERVICES
+from . import joint_state_cdr
 from ..typegen import HEADER_GUID, HEADER_SEQ, message_class, service_wire_class
 from .numeric_template import NumericTemplate
 from .base import (SERVICE_CONCURRENCY, SERVICE_QUEUE, CallbackTimer, Client, Publisher, RateLimitedLogger,
@@ -188,6 +190,16 @@ def _reader(participant, topic, qos, listener=None):
 _ANY = SampleState.Any | ViewState.Any | InstanceState.Any
 
 
+#: message class -> a fast reader of its samples (transports.joint_state_cdr), made by create_subscription
+_FAST_READERS: dict = {}
+
+
+def _register_fast_reader(ros_type: str, cls) -> None:
+    if ros_type == "sensor_msgs/msg/JointState" and cls not in _FAST_READERS:
+        _FAST_READERS[cls] = joint_state_cdr.reader(cls, message_class("std_msgs/msg/Header"),
+                                                    message_class("builtin_interfaces/msg/Time"))
+
+
 def take_valid(reader: DataReader, n: int = 256) -> tuple[list, list]:
     """Take up to ``n`` samples: ``(messages, errors)``. Samples without valid data (Cyclone's notices that
     a writer unregistered or disposed an instance: a peer left) never become messages; a sample that does
@@ -197,12 +209,20 @@ def take_valid(reader: DataReader, n: int = 256) -> tuple[list, list]:
     if isinstance(ret, int):
         raise TransportError(f"DDS take failed ({ret})")
     cls = reader.topic.data_type
+    fast = _FAST_READERS.get(cls)
     out, errors = [], []
     for data, info in ret:
         if not info.valid_data:
             continue
         try:
-            msg = cls.deserialize(data)
+            msg = None
+            if fast is not None:
+                try:
+                    msg = fast(data)
+                except (ValueError, struct.error, UnicodeDecodeError):
+                    msg = None          # the generic deserializer decides (and names the problem)
+            if msg is None:
+                msg = cls.deserialize(data)
         except Exception as exc:
             errors.append(exc)
             continue
@@ -549,6 +569,10 @@ class _CyclonePublisher(Publisher):
     def publish(self, msg) -> None:
         self.writer.write(msg)
 
+    def wait_for_acks(self, timeout: float) -> bool:
+        """Block until every matched reliable reader acknowledged what was written (False after ``timeout`` s)."""
+        return bool(self.writer.wait_for_acks(duration(nanoseconds=int(timeout * 1e9))))
+
     def numeric_template(self, msg, groups: dict) -> NumericTemplate:
         """See :class:`~.numeric_template.NumericTemplate` (an optional transport feature)."""
         return NumericTemplate(msg, groups, lambda m: m.serialize(use_version_2=False),
@@ -815,8 +839,10 @@ class CycloneNode(ActionsOverServices, Transport):
         self._graph("writers", w)
         return _CyclonePublisher(w)
 
-    def create_subscription(self, topic: str, ros_type: str, qos: QoS, callback: Callable[[Any], None]):
+    def create_subscription(self, topic: str, ros_type: str, qos: QoS, callback: Callable[[Any], None],
+                            on_drained: Callable[[], None] | None = None):
         cls = message_class(ros_type)
+        _register_fast_reader(ros_type, cls)
         drops = DropCounter()
         with _LISTENERS_LOCK:
             _LISTENERS.append(drops)
@@ -828,10 +854,13 @@ class CycloneNode(ActionsOverServices, Transport):
         r.samples_undecodable = lambda: self.ctx.undecodable.get(self._topic(topic), 0)
 
         cb = guarded(callback, self.get_logger(), f"subscription {topic}")
+        drained = guarded(on_drained, self.get_logger(), f"subscription {topic} (drained)") if on_drained else None
 
         def on_samples(samples):
             for s in samples:       # one bad sample must not cost the rest of the batch
                 cb(s)
+            if drained is not None:
+                drained()
         self.ctx.add_reader(r, on_samples)
         self._entities.append(r)
         self._graph("readers", r)
