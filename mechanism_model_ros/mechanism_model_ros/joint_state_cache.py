@@ -27,6 +27,11 @@ from .conversions import BadMessage, joint_state_positions, normalized_stamp
 from .transports.base import RateLimitedLogger, Transport
 
 
+#: default ``joint_states_max_bytes``: 512 KiB, a JointState of about 8,000 joints (names, positions,
+#: velocities, efforts); the flood of issue 19 sent 1.5 MB messages
+MAX_BYTES = 512 * 1024
+
+
 @dataclass(frozen=True)
 class JointStateUpdate:
     """One accepted joint-state message: the values it gave (finite, known joints only), a snapshot of all
@@ -58,10 +63,15 @@ class JointStateCache:
         self.messages_in = 0
         self.messages_rejected = 0
         self.bad_stamps = 0
+        #: longest serialized joint state accepted (bytes; parameter ``joint_states_max_bytes``): longer ones
+        #: are dropped unread by the transport, so a flood of huge messages cannot delay the watchdogs
+        self.max_bytes = int(transport.get_parameter("joint_states_max_bytes", MAX_BYTES))
+        if self.max_bytes <= 0:
+            raise ValueError(f"parameter joint_states_max_bytes must be positive, got {self.max_bytes}")
         self.sub = transport.create_subscription(
             topic, "sensor_msgs/msg/JointState",
             qos.DEFAULT.with_depth(100) if reliable else qos.SENSOR_DATA.with_depth(100), self.on_message,
-            on_drained=self.on_drained)
+            on_drained=self.on_drained, max_bytes=self.max_bytes)
 
     def add_listener(self, listener: Callable[[JointStateUpdate], None],
                      on_drained: Callable[[], None] | None = None) -> None:
@@ -139,10 +149,17 @@ class JointStateCache:
         for listener in self._listeners:
             listener(update)
 
+    def samples_oversized(self) -> int:
+        """Messages dropped unread because they were longer than :attr:`max_bytes` (0 where the transport
+        cannot tell)."""
+        fn = getattr(self.sub, "samples_oversized", None)
+        return int(fn()) if callable(fn) else 0
+
     def status(self) -> str:
         lost = self.samples_lost()
+        big = self.samples_oversized()
         return (f"joint_states in: {self.messages_in} (rejected {self.messages_rejected}"
-                + (f", lost by DDS {lost}" if lost else "") + ")")
+                + (f", lost by DDS {lost}" if lost else "") + (f", oversized {big}" if big else "") + ")")
 
 
-__all__ = ["JointStateCache", "JointStateUpdate"]
+__all__ = ["JointStateCache", "JointStateUpdate", "MAX_BYTES"]

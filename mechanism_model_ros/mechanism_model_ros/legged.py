@@ -207,7 +207,7 @@ class LeggedNode:
         if start_timer:
             # the watchdog is a transport timer; planning runs on a thread of its own so that planning a
             # cycle never delays a hold
-            self.heartbeat = transport.create_timer(1.0 / self.rate, self._tick)
+            self.heartbeat = transport.create_timer(1.0 / self.rate, self._tick, own_thread=True)
             threading.Thread(target=self._plan_loop, name="legged-planner", daemon=True).start()
 
     @classmethod

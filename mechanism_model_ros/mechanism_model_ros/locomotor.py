@@ -57,7 +57,10 @@ Parameters (units): ``mobility`` (path of a mobility YAML overriding the model f
 (m/s), ``max_angular_speed`` (rad/s), ``steer_before_drive`` (bool), ``steering_tolerance`` (rad),
 ``odom_frame``, ``base_frame``, ``publish_tf`` (bool), ``imu_topic`` (``sensor_msgs/Imu``; empty: none.
 With one, odometry steps follow the body's roll and pitch: 3-D odometry), ``pose_covariance_diagonal``,
-``twist_covariance_diagonal`` (6 values each: m^2 and rad^2, (m/s)^2 and (rad/s)^2).
+``twist_covariance_diagonal`` (6 values each: m^2 and rad^2, (m/s)^2 and (rad/s)^2),
+``odometry_rate_margin`` (a measured wheel rate beyond this factor times its motor limit is refused, default
+1.5), ``odometry_max_step`` (s; a longer or negative time step between joint states is not integrated,
+default 0.5): see :mod:`mechanism_model_core.locomotion.odometry_guard`.
 """
 
 from __future__ import annotations
@@ -68,6 +71,7 @@ import threading
 import numpy as np
 
 from mechanism_model_core.locomotion.drive_policy import POLICY_KEYS
+from mechanism_model_core.locomotion.odometry_guard import MAX_STEP, RATE_MARGIN, OdometryGuard
 from mechanism_model_core.locomotion.wheeled import MODES, MobilityError, Odometry, WheeledLocomotorModel
 
 from . import markers, qos
@@ -197,12 +201,14 @@ class Locomotor:
         self._closed = False
         self._commanded_joints = list(self.steering_joints) + list(self.wheel_joints)
         self._targets = np.where(self.model.steered, 0.0, np.nan)     # last steering targets
-        self._last_drive_pos: dict[str, float] | None = None
-        self._last_js_t = None
+        self.odom_guard = OdometryGuard(self.model.max_rates, [w.drive_joint for w in self.model.wheels],
+                                        rate_margin=float(p("odometry_rate_margin", RATE_MARGIN)),
+                                        max_step=float(p("odometry_max_step", MAX_STEP)))
         self.odometry = Odometry()
         self.odom_twist = np.zeros(3)
         self.slip = 0.0
-        self.counts = {"cmd_vel": 0, "rejected": 0, "refused": 0, "commands": 0, "watchdog_stops": 0}
+        self.counts = {"cmd_vel": 0, "rejected": 0, "refused": 0, "commands": 0, "watchdog_stops": 0,
+                       "odom_rejected": 0}
         self._stopping_reason = "no cmd_vel yet"
 
         self.adapter = make_adapter(self.adapter_kind, transport, steering_controller=steering_controller,
@@ -248,7 +254,9 @@ class Locomotor:
         self._ticks = 0
         self._last_command = (np.full(self.model.n, np.nan), np.zeros(self.model.n), np.zeros(3), "stopped")
         # the heartbeat is the watchdog: it stops the wheels when cmd_vel or joint_states fall silent
-        self.heartbeat = transport.create_timer(1.0 / self.rate, self._tick) if start_timer else None
+        # (a thread of its own: a flood of joint states must not delay a stop)
+        self.heartbeat = transport.create_timer(1.0 / self.rate, self._tick, own_thread=True) \
+            if start_timer else None
 
     @classmethod
     def from_served(cls, transport, served) -> "Locomotor":
@@ -281,30 +289,43 @@ class Locomotor:
         self.step()
 
     def on_joint_states(self, update) -> None:
+        """Odometry from a joint-state message naming every drive joint (others -- an arm's, another
+        publisher's -- add nothing): the wheel rates (``velocity``, else position differences from the last
+        good message) and steering angles, integrated when the core's plausibility rule
+        (:class:`~mechanism_model_core.locomotion.odometry_guard.OdometryGuard`) accepts the step; a refused
+        step is counted (``counts["odom_rejected"]``) and logged, and integration resumes from the last good
+        state."""
         now = self.transport.monotonic()
         msg = update.msg
         names = list(msg.name)
-        vel = list(msg.velocity) if len(msg.velocity) == len(names) else []
         idx = {n: i for i, n in enumerate(names)}
-        latest = update.latest
         with self._lock:
             self._js_time = now
+        if not all(w.drive_joint in idx for w in self.model.wheels):
+            return
+        vel = list(msg.velocity) if len(msg.velocity) == len(names) else []
+        latest = update.latest
+        with self._lock:
             stamp = update.stamp
             t = stamp[0] + stamp[1] * 1e-9 if stamp is not None else now
-            dt = None if self._last_js_t is None else t - self._last_js_t
+            guard = self.odom_guard
+            gap = None if guard.base_time is None else t - guard.base_time
             rates = []
             for w in self.model.wheels:
                 j = w.drive_joint
-                r = float(vel[idx[j]]) if (vel and j in idx) else math.nan
-                if not math.isfinite(r) and dt and self._last_drive_pos is not None and j in latest \
-                        and j in self._last_drive_pos and dt > 0:
-                    r = (latest[j] - self._last_drive_pos[j]) / dt
+                r = float(vel[idx[j]]) if vel else math.nan
+                if not math.isfinite(r) and gap is not None and gap > 0 and guard.base_positions \
+                        and j in latest and j in guard.base_positions:
+                    r = (latest[j] - guard.base_positions[j]) / gap
                 rates.append(r)
             steering = [latest.get(w.steering_joint, 0.0) if w.steering_joint else math.nan for w in self.model.wheels]
-            self._last_drive_pos = {w.drive_joint: latest[w.drive_joint] for w in self.model.wheels
-                                    if w.drive_joint in latest}
-            self._last_js_t = t
-            if dt is not None and dt > 0 and all(math.isfinite(r) for r in rates):
+            positions = {w.drive_joint: latest[w.drive_joint] for w in self.model.wheels if w.drive_joint in latest}
+            dt, problem = guard.step(t, rates, positions)
+            if problem is not None:
+                self.counts["odom_rejected"] += 1
+                self.warn.warning("odom_step", f"odometry step refused ({problem}); integrating on from the last "
+                                               f"good state ({guard.total_rejected} refused so far)")
+            if dt is not None:
                 twist, self.slip = self.model.odometry_twist(rates, steering)
                 self.odom_twist = twist
                 self.odometry.update(twist, dt, attitude=self._attitude)

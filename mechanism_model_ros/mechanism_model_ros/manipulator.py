@@ -131,7 +131,7 @@ class Manipulator:
         transport.create_service("~/cancel", "std_srvs/srv/Trigger", self._on_cancel)
         transport.create_subscription("~/joint_trajectory", "trajectory_msgs/msg/JointTrajectory", DEFAULT,
                                       self._on_trajectory_topic)
-        self.watchdog = transport.create_timer(WATCHDOG_PERIOD, self._check_state)
+        self.watchdog = transport.create_timer(WATCHDOG_PERIOD, self._check_state, own_thread=True)
         self.sent = self.refused = self.succeeded = self.failed = self.stale_cancels = 0
         self.stale_age: float | None = None
         self.stale_time: float | None = None

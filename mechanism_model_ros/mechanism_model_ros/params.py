@@ -102,9 +102,11 @@ def _flatten(d: dict, prefix: str = "") -> dict:
     return out
 
 
-#: a float written as YAML text that PyYAML (YAML 1.1) leaves a string: the YAML 1.2 core schema's forms
-#: (``1e9``, ``1E-3``, ``-2e+4``: no dot needed) and ``.inf`` / ``.nan`` spelled as 1.1 and 1.2 allow
-_FLOAT_TEXT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?")
+#: a float written as YAML text that PyYAML (YAML 1.1) leaves a string but the YAML 1.2 core schema and rcl's
+#: parameter parser read as a float: an exponent without a dot or without a sign (``1e9``, ``1E-3``,
+#: ``2.5e3``); and ``.inf`` / ``.nan`` spelled as 1.1 and 1.2 allow. Plain digits (``"1"``) stay text: only a
+#: quoted number reaches here as a string, and a quoted number is a string in ROS too.
+_FLOAT_TEXT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)[eE][-+]?[0-9]+")
 _SPECIAL_FLOATS = {".inf": math.inf, "+.inf": math.inf, "-.inf": -math.inf, ".nan": math.nan}
 
 

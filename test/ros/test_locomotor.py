@@ -348,3 +348,35 @@ def test_a_float_written_without_a_dot_is_a_float():
         assert (node.max_v, node.max_w, node.cmd_timeout) == (1e9, 0.2, 0.25)
     finally:
         node.close()
+
+
+def test_one_absurd_joint_state_does_not_corrupt_odometry(rig):
+    """Issue 19, item 4: a joint_states message with every wheel at 1e300 rad/s, then one stamped 1e8 s in
+    the future, arrive among the hardware's own; both are refused and counted, and odometry goes on from the
+    last good state (the rover keeps driving at 0.2 m/s: x grows by what it drove, not by 1e299 m)."""
+    node, hw, send, _, user = rig
+    from mechanism_model_ros import qos
+    pub = user.create_publisher("joint_states", "sensor_msgs/msg/JointState", qos.DEFAULT)
+    JS = user.message_class("sensor_msgs/msg/JointState")
+    drive_for(send, (0.2, 0.0, 0.0), 0.5)
+    x0 = node.odometry.pose[0]
+    t0 = time.monotonic()
+    for vel, ahead in ((1e300, 0.0), (0.0, 1e8)):
+        with hw.lock:
+            pos = dict(hw.wheel_pos)
+        m = JS()
+        m.name = list(DRIVE)
+        m.position = [pos[j] for j in DRIVE]
+        m.velocity = [vel] * len(DRIVE) if vel else [4.0] * len(DRIVE)
+        # the stand-in's joint states carry no stamp (the node times them on its monotonic clock): the
+        # future one is 1e8 s ahead of that clock; the other one is unstamped too
+        m.header.stamp.sec = int(time.monotonic() + ahead) if ahead else 0
+        pub.publish(m)
+        drive_for(send, (0.2, 0.0, 0.0), 0.1)
+    drive_for(send, (0.2, 0.0, 0.0), 0.4)
+    driven = time.monotonic() - t0
+    x1 = node.odometry.pose[0]
+    assert node.counts["odom_rejected"] >= 2
+    assert node.odom_guard.rejected["rate"] >= 1 and node.odom_guard.rejected["long_step"] >= 1
+    # it drove on at 0.2 m/s: x grew by about what that gives (steps lost to the re-bases: a few cm)
+    assert 0.0 < x1 - x0 <= 0.2 * driven + 0.05, (x0, x1, driven)

@@ -156,7 +156,7 @@ def _drive_then(robot, transport, how, tmp_path, capsys):
             print(f"\n[motor shutdown] {transport} {how}: wheels at zero {t_stop - t0:.3f} s after the signal"
                   if t_stop is not None else f"\n[motor shutdown] {transport} {how}: wheels never stopped")
         assert stopped(state), (f"{how}: wheel velocities {[state.get(n) for n in drive]} in the first joint_states "
-                                f"{LIMIT} s after the signal")
+                                f"{LIMIT} s after the signal\n{node.output()[-3000:]}")
         if how != "sigkill":
             assert node.exited(10.0) is not None, "the node did not exit"
     finally:
