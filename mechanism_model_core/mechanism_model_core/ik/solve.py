@@ -14,7 +14,7 @@ import numpy as np
 from ..constraints import Constraint, OrientationConstraint, PoseConstraint, PositionConstraint
 from ..errors import InvalidConfiguration
 from .closed_form.eaik_solver import eaik_solver_for
-from .batch import POPULATION, BatchIKResult, LMPopulationSolver, chain_engine
+from .batch import POPULATION, BatchIKResult, LMPopulationSolver, chain_engine, lane_data
 from .problem import IKOptions, IKProblem, IKResult, Residual, Solver
 from .registry import find_specialized, register_solver, registered_solvers, solver_factory
 from .solvers import DLSSolver, ScipySolver
@@ -101,7 +101,7 @@ def _get_solver(name_or_solver, problem: IKProblem, solver_options):
             return spec
         c = problem.tasks[0] if len(problem.tasks) == 1 else None
         if isinstance(c, PoseConstraint) and not solver_options:
-            closed = eaik_solver_for(problem.mechanism, c.frame)      # decomposable chain (eaik installed)
+            closed = eaik_solver_for(problem.mechanism, c.frame, problem)   # decomposable chain (eaik present)
             if closed is not None and closed.accepts(problem):
                 return closed
         # one pose/position/orientation on one chain: the population LM (.batch); else prioritized DLS
@@ -349,16 +349,16 @@ def solve_ik_batch(mechanism: Mechanism, constraint, targets, q0=None, *, timeou
                              pe, oe, np.array([r.iterations for r in res]), np.array([r.restarts for r in res]),
                              time.perf_counter() - t0, res[0].solver if res else "", mechanism.coordinate_names,
                              lambda k: res[k])
-    K = E.K
-    Tg = T if K.T_wr is None else K.T_wr @ T
+    xf0, x0, _, _, T_wr = lane_data(P)
+    Tg = T if T_wr is None else T_wr @ T
     pts = np.ascontiguousarray(Tg[:, :3, 3])
     RtT = np.ascontiguousarray(Tg[:, :3, :3].transpose(0, 2, 1))
-    X0 = np.broadcast_to(K.x0, (B, K.nv)) if Q0 is None else np.clip(Q0[:, P.free], P.lower, P.upper)[:, K.var_x]
+    X0 = np.broadcast_to(x0, (B, E.nv)) if Q0 is None else np.clip(Q0[:, P.free], P.lower, P.upper)[:, E.var_x]
     if time.perf_counter() - t0 > 0.5e-3 and timeout is not None:      # the engine was built: not billed
         deadline += time.perf_counter() - t0
-    xs, ok, st, its, nr, _, _ = E.run(X0, pts, RtT, tol_position, tol_orientation, deadline=deadline,
+    xs, ok, st, its, nr = E.run(X0, pts, RtT, tol_position, tol_orientation, deadline=deadline,
                                       max_iterations=int(max_iterations), restarts=bool(restarts),
-                                      population=population, seed=seed)
+                                  population=population, seed=seed)
     _, _, ep, er = E.evaluate(xs, pts, RtT)
     if not E.need_pos:
         ep = np.full(B, np.nan)
@@ -370,11 +370,9 @@ def solve_ik_batch(mechanism: Mechanism, constraint, targets, q0=None, *, timeou
     ref_full = P.periodic_reference
     Xfull = None if Q0 is None else np.clip(Q0[:, P.free], P.lower, P.upper)
     for k in range(B):
-        if Xfull is None:
-            x = K.full_x(xs[k])
-        else:                                   # joints off the chain keep this target's seed
-            x = Xfull[k].copy()
-            x[K.var_x] = xs[k]
+        x = (xf0 if Xfull is None else Xfull[k]).copy()      # joints off the chain keep the target's seed
+        x[E.var_x] = xs[k]
+        if Xfull is not None:
             if P.any_periodic:
                 P.periodic_reference = Xfull[k][P.periodic]
         q[k] = P.expand(P.wrap_near_reference(x))
