@@ -32,10 +32,11 @@ import numpy as np
 
 from ..constraints import OrientationConstraint, PoseConstraint, PositionConstraint
 from ..errors import InvalidConfiguration
+from ..kinematics import frame_chain
 from ..spatial import log_so3
 from .problem import IKOptions, IKProblem, IKResult, diagnose_failure, restart_sample
 from .registry import register_solver
-from .solvers import DLSSolver, _ChainKernel
+from .solvers import DLSSolver, _ChainKernel, _dls as _dls1
 
 __all__ = ["BatchIKResult", "LMPopulationSolver", "LaneEngine", "chain_engine"]
 
@@ -46,6 +47,10 @@ STALL_RATIO = 0.6
 ATTEMPT_ITERATIONS = 20
 #: lanes per target once the caller's seed stalled (default of solve_ik and solve_ik_batch)
 POPULATION = 6
+#: beyond reach, the damping factor multiplies min(|e|^2, FAR_DAMPING) (m^2, rad^2)
+FAR_DAMPING = 1e-2
+#: and its one attempt gets at most this many iterations
+FAR_ITERATIONS = 12
 #: restart configurations drawn per block (the table grows by blocks as targets need more)
 _TABLE_BLOCK = 64
 
@@ -136,6 +141,8 @@ class LaneEngine:
         """Weighted residuals (L, m), Jacobians (L, m, nv), position and orientation error norms (L,) of lanes
         ``X`` (L, nv) against their targets ``pt`` (L, 3) and ``RtT`` (L, 3, 3) (transposed target rotations)."""
         L = X.shape[0]
+        if L == 1:
+            return self._evaluate_one(X[0], pt[0], RtT[0])
         n = self.n
         if self.all_vars:
             TH = X
@@ -220,9 +227,69 @@ class LaneEngine:
         g = (Jt @ e[:, :, None])[:, :, 0]
         return _solve(A, g)
 
+    def _evaluate_one(self, x, pt, RtT):
+        """:meth:`evaluate` of one lane with the chain's single-configuration pass (half the cost of a
+        batch pass of one; the same formulas, so answers agree with batch ones to rounding)."""
+        if self.all_vars:
+            th = x
+        else:
+            th = self.theta.copy()
+            th[self.var_seg] = x
+        Tf, J = self.chain.evaluate(th)
+        e = np.empty(6)
+        e[:3] = Tf[:3, 3] - pt
+        if self.need_rot:
+            e[3:] = log_so3(Tf[:3, :3] @ RtT)
+        else:
+            e[3:] = 0.0
+        R = self.Rrow
+        if R is not None:
+            e[:3] = R @ e[:3]
+            e[3:] = R @ e[3:]
+            J[:3] = R @ J[:3]
+            J[3:] = R @ J[3:]
+        if self.all_rows:
+            r, Jm = e, J
+        else:
+            r, Jm = e[self.rows], J[self.rows]
+        if not self.all_vars:
+            Jm = Jm[:, self.var_seg]
+        if self.masked:
+            ep = math.sqrt(float(np.sum(r[self.pos_rows] ** 2)))
+            er = math.sqrt(float(np.sum(r[self.rot_rows] ** 2)))
+        else:
+            ep = math.sqrt(e[0] * e[0] + e[1] * e[1] + e[2] * e[2]) if self.need_pos else 0.0
+            er = math.sqrt(e[3] * e[3] + e[4] * e[4] + e[5] * e[5]) if self.need_rot else 0.0
+        if not self.unit_weights:
+            r = r * self.wrow
+            Jm = Jm * self.wrow[:, None]
+        return r[None], Jm[None], np.array([ep]), np.array([er])
+
+    def _step_one(self, x, r, J, lam):
+        """:meth:`step` of one lane (scalar Cholesky solves)."""
+        dx = _dls1(J, -r, lam)
+        xn = x + dx
+        clo, chi = self.clo, self.chi
+        out = (xn < clo) | (xn > chi)
+        if out.any():
+            xn = np.minimum(np.maximum(xn, clo), chi)
+            free = ~out
+            if free.any():
+                e = -r - J[:, out] @ (xn[out] - x[out])
+                dxf = _dls1(J[:, free], e, lam)
+                xn[free] = np.minimum(np.maximum(x[free] + dxf, clo[free]), chi[free])
+        if self.any_wrap:
+            lo, hi = self.lo, self.hi
+            wr = self.wrap & ((xn < lo) | (xn > hi))
+            if wr.any():
+                xn[wr] = lo[wr] + np.mod(xn[wr] - lo[wr], 2 * math.pi)
+        return xn[None]
+
     def step(self, X, r, J, lam):
         """Damped least-squares step of every lane with joint limits (clamp, then recompute once with the
         clamped joints held); returns the new in-limit lane configurations."""
+        if X.shape[0] == 1:
+            return self._step_one(X[0], r[0], J[0], float(lam[0]))
         dx = self._dls(J, -r, lam)
         Xn = X + dx
         clo, chi = self.clo, self.chi
@@ -309,14 +376,17 @@ class LaneEngine:
                 Pl, Rl = pts[tid], RtTs[tid]
                 lanes_changed = False
             # trial points: a step from every evaluated lane, the start point of every fresh lane
+            # damping mu |e|^2 vanishes at a solution; beyond reach |e| never does, so there it is capped
+            # at FAR_DAMPING (else the steps toward the stretched compromise shrink to nothing)
+            lam = mu * (cost if not any_far else np.where(far[tid], np.minimum(cost, FAR_DAMPING), cost)) + 1e-12
             if nfresh == 0:
-                Xn = self.step(X, r, J, mu * cost + 1e-12)
+                Xn = self.step(X, r, J, lam)
             elif nfresh == L:
                 Xn = X
             else:
                 Xn = X.copy()
                 ev = ~fresh
-                Xn[ev] = self.step(X[ev], r[ev], J[ev], mu[ev] * cost[ev] + 1e-12)
+                Xn[ev] = self.step(X[ev], r[ev], J[ev], lam[ev])
             rn, Jn, epn, ern = self.evaluate(Xn, Pl, Rl)
             costn = np.einsum("li,li->l", rn, rn)
             its += nl
@@ -360,7 +430,7 @@ class LaneEngine:
                 # beyond reach: the one attempt runs while it still improves (1e-3 per window)
                 fl = far[tid]
                 slow = chk & (cost > ref_c * (1.0 - 1e-3))
-                stalled = np.where(fl, slow | (rej > 8) | (ait >= 2 * cap), stalled)
+                stalled = np.where(fl, slow | (rej > 4) | (ait >= FAR_ITERATIONS), stalled)
                 for k in np.flatnonzero(stalled & fl):
                     t = tid[k]
                     if not done[t]:
@@ -419,6 +489,7 @@ class LaneEngine:
                 lanes_changed = True
                 nfresh = int(fresh.sum())
             L = len(tid)
+        status[far & (status != "converged")] = "out_of_reach"
         self.last_loops = loops                      # statistics for benchmarks (not thread-safe)
         return best_x, status == "converged", status, its, nrest
 
@@ -519,6 +590,8 @@ def chain_engine(P: IKProblem):
                     per = _SHARED.get(P.mechanism)
                     if per is None:
                         per = _SHARED[P.mechanism] = {}
+                    if len(per) >= _SHARED_MAX:      # many chassis poses: keep the cache small
+                        per.clear()
                     per.setdefault(key, E)
     P._lane_engine = E
     return E
@@ -534,20 +607,27 @@ def lane_data(P: IKProblem):
 _UNSET = object()
 _SHARED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 _SHARED_LOCK = threading.Lock()
+#: engines kept per mechanism (problem shapes, chassis poses of locked rovers)
+_SHARED_MAX = 64
 
 
 def _shape_key(P: IKProblem):
     """What an engine depends on besides the mechanism, for problems whose every joint is free and whose
     target is in the ground frame (None for other problems: they get an engine of their own)."""
     m = P.mechanism
-    if not P.all_free or P.has_couplings or len(P.tasks) != 1 or P.posture is not None:
+    if len(P.tasks) != 1 or P.posture is not None or P.limit_checked.size:
         return None
     c = P.tasks[0]
     if type(c) not in (PoseConstraint, PositionConstraint, OrientationConstraint):
         return None
     if c.relative_to not in (None, m.ground) or c.mask_frame != "reference":
         return None
-    return (type(c).__name__, c.frame, tuple(np.asarray(c.kept_axes).tolist()), c.row_weights().tobytes())
+    key = (type(c).__name__, c.frame, tuple(np.asarray(c.kept_axes).tolist()), c.row_weights().tobytes())
+    if P.all_free and not P.has_couplings:
+        return key
+    # locked joints: the engine holds the values of the locked joints on the chain (a rover's chassis pose)
+    coords = frame_chain(m, c.frame).coords
+    return key + (P.free.tobytes(), P.template[coords].tobytes())
 
 
 def _chain_engine(P: IKProblem):
@@ -622,7 +702,7 @@ def _result_of(P: IKProblem, o: IKOptions, x, status: str, iterations: int, rest
     if status == "converged":
         return P.result(x, True, "converged", o, iterations, restarts, name)
     if status == "out_of_reach":
-        return P.result(x, False, "unreachable", o, 0, 0, name,
+        return P.result(x, False, "unreachable", o, iterations, 0, name,
                         "the target lies beyond the chain's reach (sum of its link lengths)")
     if status in ("timeout", "max_iterations") and restarts == 0:
         reason = status                  # the budget ended the first attempt while it was still running

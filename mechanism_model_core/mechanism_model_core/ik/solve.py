@@ -101,7 +101,7 @@ def _get_solver(name_or_solver, problem: IKProblem, solver_options):
             return spec
         c = problem.tasks[0] if len(problem.tasks) == 1 else None
         if isinstance(c, PoseConstraint) and not solver_options:
-            closed = eaik_solver_for(problem.mechanism, c.frame)      # decomposable chain (eaik installed)
+            closed = eaik_solver_for(problem.mechanism, c.frame, problem)   # decomposable chain (eaik present)
             if closed is not None and closed.accepts(problem):
                 return closed
         # one pose/position/orientation on one chain: the population LM (.batch); else prioritized DLS
