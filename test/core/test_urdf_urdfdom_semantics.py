@@ -255,11 +255,16 @@ def test_a_robot_that_is_not_closed_stays_not_well_formed(tmp_path):
 
 
 def test_a_urdf_with_an_xml_extension_is_recognised_tolerantly(tmp_path):
+    from mechanism_model_core.io.check import check_model
+
     path = _write(tmp_path, "arm.xml", TRAILING_COPY)
     with pytest.warns(URDFWarning, match="contain '--'"):
         mech = load_model(path)
     assert mech.coordinate_names == ("shoulder", "wrist")
     assert os.path.basename(mech.source) == "arm.xml"
+    with pytest.warns(URDFWarning, match="contain '--'"):
+        problems, checked = check_model(path)         # mechanism-model check reads it the same way
+    assert not problems and checked.coordinate_names == ("shoulder", "wrist")
 
 
 # ------------------------------------------------------------------- properties of the tolerant reading
