@@ -227,3 +227,34 @@ def test_rclpy_nodes_take_robot_state_publishers_description_and_publish_its_tf(
         out_file = from_file.stop()
     assert "Traceback" not in out_file, out_file
     _same_tf(tf_ours, tf_file)
+
+
+def test_the_locomotor_starts_from_the_topic_and_drives_the_wheels_it_proposes():
+    """A rover's URDF on the topic (the library's Rocky 8, exported): the locomotor proposes its mobility
+    from the URDF (cylinder wheels, vertical steering joints) and answers its drive-mode services."""
+    from mechanism_model_core import load_model
+    from mechanism_model_core.io.urdf import to_urdf
+    from mechanism_model_core.library import model_path
+    from mechanism_model_ros import qos
+    from mechanism_model_ros.transports.cyclone import CycloneContext, CycloneNode
+
+    d = unique_domain_id()
+    configure_this_process(d)
+    ctx = CycloneContext(d)
+    node = CycloneNode("bringup", context=ctx)
+    pub = node.create_publisher("/robot_description", "std_msgs/msg/String", qos.LATCHED)
+    pub.publish(node.message_class("std_msgs/msg/String")(data=to_urdf(load_model(model_path(
+        "rocky8/rocky8_rover.xml")))))
+    proc = start_serve(d, "--robot-description-topic", "/robot_description", "--description-timeout", "60",
+                       "--nodes", "locomotor", "--log-level", "INFO")
+    try:
+        crab = node.create_client("/locomotor/drive_mode/crab", "std_srvs/srv/Trigger")
+        assert crab.wait_for_service(60), "the locomotor did not come up"
+        reply = crab.call(crab.request(), 20)
+        assert reply.success, reply.message
+    finally:
+        node.close()
+        ctx.close()
+        out, err = stop(proc)
+    assert "Traceback" not in err, err
+    assert "robot_description topic /robot_description" in err
