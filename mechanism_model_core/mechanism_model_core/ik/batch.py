@@ -49,6 +49,8 @@ STALL_RATIO = 0.6
 ATTEMPT_ITERATIONS = 20
 #: lanes per target once the caller's seed stalled (default of solve_ik and solve_ik_batch)
 POPULATION = 6
+#: single solves on chains with at least this many unknowns start with the whole population
+WIDE_FROM = 6
 #: initial damping factor (lambda = mu |e|^2)
 MU0 = 0.1
 #: beyond reach, the damping factor multiplies min(|e|^2, FAR_DAMPING) (m^2, rad^2)
@@ -665,9 +667,10 @@ def _chain_engine(P: IKProblem):
 class LMPopulationSolver:
     """``solve_ik(..., solver="lm")``: the lane engine on one target with a population of seeds (module
     docstring); problems it does not suit go to ``"dls"``. ``population``: lanes per target;
-    ``start_width``: lanes from the start (default ``population``: the caller's seed and the first restart
-    configurations advance together from the first iteration, which halves the iterations of a single
-    solve; 1: the caller's seed alone until it stalls); ``mu0``: initial damping factor."""
+    ``start_width``: lanes from the start (default: ``population`` for chains of ``WIDE_FROM`` (6) or more
+    unknowns -- the caller's seed and the first restart configurations advance together from the first
+    iteration, which halves the iterations of an arm's solve -- and 1 for shorter chains, whose seed alone
+    usually converges: a pan-tilt mast); ``mu0``: initial damping factor."""
 
     name = "lm"
 
@@ -676,7 +679,7 @@ class LMPopulationSolver:
             if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1):
                 raise InvalidConfiguration(f"{name} must be an integer >= 1, got {v!r}")
         self.population = int(population)
-        self.start_width = self.population if start_width is None else int(start_width)
+        self.start_width = None if start_width is None else int(start_width)
         self.mu0 = float(mu0)
 
     def solve(self, P: IKProblem, o: IKOptions) -> IKResult:
@@ -692,7 +695,7 @@ class LMPopulationSolver:
         x, ok, st, its, nr = E.run(x0[None, :], pt[None, :], RtT[None], o.tol_position, o.tol_orientation,
                                    deadline=o.deadline, max_iterations=o.max_iterations, restarts=o.restarts,
                                    population=self.population, seed=seed, mu0=self.mu0,
-                                   start_width=self.start_width)
+                                   start_width=self.start_width or (self.population if E.nv >= WIDE_FROM else 1))
         full = xf.copy()
         full[E.var_x] = x[0]
         return _result_of(P, o, full, st[0], int(its[0]), int(nr[0]), self.name)
