@@ -347,15 +347,19 @@ class LaneEngine:
         cap = self.cap if restarts else max_iterations
         window, ratio = (STALL_WINDOW, STALL_RATIO) if restarts else (10, 1.0 - 1e-3)
         # lanes: the seed of every target, and with start_width > 1 the first restart configurations too
+        # (a target beyond reach keeps its one lane)
         w0 = min(max(1, int(start_width)), width) if restarts else 1
-        tid = np.repeat(np.arange(B), w0)
-        nl = np.full(B, w0, dtype=np.int64)         # lanes per target (0 once done)
-        X = np.repeat(best_x, w0, axis=0)
+        nl = np.where(far, 1, w0).astype(np.int64)  # lanes per target (0 once done)
+        tid = np.repeat(np.arange(B), nl)
+        X = np.repeat(best_x, nl, axis=0)
         if w0 > 1:
-            X[np.arange(B * w0) % w0 != 0] = np.tile(self.restarts(seed, w0 - 1)[:w0 - 1], (B, 1))
-            nrest[:] = w0 - 1
-            widened[:] = w0 >= width
-        L = B * w0
+            first_lane = np.concatenate([[0], np.cumsum(nl)[:-1]])
+            rank = np.arange(len(tid)) - first_lane[tid]           # 0: the seed, k: restart k
+            extra = rank > 0
+            X[extra] = self.restarts(seed, w0 - 1)[rank[extra] - 1]
+            nrest[:] = nl - 1
+            widened[:] = (nl >= width) | far
+        L = len(tid)
         mu = np.full(L, mu0)
         cost = np.full(L, np.inf)
         r = np.zeros((L, m))
@@ -366,7 +370,7 @@ class LaneEngine:
         rej = np.zeros(L, dtype=np.int64)
         ref_c = np.full(L, np.inf)
         ref_it = np.zeros(L, dtype=np.int64)
-        Pl, Rl = (pts, RtTs) if w0 == 1 else (pts[tid], RtTs[tid])
+        Pl, Rl = (pts, RtTs) if L == B else (pts[tid], RtTs[tid])
         first = True
         lanes_changed = False
 
