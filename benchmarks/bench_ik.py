@@ -70,7 +70,7 @@ ARMS = {
     "z1": ("z1_description/urdf/z1.urdf", None, None),
     "tiago": ("tiago_description/robots/tiago_no_hand.urdf", "base_link", "arm_tool_link"),
     "talos_arm": ("talos_data/robots/talos_left_arm.urdf", None, None),
-    "baxter": ("baxter_description/urdf/baxter.urdf", "base", "left_hand"),
+    "baxter": ("baxter_description/urdf/baxter.urdf", "base", "left_hand_link"),
     "iiwa14": (os.path.join(SHARED, "iiwa14"), None, None),
 }
 

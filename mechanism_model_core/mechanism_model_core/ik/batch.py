@@ -49,6 +49,8 @@ STALL_RATIO = 0.6
 ATTEMPT_ITERATIONS = 20
 #: lanes per target once the caller's seed stalled (default of solve_ik and solve_ik_batch)
 POPULATION = 6
+#: single solves on chains with at least this many unknowns start with the whole population
+WIDE_FROM = 6
 #: initial damping factor (lambda = mu |e|^2)
 MU0 = 0.1
 #: beyond reach, the damping factor multiplies min(|e|^2, FAR_DAMPING) (m^2, rad^2)
@@ -345,15 +347,19 @@ class LaneEngine:
         cap = self.cap if restarts else max_iterations
         window, ratio = (STALL_WINDOW, STALL_RATIO) if restarts else (10, 1.0 - 1e-3)
         # lanes: the seed of every target, and with start_width > 1 the first restart configurations too
+        # (a target beyond reach keeps its one lane)
         w0 = min(max(1, int(start_width)), width) if restarts else 1
-        tid = np.repeat(np.arange(B), w0)
-        nl = np.full(B, w0, dtype=np.int64)         # lanes per target (0 once done)
-        X = np.repeat(best_x, w0, axis=0)
+        nl = np.where(far, 1, w0).astype(np.int64)  # lanes per target (0 once done)
+        tid = np.repeat(np.arange(B), nl)
+        X = np.repeat(best_x, nl, axis=0)
         if w0 > 1:
-            X[np.arange(B * w0) % w0 != 0] = np.tile(self.restarts(seed, w0 - 1)[:w0 - 1], (B, 1))
-            nrest[:] = w0 - 1
-            widened[:] = w0 >= width
-        L = B * w0
+            first_lane = np.concatenate([[0], np.cumsum(nl)[:-1]])
+            rank = np.arange(len(tid)) - first_lane[tid]           # 0: the seed, k: restart k
+            extra = rank > 0
+            X[extra] = self.restarts(seed, w0 - 1)[rank[extra] - 1]
+            nrest[:] = nl - 1
+            widened[:] = (nl >= width) | far
+        L = len(tid)
         mu = np.full(L, mu0)
         cost = np.full(L, np.inf)
         r = np.zeros((L, m))
@@ -364,7 +370,7 @@ class LaneEngine:
         rej = np.zeros(L, dtype=np.int64)
         ref_c = np.full(L, np.inf)
         ref_it = np.zeros(L, dtype=np.int64)
-        Pl, Rl = (pts, RtTs) if w0 == 1 else (pts[tid], RtTs[tid])
+        Pl, Rl = (pts, RtTs) if L == B else (pts[tid], RtTs[tid])
         first = True
         lanes_changed = False
 
@@ -665,9 +671,10 @@ def _chain_engine(P: IKProblem):
 class LMPopulationSolver:
     """``solve_ik(..., solver="lm")``: the lane engine on one target with a population of seeds (module
     docstring); problems it does not suit go to ``"dls"``. ``population``: lanes per target;
-    ``start_width``: lanes from the start (default ``population``: the caller's seed and the first restart
-    configurations advance together from the first iteration, which halves the iterations of a single
-    solve; 1: the caller's seed alone until it stalls); ``mu0``: initial damping factor."""
+    ``start_width``: lanes from the start (default: ``population`` for chains of ``WIDE_FROM`` (6) or more
+    unknowns -- the caller's seed and the first restart configurations advance together from the first
+    iteration, which halves the iterations of an arm's solve -- and 1 for shorter chains, whose seed alone
+    usually converges: a pan-tilt mast); ``mu0``: initial damping factor."""
 
     name = "lm"
 
@@ -676,7 +683,7 @@ class LMPopulationSolver:
             if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1):
                 raise InvalidConfiguration(f"{name} must be an integer >= 1, got {v!r}")
         self.population = int(population)
-        self.start_width = self.population if start_width is None else int(start_width)
+        self.start_width = None if start_width is None else int(start_width)
         self.mu0 = float(mu0)
 
     def solve(self, P: IKProblem, o: IKOptions) -> IKResult:
@@ -692,7 +699,7 @@ class LMPopulationSolver:
         x, ok, st, its, nr = E.run(x0[None, :], pt[None, :], RtT[None], o.tol_position, o.tol_orientation,
                                    deadline=o.deadline, max_iterations=o.max_iterations, restarts=o.restarts,
                                    population=self.population, seed=seed, mu0=self.mu0,
-                                   start_width=self.start_width)
+                                   start_width=self.start_width or (self.population if E.nv >= WIDE_FROM else 1))
         full = xf.copy()
         full[E.var_x] = x[0]
         return _result_of(P, o, full, st[0], int(its[0]), int(nr[0]), self.name)

@@ -117,8 +117,8 @@ class EAIKSolver:
         if n == 7:
             order = [6, 2, 0] + [i for i in range(7) if i not in (6, 2, 0)]
             for i in order:
-                r = EAIK.Robot(H.T, self.P.T, self.R0, [(i, 0.0)], True)
-                if r.has_known_decomposition():
+                r = _robot_or_none(EAIK, H, self.P, self.R0, [(i, 0.0)])
+                if r is not None and r.has_known_decomposition():
                     self.swept = i
                     self.family = r.get_kinematic_family()
                     break
@@ -126,10 +126,10 @@ class EAIKSolver:
                 raise ModelStructureError(f"eaik: no joint of the 7R chain to {frame!r} leaves a decomposable 6R "
                                           f"chain when held")
         else:
-            r = EAIK.Robot(H.T, self.P.T, self.R0, [], True)
-            if not r.has_known_decomposition():
-                raise ModelStructureError(f"eaik: the chain to {frame!r} has no known decomposition "
-                                          f"({r.get_kinematic_family()})")
+            r = _robot_or_none(EAIK, H, self.P, self.R0, [])
+            if r is None or not r.has_known_decomposition():
+                family = "eaik refused the geometry" if r is None else r.get_kinematic_family()
+                raise ModelStructureError(f"eaik: the chain to {frame!r} has no known decomposition ({family})")
             self.family = r.get_kinematic_family()
             self._robots[None] = r
         self._fallback = LMPopulationSolver()
@@ -141,7 +141,7 @@ class EAIKSolver:
     def _robot(self, value):
         if self.swept is None:
             return self._robots[None]
-        return self._EAIK.Robot(self.H.T, self.P.T, self.R0, [(self.swept, float(value))], True)
+        return _robot_or_none(self._EAIK, self.H, self.P, self.R0, [(self.swept, float(value))])
 
     def _confirmed(self, T, Q, tol):
         """The rows of ``Q`` whose forward kinematics (the core's chain) reaches ``T`` within ``tol``."""
@@ -159,7 +159,10 @@ class EAIKSolver:
         """Every exact analytic branch (chain joint values, limits not applied) for the frame at ground pose
         ``T``, confirmed by forward kinematics within ``tol`` (None: not confirmed here; the caller does);
         for a 7R chain, with the swept joint at ``swept_value``."""
-        sol = self._robot(swept_value).calculate_IK(np.asarray(T, dtype=float))
+        robot = self._robot(swept_value)
+        if robot is None:
+            return []
+        sol = robot.calculate_IK(np.asarray(T, dtype=float))
         Q = [np.array(q, dtype=float) for q, ls in zip(sol.Q, sol.is_LS) if not ls]
         if not Q or tol is None:
             return Q
@@ -239,6 +242,15 @@ class EAIKSolver:
         res = self._fallback.solve(problem, options)
         res.solver = f"{self.name}+{res.solver}"
         return res
+
+
+def _robot_or_none(EAIK, H, P, R0, fixed):
+    """``eaik``'s robot for axes ``H``, offsets ``P``, end rotation ``R0`` and held joints, or None where
+    ``eaik`` refuses the geometry (it raises RuntimeError for some degenerate axis pairs)."""
+    try:
+        return EAIK.Robot(H.T, P.T, R0, fixed, True)
+    except (RuntimeError, ValueError):
+        return None
 
 
 # ---------------------------------------------------------------------------------------------- detection
