@@ -21,6 +21,7 @@ import numpy as np
 
 _EYE4 = np.eye(4)
 _LAST_ROW = np.array([0.0, 0.0, 0.0, 1.0])
+_TWO_PI = 2.0 * math.pi
 
 
 def _rotation_class():
@@ -111,8 +112,15 @@ def cross_rows(a, b) -> np.ndarray:
 
 
 def wrap_angle(a):
-    """Angles (rad, scalar or array) brought to [-pi, pi)."""
-    return (np.asarray(a) + np.pi) % (2 * np.pi) - np.pi
+    """Angles (rad) brought to [-pi, pi): ``+pi`` maps to ``-pi``. The one angle wrap of the package; the
+    angle nearest ``ref`` by whole turns is ``ref + wrap_angle(a - ref)``.
+
+    A Python ``float`` gives a ``float``; anything else (numpy scalars, sequences, arrays) a numpy value of
+    the same shape. The arithmetic is ``(a + pi) mod 2 pi - pi`` with the modulo taking the sign of the
+    divisor (Python's ``%``, ``np.remainder``), so the result is the same bit for bit in both cases."""
+    if type(a) is float:
+        return (a + math.pi) % _TWO_PI - math.pi
+    return (np.asarray(a) + np.pi) % _TWO_PI - np.pi
 
 
 def rotation_z_to(axis) -> np.ndarray:

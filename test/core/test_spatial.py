@@ -5,6 +5,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from scipy.spatial.transform import Rotation
 
 from mechanism_model_core import spatial
@@ -146,3 +148,32 @@ def test_relative_motion_by_finite_differences():
         Tb, Jb = spatial.relative_motion(Tf[None], Jf[None], Tr[None], Jr[None])
         np.testing.assert_allclose(Tb[0], T, atol=1e-14)
         np.testing.assert_allclose(Jb[0], J, atol=1e-13)
+
+
+# ---------------------------------------------------------------------------------------------- angle wrap
+@given(st.floats(min_value=-1e6, max_value=1e6, allow_nan=False))
+def test_wrap_angle_is_the_remainder_of_a_turn_in_minus_pi_to_pi(a):
+    w = spatial.wrap_angle(a)
+    assert type(w) is float                                    # a float stays a float (messages, JSON)
+    assert -math.pi <= w < math.pi
+    # math.remainder (IEEE remainder, an independent implementation) differs from it only by a whole turn
+    # at +-pi and by the rounding of a + pi
+    d = w - math.remainder(a, 2 * math.pi)
+    assert min(abs(d), abs(abs(d) - 2 * math.pi)) <= 1e-15 * max(1.0, abs(a)) * 8
+
+
+def test_wrap_angle_boundaries_and_arrays():
+    assert spatial.wrap_angle(math.pi) == -math.pi               # [-pi, pi): +pi is taken to -pi
+    assert spatial.wrap_angle(-math.pi) == -math.pi
+    assert spatial.wrap_angle(3 * math.pi / 2) == pytest.approx(-math.pi / 2)
+    a = np.array([[0.1, 7.0], [-7.0, 100.0]])
+    w = spatial.wrap_angle(a)
+    assert w.shape == a.shape
+    assert np.array_equal(w, (a + np.pi) % (2 * np.pi) - np.pi)      # the formula the 7 call sites used
+    assert np.array_equal(spatial.wrap_angle([0.1, 7.0]), w[0])
+    assert isinstance(spatial.wrap_angle(np.float64(7.0)), np.floating)
+    ref = np.array([10.0, -10.0])                              # the nearest turn to a reference
+    q = ref + spatial.wrap_angle(np.array([0.5, 0.5]) - ref)
+    assert np.all(np.abs(q - ref) <= math.pi)
+    assert np.allclose(np.sin(q), math.sin(0.5)) and np.allclose(np.cos(q), math.cos(0.5))
+

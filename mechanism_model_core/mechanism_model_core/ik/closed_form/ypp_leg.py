@@ -11,6 +11,7 @@ import numpy as np
 from ...errors import ModelStructureError
 from ...joints import JointType
 from ...kinematics import forward_kinematics
+from ...spatial import wrap_angle
 from .planar import two_link
 
 __all__ = ["YPPLegSolver"]
@@ -96,7 +97,7 @@ class YPPLegSolver:
         (B,) mask of the points solved."""
         S, ok = self.all_solutions(p)
         q_ref = np.asarray(q_ref, dtype=float)
-        S = q_ref + (S - q_ref + math.pi) % (2 * math.pi) - math.pi
+        S = q_ref + wrap_angle(S - q_ref)
         inside = np.all((S >= self.lower - 1e-12) & (S <= self.upper + 1e-12), axis=-1) & ok
         dist = np.where(inside, np.max(np.abs(S - q_ref), axis=-1), np.inf)
         best = np.argmin(dist, axis=0)
