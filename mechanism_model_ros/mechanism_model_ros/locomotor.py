@@ -65,6 +65,7 @@ import numpy as np
 
 from mechanism_model_core.locomotion.drive_policy import POLICY_KEYS
 from mechanism_model_core.locomotion.wheeled import MODES, MobilityError, Odometry, WheeledLocomotorModel
+from mechanism_model_core.spatial import matrix_to_quaternion, rpy_to_matrix
 
 from . import markers, qos
 from .drive_adapters import ADAPTERS, OsrJointStates, make_adapter
@@ -419,15 +420,13 @@ class Locomotor:
         return min(self._js_time, heard()) if callable(heard) else self._js_time
 
     def publish_odometry(self) -> None:
-        from scipy.spatial.transform import Rotation
-
         with self._lock:
             pos = self.odometry.position.copy()
             rpy = self.odometry.orientation_rpy
             twist = self.odom_twist.copy()
             slip = self.slip
         stamp = self.transport.now()
-        q = Rotation.from_euler("xyz", rpy).as_quat()
+        q = matrix_to_quaternion(rpy_to_matrix(rpy))
         o = self._Odom()
         o.header.stamp.sec, o.header.stamp.nanosec = int(stamp[0]), int(stamp[1])
         o.header.frame_id = self.odom_frame

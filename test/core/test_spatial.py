@@ -177,3 +177,36 @@ def test_wrap_angle_boundaries_and_arrays():
     assert np.all(np.abs(q - ref) <= math.pi)
     assert np.allclose(np.sin(q), math.sin(0.5)) and np.allclose(np.cos(q), math.cos(0.5))
 
+
+# ---------------------------------------------------------------------------------------- quaternion sign
+def test_matrix_to_quaternion_has_one_sign_and_is_scipys_rotation():
+    R = random_rotations(200)
+    q = spatial.matrix_to_quaternion(R)                        # a stack
+    assert q.shape == (200, 4)
+    assert np.all(q[:, 3] >= 0)
+    assert np.allclose(Rotation.from_quat(q).as_matrix(), R, atol=1e-12)
+    for Ri, qi in zip(R[:20], q[:20]):                           # one matrix gives the same as the stack
+        assert np.allclose(spatial.matrix_to_quaternion(Ri), qi, atol=1e-15)
+    assert spatial.matrix_to_quaternion(R.reshape(10, 20, 3, 3)).shape == (10, 20, 4)
+
+
+@pytest.mark.parametrize("axis", [(1, 0, 0), (0, 1, 0), (0, 0, 1), (0, 1, -1), (1, -1, 0), (-1, 0, 1)])
+def test_half_turns_get_one_sign_too(axis):
+    """At w == 0 (a half turn: R = 2 a a^T - I, exact for these axes) q and -q both have w >= 0; the first
+    non-zero of x, y, z decides."""
+    v = np.asarray(axis, dtype=float)
+    R = 2.0 * np.outer(v, v) / (v @ v) - np.eye(3)
+    q = spatial.matrix_to_quaternion(R)
+    assert q[3] == 0.0
+    assert q[np.flatnonzero(q[:3])[0]] > 0
+    assert np.allclose(Rotation.from_quat(q).as_matrix(), R, atol=1e-15)
+    assert np.array_equal(spatial.canonical_quaternion(-q), q)
+
+
+def test_canonical_quaternion_picks_the_sign_only():
+    q = np.array([[0.1, -0.2, 0.3, -0.9], [0.0, -0.6, 0.8, 0.0], [-0.0, 0.0, -1.0, -0.0], [0.5, 0.5, 0.5, 0.5]])
+    c = spatial.canonical_quaternion(q)
+    assert np.array_equal(c, [[-0.1, 0.2, -0.3, 0.9], [0.0, 0.6, -0.8, 0.0], [0.0, 0.0, 1.0, 0.0],
+                              [0.5, 0.5, 0.5, 0.5]])
+    assert not np.any(np.signbit(c[c == 0]))                    # no negative zeros written out
+    assert np.array_equal(spatial.canonical_quaternion(q[0]), c[0])
