@@ -109,11 +109,22 @@ class BoundingShape:
     mesh: str | None = None
     mesh_path: str | None = None
     source: tuple | None = None
+    #: RGBA in [0, 1] for viewers (a URDF visual's material), or None: the body's default colour
+    color: tuple | None = None
 
     def __post_init__(self):
         from .collision.shapes import geometry_from
 
         object.__setattr__(self, "transform", _readonly(self.transform))
+        if self.color is not None:
+            try:
+                rgba = tuple(float(c) for c in self.color)
+            except (TypeError, ValueError):
+                rgba = ()
+            if len(rgba) != 4 or not all(0.0 <= c <= 1.0 for c in rgba):
+                raise ModelStructureError(f"bounding shape {self.name!r}: color {self.color!r} is not four "
+                                          f"RGBA values in [0, 1]")
+            object.__setattr__(self, "color", rgba)
         try:
             object.__setattr__(self, "dimensions", tuple(float(d) for d in self.dimensions))
             geometry_from(self.type, self.dimensions, self.mesh, self.mesh_path)

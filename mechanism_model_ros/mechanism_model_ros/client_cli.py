@@ -148,6 +148,19 @@ def _context():
     return ctx, CycloneNode("mechanism_model_cli", context=ctx)
 
 
+def fetch_robot_description(topic: str = "/robot_description", timeout: float = 10.0) -> str:
+    """The URDF text on ``topic`` (reliable, transient local) over the Cyclone transport, as ``mechanism-model
+    info --from-topic`` reads it; :class:`TimeoutError` naming the topic when none arrives in ``timeout`` s."""
+    from .model_loading import receive_robot_description
+
+    ctx, node = _context()
+    try:
+        return receive_robot_description(node, topic, timeout)
+    finally:
+        node.close()
+        ctx.close()
+
+
 def call_main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="mechanism-model call", description=__doc__.split("\n\n")[0] + " Call a "
                                 "service once and print the reply.")

@@ -30,6 +30,18 @@ Safety (every case also logged, rate-limited):
 Drive mode: parameter ``drive_mode`` (``auto``, ``ackermann``, ``crab``, ``turn_in_place``, ``skid``) and
 services ``~/drive_mode/<mode>`` (``std_srvs/Trigger``).
 
+Drive policy (:mod:`mechanism_model_core.locomotion.drive_policy`): the mobility description's, each key
+overridable by a parameter of the same name (``min_turn_radius``, ``max_turn_radius`` (m),
+``radius_limit``, ``straight_deadband`` (rad/s), ``interpretation``, ``zero_speed``, ``in_place``,
+``steer_only_speed`` (m/s)). ``cmd_vel_intuitive_topic`` (default empty; ``/cmd_vel_intuitive`` with the
+``osr`` adapter): a second Twist input read with ``interpretation: intuitive`` and ``zero_speed:
+steer_only``, as OSR's joystick topic.
+
+Adapter: parameter ``adapter`` (:mod:`.drive_adapters`): ``ros2_control`` (default: the controllers'
+``commands`` topics, state from ``joint_states``) or ``osr`` (the Open Source Rover's ``CommandCorner`` on
+``/cmd_corner`` and ``CommandDrive`` on ``/cmd_drive``, state from ``/corner_state`` and ``/drive_state``;
+the watchdog needs both state topics fresh).
+
 Controllers, their joint order and limits come from the model's motor groups (``motor_groups``: a file;
 empty: the model file's ``<Motor_Group>`` elements); without any, from the parameters below.
 
@@ -51,9 +63,11 @@ import threading
 
 import numpy as np
 
+from mechanism_model_core.locomotion.drive_policy import POLICY_KEYS
 from mechanism_model_core.locomotion.wheeled import MODES, MobilityError, Odometry, WheeledLocomotorModel
 
 from . import qos
+from .drive_adapters import ADAPTERS, OsrJointStates, make_adapter
 from .transports.base import RateLimitedLogger, Transport
 
 TRIGGER = "std_srvs/srv/Trigger"
@@ -154,9 +168,24 @@ class Locomotor:
             str(p("steering_controller", "steering_controller"))
         wheel_controller = self.wheel_group.name if self.wheel_group is not None else \
             str(p("wheel_controller", "wheel_controller"))
+        self.adapter_kind = str(p("adapter", "ros2_control"))
+        if self.adapter_kind not in ADAPTERS:
+            raise ValueError(f"parameter adapter is one of {ADAPTERS}, got {self.adapter_kind!r}")
+        overrides = {}
+        for k in POLICY_KEYS:
+            v = p(k, None)
+            if v is not None and v != "":
+                overrides[k] = v if isinstance(v, str) else float(v)
+        try:
+            self.policy = self.model.policy.replace(**overrides)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"drive policy parameters: {exc}") from None
+        self.intuitive_policy = self.policy.replace(interpretation="intuitive", zero_speed="steer_only")
 
         self._lock = threading.RLock()
         self._twist = np.zeros(3)
+        self._angular_y = 0.0
+        self._policy = self.policy
         self._cmd_time = -math.inf
         self._js_time = -math.inf
         self._stopped = False
@@ -169,11 +198,9 @@ class Locomotor:
         self.counts = {"cmd_vel": 0, "rejected": 0, "refused": 0, "commands": 0, "watchdog_stops": 0}
         self._stopping_reason = "no cmd_vel yet"
 
-        F64 = "std_msgs/msg/Float64MultiArray"
-        self._F64 = transport.message_class(F64)
-        self.steer_pub = transport.create_publisher(f"/{steering_controller}/commands", F64, qos.DEFAULT) \
-            if self.steering_joints else None
-        self.wheel_pub = transport.create_publisher(f"/{wheel_controller}/commands", F64, qos.DEFAULT)
+        self.adapter = make_adapter(self.adapter_kind, transport, steering_controller=steering_controller,
+                                    wheel_controller=wheel_controller, steering_joints=self.steering_joints,
+                                    wheel_joints=self.wheel_joints)
         self._Odom = transport.message_class("nav_msgs/msg/Odometry")
         self.odom_pub = transport.create_publisher("odom", "nav_msgs/msg/Odometry", qos.DEFAULT)
         if self.publish_tf:
@@ -185,10 +212,17 @@ class Locomotor:
             str(p("cmd_vel_topic", "cmd_vel")),
             "geometry_msgs/msg/TwistStamped" if stamped else "geometry_msgs/msg/Twist", qos.DEFAULT,
             self.on_cmd_vel_stamped if stamped else self.on_cmd_vel)
+        intuitive_topic = str(p("cmd_vel_intuitive_topic", "/cmd_vel_intuitive" if self.adapter_kind == "osr"
+                                else ""))
+        self.cmd_intuitive_sub = transport.create_subscription(
+            intuitive_topic, "geometry_msgs/msg/Twist", qos.DEFAULT,
+            lambda msg: self.on_cmd_vel(msg, intuitive=True)) if intuitive_topic else None
         self._attitude = None                     # (roll, pitch) from the IMU, rad
         imu = str(p("imu_topic", ""))
         self.imu_sub = transport.create_subscription(imu, "sensor_msgs/msg/Imu", qos.SENSOR_DATA, self.on_imu) \
             if imu else None
+        if self.adapter_kind == "osr":            # OSR's state topics, not the process's joint_states
+            joint_states = OsrJointStates(transport, mechanism)
         if joint_states is None:
             from .joint_state_cache import JointStateCache
             joint_states = JointStateCache(transport, mechanism,
@@ -212,7 +246,7 @@ class Locomotor:
     def on_cmd_vel_stamped(self, msg) -> None:
         self.on_cmd_vel(msg.twist)
 
-    def on_cmd_vel(self, msg) -> None:
+    def on_cmd_vel(self, msg, intuitive: bool = False) -> None:
         v = (float(msg.linear.x), float(msg.linear.y), float(msg.angular.z))
         self.counts["cmd_vel"] += 1
         if not all(math.isfinite(x) for x in v) or not all(
@@ -220,7 +254,7 @@ class Locomotor:
             self.counts["rejected"] += 1
             self.warn.warning("cmd_nan", "cmd_vel rejected: NaN or infinite components")
             return
-        if math.hypot(v[0], v[1]) > self.max_v or abs(v[2]) > self.max_w:
+        if math.hypot(v[0], v[1]) > self.max_v or max(abs(v[2]), abs(float(msg.angular.y))) > self.max_w:
             self.counts["rejected"] += 1
             self.warn.warning("cmd_range", f"cmd_vel rejected: |v| {math.hypot(v[0], v[1]):.3g} m/s or "
                                            f"|wz| {abs(v[2]):.3g} rad/s beyond max_linear_speed "
@@ -228,6 +262,8 @@ class Locomotor:
             return
         with self._lock:
             self._twist = np.array(v)
+            self._angular_y = float(msg.angular.y)
+            self._policy = self.intuitive_policy if intuitive else self.policy
             self._cmd_time = self.transport.monotonic()
         self.step()
 
@@ -315,7 +351,7 @@ class Locomotor:
                 reason = "stop service latched"
             elif now - self._cmd_time > self.cmd_timeout:
                 reason = "cmd_vel silent" if self._cmd_time > -math.inf else "no cmd_vel yet"
-            elif self.require_js and now - self._js_time > self.js_timeout:
+            elif self.require_js and now - self._state_time() > self.js_timeout:
                 reason = "joint_states stale" if self._js_time > -math.inf else "no joint_states yet"
             if reason is not None:
                 if reason != self._stopping_reason:
@@ -328,8 +364,8 @@ class Locomotor:
                 rates = np.zeros(self.model.n)
             else:
                 self._stopping_reason = None
-                cmd = self.model.drive(self._twist, mode=self.mode, steering=steering,
-                                       steer_before_drive=self.steer_before_drive)
+                cmd = self.model.command(self._twist, self._angular_y, mode=self.mode, policy=self._policy,
+                                         steering=steering, steer_before_drive=self.steer_before_drive)
                 if not cmd.ok:
                     self.counts["refused"] += 1
                     self.warn.warning("refused", f"cmd_vel refused: {cmd.reason}")
@@ -351,14 +387,15 @@ class Locomotor:
                 if res.any_clamped:
                     self.warn.warning(key, f"command clamped: {res.describe()}")
                 cmd[:] = [float(v) for v in res.values]
-        if self.steer_pub is not None:
-            m = self._F64()
-            m.data = s_cmd
-            self.steer_pub.publish(m)
-        m = self._F64()
-        m.data = w_cmd
-        self.wheel_pub.publish(m)
+        self.adapter.publish(dict(zip(self.steering_joints, s_cmd)), dict(zip(self.wheel_joints, w_cmd)),
+                             self.steering_joints, self.wheel_joints)
         self.counts["commands"] += 1
+
+    def _state_time(self) -> float:
+        """When the measured joints were last fresh (monotonic s): both of OSR's state topics with the ``osr``
+        adapter, else the last joint_states message."""
+        heard = getattr(self.joint_states, "last_heard", None)
+        return min(self._js_time, heard()) if callable(heard) else self._js_time
 
     def publish_odometry(self) -> None:
         from scipy.spatial.transform import Rotation

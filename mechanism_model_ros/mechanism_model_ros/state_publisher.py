@@ -45,7 +45,9 @@ anyway, once, with a warning: the one step back.
 
 Parameters: ``robot_description`` (URDF text, as robot_state_publisher takes it; republished verbatim),
 ``model`` (file or library name, used when ``robot_description`` is empty; default: the library's default
-model; a URDF file is republished verbatim when all its links are model frames), ``frame_prefix``
+model; a URDF file is republished verbatim when all its links are model frames), ``robot_description_topic``
+(serve's ``--robot-description-topic``: the model is the live description on that topic, and this node
+does not publish ``robot_description`` itself), ``frame_prefix``
 (prepended to every frame id), ``floating_joints``, ``loop_closures``, ``loop_closure_timeout`` (s, default 0.02) and
 ``loop_closure_max_iterations`` (default 10000: each closure solve ends at whichever comes first),
 ``joint_states_reliable`` (false: best-effort subscription as
@@ -83,7 +85,7 @@ class StatePublisher:
 
     def __init__(self, transport: Transport, mechanism, model_path: str | None = None,
                  frame_prefix: str | None = None, description: str | None = None,
-                 joint_states: JointStateCache | None = None):
+                 joint_states: JointStateCache | None = None, publish_description: bool = True):
         """``description``: URDF text to publish verbatim on ``robot_description`` (the
         ``robot_description`` parameter, or a URDF model file whose links are all frames of the model);
         ``None``: the model's own URDF export. ``joint_states``: the process's shared cache (``serve``
@@ -136,8 +138,10 @@ class StatePublisher:
         self.tf_pub = transport.create_publisher("/tf", "tf2_msgs/msg/TFMessage", qos.TF)
         self.tf_static_pub = transport.create_publisher("/tf_static", "tf2_msgs/msg/TFMessage",
                                                         qos.TF_STATIC)
-        self.description_pub = transport.create_publisher("robot_description", "std_msgs/msg/String",
-                                                          qos.LATCHED)
+        self.description_pub = None
+        if publish_description:     # not when the model came from another node's robot_description topic
+            self.description_pub = transport.create_publisher("robot_description", "std_msgs/msg/String",
+                                                              qos.LATCHED)
         self.publish_static()
         self.publish_description()
         self.closer = None
@@ -192,6 +196,8 @@ class StatePublisher:
         self.tf_static_pub.publish(msg)
 
     def publish_description(self) -> None:
+        if self.description_pub is None:
+            return
         String = self.transport.message_class("std_msgs/msg/String")
         if self.description is not None:
             self.description_pub.publish(String(data=self.description))
@@ -415,7 +421,8 @@ class StatePublisher:
     def from_served(cls, transport, served) -> "StatePublisher":
         """The node as ``serve`` starts it (:mod:`mechanism_model_ros.nodes`)."""
         return cls(transport, served.mechanism, served.model_path, description=served.description,
-                   joint_states=served.joint_states(transport))
+                   joint_states=served.joint_states(transport),
+                   publish_description=not served.description_owned_elsewhere)
 
     def status(self) -> str:
         """This node's part of ``serve``'s status line."""

@@ -8,7 +8,14 @@
 * with ``hardware:=`` a plugin that is not installed the launch stops at once, naming the plugin and the
   installed ones, with no process started.
 
-RViz itself is tested in test_rviz_screenshots.py. Skipped without ROS 2 Humble + ros2_control (failed in CI).
+* a real RViz 2 (headless, ``system/rviz_shots.py``) with the shipped ``rviz/rover.rviz`` draws the driven
+  rover: pixels of the chassis' amber where the rover stands, none with the RobotModel display off, and no
+  display in Error in the Displays panel (the detector itself is checked on a screenshot with a fixed frame
+  nobody publishes, where RobotModel and the global status are in Error); the same with the state
+  publisher and locomotor served over the Cyclone transport next to ros2_control_node.
+
+Skipped without ROS 2 Humble + ros2_control (+ rviz2 for the screenshots); failed instead in CI. The PNGs
+stay in the test's temporary folder.
 """
 
 import math
@@ -24,7 +31,8 @@ from mechanism_model_core.library import model_path
 from mechanism_model_core.locomotion.wheeled import WheeledLocomotorModel
 
 from ros import ros_env
-from ros.dds_helpers import configure_this_process, wait_for
+from ros.dds_helpers import configure_this_process, start_serve, stop, wait_for
+from system import rviz_shots
 
 pytestmark = [pytest.mark.ros, pytest.mark.rclpy, pytest.mark.slow]
 
@@ -161,3 +169,65 @@ def test_an_unknown_hardware_plugin_stops_the_launch_before_anything_starts():
     assert "hardware plugin 'no_such_vendor/NoSuchSystem' is not installed" in text, text[-4000:]
     assert "mock_components/GenericSystem" in text          # the installed ones are named
     assert "process started" not in text, text[-4000:]      # no half-started robot
+
+
+ROBOT_REGION = (slice(250, 650), slice(550, 1100))   # where the rover stands in the 3D view (camera on odom)
+
+
+def _installed_config(kind: str = "rover") -> str:
+    return os.path.join(ros_env.workspace("humble"), "install", "share", "mechanism_model_ros", "rviz",
+                        f"{kind}.rviz")
+
+
+def _assert_rover_drawn(d, tmp_path, tag):
+    """Screenshots with the shipped config, with RobotModel off, and with a fixed frame nobody publishes."""
+    config = _installed_config()
+    on = rviz_shots.take(d, config, str(tmp_path / f"{tag}_rover.png"))
+    off = rviz_shots.take(d, rviz_shots.config_copy(config, str(tmp_path / "off.rviz"), robot_model=False),
+                          str(tmp_path / f"{tag}_robot_model_off.png"))
+    drawn, without = rviz_shots.amber_pixels(on, ROBOT_REGION), rviz_shots.amber_pixels(off, ROBOT_REGION)
+    # (the TF axes' antialiased red-green edges give a few dozen orange pixels without the robot)
+    assert drawn >= 500 and without * 20 < drawn, (drawn, without, str(tmp_path))
+    assert rviz_shots.error_pixels(on) == 0, ("a display is in Error", str(tmp_path))
+    log = open(str(tmp_path / f"{tag}_rover.log"), errors="replace").read()
+    assert "incompatible QoS" not in log and "Could not load resource" not in log, log[-3000:]
+    return on
+
+
+def test_rviz_draws_the_driven_rover_with_every_status_ok(rover, tmp_path):
+    d, proc, node, joint_states, odom = rover
+    _assert_rover_drawn(d, tmp_path, "rclpy")
+    # the error detector can fail: a fixed frame nobody publishes puts RobotModel and the global status in Error
+    bad = rviz_shots.take(d, rviz_shots.config_copy(_installed_config(), str(tmp_path / "bad.rviz"),
+                                                    fixed_frame="nowhere"), str(tmp_path / "bad_frame.png"))
+    assert rviz_shots.error_pixels(bad) > 200, str(tmp_path)
+
+
+def test_rviz_draws_the_rover_served_over_the_cyclone_transport(tmp_path):
+    """The state publisher and locomotor of ``serve --transport cyclone`` (no rclpy) with the launch's
+    description, next to the real ros2_control_node: RViz (rclpy on rmw_cyclonedds) draws the rover alike."""
+    import json
+
+    from mechanism_model_ros.bringup_plan import plan
+    from ros.ros2_control_env import ControlledRobot
+    rviz_shots.require_rviz()
+    ros_env.require("humble")
+    d = ros_env.domain()
+    p = plan(load_model(model_path(MODEL)))
+    params = tmp_path / "description.yaml"
+    params.write_text("/**:\n  ros__parameters:\n    robot_description: " + json.dumps(p.robot_description) + "\n")
+    with ControlledRobot(MODEL, d, tmp_path, controllers=["steering_controller", "wheel_controller"]) as robot:
+        server = start_serve(d, "--transport", "cyclone", "--model", MODEL, "--nodes", "state_publisher,locomotor",
+                             "--params-file", str(params), env={"ROS_DISTRO": "humble"})
+        try:
+            Twist = robot.node.message_class("geometry_msgs/msg/Twist")
+            cmd = robot.publisher("cmd_vel", "geometry_msgs/msg/Twist")
+            msg = Twist()
+            msg.linear.x = 0.1
+            wheel = WheeledLocomotorModel(robot.mechanism).wheels[0].drive_joint
+            assert wait_for(lambda: cmd.publish(msg) or abs(robot.joint_states.get(wheel, (0, 0))[1]) > 0.1,
+                            60, 0.05), robot.joint_states
+            _assert_rover_drawn(d, tmp_path, "cyclone")
+        finally:
+            out, err = stop(server)
+        assert "Traceback" not in err, err[-3000:]

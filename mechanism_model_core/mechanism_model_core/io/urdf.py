@@ -76,6 +76,7 @@ from ..errors import MechanismModelError, ModelFileError, SourceLines
 from ..joints import COORDINATE_NAMES, Joint, JointType
 from ..model import BodySpec, BoundingShape, MassProperties, Mechanism
 from .. import spatial
+from . import appearance
 from . import limits, validation
 from .safe_xml import parse_bytes, parse_file
 from .urdf_drives import read_drive_blocks, write_drive_blocks
@@ -252,10 +253,25 @@ class _Reader:
             try:
                 out.append(BoundingShape(name, stype, self.origin(cel), dims, link=link, mesh=mesh,
                                          mesh_path=_mesh_path(mesh, self.model_file),
-                                         source=(self.file, cel.sourceline)))
+                                         source=(self.file, cel.sourceline), color=self.color(link_el)))
             except MechanismModelError as exc:
                 raise self.error(cel, str(exc)) from None
         return tuple(out)
+
+    def color(self, link_el) -> tuple | None:
+        """RGBA of the link's first visual with a coloured material (inline, or a top-level named one)."""
+        for mel in link_el.findall("visual/material"):
+            cel = mel.find("color")
+            if cel is None and mel.get("name"):
+                named = [m for m in link_el.getparent().findall("material") if m.get("name") == mel.get("name")]
+                cel = named[0].find("color") if named else None
+            if cel is not None and cel.get("rgba"):
+                rgba = tuple(self.numbers(cel, "rgba", 4))
+                if not all(0.0 <= c <= 1.0 for c in rgba):
+                    self.warn(cel, f"color rgba {cel.get('rgba')!r} outside [0, 1]; ignored")
+                    return None
+                return rgba
+        return None
 
     def graphics(self, link_el) -> str | None:
         for vel in link_el.findall("visual"):
@@ -690,11 +706,20 @@ def _link_el(etree, robot, name: str, mass: MassProperties | None = None, shapes
             _origin_el(etree, el, s.transform)
             if not _geometry_el(etree, el, s):
                 link.remove(el)
+            elif tag == "visual":
+                _material_el(etree, el, appearance.shape_color(s, name))
     if graphics and not any(s.type == "mesh" for s in shapes):
         el = etree.SubElement(link, "visual", name=f"{name}_graphics")
         g = etree.SubElement(el, "geometry")
         etree.SubElement(g, "mesh", filename=graphics)
+        _material_el(etree, el, appearance.body_color(name))
     return link
+
+
+def _material_el(etree, visual, rgba) -> None:
+    """``<material name="mm_rrggbbaa"><color rgba="r g b a"/></material>`` in a ``<visual>``."""
+    mat = etree.SubElement(visual, "material", name=appearance.material_name(rgba))
+    etree.SubElement(mat, "color", rgba=" ".join(_num(float(c)) for c in rgba))
 
 
 def _joint_el(etree, robot, name, jtype, parent, child, T, axis=None, limits=None, mimic=None):

@@ -19,8 +19,8 @@ Read (:func:`read_drive_blocks`), into the mechanism's ``metadata``:
   into the exported URDF (every block whose joints the export still has), so loading the export gives the
   same two lists: the wiring survives a round trip.
 
-:func:`motor_groups_from_urdf` makes :class:`~mechanism_model_core.locomotion.motor_group.MotorGroups` of
-them: one group per command interface of the ``<ros2_control>`` joints (``position_controller`` as a joint
+:func:`~mechanism_model_core.io.motor_groups.motor_groups_from_urdf` makes
+:class:`~mechanism_model_core.locomotion.motor_group.MotorGroups` of them: one group per command interface of the ``<ros2_control>`` joints (``position_controller`` as a joint
 trajectory controller, ``velocity_controller`` and ``effort_controller`` as forward-command controllers; or
 the ROS 1 transmissions' hardware interface where there is no ``<ros2_control>``), each motor with the
 command interface's ``min``/``max`` within the joint's own limits as its limits (ros2_control clamps to
@@ -32,10 +32,6 @@ from __future__ import annotations
 
 import math
 import warnings
-
-_IFACE = {"positionjointinterface": "position", "velocityjointinterface": "velocity",
-          "effortjointinterface": "effort", "position": "position", "velocity": "velocity", "effort": "effort"}
-
 
 def _text(el, *tags):
     for t in tags:
@@ -57,13 +53,6 @@ def _number(text, where, warn, what):
         warn(where, f"{what} {text!r} is not finite; ignored")
         return None
     return v
-
-
-def _iface(text):
-    if not text:
-        return None
-    key = text.strip().rsplit("/", 1)[-1].lower()
-    return _IFACE.get(key)
 
 
 def _transmission(el, warn, joints):
@@ -146,88 +135,3 @@ def write_drive_blocks(etree, robot, metadata, joint_names) -> None:
                           stacklevel=3)
             continue
         robot.append(el)
-
-
-def motor_groups_from_urdf(mechanism):
-    """:class:`MotorGroups` from the mechanism's ``metadata`` (module docstring); empty when it has none."""
-    from ..errors import ModelFileError
-    from ..locomotion.motor_group import MotorGroups
-    from .motor_groups import _Builder
-
-    meta = getattr(mechanism, "metadata", None) or {}
-    source = getattr(mechanism, "source", None) or "<urdf>"
-    reduction = {}
-    for t in meta.get("transmissions", ()):
-        if len(t["joints"]) == 1:       # a SimpleTransmission; differentials are not one motor per joint
-            j = t["joints"][0]
-            reduction[j["name"]] = (j["reduction"], j["offset"], (t["actuators"][0]["name"]
-                                                                  if t["actuators"] else ""))
-    wanted = {}      # interface -> [(joint, params)]
-    for c in meta.get("ros2_control", ()):
-        for j in c["joints"]:
-            for iface, params in j["command_interfaces"].items():
-                kind = _iface(iface)
-                if kind:
-                    wanted.setdefault(kind, []).append((j["name"], params))
-                    break
-    if not wanted:
-        for t in meta.get("transmissions", ()):
-            for j in t["joints"]:
-                kind = next((_iface(i) for i in j["interfaces"] if _iface(i)), None)
-                if kind:
-                    wanted.setdefault(kind, []).append((j["name"], {}))
-    b = _Builder(mechanism, source)
-    groups, seen = [], set()
-    for kind in ("position", "velocity", "effort"):
-        motors = []
-        for joint, params in wanted.get(kind, ()):
-            if joint in seen:
-                continue
-            spec = {"joint": joint}
-            lo, hi = _float(params.get("min")), _float(params.get("max"))
-            try:
-                j = mechanism.joint(joint)
-            except Exception:     # UnknownJoint: the builder below says so
-                j = None
-            # the command range within the joint's own limits (ros2_control clamps to both)
-            if kind == "position" and j is not None and j.dof == 1:
-                if lo is not None:
-                    spec["min"] = max(lo, j.lower[0])
-                if hi is not None:
-                    spec["max"] = min(hi, j.upper[0])
-            elif (lo is not None or hi is not None) and j is not None:
-                mag = max(abs(v) for v in (lo, hi) if v is not None)
-                key = "vmax" if kind == "velocity" else "effort"
-                spec[key] = min(mag, j.velocity if kind == "velocity" else j.effort)
-            if joint in reduction:
-                r, off, actuator = reduction[joint]
-                spec.update(direction=1 if r > 0 else -1, gear=abs(r), offset=off, name=actuator)
-            try:
-                motors.append(b.motor(f"{kind}_controller", spec, None, None))
-                seen.add(joint)
-            except ModelFileError as exc:
-                warnings.warn(f"joint {joint!r} is not made a motor: {exc}", stacklevel=2)
-        if motors:
-            try:
-                groups.append((b.group(f"{kind}_controller", "joint_trajectory" if kind == "position"
-                                       else "forward_command", kind, motors, None), None))
-            except ModelFileError as exc:
-                warnings.warn(f"{source}: no {kind} motor group: {exc}", stacklevel=2)
-    controls = meta.get("ros2_control", ())
-    kw = {}
-    if controls and controls[0]["plugin"]:
-        kw["hardware"] = controls[0]["plugin"]
-        kw["hardware_parameters"] = dict(controls[0]["parameters"])
-    if not groups:
-        return MotorGroups(source=source)
-    return b.collect(groups, **kw)
-
-
-def _float(text):
-    if text is None:
-        return None
-    try:
-        v = float(text)
-    except (TypeError, ValueError):
-        return None
-    return v if math.isfinite(v) else None
