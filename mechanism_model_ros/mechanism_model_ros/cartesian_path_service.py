@@ -49,8 +49,10 @@ from mechanism_model_core import forward_kinematics
 from mechanism_model_core.collision import coal_backend
 from mechanism_model_core.errors import InvalidConfiguration, MechanismModelError, ModelStructureError
 
+from . import markers
 from .conversions import fill_joint_state
 from .error_codes import ErrorCodes, RequestError
+from .qos import DEFAULT
 
 #: most waypoints / interpolated steps one request may ask for (a bigger one would hold a service thread)
 MAX_WAYPOINTS = 10_000
@@ -92,6 +94,9 @@ class CartesianPathService:
         self.server = server
         self._arms: dict = {}
         self._lock = threading.Lock()
+        # RViz: the tool's positions along the last planned path (markers.planned_path_markers), while subscribed
+        self.path_pub = server.transport.create_publisher("~/planned_path", "visualization_msgs/msg/MarkerArray",
+                                                          DEFAULT)
 
     def manipulator(self, base: str | None, link: str):
         """The chain view for (base, link), built once."""
@@ -178,6 +183,11 @@ class CartesianPathService:
         except InvalidConfiguration as exc:
             raise RequestError(ErrorCodes.INVALID_GOAL_CONSTRAINTS, str(exc)) from None
         rep.fraction = float(path.fraction)
+        if self.path_pub.subscription_count and len(path.positions):
+            specs = markers.planned_path_markers(arm, path.positions, path.fraction >= 1.0)
+            for spec in specs:
+                spec.frame = s.frame_prefix + spec.frame
+            self.path_pub.publish(markers.marker_array(s.transport, specs, s.transport.now()))
         traj = rep.solution
         traj.header.frame_id = s.frame_prefix + arm.base
         traj.joint_names = list(arm.joint_names)

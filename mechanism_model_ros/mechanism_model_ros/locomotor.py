@@ -66,7 +66,7 @@ import numpy as np
 from mechanism_model_core.locomotion.drive_policy import POLICY_KEYS
 from mechanism_model_core.locomotion.wheeled import MODES, MobilityError, Odometry, WheeledLocomotorModel
 
-from . import qos
+from . import markers, qos
 from .drive_adapters import ADAPTERS, OsrJointStates, make_adapter
 from .transports.base import RateLimitedLogger, Transport
 
@@ -234,6 +234,12 @@ class Locomotor:
         for m in MODES:
             self.services.append(transport.create_service(f"~/drive_mode/{m}", TRIGGER,
                                                           lambda req, rep, m=m: self.on_mode(m, rep)))
+        # RViz: each wheel's commanded velocity and the rotation centre (markers.wheel_command_markers), at
+        # about 10 Hz and only while someone subscribes
+        self.markers_pub = transport.create_publisher("~/markers", "visualization_msgs/msg/MarkerArray", qos.DEFAULT)
+        self._marker_every = max(1, int(round(self.rate / 10.0)))
+        self._ticks = 0
+        self._last_command = (np.full(self.model.n, np.nan), np.zeros(self.model.n), np.zeros(3), "stopped")
         # the heartbeat is the watchdog: it stops the wheels when cmd_vel or joint_states fall silent
         self.heartbeat = transport.create_timer(1.0 / self.rate, self._tick) if start_timer else None
 
@@ -362,6 +368,7 @@ class Locomotor:
                 steer = np.where(np.isnan(self._targets), np.nan, np.where(np.isfinite(steering), steering,
                                                                           self._targets))
                 rates = np.zeros(self.model.n)
+                twist, state = np.zeros(3), "stopped"
             else:
                 self._stopping_reason = None
                 cmd = self.model.command(self._twist, self._angular_y, mode=self.mode, policy=self._policy,
@@ -371,11 +378,25 @@ class Locomotor:
                     self.warn.warning("refused", f"cmd_vel refused: {cmd.reason}")
                 steer, rates = cmd.steering, cmd.rates
                 steer = np.where(np.isfinite(steer), steer, self._targets)
+                twist = np.asarray(cmd.twist, dtype=float)
+                state = "stopped" if not cmd.ok else ("waiting" if cmd.waiting else "driving")
             # the limits hold whatever happened above
             steer = np.clip(steer, self.model.steering_lower, self.model.steering_upper)
             rates = np.clip(np.nan_to_num(rates), -self.model.max_rates, self.model.max_rates)
             self._targets = np.where(self.model.steered, steer, np.nan)
             self._publish_commands(steer, rates)
+            self._last_command = (steer.copy(), rates.copy(), twist, state)
+
+    def publish_markers(self) -> bool:
+        """The last command's markers on ``~/markers`` when someone subscribes; True when published."""
+        if self.markers_pub.subscription_count == 0:
+            return False
+        with self._lock:
+            steer, rates, twist, state = self._last_command
+        specs = markers.wheel_command_markers(self.model.home_geometry, steer, rates, twist,
+                                              self.model.spec.body_frame, state)
+        self.markers_pub.publish(markers.marker_array(self.transport, specs, self.transport.now()))
+        return True
 
     def _publish_commands(self, steer, rates) -> None:
         s_cmd = [float(steer[i]) for i in self._steer_order]
@@ -441,6 +462,9 @@ class Locomotor:
         try:
             self.step()
             self.publish_odometry()
+            self._ticks += 1
+            if self._ticks % self._marker_every == 0:
+                self.publish_markers()
         except Exception as exc:       # the heartbeat must never die: it is the watchdog
             self.warn.warning("tick", f"locomotor tick failed: {type(exc).__name__}: {exc}")
 

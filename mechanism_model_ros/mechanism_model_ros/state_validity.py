@@ -39,6 +39,7 @@ import math
 
 import numpy as np
 
+from . import markers
 from .conversions import BadMessage, fill_pose, fill_primitive_marker, pose_to_matrix, set_stamp
 from .error_codes import ErrorCodes, RequestError
 from . import qos
@@ -72,6 +73,9 @@ class StateValidity:
         self.markers_pub = self.transport.create_publisher(MARKER_TOPIC, "visualization_msgs/msg/MarkerArray",
                                                            qos.LATCHED)
         self.publish_markers(())
+        # RViz: the contacts of the last check (markers.checked_contact_markers), only while subscribed
+        self.contacts_pub = self.transport.create_publisher("~/contacts", "visualization_msgs/msg/MarkerArray",
+                                                            qos.DEFAULT)
 
     # ------------------------------------------------------------------ markers
     def marker_array(self, highlighted=()):
@@ -183,6 +187,11 @@ class StateValidity:
                 rep.minimum_distance = math.inf
         if req.highlight_contacts:
             self.publish_markers({c.body_a for c in contacts} | {c.body_b for c in contacts})
+        if self.contacts_pub.subscription_count:
+            specs = markers.checked_contact_markers(self.mechanism, q, contacts)
+            for s in specs:
+                s.frame = self.server.frame_prefix + s.frame
+            self.contacts_pub.publish(markers.marker_array(self.transport, specs, stamp))
         rep.message = "" if rep.valid else \
             f"{len(out)} contacts: " + ", ".join(sorted({f'{c.body_a}/{c.body_b}' for c in contacts}))[:500]
 

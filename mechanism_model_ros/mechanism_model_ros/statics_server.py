@@ -33,9 +33,11 @@ from mechanism_model_core.errors import InvalidConfiguration, UnknownBody
 from mechanism_model_core.statics import (Contact, Payload, Wrench, contact_loads, mechanism_stability,
                                           static_torques, wheel_contacts)
 
+from . import markers
 from .conversions import BadMessage, joint_state_positions
 from .error_codes import ErrorCodes, RequestError, code_for
 from .joint_state_cache import JointStateCache
+from .qos import DEFAULT
 from .transports.base import RateLimitedLogger, Transport
 
 #: longest wrench / payload / contact list a request may carry
@@ -110,6 +112,32 @@ class StaticsServer:
         self.Vector3 = transport.message_class("geometry_msgs/msg/Vector3")
         self.service = transport.create_service("compute_statics", "mechanism_model_msgs/srv/ComputeStatics",
                                                 self.handle)
+        # RViz: centre of mass, support polygon, contact loads and margin at the latest joint states
+        # (markers.standing_statics_markers), every markers_period s while someone subscribes
+        self.marker_frame = markers.marker_frame(mechanism)
+        self.warn_margin = float(transport.get_parameter("stability_warning_margin", 0.05))
+        self.load_scale = float(transport.get_parameter("load_arrow_scale", 0.001))
+        self.markers_pub = transport.create_publisher("~/markers", "visualization_msgs/msg/MarkerArray", DEFAULT)
+        period = float(transport.get_parameter("markers_period", 0.5))
+        self.markers_timer = transport.create_timer(period, self._markers_tick) if period > 0 else None
+
+    def publish_markers(self) -> bool:
+        """The statics markers on ``~/markers`` when someone subscribes; True when published."""
+        if self.markers_pub.subscription_count == 0:
+            return False
+        q = self.mechanism.configuration(self.joint_states.latest(), measured=True)
+        specs = markers.standing_statics_markers(self.mechanism, q, self.marker_frame, load_scale=self.load_scale,
+                                                 warn_margin=self.warn_margin)
+        for s in specs:
+            s.frame = self.frame_prefix + s.frame
+        self.markers_pub.publish(markers.marker_array(self.transport, specs, self.transport.now()))
+        return True
+
+    def _markers_tick(self) -> None:
+        try:
+            self.publish_markers()
+        except Exception as exc:      # markers never take the node down
+            self.warn.warning("markers", f"statics markers failed: {type(exc).__name__}: {exc}")
 
     @classmethod
     def from_served(cls, transport, served) -> "StaticsServer":

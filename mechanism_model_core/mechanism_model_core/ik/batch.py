@@ -16,8 +16,10 @@ tolerance (lowest lane first when several meet it in one iteration).
 
 A target farther from the chain's first moving axis origin than the chain can reach (the sum of the distances
 between consecutive joint origins, prismatic strokes included) gets one attempt from its seed and no
-restarts (the answer is the compromise stretched toward it) and is reported ``"unreachable"``. Everything per chain (the chain, its limits, the reach bound, the restart table) is cached per
-mechanism on first use, outside the caller's time budget.
+restarts (the answer is the compromise stretched toward it) and is reported ``"unreachable"``.
+
+Everything per chain (the chain, its limits, the reach bound, the restart table, the engine itself) is
+cached per mechanism on first use, outside the caller's time budget.
 """
 
 from __future__ import annotations
@@ -32,10 +34,11 @@ import numpy as np
 
 from ..constraints import OrientationConstraint, PoseConstraint, PositionConstraint
 from ..errors import InvalidConfiguration
+from ..kinematics import frame_chain
 from ..spatial import log_so3
 from .problem import IKOptions, IKProblem, IKResult, diagnose_failure, restart_sample
 from .registry import register_solver
-from .solvers import DLSSolver, _ChainKernel
+from .solvers import DLSSolver, _ChainKernel, _dls as _dls1
 
 __all__ = ["BatchIKResult", "LMPopulationSolver", "LaneEngine", "chain_engine"]
 
@@ -46,6 +49,14 @@ STALL_RATIO = 0.6
 ATTEMPT_ITERATIONS = 20
 #: lanes per target once the caller's seed stalled (default of solve_ik and solve_ik_batch)
 POPULATION = 6
+#: single solves on chains with at least this many unknowns start with the whole population
+WIDE_FROM = 6
+#: initial damping factor (lambda = mu |e|^2)
+MU0 = 0.1
+#: beyond reach, the damping factor multiplies min(|e|^2, FAR_DAMPING) (m^2, rad^2)
+FAR_DAMPING = 1e-2
+#: and its one attempt gets at most this many iterations
+FAR_ITERATIONS = 12
 #: restart configurations drawn per block (the table grows by blocks as targets need more)
 _TABLE_BLOCK = 64
 
@@ -136,6 +147,8 @@ class LaneEngine:
         """Weighted residuals (L, m), Jacobians (L, m, nv), position and orientation error norms (L,) of lanes
         ``X`` (L, nv) against their targets ``pt`` (L, 3) and ``RtT`` (L, 3, 3) (transposed target rotations)."""
         L = X.shape[0]
+        if L == 1:
+            return self._evaluate_one(X[0], pt[0], RtT[0])
         n = self.n
         if self.all_vars:
             TH = X
@@ -220,9 +233,69 @@ class LaneEngine:
         g = (Jt @ e[:, :, None])[:, :, 0]
         return _solve(A, g)
 
+    def _evaluate_one(self, x, pt, RtT):
+        """:meth:`evaluate` of one lane with the chain's single-configuration pass (half the cost of a
+        batch pass of one; the same formulas, so answers agree with batch ones to rounding)."""
+        if self.all_vars:
+            th = x
+        else:
+            th = self.theta.copy()
+            th[self.var_seg] = x
+        Tf, J = self.chain.evaluate(th)
+        e = np.empty(6)
+        e[:3] = Tf[:3, 3] - pt
+        if self.need_rot:
+            e[3:] = log_so3(Tf[:3, :3] @ RtT)
+        else:
+            e[3:] = 0.0
+        R = self.Rrow
+        if R is not None:
+            e[:3] = R @ e[:3]
+            e[3:] = R @ e[3:]
+            J[:3] = R @ J[:3]
+            J[3:] = R @ J[3:]
+        if self.all_rows:
+            r, Jm = e, J
+        else:
+            r, Jm = e[self.rows], J[self.rows]
+        if not self.all_vars:
+            Jm = Jm[:, self.var_seg]
+        if self.masked:
+            ep = math.sqrt(float(np.sum(r[self.pos_rows] ** 2)))
+            er = math.sqrt(float(np.sum(r[self.rot_rows] ** 2)))
+        else:
+            ep = math.sqrt(e[0] * e[0] + e[1] * e[1] + e[2] * e[2]) if self.need_pos else 0.0
+            er = math.sqrt(e[3] * e[3] + e[4] * e[4] + e[5] * e[5]) if self.need_rot else 0.0
+        if not self.unit_weights:
+            r = r * self.wrow
+            Jm = Jm * self.wrow[:, None]
+        return r[None], Jm[None], np.array([ep]), np.array([er])
+
+    def _step_one(self, x, r, J, lam):
+        """:meth:`step` of one lane (scalar Cholesky solves)."""
+        dx = _dls1(J, -r, lam)
+        xn = x + dx
+        clo, chi = self.clo, self.chi
+        out = (xn < clo) | (xn > chi)
+        if out.any():
+            xn = np.minimum(np.maximum(xn, clo), chi)
+            free = ~out
+            if free.any():
+                e = -r - J[:, out] @ (xn[out] - x[out])
+                dxf = _dls1(J[:, free], e, lam)
+                xn[free] = np.minimum(np.maximum(x[free] + dxf, clo[free]), chi[free])
+        if self.any_wrap:
+            lo, hi = self.lo, self.hi
+            wr = self.wrap & ((xn < lo) | (xn > hi))
+            if wr.any():
+                xn[wr] = lo[wr] + np.mod(xn[wr] - lo[wr], 2 * math.pi)
+        return xn[None]
+
     def step(self, X, r, J, lam):
         """Damped least-squares step of every lane with joint limits (clamp, then recompute once with the
         clamped joints held); returns the new in-limit lane configurations."""
+        if X.shape[0] == 1:
+            return self._step_one(X[0], r[0], J[0], float(lam[0]))
         dx = self._dls(J, -r, lam)
         Xn = X + dx
         clo, chi = self.clo, self.chi
@@ -247,7 +320,7 @@ class LaneEngine:
 
     # ------------------------------------------------------------------ the loop
     def run(self, x0s, pts, RtTs, tol_position, tol_orientation, *, deadline=math.inf, max_iterations=10000,
-            restarts=True, population=POPULATION, seed=0, mu0=1.0, cancel=None):
+            restarts=True, population=POPULATION, seed=0, mu0=MU0, start_width=1, cancel=None):
         """Solve targets ``pts`` (B, 3) / ``RtTs`` (B, 3, 3) from seeds ``x0s`` (B, nv). Returns per target
         ``(x (B, nv), success (B,), status (B,) str, iterations (B,), restarts (B,))``: ``x`` the first lane
         within tolerance, else the lowest-cost point seen; ``status`` ``"converged"``, ``"out_of_reach"``,
@@ -274,11 +347,20 @@ class LaneEngine:
             self.restarts(seed, 1)
         cap = self.cap if restarts else max_iterations
         window, ratio = (STALL_WINDOW, STALL_RATIO) if restarts else (10, 1.0 - 1e-3)
-        # lanes
-        tid = np.arange(B)
-        nl = np.ones(B, dtype=np.int64)             # lanes per target (0 once done)
-        X = best_x.copy()
-        L = B
+        # lanes: the seed of every target, and with start_width > 1 the first restart configurations too
+        # (a target beyond reach keeps its one lane)
+        w0 = min(max(1, int(start_width)), width) if restarts else 1
+        nl = np.where(far, 1, w0).astype(np.int64)  # lanes per target (0 once done)
+        tid = np.repeat(np.arange(B), nl)
+        X = np.repeat(best_x, nl, axis=0)
+        if w0 > 1:
+            first_lane = np.concatenate([[0], np.cumsum(nl)[:-1]])
+            rank = np.arange(len(tid)) - first_lane[tid]           # 0: the seed, k: restart k
+            extra = rank > 0
+            X[extra] = self.restarts(seed, w0 - 1)[rank[extra] - 1]
+            nrest[:] = nl - 1
+            widened[:] = (nl >= width) | far
+        L = len(tid)
         mu = np.full(L, mu0)
         cost = np.full(L, np.inf)
         r = np.zeros((L, m))
@@ -289,7 +371,7 @@ class LaneEngine:
         rej = np.zeros(L, dtype=np.int64)
         ref_c = np.full(L, np.inf)
         ref_it = np.zeros(L, dtype=np.int64)
-        Pl, Rl = pts, RtTs
+        Pl, Rl = (pts, RtTs) if L == B else (pts[tid], RtTs[tid])
         first = True
         lanes_changed = False
 
@@ -310,14 +392,17 @@ class LaneEngine:
                 Pl, Rl = pts[tid], RtTs[tid]
                 lanes_changed = False
             # trial points: a step from every evaluated lane, the start point of every fresh lane
+            # damping mu |e|^2 vanishes at a solution; beyond reach |e| never does, so there it is capped
+            # at FAR_DAMPING (else the steps toward the stretched compromise shrink to nothing)
+            lam = mu * (cost if not any_far else np.where(far[tid], np.minimum(cost, FAR_DAMPING), cost)) + 1e-12
             if nfresh == 0:
-                Xn = self.step(X, r, J, mu * cost + 1e-12)
+                Xn = self.step(X, r, J, lam)
             elif nfresh == L:
                 Xn = X
             else:
                 Xn = X.copy()
                 ev = ~fresh
-                Xn[ev] = self.step(X[ev], r[ev], J[ev], mu[ev] * cost[ev] + 1e-12)
+                Xn[ev] = self.step(X[ev], r[ev], J[ev], lam[ev])
             rn, Jn, epn, ern = self.evaluate(Xn, Pl, Rl)
             costn = np.einsum("li,li->l", rn, rn)
             its += nl
@@ -361,7 +446,7 @@ class LaneEngine:
                 # beyond reach: the one attempt runs while it still improves (1e-3 per window)
                 fl = far[tid]
                 slow = chk & (cost > ref_c * (1.0 - 1e-3))
-                stalled = np.where(fl, slow | (rej > 8) | (ait >= 2 * cap), stalled)
+                stalled = np.where(fl, slow | (rej > 4) | (ait >= FAR_ITERATIONS), stalled)
                 for k in np.flatnonzero(stalled & fl):
                     t = tid[k]
                     if not done[t]:
@@ -395,7 +480,7 @@ class LaneEngine:
                     cost[k], ref_c[k], mu[k] = np.inf, np.inf, mu0
                     if not widened[t]:
                         widened[t] = True
-                        new_t.extend([t] * (width - 1))
+                        new_t.extend([t] * int(width - nl[t]))
                 if new_t:
                     nt = np.array(new_t, dtype=np.int64)
                     Xs = np.empty((len(nt), nv))
@@ -420,6 +505,7 @@ class LaneEngine:
                 lanes_changed = True
                 nfresh = int(fresh.sum())
             L = len(tid)
+        status[far & (status != "converged")] = "out_of_reach"
         self.last_loops = loops                      # statistics for benchmarks (not thread-safe)
         return best_x, status == "converged", status, its, nrest
 
@@ -520,6 +606,8 @@ def chain_engine(P: IKProblem):
                     per = _SHARED.get(P.mechanism)
                     if per is None:
                         per = _SHARED[P.mechanism] = {}
+                    if len(per) >= _SHARED_MAX:      # many chassis poses: keep the cache small
+                        per.clear()
                     per.setdefault(key, E)
     P._lane_engine = E
     return E
@@ -535,20 +623,27 @@ def lane_data(P: IKProblem):
 _UNSET = object()
 _SHARED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 _SHARED_LOCK = threading.Lock()
+#: engines kept per mechanism (problem shapes, chassis poses of locked rovers)
+_SHARED_MAX = 64
 
 
 def _shape_key(P: IKProblem):
     """What an engine depends on besides the mechanism, for problems whose every joint is free and whose
     target is in the ground frame (None for other problems: they get an engine of their own)."""
     m = P.mechanism
-    if not P.all_free or P.has_couplings or len(P.tasks) != 1 or P.posture is not None:
+    if len(P.tasks) != 1 or P.posture is not None or P.limit_checked.size:
         return None
     c = P.tasks[0]
     if type(c) not in (PoseConstraint, PositionConstraint, OrientationConstraint):
         return None
     if c.relative_to not in (None, m.ground) or c.mask_frame != "reference":
         return None
-    return (type(c).__name__, c.frame, tuple(np.asarray(c.kept_axes).tolist()), c.row_weights().tobytes())
+    key = (type(c).__name__, c.frame, tuple(np.asarray(c.kept_axes).tolist()), c.row_weights().tobytes())
+    if P.all_free and not P.has_couplings:
+        return key
+    # locked joints: the engine holds the values of the locked joints on the chain (a rover's chassis pose)
+    coords = frame_chain(m, c.frame).coords
+    return key + (P.free.tobytes(), P.template[coords].tobytes())
 
 
 def _chain_engine(P: IKProblem):
@@ -576,15 +671,20 @@ def _chain_engine(P: IKProblem):
 
 class LMPopulationSolver:
     """``solve_ik(..., solver="lm")``: the lane engine on one target with a population of seeds (module
-    docstring); problems it does not suit go to ``"dls"``. ``population``: lanes once the caller's seed
-    stalled; ``mu0``: initial damping factor."""
+    docstring); problems it does not suit go to ``"dls"``. ``population``: lanes per target;
+    ``start_width``: lanes from the start (default: ``population`` for chains of ``WIDE_FROM`` (6) or more
+    unknowns -- the caller's seed and the first restart configurations advance together from the first
+    iteration, which halves the iterations of an arm's solve -- and 1 for shorter chains, whose seed alone
+    usually converges: a pan-tilt mast); ``mu0``: initial damping factor."""
 
     name = "lm"
 
-    def __init__(self, population: int = POPULATION, mu0: float = 1.0):
-        if isinstance(population, bool) or not isinstance(population, (int, np.integer)) or population < 1:
-            raise InvalidConfiguration(f"population must be an integer >= 1, got {population!r}")
+    def __init__(self, population: int = POPULATION, mu0: float = MU0, start_width: int | None = None):
+        for name, v in (("population", population), ("start_width", start_width)):
+            if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1):
+                raise InvalidConfiguration(f"{name} must be an integer >= 1, got {v!r}")
         self.population = int(population)
+        self.start_width = None if start_width is None else int(start_width)
         self.mu0 = float(mu0)
 
     def solve(self, P: IKProblem, o: IKOptions) -> IKResult:
@@ -600,6 +700,7 @@ class LMPopulationSolver:
         x, ok, st, its, nr = E.run(x0[None, :], pt[None, :], RtT[None], o.tol_position, o.tol_orientation,
                                    deadline=o.deadline, max_iterations=o.max_iterations, restarts=o.restarts,
                                    population=self.population, seed=seed, mu0=self.mu0,
+                                   start_width=self.start_width or (self.population if E.nv >= WIDE_FROM else 1),
                                    cancel=getattr(o, "cancel", None))
         full = xf.copy()
         full[E.var_x] = x[0]
@@ -624,7 +725,7 @@ def _result_of(P: IKProblem, o: IKOptions, x, status: str, iterations: int, rest
     if status == "converged":
         return P.result(x, True, "converged", o, iterations, restarts, name)
     if status == "out_of_reach":
-        return P.result(x, False, "unreachable", o, 0, 0, name,
+        return P.result(x, False, "unreachable", o, iterations, 0, name,
                         "the target lies beyond the chain's reach (sum of its link lengths)")
     if status in ("timeout", "max_iterations") and restarts == 0:
         reason = status                  # the budget ended the first attempt while it was still running

@@ -243,8 +243,11 @@ class IKProblem:
         m = self.mechanism
         pos = {int(i): k for k, i in enumerate(self.free)}
         checked = []
+        lins = _LINEAR.get(m)
+        if lins is None:              # the couplings' linear forms: constant per mechanism, parsed once
+            lins = _LINEAR[m] = {name: expr.linear_coefficients() for name, expr in m.couplings.items()}
         for name, expr in m.couplings.items():
-            lin = expr.linear_coefficients()
+            lin = lins[name]
             i = m.coordinate_index(name)
             bounded = bool(np.isfinite(m.lower_limits[i]) or np.isfinite(m.upper_limits[i]))
             if lin is None or len(lin[0]) != 1:
@@ -393,6 +396,8 @@ class IKProblem:
 
 
 _ANGLES = weakref.WeakKeyDictionary()
+#: mechanism -> {coupled coordinate: linear_coefficients() of its expression}
+_LINEAR = weakref.WeakKeyDictionary()
 
 
 def _angle_coordinates(m: Mechanism) -> np.ndarray:

@@ -101,7 +101,7 @@ def _get_solver(name_or_solver, problem: IKProblem, solver_options):
             return spec
         c = problem.tasks[0] if len(problem.tasks) == 1 else None
         if isinstance(c, PoseConstraint) and not solver_options:
-            closed = eaik_solver_for(problem.mechanism, c.frame)      # decomposable chain (eaik installed)
+            closed = eaik_solver_for(problem.mechanism, c.frame, problem)   # decomposable chain (eaik present)
             if closed is not None and closed.accepts(problem):
                 return closed
         # one pose/position/orientation on one chain: the population LM (.batch); else prioritized DLS
@@ -276,7 +276,7 @@ def _batch_targets(c, targets) -> np.ndarray:
 def solve_ik_batch(mechanism: Mechanism, constraint, targets, q0=None, *, timeout: float | None = None,
                    tol_position: float = 1e-6, tol_orientation: float = 1e-5,
                    max_iterations: int = BATCH_MAX_ITERATIONS, rng=None, locked: Sequence[str] = (),
-                   restarts: bool = True, population: int = POPULATION) -> BatchIKResult:
+                   restarts: bool = True, population: int = POPULATION, start_width: int = 1) -> BatchIKResult:
     """Solve one constraint for B targets at once: ``constraint`` is a :class:`PoseConstraint`,
     :class:`PositionConstraint` or :class:`OrientationConstraint` (frame, ``relative_to``, mask and weights
     as for :func:`solve_ik`; its own target is ignored) or a frame name (full pose); ``targets`` are (B, 4, 4)
@@ -285,9 +285,11 @@ def solve_ik_batch(mechanism: Mechanism, constraint, targets, q0=None, *, timeou
     ``q0``: one seed for every target (anything :func:`solve_ik` takes) or one per target, (B, nq).
     ``timeout`` (s) bounds the whole batch (None: no wall-clock bound, the answer depends on the inputs
     only); ``max_iterations`` bounds the lane-iterations spent on each target; ``population`` is the number of
-    seeds a target is given once its first one stalls; ``rng`` (an integer) seeds the restart sequence,
-    which is the same for every target. Target ``k``'s answer is the one ``solve_ik_batch`` gives for that
-    target alone (and ``solve_ik(..., solver="lm")`` with the same settings and no time limit).
+    seeds a target is given once its first one stalls, ``start_width`` how many it starts with (1: the seed
+    alone, the least work per target; ``population``: fewer iterations, as single solves do); ``rng`` (an
+    integer) seeds the restart sequence, which is the same for every target. Target ``k``'s answer is the
+    one ``solve_ik_batch`` gives for that target alone, and with ``start_width=population`` the one of
+    ``solve_ik(..., solver="lm")`` with the same settings and no time limit (to rounding).
 
     Returns a :class:`~.batch.BatchIKResult`. Raises :class:`~.errors.InvalidConfiguration` for malformed
     input before solving: an empty batch, targets of the wrong shape, not finite or not rigid transforms, seeds
@@ -303,6 +305,9 @@ def solve_ik_batch(mechanism: Mechanism, constraint, targets, q0=None, *, timeou
     B = T.shape[0]
     if B == 0:
         raise InvalidConfiguration("empty batch: targets has no pose")
+    for name, v in (("population", population), ("start_width", start_width)):
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Integral) or v < 1:
+            raise InvalidConfiguration(f"{name} must be an integer >= 1, got {v!r}")
     if timeout is not None:
         timeout = _real_option("timeout", timeout, 0.0, MAX_TIMEOUT, "s")
     tol_position = _real_option("tol_position", tol_position, 0.0, MAX_TOL_POSITION, "m", open_low=True)
@@ -363,7 +368,7 @@ def solve_ik_batch(mechanism: Mechanism, constraint, targets, q0=None, *, timeou
         deadline += time.perf_counter() - t0
     xs, ok, st, its, nr = E.run(X0, pts, RtT, tol_position, tol_orientation, deadline=deadline,
                                       max_iterations=int(max_iterations), restarts=bool(restarts),
-                                  population=population, seed=seed)
+                                  population=population, seed=seed, start_width=start_width)
     _, _, ep, er = E.evaluate(xs, pts, RtT)
     if not E.need_pos:
         ep = np.full(B, np.nan)

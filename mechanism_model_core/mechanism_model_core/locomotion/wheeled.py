@@ -971,15 +971,20 @@ class WheeledLocomotorModel:
         ct = terrain.wheel_contact(C, A, np.array([r.radius for r in refs]))
         return ct.point, ct.normal, ct.distance
 
-    def tipover_margin(self, terrain, q, method: str = "force_angle", gravity=(0.0, 0.0, -9.81)):
-        """Tip-over stability of the rover at ``q`` on ``terrain`` (settle first): the wheel rim contact
-        points as the support, the whole mechanism's centre of mass, through the statics module's
+    def tipover_margin(self, terrain, q, method: str = "force_angle", gravity=(0.0, 0.0, -9.81),
+                       contact_tol: float = 1e-6):
+        """Tip-over stability of the rover at ``q`` on ``terrain`` (settle first, with
+        :meth:`settle_with_lift_off` near the limits): the rim contact points of the wheels **in contact**
+        (rim distance within ``contact_tol`` m; a lifted wheel supports nothing) as the support, the whole
+        mechanism's centre of mass, through the statics module's
         :func:`~mechanism_model_core.statics.force_angle_margin` (Papadopoulos and Rey, N rad; default) or
         :func:`~mechanism_model_core.statics.support_polygon_margin` (``method="support_polygon"``, m).
-        Returns its :class:`~mechanism_model_core.statics.StabilityMargin` (tip-over axis and direction)."""
+        Returns its :class:`~mechanism_model_core.statics.StabilityMargin` (tip-over axis and direction;
+        its indices count the wheels in contact only)."""
         from ..statics import center_of_mass, force_angle_margin, support_polygon_margin, total_mass
 
-        pts, _, _ = self.contacts(terrain, q)
+        pts, _, dist = self.contacts(terrain, q)
+        pts = pts[np.abs(dist) <= contact_tol]
         com = center_of_mass(self.mechanism, q)
         g = np.asarray(gravity, dtype=float)
         if method == "force_angle":
@@ -987,6 +992,23 @@ class WheeledLocomotorModel:
         if method == "support_polygon":
             return support_polygon_margin(pts, com, g)
         raise InvalidConfiguration(f"tipover_margin: method is 'force_angle' or 'support_polygon', got {method!r}")
+
+    def wheel_loads(self, terrain, q, in_contact=None, gravity=(0.0, 0.0, -9.81)):
+        """Quasi-static wheel loads at the rim contacts (:func:`.lift_off.wheel_loads`)."""
+        from .lift_off import wheel_loads
+        return wheel_loads(self, terrain, q, in_contact, gravity)
+
+    def settle_with_lift_off(self, terrain, x: float, y: float, yaw: float, q0=None, *,
+                             gravity=(0.0, 0.0, -9.81)):
+        """:meth:`settle`, then lift the wheels the terrain would have to pull down and find the pose the
+        suspension takes without them, or report that the rover tips (:func:`.lift_off.settle_with_lift_off`)."""
+        from .lift_off import settle_with_lift_off
+        return settle_with_lift_off(self, terrain, x, y, yaw, q0, gravity=gravity)
+
+    def slope_sweep(self, slopes, direction: float = 0.0, **kw):
+        """The first slope where a wheel lifts and the slope where the rover tips (:func:`.lift_off.slope_sweep`)."""
+        from .lift_off import slope_sweep
+        return slope_sweep(self, slopes, direction, **kw)
 
     def slope_drive(self, terrain, q, twist, steering_tolerance: float | None = None) -> DriveCommand:
         """Steering angles and wheel rates that move the rover settled at ``q`` on ``terrain`` with the body

@@ -65,7 +65,9 @@ class EAIKSolver:
 
     name = "eaik"
 
-    def __init__(self, mechanism: Mechanism, frame: str):
+    def __init__(self, mechanism: Mechanism, frame: str, theta=None, variable=None):
+        """``theta`` (chain steps,) and ``variable`` (bool, chain steps): the steps held (``~variable``) at
+        their ``theta`` values (a rover's chassis, locked joints); by default every step is variable."""
         EAIK = _eaik()
         if EAIK is None:
             raise MechanismModelError("the closed-form solver needs eaik: pip install 'mechanism_model_core[eaik]'")
@@ -75,24 +77,34 @@ class EAIKSolver:
         self.ground = m.ground
         ch = frame_chain(m, frame)
         self.chain = ch
-        n = self.n = ch.n
-        if ch.any_prismatic:
+        N = ch.n
+        var = np.ones(N, dtype=bool) if variable is None else np.asarray(variable, dtype=bool)
+        self.theta = np.zeros(N) if theta is None else np.array(theta, dtype=float)
+        self.theta[var] = 0.0
+        self.steps = np.flatnonzero(var)
+        n = self.n = len(self.steps)
+        if ch.any_prismatic and bool(np.any(ch.prismatic[var])):
             raise ModelStructureError(f"eaik: the chain to {frame!r} has a prismatic joint")
         if not 1 <= n <= 7:
             raise ModelStructureError(f"eaik: the chain to {frame!r} has {n} joints; 1 to 7 revolute joints fit")
         if m.couplings and any(m.coordinate_names[i] in m.couplings for i in ch.coords):
             raise ModelStructureError(f"eaik: the chain to {frame!r} carries coupled joints")
-        P = ch.Pm.reshape(n, 4, 4)
-        C = [P[0]]
-        for i in range(1, n):
-            C.append(C[-1] @ P[i])
-        Tf = C[-1] @ ch.F
-        H = np.array([c[:3, 2] for c in C])
-        O = np.array([c[:3, 3] for c in C])
+        # product of exponentials at the reference configuration (variables 0, held steps at their values):
+        # the variable joints' axes and origins in the ground, the frame's rotation there
+        Tf, _ = ch.evaluate(self.theta)
+        P = ch.Pm.reshape(N, 4, 4)
+        w = np.stack([np.sin(self.theta), 1.0 - np.cos(self.theta), self.theta], axis=1)
+        Ls = (ch.Pm + np.einsum("nk,nkj->nj", w, ch.coef)).reshape(N, 4, 4)
+        C = [Ls[0]]
+        for i in range(1, N):
+            C.append(C[-1] @ Ls[i])
+        del P
+        H = np.array([C[i][:3, 2] for i in self.steps])
+        O = np.array([C[i][:3, 3] for i in self.steps])
         self.H = H
         self.P = np.vstack([O[0], np.diff(O, axis=0), Tf[:3, 3] - O[-1]])
         self.R0 = Tf[:3, :3].copy()
-        self.coords = np.array(ch.coords)
+        self.coords = np.array(ch.coords)[self.steps]
         # reach bound: no pose farther than this from the first joint's origin (sum of the origin offsets)
         self.origin = O[0].copy()
         self.reach = float(np.sum(np.linalg.norm(self.P[1:], axis=1)))
@@ -105,8 +117,8 @@ class EAIKSolver:
         if n == 7:
             order = [6, 2, 0] + [i for i in range(7) if i not in (6, 2, 0)]
             for i in order:
-                r = EAIK.Robot(H.T, self.P.T, self.R0, [(i, 0.0)], True)
-                if r.has_known_decomposition():
+                r = _robot_or_none(EAIK, H, self.P, self.R0, [(i, 0.0)])
+                if r is not None and r.has_known_decomposition():
                     self.swept = i
                     self.family = r.get_kinematic_family()
                     break
@@ -114,10 +126,10 @@ class EAIKSolver:
                 raise ModelStructureError(f"eaik: no joint of the 7R chain to {frame!r} leaves a decomposable 6R "
                                           f"chain when held")
         else:
-            r = EAIK.Robot(H.T, self.P.T, self.R0, [], True)
-            if not r.has_known_decomposition():
-                raise ModelStructureError(f"eaik: the chain to {frame!r} has no known decomposition "
-                                          f"({r.get_kinematic_family()})")
+            r = _robot_or_none(EAIK, H, self.P, self.R0, [])
+            if r is None or not r.has_known_decomposition():
+                family = "eaik refused the geometry" if r is None else r.get_kinematic_family()
+                raise ModelStructureError(f"eaik: the chain to {frame!r} has no known decomposition ({family})")
             self.family = r.get_kinematic_family()
             self._robots[None] = r
         self._fallback = LMPopulationSolver()
@@ -129,25 +141,31 @@ class EAIKSolver:
     def _robot(self, value):
         if self.swept is None:
             return self._robots[None]
-        return self._EAIK.Robot(self.H.T, self.P.T, self.R0, [(self.swept, float(value))], True)
+        return _robot_or_none(self._EAIK, self.H, self.P, self.R0, [(self.swept, float(value))])
 
     def _confirmed(self, T, Q, tol):
         """The rows of ``Q`` whose forward kinematics (the core's chain) reaches ``T`` within ``tol``."""
         out = []
+        th = self.theta.copy()
         for q in Q:
-            Tf, _ = self.chain.evaluate(q)
+            th[self.steps] = q
+            Tf, _ = self.chain.evaluate(th)
             if np.linalg.norm(Tf[:3, 3] - T[:3, 3]) <= tol and \
                     np.linalg.norm(log_so3(Tf[:3, :3] @ T[:3, :3].T)) <= tol:
                 out.append(q)
         return out
 
-    def branches(self, T, swept_value: float = 0.0, tol: float = CONFIRM_TOL) -> list[np.ndarray]:
+    def branches(self, T, swept_value: float = 0.0, tol: float | None = CONFIRM_TOL) -> list[np.ndarray]:
         """Every exact analytic branch (chain joint values, limits not applied) for the frame at ground pose
-        ``T``, confirmed by forward kinematics; for a 7R chain, with the swept joint at ``swept_value``."""
-        sol = self._robot(swept_value).calculate_IK(np.asarray(T, dtype=float))
-        Q = [np.array(q, dtype=float) for q, ls in zip(sol.Q, sol.is_LS) if not ls]
-        if not Q:
+        ``T``, confirmed by forward kinematics within ``tol`` (None: not confirmed here; the caller does);
+        for a 7R chain, with the swept joint at ``swept_value``."""
+        robot = self._robot(swept_value)
+        if robot is None:
             return []
+        sol = robot.calculate_IK(np.asarray(T, dtype=float))
+        Q = [np.array(q, dtype=float) for q, ls in zip(sol.Q, sol.is_LS) if not ls]
+        if not Q or tol is None:
+            return Q
         return self._confirmed(T, Q, tol)
 
     def accepts(self, problem: IKProblem) -> bool:
@@ -169,9 +187,10 @@ class EAIKSolver:
             return np.clip(q, lo, hi)
         return None
 
-    def candidates(self, T, ref, deadline=math.inf, tol=CONFIRM_TOL):
-        """In-limit branches nearest ``ref`` first (chain joint values); for a 7R chain, from the first swept
-        value (outward from ``ref``'s) that gives any."""
+    def candidates(self, T, ref, deadline=math.inf, tol=None):
+        """In-limit branches nearest ``ref`` first (chain joint values; confirmed within ``tol`` when given,
+        else the caller confirms them); for a 7R chain, from the first swept value (outward from ``ref``'s)
+        that gives any."""
         if self.swept is None:
             values = [None]
         else:
@@ -185,19 +204,26 @@ class EAIKSolver:
                 for v in (v0 + k * step, v0 - k * step):
                     if lo <= v <= hi:
                         values.append(v)
+        lo, hi = self.lower, self.upper
+        turn = 2 * math.pi
         for v in values:
             if v is not None and time.perf_counter() > deadline:
                 break
-            cands = []
-            for q in self.branches(T, 0.0 if v is None else v, tol):
-                if v is not None:
-                    q[self.swept] = v
-                qn = self._nearest(q, ref)
-                if qn is not None:
-                    cands.append((float(np.sum((qn - ref) ** 2)), qn))
-            if cands:
-                cands.sort(key=lambda t: t[0])
-                return [q for _, q in cands]
+            Q = self.branches(T, 0.0 if v is None else v, tol)
+            if not Q:
+                continue
+            Q = np.array(Q)
+            if v is not None:
+                Q[:, self.swept] = v
+            # every branch at once: whole turns per joint to the value nearest ref, then into the limits
+            Q = ref + (Q - ref) - turn * np.round((Q - ref) / turn)
+            Q = np.where(Q < lo - 1e-12, Q + turn, Q)
+            Q = np.where(Q > hi + 1e-12, Q - turn, Q)
+            inside = np.all((Q >= lo - 1e-12) & (Q <= hi + 1e-12), axis=1)
+            if inside.any():
+                Q = np.clip(Q[inside], lo, hi)
+                d = np.sum((Q - ref) ** 2, axis=1)
+                return [Q[k] for k in np.argsort(d, kind="stable")]
         return []
 
     def solve(self, problem: IKProblem, options: IKOptions) -> IKResult:
@@ -205,11 +231,11 @@ class EAIKSolver:
         x0 = problem.x_of(problem.template)
         pos = {int(i): k for k, i in enumerate(problem.free)}
         cols = [pos[int(i)] for i in self.coords]
-        tol = min(options.tol_position, options.tol_orientation, 1e-6)
         far = np.linalg.norm(c.target[:3, 3] - self.origin) > self.reach + options.tol_position
-        for q in ([] if far else self.candidates(c.target, x0[cols], options.deadline, tol)):
+        for q in ([] if far else self.candidates(c.target, x0[cols], options.deadline)):
             x = x0.copy()
             x[cols] = q
+            # the result's residuals are the core's forward kinematics: the confirmation of the branch
             r = problem.result(x, True, "converged", options, 1, 0, self.name)
             if r.success and r.residuals[0].satisfied:
                 return r
@@ -218,30 +244,60 @@ class EAIKSolver:
         return res
 
 
+def _robot_or_none(EAIK, H, P, R0, fixed):
+    """``eaik``'s robot for axes ``H``, offsets ``P``, end rotation ``R0`` and held joints, or None where
+    ``eaik`` refuses the geometry (it raises RuntimeError for some degenerate axis pairs)."""
+    try:
+        return EAIK.Robot(H.T, P.T, R0, fixed, True)
+    except (RuntimeError, ValueError):
+        return None
+
+
 # ---------------------------------------------------------------------------------------------- detection
 _CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 _NONE = object()
 _LOCK = threading.Lock()
 
 
-def eaik_solver_for(mechanism: Mechanism, frame: str):
+def eaik_solver_for(mechanism: Mechanism, frame: str, problem: IKProblem | None = None):
     """The :class:`EAIKSolver` of ``frame``'s chain, or None (``eaik`` absent, or the chain does not fit);
-    built once per mechanism and frame."""
+    built once per mechanism, frame and -- for a ``problem`` with locked joints on the chain -- the locked
+    joints' values."""
     if not eaik_available():
         return None
+    key, theta, variable = _held(mechanism, frame, problem)
     with _LOCK:
         per = _CACHE.get(mechanism)
         if per is None:
             per = _CACHE[mechanism] = {}
-        hit = per.get(frame)
+        hit = per.get(key)
     if hit is None:
         try:
-            hit = EAIKSolver(mechanism, frame)
+            hit = EAIKSolver(mechanism, frame, theta, variable)
         except ModelStructureError:
             hit = _NONE
         with _LOCK:
-            per[frame] = hit
+            if len(per) >= _MAX_PER_MECHANISM:
+                per.clear()
+            per[key] = hit
     return None if hit is _NONE else hit
+
+
+def _held(mechanism, frame, problem):
+    """``(cache key, theta, variable)``: the chain steps a problem holds (locked joints) and their values."""
+    if problem is None or problem.all_free:
+        return frame, None, None
+    ch = frame_chain(mechanism, frame)
+    free = set(problem.free.tolist())
+    variable = np.array([int(i) in free for i in ch.coords], dtype=bool)
+    if variable.all():
+        return frame, None, None
+    theta = np.array(problem.template[ch.coords], dtype=float)
+    return (frame, variable.tobytes(), theta[~variable].tobytes()), theta, variable
+
+
+#: closed forms kept per mechanism (frames, and poses of locked joints on the chain)
+_MAX_PER_MECHANISM = 64
 
 
 class _Explicit:
@@ -253,9 +309,10 @@ class _Explicit:
         c = problem.tasks[0] if len(problem.tasks) == 1 else None
         if not isinstance(c, PoseConstraint):
             raise InvalidConfiguration("solver 'eaik' takes one PoseConstraint (full pose, no mask)")
-        s = eaik_solver_for(problem.mechanism, c.frame)
-        if s is None:
-            EAIKSolver(problem.mechanism, c.frame)        # raises the reason (no eaik, or no decomposition)
+        s = eaik_solver_for(problem.mechanism, c.frame, problem)
+        if s is None:                                     # raises the reason (no eaik, or no decomposition)
+            _, theta, variable = _held(problem.mechanism, c.frame, problem)
+            EAIKSolver(problem.mechanism, c.frame, theta, variable)
         if not s.accepts(problem):
             raise InvalidConfiguration(f"solver 'eaik' does not fit this problem: it needs a full pose of "
                                        f"{c.frame!r} in the ground frame, no mask or posture, the chain's "
