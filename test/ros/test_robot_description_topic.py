@@ -94,8 +94,10 @@ def _collect_tf(domain, publish_joint_states=True, prefix=""):
             return has_static and reflects_values()
 
         ok = wait_for(send_and_check, 30, 0.05)
-        assert ok, (f"no /tf_static or no /tf with the joint values: {len(static)} /tf_static, {len(moving)} /tf, "
-                    f"slider x: {[t.transform.translation.x for m in moving for t in m.transforms if t.child_frame_id == prefix + 'slider'][-5:]}")
+        xs = [t.transform.translation.x for m in moving for t in m.transforms
+              if t.child_frame_id == prefix + "slider"]
+        assert ok, (f"no /tf_static or no /tf with the joint values: {len(static)} /tf_static, {len(moving)} "
+                    f"/tf, slider x: {xs[-5:]}")
         out = {}
         for msg in static:
             for t in msg.transforms:
@@ -211,7 +213,7 @@ def test_rclpy_nodes_take_robot_state_publishers_description_and_publish_its_tf(
         tf_rsp = _collect_tf(d, prefix="")      # robot_state_publisher's own, from the same joint states
     finally:
         out_ours = ours.stop()
-        out_rsp = rsp.stop()
+        rsp.stop()
     assert "Traceback" not in out_ours, out_ours
     # robot_state_publisher publishes every moving joint it is told about, mimic included (it follows
     # joint_states literally); ours computes the mimic joint from its master: both agree at VALUES, where
