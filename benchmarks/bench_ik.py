@@ -70,7 +70,7 @@ ARMS = {
     "z1": ("z1_description/urdf/z1.urdf", None, None),
     "tiago": ("tiago_description/robots/tiago_no_hand.urdf", "base_link", "arm_tool_link"),
     "talos_arm": ("talos_data/robots/talos_left_arm.urdf", None, None),
-    "baxter": ("baxter_description/urdf/baxter.urdf", "base", "left_hand"),
+    "baxter": ("baxter_description/urdf/baxter.urdf", "base", "left_hand_link"),
     "iiwa14": (os.path.join(SHARED, "iiwa14"), None, None),
 }
 
@@ -118,6 +118,11 @@ class Arm:
         self.pd = self.pm.createData()
         self.fid = self.pm.getFrameId(tip)
         self.names = [m.coordinate_names[i] for i in self.coords]
+        # the chain's base link in the URDF's root (TRAC-IK and roboticstoolbox take targets in the base)
+        pin.framesForwardKinematics(self.pm, self.pd, pin.neutral(self.pm))
+        self.T_root_base = self.pd.oMf[self.pm.getFrameId(self.base)].homogeneous.copy() \
+            if self.pm.existFrame(self.base) else np.eye(4)
+        self.T_base_root = np.linalg.inv(self.T_root_base)
         self.pin_idx = []
         for n in self.names:
             jid = self.pm.getJointId(n)
@@ -181,6 +186,7 @@ def solver_tracik(arm):
 
     def solve(T, seed):
         # pytracik.ik(solver, seed, x, y, z, qx, qy, qz, qw) -> [status (>= 0: found), q...]
+        T = arm.T_base_root @ T
         x, y, z, w = Rotation.from_matrix(T[:3, :3]).as_quat()
         out = pytracik.ik(ik, np.asarray(seed, dtype=float), *T[:3, 3], x, y, z, w)
         return out[1:] if out[0] >= 0 else None
@@ -208,7 +214,7 @@ def solver_rtb(arm):
         raise RuntimeError(f"rtb chain has {ets.n} joints, ours {arm.dof}")
 
     def solve(T, seed):
-        out = ets.ik_LM(T, q0=seed, ilimit=30, slimit=100, tol=1e-10, joint_limits=True)
+        out = ets.ik_LM(arm.T_base_root @ T, q0=seed, ilimit=30, slimit=100, tol=1e-10, joint_limits=True)
         return out.q if hasattr(out, "q") else out[0]
 
     return solve
@@ -227,12 +233,21 @@ def solver_ikpy(arm):
     if len(active) != arm.dof:
         raise RuntimeError("ikpy chain differs")
 
+    # ikpy's chain ends at the first child of each link, which may be a fixed frame beside the tip (UR's
+    # ee_link next to tool0): targets are turned into that end frame's pose (a constant offset)
+    full0 = np.zeros(len(names))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        F0 = chain.forward_kinematics(full0)
+    offset = np.linalg.inv(F0) @ arm.pose(np.zeros(arm.dof))
+
     def solve(T, seed):
         init = np.zeros(len(names))
         init[active] = seed
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            full = chain.inverse_kinematics_frame(T, initial_position=init, orientation_mode="all")
+            full = chain.inverse_kinematics_frame(T @ np.linalg.inv(offset), initial_position=init,
+                                                  orientation_mode="all")
         return np.asarray(full)[active]
 
     return solve
@@ -374,13 +389,13 @@ def main(argv=None):
     load1 = os.getloadavg()[0]
     import mechanism_model_core  # noqa: F401
 
-    vers = []
-    for mod in ("pytracik", "roboticstoolbox", "ikpy", "pinocchio"):
-        try:
-            from importlib.metadata import version
+    from importlib.metadata import PackageNotFoundError, version
 
-            vers.append(f"{mod} {version({'roboticstoolbox': 'roboticstoolbox-python', 'pinocchio': 'pin'}.get(mod, mod))}")
-        except Exception:
+    vers = []
+    for dist in ("pytracik", "roboticstoolbox-python", "ikpy", "pin", "eaik"):
+        try:
+            vers.append(f"{dist} {version(dist)}")
+        except PackageNotFoundError:
             pass
     meta = (f"Measured {time.strftime('%Y-%m-%d')} with `python benchmarks/bench_ik.py --n {a.n} --write "
             f"BENCHMARKS.md` on {platform.machine()} / Python {platform.python_version()} / numpy "

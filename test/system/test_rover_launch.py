@@ -231,3 +231,34 @@ def test_rviz_draws_the_rover_served_over_the_cyclone_transport(tmp_path):
         finally:
             out, err = stop(server)
         assert "Traceback" not in err, err[-3000:]
+
+
+@pytest.mark.parametrize("launch_file, controllers, mover", [
+    ("walker.launch.py", ["joint_state_broadcaster", "legs_controller"], "/legged"),
+    ("arm.launch.py", ["joint_state_broadcaster", "arm_controller"], "/manipulator"),
+])
+def test_the_walker_and_arm_launches_bring_up_their_controllers_nodes_and_rviz(launch_file, controllers, mover):
+    """walker.launch.py (LEMUR: legged node) and arm.launch.py (MER IDD: manipulator node) with RViz (rviz:=true,
+    under Xvfb): their controllers active, the node that moves them, the servers and rviz2 running."""
+    rviz_shots.require_rviz()
+    if not os.path.exists("/opt/ros/humble/lib/controller_manager/ros2_control_node"):
+        pytest.skip("needs ros2_control (ROS 2 Humble)")
+    d = ros_env.domain()
+    proc = ros_env.start(["xvfb-run", "-a", "-s", "-screen 0 1280x800x24 +extension GLX", "ros2", "launch",
+                          "mechanism_model_ros", launch_file], d, name=launch_file,
+                         PYTHONPATH=collision_pythonpath(d), LIBGL_ALWAYS_SOFTWARE="1", QT_QPA_PLATFORM="xcb")
+    try:
+        state = {}
+        assert wait_for(lambda: state.update(active_controllers(d)) or
+                        all(state.get(c) == "active" for c in controllers) or not proc.running(), 120, 1.0), \
+            (state, proc.output()[-6000:])
+        assert all(state.get(c) == "active" for c in controllers), (state, proc.output()[-6000:])
+        nodes = set()
+        want = {mover, "/state_publisher", "/kinematics_server", "/statics_server", "/rviz2"}
+        assert wait_for(lambda: nodes.update(ros_env.ros2("node", "list", domain_id=d, timeout=30).stdout.split())
+                        or want <= nodes, 60, 1.0), (nodes, proc.output()[-4000:])
+        running = proc.output()      # (at the end the test's SIGINT to the whole group also stops Xvfb)
+        assert "Traceback" not in running and "process has died" not in running, running[-6000:]
+    finally:
+        proc.stop()
+        ros_env.stop_daemon(d)

@@ -1,5 +1,5 @@
-"""Closed-form IK of a yaw-pitch-pitch-pitch arm: :class:`YPPPSolver`, the yaw-pitch-pitch-pitch arm (the Moonrise digging arm: yaw, shoulder, elbow,
-scoop), registered for ``moonrise_arm``'s ``scoop_tip`` and ``scoop_mouth`` by
+"""Closed-form IK of a yaw-pitch-pitch-pitch arm: :class:`YPPPSolver` (the Moonrise digging arm: yaw,
+shoulder, elbow, scoop), registered for ``moonrise_arm``'s ``scoop_tip`` and ``scoop_mouth`` by
 :mod:`~mechanism_model_core.locomotion.manipulator`.
 
 A 4-DOF YPPP arm reaches a 4-dimensional set of tool poses: a position, and a tool orientation that is the
