@@ -15,6 +15,7 @@ from ...constraints import PositionConstraint
 from ...errors import InvalidConfiguration, ModelStructureError
 from ...joints import JointType
 from ...kinematics import forward_kinematics
+from ...spatial import wrap_angle
 from ..batch import LMPopulationSolver
 from ..problem import IKOptions, IKProblem, IKResult
 from .planar import two_link
@@ -142,7 +143,7 @@ class YPPLegSolver:
         (B,) mask of the points solved."""
         S, ok = self.all_solutions(p)
         q_ref = np.asarray(q_ref, dtype=float)
-        S = q_ref + (S - q_ref + math.pi) % (2 * math.pi) - math.pi
+        S = q_ref + wrap_angle(S - q_ref)
         # the turn nearest the reference may lie beyond a limit while the next one is inside (a knee at -1.48
         # with the reference at 2.0 and limits [-1.5, 2]): shift by a turn into the limits where that helps
         S = np.where(S < self.lower - 1e-12, S + 2 * math.pi, S)
