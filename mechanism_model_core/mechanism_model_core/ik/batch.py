@@ -36,7 +36,7 @@ from ..constraints import OrientationConstraint, PoseConstraint, PositionConstra
 from ..errors import InvalidConfiguration
 from ..kinematics import frame_chain
 from ..spatial import log_so3
-from .problem import IKOptions, IKProblem, IKResult, diagnose_failure, restart_sample
+from .problem import IKOptions, IKProblem, IKResult, diagnose_failure
 from .registry import register_solver
 from .solvers import DLSSolver, _ChainKernel, _dls as _dls1
 
@@ -320,11 +320,12 @@ class LaneEngine:
 
     # ------------------------------------------------------------------ the loop
     def run(self, x0s, pts, RtTs, tol_position, tol_orientation, *, deadline=math.inf, max_iterations=10000,
-            restarts=True, population=POPULATION, seed=0, mu0=MU0, start_width=1):
+            restarts=True, population=POPULATION, seed=0, mu0=MU0, start_width=1, cancel=None):
         """Solve targets ``pts`` (B, 3) / ``RtTs`` (B, 3, 3) from seeds ``x0s`` (B, nv). Returns per target
         ``(x (B, nv), success (B,), status (B,) str, iterations (B,), restarts (B,))``: ``x`` the first lane
         within tolerance, else the lowest-cost point seen; ``status`` ``"converged"``, ``"out_of_reach"``,
-        ``"timeout"``, ``"max_iterations"`` or ``"stalled"``; ``iterations`` the lane-iterations spent."""
+        ``"timeout"``, ``"max_iterations"`` or ``"stalled"``; ``iterations`` the lane-iterations spent.
+        ``cancel`` (``is_set()``): once set, the run ends as at the deadline."""
         B = pts.shape[0]
         nv, m = self.nv, self.m
         tp, to = tol_position, tol_orientation
@@ -381,7 +382,7 @@ class LaneEngine:
                 best_x[t] = X[k]
 
         while L:
-            if not first and time.perf_counter() > deadline:
+            if not first and (time.perf_counter() > deadline or (cancel is not None and cancel.is_set())):
                 for k in range(L):
                     keep_best(k)
                 status[tid] = "timeout"
@@ -699,7 +700,8 @@ class LMPopulationSolver:
         x, ok, st, its, nr = E.run(x0[None, :], pt[None, :], RtT[None], o.tol_position, o.tol_orientation,
                                    deadline=o.deadline, max_iterations=o.max_iterations, restarts=o.restarts,
                                    population=self.population, seed=seed, mu0=self.mu0,
-                                   start_width=self.start_width or (self.population if E.nv >= WIDE_FROM else 1))
+                                   start_width=self.start_width or (self.population if E.nv >= WIDE_FROM else 1),
+                                   cancel=getattr(o, "cancel", None))
         full = xf.copy()
         full[E.var_x] = x[0]
         return _result_of(P, o, full, st[0], int(its[0]), int(nr[0]), self.name)

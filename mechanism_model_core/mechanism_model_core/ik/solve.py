@@ -15,7 +15,7 @@ from ..constraints import Constraint, OrientationConstraint, PoseConstraint, Pos
 from ..errors import InvalidConfiguration
 from .closed_form.eaik_solver import eaik_solver_for
 from .batch import POPULATION, BatchIKResult, LMPopulationSolver, chain_engine, lane_data
-from .problem import IKOptions, IKProblem, IKResult, Residual, Solver
+from .problem import CancellableIKOptions, IKOptions, IKProblem, IKResult, Residual, Solver
 from .registry import find_specialized, register_solver, registered_solvers, solver_factory
 from .solvers import DLSSolver, ScipySolver
 from ..model import Mechanism
@@ -164,7 +164,7 @@ def solve_ik(mechanism: Mechanism, constraints: Sequence[Constraint] | Constrain
              solver="auto", timeout: float = 0.05, tol_position: float = 1e-6, tol_orientation: float = 1e-5,
              max_iterations: int = 10000, rng=None, locked: Sequence[str] = (), restarts: bool = True,
              solver_options: Mapping | None = None, avoid_collisions: bool = False, environment=None,
-             collision_margin: float = 0.0) -> IKResult:
+             collision_margin: float = 0.0, cancel=None) -> IKResult:
     """Solve inverse kinematics for ``constraints`` on ``mechanism`` (CLARAty 7.4).
 
     ``q0``: initial configuration (array, independent-only array or ``{name: value}``; home when None),
@@ -188,6 +188,9 @@ def solve_ik(mechanism: Mechanism, constraints: Sequence[Constraint] | Constrain
     with ``environment`` (a :class:`~.collision.Environment`), or closer than ``collision_margin`` m, is never
     a success; the solver looks for a collision-free answer until ``timeout`` and otherwise fails with reason
     ``"collision"`` (:func:`~.collision.constraint.solve_ik_avoiding_collisions`).
+
+    ``cancel``: anything with ``is_set()`` (a ``threading.Event``); once set, the solve ends at its next
+    iteration as a timeout (reason ``"timeout"``), e.g. when the client that asked for it has left.
     """
     if avoid_collisions:    # MoveIt's flag: never a colliding success (collision/constraint.py)
         from ..collision.constraint import solve_ik_avoiding_collisions
@@ -195,7 +198,8 @@ def solve_ik(mechanism: Mechanism, constraints: Sequence[Constraint] | Constrain
         return solve_ik_avoiding_collisions(
             solve_ik, mechanism, constraints, q0, environment=environment, margin=collision_margin, timeout=timeout,
             rng=rng, solver=solver, tol_position=tol_position, tol_orientation=tol_orientation,
-            max_iterations=max_iterations, locked=locked, restarts=restarts, solver_options=solver_options)
+            max_iterations=max_iterations, locked=locked, restarts=restarts, solver_options=solver_options,
+            cancel=cancel)
     t0 = time.perf_counter()
     timeout = _real_option("timeout", timeout, 0.0, MAX_TIMEOUT, "s")
     tol_position = _real_option("tol_position", tol_position, 0.0, MAX_TOL_POSITION, "m", open_low=True)
@@ -211,10 +215,11 @@ def solve_ik(mechanism: Mechanism, constraints: Sequence[Constraint] | Constrain
         raise InvalidConfiguration(f"constraints must be a constraint or a sequence of them, got {constraints!r}")
     cm = ConstraintManager(mechanism, constraints, locked)
     problem = cm.problem(q0)
-    opts = IKOptions(timeout=timeout, tol_position=tol_position,
-                     tol_orientation=tol_orientation, max_iterations=int(max_iterations),
-                     restarts=bool(restarts), rng=_LazyRng(0 if rng is None else rng),
-                     start=t0, deadline=t0 + timeout)
+    extra = {} if cancel is None else {"cancel": cancel}
+    opts = (IKOptions if cancel is None else CancellableIKOptions)(
+        timeout=timeout, tol_position=tol_position, tol_orientation=tol_orientation,
+        max_iterations=int(max_iterations), restarts=bool(restarts), rng=_LazyRng(0 if rng is None else rng),
+        start=t0, deadline=t0 + timeout, **extra)
     s = _get_solver(solver, problem, solver_options)
     if time.perf_counter() - t0 > 0.5e-3:   # the first solve on a chain built its caches: not billed
         opts.start = time.perf_counter()
@@ -241,7 +246,7 @@ def _batch_targets(c, targets) -> np.ndarray:
     try:
         T = np.asarray(targets, dtype=float)
     except (TypeError, ValueError):
-        raise InvalidConfiguration(f"targets must be an array of poses (B, 4, 4) or points (B, 3)") from None
+        raise InvalidConfiguration("targets must be an array of poses (B, 4, 4) or points (B, 3)") from None
     if isinstance(c, PositionConstraint) and T.ndim == 2 and T.shape[1] == 3:
         P = np.zeros((T.shape[0], 4, 4))
         P[:] = np.eye(4)
