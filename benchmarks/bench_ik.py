@@ -1,318 +1,418 @@
-"""Inverse-kinematics benchmark: mechanism_model_core next to roboticstoolbox (``ik_LM`` in C++, ``ikine_LM``
-in Python), ikpy, kinpy and a Pinocchio damped-least-squares loop.
+"""Inverse kinematics on the TRAC-IK protocol (issue 20), on public arm descriptions, all solvers in one process.
 
-Protocol (issue 4): for each robot of ``common.py`` (UR5, Panda, 10-joint chain), targets are the flange poses
-of N random in-limit configurations; every solve starts from the same fixed seed configuration; a solve
-succeeds when the forward kinematics of its answer is within 1e-5 m and 1e-4 rad of the target AND every joint
-is within its limits. Every answer is checked with the same forward kinematics (mechanism_model_core's, which
-is first cross-checked against Pinocchio on the targets). Times are wall-clock per solve, including building
-the target object each library needs; each target is solved ``--repeat`` times (3) by the fast solvers and
-the fastest counts, which filters pre-emption by other processes on a shared machine (ours and the Pinocchio
-loop repeat exactly the same work; ik_LM draws its restarts at random, so its minimum is slightly flattering);
-CPU time is reported as well.
+Protocol (Beeson & Ames, TRAC-IK, 2015): for each arm, targets are the tip poses of N random in-limit
+configurations (continuous joints in [-pi, pi]); each solve starts from a random in-limit configuration
+("random" seeds) or from the middle of the joint ranges ("mid"); a solve succeeds when the returned joints lie
+within the limits AND reach the target pose to 1e-5 in both the position norm (m) and the orientation norm
+(|log3(R R_t^T)|, rad), every answer judged with Pinocchio (pin) on the same URDF; 5 ms budget per solve.
+
+Solvers: ours (``solve_ik`` with its defaults, ``timeout=0.005``, tolerances 1e-5), TRAC-IK (``pytracik``,
+``Speed``, 5 ms, eps 1e-5; its own stopping test is per axis), roboticstoolbox ``ik_LM`` (C++, ``ilimit=30,
+slimit=100, tol=1e-10, joint_limits=True``), ikpy (``orientation_mode="all"``; no limit handling in its
+optimizer beyond bounds; fewer targets: it is slow). Peers are benchmark-only, never runtime dependencies.
+
+Times are CPU time of the whole process per solve (``time.process_time``; TRAC-IK runs two threads) on a
+machine shared with other jobs: medians, 95th percentiles, and ratios between solvers measured in this run.
+Also: out-of-reach targets (2x the reach bound away) and the batch solver's throughput (``solve_ik_batch``).
+
+Arms: URDFs from the ``example-robot-data`` wheel (PyPI) and /work/shared/data/robot-models when present.
 
 Usage::
 
-    python benchmarks/bench_ik.py                 # all robots, 500 targets (100 for the slow Python solvers)
-    python benchmarks/bench_ik.py --n 100 --robots panda --only ours,rtb_ik_LM
-    python benchmarks/bench_ik.py --write BENCHMARKS.md   # replace the IK table between its markers
+    python benchmarks/bench_ik.py --n 1000                      # every arm found, both seed modes
+    python benchmarks/bench_ik.py --n 200 --arms ur5,panda --only ours,tracik
+    python benchmarks/bench_ik.py --n 1000 --write BENCHMARKS.md   # replace the IK table between its markers
 """
 
 from __future__ import annotations
 
 import argparse
+import glob
 import math
 import os
 
-# one BLAS thread for every library: the solves are small, and threads only add contention
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
-import platform
-import sys
-import tempfile
-import time
-import warnings
+import platform  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+import warnings  # noqa: E402
 
-import numpy as np
+import numpy as np  # noqa: E402
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-from common import (ROBOTS, build_ikpy, build_kinpy_serial, build_mechanism, build_pinocchio,  # noqa: E402
-                    build_rtb)
-
-TOL_POS = 1e-5
-TOL_ROT = 1e-4
-#: the fixed seed configuration of every solve (a usual "ready" pose; in limits, away from singularities)
-SEEDS = {
-    "ur5": [0.0, -1.5708, 1.5708, -1.5708, -1.5708, 0.0],
-    "panda": [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785],
-    "chain10": [0.0] * 10,
-}
-SLOW = {"rtb_ikine_LM", "ikpy", "kinpy"}
+TOL = 1e-5
+BUDGET = 0.005
 MARK_START = "<!-- bench_ik:start -->"
 MARK_END = "<!-- bench_ik:end -->"
+SHARED = "/work/shared/data/robot-models/models"
 
 
-def _log3_norm(R):
-    c = max(-1.0, min(1.0, 0.5 * (np.trace(R) - 1.0)))
-    return math.acos(c)
+def _erd_root():
+    import importlib.util
+
+    for base in sys.path:
+        p = os.path.join(base, "cmeel.prefix", "share", "example-robot-data", "robots")
+        if os.path.isdir(p):
+            return p
+    spec = importlib.util.find_spec("cmeel")
+    return None if spec is None else None
 
 
-class Checker:
-    def __init__(self, mech, tip):
-        from mechanism_model_core import forward_kinematics
+#: name -> (URDF relative to example-robot-data's robots/ or an absolute path, base link, tip link)
+ARMS = {
+    "ur3": ("ur_description/urdf/ur3_robot.urdf", "base_link", "tool0"),
+    "ur5": ("ur_description/urdf/ur5_robot.urdf", "base_link", "tool0"),
+    "ur10": ("ur_description/urdf/ur10_robot.urdf", "base_link", "tool0"),
+    "ur5_limited": ("ur_description/urdf/ur5_joint_limited_robot.urdf", "base_link", "tool0"),
+    "panda": ("panda_description/urdf/panda.urdf", "panda_link0", "panda_link8"),
+    "kinova": ("kinova_description/robots/kinova.urdf", None, None),
+    "xarm7": ("xarm_description/urdf/xarm7.urdf", None, None),
+    "z1": ("z1_description/urdf/z1.urdf", None, None),
+    "tiago": ("tiago_description/robots/tiago_no_hand.urdf", "base_link", "arm_tool_link"),
+    "talos_arm": ("talos_data/robots/talos_left_arm.urdf", None, None),
+    "baxter": ("baxter_description/urdf/baxter.urdf", "base", "left_hand_link"),
+    "iiwa14": (os.path.join(SHARED, "iiwa14"), None, None),
+}
 
-        self.fk = forward_kinematics
-        self.mech = mech
+
+def _resolve(name):
+    rel, base, tip = ARMS[name]
+    if os.path.isabs(rel):
+        files = sorted(glob.glob(os.path.join(rel, "*.urdf")))
+        return (files[0] if files else None), base, tip
+    root = _erd_root()
+    return (None if root is None else os.path.join(root, rel)), base, tip
+
+
+class Arm:
+    """One arm: our mechanism, Pinocchio's model (the judge), the chain from base to tip."""
+
+    def __init__(self, name):
+        import pinocchio as pin
+        from mechanism_model_core.io.urdf import load_urdf
+        from mechanism_model_core.kinematics import frame_chain
+
+        path, base, tip = _resolve(name)
+        if path is None or not os.path.exists(path):
+            raise FileNotFoundError(f"{name}: no URDF found")
+        self.name, self.path = name, path
+        with open(path, encoding="utf-8") as f:
+            self.urdf = f.read()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            self.m = m = load_urdf(path)
+        if tip is None:                     # the frame with the longest chain (the arm's last link)
+            tip = max((f for f in m.frame_names), key=lambda f: (frame_chain(m, f).n, -len(f)))
         self.tip = tip
+        self.base = base or m.ground
+        ch = frame_chain(m, tip)
+        self.coords = np.array(ch.coords)
+        self.dof = len(self.coords)
+        lo, hi = m.lower_limits[self.coords], m.upper_limits[self.coords]
+        self.lo = np.where(np.isfinite(lo), lo, -math.pi)
+        self.hi = np.where(np.isfinite(hi), hi, math.pi)
+        self.pin = pin
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            self.pm = pin.buildModelFromXML(self.urdf)
+        self.pd = self.pm.createData()
+        self.fid = self.pm.getFrameId(tip)
+        self.names = [m.coordinate_names[i] for i in self.coords]
+        # the chain's base link in the URDF's root (TRAC-IK and roboticstoolbox take targets in the base)
+        pin.framesForwardKinematics(self.pm, self.pd, pin.neutral(self.pm))
+        self.T_root_base = self.pd.oMf[self.pm.getFrameId(self.base)].homogeneous.copy() \
+            if self.pm.existFrame(self.base) else np.eye(4)
+        self.T_base_root = np.linalg.inv(self.T_root_base)
+        self.pin_idx = []
+        for n in self.names:
+            jid = self.pm.getJointId(n)
+            self.pin_idx.append((self.pm.joints[jid].idx_q, self.pm.joints[jid].nq))
 
-    def errors(self, q, T):
-        F = self.fk(self.mech, np.asarray(q, dtype=float)).pose(self.tip)
-        return float(np.linalg.norm(F[:3, 3] - T[:3, 3])), _log3_norm(F[:3, :3] @ T[:3, :3].T)
+    def full(self, qc):
+        q = np.array(self.m.home, dtype=float)
+        q[self.coords] = qc
+        return q
 
-    def success(self, q, T):
-        q = np.asarray(q, dtype=float)
-        if q.shape != (self.mech.nq,) or not np.all(np.isfinite(q)):
+    def pose(self, qc):
+        qp = self.pin.neutral(self.pm)
+        for (i, nq), v in zip(self.pin_idx, qc):
+            if nq == 2:
+                qp[i:i + 2] = [math.cos(v), math.sin(v)]
+            else:
+                qp[i] = v
+        self.pin.framesForwardKinematics(self.pm, self.pd, qp)
+        return self.pd.oMf[self.fid].homogeneous.copy()
+
+    def judge(self, qc, T):
+        if qc is None:
             return False
-        p, o = self.errors(q, T)
-        inside = bool(np.all(q >= self.mech.lower_limits) and np.all(q <= self.mech.upper_limits))
-        return p < TOL_POS and o < TOL_ROT and inside
+        qc = np.asarray(qc, dtype=float)
+        if qc.shape != (self.dof,) or not np.all(np.isfinite(qc)):
+            return False
+        m = self.m
+        if not (np.all(qc >= m.lower_limits[self.coords] - 1e-9) and np.all(qc <= m.upper_limits[self.coords] + 1e-9)):
+            return False
+        F = self.pose(qc)
+        pe = float(np.linalg.norm(F[:3, 3] - T[:3, 3]))
+        oe = float(np.linalg.norm(self.pin.log3(F[:3, :3] @ T[:3, :3].T)))
+        return pe <= TOL and oe <= TOL
 
 
-# ------------------------------------------------------------------ solvers: (setup) -> solve(T) -> q
-def solver_ours(spec, mech, seed, tmp):
+# ------------------------------------------------------------------ solvers: (arm) -> solve(T, seed) -> q
+def solver_ours(arm):
     from mechanism_model_core.constraints import PoseConstraint
     from mechanism_model_core.ik import solve_ik
 
-    stats = {"restarts": [], "iterations": []}
-
-    def solve(T):
-        r = solve_ik(mech, PoseConstraint(spec.tip, T), seed)
-        stats["restarts"].append(r.restarts)
-        stats["iterations"].append(r.iterations)
-        return r.q
-
-    solve.stats = stats
-    return solve
-
-
-def solver_rtb_ik_LM(spec, mech, seed, tmp):
-    robot = build_rtb(spec, tmp)
-
-    def solve(T):
-        out = robot.ik_LM(T, q0=seed, ilimit=30, slimit=100, tol=1e-12, joint_limits=True)
-        return out.q if hasattr(out, "q") else out[0]     # IKSolution (rtb >= 1.1) or a tuple
+    def solve(T, seed):
+        r = solve_ik(arm.m, PoseConstraint(arm.tip, T), arm.full(seed), timeout=BUDGET, tol_position=TOL,
+                     tol_orientation=TOL)
+        return r.q[arm.coords]
 
     return solve
 
 
-def solver_rtb_ikine_LM(spec, mech, seed, tmp):
-    robot = build_rtb(spec, tmp)
+def solver_tracik(arm):
+    import pytracik
+    from scipy.spatial.transform import Rotation
 
-    def solve(T):
-        from spatialmath import SE3
+    ik = pytracik.TRAC_IK(arm.base, arm.tip, arm.urdf, BUDGET, TOL, pytracik.SolveType.Speed)
+    if pytracik.get_num_joints(ik) != arm.dof:
+        raise RuntimeError(f"TRAC-IK chain has {pytracik.get_num_joints(ik)} joints, ours {arm.dof}")
+    # pytracik 0.0.3 reads some URDFs' limits as [0, 0] (Panda): give it the URDF's limits explicitly
+    # (continuous joints: +-2 pi)
+    lo, hi = arm.m.lower_limits[arm.coords], arm.m.upper_limits[arm.coords]
+    pytracik.set_joint_limits(ik, np.where(np.isfinite(lo), lo, -2 * math.pi),
+                              np.where(np.isfinite(hi), hi, 2 * math.pi))
 
-        sol = robot.ikine_LM(SE3(T, check=False), q0=seed, ilimit=30, slimit=100, tol=1e-12, joint_limits=True)
-        return sol.q
+    def solve(T, seed):
+        # pytracik.ik(solver, seed, x, y, z, qx, qy, qz, qw) -> [status (>= 0: found), q...]
+        T = arm.T_base_root @ T
+        x, y, z, w = Rotation.from_matrix(T[:3, :3]).as_quat()
+        out = pytracik.ik(ik, np.asarray(seed, dtype=float), *T[:3, 3], x, y, z, w)
+        return out[1:] if out[0] >= 0 else None
 
     return solve
 
 
-def solver_ikpy(spec, mech, seed, tmp):
-    chain = build_ikpy(spec, tmp)
-    active = [i for i, a in enumerate(chain.active_links_mask) if a]
-    init = np.zeros(len(chain.links))
-    init[active] = seed
+def solver_rtb(arm):
+    import roboticstoolbox as rtb
+    from roboticstoolbox.models.URDF.URDFRobot import URDF_file
 
-    def solve(T):
-        full = chain.inverse_kinematics_frame(T, initial_position=init, orientation_mode="all")
+    import re
+    import tempfile
+
+    # roboticstoolbox runs every URDF through xacro, which looks up the packages of mesh files: drop the
+    # visual and collision elements (kinematics only) into a temporary copy
+    text = re.sub(r"<(visual|collision)\b.*?</\1>", "", arm.urdf, flags=re.S)
+    tmp = tempfile.NamedTemporaryFile("w", suffix=".urdf", delete=False)
+    tmp.write(text)
+    tmp.close()
+    links, name, _ = URDF_file(tmp.name)
+    robot = rtb.Robot(links, name=name)
+    ets = robot.ets(start=arm.base, end=arm.tip)
+    if ets.n != arm.dof:
+        raise RuntimeError(f"rtb chain has {ets.n} joints, ours {arm.dof}")
+
+    def solve(T, seed):
+        out = ets.ik_LM(arm.T_base_root @ T, q0=seed, ilimit=30, slimit=100, tol=1e-10, joint_limits=True)
+        return out.q if hasattr(out, "q") else out[0]
+
+    return solve
+
+
+def solver_ikpy(arm):
+    import ikpy.chain
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        chain = ikpy.chain.Chain.from_urdf_file(arm.path, base_elements=[arm.base], last_link_vector=None,
+                                                active_links_mask=None)
+    names = [lk.name for lk in chain.links]
+    active = [i for i, lk in enumerate(chain.links) if lk.name in arm.names]
+    chain.active_links_mask = np.array([i in active for i in range(len(names))])
+    if len(active) != arm.dof:
+        raise RuntimeError("ikpy chain differs")
+
+    # ikpy's chain ends at the first child of each link, which may be a fixed frame beside the tip (UR's
+    # ee_link next to tool0): targets are turned into that end frame's pose (a constant offset)
+    full0 = np.zeros(len(names))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        F0 = chain.forward_kinematics(full0)
+    offset = np.linalg.inv(F0) @ arm.pose(np.zeros(arm.dof))
+
+    def solve(T, seed):
+        init = np.zeros(len(names))
+        init[active] = seed
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            full = chain.inverse_kinematics_frame(T @ np.linalg.inv(offset), initial_position=init,
+                                                  orientation_mode="all")
         return np.asarray(full)[active]
 
     return solve
 
 
-def solver_kinpy(spec, mech, seed, tmp):
-    import kinpy
-
-    chain = build_kinpy_serial(spec)
-
-    def solve(T):
-        from scipy.spatial.transform import Rotation
-
-        x, y, z, w = Rotation.from_matrix(T[:3, :3]).as_quat()
-        return chain.inverse_kinematics(kinpy.Transform(rot=[w, x, y, z], pos=T[:3, 3]), np.array(seed))
-
-    return solve
+SOLVERS = {"ours": solver_ours, "tracik": solver_tracik, "rtb_ik_LM": solver_rtb, "ikpy": solver_ikpy}
+LABEL = {"ours": "ours `solve_ik`", "tracik": "TRAC-IK (pytracik)", "rtb_ik_LM": "roboticstoolbox `ik_LM`",
+         "ikpy": "ikpy"}
+SLOW = {"ikpy"}
 
 
-def solver_pinocchio_dls(spec, mech, seed, tmp):
-    """The damped-least-squares loop of Pinocchio's examples/inverse-kinematics.py (LOCAL Jacobian, Jlog6,
-    step 0.1, damping 1e-12, up to 1000 iterations), stopping at |log6| < 1e-6; no joint limits."""
-    import pinocchio as pin
-
-    model, data = build_pinocchio(spec)
-    fid = model.getFrameId(spec.tip)
-    q0 = np.array(seed, dtype=float)
-
-    def solve(T):
-        target = pin.SE3(T[:3, :3].copy(), T[:3, 3].copy())
-        q = q0.copy()
-        for _ in range(1000):
-            pin.framesForwardKinematics(model, data, q)
-            iMd = data.oMf[fid].actInv(target)
-            err = pin.log(iMd).vector
-            if np.linalg.norm(err) < 1e-6:
-                break
-            J = pin.computeFrameJacobian(model, data, q, fid)
-            J = -np.dot(pin.Jlog6(iMd.inverse()), J)
-            v = -J.T.dot(np.linalg.solve(J.dot(J.T) + 1e-12 * np.eye(6), err))
-            q = pin.integrate(model, q, v * 0.1)
-        return q
-
-    return solve
-
-
-SOLVERS = {
-    "ours": solver_ours,
-    "rtb_ik_LM": solver_rtb_ik_LM,
-    "rtb_ikine_LM": solver_rtb_ikine_LM,
-    "ikpy": solver_ikpy,
-    "kinpy": solver_kinpy,
-    "pinocchio_dls": solver_pinocchio_dls,
-}
-LABELS = {
-    "ours": "mechanism_model_core `solve_ik` (dls)",
-    "rtb_ik_LM": "roboticstoolbox `ik_LM` (C++)",
-    "rtb_ikine_LM": "roboticstoolbox `ikine_LM` (Python)",
-    "ikpy": "ikpy `inverse_kinematics_frame`",
-    "kinpy": "kinpy `inverse_kinematics`",
-    "pinocchio_dls": "Pinocchio DLS loop (example)",
-}
-
-
-def cross_check(spec, mech, qs, Ts, tmp):
-    """Our forward kinematics against Pinocchio's on the target configurations (the checker relies on it)."""
-    import pinocchio as pin
-
-    model, data = build_pinocchio(spec)
-    fid = model.getFrameId(spec.tip)
-    worst = 0.0
-    for q, T in zip(qs[:50], Ts[:50]):
-        pin.framesForwardKinematics(model, data, q)
-        worst = max(worst, float(np.abs(data.oMf[fid].homogeneous - T).max()))
-    if worst > 1e-9:
-        raise SystemExit(f"{spec.name}: forward kinematics disagree with Pinocchio by {worst:g}")
-    return worst
-
-
-def run(robots, only, n, n_slow, seed_targets, repeat=3):
-    from mechanism_model_core import forward_kinematics
-
+def run_arm(arm, only, n, n_slow, seed):
+    rng = np.random.default_rng(seed)
+    Qt = rng.uniform(arm.lo, arm.hi, size=(n, arm.dof))
+    Ts = [arm.pose(q) for q in Qt]
+    seeds = {"random": rng.uniform(arm.lo, arm.hi, size=(n, arm.dof)),
+             "mid": np.tile(0.5 * (arm.lo + arm.hi), (n, 1))}
     rows = []
-    with tempfile.TemporaryDirectory() as tmp:
-        for rname in robots:
-            spec = ROBOTS[rname]()
-            mech = build_mechanism(spec)
-            qs = spec.random_configurations(n, seed=seed_targets)
-            Ts = forward_kinematics(mech, qs).pose(spec.tip)
-            cross_check(spec, mech, qs, Ts, tmp)
-            check = Checker(mech, spec.tip)
-            seed = np.array(SEEDS[rname])
-            assert mech.within_limits(seed)
-            for sname in only:
+    built = {}
+    for key in only:
+        try:
+            built[key] = SOLVERS[key](arm)
+        except Exception as e:       # a peer that cannot read this URDF: a finding, not a crash
+            print(f"  {arm.name}: {key} unavailable: {type(e).__name__}: {str(e)[:120]}", flush=True)
+    for mode in ("random", "mid"):
+        for key, solve in built.items():
+            N = min(n, n_slow) if key in SLOW else n
+            ok, times = 0, []
+            for k in range(N):
+                t0 = time.process_time()
                 try:
-                    solve = SOLVERS[sname](spec, mech, seed, tmp)
-                except Exception as exc:  # noqa: BLE001 - a missing optional library
-                    print(f"  {rname:8s} {sname:14s} unavailable: {exc}", file=sys.stderr)
-                    continue
-                m = n_slow if sname in SLOW else n
-                solve(Ts[0])                                   # warm up (imports, JIT caches)
-                reps = 1 if sname in SLOW else repeat
-                times, cpu, ok = [], [], 0
-                for T in Ts[:m]:
-                    best_t = best_c = math.inf
-                    for k in range(reps):
-                        with warnings.catch_warnings():
-                            warnings.simplefilter("ignore")
-                            c0 = time.process_time()
-                            t0 = time.perf_counter()
-                            q = solve(T)
-                            t1 = time.perf_counter()
-                            c1 = time.process_time()
-                        best_t, best_c = min(best_t, t1 - t0), min(best_c, c1 - c0)
-                        if k == 0:
-                            ok += check.success(q, T)
-                    times.append(best_t)
-                    cpu.append(best_c)
-                times = np.array(times) * 1e3
-                cpu = np.array(cpu) * 1e3
-                row = dict(robot=rname, solver=sname, n=m, success=ok / m, median=float(np.median(times)),
-                           p95=float(np.percentile(times, 95)), mean=float(times.mean()),
-                           cpu_median=float(np.median(cpu)), cpu_p95=float(np.percentile(cpu, 95)))
-                if hasattr(solve, "stats"):
-                    row["restarts"] = float(np.mean(solve.stats["restarts"]))
-                    row["iterations"] = float(np.median(solve.stats["iterations"]))
-                rows.append(row)
-                extra = (f"  restarts/solve {row['restarts']:.2f}  median iterations {row['iterations']:.0f}"
-                         if "restarts" in row else "")
-                print(f"  {rname:8s} {sname:14s} n={m:4d}  success {100 * row['success']:6.2f}%  "
-                      f"median {row['median']:8.3f} ms  p95 {row['p95']:8.3f} ms  (CPU {row['cpu_median']:.3f} / "
-                      f"{row['cpu_p95']:.3f} ms){extra}", flush=True)
+                    q = solve(Ts[k], seeds[mode][k])
+                except Exception:
+                    q = None
+                times.append(time.process_time() - t0)
+                ok += arm.judge(q, Ts[k])
+            t = np.array(times) * 1e3
+            rows.append(dict(arm=arm.name, dof=arm.dof, solver=key, mode=mode, n=N, success=ok / N,
+                             median=float(np.median(t)), p95=float(np.percentile(t, 95))))
+            print(f"  {arm.name:12s} {arm.dof} {mode:6s} {key:10s} n={N:5d} success={100 * ok / N:6.2f}% "
+                  f"median={np.median(t):.3f} ms p95={np.percentile(t, 95):.3f} ms", flush=True)
     return rows
 
 
+def unreachable(arm, n=200, seed=7):
+    """Targets at twice the reach bound: CPU time until ours reports them."""
+    from mechanism_model_core.constraints import PoseConstraint
+    from mechanism_model_core.ik import solve_ik
+
+    rng = np.random.default_rng(seed)
+    ts, reasons = [], []
+    for _ in range(n):
+        d = rng.normal(size=3)
+        T = np.eye(4)
+        T[:3, 3] = 2.5 * d / np.linalg.norm(d) * max(1.0, _reach(arm))
+        t0 = time.process_time()
+        r = solve_ik(arm.m, PoseConstraint(arm.tip, T), arm.m.home, timeout=BUDGET, tol_position=TOL,
+                     tol_orientation=TOL)
+        ts.append(time.process_time() - t0)
+        reasons.append(r.reason)
+    return float(np.median(ts) * 1e3), float(np.percentile(ts, 95) * 1e3), sum(r == "unreachable" for r in reasons) / n
+
+
+def _reach(arm):
+    from mechanism_model_core.kinematics import frame_chain
+
+    ch = frame_chain(arm.m, arm.tip)
+    P = ch.Pm.reshape(ch.n, 4, 4)
+    return float(sum(np.linalg.norm(P[i, :3, 3]) for i in range(1, ch.n)) + np.linalg.norm(ch.F[:3, 3]))
+
+
+def batch_throughput(arm, n, seed=5):
+    from mechanism_model_core.ik import solve_ik_batch
+
+    rng = np.random.default_rng(seed)
+    Qt = rng.uniform(arm.lo, arm.hi, size=(n, arm.dof))
+    T = np.stack([arm.pose(q) for q in Qt])
+    S = np.stack([arm.full(q) for q in rng.uniform(arm.lo, arm.hi, size=(n, arm.dof))])
+    t0 = time.process_time()
+    res = solve_ik_batch(arm.m, arm.tip, T, S, tol_position=TOL, tol_orientation=TOL)
+    dt = time.process_time() - t0
+    ok = sum(arm.judge(res.q[k][arm.coords], T[k]) for k in range(n))
+    return n / dt, ok / n
+
+
 def markdown(rows) -> str:
-    ours = {r["robot"]: r for r in rows if r["solver"] == "ours"}
-    out = ["| robot | solver | targets | success (in limits) | median ms | p95 ms | CPU median ms | "
-           "CPU p95 ms | median / ours |",
-           "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+    out = ["| arm | DOF | seeds | solver | targets | success | median CPU ms | p95 CPU ms | median vs ours |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    ours = {(r["arm"], r["mode"]): r["median"] for r in rows if r["solver"] == "ours"}
     for r in rows:
-        base = ours.get(r["robot"])
-        ratio = f"{r['median'] / base['median']:.2f}" if base else "-"
-        out.append(f"| {r['robot']} | {LABELS[r['solver']]} | {r['n']} | {100 * r['success']:.1f}% | "
-                   f"{r['median']:.3f} | {r['p95']:.3f} | {r['cpu_median']:.3f} | {r['cpu_p95']:.3f} | "
-                   f"{ratio} |")
+        o = ours.get((r["arm"], r["mode"]))
+        ratio = f"{r['median'] / o:.2f}" if o else "--"
+        out.append(f"| {r['arm']} | {r['dof']} | {r['mode']} | {LABEL[r['solver']]} | {r['n']} | "
+                   f"{100 * r['success']:.2f} % | {r['median']:.3f} | {r['p95']:.3f} | {ratio} |")
     return "\n".join(out)
 
 
-def write_section(path, table, meta):
-    text = open(path).read() if os.path.exists(path) else "# Benchmarks\n"
-    block = f"{MARK_START}\n{meta}\n\n{table}\n{MARK_END}"
-    if MARK_START in text and MARK_END in text:
-        a = text.index(MARK_START)
-        b = text.index(MARK_END) + len(MARK_END)
-        text = text[:a] + block + text[b:]
+def write_section(path, text):
+    with open(path, encoding="utf-8") as f:
+        doc = f.read()
+    block = f"{MARK_START}\n{text}\n{MARK_END}"
+    if MARK_START in doc and MARK_END in doc:
+        a, b = doc.index(MARK_START), doc.index(MARK_END) + len(MARK_END)
+        doc = doc[:a] + block + doc[b:]
     else:
-        text = text.rstrip() + "\n\n## Inverse kinematics\n\n" + block + "\n"
-    with open(path, "w") as f:
-        f.write(text)
+        doc = doc.rstrip() + "\n\n" + block + "\n"
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(doc)
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--n", type=int, default=500, help="targets per robot")
-    ap.add_argument("--n-slow", type=int, default=100, help="targets per robot for ikine_LM, ikpy, kinpy")
-    ap.add_argument("--robots", default="ur5,panda,chain10")
+    ap.add_argument("--n", type=int, default=1000, help="targets per arm and seed mode")
+    ap.add_argument("--n-slow", type=int, default=50, help="targets for ikpy")
+    ap.add_argument("--arms", default=",".join(ARMS))
     ap.add_argument("--only", default=",".join(SOLVERS))
-    ap.add_argument("--seed", type=int, default=2026, help="seed of the random target configurations")
-    ap.add_argument("--repeat", type=int, default=3,
-                    help="solves per target for the fast solvers; the fastest counts (filters pre-emption)")
-    ap.add_argument("--write", metavar="BENCHMARKS.md", help="replace the table between the IK markers")
+    ap.add_argument("--batch", type=int, default=10000, help="Panda targets for the batch throughput")
+    ap.add_argument("--seed", type=int, default=2026)
+    ap.add_argument("--write", metavar="BENCHMARKS.md")
     a = ap.parse_args(argv)
-    robots = [r for r in a.robots.split(",") if r]
     only = [s for s in a.only.split(",") if s]
-    rows = run(robots, only, a.n, a.n_slow, a.seed, a.repeat)
-    table = markdown(rows)
-    print(table)
+    rows, unreach, missing = [], [], []
+    load0 = os.getloadavg()[0]
+    for name in a.arms.split(","):
+        try:
+            arm = Arm(name)
+        except Exception as e:
+            missing.append(f"{name} ({type(e).__name__}: {str(e)[:100]})")
+            print(f"{name}: not loaded: {e}", flush=True)
+            continue
+        print(f"{name}: {arm.dof} DOF, tip {arm.tip}", flush=True)
+        rows += run_arm(arm, only, a.n, a.n_slow, a.seed)
+        if "ours" in only:
+            unreach.append((name, *unreachable(arm)))
+    thr = None
+    if a.batch and "panda" in a.arms.split(","):
+        thr = batch_throughput(Arm("panda"), a.batch)
+        print(f"batch: {thr[0]:.0f} Panda solves/s CPU, success {100 * thr[1]:.2f} %")
+    load1 = os.getloadavg()[0]
+
+    from importlib.metadata import PackageNotFoundError, version
+
+    vers = []
+    for dist in ("pytracik", "roboticstoolbox-python", "ikpy", "pin", "eaik"):
+        try:
+            vers.append(f"{dist} {version(dist)}")
+        except PackageNotFoundError:
+            pass
+    meta = (f"Measured {time.strftime('%Y-%m-%d')} with `python benchmarks/bench_ik.py --n {a.n} --write "
+            f"BENCHMARKS.md` on {platform.machine()} / Python {platform.python_version()} / numpy "
+            f"{np.__version__}; {', '.join(vers)}. Load average {load0:.1f} at the start, {load1:.1f} at the "
+            f"end (2 cores shared with other jobs). {a.n} targets per arm and seed mode ({a.n_slow} for ikpy).")
+    text = meta + "\n\n" + markdown(rows)
+    if unreach:
+        text += ("\n\nOut-of-reach targets (2.5x the reach bound away), ours: " +
+                 "; ".join(f"{n} median {m:.3f} ms / p95 {p:.3f} ms CPU, {100 * f:.0f} % reported unreachable"
+                           for n, m, p, f in unreach) + ".")
+    if thr:
+        text += (f"\n\nBatch (`solve_ik_batch`, Panda, {a.batch} targets, random seeds): {thr[0]:.0f} solves/s "
+                 f"of CPU, {100 * thr[1]:.2f} % success.")
+    if missing:
+        text += "\n\nNot loaded: " + "; ".join(missing) + "."
+    print(text)
     if a.write:
-        meta = (f"Measured {time.strftime('%Y-%m-%d')} with `python benchmarks/bench_ik.py --write "
-                f"BENCHMARKS.md` on {platform.machine()} / Python {platform.python_version()} / numpy "
-                f"{np.__version__} (shared 2-core machine; other jobs were running). Targets: flange poses of "
-                f"{a.n} random in-limit configurations (seed {a.seed}); {a.n_slow} for the slow Python "
-                f"solvers. Success (judged on the first solve): position < {TOL_POS:g} m, orientation < "
-                f"{TOL_ROT:g} rad, all joints in limits. Time per target: the fastest of {a.repeat} identical "
-                f"solves for ours, ik_LM and the Pinocchio loop (one solve for the slow solvers).")
-        write_section(a.write, table, meta)
+        write_section(a.write, text)
 
 
 if __name__ == "__main__":

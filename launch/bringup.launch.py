@@ -1,5 +1,6 @@
-"""Bring up the mechanism_model nodes: the state publisher (TF for every frame, robot_description) and the
-kinematics server (compute_fk, compute_jacobian, compute_ik), over rclpy.
+"""Bring up the mechanism_model nodes: the state publisher (TF for every frame, robot_description), the
+kinematics server (compute_fk, compute_jacobian, compute_ik, compute_cartesian_path, check_state_validity)
+and the statics server (compute_statics), over rclpy. With motors (ros2_control) and RViz: rover.launch.py.
 
     ros2 launch mechanism_model_ros bringup.launch.py
     ros2 launch mechanism_model_ros bringup.launch.py params_file:=<share>/config/mer_idd.yaml
@@ -7,7 +8,7 @@ kinematics server (compute_fk, compute_jacobian, compute_ik), over rclpy.
 
 Arguments: ``model`` (file or robot-library name; empty: the parameter file's ``model``),
 ``params_file`` (default: config/rocky8.yaml of this package), ``namespace``, ``frame_prefix``,
-``use_kinematics_server`` (true/false), ``use_sim_time`` (true/false).
+``use_kinematics_server`` (true/false), ``use_statics_server`` (true/false), ``use_sim_time`` (true/false).
 """
 
 import os
@@ -39,6 +40,10 @@ def _nodes(context):
         nodes.append(Node(package="mechanism_model_ros", executable="kinematics_server",
                           name="kinematics_server", namespace=namespace, parameters=params,
                           arguments=["--transport", "rclpy"], output="screen"))
+    if LaunchConfiguration("use_statics_server").perform(context).lower() in ("1", "true", "yes"):
+        nodes.append(Node(package="mechanism_model_ros", executable="statics_server",
+                          name="statics_server", namespace=namespace, parameters=params,
+                          arguments=["--transport", "rclpy"], output="screen"))
     return nodes
 
 
@@ -52,6 +57,7 @@ def generate_launch_description():
         DeclareLaunchArgument("namespace", default_value="", description="namespace of both nodes"),
         DeclareLaunchArgument("frame_prefix", default_value="", description="prefix of every frame id"),
         DeclareLaunchArgument("use_kinematics_server", default_value="true"),
+        DeclareLaunchArgument("use_statics_server", default_value="true"),
         DeclareLaunchArgument("use_sim_time", default_value="false",
                               description="take time from /clock (Gazebo, ros2 bag play --clock)"),
         OpaqueFunction(function=_nodes),

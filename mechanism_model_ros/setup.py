@@ -37,7 +37,7 @@ setup(
     data_files=[
         ("share/ament_index/resource_index/packages", ["resource/" + package_name]),
         ("share/" + package_name, ["package.xml"]),
-    ] + _tree("launch") + _tree("config") + _tree("models"),
+    ] + _tree("launch") + _tree("config") + _tree("models") + _tree("rviz"),
     python_requires=">=3.10",
     install_requires=["mechanism_model_core", "numpy>=1.21", "scipy>=1.8", "pyyaml>=5.4"],
     extras_require={"cyclone": ["cyclonedds>=0.10.5", "rosbags>=0.10"]},
@@ -55,5 +55,6 @@ setup(
         "manipulator = mechanism_model_ros.manipulator:main",
         "statics_server = mechanism_model_ros.statics_server:main",
         "locomotor = mechanism_model_ros.locomotor:main",
+        "legged = mechanism_model_ros.legged:main",
     ]},
 )

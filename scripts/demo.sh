@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
 # Newcomer command 1: set everything up and run the main job on the built-in default model: the ROS 2
-# state publisher and kinematics server (`mechanism-model serve`) on the Rocky 8-style rover, over plain
-# Cyclone DDS, printing a status line every few seconds. Stop it with Ctrl-C.
+# state publisher, kinematics server and statics server (`mechanism-model serve`) on the Rocky 8-style
+# rover, over plain Cyclone DDS, printing a status line every few seconds. Stop it with Ctrl-C.
 # Extra arguments go to `serve` (e.g. --model fido/fido_rover.xml, --duration 30).
 #
-# The demo keeps DDS traffic on this machine: unless CYCLONEDDS_URI is already set, Cyclone is configured
-# for the loopback interface with multicast off; ROS_DOMAIN_ID defaults to 42. On a robot, set both
-# yourself (or use the ROS 2 launch file, see README).
+# The demo keeps DDS traffic on this machine: scripts/demo_env.sh sets ROS_DOMAIN_ID (default 42) and, unless
+# CYCLONEDDS_URI is already set, configures Cyclone for the loopback interface with multicast off. It says
+# which domain it uses; source the same file in another shell to call the services:
+#   . scripts/demo_env.sh && mechanism-model call compute_fk "{fk_link_names: [arm_turret]}"
 set -euo pipefail
 cd "$(dirname "$0")/.."
-VENV=$(EXTRA="matplotlib" bash scripts/setup_env.sh | tail -n 1)
-export ROS_DOMAIN_ID=${ROS_DOMAIN_ID:-42}
-export CYCLONEDDS_URI=${CYCLONEDDS_URI:-'<CycloneDDS><Domain id="any"><General><Interfaces><NetworkInterface name="lo"/></Interfaces><AllowMulticast>false</AllowMulticast></General><Discovery><ParticipantIndex>auto</ParticipantIndex><MaxAutoParticipantIndex>32</MaxAutoParticipantIndex><Peers><Peer address="127.0.0.1"/></Peers></Discovery></Domain></CycloneDDS>'}
+# MM_DEMO_VENV: an environment that already has the packages (skips the installation; the tests use it)
+VENV=${MM_DEMO_VENV:-$(EXTRA="matplotlib" bash scripts/setup_env.sh | tail -n 1)}
+export VENV
+# shellcheck source=scripts/demo_env.sh
+. scripts/demo_env.sh
+echo "demo: ROS 2 domain ${ROS_DOMAIN_ID}, loopback only. From another shell:" >&2
+echo "demo:   . scripts/demo_env.sh && mechanism-model call compute_fk \"{fk_link_names: [arm_turret]}\"" >&2
 exec "$VENV/bin/mechanism-model" serve "$@"

@@ -15,7 +15,7 @@ pip_install() {  # pip, minus the noise some machines' pip configuration prints 
 }
 say "upgrading pip in $VENV"
 pip_install --upgrade pip >/dev/null
-pkgs=(./mechanism_model_core)
+pkgs=("./mechanism_model_core[collision]")   # collision: check_state_validity, avoid_collisions
 if [ -f mechanism_model_ros/setup.py ]; then pkgs+=("./mechanism_model_ros[cyclone]"); fi
 say "pip install ${pkgs[*]} ${EXTRA:-} (from PyPI; a first run takes a minute or two, later runs seconds)"
 t0=$(date +%s)

@@ -32,7 +32,7 @@ from .errors import (InvalidConfiguration, ModelStructureError, UnknownBody, Unk
                      UnknownJoint)
 from .joints import Joint
 from .named_values import finite_value as _finite_scalar
-from .spatial import rotation_z_to
+from .spatial import inverse, rotation_z_to
 
 GROUND = "ground"
 
@@ -109,11 +109,22 @@ class BoundingShape:
     mesh: str | None = None
     mesh_path: str | None = None
     source: tuple | None = None
+    #: RGBA in [0, 1] for viewers (a URDF visual's material), or None: the body's default colour
+    color: tuple | None = None
 
     def __post_init__(self):
         from .collision.shapes import geometry_from
 
         object.__setattr__(self, "transform", _readonly(self.transform))
+        if self.color is not None:
+            try:
+                rgba = tuple(float(c) for c in self.color)
+            except (TypeError, ValueError):
+                rgba = ()
+            if len(rgba) != 4 or not all(0.0 <= c <= 1.0 for c in rgba):
+                raise ModelStructureError(f"bounding shape {self.name!r}: color {self.color!r} is not four "
+                                          f"RGBA values in [0, 1]")
+            object.__setattr__(self, "color", rgba)
         try:
             object.__setattr__(self, "dimensions", tuple(float(d) for d in self.dimensions))
             geometry_from(self.type, self.dimensions, self.mesh, self.mesh_path)
@@ -717,7 +728,7 @@ class Mechanism:
                 seg_P.append(P)
                 # edge view: the step frame is the segment frame turned back by R0
                 if k == 0:
-                    seg_L.append(_rigid_inverse(body_T[b.parent]) @ P)
+                    seg_L.append(inverse(body_T[b.parent]) @ P)
                 else:
                     L = np.eye(4)
                     L[:3, :3] = prev_R0
@@ -764,13 +775,6 @@ class Mechanism:
     def segment_tree(self) -> SegmentTree:
         """The compiled segment tree (read-only arrays; see :class:`SegmentTree`)."""
         return self._compiled
-
-
-def _rigid_inverse(T) -> np.ndarray:
-    out = np.eye(4)
-    out[:3, :3] = T[:3, :3].T
-    out[:3, 3] = -T[:3, :3].T @ T[:3, 3]
-    return out
 
 
 def _all_finite(q: np.ndarray, what: str) -> np.ndarray:

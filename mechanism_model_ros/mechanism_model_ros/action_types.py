@@ -28,9 +28,11 @@ import re
 EXTERNAL_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "interfaces_external")
 #: actions the Cyclone transport knows
 ACTIONS = ("control_msgs/action/FollowJointTrajectory",)
-#: other definitions rosbags lacks: what those actions need, and std_srvs/Trigger (stop and cancel services)
+#: other definitions rosbags lacks: what those actions need, std_srvs/Trigger (stop and cancel services) and
+#: the Open Source Rover's commands (the locomotor's ``osr`` adapter)
 EXTRA = ("control_msgs/msg/JointTolerance", "control_msgs/msg/JointComponentTolerance",
-         "action_msgs/srv/CancelGoal", "std_srvs/srv/Trigger")
+         "action_msgs/srv/CancelGoal", "std_srvs/srv/Trigger",
+         "osr_interfaces/msg/CommandCorner", "osr_interfaces/msg/CommandDrive")
 _SEPARATOR = re.compile(r"^---\s*$", re.MULTILINE)
 _EXT = {"msg": ".msg", "srv": ".srv", "action": ".action"}
 

@@ -26,7 +26,8 @@ INVALID_MOTION_PLAN (-2)     with avoid_collisions: stopped before the first ste
                              obstacles
 INVALID_GOAL_CONSTRAINTS     no waypoints, NaN/inf or zero-quaternion poses, max_step <= 0, negative or
 (-16)                        non-finite thresholds, scaling factors outside [0, 1], too many waypoints or
-                             steps
+                             steps, scaling factors so small that the trajectory would last 2**31 s or
+                             more (beyond builtin_interfaces/Duration's int32 seconds)
 INVALID_LINK_NAME (-18)      link_name empty or not a frame
 INVALID_GROUP_NAME (-15)     group_name not a frame the link hangs from
 FRAME_TRANSFORM_FAILURE      header.frame_id not a frame
@@ -48,12 +49,16 @@ from mechanism_model_core import forward_kinematics
 from mechanism_model_core.collision import coal_backend
 from mechanism_model_core.errors import InvalidConfiguration, MechanismModelError, ModelStructureError
 
+from . import markers
 from .conversions import fill_joint_state
 from .error_codes import ErrorCodes, RequestError
+from .qos import DEFAULT
 
 #: most waypoints / interpolated steps one request may ask for (a bigger one would hold a service thread)
 MAX_WAYPOINTS = 10_000
 MAX_STEPS = 20_000
+#: longest trajectory the reply can carry: builtin_interfaces/Duration's ``sec`` is an int32 (s)
+MAX_DURATION = 2**31 - 1
 
 
 def _pose_matrix(pose, what: str) -> np.ndarray:
@@ -89,6 +94,9 @@ class CartesianPathService:
         self.server = server
         self._arms: dict = {}
         self._lock = threading.Lock()
+        # RViz: the tool's positions along the last planned path (markers.planned_path_markers), while subscribed
+        self.path_pub = server.transport.create_publisher("~/planned_path", "visualization_msgs/msg/MarkerArray",
+                                                          DEFAULT)
 
     def manipulator(self, base: str | None, link: str):
         """The chain view for (base, link), built once."""
@@ -175,6 +183,11 @@ class CartesianPathService:
         except InvalidConfiguration as exc:
             raise RequestError(ErrorCodes.INVALID_GOAL_CONSTRAINTS, str(exc)) from None
         rep.fraction = float(path.fraction)
+        if self.path_pub.subscription_count and len(path.positions):
+            specs = markers.planned_path_markers(arm, path.positions, path.fraction >= 1.0)
+            for spec in specs:
+                spec.frame = s.frame_prefix + spec.frame
+            self.path_pub.publish(markers.marker_array(s.transport, specs, s.transport.now()))
         traj = rep.solution
         traj.header.frame_id = s.frame_prefix + arm.base
         traj.joint_names = list(arm.joint_names)
@@ -185,6 +198,14 @@ class CartesianPathService:
                                            acceleration_scaling=scales[1])
             except MechanismModelError as exc:
                 raise RequestError(ErrorCodes.FAILURE, f"time parameterization: {exc}") from None
+            duration = float(jt.times[-1]) if len(jt) else 0.0
+            if not (math.isfinite(duration) and duration < MAX_DURATION):
+                raise RequestError(ErrorCodes.INVALID_GOAL_CONSTRAINTS,
+                                   f"the trajectory would last {duration:.3g} s at max_velocity_scaling_factor "
+                                   f"{float(req.max_velocity_scaling_factor):g} and max_acceleration_scaling_factor "
+                                   f"{float(req.max_acceleration_scaling_factor):g}: more than the "
+                                   f"{MAX_DURATION} s a trajectory point's time_from_start holds (int32 "
+                                   f"seconds); raise the scaling factors")
             Point = s.transport.message_class("trajectory_msgs/msg/JointTrajectoryPoint")
             for k in range(len(jt)):
                 pt = Point()

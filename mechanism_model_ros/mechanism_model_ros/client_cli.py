@@ -24,13 +24,39 @@ import time
 import yaml
 from mechanism_model_core.io.yaml_lines import bounded_loader
 
-#: service name -> type, for the services of this suite (``--type`` names any other)
+#: service name -> type, for every service the suite's nodes offer (``--type`` names any other). Node-private
+#: services (``~/stop``) are keyed by their name below the node, so ``locomotor/stop`` and ``rover1/locomotor/stop``
+#: both resolve; :func:`service_type` looks the longest known tail up.
 SERVICES = {
     "compute_fk": "mechanism_model_msgs/srv/ComputeFK",
     "compute_jacobian": "mechanism_model_msgs/srv/ComputeJacobian",
     "compute_ik": "mechanism_model_msgs/srv/ComputeIK",
     "compute_cartesian_path": "mechanism_model_msgs/srv/ComputeCartesianPath",
+    "check_state_validity": "mechanism_model_msgs/srv/CheckStateValidity",
+    "compute_statics": "mechanism_model_msgs/srv/ComputeStatics",
+    "execute_trajectory": "mechanism_model_msgs/srv/ExecuteTrajectory",
+    "cancel": "std_srvs/srv/Trigger",
+    "stop": "std_srvs/srv/Trigger",
+    "release": "std_srvs/srv/Trigger",
+    "drive_mode/auto": "std_srvs/srv/Trigger",
+    "drive_mode/ackermann": "std_srvs/srv/Trigger",
+    "drive_mode/crab": "std_srvs/srv/Trigger",
+    "drive_mode/turn_in_place": "std_srvs/srv/Trigger",
+    "drive_mode/skid": "std_srvs/srv/Trigger",
 }
+
+
+def service_type(name: str) -> str | None:
+    """The type of service ``name`` (``/compute_fk``, ``locomotor/drive_mode/crab``) from :data:`SERVICES`:
+    the longest tail of its path that is a key; None when none is."""
+    parts = [p for p in name.split("/") if p]
+    for k in range(len(parts)):
+        found = SERVICES.get("/".join(parts[k:]))
+        if found:
+            return found
+    return None
+
+
 #: topic -> (type, QoS profile name in mechanism_model_ros.qos)
 TOPICS = {
     "/tf": ("tf2_msgs/msg/TFMessage", "TF"),
@@ -122,6 +148,19 @@ def _context():
     return ctx, CycloneNode("mechanism_model_cli", context=ctx)
 
 
+def fetch_robot_description(topic: str = "/robot_description", timeout: float = 10.0) -> str:
+    """The URDF text on ``topic`` (reliable, transient local) over the Cyclone transport, as ``mechanism-model
+    info --from-topic`` reads it; :class:`TimeoutError` naming the topic when none arrives in ``timeout`` s."""
+    from .model_loading import receive_robot_description
+
+    ctx, node = _context()
+    try:
+        return receive_robot_description(node, topic, timeout)
+    finally:
+        node.close()
+        ctx.close()
+
+
 def call_main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="mechanism-model call", description=__doc__.split("\n\n")[0] + " Call a "
                                 "service once and print the reply.")
@@ -131,7 +170,7 @@ def call_main(argv=None) -> int:
     p.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for the service and its reply")
     args = p.parse_args(argv)
     name = args.service.lstrip("/")
-    srv_type = args.type or SERVICES.get(name.split("/")[-1])
+    srv_type = args.type or service_type(name)
     if srv_type is None:
         p.error(f"unknown service {args.service!r}: give --type (known: {', '.join(SERVICES)})")
     try:

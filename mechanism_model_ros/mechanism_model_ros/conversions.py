@@ -1,7 +1,8 @@
 """Conversions between ROS messages and numpy/core types. No ROS import: messages are duck-typed objects
 with ROS field names (rclpy's or the Cyclone transport's generated classes).
 
-Poses are 4x4 homogeneous transforms (metres); quaternions (x, y, z, w) as ROS and scipy.
+Poses are 4x4 homogeneous transforms (metres); quaternions (x, y, z, w) as ROS and scipy; those written have
+``w >= 0`` (``mechanism_model_core.spatial.canonical_quaternion``), those read may have either sign.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import numpy as np
 from scipy.spatial.transform import Rotation
 
 from mechanism_model_core.errors import InvalidConfiguration
-from mechanism_model_core.spatial import rotation_z_to
+from mechanism_model_core.spatial import matrix_to_quaternion, rotation_z_to
 
 
 class BadMessage(ValueError):
@@ -30,10 +31,17 @@ def quaternion_to_matrix(q, what: str = "orientation") -> np.ndarray:
     """Rotation matrix of a ``geometry_msgs/Quaternion``; it must be finite and non-zero (it is
     normalised, as tf2 does)."""
     x, y, z, w = _finite((q.x, q.y, q.z, q.w), what)
-    n = math.sqrt(x * x + y * y + z * z + w * w)
+    n = math.hypot(x, y, z, w)          # no overflow for components up to 1e308 (x*x would be inf at 1e200)
     if n < 1e-9:
         raise BadMessage(f"{what} is a zero quaternion")
-    return Rotation.from_quat([x / n, y / n, z / n, w / n]).as_matrix()
+    if not math.isfinite(n):            # beyond float range even with hypot: scale first
+        m = max(abs(x), abs(y), abs(z), abs(w))
+        x, y, z, w = x / m, y / m, z / m, w / m
+        n = math.hypot(x, y, z, w)
+    try:
+        return Rotation.from_quat([x / n, y / n, z / n, w / n]).as_matrix()
+    except ValueError as exc:           # scipy's text alone would not say which field
+        raise BadMessage(f"{what}: {exc}") from None
 
 
 def pose_to_matrix(pose, what: str = "pose") -> np.ndarray:
@@ -49,12 +57,13 @@ def point_to_array(p, what: str = "point") -> np.ndarray:
 
 
 def matrix_to_quaternion_xyzw(R: np.ndarray) -> np.ndarray:
-    return Rotation.from_matrix(R).as_quat()
+    """Quaternion (x, y, z, w) of a 3x3 rotation, in the core's sign convention (``w >= 0``)."""
+    return matrix_to_quaternion(R)
 
 
 def matrices_to_quaternions_xyzw(R: np.ndarray) -> np.ndarray:
-    """(N, 3, 3) -> (N, 4) quaternions (x, y, z, w)."""
-    return Rotation.from_matrix(R).as_quat()
+    """(N, 3, 3) -> (N, 4) quaternions (x, y, z, w), in the core's sign convention (``w >= 0``)."""
+    return matrix_to_quaternion(R)
 
 
 def fill_pose(pose, T: np.ndarray, quat=None) -> None:

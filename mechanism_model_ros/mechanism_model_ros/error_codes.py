@@ -32,6 +32,7 @@ from mechanism_model_core.errors import (InvalidConfiguration, MechanismModelErr
                                          UnknownJoint)
 
 from .interfaces_store import INTERFACES_DIR
+from .transports.base import MAX_ERROR_TEXT, short_text
 
 _CONSTANT = re.compile(r"^\s*int32\s+([A-Z][A-Z0-9_]*)\s*=\s*(-?\d+)\s*(#.*)?$")
 
@@ -80,7 +81,13 @@ class RequestError(Exception):
 
 
 def code_for(exc: BaseException) -> tuple[int, str]:
-    """``(error code, message)`` for an exception raised while serving a request (see the module doc)."""
+    """``(error code, message)`` for an exception raised while serving a request (see the module doc); the
+    message is cut to :data:`~.transports.base.MAX_ERROR_TEXT` characters twice over."""
+    code, message = _code_for(exc)
+    return code, short_text(message, 2 * MAX_ERROR_TEXT)
+
+
+def _code_for(exc: BaseException) -> tuple[int, str]:
     from .conversions import BadMessage
 
     if isinstance(exc, RequestError):

@@ -6,7 +6,9 @@ names drop it; unknown names are ignored; a non-finite position leaves that join
 message's other joints apply, as joint_state_broadcaster sends NaN for a joint without a position
 interface); a message whose known joints are all non-finite is dropped. Each case is counted and warned
 about (rate-limited). Listeners run on the subscription's thread, in arrival order, after the values are
-stored: ``listener(update)`` with :class:`JointStateUpdate`.
+stored: ``listener(update)`` with :class:`JointStateUpdate`; a listener's ``on_drained()`` runs once the
+messages queued at a wake-up have all been delivered (:meth:`~.transports.base.Transport.create_subscription`),
+so a node that needs only the newest state (the state publisher) acts once per backlog, not per message.
 """
 
 from __future__ import annotations
@@ -46,15 +48,26 @@ class JointStateCache:
         self._latest: dict[str, float] = {}
         self._lock = threading.Lock()
         self._listeners: list[Callable[[JointStateUpdate], None]] = []
+        self._drained: list[Callable[[], None]] = []
         self.messages_in = 0
         self.messages_rejected = 0
         self.bad_stamps = 0
         self.sub = transport.create_subscription(
             topic, "sensor_msgs/msg/JointState",
-            qos.DEFAULT.with_depth(100) if reliable else qos.SENSOR_DATA.with_depth(100), self.on_message)
+            qos.DEFAULT.with_depth(100) if reliable else qos.SENSOR_DATA.with_depth(100), self.on_message,
+            on_drained=self.on_drained)
 
-    def add_listener(self, listener: Callable[[JointStateUpdate], None]) -> None:
+    def add_listener(self, listener: Callable[[JointStateUpdate], None],
+                     on_drained: Callable[[], None] | None = None) -> None:
+        """``listener(update)`` for every accepted message; ``on_drained()`` after each wake-up's messages."""
         self._listeners.append(listener)
+        if on_drained is not None:
+            self._drained.append(on_drained)
+
+    def on_drained(self) -> None:
+        """The messages queued at this wake-up have all gone through :meth:`on_message`."""
+        for fn in self._drained:
+            fn()
 
     def latest(self) -> dict[str, float]:
         """A copy of the latest value of every joint reported so far."""

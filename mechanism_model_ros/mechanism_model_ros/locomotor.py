@@ -9,8 +9,10 @@ lives there):
   and ``/<wheel_controller>/commands`` (wheel rates, rad/s), each in its controller's joint order
   (``steering_joints`` / ``wheel_joints`` parameters; default: the mobility description's order), on every
   accepted ``cmd_vel`` (lowest latency) and at ``command_rate`` Hz (the watchdog's heartbeat).
-* Publishes ``odom`` (``nav_msgs/Odometry``: pose in ``odom_frame``, twist in ``base_frame``, covariances
-  from the parameters, the twist's grown by the odometry's slip residual) and, with ``publish_tf``, the
+* Publishes ``odom`` (``nav_msgs/Odometry``: pose in ``odom_frame``, twist in ``base_frame``; covariances:
+  the parameters' diagonals as a floor, plus for x, y, yaw the least-squares twist's covariance derived from
+  the wheels' disagreement (the slip residual) and the pose's propagated through each exact SE(2) step) and,
+  with ``publish_tf``, the
   ``odom -> base_frame`` transform on ``/tf`` (REP-105). Odometry integrates the least-squares body twist of
   the measured wheel rates (``velocity`` of ``joint_states``, or differences of wheel positions) and
   steering angles.
@@ -29,6 +31,18 @@ Safety (every case also logged, rate-limited):
 
 Drive mode: parameter ``drive_mode`` (``auto``, ``ackermann``, ``crab``, ``turn_in_place``, ``skid``) and
 services ``~/drive_mode/<mode>`` (``std_srvs/Trigger``).
+
+Drive policy (:mod:`mechanism_model_core.locomotion.drive_policy`): the mobility description's, each key
+overridable by a parameter of the same name (``min_turn_radius``, ``max_turn_radius`` (m),
+``radius_limit``, ``straight_deadband`` (rad/s), ``interpretation``, ``zero_speed``, ``in_place``,
+``steer_only_speed`` (m/s)). ``cmd_vel_intuitive_topic`` (default empty; ``/cmd_vel_intuitive`` with the
+``osr`` adapter): a second Twist input read with ``interpretation: intuitive`` and ``zero_speed:
+steer_only``, as OSR's joystick topic.
+
+Adapter: parameter ``adapter`` (:mod:`.drive_adapters`): ``ros2_control`` (default: the controllers'
+``commands`` topics, state from ``joint_states``) or ``osr`` (the Open Source Rover's ``CommandCorner`` on
+``/cmd_corner`` and ``CommandDrive`` on ``/cmd_drive``, state from ``/corner_state`` and ``/drive_state``;
+the watchdog needs both state topics fresh).
 
 Controllers, their joint order and limits come from the model's motor groups (``motor_groups``: a file;
 empty: the model file's ``<Motor_Group>`` elements); without any, from the parameters below.
@@ -51,9 +65,12 @@ import threading
 
 import numpy as np
 
+from mechanism_model_core.locomotion.drive_policy import POLICY_KEYS
 from mechanism_model_core.locomotion.wheeled import MODES, MobilityError, Odometry, WheeledLocomotorModel
+from mechanism_model_core.spatial import matrix_to_quaternion, rpy_to_matrix
 
-from . import qos
+from . import markers, qos
+from .drive_adapters import ADAPTERS, OsrJointStates, make_adapter
 from .transports.base import RateLimitedLogger, Transport
 
 TRIGGER = "std_srvs/srv/Trigger"
@@ -154,9 +171,24 @@ class Locomotor:
             str(p("steering_controller", "steering_controller"))
         wheel_controller = self.wheel_group.name if self.wheel_group is not None else \
             str(p("wheel_controller", "wheel_controller"))
+        self.adapter_kind = str(p("adapter", "ros2_control"))
+        if self.adapter_kind not in ADAPTERS:
+            raise ValueError(f"parameter adapter is one of {ADAPTERS}, got {self.adapter_kind!r}")
+        overrides = {}
+        for k in POLICY_KEYS:
+            v = p(k, None)
+            if v is not None and v != "":
+                overrides[k] = v if isinstance(v, str) else float(v)
+        try:
+            self.policy = self.model.policy.replace(**overrides)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"drive policy parameters: {exc}") from None
+        self.intuitive_policy = self.policy.replace(interpretation="intuitive", zero_speed="steer_only")
 
         self._lock = threading.RLock()
         self._twist = np.zeros(3)
+        self._angular_y = 0.0
+        self._policy = self.policy
         self._cmd_time = -math.inf
         self._js_time = -math.inf
         self._stopped = False
@@ -165,15 +197,14 @@ class Locomotor:
         self._last_js_t = None
         self.odometry = Odometry()
         self.odom_twist = np.zeros(3)
+        self.odom_twist_cov = np.diag([self.twist_cov[0], self.twist_cov[1], self.twist_cov[5]])
         self.slip = 0.0
         self.counts = {"cmd_vel": 0, "rejected": 0, "refused": 0, "commands": 0, "watchdog_stops": 0}
         self._stopping_reason = "no cmd_vel yet"
 
-        F64 = "std_msgs/msg/Float64MultiArray"
-        self._F64 = transport.message_class(F64)
-        self.steer_pub = transport.create_publisher(f"/{steering_controller}/commands", F64, qos.DEFAULT) \
-            if self.steering_joints else None
-        self.wheel_pub = transport.create_publisher(f"/{wheel_controller}/commands", F64, qos.DEFAULT)
+        self.adapter = make_adapter(self.adapter_kind, transport, steering_controller=steering_controller,
+                                    wheel_controller=wheel_controller, steering_joints=self.steering_joints,
+                                    wheel_joints=self.wheel_joints)
         self._Odom = transport.message_class("nav_msgs/msg/Odometry")
         self.odom_pub = transport.create_publisher("odom", "nav_msgs/msg/Odometry", qos.DEFAULT)
         if self.publish_tf:
@@ -185,10 +216,17 @@ class Locomotor:
             str(p("cmd_vel_topic", "cmd_vel")),
             "geometry_msgs/msg/TwistStamped" if stamped else "geometry_msgs/msg/Twist", qos.DEFAULT,
             self.on_cmd_vel_stamped if stamped else self.on_cmd_vel)
+        intuitive_topic = str(p("cmd_vel_intuitive_topic", "/cmd_vel_intuitive" if self.adapter_kind == "osr"
+                                else ""))
+        self.cmd_intuitive_sub = transport.create_subscription(
+            intuitive_topic, "geometry_msgs/msg/Twist", qos.DEFAULT,
+            lambda msg: self.on_cmd_vel(msg, intuitive=True)) if intuitive_topic else None
         self._attitude = None                     # (roll, pitch) from the IMU, rad
         imu = str(p("imu_topic", ""))
         self.imu_sub = transport.create_subscription(imu, "sensor_msgs/msg/Imu", qos.SENSOR_DATA, self.on_imu) \
             if imu else None
+        if self.adapter_kind == "osr":            # OSR's state topics, not the process's joint_states
+            joint_states = OsrJointStates(transport, mechanism)
         if joint_states is None:
             from .joint_state_cache import JointStateCache
             joint_states = JointStateCache(transport, mechanism,
@@ -200,6 +238,12 @@ class Locomotor:
         for m in MODES:
             self.services.append(transport.create_service(f"~/drive_mode/{m}", TRIGGER,
                                                           lambda req, rep, m=m: self.on_mode(m, rep)))
+        # RViz: each wheel's commanded velocity and the rotation centre (markers.wheel_command_markers), at
+        # about 10 Hz and only while someone subscribes
+        self.markers_pub = transport.create_publisher("~/markers", "visualization_msgs/msg/MarkerArray", qos.DEFAULT)
+        self._marker_every = max(1, int(round(self.rate / 10.0)))
+        self._ticks = 0
+        self._last_command = (np.full(self.model.n, np.nan), np.zeros(self.model.n), np.zeros(3), "stopped")
         # the heartbeat is the watchdog: it stops the wheels when cmd_vel or joint_states fall silent
         self.heartbeat = transport.create_timer(1.0 / self.rate, self._tick) if start_timer else None
 
@@ -212,7 +256,7 @@ class Locomotor:
     def on_cmd_vel_stamped(self, msg) -> None:
         self.on_cmd_vel(msg.twist)
 
-    def on_cmd_vel(self, msg) -> None:
+    def on_cmd_vel(self, msg, intuitive: bool = False) -> None:
         v = (float(msg.linear.x), float(msg.linear.y), float(msg.angular.z))
         self.counts["cmd_vel"] += 1
         if not all(math.isfinite(x) for x in v) or not all(
@@ -220,7 +264,7 @@ class Locomotor:
             self.counts["rejected"] += 1
             self.warn.warning("cmd_nan", "cmd_vel rejected: NaN or infinite components")
             return
-        if math.hypot(v[0], v[1]) > self.max_v or abs(v[2]) > self.max_w:
+        if math.hypot(v[0], v[1]) > self.max_v or max(abs(v[2]), abs(float(msg.angular.y))) > self.max_w:
             self.counts["rejected"] += 1
             self.warn.warning("cmd_range", f"cmd_vel rejected: |v| {math.hypot(v[0], v[1]):.3g} m/s or "
                                            f"|wz| {abs(v[2]):.3g} rad/s beyond max_linear_speed "
@@ -228,6 +272,8 @@ class Locomotor:
             return
         with self._lock:
             self._twist = np.array(v)
+            self._angular_y = float(msg.angular.y)
+            self._policy = self.intuitive_policy if intuitive else self.policy
             self._cmd_time = self.transport.monotonic()
         self.step()
 
@@ -256,9 +302,10 @@ class Locomotor:
                                     if w.drive_joint in latest}
             self._last_js_t = t
             if dt is not None and dt > 0 and all(math.isfinite(r) for r in rates):
-                twist, self.slip = self.model.odometry_twist(rates, steering)
+                twist, self.slip, cov = self.model.odometry_twist(rates, steering, covariance=True)
                 self.odom_twist = twist
-                self.odometry.update(twist, dt, attitude=self._attitude)
+                self.odom_twist_cov = cov + np.diag([self.twist_cov[0], self.twist_cov[1], self.twist_cov[5]])
+                self.odometry.update(twist, dt, attitude=self._attitude, twist_covariance=self.odom_twist_cov)
 
     def on_imu(self, msg) -> None:
         """Roll and pitch of the body from an IMU (its orientation in a gravity-aligned frame): odometry
@@ -315,7 +362,7 @@ class Locomotor:
                 reason = "stop service latched"
             elif now - self._cmd_time > self.cmd_timeout:
                 reason = "cmd_vel silent" if self._cmd_time > -math.inf else "no cmd_vel yet"
-            elif self.require_js and now - self._js_time > self.js_timeout:
+            elif self.require_js and now - self._state_time() > self.js_timeout:
                 reason = "joint_states stale" if self._js_time > -math.inf else "no joint_states yet"
             if reason is not None:
                 if reason != self._stopping_reason:
@@ -326,20 +373,35 @@ class Locomotor:
                 steer = np.where(np.isnan(self._targets), np.nan, np.where(np.isfinite(steering), steering,
                                                                           self._targets))
                 rates = np.zeros(self.model.n)
+                twist, state = np.zeros(3), "stopped"
             else:
                 self._stopping_reason = None
-                cmd = self.model.drive(self._twist, mode=self.mode, steering=steering,
-                                       steer_before_drive=self.steer_before_drive)
+                cmd = self.model.command(self._twist, self._angular_y, mode=self.mode, policy=self._policy,
+                                         steering=steering, steer_before_drive=self.steer_before_drive)
                 if not cmd.ok:
                     self.counts["refused"] += 1
                     self.warn.warning("refused", f"cmd_vel refused: {cmd.reason}")
                 steer, rates = cmd.steering, cmd.rates
                 steer = np.where(np.isfinite(steer), steer, self._targets)
+                twist = np.asarray(cmd.twist, dtype=float)
+                state = "stopped" if not cmd.ok else ("waiting" if cmd.waiting else "driving")
             # the limits hold whatever happened above
             steer = np.clip(steer, self.model.steering_lower, self.model.steering_upper)
             rates = np.clip(np.nan_to_num(rates), -self.model.max_rates, self.model.max_rates)
             self._targets = np.where(self.model.steered, steer, np.nan)
             self._publish_commands(steer, rates)
+            self._last_command = (steer.copy(), rates.copy(), twist, state)
+
+    def publish_markers(self) -> bool:
+        """The last command's markers on ``~/markers`` when someone subscribes; True when published."""
+        if self.markers_pub.subscription_count == 0:
+            return False
+        with self._lock:
+            steer, rates, twist, state = self._last_command
+        specs = markers.wheel_command_markers(self.model.home_geometry, steer, rates, twist,
+                                              self.model.spec.body_frame, state)
+        self.markers_pub.publish(markers.marker_array(self.transport, specs, self.transport.now()))
+        return True
 
     def _publish_commands(self, steer, rates) -> None:
         s_cmd = [float(steer[i]) for i in self._steer_order]
@@ -351,25 +413,25 @@ class Locomotor:
                 if res.any_clamped:
                     self.warn.warning(key, f"command clamped: {res.describe()}")
                 cmd[:] = [float(v) for v in res.values]
-        if self.steer_pub is not None:
-            m = self._F64()
-            m.data = s_cmd
-            self.steer_pub.publish(m)
-        m = self._F64()
-        m.data = w_cmd
-        self.wheel_pub.publish(m)
+        self.adapter.publish(dict(zip(self.steering_joints, s_cmd)), dict(zip(self.wheel_joints, w_cmd)),
+                             self.steering_joints, self.wheel_joints)
         self.counts["commands"] += 1
 
-    def publish_odometry(self) -> None:
-        from scipy.spatial.transform import Rotation
+    def _state_time(self) -> float:
+        """When the measured joints were last fresh (monotonic s): both of OSR's state topics with the ``osr``
+        adapter, else the last joint_states message."""
+        heard = getattr(self.joint_states, "last_heard", None)
+        return min(self._js_time, heard()) if callable(heard) else self._js_time
 
+    def publish_odometry(self) -> None:
         with self._lock:
             pos = self.odometry.position.copy()
             rpy = self.odometry.orientation_rpy
             twist = self.odom_twist.copy()
-            slip = self.slip
+            twist_cov = self.odom_twist_cov.copy()
+            pose_cov = self.odometry.covariance.copy()
         stamp = self.transport.now()
-        q = Rotation.from_euler("xyz", rpy).as_quat()
+        q = matrix_to_quaternion(rpy_to_matrix(rpy))
         o = self._Odom()
         o.header.stamp.sec, o.header.stamp.nanosec = int(stamp[0]), int(stamp[1])
         o.header.frame_id = self.odom_frame
@@ -383,7 +445,14 @@ class Locomotor:
         tc = [0.0] * 36
         for i in range(6):
             pc[7 * i] = self.pose_cov[i]
-            tc[7 * i] = self.twist_cov[i] + (slip * slip if i in (0, 1) else 0.0)
+            tc[7 * i] = self.twist_cov[i]
+        planar = (0, 1, 5)                   # x, y, yaw of the 6x6 (x y z roll pitch yaw) matrices
+        for a, i in enumerate(planar):
+            for b, j in enumerate(planar):
+                # the pose's: the parameters' floor plus what dead reckoning accumulated; the twist's: the
+                # least-squares estimate's, from the wheels' disagreement, plus the parameters' floor
+                pc[6 * i + j] += float(pose_cov[a, b])
+                tc[6 * i + j] = float(twist_cov[a, b])
         o.pose.covariance = pc
         o.twist.covariance = tc
         self.odom_pub.publish(o)
@@ -404,6 +473,9 @@ class Locomotor:
         try:
             self.step()
             self.publish_odometry()
+            self._ticks += 1
+            if self._ticks % self._marker_every == 0:
+                self.publish_markers()
         except Exception as exc:       # the heartbeat must never die: it is the watchdog
             self.warn.warning("tick", f"locomotor tick failed: {type(exc).__name__}: {exc}")
 

@@ -1,6 +1,7 @@
 """Loading the model a node serves: a ``robot_description`` URDF string (as robot_state_publisher takes it,
-e.g. from xacro in a launch file), else a file path or a name in the robot library (default: the library's
-default model)."""
+e.g. from xacro in a launch file), the live ``robot_description`` topic of a running bringup (reliable,
+transient local: what MoveIt and RViz read), else a file path or a name in the robot library (default: the
+library's default model)."""
 
 from __future__ import annotations
 
@@ -34,7 +35,9 @@ def urdf_text_for(mechanism, text: str) -> str | None:
     if root.tag != "robot":
         return None
     links = [el.get("name") for el in root.findall("link")]
-    if not links or not all(name and mechanism.has_frame(name) for name in links):
+    # the URDF export's intermediate links of a multi-DOF joint (<coordinate>_link) are on TF too
+    steps = {f"{c}_link" for j in mechanism.joints if j.dof > 1 for c in j.coordinate_names}
+    if not links or not all(name and (mechanism.has_frame(name) or name in steps) for name in links):
         return None
     return text if isinstance(text, str) else text.decode("utf-8")
 
@@ -44,3 +47,33 @@ def load_robot_description(text: str):
     from mechanism_model_core.io.urdf import loads_urdf
 
     return loads_urdf(text, name="robot_description parameter"), text
+
+
+def receive_robot_description(transport, topic: str = "/robot_description", timeout: float = 30.0) -> str:
+    """The URDF text of the first message on ``topic`` (``std_msgs/String``, reliable, transient local, so a
+    description published before this subscribes still arrives), waiting at most ``timeout`` seconds;
+    :class:`TimeoutError` naming the topic when none comes."""
+    import threading
+
+    from . import qos
+
+    got: list = []
+    arrived = threading.Event()
+
+    def on_message(msg):
+        if not got:
+            got.append(msg.data)
+            arrived.set()
+
+    transport.create_subscription(topic, "std_msgs/msg/String", qos.LATCHED, on_message)
+    if not arrived.wait(timeout):
+        raise TimeoutError(f"no robot description on {topic} within {timeout:g} s (is the robot's bringup, "
+                           f"e.g. robot_state_publisher, running in this ROS domain?)")
+    return got[0]
+
+
+def load_robot_description_topic(text: str, topic: str):
+    """``(mechanism, URDF text)`` of a description received on ``topic`` (errors name the topic and line)."""
+    from mechanism_model_core.io.urdf import loads_urdf
+
+    return loads_urdf(text, name=f"robot_description topic {topic}"), text

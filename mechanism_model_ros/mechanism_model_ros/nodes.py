@@ -38,6 +38,8 @@ class Served:
     model_path: str | None = None
     #: URDF text to publish verbatim on robot_description (None: the model's own export)
     description: str | None = None
+    #: the description came from the robot_description topic of another node: do not publish one
+    description_owned_elsewhere: bool = False
     #: the process's joint-state cache, created on first use by :meth:`joint_states`
     joint_state_cache: Any = field(default=None, repr=False)
 

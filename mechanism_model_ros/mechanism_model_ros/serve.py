@@ -2,7 +2,9 @@
 
 On rclpy where rclpy imports (a sourced ROS 2: ``ros2 run mechanism_model_ros mechanism-model-serve``), else
 over the Cyclone transport (no ROS installation needed) -- ``--transport auto``, the default; on the robot
-library's default model or ``--model``; prints a status line (joint-state messages in and dropped, transforms
+library's default model, ``--model``, the ``robot_description`` parameter, or the live description of a
+running bringup (``--robot-description-topic /robot_description``: then the state publisher does not
+publish one itself); prints a status line (joint-state messages in and dropped, transforms
 out, service calls) every few seconds.
 
 The core's ``mechanism-model`` command delegates its ``serve`` subcommand here
@@ -32,6 +34,12 @@ def build_parser(prog: str = "mechanism-model serve", nodes=NODE_NAMES,
                     "ROS_LOCALHOST_ONLY, ROS_STATIC_PEERS and CYCLONEDDS_URI like rmw_cyclonedds.")
     p.add_argument("--model", help="model file or robot-library name (default: the library's default "
                                    "model, or the 'model' parameter)")
+    p.add_argument("--robot-description-topic", default=None, metavar="TOPIC",
+                   help="take the model from the live robot description on TOPIC (e.g. /robot_description of "
+                        "a running robot_state_publisher; reliable, transient local) instead of a file; also "
+                        "the 'robot_description_topic' parameter")
+    p.add_argument("--description-timeout", type=float, default=30.0, metavar="SECONDS",
+                   help="how long to wait for the robot description on the topic (default 30)")
     p.add_argument("--params-file", help="ROS 2 parameter file (ros__parameters YAML)")
     p.add_argument("-p", "--param", action="append", default=[], metavar="NAME:=VALUE",
                    help="set a parameter of every node (repeatable)")
@@ -111,7 +119,8 @@ def run_nodes(argv=None, nodes=NODE_NAMES, prog: str = "mechanism-model serve",
 
     from mechanism_model_core.errors import MechanismModelError
 
-    from .model_loading import load_robot_description, load_served_model, urdf_text_for
+    from .model_loading import (load_robot_description, load_robot_description_topic, load_served_model,
+                                receive_robot_description, urdf_text_for)
     from .transports.base import TransportError
 
     try:
@@ -148,22 +157,35 @@ def run_nodes(argv=None, nodes=NODE_NAMES, prog: str = "mechanism-model serve",
         try:
             model = transports[nodes[0]].get_parameter("model", args.model or "")
             description = transports[nodes[0]].get_parameter("robot_description", "")
-            if description.strip() and not args.model:
+            topic = args.robot_description_topic or transports[nodes[0]].get_parameter(
+                "robot_description_topic", "")
+            from_topic = bool(topic) and not args.model and not description.strip()
+            if from_topic:
+                if kind == "rclpy":       # the subscription's callback needs the executor spinning
+                    spin_thread = threading.Thread(target=runtime.spin, args=(stop,), daemon=True)
+                    spin_thread.start()
+                text = receive_robot_description(transports[nodes[0]], topic, args.description_timeout)
+                mechanism, description = load_robot_description_topic(text, topic)
+                path = f"robot_description topic {topic}"
+            elif description.strip() and not args.model:
                 mechanism, description = load_robot_description(description)
                 path = "robot_description parameter"
             else:
                 mechanism, path = load_served_model(model or None)
-                description = None
-                if path.lower().endswith(".urdf"):
+                # --model with a robot_description of that model (a launch file adding a <ros2_control>
+                # block for the controller manager): published verbatim when it describes the model's frames
+                description = urdf_text_for(mechanism, description) if description.strip() else None
+                if description is None and path.lower().endswith(".urdf"):
                     with open(path, encoding="utf-8") as fh:
                         description = urdf_text_for(mechanism, fh.read())
-        except (MechanismModelError, OSError, UnicodeDecodeError, ValueError, TransportError) as exc:
+        except (MechanismModelError, OSError, UnicodeDecodeError, ValueError, TransportError,
+                TimeoutError) as exc:
             print(f"error: cannot load the model: {exc}", file=sys.stderr)
             return 2
         log.info("model %s (%s): %d joint coordinates, %d frames", mechanism.name, path, mechanism.nq,
                  len(mechanism.frame_names))
         from .nodes import Served, create
-        served = Served(mechanism, path, description)
+        served = Served(mechanism, path, description, description_owned_elsewhere=from_topic)
         try:
             for name in nodes:
                 running[name] = create(name, transports[name], served)
@@ -181,7 +203,7 @@ def run_nodes(argv=None, nodes=NODE_NAMES, prog: str = "mechanism-model serve",
                 signal.signal(sig, on_signal)
             except ValueError:       # not the main thread
                 pass
-        if kind == "rclpy":
+        if kind == "rclpy" and spin_thread is None:
             spin_thread = threading.Thread(target=runtime.spin, args=(stop,), daemon=True)
             spin_thread.start()
         t_end = time.monotonic() + args.duration if args.duration > 0 else None

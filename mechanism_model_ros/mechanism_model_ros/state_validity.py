@@ -27,8 +27,9 @@ for a world object without an id, two objects with one id, or REMOVE of an id th
 FRAME_TRANSFORM_FAILURE (-21) for a world object in an unknown frame; FAILURE (99999) for a negative or
 non-finite margin, an unknown operation or primitive type, missing, non-finite or non-positive
 dimensions, mismatched shape and pose lists, NaN or zero-quaternion poses, broken meshes (bad indices,
-more than MAX_MESH_TRIANGLES), zero plane normals, an object without shapes or more than
-MAX_WORLD_OBJECTS objects; COLLISION_CHECKING_UNAVAILABLE (-22) when ``coal`` is missing. The node keeps
+more than MAX_MESH_TRIANGLES in one mesh or in all), zero plane normals, an object without shapes, more than
+MAX_WORLD_OBJECTS objects or more than MAX_SHAPES shapes in all objects together (counted before any is
+built); COLLISION_CHECKING_UNAVAILABLE (-22) when ``coal`` is missing. The node keeps
 serving.
 """
 
@@ -38,13 +39,16 @@ import math
 
 import numpy as np
 
+from . import markers
 from .conversions import BadMessage, fill_pose, fill_primitive_marker, pose_to_matrix, set_stamp
 from .error_codes import ErrorCodes, RequestError
 from . import qos
 
 MARKER_TOPIC = "collision_shapes"
-#: Most world objects one request may carry, and most triangles of one mesh in it.
+#: Most world objects one request may carry, most shapes (primitives + meshes + planes) of all its objects
+#: together, and most triangles of one mesh in it and of all its meshes together.
 MAX_WORLD_OBJECTS = 1000
+MAX_SHAPES = 1000
 MAX_MESH_TRIANGLES = 200_000
 #: CollisionObject operations and shape_msgs/SolidPrimitive types
 ADD, REMOVE = 0, 1
@@ -69,6 +73,9 @@ class StateValidity:
         self.markers_pub = self.transport.create_publisher(MARKER_TOPIC, "visualization_msgs/msg/MarkerArray",
                                                            qos.LATCHED)
         self.publish_markers(())
+        # RViz: the contacts of the last check (markers.checked_contact_markers), only while subscribed
+        self.contacts_pub = self.transport.create_publisher("~/contacts", "visualization_msgs/msg/MarkerArray",
+                                                            qos.DEFAULT)
 
     # ------------------------------------------------------------------ markers
     def marker_array(self, highlighted=()):
@@ -180,6 +187,11 @@ class StateValidity:
                 rep.minimum_distance = math.inf
         if req.highlight_contacts:
             self.publish_markers({c.body_a for c in contacts} | {c.body_b for c in contacts})
+        if self.contacts_pub.subscription_count:
+            specs = markers.checked_contact_markers(self.mechanism, q, contacts)
+            for s in specs:
+                s.frame = self.server.frame_prefix + s.frame
+            self.contacts_pub.publish(markers.marker_array(self.transport, specs, stamp))
         rep.message = "" if rep.valid else \
             f"{len(out)} contacts: " + ", ".join(sorted({f'{c.body_a}/{c.body_b}' for c in contacts}))[:500]
 
@@ -195,6 +207,18 @@ class StateValidity:
         if len(objects) > MAX_WORLD_OBJECTS:
             raise RequestError(ErrorCodes.FAILURE, f"world_objects: {len(objects)} objects, more than the "
                                                    f"limit of {MAX_WORLD_OBJECTS}")
+        shapes = triangles = 0
+        for k, obj in enumerate(objects):
+            shapes += len(obj.primitives) + len(obj.meshes) + len(obj.planes)
+            triangles += sum(len(m.triangles) for m in obj.meshes)
+            if shapes > MAX_SHAPES:
+                raise RequestError(ErrorCodes.FAILURE, f"world_objects[{k}] ({str(obj.id)[:64]!r}): more than "
+                                                       f"{MAX_SHAPES} shapes (primitives, meshes and planes) in "
+                                                       f"the request's objects, the limit of one request")
+            if triangles > MAX_MESH_TRIANGLES:
+                raise RequestError(ErrorCodes.FAILURE, f"world_objects[{k}] ({str(obj.id)[:64]!r}): more than "
+                                                       f"{MAX_MESH_TRIANGLES} mesh triangles in the request's "
+                                                       f"objects, the limit of one request")
         from mechanism_model_core.collision import Environment
 
         kept = {o.name: o for o in self.environment.obstacles}

@@ -14,7 +14,9 @@ FRAME_TRANSFORM_FAILURE      a wrench's ``header.frame_id`` is not a frame of th
 (-21)
 INVALID_GOAL_CONSTRAINTS     gravity not 0 or 3 finite values; lists of different lengths; NaN in a
 (-16)                        wrench, normal or mass; a zero normal; negative friction or mass; an
-                             unknown contact method or stability measure; more than MAX_ENTRIES
+                             unknown contact method or stability measure; more than MAX_ENTRIES;
+                             finite inputs whose result overflows (a mass or gravity of 1e308): the
+                             message names the largest input
 FAILURE (99999)              anything else (the message says what)
 ===========================  =================================================================
 
@@ -31,9 +33,11 @@ from mechanism_model_core.errors import InvalidConfiguration, UnknownBody
 from mechanism_model_core.statics import (Contact, Payload, Wrench, contact_loads, mechanism_stability,
                                           static_torques, wheel_contacts)
 
+from . import markers
 from .conversions import BadMessage, joint_state_positions
 from .error_codes import ErrorCodes, RequestError, code_for
 from .joint_state_cache import JointStateCache
+from .qos import DEFAULT
 from .transports.base import RateLimitedLogger, Transport
 
 #: longest wrench / payload / contact list a request may carry
@@ -75,6 +79,24 @@ def _same_length(**lists) -> None:
         raise _bad("lists of different lengths: " + ", ".join(f"{k} {n}" for k, n in lengths.items()))
 
 
+def largest_input(req) -> str:
+    """``"name = value"`` of the request's number of largest magnitude (gravity, masses, wrenches,
+    friction, joint positions)."""
+    entries = [("gravity", g) for g in req.gravity]
+    entries += [(f"payload_masses[{i}]", m) for i, m in enumerate(req.payload_masses)]
+    for i, w in enumerate(req.wrenches):
+        f, t = w.wrench.force, w.wrench.torque
+        entries += [(f"wrenches[{i}].force", v) for v in (f.x, f.y, f.z)]
+        entries += [(f"wrenches[{i}].torque", v) for v in (t.x, t.y, t.z)]
+    entries += [(f"friction_coefficients[{i}]", v) for i, v in enumerate(req.friction_coefficients)]
+    entries += [(f"robot_state.position[{i}] ({n})", v)
+                for i, (n, v) in enumerate(zip(req.robot_state.name, req.robot_state.position))]
+    if not entries:
+        return "none (default gravity)"
+    name, value = max(entries, key=lambda e: abs(e[1]) if math.isfinite(e[1]) else -1.0)
+    return f"{name} = {value:g}"
+
+
 class StaticsServer:
     """The node logic over a :class:`~mechanism_model_ros.transports.base.Transport`."""
 
@@ -90,6 +112,32 @@ class StaticsServer:
         self.Vector3 = transport.message_class("geometry_msgs/msg/Vector3")
         self.service = transport.create_service("compute_statics", "mechanism_model_msgs/srv/ComputeStatics",
                                                 self.handle)
+        # RViz: centre of mass, support polygon, contact loads and margin at the latest joint states
+        # (markers.standing_statics_markers), every markers_period s while someone subscribes
+        self.marker_frame = markers.marker_frame(mechanism)
+        self.warn_margin = float(transport.get_parameter("stability_warning_margin", 0.05))
+        self.load_scale = float(transport.get_parameter("load_arrow_scale", 0.001))
+        self.markers_pub = transport.create_publisher("~/markers", "visualization_msgs/msg/MarkerArray", DEFAULT)
+        period = float(transport.get_parameter("markers_period", 0.5))
+        self.markers_timer = transport.create_timer(period, self._markers_tick) if period > 0 else None
+
+    def publish_markers(self) -> bool:
+        """The statics markers on ``~/markers`` when someone subscribes; True when published."""
+        if self.markers_pub.subscription_count == 0:
+            return False
+        q = self.mechanism.configuration(self.joint_states.latest(), measured=True)
+        specs = markers.standing_statics_markers(self.mechanism, q, self.marker_frame, load_scale=self.load_scale,
+                                                 warn_margin=self.warn_margin)
+        for s in specs:
+            s.frame = self.frame_prefix + s.frame
+        self.markers_pub.publish(markers.marker_array(self.transport, specs, self.transport.now()))
+        return True
+
+    def _markers_tick(self) -> None:
+        try:
+            self.publish_markers()
+        except Exception as exc:      # markers never take the node down
+            self.warn.warning("markers", f"statics markers failed: {type(exc).__name__}: {exc}")
 
     @classmethod
     def from_served(cls, transport, served) -> "StaticsServer":
@@ -218,6 +266,7 @@ class StaticsServer:
             rep.residual = 0.0
             rep.stability_measure = ""
             rep.stability_margin = 0.0
+            self.check_finite(req, rep)
             return
         loads = contact_loads(m, q, contacts, g, wrenches, payloads, method=method)
         rep.effort = [float(v) for v in loads.torques]
@@ -233,6 +282,21 @@ class StaticsServer:
         rep.tipover_edge = [self.frame_prefix + contacts[i].frame for i in stab.edge]
         d = stab.tipover_direction
         rep.tipover_direction = self.Vector3(x=float(d[0]), y=float(d[1]), z=float(d[2]))
+        self.check_finite(req, rep)
+
+    def check_finite(self, req, rep) -> None:
+        """Refuse a reply with a non-finite number: finite inputs can still overflow (a payload of 1e308 kg
+        under gravity). The error names the input of largest magnitude, the one that overflowed."""
+        numbers = list(rep.effort) + list(rep.normal_forces) + [rep.residual, rep.stability_margin]
+        for v in rep.contact_forces:
+            numbers += [v.x, v.y, v.z]
+        d = rep.tipover_direction
+        numbers += [d.x, d.y, d.z]
+        if all(math.isfinite(v) for v in numbers):
+            return
+        field = "effort" if not all(math.isfinite(v) for v in rep.effort) else "the contact loads"
+        raise _bad(f"{field} not finite (overflow): the largest input is {largest_input(req)}; "
+                   "give physically meaningful magnitudes")
 
 
 def main(argv=None) -> int:

@@ -159,8 +159,8 @@ def test_a_missing_file_and_an_unreadable_mesh(tmp_path):
 
 
 def test_an_obstacle_is_built_once_for_every_environment_it_joins(tmp_path):
-    """A node adds a request's objects to its own obstacles per request: the terrain's coal objects (a
-    height field and its surface mesh) are reused, not rebuilt."""
+    """A node adds a request's objects to its own obstacles per request: the terrain's coal objects (its
+    tiled height field, with the tiles built so far) are reused, not rebuilt."""
     from mechanism_model_core.collision import Environment, Obstacle
     from mechanism_model_core.collision.environment import EnvironmentData
     env = load_environment(_write(tmp_path, """
@@ -169,5 +169,5 @@ def test_an_obstacle_is_built_once_for_every_environment_it_joins(tmp_path):
         """))
     a = EnvironmentData(env.with_obstacles(Obstacle.box("r1", (1, 1, 1))))
     b = EnvironmentData(Environment(env.obstacles + (Obstacle.box("r2", (1, 1, 1)),)))
-    assert a.geoms[0] is b.geoms[0] and a.surfaces[0][0] is b.surfaces[0][0]
+    assert a.geoms[0] is b.geoms[0] and a.tiles[0] is b.tiles[0]
     assert a.geoms[1] is not b.geoms[1]

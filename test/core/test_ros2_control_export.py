@@ -124,3 +124,53 @@ def test_stdout_without_output_options(capsys):
     block, _, ctl = out.partition("\n---\n")
     assert etree.fromstring(block.encode()).tag == "ros2_control"
     assert yaml.safe_load(ctl)["arm_controller"]["ros__parameters"]["joints"][0] == "idd_azimuth"
+
+
+# ------------------------------------------------------------------ issue 19 item 11: hostile names
+#: legal joint names (URDF and CLARAty take any string) that naive YAML writing turned into something else
+ODD_JOINT_NAMES = ["key: value # c", "{a}", "tab\there", "new\nline", " leading space", "on", "null", "1.5",
+                   "1e3", "- dash", "[x]", "'quote", '"double', "yes", "~", "&anchor"]
+
+
+@pytest.mark.parametrize("controller, interface", [("joint_trajectory", "velocity"),
+                                                   ("forward_command", "position")])
+def test_every_joint_name_reads_back_as_itself(controller, interface):
+    from mechanism_model_core.io.ros2_control import controllers_yaml
+    from mechanism_model_core.locomotion import Motor, MotorGroup, MotorGroups, MotorLimits
+
+    assert len(ODD_JOINT_NAMES) == 16
+    group = MotorGroup("odd_controller", controller, interface,
+                       [Motor(n, MotorLimits(-1.0, 1.0, 1.0, 1.0, 1.0)) for n in ODD_JOINT_NAMES])
+    text = controllers_yaml(MotorGroups([group]))
+    doc = yaml.safe_load(text)
+    params = doc["odd_controller"]["ros__parameters"]
+    assert params["joints"] == ODD_JOINT_NAMES
+    assert all(type(j) is str for j in params["joints"])
+    if controller == "joint_trajectory":
+        constraints = params["constraints"]
+        assert [k for k in constraints if k not in ("stopped_velocity_tolerance", "goal_time")] == ODD_JOINT_NAMES
+        assert list(params["gains"]) == ODD_JOINT_NAMES
+        assert all(constraints[n]["goal"] == 0.05 for n in ODD_JOINT_NAMES)
+    # plain names stay unquoted (the file stays readable)
+    assert "controller_manager:\n  ros__parameters:\n" in text
+
+
+def test_output_dir_never_writes_outside_it(tmp_path):
+    """A robot named ``../x`` (or an absolute path) writes DIR/_x.urdf, not DIR/../x.urdf."""
+    src = load_model(model_path("rocky8/rocky8_rover.xml"))
+    from mechanism_model_core.io.urdf import to_urdf
+    for i, name in enumerate(["../x", "/tmp/abs", "..", "a/../../b"]):
+        work = tmp_path / f"w{i}"
+        out = work / "out"
+        out.mkdir(parents=True)
+        urdf = to_urdf(src).replace(f'<robot name="{src.name}"', f'<robot name="{name}"', 1)
+        assert f'<robot name="{name}"' in urdf
+        model = work / "robot.urdf"
+        model.write_text(urdf)
+        motors = work / "motors.yaml"
+        motors.write_text("motor_groups:\n  wheel_controller:\n    controller: forward_command\n"
+                          "    interface: velocity\n    motors:\n      - {joint: left_front_drive, vmax: 3.0}\n")
+        assert main(["ros2-control", str(model), "--motors", str(motors), "-o", str(out)]) == 0
+        written = sorted(p.name for p in out.iterdir())
+        assert len(written) == 2 and all("/" not in w and not w.startswith(".") for w in written), written
+        assert sorted(p.name for p in work.iterdir()) == ["motors.yaml", "out", "robot.urdf"]

@@ -77,28 +77,31 @@ class Verdict:
         return "DIFFERS: " + self.problem
 
 
-def compare(path: str, configurations: int = 5, seed: int = 0, mech=None, load=None) -> Verdict:
-    """The :class:`Verdict` for the URDF at ``path`` (``mech``: our model when already loaded, e.g. from
-    xacro; ``load``: how to load it, default :func:`load_model`)."""
+def compare(path: str, configurations: int = 5, seed: int = 0, xacro_args: dict | None = None) -> Verdict:
+    """The :class:`Verdict` for the URDF (or xacro file, expanded with ``xacro_args``) at ``path``."""
     import pinocchio as pin
 
     from .test_pinocchio_oracle import pin_configuration
 
     v = Verdict(path)
     try:
-        pmodel = pin.buildModelFromUrdf(path)
+        if path.endswith(".xacro"):     # Pinocchio reads the expansion; we read the .xacro itself
+            from mechanism_model_core.io.xacro_file import expand_xacro
+            pmodel = pin.buildModelFromXML(expand_xacro(path, xacro_args))
+        else:
+            pmodel = pin.buildModelFromUrdf(path)
         v.pinocchio_loads = True
-    except (ValueError, RuntimeError) as exc:
+    except (ValueError, RuntimeError, ModelFileError) as exc:     # ModelFileError: xacro refused it
         v.problem = f"Pinocchio: {exc}"
         pmodel = None
-    if mech is None:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            try:
-                mech = (load or load_model)(path)
-            except ModelFileError as exc:
-                v.problem = f"ours: {exc}"
-        v.warnings = [str(w.message) for w in caught if issubclass(w.category, URDFWarning)]
+    mech = None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            mech = load_model(path, xacro_args=xacro_args) if path.endswith(".xacro") else load_model(path)
+        except ModelFileError as exc:
+            v.problem = f"ours: {exc}"
+    v.warnings = [str(w.message) for w in caught if issubclass(w.category, URDFWarning)]
     v.loads = mech is not None
     if not (v.loads and v.pinocchio_loads):
         if v.loads and not v.pinocchio_loads:

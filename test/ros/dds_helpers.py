@@ -22,6 +22,9 @@ LOOPBACK_URI = (
 
 ROS_PKG = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
                        "mechanism_model_ros")
+#: the core's project folder: first on a child's PYTHONPATH too, else ``python -m`` started from the checkout's
+#: top (CI, pytest from the top folder) imports its ``mechanism_model_core`` folder as an empty namespace package
+CORE_PKG = os.path.join(os.path.dirname(ROS_PKG), "mechanism_model_core")
 
 
 def unique_domain_id() -> int:
@@ -101,8 +104,8 @@ def dds_env(domain_id: int) -> dict:
     env.pop("ROS_AUTOMATIC_DISCOVERY_RANGE", None)
     env.pop("ROS_LOCALHOST_ONLY", None)
     env.pop("ROS_STATIC_PEERS", None)
-    env["PYTHONPATH"] = os.pathsep.join([ROS_PKG] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep)
-                                                     if p])
+    env["PYTHONPATH"] = os.pathsep.join([ROS_PKG, CORE_PKG] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep)
+                                                               if p])
     return env
 
 

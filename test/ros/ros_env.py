@@ -60,6 +60,17 @@ INTERFACE_SOURCES = os.environ.get("MM_INTERFACE_SOURCES", "/opt/ros/humble/shar
 #: control_msgs (the manipulator node's action) only talks to ros2_control, which the core-only Jazzy does not
 #: have either, and building it would add about a minute to every CI run.
 NOT_BUILT = ("control_msgs",)
+#: interface packages of other projects that a node can speak (the locomotor's ``osr`` adapter), built in the
+#: test workspace from the minimal definitions the ROS package carries when the distribution lacks them
+#: (on an Open Source Rover, its own osr_interfaces package is installed)
+FOREIGN_INTERFACES = {"osr_interfaces": os.path.join(ROS_PKG, "mechanism_model_ros", "interfaces_external")}
+
+
+def _definitions_dir(pkg: str) -> str:
+    """Where the definitions of interface package ``pkg`` are read from for a workspace build."""
+    if pkg in FOREIGN_INTERFACES:
+        return os.path.join(FOREIGN_INTERFACES[pkg], pkg)
+    return os.path.join(INTERFACE_SOURCES, pkg)
 
 
 def _declared_interface_packages() -> tuple[str, ...]:
@@ -144,7 +155,7 @@ def _probe(distro: str) -> str | None:
                 f"{p.stderr.strip().splitlines()[-1] if p.stderr.strip() else p.returncode}")
     if not shutil.which("colcon", path=env.get("PATH")):
         return "colcon is missing (bash shared/ros2/install.sh --dev installs Debian's colcon)"
-    lacking = [p for p in missing_interfaces(distro) if not os.path.isdir(os.path.join(INTERFACE_SOURCES, p))]
+    lacking = [p for p in missing_interfaces(distro) if not os.path.isdir(_definitions_dir(p))]
     if lacking:
         return (f"ROS 2 {distro} lacks {', '.join(lacking)} and {INTERFACE_SOURCES} has no definitions to build "
                 f"them from (install them, or set MM_INTERFACE_SOURCES to a share/ directory holding them)")
@@ -166,7 +177,8 @@ def missing_interfaces(distro: str) -> list[str]:
     """The standard interface packages our packages declare (:func:`_declared_interface_packages`) that ROS 2
     ``distro`` does not provide."""
     share = os.path.join(DISTROS[distro], "share")
-    return [p for p in _declared_interface_packages() if not os.path.isdir(os.path.join(share, p))]
+    return [p for p in (*_declared_interface_packages(), *FOREIGN_INTERFACES)
+            if not os.path.isdir(os.path.join(share, p))]
 
 
 _TYPE_REF = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_]*)/[A-Za-z][A-Za-z0-9_]*(\[[^\]]*\])?\s+\w", re.M)
@@ -179,7 +191,7 @@ def standard_interfaces(distro: str, dest: str) -> list[str]:
     ...), plus ``action_msgs`` for actions. Generated at test time in the workspace, never committed."""
     names = missing_interfaces(distro)
     for pkg in names:
-        src = os.path.join(INTERFACE_SOURCES, pkg)
+        src = _definitions_dir(pkg)
         files, deps = [], set()
         for kind in ("msg", "srv", "action"):
             d = os.path.join(src, kind)
@@ -231,15 +243,16 @@ def _sources_digest(distro: str) -> str:
     h.update(",".join(missing_interfaces(distro)).encode())
     content = [os.path.join(TOP, p, f) for p in ("mechanism_model_core", "mechanism_model_ros")
                for f in ("setup.py", "setup.cfg", "package.xml")]
-    for dirpath, dirs, names in os.walk(os.path.join(TOP, "mechanism_model_msgs")):
-        dirs.sort()
-        content += [os.path.join(dirpath, n) for n in sorted(names)]
+    for root in (os.path.join(TOP, "mechanism_model_msgs"), *(_definitions_dir(p) for p in FOREIGN_INTERFACES)):
+        for dirpath, dirs, names in os.walk(root):
+            dirs.sort()
+            content += [os.path.join(dirpath, n) for n in sorted(names)]
     for f in content:
         if os.path.isfile(f):
             h.update(os.path.relpath(f, TOP).encode())
             with open(f, "rb") as fh:
                 h.update(hashlib.sha256(fh.read()).digest())
-    for r in ("launch", "config", "models"):
+    for r in ("launch", "config", "models", "rviz"):
         for dirpath, dirs, names in os.walk(os.path.join(TOP, r)):
             dirs.sort()
             for n in sorted(names):

@@ -195,3 +195,20 @@ def test_colcon_test_runs_the_package_tests(distro):
     assert summary, r.stdout + r.stderr
     tests, errors, failures, skipped = map(int, summary.groups())
     assert tests >= 4 and errors == 0 and failures == 0 and skipped == 0, r.stdout
+
+
+@pytest.mark.parametrize("distro", DISTROS)
+def test_mechanism_model_cli_is_on_path_after_sourcing_the_workspace(distro):
+    """``source install/setup.bash`` puts ``mechanism-model`` on PATH (the README's promise): the one found is
+    the workspace's, and it runs with the ROS Python (prints a model's tree); ``ros2 run`` finds it too."""
+    ros_env.require(distro)
+    ws = ros_env.workspace(distro)
+    d = ros_env.domain()
+    p = ros_env.run(["bash", "-c", "command -v mechanism-model && mechanism-model info rocky8/rocky8_rover.xml"],
+                    d, distro, timeout=120)
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
+    found = p.stdout.splitlines()[0]
+    assert os.path.realpath(found).startswith(os.path.realpath(ws)) or found.startswith(ws), found
+    assert "arm_turret" in p.stdout
+    r = ros_env.run(["ros2", "run", "mechanism_model_core", "mechanism-model", "models"], d, distro, timeout=120)
+    assert r.returncode == 0 and "rocky8/rocky8_rover.xml" in r.stdout, r.stdout[-2000:] + r.stderr[-2000:]

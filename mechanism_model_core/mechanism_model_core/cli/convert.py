@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .common import load, model_options
+from .common import CommandError, load, model_options
 
 
 def add_parser(subparsers):
@@ -13,13 +13,23 @@ def add_parser(subparsers):
                                            "by the output file's extension.")
     sp.add_argument("input", metavar="IN")
     sp.add_argument("output", metavar="OUT")
+    sp.add_argument("--floating-base", choices=("chain", "floating", "root"), default=None,
+                    help="URDF output: a floating base as a chain of single-DOF joints (default; "
+                         "robot_state_publisher, MoveIt), one 'floating' joint (MuJoCo) or the body as the root "
+                         "link (Gazebo)")
     model_options(sp)
     return sp
 
 
 def run(args) -> int:
     mech = load(args.input)
-    save_model(mech, args.output)
+    if args.floating_base:
+        if not args.output.lower().endswith(".urdf"):
+            raise CommandError("--floating-base applies to URDF output (.urdf)")
+        from ..io import save_model as io_save_model
+        io_save_model(mech, args.output, floating_base=args.floating_base)
+    else:
+        save_model(mech, args.output)
     print(f"{args.input} -> {args.output} ({mech.name}: {len(mech.bodies)} bodies, nq = {mech.nq})")
     return 0
 

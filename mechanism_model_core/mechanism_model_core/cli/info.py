@@ -6,7 +6,7 @@ import sys
 
 import numpy as np
 
-from .common import limit_text, load, model_arg
+from .common import CommandError, limit_text, load, model_arg
 
 
 def add_parser(subparsers):
@@ -15,12 +15,41 @@ def add_parser(subparsers):
                                            "limits), the named frames and the joint-coordinate order.")
     model_arg(sp, optional=True)
     sp.add_argument("--no-frames", action="store_true", help="leave out the list of named frames")
+    sp.add_argument("--from-topic", metavar="TOPIC", default=None,
+                    help="the live robot description on TOPIC (e.g. /robot_description of a running "
+                         "robot_state_publisher) over Cyclone DDS, no ROS installation needed (needs the "
+                         "mechanism_model_ros package); ROS_DOMAIN_ID applies")
+    sp.add_argument("--timeout", type=float, default=10.0,
+                    help="seconds to wait for the description on --from-topic (default 10)")
     return sp
 
 
 def run(args) -> int:
+    if args.from_topic:
+        if args.model:
+            raise CommandError("give a MODEL or --from-topic, not both")
+        describe(_from_topic(args.from_topic, args.timeout), frames=not args.no_frames)
+        return 0
     describe(load(args.model), frames=not args.no_frames)
     return 0
+
+
+def _from_topic(topic: str, timeout: float):
+    """The mechanism of the URDF on ``topic`` (through ``mechanism_model_ros``: the core imports no ROS)."""
+    import importlib
+
+    from ..io.urdf import loads_urdf
+
+    try:
+        fetch = importlib.import_module("mechanism_model_ros.client_cli").fetch_robot_description
+    except ImportError as exc:
+        raise CommandError(f"--from-topic needs the mechanism_model_ros package with Cyclone DDS "
+                           f"(pip install './mechanism_model_ros[cyclone]'): {exc}") from None
+    try:
+        text = fetch(topic, timeout)
+    except TimeoutError as exc:
+        raise CommandError(str(exc)) from None
+    return loads_urdf(text, name=f"robot_description topic {topic}")
 
 
 def describe(mech, out=None, frames: bool = True) -> None:

@@ -4,6 +4,7 @@ from the model's motor groups (:mod:`mechanism_model_core.io.ros2_control`)."""
 from __future__ import annotations
 
 import os
+import re
 
 from .common import CommandError, load, model_arg
 
@@ -39,6 +40,22 @@ def add_parser(subparsers):
     return sp
 
 
+def file_stem(robot_name: str) -> str:
+    """A file name stem from a robot's name: characters other than letters, digits, ``_``, ``-`` and ``.``
+    become ``_`` and leading dots go, so ``<robot name="../x">`` is ``_x``, never a path."""
+    stem = re.sub(r"[^A-Za-z0-9_.-]", "_", robot_name or "").lstrip(".")
+    return stem or "robot"
+
+
+def inside(folder: str, name: str) -> str:
+    """``folder/name``, refused (CommandError) unless it resolves to a file directly inside ``folder``."""
+    path = os.path.join(folder, name)
+    real_folder = os.path.realpath(folder)
+    if os.path.dirname(os.path.realpath(path)) != real_folder:
+        raise CommandError(f"{name!r} would be written outside {folder!r}; refused")
+    return path
+
+
 def run(args) -> int:
     from ..io.ros2_control import controllers_yaml, ros2_control_element, urdf_with_ros2_control
     from ..locomotion import MotorGroups, load_motor_groups
@@ -62,9 +79,9 @@ def run(args) -> int:
     outputs = []
     if args.output_dir:
         os.makedirs(args.output_dir, exist_ok=True)
-        stem = mech.name or "robot"
-        outputs += [(os.path.join(args.output_dir, f"{stem}.urdf"), "urdf"),
-                    (os.path.join(args.output_dir, f"{stem}_controllers.yaml"), "yaml")]
+        stem = file_stem(mech.name)
+        for name, kind in ((f"{stem}.urdf", "urdf"), (f"{stem}_controllers.yaml", "yaml")):
+            outputs.append((inside(args.output_dir, name), kind))
     if args.urdf:
         outputs.append((args.urdf, "urdf"))
     if args.block:

@@ -109,23 +109,26 @@ _obstacle_cache = threading.local()
 
 
 def _obstacle_coal(o: Obstacle):
-    """``(coal geometry, T_ground_coal, coal transform, (surface BVH, its transform) or None)`` of one
-    obstacle, built once per obstacle and thread (an environment made per request from the same obstacles,
-    a large terrain among them, reuses them)."""
+    """``(coal geometry, T_ground_coal, coal transform, None)`` of one obstacle, or for a height field
+    ``(tiles, T_ground_field, coal transform, tiles)`` with its :class:`~.height_field_tiles.TiledHeightField`;
+    built once per obstacle and thread (an environment made per request from the same obstacles, a large
+    terrain among them, reuses them)."""
     cache = getattr(_obstacle_cache, "d", None)
     if cache is None:
         cache = _obstacle_cache.d = weakref.WeakKeyDictionary()
     got = cache.get(o)
     if got is None:
-        from .coal_backend import _bvh, heightfield_surface, to_coal, transform
+        from .coal_backend import coal, to_coal, transform
 
+        if isinstance(o.geometry, S.HeightField):    # tiles built as queries reach them (height_field_tiles)
+            from .height_field_tiles import TiledHeightField
+
+            tiles = TiledHeightField(o.geometry, o.pose, coal())
+            got = cache[o] = (tiles, o.pose, tiles.tf, tiles)
+            return got
         g, off = to_coal(o.geometry)
         T = o.pose @ off
-        surface = None
-        if isinstance(o.geometry, S.HeightField):    # coal has no distance to a height field: its surface
-            V, F = heightfield_surface(o.geometry)
-            surface = (_bvh(V, F), transform(o.pose))
-        got = cache[o] = (g, T, transform(T), surface)
+        got = cache[o] = (g, T, transform(T), None)
     return got
 
 
@@ -136,9 +139,9 @@ class EnvironmentData:
         from .coal_backend import coal
 
         c = coal()
-        self.geoms, self.poses, self.tf, self.centers, self.radii, self.surfaces = [], [], [], [], [], []
+        self.geoms, self.poses, self.tf, self.centers, self.radii, self.tiles = [], [], [], [], [], []
         for o in env.obstacles:
-            g, T, tf, surface = _obstacle_coal(o)
+            g, T, tf, tiles = _obstacle_coal(o)
             self.geoms.append(g)
             self.poses.append(T)
             self.tf.append(tf)
@@ -149,7 +152,7 @@ class EnvironmentData:
             else:
                 self.centers.append(np.zeros(3))
                 self.radii.append(math.inf)
-            self.surfaces.append(surface)
+            self.tiles.append(tiles)
         self.centers = np.array(self.centers).reshape(-1, 3)
         self.radii = np.array(self.radii)
         # broad phase: each obstacle's box in the ground frame (unbounded for a half-space)

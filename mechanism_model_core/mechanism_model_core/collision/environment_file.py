@@ -219,10 +219,11 @@ class _Reader:
             raise self.fail(f"obstacle {name!r}: give orientation or rpy, not both", line)
         if "orientation" in item:
             quat = np.array(self.numbers(item["orientation"], 4, f"obstacle {name!r} orientation", line))
-            n = float(np.linalg.norm(quat))
-            if n < 1e-9:
+            big = float(np.abs(quat).max())          # scaled first: the norm of (0, 0, 0, 1e200) overflows
+            if big == 0 or big * float(np.linalg.norm(quat / big)) < 1e-9:
                 raise self.fail(f"obstacle {name!r}: orientation is a zero quaternion", line)
-            R = quaternion_to_matrix(quat / n)
+            quat = quat / big
+            R = quaternion_to_matrix(quat / np.linalg.norm(quat))
         else:
             R = rpy_to_matrix(self.numbers(item.get("rpy", [0, 0, 0]), 3, f"obstacle {name!r} rpy", line))
         pad = self.numbers(item.get("padding", 0.0), 1, f"obstacle {name!r} padding", line)[0]

@@ -27,6 +27,8 @@ from .shapes import ConvexHull, MeshFile, TriangleMesh
 MAX_TRIANGLES = 200_000
 #: Mesh files larger than this (bytes) are refused before they are read.
 MAX_FILE_BYTES = 64 * 1024 * 1024
+#: range of a COLLADA ``<unit meter>`` (how many metres one unit of the file is): a micrometre to 1000 km
+DAE_METER_RANGE = (1e-6, 1e6)
 MESH_EXTENSIONS = (".stl", ".obj", ".dae")
 
 
@@ -83,6 +85,54 @@ def _trimesh():
     return trimesh
 
 
+def _dae_meter(path: str) -> float:
+    """The ``<asset><unit meter>`` of a COLLADA file (1 when absent), after checking what trimesh and
+    pycollada pass over silently: the unit must be a number in :data:`DAE_METER_RANGE` (``0``, ``-1``,
+    ``1e300``, ``abc`` are refused), and every ``<float_array>`` must hold ``count`` finite numbers (``nan``
+    was read as 0)."""
+    from lxml import etree
+
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, huge_tree=True,
+                             remove_comments=True, remove_pis=True)
+    try:
+        with open(path, "rb") as fh:
+            root = etree.fromstring(fh.read(), parser)
+    except (OSError, etree.XMLSyntaxError) as exc:
+        raise MeshError(f"mesh {path!r} cannot be read: {exc}") from None
+    meter = 1.0
+    for el in root.iter("{*}unit"):
+        if etree.QName(el.getparent()).localname != "asset" or \
+                etree.QName(el.getparent().getparent()).localname != "COLLADA":
+            continue
+        text = el.get("meter")
+        if text is None:
+            continue
+        try:
+            meter = float(text)
+        except ValueError:
+            meter = float("nan")
+        lo, hi = DAE_METER_RANGE
+        if not (lo <= meter <= hi):
+            raise MeshError(f"mesh {path!r} line {el.sourceline}: <unit meter={text!r}> must be a number of "
+                            f"metres in [{lo:g}, {hi:g}]")
+    for el in root.iter("{*}float_array"):
+        words = (el.text or "").split()
+        try:
+            values = np.array([float(w) for w in words], dtype=float)
+        except ValueError as exc:
+            raise MeshError(f"mesh {path!r} line {el.sourceline}: float_array {el.get('id')!r}: "
+                            f"{str(exc).split(': ', 1)[-1]} is not a number") from None
+        if not np.all(np.isfinite(values)):
+            bad = words[int(np.flatnonzero(~np.isfinite(values))[0])]
+            raise MeshError(f"mesh {path!r} line {el.sourceline}: float_array {el.get('id')!r} holds "
+                            f"{bad!r}; every value must be finite")
+        count = el.get("count")
+        if count is not None and count.strip().isdigit() and int(count) != len(words):
+            raise MeshError(f"mesh {path!r} line {el.sourceline}: float_array {el.get('id')!r} says "
+                            f"count={count} but holds {len(words)} numbers")
+    return meter
+
+
 def read_mesh(path: str) -> tuple[np.ndarray, np.ndarray]:
     """``(vertices (N, 3) m, faces (M, 3))`` of an STL, OBJ or DAE file (DAE needs ``pycollada``; its
     ``<unit meter>`` is applied, as the ROS mesh loaders do); raises :class:`MeshError`."""
@@ -103,16 +153,18 @@ def read_mesh(path: str) -> tuple[np.ndarray, np.ndarray]:
             if n > MAX_TRIANGLES:
                 raise MeshError(f"mesh {path!r} has {n} triangles, more than the limit of {MAX_TRIANGLES} "
                                 f"(simplify it or use a convex hull or primitives)")
+            if size != 84 + 50 * n:
+                raise MeshError(f"mesh {path!r}: a binary STL whose header says {n} triangles must have "
+                                f"{84 + 50 * n} bytes (84 + 50 per triangle); the file has {size} (truncated "
+                                f"or a wrong triangle count)")
+    meter = _dae_meter(path) if ext == ".dae" else 1.0
     trimesh = _trimesh()
     try:
         loaded = trimesh.load(path, force="mesh", process=False)
         vertices = np.asarray(loaded.vertices, dtype=float)
         faces = np.asarray(loaded.faces, dtype=np.int64)
-        # a COLLADA file's <unit meter="..."/> (trimesh records it, the ROS mesh loaders apply it)
-        units = getattr(loaded, "units", None)
-        if units and ext == ".dae":
-            from trimesh.units import to_inch
-            vertices = vertices * (to_inch(units) / to_inch("meters"))
+        # a COLLADA file's <unit meter="..."/>, read and checked by _dae_meter (the ROS mesh loaders apply it)
+        vertices = vertices * meter
     except Exception as exc:  # trimesh raises many kinds for a broken file
         raise MeshError(f"mesh {path!r} cannot be read: {type(exc).__name__}: {exc}") from None
     if faces.ndim != 2 or len(faces) == 0 or vertices.ndim != 2 or len(vertices) < 3:

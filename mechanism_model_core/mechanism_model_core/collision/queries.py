@@ -131,6 +131,14 @@ class _Scene:
             req.security_margin = m
         res = d.cres
         res.clear()
+        tiles = self.edata.tiles[-1 - j] if j < 0 else None
+        if tiles is not None:       # a height field, tile by tile (height_field_tiles)
+            found = tiles.collide(self.geom(i), self.tf(i), self.world(i), req, res)
+            if found and contacts is not None:
+                for pos, normal, pen in found:
+                    contacts.append(Contact(self.owner(i), self.owner(j), self.name(i), self.name(j), pos,
+                                            normal, -pen, True))
+            return bool(found)
         if i >= 0 and j >= 0:
             key = (i, j)
             f = d.collide_fn.get(key)
@@ -152,17 +160,15 @@ class _Scene:
         """``(signed distance less the paddings, witness on i, witness on j)``."""
         d = self.data
         pads = self.pad(i) + self.pad(j)
-        surf = self.edata.surfaces[-1 - j] if j < 0 else None
-        if surf is not None:     # a height field: penetration from collide, else distance to its surface
+        tiles = self.edata.tiles[-1 - j] if j < 0 else None
+        if tiles is not None:    # a height field: penetration from collide, else distance to its surface
             contacts = []
             if self.collide(i, j, contacts) and contacts:
                 c = contacts[0]
                 p1 = c.point - 0.5 * c.depth * c.normal
                 return -c.depth - pads, p1 + c.depth * c.normal, p1
-            res = d.dres
-            res.clear()
-            d.coal.distance(self.geom(i), self.tf(i), surf[0], surf[1], d.dreq, res)
-            return res.min_distance - pads, np.array(res.getNearestPoint1()), np.array(res.getNearestPoint2())
+            dist, p1, p2 = tiles.distance(self.geom(i), self.tf(i), self.world(i), d.dreq, d.dres)
+            return dist - pads, p1, p2
         res = d.dres
         res.clear()
         if i >= 0 and j >= 0:

@@ -215,6 +215,11 @@ class TriangleMesh(Geometry):
         return np.array(self.vertices)
 
 
+#: largest |x|, |y| or height of a height field (m): far beyond any terrain map; coal's height-field queries
+#: raise C++ RuntimeErrors (or overflow) for values near 1e300
+MAX_HEIGHT_FIELD_COORDINATE = 1e6
+
+
 @dataclass(frozen=True, eq=False)
 class HeightField(Geometry):
     """Terrain heights (m) on a regular grid: ``heights[i, j]`` is the height at ``(x[j], y[i])``; ``x`` and
@@ -239,12 +244,20 @@ class HeightField(Geometry):
                 raise ValueError(f"height field {name} grid must be finite, ascending and evenly spaced")
         if not np.all(np.isfinite(h)):
             raise ValueError("height field heights must be finite")
+        for name, v in (("x grid", x), ("y grid", y), ("heights", h)):
+            if np.abs(v).max() > MAX_HEIGHT_FIELD_COORDINATE:
+                raise ValueError(f"height field {name} must lie within +-{MAX_HEIGHT_FIELD_COORDINATE:g} m, got "
+                                 f"{float(v.flat[np.abs(v).argmax()]):g} (coal's height-field arithmetic "
+                                 f"overflows beyond)")
         for a, v in (("x", x), ("y", y), ("heights", h)):
             v.setflags(write=False)
             object.__setattr__(self, a, v)
         bottom = float(h.min()) - 1.0 if self.bottom is None else float(self.bottom)
         if not math.isfinite(bottom) or bottom > h.min():
             raise ValueError("height field bottom must be finite and below every height")
+        if abs(bottom) > 2 * MAX_HEIGHT_FIELD_COORDINATE:
+            raise ValueError(f"height field bottom must lie within +-{2 * MAX_HEIGHT_FIELD_COORDINATE:g} m "
+                             f"(depth too large), got {bottom:g}")
         object.__setattr__(self, "bottom", bottom)
 
     def bounding_radius(self):

@@ -16,8 +16,10 @@ tolerance (lowest lane first when several meet it in one iteration).
 
 A target farther from the chain's first moving axis origin than the chain can reach (the sum of the distances
 between consecutive joint origins, prismatic strokes included) gets one attempt from its seed and no
-restarts (the answer is the compromise stretched toward it) and is reported ``"unreachable"``. Everything per chain (the chain, its limits, the reach bound, the restart table) is cached per
-mechanism on first use, outside the caller's time budget.
+restarts (the answer is the compromise stretched toward it) and is reported ``"unreachable"``.
+
+Everything per chain (the chain, its limits, the reach bound, the restart table, the engine itself) is
+cached per mechanism on first use, outside the caller's time budget.
 """
 
 from __future__ import annotations
@@ -32,10 +34,11 @@ import numpy as np
 
 from ..constraints import OrientationConstraint, PoseConstraint, PositionConstraint
 from ..errors import InvalidConfiguration
+from ..kinematics import frame_chain
 from ..spatial import log_so3
-from .problem import IKOptions, IKProblem, IKResult, diagnose_failure, restart_sample
+from .problem import IKOptions, IKProblem, IKResult, diagnose_failure
 from .registry import register_solver
-from .solvers import DLSSolver, _ChainKernel
+from .solvers import DLSSolver, _ChainKernel, _dls as _dls1
 
 __all__ = ["BatchIKResult", "LMPopulationSolver", "LaneEngine", "chain_engine"]
 
@@ -46,6 +49,14 @@ STALL_RATIO = 0.6
 ATTEMPT_ITERATIONS = 20
 #: lanes per target once the caller's seed stalled (default of solve_ik and solve_ik_batch)
 POPULATION = 6
+#: single solves on chains with at least this many unknowns start with the whole population
+WIDE_FROM = 6
+#: initial damping factor (lambda = mu |e|^2)
+MU0 = 0.1
+#: beyond reach, the damping factor multiplies min(|e|^2, FAR_DAMPING) (m^2, rad^2)
+FAR_DAMPING = 1e-2
+#: and its one attempt gets at most this many iterations
+FAR_ITERATIONS = 12
 #: restart configurations drawn per block (the table grows by blocks as targets need more)
 _TABLE_BLOCK = 64
 
@@ -90,13 +101,13 @@ class LaneEngine:
     frame (no posture, no coupled joint on the chain); ``None`` from :func:`chain_engine` otherwise."""
 
     def __init__(self, kernel):
-        K = kernel
-        self.K = K
+        K = kernel            # read here only: the engine keeps no reference to the problem
         ch = K.chain
         self.chain = ch
         self.n = ch.n
         self.nv = K.nv
         self.var_seg = K.var_seg
+        self.var_x = K.var_x
         self.all_vars = K.all_vars
         self.theta = np.array(K.theta)
         self.lo, self.hi, self.clo, self.chi = K.lo, K.hi, K.clo, K.chi
@@ -111,6 +122,8 @@ class LaneEngine:
         self.Rrow = K.Rrow
         self.pos_rows, self.rot_rows = K.pos_rows, K.rot_rows
         self.cap = max(ATTEMPT_ITERATIONS, 2 * self.nv)
+        self._eye_m = np.eye(self.m)
+        self._eye_n = np.eye(self.nv)
         m = K.P.mechanism
         key = (K.P.tasks[0].frame, self.lo.tobytes(), self.hi.tobytes(), self.var_seg.tobytes())
         per_m = _CONSTS.get(m)
@@ -134,6 +147,8 @@ class LaneEngine:
         """Weighted residuals (L, m), Jacobians (L, m, nv), position and orientation error norms (L,) of lanes
         ``X`` (L, nv) against their targets ``pt`` (L, 3) and ``RtT`` (L, 3, 3) (transposed target rotations)."""
         L = X.shape[0]
+        if L == 1:
+            return self._evaluate_one(X[0], pt[0], RtT[0])
         n = self.n
         if self.all_vars:
             TH = X
@@ -166,7 +181,18 @@ class LaneEngine:
         e = np.empty((L, 6))
         e[:, :3] = p - pt
         if self.need_rot:
-            e[:, 3:] = log_so3(Tf[:, :3, :3] @ RtT)
+            Rm = Tf[:, :3, :3] @ RtT
+            c = 0.5 * (Rm[:, 0, 0] + Rm[:, 1, 1] + Rm[:, 2, 2] - 1.0)
+            if c.min() > -0.99:                  # the SO(3) log away from pi (spatial.log_so3's formulas)
+                np.subtract(Rm[:, 2, 1], Rm[:, 1, 2], out=e[:, 3])
+                np.subtract(Rm[:, 0, 2], Rm[:, 2, 0], out=e[:, 4])
+                np.subtract(Rm[:, 1, 0], Rm[:, 0, 1], out=e[:, 5])
+                small = c > 0.999999
+                th = np.arccos(np.where(small, 0.5, c))
+                f = np.where(small, 0.5 * (1.0 + (1.0 - np.minimum(c, 1.0)) / 3.0), 0.5 * th / np.sin(th))
+                e[:, 3:] *= f[:, None]
+            else:
+                e[:, 3:] = log_so3(Rm)
         else:
             e[:, 3:] = 0.0
         R = self.Rrow
@@ -194,20 +220,82 @@ class LaneEngine:
 
     # ------------------------------------------------------------------ one damped step per lane
     def _dls(self, J, e, lam):
+        """``argmin |J dx - e|^2 + lam |dx|^2`` per lane, through the smaller normal equations."""
         L, m, nv = J.shape
+        Jt = J.transpose(0, 2, 1)
         if m <= nv:
-            A = J @ J.transpose(0, 2, 1)
-            A += lam[:, None, None] * np.eye(m)
+            A = J @ Jt
+            A += lam[:, None, None] * self._eye_m
             y = _solve(A, e)
-            return np.einsum("lmn,lm->ln", J, y)
-        A = J.transpose(0, 2, 1) @ J
-        A += lam[:, None, None] * np.eye(nv)
-        g = np.einsum("lmn,lm->ln", J, e)
+            return (Jt @ y[:, :, None])[:, :, 0]
+        A = Jt @ J
+        A += lam[:, None, None] * self._eye_n
+        g = (Jt @ e[:, :, None])[:, :, 0]
         return _solve(A, g)
+
+    def _evaluate_one(self, x, pt, RtT):
+        """:meth:`evaluate` of one lane with the chain's single-configuration pass (half the cost of a
+        batch pass of one; the same formulas, so answers agree with batch ones to rounding)."""
+        if self.all_vars:
+            th = x
+        else:
+            th = self.theta.copy()
+            th[self.var_seg] = x
+        Tf, J = self.chain.evaluate(th)
+        e = np.empty(6)
+        e[:3] = Tf[:3, 3] - pt
+        if self.need_rot:
+            e[3:] = log_so3(Tf[:3, :3] @ RtT)
+        else:
+            e[3:] = 0.0
+        R = self.Rrow
+        if R is not None:
+            e[:3] = R @ e[:3]
+            e[3:] = R @ e[3:]
+            J[:3] = R @ J[:3]
+            J[3:] = R @ J[3:]
+        if self.all_rows:
+            r, Jm = e, J
+        else:
+            r, Jm = e[self.rows], J[self.rows]
+        if not self.all_vars:
+            Jm = Jm[:, self.var_seg]
+        if self.masked:
+            ep = math.sqrt(float(np.sum(r[self.pos_rows] ** 2)))
+            er = math.sqrt(float(np.sum(r[self.rot_rows] ** 2)))
+        else:
+            ep = math.sqrt(e[0] * e[0] + e[1] * e[1] + e[2] * e[2]) if self.need_pos else 0.0
+            er = math.sqrt(e[3] * e[3] + e[4] * e[4] + e[5] * e[5]) if self.need_rot else 0.0
+        if not self.unit_weights:
+            r = r * self.wrow
+            Jm = Jm * self.wrow[:, None]
+        return r[None], Jm[None], np.array([ep]), np.array([er])
+
+    def _step_one(self, x, r, J, lam):
+        """:meth:`step` of one lane (scalar Cholesky solves)."""
+        dx = _dls1(J, -r, lam)
+        xn = x + dx
+        clo, chi = self.clo, self.chi
+        out = (xn < clo) | (xn > chi)
+        if out.any():
+            xn = np.minimum(np.maximum(xn, clo), chi)
+            free = ~out
+            if free.any():
+                e = -r - J[:, out] @ (xn[out] - x[out])
+                dxf = _dls1(J[:, free], e, lam)
+                xn[free] = np.minimum(np.maximum(x[free] + dxf, clo[free]), chi[free])
+        if self.any_wrap:
+            lo, hi = self.lo, self.hi
+            wr = self.wrap & ((xn < lo) | (xn > hi))
+            if wr.any():
+                xn[wr] = lo[wr] + np.mod(xn[wr] - lo[wr], 2 * math.pi)
+        return xn[None]
 
     def step(self, X, r, J, lam):
         """Damped least-squares step of every lane with joint limits (clamp, then recompute once with the
         clamped joints held); returns the new in-limit lane configurations."""
+        if X.shape[0] == 1:
+            return self._step_one(X[0], r[0], J[0], float(lam[0]))
         dx = self._dls(J, -r, lam)
         Xn = X + dx
         clo, chi = self.clo, self.chi
@@ -218,7 +306,7 @@ class LaneEngine:
             o = out[rows]
             Jr = J[rows]
             held = np.where(o, Xc - X[rows], 0.0)
-            e = -r[rows] - np.einsum("lmn,ln->lm", Jr, held)
+            e = -r[rows] - (Jr @ held[:, :, None])[:, :, 0]
             Jf = Jr * (~o)[:, None, :]
             dxf = self._dls(Jf, e, lam[rows])
             Xf = np.minimum(np.maximum(X[rows] + dxf, clo), chi)
@@ -232,169 +320,194 @@ class LaneEngine:
 
     # ------------------------------------------------------------------ the loop
     def run(self, x0s, pts, RtTs, tol_position, tol_orientation, *, deadline=math.inf, max_iterations=10000,
-            restarts=True, population=POPULATION, seed=0, mu0=1.0):
+            restarts=True, population=POPULATION, seed=0, mu0=MU0, start_width=1, cancel=None):
         """Solve targets ``pts`` (B, 3) / ``RtTs`` (B, 3, 3) from seeds ``x0s`` (B, nv). Returns per target
-        ``(x (B, nv), success (B,), status (B,) str, iterations (B,), restarts (B,), ep (B,), er (B,))``."""
+        ``(x (B, nv), success (B,), status (B,) str, iterations (B,), restarts (B,))``: ``x`` the first lane
+        within tolerance, else the lowest-cost point seen; ``status`` ``"converged"``, ``"out_of_reach"``,
+        ``"timeout"``, ``"max_iterations"`` or ``"stalled"``; ``iterations`` the lane-iterations spent.
+        ``cancel`` (``is_set()``): once set, the run ends as at the deadline."""
         B = pts.shape[0]
-        nv = self.nv
+        nv, m = self.nv, self.m
         tp, to = tol_position, tol_orientation
         best_x = np.array(x0s, dtype=float)
         best_c = np.full(B, np.inf)
-        best_ep = np.full(B, np.nan)
-        best_er = np.full(B, np.nan)
         done = np.zeros(B, dtype=bool)
         status = np.full(B, "stalled", dtype=object)
         its = np.zeros(B, dtype=np.int64)
+        loops = np.zeros(B, dtype=np.int64)         # engine iterations each target was active in
         nrest = np.zeros(B, dtype=np.int64)
         widened = np.zeros(B, dtype=bool)
         width = max(1, int(population)) if restarts else 1
-        # reach bound: out of reach before any iteration
-        # (one attempt from the seed, no restarts: the compromise stretched toward the target)
+        # beyond the reach bound: one attempt from the seed, no restarts (the compromise stretched toward it)
         far = np.zeros(B, dtype=bool)
         if self.bound_applies:
-            dist = np.linalg.norm(pts - self.origin, axis=1)
-            far = dist > self.reach + tp
-        # lanes: target, configuration, evaluation state
-        tid = np.flatnonzero(~done)
-        X = best_x[tid].copy()
-        L = len(tid)
-        mu = np.full(L, mu0)
-        cost = np.full(L, np.inf)
-        r = np.zeros((L, self.m))
-        J = np.zeros((L, self.m, nv))
-        fresh = np.ones(L, dtype=bool)
-        ait = np.zeros(L, dtype=np.int64)          # iterations in the lane's current attempt
-        rej = np.zeros(L, dtype=np.int64)
-        ref_c = np.full(L, np.inf)
-        ref_it = np.zeros(L, dtype=np.int64)
+            far = np.linalg.norm(pts - self.origin, axis=1) > self.reach + tp
+        any_far = bool(far.any())
         if restarts:
             self.restarts(seed, 1)
         cap = self.cap if restarts else max_iterations
         window, ratio = (STALL_WINDOW, STALL_RATIO) if restarts else (10, 1.0 - 1e-3)
+        # lanes: the seed of every target, and with start_width > 1 the first restart configurations too
+        # (a target beyond reach keeps its one lane)
+        w0 = min(max(1, int(start_width)), width) if restarts else 1
+        nl = np.where(far, 1, w0).astype(np.int64)  # lanes per target (0 once done)
+        tid = np.repeat(np.arange(B), nl)
+        X = np.repeat(best_x, nl, axis=0)
+        if w0 > 1:
+            first_lane = np.concatenate([[0], np.cumsum(nl)[:-1]])
+            rank = np.arange(len(tid)) - first_lane[tid]           # 0: the seed, k: restart k
+            extra = rank > 0
+            X[extra] = self.restarts(seed, w0 - 1)[rank[extra] - 1]
+            nrest[:] = nl - 1
+            widened[:] = (nl >= width) | far
+        L = len(tid)
+        mu = np.full(L, mu0)
+        cost = np.full(L, np.inf)
+        r = np.zeros((L, m))
+        J = np.zeros((L, m, nv))
+        fresh = np.ones(L, dtype=bool)
+        nfresh = L
+        ait = np.zeros(L, dtype=np.int64)
+        rej = np.zeros(L, dtype=np.int64)
+        ref_c = np.full(L, np.inf)
+        ref_it = np.zeros(L, dtype=np.int64)
+        Pl, Rl = (pts, RtTs) if L == B else (pts[tid], RtTs[tid])
         first = True
+        lanes_changed = False
+
+        def keep_best(k):
+            t = tid[k]
+            if cost[k] < best_c[t]:
+                best_c[t] = cost[k]
+                best_x[t] = X[k]
+
         while L:
-            if not first and time.perf_counter() > deadline:
-                status[tid[~done[tid]]] = "timeout"
+            if not first and (time.perf_counter() > deadline or (cancel is not None and cancel.is_set())):
+                for k in range(L):
+                    keep_best(k)
+                status[tid] = "timeout"
                 break
             first = False
+            if lanes_changed:
+                Pl, Rl = pts[tid], RtTs[tid]
+                lanes_changed = False
             # trial points: a step from every evaluated lane, the start point of every fresh lane
-            Xn = X.copy()
-            ev = ~fresh
-            if ev.any():
-                idx = np.flatnonzero(ev)
-                lam = mu[idx] * cost[idx] + 1e-12
-                Xn[idx] = self.step(X[idx], r[idx], J[idx], lam)
-            rn, Jn, epn, ern = self.evaluate(Xn, pts[tid], RtTs[tid])
+            # damping mu |e|^2 vanishes at a solution; beyond reach |e| never does, so there it is capped
+            # at FAR_DAMPING (else the steps toward the stretched compromise shrink to nothing)
+            lam = mu * (cost if not any_far else np.where(far[tid], np.minimum(cost, FAR_DAMPING), cost)) + 1e-12
+            if nfresh == 0:
+                Xn = self.step(X, r, J, lam)
+            elif nfresh == L:
+                Xn = X
+            else:
+                Xn = X.copy()
+                ev = ~fresh
+                Xn[ev] = self.step(X[ev], r[ev], J[ev], lam[ev])
+            rn, Jn, epn, ern = self.evaluate(Xn, Pl, Rl)
             costn = np.einsum("li,li->l", rn, rn)
-            its_add = np.bincount(tid, minlength=B)
-            its += its_add
+            its += nl
+            loops += nl > 0
             ok = costn < cost
-            # accept / reject per lane
-            X = np.where(ok[:, None], Xn, X)
-            r = np.where(ok[:, None], rn, r)
-            J = np.where(ok[:, None, None], Jn, J)
-            cost = np.where(ok, costn, cost)
-            mu = np.where(ok, np.maximum(mu / 3.0, 1e-9), np.minimum(mu * 10.0, 1e12))
-            mu = np.where(fresh, mu0, mu)
-            rej = np.where(ok, 0, rej + 1)
-            fresh[:] = False
+            if ok.all():
+                X, r, J, cost = Xn, rn, Jn, costn
+                mu = np.maximum(mu * (1.0 / 3.0), 1e-9)
+                rej[:] = 0
+            else:
+                X = np.where(ok[:, None], Xn, X)
+                r = np.where(ok[:, None], rn, r)
+                J = np.where(ok[:, None, None], Jn, J)
+                cost = np.where(ok, costn, cost)
+                mu = np.where(ok, np.maximum(mu * (1.0 / 3.0), 1e-9), np.minimum(mu * 10.0, 1e12))
+                rej = np.where(ok, 0, rej + 1)
+            if nfresh:
+                mu[fresh] = mu0
+                fresh[:] = False
+                nfresh = 0
             ait += 1
-            # best per target
-            better = costn < best_c[tid]
-            if better.any():
-                # several lanes of one target: the smallest cost wins (np.minimum.at on the cost, then the
-                # first lane with it)
-                bi = np.flatnonzero(better)
-                order = bi[np.lexsort((bi, costn[bi]))]
-                t_seen = set()
-                for k in order:
-                    t = tid[k]
-                    if t in t_seen:
-                        continue
-                    t_seen.add(t)
-                    best_c[t] = costn[k]
-                    best_x[t] = Xn[k]
-                    best_ep[t] = epn[k]
-                    best_er[t] = ern[k]
+            finished = False
             conv = (epn <= tp) & (ern <= to)
             if conv.any():
                 for k in np.flatnonzero(conv):        # lowest lane first
                     t = tid[k]
                     if not done[t]:
-                        done[t] = True
-                        status[t] = "converged"
-                        best_x[t] = Xn[k]
-                        best_ep[t], best_er[t] = epn[k], ern[k]
-            over = its[tid] >= max_iterations
-            if over.any():
-                for t in np.unique(tid[over & ~done[tid]]):
-                    done[t] = True
-                    status[t] = "max_iterations"
+                        done[t], status[t], best_x[t] = True, "converged", Xn[k]
+                        nl[t] = 0
+                        finished = True
+            if its.max() >= max_iterations:
+                for t in np.flatnonzero((its >= max_iterations) & ~done):
+                    for k in np.flatnonzero(tid == t):
+                        keep_best(k)
+                    done[t], status[t], nl[t] = True, "max_iterations", 0
+                    finished = True
             # stall detection
             chk = (ait - ref_it) >= window
-            ref_c_prev = ref_c
-            stalled = chk & ~(cost <= ref_c * ratio)
-            ref_c = np.where(chk, cost, ref_c)
-            ref_it = np.where(chk, ait, ref_it)
-            stalled |= (rej > 8) | (ait >= cap)
-            if far.any():
+            stalled = (chk & (cost > ref_c * ratio)) | (rej > 8) | (ait >= cap)
+            if any_far:
                 # beyond reach: the one attempt runs while it still improves (1e-3 per window)
                 fl = far[tid]
-                slow = chk & ~(cost <= ref_c_prev * (1.0 - 1e-3))
-                stalled = np.where(fl, slow | (rej > 8), stalled)
-            fl = stalled & far[tid]
-            if fl.any():
-                for t in np.unique(tid[fl]):
+                slow = chk & (cost > ref_c * (1.0 - 1e-3))
+                stalled = np.where(fl, slow | (rej > 4) | (ait >= FAR_ITERATIONS), stalled)
+                for k in np.flatnonzero(stalled & fl):
+                    t = tid[k]
                     if not done[t]:
-                        done[t] = True
-                        status[t] = "out_of_reach"
-            keep = ~done[tid]
-            if not restarts:
-                for t in np.unique(tid[stalled & keep]):
-                    done[t] = True
-                    status[t] = "stalled"
+                        keep_best(k)
+                        done[t], status[t], nl[t] = True, "out_of_reach", 0
+                        finished = True
+            if chk.any():
+                ref_c = np.where(chk, cost, ref_c)
+                ref_it = np.where(chk, ait, ref_it)
+            if not restarts and stalled.any():
+                for k in np.flatnonzero(stalled):
+                    t = tid[k]
+                    if not done[t]:
+                        keep_best(k)
+                        done[t], status[t], nl[t] = True, "stalled", 0
+                        finished = True
+            if finished:
                 keep = ~done[tid]
-            if not keep.all():
                 tid, X, r, J, cost, mu, fresh, ait, rej, ref_c, ref_it, stalled = (
                     a[keep] for a in (tid, X, r, J, cost, mu, fresh, ait, rej, ref_c, ref_it, stalled))
+                lanes_changed = True
             if restarts and stalled.any():
                 # a stalled lane restarts; a target whose first lane stalls widens to `width` lanes
                 new_t = []
                 for k in np.flatnonzero(stalled):
                     t = tid[k]
+                    keep_best(k)
                     nrest[t] += 1
                     X[k] = self._table_row(seed, nrest[t])
                     fresh[k], ait[k], rej[k], ref_it[k] = True, 0, 0, 0
                     cost[k], ref_c[k], mu[k] = np.inf, np.inf, mu0
                     if not widened[t]:
                         widened[t] = True
-                        new_t.extend([t] * (width - 1))
+                        new_t.extend([t] * int(width - nl[t]))
                 if new_t:
                     nt = np.array(new_t, dtype=np.int64)
                     Xs = np.empty((len(nt), nv))
                     for j, t in enumerate(nt):
                         nrest[t] += 1
+                        nl[t] += 1
                         Xs[j] = self._table_row(seed, nrest[t])
-                    k0 = len(tid)
+                    z = np.zeros(len(nt), dtype=np.int64)
                     tid = np.concatenate([tid, nt])
                     X = np.concatenate([X, Xs])
-                    r = np.concatenate([r, np.zeros((len(nt), self.m))])
-                    J = np.concatenate([J, np.zeros((len(nt), self.m, nv))])
+                    r = np.concatenate([r, np.zeros((len(nt), m))])
+                    J = np.concatenate([J, np.zeros((len(nt), m, nv))])
                     cost = np.concatenate([cost, np.full(len(nt), np.inf)])
                     mu = np.concatenate([mu, np.full(len(nt), mu0)])
                     fresh = np.concatenate([fresh, np.ones(len(nt), dtype=bool)])
-                    z = np.zeros(len(nt), dtype=np.int64)
                     ait, rej, ref_it = (np.concatenate([a, z]) for a in (ait, rej, ref_it))
                     ref_c = np.concatenate([ref_c, np.full(len(nt), np.inf)])
-                    # keep lanes ordered by target (lowest lane = earliest seed), for determinism
+                    # lanes ordered by target, the earliest seed first (answers independent of the batch)
                     order = np.argsort(tid, kind="stable")
-                    if not np.array_equal(order, np.arange(len(tid))):
-                        tid, X, r, J, cost, mu, fresh, ait, rej, ref_c, ref_it = (
-                            a[order] for a in (tid, X, r, J, cost, mu, fresh, ait, rej, ref_c, ref_it))
-                    del k0
+                    tid, X, r, J, cost, mu, fresh, ait, rej, ref_c, ref_it = (
+                        a[order] for a in (tid, X, r, J, cost, mu, fresh, ait, rej, ref_c, ref_it))
+                lanes_changed = True
+                nfresh = int(fresh.sum())
             L = len(tid)
-        success = status == "converged"
-        return best_x, success, status, its, nrest, best_ep, best_er
+        status[far & (status != "converged")] = "out_of_reach"
+        self.last_loops = loops                      # statistics for benchmarks (not thread-safe)
+        return best_x, status == "converged", status, its, nrest
 
     def _table_row(self, seed, k):
         return self.restarts(seed, k)[k - 1]
@@ -469,51 +582,129 @@ def _ro(a):
 
 def chain_engine(P: IKProblem):
     """The :class:`LaneEngine` for this problem's chain task, or None when the problem does not suit it
-    (several constraints, a posture, a coupled joint on the chain, a target-dependent row frame)."""
+    (several constraints, a posture, a coupled joint on the chain, a target-dependent row frame). Engines
+    are shared by the problems of one shape (frame, rows, weights; every joint free, targets in the ground
+    frame) on a mechanism, so that only the first solve builds one; the problem's own seed and target are
+    in :func:`lane_data`."""
+    E = getattr(P, "_lane_engine", _UNSET)
+    if E is not _UNSET:
+        return E
+    key = _shape_key(P)
+    per = _SHARED.get(P.mechanism) if key is not None else None
+    E = per.get(key) if per is not None else None
+    if E is not None:
+        c = P.tasks[0]
+        Tt = c.target if isinstance(c, PoseConstraint) else c.target_pose()
+        xf = P.x_of(P.template)
+        P._lane_data = (xf, xf[E.var_x], np.array(Tt[:3, 3]), np.array(Tt[:3, :3].T), None)
+    else:
+        E, K = _chain_engine(P)
+        if E is not None:
+            P._lane_data = (K.x_full0, K.x0, K.pt, K.RtT, K.T_wr)
+            if key is not None:
+                with _SHARED_LOCK:
+                    per = _SHARED.get(P.mechanism)
+                    if per is None:
+                        per = _SHARED[P.mechanism] = {}
+                    if len(per) >= _SHARED_MAX:      # many chassis poses: keep the cache small
+                        per.clear()
+                    per.setdefault(key, E)
+    P._lane_engine = E
+    return E
+
+
+def lane_data(P: IKProblem):
+    """``(x_full0, x0, pt, RtT, T_wr)`` of a problem :func:`chain_engine` took: its unknowns at the seed, the
+    chain's share of them, the target position and transposed rotation in the ground frame, and the
+    constant ground pose of the target's reference frame (None: the ground)."""
+    return P._lane_data
+
+
+_UNSET = object()
+_SHARED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_SHARED_LOCK = threading.Lock()
+#: engines kept per mechanism (problem shapes, chassis poses of locked rovers)
+_SHARED_MAX = 64
+
+
+def _shape_key(P: IKProblem):
+    """What an engine depends on besides the mechanism, for problems whose every joint is free and whose
+    target is in the ground frame (None for other problems: they get an engine of their own)."""
+    m = P.mechanism
     if len(P.tasks) != 1 or P.posture is not None or P.limit_checked.size:
         return None
     c = P.tasks[0]
     if type(c) not in (PoseConstraint, PositionConstraint, OrientationConstraint):
         return None
-    if getattr(c, "mask_frame", None) == "target" and len(c.kept_axes) not in (0, 3) and \
-            isinstance(c, PoseConstraint):
-        pass
+    if c.relative_to not in (None, m.ground) or c.mask_frame != "reference":
+        return None
+    key = (type(c).__name__, c.frame, tuple(np.asarray(c.kept_axes).tolist()), c.row_weights().tobytes())
+    if P.all_free and not P.has_couplings:
+        return key
+    # locked joints: the engine holds the values of the locked joints on the chain (a rover's chassis pose)
+    coords = frame_chain(m, c.frame).coords
+    return key + (P.free.tobytes(), P.template[coords].tobytes())
+
+
+def _chain_engine(P: IKProblem):
+    """``(engine, kernel)`` built for ``P``, or ``(None, None)``."""
+    if len(P.tasks) != 1 or P.posture is not None or P.limit_checked.size:
+        return None, None
+    c = P.tasks[0]
+    if type(c) not in (PoseConstraint, PositionConstraint, OrientationConstraint):
+        return None, None
     K = _ChainKernel.build(P)
     if K is None:
-        return None
+        return None, None
     if c.mask_frame == "target" and not K.all_rows:
-        return None            # rows turned into each target's axes: not one engine for all targets
-    return LaneEngine(K)
+        return None, None      # rows turned into each target's axes: not one engine for all targets
+    E = LaneEngine(K)
+    if c.mask_frame == "target":
+        if not K.unit_weights:
+            return None, None  # weights along each target's axes: not one engine for all targets
+        if K.T_wr is None:
+            E.Rrow = None      # all rows, unit weights: turning the rows changes nothing
+        else:
+            E.Rrow = np.array(K.T_wr[:3, :3].T)
+    return E, K
 
 
 class LMPopulationSolver:
     """``solve_ik(..., solver="lm")``: the lane engine on one target with a population of seeds (module
-    docstring); problems it does not suit go to ``"dls"``. ``population``: lanes once the caller's seed
-    stalled; ``mu0``: initial damping factor."""
+    docstring); problems it does not suit go to ``"dls"``. ``population``: lanes per target;
+    ``start_width``: lanes from the start (default: ``population`` for chains of ``WIDE_FROM`` (6) or more
+    unknowns -- the caller's seed and the first restart configurations advance together from the first
+    iteration, which halves the iterations of an arm's solve -- and 1 for shorter chains, whose seed alone
+    usually converges: a pan-tilt mast); ``mu0``: initial damping factor."""
 
     name = "lm"
 
-    def __init__(self, population: int = POPULATION, mu0: float = 1.0):
-        if isinstance(population, bool) or not isinstance(population, (int, np.integer)) or population < 1:
-            raise InvalidConfiguration(f"population must be an integer >= 1, got {population!r}")
+    def __init__(self, population: int = POPULATION, mu0: float = MU0, start_width: int | None = None):
+        for name, v in (("population", population), ("start_width", start_width)):
+            if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1):
+                raise InvalidConfiguration(f"{name} must be an integer >= 1, got {v!r}")
         self.population = int(population)
+        self.start_width = None if start_width is None else int(start_width)
         self.mu0 = float(mu0)
 
     def solve(self, P: IKProblem, o: IKOptions) -> IKResult:
         E = chain_engine(P)
         if E is None or P.n == 0:
             return DLSSolver(mu0=self.mu0).solve(P, o)
-        K = E.K
+        xf, x0, pt, RtT, _ = lane_data(P)
         seed = _seed_of(o.rng)
         if o.restarts:
             E.restarts(seed, 1)
         if time.perf_counter() - o.start > 0.5e-3:       # building the caches is not billed to the caller
             o.deadline += time.perf_counter() - o.start
-        x, ok, st, its, nr, ep, er = E.run(K.x0[None, :], K.pt[None, :], K.RtT[None], o.tol_position,
-                                           o.tol_orientation, deadline=o.deadline,
-                                           max_iterations=o.max_iterations, restarts=o.restarts,
-                                           population=self.population, seed=seed, mu0=self.mu0)
-        return _result_of(P, K, o, x[0], st[0], int(its[0]), int(nr[0]), self.name)
+        x, ok, st, its, nr = E.run(x0[None, :], pt[None, :], RtT[None], o.tol_position, o.tol_orientation,
+                                   deadline=o.deadline, max_iterations=o.max_iterations, restarts=o.restarts,
+                                   population=self.population, seed=seed, mu0=self.mu0,
+                                   start_width=self.start_width or (self.population if E.nv >= WIDE_FROM else 1),
+                                   cancel=getattr(o, "cancel", None))
+        full = xf.copy()
+        full[E.var_x] = x[0]
+        return _result_of(P, o, full, st[0], int(its[0]), int(nr[0]), self.name)
 
 
 def _seed_of(rng):
@@ -530,12 +721,11 @@ def _seed_of(rng):
     return 0
 
 
-def _result_of(P: IKProblem, K, o: IKOptions, xv, status: str, iterations: int, restarts: int, name: str):
-    x = K.full_x(xv)
+def _result_of(P: IKProblem, o: IKOptions, x, status: str, iterations: int, restarts: int, name: str):
     if status == "converged":
         return P.result(x, True, "converged", o, iterations, restarts, name)
     if status == "out_of_reach":
-        return P.result(x, False, "unreachable", o, 0, 0, name,
+        return P.result(x, False, "unreachable", o, iterations, 0, name,
                         "the target lies beyond the chain's reach (sum of its link lengths)")
     if status in ("timeout", "max_iterations") and restarts == 0:
         reason = status                  # the budget ended the first attempt while it was still running

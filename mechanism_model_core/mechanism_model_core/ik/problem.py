@@ -97,6 +97,24 @@ class IKOptions:
     deadline: float = 0.0
 
 
+class CancellableIKOptions(IKOptions):
+    """:class:`IKOptions` whose ``deadline`` is already past once ``cancel`` (anything with ``is_set()``, such
+    as a ``threading.Event``) is set: every solver's time check then ends the solve as a timeout at its next
+    iteration (a server cancels the work of a client that left)."""
+
+    def __init__(self, *args, cancel=None, **kwargs):
+        self.cancel = cancel
+        super().__init__(*args, **kwargs)
+
+    @property
+    def deadline(self) -> float:
+        return -math.inf if self.cancel is not None and self.cancel.is_set() else self._deadline
+
+    @deadline.setter
+    def deadline(self, value: float) -> None:
+        self._deadline = value
+
+
 # ---------------------------------------------------------------------------------------------- problem
 class IKProblem:
     """A stack of constraints on one mechanism, compiled for solvers.
@@ -225,8 +243,11 @@ class IKProblem:
         m = self.mechanism
         pos = {int(i): k for k, i in enumerate(self.free)}
         checked = []
+        lins = _LINEAR.get(m)
+        if lins is None:              # the couplings' linear forms: constant per mechanism, parsed once
+            lins = _LINEAR[m] = {name: expr.linear_coefficients() for name, expr in m.couplings.items()}
         for name, expr in m.couplings.items():
-            lin = expr.linear_coefficients()
+            lin = lins[name]
             i = m.coordinate_index(name)
             bounded = bool(np.isfinite(m.lower_limits[i]) or np.isfinite(m.upper_limits[i]))
             if lin is None or len(lin[0]) != 1:
@@ -375,6 +396,8 @@ class IKProblem:
 
 
 _ANGLES = weakref.WeakKeyDictionary()
+#: mechanism -> {coupled coordinate: linear_coefficients() of its expression}
+_LINEAR = weakref.WeakKeyDictionary()
 
 
 def _angle_coordinates(m: Mechanism) -> np.ndarray:

@@ -87,12 +87,13 @@ _WRITERS = {
 }
 
 
-def save_model(mechanism, path, format: str | None = None) -> None:
+def save_model(mechanism, path, format: str | None = None, **options) -> None:
     """Save a whole (assembled) mechanism to one file (CLARAty 6.13).
 
     The format follows ``format`` (``"xml"``/``"claraty"`` or ``"urdf"``) or the extension of ``path``:
     ``.xml`` writes CLARAty Mechanism Model XML (everything the model holds), ``.urdf`` writes URDF for
-    ``robot_description``, ``.kindsl`` writes RobCoGen KinDSL (what it can hold: :mod:`.kindsl_writer`). ``mechanism.save(path)`` does the same.
+    ``robot_description``, ``.kindsl`` writes RobCoGen KinDSL (what it can hold: :mod:`.kindsl_writer`).
+    ``options`` go to the writer (URDF: ``floating_base="chain"|"floating"|"root"``, :func:`.urdf.to_urdf`). ``mechanism.save(path)`` does the same.
     """
     import importlib
 
@@ -108,7 +109,7 @@ def save_model(mechanism, path, format: str | None = None) -> None:
             raise ModelFileError(f"cannot save as {key or 'a file without extension'!r} (known: "
                                  f"{', '.join(sorted(_WRITERS))})", path)
     module, function = _WRITERS[key]
-    getattr(importlib.import_module(f"{__name__}.{module}"), function)(mechanism, path)
+    getattr(importlib.import_module(f"{__name__}.{module}"), function)(mechanism, path, **options)
 
 
 # the model's Mechanism.save and Mechanism.attach(path) call these (see model.provide_operation)

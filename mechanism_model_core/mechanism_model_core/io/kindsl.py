@@ -104,6 +104,13 @@ class _Evaluator:
             raise self.error(node, "expression is not a finite number")
         return float(v)
 
+    def finite(self, node, value: float) -> float:
+        """``value``, or an error when an intermediate result overflowed (``1/(1e308*10)`` would otherwise
+        end as 0, silently)."""
+        if not math.isfinite(value):
+            raise self.error(node, f"an intermediate value of the expression is not finite ({value}): overflow")
+        return value
+
     def _eval(self, node) -> float:
         from lark import Token
 
@@ -166,20 +173,20 @@ class _Evaluator:
             if fname not in FUNCTIONS or fname == "atan2":
                 raise self.error(node, f"function {fname!r} is not allowed")
             with np.errstate(all="ignore"):
-                return float(FUNCTIONS[fname](self._eval(c[1])))
+                return self.finite(node, float(FUNCTIONS[fname](self._eval(c[1]))))
         if k == "neg":
             return -self._eval(c[0])
         if k in ("add", "sub", "mul", "div"):
             a, b = self._eval(c[0]), self._eval(c[1])
             if k == "add":
-                return a + b
+                return self.finite(node, a + b)
             if k == "sub":
-                return a - b
+                return self.finite(node, a - b)
             if k == "mul":
-                return a * b
+                return self.finite(node, a * b)
             if b == 0:
                 raise self.error(node, "division by zero")
-            return a / b
+            return self.finite(node, a / b)
         if k in ("unary", "expr", "sum", "product", "atom"):
             return self._eval(c[-1])
         raise self.error(node, f"unexpected expression element {k!r}")

@@ -40,6 +40,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import warnings
 
 from ..errors import ExpressionError, MechanismModelError, ModelFileError, UnknownJoint
 from ..joints import JointType
@@ -59,8 +60,11 @@ _DTD_PATH = os.path.join(os.path.dirname(__file__), "mechanism_model.dtd")
 def load_motor_groups(mechanism, path=None) -> MotorGroups:
     """The motor groups of ``mechanism``: from ``path`` (a ``.yaml``/``.yml`` file or a CLARAty XML file),
     or, when ``path`` is None, from the CLARAty XML file the mechanism was loaded from (its
-    ``Motor_Group`` elements and those of the files it attaches). A model without any gives an empty
+    ``Motor_Group`` elements and those of the files it attaches; a URDF's ``<ros2_control>`` and
+    ``<transmission>`` blocks, :mod:`.urdf_drives`). A model without any gives an empty
     :class:`MotorGroups`."""
+    if path is None and (getattr(mechanism, "metadata", None) or {}).get("format") == "urdf":
+        return _urdf_groups(mechanism)      # also a URDF from a robot_description parameter or topic
     if path is None:
         path = getattr(mechanism, "source", None)
         if not path:
@@ -70,11 +74,21 @@ def load_motor_groups(mechanism, path=None) -> MotorGroups:
     ext = os.path.splitext(path)[1].lower()
     if ext in (".yaml", ".yml"):
         return motor_groups_from_yaml(path, mechanism)
+    if ext in (".urdf", ".xacro"):
+        return _urdf_groups(mechanism)
     if ext in (".xml", ".mm"):
         from .safe_xml import root_tag
-        if root_tag(path) == "Mechanism_Model":
+        tag = root_tag(path)
+        if tag == "Mechanism_Model":
             return motor_groups_from_xml(path, mechanism)
-    return MotorGroups(source=path)       # a URDF, KinDSL or D-H model carries no motor groups
+        if tag == "robot":
+            return _urdf_groups(mechanism)
+    return MotorGroups(source=path)       # a KinDSL or D-H model carries no motor groups
+
+
+def _urdf_groups(mechanism) -> MotorGroups:
+    """The motor groups of a URDF's <ros2_control> / <transmission> blocks (:mod:`.urdf_drives`)."""
+    return motor_groups_from_urdf(mechanism)
 
 
 # ====================================================================================== common checks
@@ -306,6 +320,102 @@ def _yaml_num(b, d, key, line):
         return evaluate(str(v))
     except ExpressionError as exc:
         raise b.fail(f"{key}: {exc}", line) from None
+
+
+# ====================================================================================== URDF
+#: ROS 1 hardware interfaces and ros2_control command interfaces -> the command interface of a group
+_URDF_IFACE = {"positionjointinterface": "position", "velocityjointinterface": "velocity",
+               "effortjointinterface": "effort", "position": "position", "velocity": "velocity",
+               "effort": "effort"}
+
+
+def _urdf_iface(text):
+    if not text:
+        return None
+    key = text.strip().rsplit("/", 1)[-1].lower()
+    return _URDF_IFACE.get(key)
+
+
+def motor_groups_from_urdf(mechanism) -> MotorGroups:
+    """:class:`MotorGroups` from the ``<ros2_control>`` / ``<transmission>`` blocks a URDF reader put in the
+    mechanism's ``metadata`` (:mod:`.urdf_drives` says how); empty when it has none."""
+    meta = getattr(mechanism, "metadata", None) or {}
+    source = getattr(mechanism, "source", None) or "<urdf>"
+    reduction = {}
+    for t in meta.get("transmissions", ()):
+        if len(t["joints"]) == 1:       # a SimpleTransmission; differentials are not one motor per joint
+            j = t["joints"][0]
+            reduction[j["name"]] = (j["reduction"], j["offset"], (t["actuators"][0]["name"]
+                                                                  if t["actuators"] else ""))
+    wanted = {}      # interface -> [(joint, params)]
+    for c in meta.get("ros2_control", ()):
+        for j in c["joints"]:
+            for iface, params in j["command_interfaces"].items():
+                kind = _urdf_iface(iface)
+                if kind:
+                    wanted.setdefault(kind, []).append((j["name"], params))
+                    break
+    if not wanted:
+        for t in meta.get("transmissions", ()):
+            for j in t["joints"]:
+                kind = next((_urdf_iface(i) for i in j["interfaces"] if _urdf_iface(i)), None)
+                if kind:
+                    wanted.setdefault(kind, []).append((j["name"], {}))
+    b = _Builder(mechanism, source)
+    groups, seen = [], set()
+    for kind in ("position", "velocity", "effort"):
+        motors = []
+        for joint, params in wanted.get(kind, ()):
+            if joint in seen:
+                continue
+            spec = {"joint": joint}
+            lo, hi = _urdf_float(params.get("min")), _urdf_float(params.get("max"))
+            try:
+                j = mechanism.joint(joint)
+            except UnknownJoint:     # the builder below says so
+                j = None
+            # the command range within the joint's own limits (ros2_control clamps to both)
+            if kind == "position" and j is not None and j.dof == 1:
+                if lo is not None:
+                    spec["min"] = max(lo, j.lower[0])
+                if hi is not None:
+                    spec["max"] = min(hi, j.upper[0])
+            elif (lo is not None or hi is not None) and j is not None:
+                mag = max(abs(v) for v in (lo, hi) if v is not None)
+                key = "vmax" if kind == "velocity" else "effort"
+                spec[key] = min(mag, j.velocity if kind == "velocity" else j.effort)
+            if joint in reduction:
+                r, off, actuator = reduction[joint]
+                spec.update(direction=1 if r > 0 else -1, gear=abs(r), offset=off, name=actuator)
+            try:
+                motors.append(b.motor(f"{kind}_controller", spec, None, None))
+                seen.add(joint)
+            except ModelFileError as exc:
+                warnings.warn(f"joint {joint!r} is not made a motor: {exc}", stacklevel=2)
+        if motors:
+            try:
+                groups.append((b.group(f"{kind}_controller", "joint_trajectory" if kind == "position"
+                                       else "forward_command", kind, motors, None), None))
+            except ModelFileError as exc:
+                warnings.warn(f"{source}: no {kind} motor group: {exc}", stacklevel=2)
+    controls = meta.get("ros2_control", ())
+    kw = {}
+    if controls and controls[0]["plugin"]:
+        kw["hardware"] = controls[0]["plugin"]
+        kw["hardware_parameters"] = dict(controls[0]["parameters"])
+    if not groups:
+        return MotorGroups(source=source)
+    return b.collect(groups, **kw)
+
+
+def _urdf_float(text):
+    if text is None:
+        return None
+    try:
+        v = float(text)
+    except (TypeError, ValueError):
+        return None
+    return v if math.isfinite(v) else None
 
 
 # ====================================================================================== writing XML

@@ -16,14 +16,15 @@ the controller_manager YAML, so a robot integrator starts from a configuration t
   ``forward_command_controller/ForwardCommandController`` (``joints``, ``interface_name``) or
   ``joint_trajectory_controller/JointTrajectoryController`` (``joints``, ``command_interfaces``,
   ``state_interfaces``, goal constraints, PID ``gains`` when the command interface is not position).
-  It is written as JSON-style YAML (every string quoted), so it needs no YAML library and reads the same in
-  every YAML parser.
+  It is written by PyYAML's emitter with every string (keys too) but plain identifiers double-quoted, so
+  every joint name reads back as that string: in PyYAML (YAML 1.1), in YAML 1.2 parsers, and in rcl's parameter
+  parser, which types unquoted scalars itself (``on``, ``null``, ``1.5``, ``1e3`` are strings only quoted).
 """
 
 from __future__ import annotations
 
-import json
 import math
+import re
 from typing import Mapping
 
 from ..errors import MechanismModelError
@@ -154,17 +155,31 @@ def urdf_with_ros2_control(mechanism, motors: MotorGroups, *, urdf: str | None =
     return urdf[:end].rstrip() + "\n" + body + "</robot>\n"
 
 
-def _yaml(obj, level: int = 0) -> list[str]:
-    """Block-style YAML of nested mappings; leaves (numbers, strings, lists of scalars) as JSON."""
-    out = []
-    pad = "  " * level
-    for k, v in obj.items():
-        if isinstance(v, Mapping):
-            out.append(f"{pad}{k}:")
-            out += _yaml(v, level + 1)
-        else:
-            out.append(f"{pad}{k}: {json.dumps(v)}")
-    return out
+#: strings written unquoted: identifiers and plugin names that no YAML parser reads as anything else
+_PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_/]*")
+_YAML_WORDS = {"y", "n", "yes", "no", "on", "off", "true", "false", "null", "nan", "inf"}
+
+
+def _yaml(doc) -> str:
+    """Block-style YAML of ``doc`` by PyYAML's emitter, every string but plain identifiers double-quoted
+    (escaped where needed), so that no joint name reads back as something else (``on``, ``null``, ``1.5``,
+    ``1e3``, ``{a}``, ``key: value # c``, a tab, a newline or a leading space)."""
+    try:
+        import yaml
+    except ImportError:
+        raise MechanismModelError("writing the controller YAML needs PyYAML: pip install "
+                                  "'mechanism_model_core[yaml]'") from None
+
+    class Quoted(yaml.SafeDumper):
+        pass
+
+    def string(dumper, text):
+        plain = _PLAIN.fullmatch(text) is not None and text.lower() not in _YAML_WORDS
+        return dumper.represent_scalar("tag:yaml.org,2002:str", text, style=None if plain else '"')
+
+    Quoted.add_representer(str, string)
+    return yaml.dump(doc, Dumper=Quoted, sort_keys=False, default_flow_style=False, allow_unicode=True,
+                     width=1 << 20)
 
 
 def controllers_yaml(motors: MotorGroups, *, goal_tolerance: float = 0.05, goal_time: float = 0.0,
@@ -205,4 +220,4 @@ def controllers_yaml(motors: MotorGroups, *, goal_tolerance: float = 0.05, goal_
               "# groups (units: SI, rad). Commands: forward_command controllers take std_msgs/Float64MultiArray",
               "# on /<controller>/commands in the order of `joints`; joint_trajectory controllers take",
               "# /<controller>/joint_trajectory or the /<controller>/follow_joint_trajectory action."]
-    return "\n".join(header + _yaml(doc)) + "\n"
+    return "\n".join(header) + "\n" + _yaml(doc)

@@ -26,6 +26,8 @@ Import (:func:`load_urdf`, :func:`loads_urdf`)
       file's folder; relative names through the file's folder) when found; a mesh that cannot be found or
       read is reported, with this file's line, when a collision model is built (kinematics do not need it). ``visual`` geometry is ignored; the first visual mesh is kept as the body's graphics
       reference.
+    * ``<transmission>`` and ``<ros2_control>`` blocks are read into ``metadata`` (reductions, joint names,
+      command interfaces and their limits; :mod:`.urdf_drives`), and give the model's motor groups.
     * Errors name the file and line: unknown parent/child links, a link with two parents, cycles, several
       roots, unknown joint types, bad numbers (NaN, infinite), entities, files over the size limit.
     * What urdfdom reads loads, and what it ignores is ignored with a :class:`URDFWarning` naming file and
@@ -53,6 +55,9 @@ Export (:func:`to_urdf`, :func:`save_urdf`)
     * bounding shapes become both ``collision`` and ``visual`` primitives, so RViz shows something without
       meshes; capsules and cones (which URDF lacks) as their enclosing cylinders, convex hulls as their mesh.
 
+    * the ``<transmission>`` and ``<ros2_control>`` blocks the mechanism was read with (its metadata,
+      :mod:`.urdf_drives`) are written back, so a robot's motor wiring survives a round trip.
+
     :func:`load_urdf` recognises these patterns (chains named ``<joint>.<coordinate>`` and fixed leaf links
     on ``<frame>.<kind>_frame`` joints) and rebuilds the multi-DOF joints and named frames, so a mechanism
     survives a round trip through URDF.
@@ -71,8 +76,10 @@ from ..errors import MechanismModelError, ModelFileError, SourceLines
 from ..joints import COORDINATE_NAMES, Joint, JointType
 from ..model import BodySpec, BoundingShape, MassProperties, Mechanism
 from .. import spatial
+from . import appearance
 from . import limits, validation
 from .safe_xml import parse_bytes, parse_file
+from .urdf_drives import read_drive_blocks, write_drive_blocks
 
 #: Limits at or beyond this magnitude are read as unbounded, and written for unbounded limits.
 UNBOUNDED = 1e9
@@ -246,10 +253,25 @@ class _Reader:
             try:
                 out.append(BoundingShape(name, stype, self.origin(cel), dims, link=link, mesh=mesh,
                                          mesh_path=_mesh_path(mesh, self.model_file),
-                                         source=(self.file, cel.sourceline)))
+                                         source=(self.file, cel.sourceline), color=self.color(link_el)))
             except MechanismModelError as exc:
                 raise self.error(cel, str(exc)) from None
         return tuple(out)
+
+    def color(self, link_el) -> tuple | None:
+        """RGBA of the link's first visual with a coloured material (inline, or a top-level named one)."""
+        for mel in link_el.findall("visual/material"):
+            cel = mel.find("color")
+            if cel is None and mel.get("name"):
+                named = [m for m in link_el.getparent().findall("material") if m.get("name") == mel.get("name")]
+                cel = named[0].find("color") if named else None
+            if cel is not None and cel.get("rgba"):
+                rgba = tuple(self.numbers(cel, "rgba", 4))
+                if not all(0.0 <= c <= 1.0 for c in rgba):
+                    self.warn(cel, f"color rgba {cel.get('rgba')!r} outside [0, 1]; ignored")
+                    return None
+                return rgba
+        return None
 
     def graphics(self, link_el) -> str | None:
         for vel in link_el.findall("visual"):
@@ -458,6 +480,7 @@ class _Reader:
             specs, ground_spec = _rebuild(specs, ground_spec)
         b = MechanismBuilder(robot_name, ground, source=self.model_file)
         b.metadata["format"] = "urdf"
+        b.metadata.update(read_drive_blocks(root, set(jels), self.warn_line))
         try:
             for s in specs:
                 b.add_body(s.name, s.parent, s.joint, s.frames, s.mass, s.shapes, s.graphics, s.frame_kinds)
@@ -683,11 +706,20 @@ def _link_el(etree, robot, name: str, mass: MassProperties | None = None, shapes
             _origin_el(etree, el, s.transform)
             if not _geometry_el(etree, el, s):
                 link.remove(el)
+            elif tag == "visual":
+                _material_el(etree, el, appearance.shape_color(s, name))
     if graphics and not any(s.type == "mesh" for s in shapes):
         el = etree.SubElement(link, "visual", name=f"{name}_graphics")
         g = etree.SubElement(el, "geometry")
         etree.SubElement(g, "mesh", filename=graphics)
+        _material_el(etree, el, appearance.body_color(name))
     return link
+
+
+def _material_el(etree, visual, rgba) -> None:
+    """``<material name="mm_rrggbbaa"><color rgba="r g b a"/></material>`` in a ``<visual>``."""
+    mat = etree.SubElement(visual, "material", name=appearance.material_name(rgba))
+    etree.SubElement(mat, "color", rgba=" ".join(_num(float(c)) for c in rgba))
 
 
 def _joint_el(etree, robot, name, jtype, parent, child, T, axis=None, limits=None, mimic=None):
@@ -730,11 +762,44 @@ def _mimic_of(mech: Mechanism, joint: Joint):
     return master, float(a), float(b)
 
 
-def to_urdf(mechanism: Mechanism, name: str | None = None) -> str:
-    """The mechanism as URDF text (see the module documentation for how each part is written)."""
+#: How :func:`to_urdf` writes a floating joint from the ground body (a rover's or a legged robot's base).
+FLOATING_BASE_STYLES = ("chain", "floating", "root")
+
+
+def to_urdf(mechanism: Mechanism, name: str | None = None, floating_base: str = "chain") -> str:
+    """The mechanism as URDF text (see the module documentation for how each part is written).
+
+    ``floating_base``: how a floating joint on the ground body is written --
+
+    * ``"chain"`` (default): six single-DOF joints named after its coordinates, through massless links, so
+      robot_state_publisher and MoveIt move it from plain JointState messages;
+    * ``"floating"``: one URDF ``floating`` joint from the ground link (MuJoCo makes it a free joint; loading
+      the file back gives the same floating joint);
+    * ``"root"``: the floating body is the URDF's root link and the ground body is left out (Gazebo's
+      convention: the root link of a model is free); the ground's own frames and shapes cannot be written
+      then (a warning says which), and a body other than the floating one on the ground is an error. Load
+      it back with ``root_joint="floating"``.
+
+    Simulators refuse moving bodies without mass: the ``"chain"`` style's massless links are for
+    kinematics tools, ``"floating"`` or ``"root"`` for MuJoCo and Gazebo.
+    """
     from lxml import etree
 
+    if floating_base not in FLOATING_BASE_STYLES:
+        raise MechanismModelError(f"floating_base={floating_base!r}: use one of {', '.join(FLOATING_BASE_STYLES)}")
     m = mechanism
+    g = m.bodies[0]
+    free = [s for s in m.bodies[1:] if s.parent == g.name and s.joint.type is JointType.FLOATING]
+    as_root = floating_base == "root" and len(free) == 1
+    if floating_base == "root" and free:
+        on_ground = [s.name for s in m.bodies[1:] if s.parent == g.name]
+        if len(free) > 1 or len(on_ground) > 1:
+            raise MechanismModelError(f"cannot write {m.name!r} with floating_base='root': the ground body "
+                                      f"{g.name!r} carries {', '.join(repr(n) for n in on_ground)}, and only "
+                                      f"one floating body can be the root link")
+        if g.frames or g.shapes or g.mass.mass:
+            warnings.warn(f"{m.name!r} with floating_base='root': the ground body {g.name!r} is left out with "
+                          f"its frames {sorted(g.frames)} and {len(g.shapes)} shape(s)", URDFWarning, stacklevel=2)
     robot = etree.Element("robot", name=name or m.name or "robot")
     robot.append(etree.Comment(
         f" Written by mechanism_model_core from mechanism {m.name!r}. Multi-DOF joints are chains of "
@@ -770,13 +835,16 @@ def to_urdf(mechanism: Mechanism, name: str | None = None) -> str:
             _link_el(etree, robot, link_name(fname))
             _joint_el(etree, robot, joint_name(jn), "fixed", spec.name, fname, T)
 
-    g = m.bodies[0]
-    _link_el(etree, robot, link_name(g.name), g.mass, g.shapes, g.graphics)
-    add_frames(g)
+    if not as_root:
+        _link_el(etree, robot, link_name(g.name), g.mass, g.shapes, g.graphics)
+        add_frames(g)
     for spec in m.bodies[1:]:
         j = spec.joint
         _link_el(etree, robot, link_name(spec.name), spec.mass, spec.shapes, spec.graphics)
-        if j.dof == 0:
+        if spec in free and floating_base != "chain":
+            if not as_root:
+                _joint_el(etree, robot, joint_name(j.name), "floating", spec.parent, spec.name, j.placement)
+        elif j.dof == 0:
             _joint_el(etree, robot, joint_name(j.name), "fixed", spec.parent, spec.name, j.placement)
         elif j.dof == 1:
             T = j.transform([0.0])   # fold the offset into the origin
@@ -828,12 +896,13 @@ def to_urdf(mechanism: Mechanism, name: str | None = None) -> str:
                                    + "; ".join(unexpressed).replace("--", "- -") + " "))
     for e in links + joints:
         robot.append(e)
+    write_drive_blocks(etree, robot, m.metadata, used_joints)
     etree.indent(robot, space="  ")
     return etree.tostring(robot, pretty_print=True, xml_declaration=True, encoding="utf-8").decode("utf-8")
 
 
-def save_urdf(mechanism: Mechanism, path) -> None:
+def save_urdf(mechanism: Mechanism, path, floating_base: str = "chain") -> None:
     """Write :func:`to_urdf` of ``mechanism`` to ``path``."""
-    text = to_urdf(mechanism)
+    text = to_urdf(mechanism, floating_base=floating_base)
     with open(os.fspath(path), "w", encoding="utf-8") as fh:
         fh.write(text)

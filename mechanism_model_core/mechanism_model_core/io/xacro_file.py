@@ -70,6 +70,11 @@ def expand_xacro(path, xacro_args: dict | None = None) -> str:
         except ModelFileError:
             raise
         except Exception as exc:    # xacro raises XacroException, ExpatError, NameError, ... for bad input
+            inner = exc
+            while inner is not None and not isinstance(inner, ModelFileError):
+                inner = getattr(inner, "exc", None)       # XacroException wraps the cause
+            if inner is not None:                         # ours (a package not found, an unsafe include)
+                raise inner from None
             where = current_file()
             raise ModelFileError(f"xacro: {type(exc).__name__ if not str(exc) else ''}{exc}", where) from None
         finally:

@@ -12,6 +12,8 @@ the file read through :func:`~.safe_xml.read_limited` (size cap), and two bounds
 
 from __future__ import annotations
 
+import re
+
 from ..errors import ModelFileError, UnsafeModelFileError
 from .safe_xml import read_limited
 
@@ -69,6 +71,7 @@ def parse_yaml_with_lines(text, path: str = "<string>", what: str = "YAML"):
 
 
 _LOADERS = {}
+_EXPONENT_FLOAT = re.compile(r"^[-+]?[0-9][0-9_]*(?:\.[0-9_]*)?[eE][-+]?[0-9]+$")
 
 
 def bounded_loader(yaml, lines: bool = False):
@@ -106,6 +109,10 @@ def bounded_loader(yaml, lines: bool = False):
             return node
 
     if lines:
+        # YAML 1.2 floats without a dot (1e-3, 1E9): YAML 1.1 (PyYAML) reads them as strings, so a motor group
+        # accepted 1e-3 (converted later) while an environment refused it; model files read them as numbers
+        Loader.add_implicit_resolver("tag:yaml.org,2002:float", _EXPONENT_FLOAT, list("-+0123456789"))
+
         def mapping(loader, node):
             d = LineDict(loader.construct_mapping(node, deep=True))
             d.line = node.start_mark.line + 1

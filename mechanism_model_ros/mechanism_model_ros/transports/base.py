@@ -17,6 +17,7 @@ import concurrent.futures
 import logging
 import threading
 import time
+import traceback
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -211,7 +212,13 @@ class Transport(abc.ABC):
 
     @abc.abstractmethod
     def create_subscription(self, topic: str, ros_type: str, qos: QoS,
-                            callback: Callable[[Any], None]) -> Any: ...
+                            callback: Callable[[Any], None],
+                            on_drained: Callable[[], None] | None = None) -> Any:
+        """``callback(msg)`` for every message, in arrival order. ``on_drained()``, if given, after the
+        callbacks of all the messages one wake-up took from the queue (Cyclone: the samples of one take;
+        rclpy's take loop: until the queue is empty; an executor or the in-memory bus: after each message),
+        on the same thread: a subscriber that only needs the newest state merges in ``callback`` and acts once
+        in ``on_drained``, so a backlog costs one action instead of one per message."""
 
     @abc.abstractmethod
     def create_service(self, name: str, srv_type: str,
@@ -325,7 +332,7 @@ def guarded(callback: Callable, logger, what: str, fallback=None) -> Callable:
         try:
             return callback(*args)
         except Exception as exc:
-            logger.error("%s raised %s: %s", what, type(exc).__name__, exc)
+            logger.error("%s raised %s", what, describe_exception(exc))
             return fallback(args) if fallback is not None else None
     return wrapper
 
@@ -342,6 +349,18 @@ def request_arrival() -> float:
 
 def _set_arrival(t: float | None) -> None:
     _arrival.t = t
+
+
+def request_cancelled():
+    """The ``threading.Event`` the transport sets when the client of the request being handled on this
+    thread has left (Cyclone transport: the client's request writer is no longer matched), for a handler to
+    pass to long work (``solve_ik(cancel=...)``); None where the transport cannot tell (rclpy, outside a
+    handler)."""
+    return getattr(_arrival, "cancel", None)
+
+
+def _set_cancel(event) -> None:
+    _arrival.cancel = event
 
 
 class ServiceGate:
@@ -380,13 +399,36 @@ _FAILURE = 99999
 _CANCEL_REJECTED = 1
 
 
+#: longest exception text a log line or an error reply carries (an exception's message may hold the repr of a
+#: whole message: a reply that failed to encode once logged 70 KB per request)
+MAX_ERROR_TEXT = 500
+
+
+def short_text(text: str, limit: int = MAX_ERROR_TEXT) -> str:
+    """``text`` cut to ``limit`` characters, saying how long it was."""
+    text = str(text)
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
+
+
+def describe_exception(exc: BaseException, limit: int = MAX_ERROR_TEXT) -> str:
+    """``"TypeName: message"`` with the message cut to ``limit`` characters."""
+    return f"{type(exc).__name__}: {short_text(exc, limit)}"
+
+
+def short_traceback(exc: BaseException, frames: int = 6) -> str:
+    """The last ``frames`` frames of ``exc``'s traceback and its :func:`describe_exception` (a bounded
+    replacement for ``exc_info=True``, whose last line repeats the whole exception message)."""
+    tb = "".join(traceback.format_tb(exc.__traceback__, limit=-frames)) if exc.__traceback__ else ""
+    return f"Traceback (most recent call last, {frames} frames at most):\n{tb}{describe_exception(exc)}"
+
+
 def failure_response(response, exc: BaseException, service: str):
     """``response`` (a fresh response object) marked as failed because the handler of ``service`` raised
     ``exc``: ``error_code.val`` FAILURE (MoveIt's code, used by every mechanism_model_msgs service), ``success``
     and ``accepted`` false, a CancelGoal ``return_code`` ERROR_REJECTED, and the reason in ``message`` (or
     ``error_message`` / ``error_string``). A response with none of these fields goes back with its defaults, so
     that the client is answered rather than left waiting. Returns ``response``."""
-    text = f"{service}: internal error {type(exc).__name__}: {exc}"
+    text = f"{service}: internal error {describe_exception(exc)}"
     ec = getattr(response, "error_code", None)
     if ec is not None and hasattr(ec, "val"):
         ec.val = _FAILURE

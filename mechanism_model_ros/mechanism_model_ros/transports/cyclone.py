@@ -39,6 +39,7 @@ import concurrent.futures
 import heapq
 import itertools
 import os
+import struct
 import threading
 import time
 from typing import Any, Callable
@@ -53,11 +54,13 @@ from cyclonedds.topic import Topic
 from cyclonedds.util import duration
 
 from ..qos import QoS, SERVICES
+from . import joint_state_cdr
 from ..typegen import HEADER_GUID, HEADER_SEQ, message_class, service_wire_class
 from .numeric_template import NumericTemplate
 from .base import (SERVICE_CONCURRENCY, SERVICE_QUEUE, CallbackTimer, Client, Publisher, RateLimitedLogger,
-                   ServiceGate, Timer, Transport, TransportError, _set_arrival, busy_or_fallback, check_period,
-                   failure_response, guarded, resolve_name)
+                   ServiceGate, Timer, Transport, TransportError, _set_arrival, _set_cancel, busy_or_fallback,
+                   check_period,
+                   describe_exception, failure_response, guarded, resolve_name, short_traceback)
 from .rcl_action import ActionsOverServices
 
 _RANGES = ("SUBNET", "LOCALHOST", "OFF", "SYSTEM_DEFAULT")
@@ -188,6 +191,16 @@ def _reader(participant, topic, qos, listener=None):
 _ANY = SampleState.Any | ViewState.Any | InstanceState.Any
 
 
+#: message class -> a fast reader of its samples (transports.joint_state_cdr), made by create_subscription
+_FAST_READERS: dict = {}
+
+
+def _register_fast_reader(ros_type: str, cls) -> None:
+    if ros_type == "sensor_msgs/msg/JointState" and cls not in _FAST_READERS:
+        _FAST_READERS[cls] = joint_state_cdr.reader(cls, message_class("std_msgs/msg/Header"),
+                                                    message_class("builtin_interfaces/msg/Time"))
+
+
 def take_valid(reader: DataReader, n: int = 256) -> tuple[list, list]:
     """Take up to ``n`` samples: ``(messages, errors)``. Samples without valid data (Cyclone's notices that
     a writer unregistered or disposed an instance: a peer left) never become messages; a sample that does
@@ -197,12 +210,20 @@ def take_valid(reader: DataReader, n: int = 256) -> tuple[list, list]:
     if isinstance(ret, int):
         raise TransportError(f"DDS take failed ({ret})")
     cls = reader.topic.data_type
+    fast = _FAST_READERS.get(cls)
     out, errors = [], []
     for data, info in ret:
         if not info.valid_data:
             continue
         try:
-            msg = cls.deserialize(data)
+            msg = None
+            if fast is not None:
+                try:
+                    msg = fast(data)
+                except (ValueError, struct.error, UnicodeDecodeError):
+                    msg = None          # the generic deserializer decides (and names the problem)
+            if msg is None:
+                msg = cls.deserialize(data)
         except Exception as exc:
             errors.append(exc)
             continue
@@ -549,6 +570,10 @@ class _CyclonePublisher(Publisher):
     def publish(self, msg) -> None:
         self.writer.write(msg)
 
+    def wait_for_acks(self, timeout: float) -> bool:
+        """Block until every matched reliable reader acknowledged what was written (False after ``timeout`` s)."""
+        return bool(self.writer.wait_for_acks(duration(nanoseconds=int(timeout * 1e9))))
+
     def numeric_template(self, msg, groups: dict) -> NumericTemplate:
         """See :class:`~.numeric_template.NumericTemplate` (an optional transport feature)."""
         return NumericTemplate(msg, groups, lambda m: m.serialize(use_version_2=False),
@@ -641,6 +666,8 @@ class _CycloneService:
 
     #: longest a reply waits for the requesting client's reply reader to be discovered (s), see :meth:`_reply`
     reply_match_timeout = 10.0
+    #: how often the requests being handled are checked for a departed client (s)
+    departed_poll = 0.1
 
     def __init__(self, node: "CycloneNode", name: str, srv_type: str, handler, concurrency: int = SERVICE_CONCURRENCY,
                  queue: int = SERVICE_QUEUE, busy=None):
@@ -658,6 +685,14 @@ class _CycloneService:
             ctx, name, srv_type, "serviceid")
         self.reader = _reader(ctx.participant, requests, req_qos)
         self.writer = _writer(ctx.participant, replies, rep_qos)
+        #: requests being handled: cancel event -> the request writer's instance handle (see _watch_departed)
+        self._inflight: dict = {}
+        self._inflight_lock = threading.Lock()
+        self._watching = threading.Event()
+        self._watcher = None
+        #: requests of departed clients: dropped before their handler ran, and cancelled while it ran
+        self.departed_dropped = 0
+        self.departed_cancelled = 0
         ctx.add_reader(self.reader, self._on_requests)
 
     def _on_requests(self, samples):
@@ -698,33 +733,85 @@ class _CycloneService:
         return False
 
     def _serve(self, request, arrival: float):
+        handle = request.sample_info.publication_handle
+        cancel = threading.Event()
         try:
             with self.gate.slots:
+                if self._client_gone(handle):     # the client left while this request waited
+                    self.departed_dropped += 1
+                    self.node.get_logger().info("service %s: the client of request %s left before it was "
+                                                "served; dropped", self.name, getattr(request, HEADER_SEQ, "?"))
+                    return
+                self._track(cancel, handle)
                 _set_arrival(arrival)
+                _set_cancel(cancel)
                 try:
                     response = self.handler(request, self.rep_cls())
                     if response is None:
                         raise TransportError("the handler returned None instead of the response")
                 except Exception as exc:   # handlers map errors themselves; this is the last line of defence
-                    self.node.get_logger().error("service %s: handler raised %s: %s; answering with an error",
-                                                 self.name, type(exc).__name__, exc, exc_info=True)
+                    self.node.get_logger().error("service %s: handler raised %s; answering with an error\n%s",
+                                                 self.name, describe_exception(exc), short_traceback(exc))
                     response = failure_response(self.rep_cls(), exc, self.name)
                 finally:
                     _set_arrival(None)
+                    _set_cancel(None)
+                    self._untrack(cancel)
         finally:
             self.gate.leave()
+        if cancel.is_set():
+            self.node.get_logger().info("service %s: the client of request %s left while it was handled; its work "
+                                        "was cancelled", self.name, getattr(request, HEADER_SEQ, "?"))
+            return
         if isinstance(response, concurrent.futures.Future):
             # a deferred reply (an action's get_result): sent when the handler's future completes
             response.add_done_callback(lambda f: self._reply_deferred(request, f))
             return
         self._reply(request, response)
 
+    def _client_gone(self, request_writer_handle) -> bool:
+        """Whether the client's request writer is no longer matched (its node or participant is gone)."""
+        try:
+            return self.reader.get_matched_publication_data(request_writer_handle) is None
+        except Exception:
+            return True
+
+    def _track(self, cancel: threading.Event, handle) -> None:
+        with self._inflight_lock:
+            self._inflight[cancel] = handle
+            if self._watcher is None:
+                self._watcher = threading.Thread(target=self._watch_departed, daemon=True,
+                                                 name=f"mm-departed{self.name.replace('/', '-')}")
+                self._watcher.start()
+            self._watching.set()
+
+    def _untrack(self, cancel: threading.Event) -> None:
+        with self._inflight_lock:
+            self._inflight.pop(cancel, None)
+            if not self._inflight:
+                self._watching.clear()
+
+    def _watch_departed(self) -> None:
+        """Set the cancel event of every request whose client left (its request writer no longer matched:
+        the client's participant or node is gone), every :attr:`departed_poll` s while requests are being
+        handled (asleep otherwise). A handler sees it through :func:`~.base.request_cancelled`."""
+        while not self._closed:
+            if not self._watching.wait(1.0):
+                continue
+            time.sleep(self.departed_poll)
+            with self._inflight_lock:
+                items = list(self._inflight.items())
+            for cancel, handle in items:
+                if not cancel.is_set() and self._client_gone(handle):
+                    cancel.set()
+                    self.departed_cancelled += 1
+
     def _reply_deferred(self, request, future: concurrent.futures.Future) -> None:
         exc = None if future.cancelled() else future.exception()
         if future.cancelled() or exc is not None:
             exc = exc or concurrent.futures.CancelledError("the deferred reply was cancelled")
-            self.node.get_logger().error("service %s: deferred reply failed: %s: %s; answering with an error",
-                                         self.name, type(exc).__name__, exc)
+            self.node.get_logger().error("service %s: deferred reply failed: %s; answering with an error",
+                                         self.name, describe_exception(exc))
             self._reply(request, failure_response(self.rep_cls(), exc, self.name))
             return
         self._reply(request, future.result())
@@ -758,8 +845,17 @@ class _CycloneService:
                 log.info("service %s: the client's reply reader was discovered %.2f s after the reply was ready",
                          self.name, waited)
             self.writer.write(response)
-        except Exception as exc:
-            log.error("service %s: cannot send reply: %s: %s", self.name, type(exc).__name__, exc, exc_info=True)
+        except Exception as exc:    # e.g. a value the wire type cannot hold: answer with an error instead
+            log.error("service %s: cannot send reply (request %s): %s; answering with an error", self.name,
+                      getattr(request, HEADER_SEQ, "?"), describe_exception(exc))
+            try:
+                fallback = failure_response(self.rep_cls(), exc, self.name)
+                setattr(fallback, HEADER_GUID, getattr(request, HEADER_GUID))
+                setattr(fallback, HEADER_SEQ, getattr(request, HEADER_SEQ))
+                self.writer.write(fallback)
+            except Exception as exc2:
+                log.error("service %s: cannot send the error reply either: %s", self.name,
+                          describe_exception(exc2))
 
 
 class CycloneNode(ActionsOverServices, Transport):
@@ -806,8 +902,10 @@ class CycloneNode(ActionsOverServices, Transport):
         self._graph("writers", w)
         return _CyclonePublisher(w)
 
-    def create_subscription(self, topic: str, ros_type: str, qos: QoS, callback: Callable[[Any], None]):
+    def create_subscription(self, topic: str, ros_type: str, qos: QoS, callback: Callable[[Any], None],
+                            on_drained: Callable[[], None] | None = None):
         cls = message_class(ros_type)
+        _register_fast_reader(ros_type, cls)
         drops = DropCounter()
         with _LISTENERS_LOCK:
             _LISTENERS.append(drops)
@@ -819,10 +917,13 @@ class CycloneNode(ActionsOverServices, Transport):
         r.samples_undecodable = lambda: self.ctx.undecodable.get(self._topic(topic), 0)
 
         cb = guarded(callback, self.get_logger(), f"subscription {topic}")
+        drained = guarded(on_drained, self.get_logger(), f"subscription {topic} (drained)") if on_drained else None
 
         def on_samples(samples):
             for s in samples:       # one bad sample must not cost the rest of the batch
                 cb(s)
+            if drained is not None:
+                drained()
         self.ctx.add_reader(r, on_samples)
         self._entities.append(r)
         self._graph("readers", r)

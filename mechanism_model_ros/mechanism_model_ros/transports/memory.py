@@ -159,16 +159,19 @@ class MemoryBus:
 
 
 class _Subscription:
-    def __init__(self, bus: MemoryBus, topic: str, qos: QoS, callback):
+    def __init__(self, bus: MemoryBus, topic: str, qos: QoS, callback, on_drained=None):
         self.bus = bus
         self.topic = topic
         self.qos = qos
         self.callback = callback
+        self.on_drained = on_drained
         self.received = 0
 
     def deliver(self, msg) -> None:
         self.received += 1
         self.callback(_copy(msg))
+        if self.on_drained is not None:     # delivered synchronously: every message is its own wake-up
+            self.on_drained()
 
     def get_matched_publications(self) -> list:
         """The publishers of this topic on the bus (one entry each), as DDS readers report them."""
@@ -279,10 +282,13 @@ class MemoryNode(ActionsOverServices, Transport):
         message_class(ros_type)             # an unknown type fails here, as on the other transports
         return _MemoryPublisher(self.bus, self._name(topic), qos)
 
-    def create_subscription(self, topic: str, ros_type: str, qos: QoS, callback: Callable[[Any], None]):
+    def create_subscription(self, topic: str, ros_type: str, qos: QoS, callback: Callable[[Any], None],
+                            on_drained: Callable[[], None] | None = None):
         message_class(ros_type)
         sub = _Subscription(self.bus, self._name(topic), qos,
-                            guarded(callback, self.get_logger(), f"subscription {topic}"))
+                            guarded(callback, self.get_logger(), f"subscription {topic}"),
+                            guarded(on_drained, self.get_logger(), f"subscription {topic} (drained)")
+                            if on_drained else None)
         self._subs.append(sub)
         self.bus.subscribe(sub.topic, sub)
         return sub

@@ -19,7 +19,7 @@ from typing import Callable
 from ..qos import DEFAULT, QoS
 from ..typegen import message_class
 from .base import (STATUS_ABORTED, STATUS_CANCELED, STATUS_SUCCEEDED, ActionClient, ActionResult, GoalHandle,
-                   ServerGoalHandle, Transport, resolve_name)
+                   ServerGoalHandle, Transport, describe_exception, resolve_name)
 
 #: the status topic's QoS (rcl_action: reliable, transient local, depth 1)
 STATUS_QOS = QoS(depth=1, transient_local=True)
@@ -256,7 +256,7 @@ class RclActionServer:
         try:
             result = self.execute(handle)
         except Exception as exc:           # noqa: BLE001 -- the goal ends, the server goes on
-            self.node.get_logger().error("action %s: execute raised %s: %s", self.name, type(exc).__name__, exc)
+            self.node.get_logger().error("action %s: execute raised %s", self.name, describe_exception(exc))
             handle.abort()
             return
         if not handle.done.done():

@@ -32,12 +32,14 @@ from rclpy.subscription import Subscription
 from ..qos import QoS
 from .base import (SERVICE_CONCURRENCY, SERVICE_QUEUE, ActionClient, ActionResult, Client, GoalHandle, Publisher,
                    ServerGoalHandle, ServiceGate, Timer, Transport, TransportError, _set_arrival, busy_or_fallback,
-                   failure_response,
-                   check_period, guarded)
+                   check_period, describe_exception, failure_response, guarded, short_traceback)
 
 
 #: threads of the process's executor (see RclpyRuntime)
 EXECUTOR_THREADS = 24
+#: most messages the take loop takes from one subscription per wake-up before its ``on_drained`` hook (as
+#: the Cyclone transport's take)
+TAKE_BATCH = 256
 
 
 def _ros_class(ros_type: str):
@@ -81,6 +83,12 @@ class _Publisher(Publisher):
 
     def publish(self, msg) -> None:
         self.pub.publish(msg)
+
+    def wait_for_acks(self, timeout: float) -> bool:
+        """Block until every matched reliable reader acknowledged what was published (False after ``timeout``
+        s)."""
+        from rclpy.duration import Duration
+        return bool(self.pub.wait_for_all_acked(Duration(nanoseconds=int(timeout * 1e9))))
 
     def numeric_template(self, msg, groups: dict):
         """A :class:`~.numeric_template.NumericTemplate` over rclpy's serializer, publishing the patched bytes
@@ -275,16 +283,22 @@ class RclpyNode(Transport):
     def create_publisher(self, topic, ros_type, qos):
         return _Publisher(self.node.create_publisher(_ros_class(ros_type), topic, ros_qos(qos)))
 
-    def create_subscription(self, topic, ros_type, qos, callback):
+    def create_subscription(self, topic, ros_type, qos, callback, on_drained=None):
         guarded_cb = guarded(callback, self.get_logger(), f"subscription {topic}")
+        drained = guarded(on_drained, self.get_logger(), f"subscription {topic} (drained)") if on_drained else None
+        group = self._sub_group
 
         def cb(msg):
             # the lock, not only the callback group, keeps the contract wherever the callback runs: an
             # executor's thread or the take loop (see _SubscriptionGroup)
             with self.exclusive:
                 guarded_cb(msg)
-        return self.node.create_subscription(_ros_class(ros_type), topic, cb, ros_qos(qos),
-                                             callback_group=self._sub_group)
+                if drained is not None and not group.loop_owned:    # an executor takes one message a time
+                    drained()
+        sub = self.node.create_subscription(_ros_class(ros_type), topic, cb, ros_qos(qos),
+                                            callback_group=group)
+        sub.mm_drained = drained        # the take loop calls it once the queue is empty (see _take_loop)
+        return sub
 
     def create_service(self, name, srv_type, handler, *, concurrency=SERVICE_CONCURRENCY, queue=SERVICE_QUEUE,
                        busy=None):
@@ -297,8 +311,8 @@ class RclpyNode(Transport):
             try:
                 return handler(request, response)
             except Exception as exc:      # every request gets an answer: an error response (failure_response)
-                log.error("service %s: handler raised %s: %s; answering with an error", name, type(exc).__name__,
-                          exc, exc_info=True)
+                log.error("service %s: handler raised %s; answering with an error\n%s", name,
+                          describe_exception(exc), short_traceback(exc))
                 return failure_response(type(response)(), exc, name)
         gate = ServiceGate(concurrency, queue)
 
@@ -345,7 +359,7 @@ class RclpyNode(Transport):
             try:
                 returned = execute(goal)
             except Exception as exc:        # noqa: BLE001 -- the goal ends, the server goes on
-                log.error("action %s: execute raised %s: %s", name, type(exc).__name__, exc)
+                log.error("action %s: execute raised %s", name, describe_exception(exc))
                 if handle.is_active:
                     handle.abort()
                 return cls.Result()
@@ -426,7 +440,8 @@ class _LoggerAdapter:
 def _take_loop(node: RclpyNode, context, stop: threading.Event) -> None:
     """Serve ``node``'s subscriptions without an executor: wait on them alone (an rcl wait set of just these,
     as ``rclpy.wait_for_message`` does) and, on each wake-up, take every queued message of each and run its
-    callback in place, holding the node's ``exclusive`` lock. Subscriptions created later are picked up on the
+    callback in place, holding the node's ``exclusive`` lock, then its ``on_drained`` hook once the queue is
+empty (or TAKE_BATCH messages were taken) (see :meth:`~.base.Transport.create_subscription`). Subscriptions created later are picked up on the
     next wake-up (at most 0.2 s)."""
     from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
 
@@ -449,12 +464,20 @@ def _take_loop(node: RclpyNode, context, stop: threading.Event) -> None:
                 ready = set(wait_set.get_ready_entities("subscription"))
                 ready_subs = [sub for sub in subs if sub.handle.pointer in ready]
             for sub in ready_subs:
-                while not stop.is_set():
+                took = False
+                for _ in range(TAKE_BATCH):     # bounded: a queue refilled as fast as it drains still ends
+                    if stop.is_set():
+                        break
                     with sub.handle:
                         taken = sub.handle.take_message(sub.msg_type, sub.raw)
                     if taken is None:
                         break
+                    took = True
                     sub.callback(taken[0])      # holds node.exclusive; guarded: an exception is logged
+                drained = getattr(sub, "mm_drained", None)
+                if took and drained is not None:
+                    with node.exclusive:
+                        drained()
         except Exception as exc:                  # noqa: BLE001 -- a destroyed handle while closing
             if stop.is_set() or not context.ok():
                 break

@@ -11,9 +11,11 @@ Every closed-form answer is confirmed by the core's forward kinematics before it
 """
 
 from .common import confirm_candidates, nearest_in_limits
+from .eaik_solver import EAIKSolver, eaik_available, eaik_solver_for, ik_solutions
 from .planar import two_link
 from .ypp_leg import YPPLegSolver
 from .yppp import YPPPSolver
 from .ypppy import YPPPYSolver
 
-__all__ = ["YPPLegSolver", "YPPPSolver", "YPPPYSolver", "confirm_candidates", "nearest_in_limits", "two_link"]
+__all__ = ["EAIKSolver", "YPPLegSolver", "YPPPSolver", "YPPPYSolver", "confirm_candidates", "eaik_available",
+           "eaik_solver_for", "ik_solutions", "nearest_in_limits", "two_link"]

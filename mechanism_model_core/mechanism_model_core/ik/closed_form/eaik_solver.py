@@ -1,0 +1,353 @@
+"""Analytic IK of decomposable revolute chains through ``eaik`` (optional extra ``mechanism_model_core[eaik]``;
+Ostermeier et al., "Automatic geometric decomposition for analytical inverse kinematics", 2025).
+
+``eaik`` solves 1-6R chains whose axes it can decompose into Paden-Kahan subproblems (spherical wrists, three
+parallel axes, intersecting axes...) and returns every branch in microseconds. A 7R chain is solved as IKFast
+does: one joint (the *swept* joint, chosen when the solver is built: the last one, else the third, else the
+first whose locking leaves a decomposable 6R) is held at a value and the other six solved in closed form; the
+value sweeps outward from the seed's in steps of 1/64 of its range until an in-limit branch appears.
+
+The chain's geometry is read from the core's own chain (:func:`~mechanism_model_core.kinematics.frame_chain`)
+at zero: joint axes and origins in the ground frame, and the frame's rotation there. Every analytic answer is
+confirmed by the core's forward kinematics before it counts (branches ``eaik`` marks as least-squares
+approximations are dropped); the in-limit branch nearest the seed (whole turns chosen per joint) is returned,
+and the population LM (:class:`~..batch.LMPopulationSolver`) is the fallback.
+
+:func:`eaik_solver_for` detects the solver for a mechanism and frame (cached, None when ``eaik`` is absent or
+the chain does not decompose); ``solve_ik(solver="auto")`` uses it for full-pose targets; ``solver="eaik"``
+asks for it explicitly and raises :class:`~mechanism_model_core.errors.ModelStructureError` when the chain
+does not fit. :func:`ik_solutions` lists every branch.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+import weakref
+
+import numpy as np
+
+from ...constraints import PoseConstraint
+from ...errors import InvalidConfiguration, MechanismModelError, ModelStructureError
+from ...kinematics import frame_chain
+from ...model import Mechanism
+from ...spatial import log_so3
+from ..batch import LMPopulationSolver
+from ..problem import IKOptions, IKProblem, IKResult
+from ..registry import register_solver
+
+__all__ = ["EAIKSolver", "eaik_available", "eaik_solver_for", "ik_solutions"]
+
+#: the sweep of a 7R chain's held joint: steps of its range / SWEEP_STEPS, outward from the seed's value
+SWEEP_STEPS = 64
+#: a branch counts when forward kinematics puts the frame within this of the target (m, rad)
+CONFIRM_TOL = 1e-9
+
+
+def _eaik():
+    try:
+        import eaik.pybindings.EAIK as EAIK     # optional extra: imported where it is used
+    except ImportError:
+        return None
+    return EAIK
+
+
+def eaik_available() -> bool:
+    """True when the optional ``eaik`` package is installed."""
+    return _eaik() is not None
+
+
+class EAIKSolver:
+    """Closed-form IK of the revolute chain from the ground to ``frame`` (module docstring). Raises
+    :class:`ModelStructureError` when the chain has a prismatic joint, more than 7 joints, or no known
+    decomposition, and :class:`MechanismModelError` when ``eaik`` is not installed."""
+
+    name = "eaik"
+
+    def __init__(self, mechanism: Mechanism, frame: str, theta=None, variable=None):
+        """``theta`` (chain steps,) and ``variable`` (bool, chain steps): the steps held (``~variable``) at
+        their ``theta`` values (a rover's chassis, locked joints); by default every step is variable."""
+        EAIK = _eaik()
+        if EAIK is None:
+            raise MechanismModelError("the closed-form solver needs eaik: pip install 'mechanism_model_core[eaik]'")
+        m = mechanism
+        self._mechanism = weakref.ref(m)
+        self.frame = frame
+        self.ground = m.ground
+        ch = frame_chain(m, frame)
+        self.chain = ch
+        N = ch.n
+        var = np.ones(N, dtype=bool) if variable is None else np.asarray(variable, dtype=bool)
+        self.theta = np.zeros(N) if theta is None else np.array(theta, dtype=float)
+        self.theta[var] = 0.0
+        self.steps = np.flatnonzero(var)
+        n = self.n = len(self.steps)
+        if ch.any_prismatic and bool(np.any(ch.prismatic[var])):
+            raise ModelStructureError(f"eaik: the chain to {frame!r} has a prismatic joint")
+        if not 1 <= n <= 7:
+            raise ModelStructureError(f"eaik: the chain to {frame!r} has {n} joints; 1 to 7 revolute joints fit")
+        if m.couplings and any(m.coordinate_names[i] in m.couplings for i in ch.coords):
+            raise ModelStructureError(f"eaik: the chain to {frame!r} carries coupled joints")
+        # product of exponentials at the reference configuration (variables 0, held steps at their values):
+        # the variable joints' axes and origins in the ground, the frame's rotation there
+        Tf, _ = ch.evaluate(self.theta)
+        P = ch.Pm.reshape(N, 4, 4)
+        w = np.stack([np.sin(self.theta), 1.0 - np.cos(self.theta), self.theta], axis=1)
+        Ls = (ch.Pm + np.einsum("nk,nkj->nj", w, ch.coef)).reshape(N, 4, 4)
+        C = [Ls[0]]
+        for i in range(1, N):
+            C.append(C[-1] @ Ls[i])
+        del P
+        H = np.array([C[i][:3, 2] for i in self.steps])
+        O = np.array([C[i][:3, 3] for i in self.steps])
+        self.H = H
+        self.P = np.vstack([O[0], np.diff(O, axis=0), Tf[:3, 3] - O[-1]])
+        self.R0 = Tf[:3, :3].copy()
+        self.coords = np.array(ch.coords)[self.steps]
+        # reach bound: no pose farther than this from the first joint's origin (sum of the origin offsets)
+        self.origin = O[0].copy()
+        self.reach = float(np.sum(np.linalg.norm(self.P[1:], axis=1)))
+        lo, hi = m.lower_limits[self.coords], m.upper_limits[self.coords]
+        self.lower, self.upper = lo, hi
+        self._EAIK = EAIK
+        self.swept = None
+        self._robots = {}
+        self._lock = threading.Lock()
+        if n == 7:
+            order = [6, 2, 0] + [i for i in range(7) if i not in (6, 2, 0)]
+            for i in order:
+                r = _robot_or_none(EAIK, H, self.P, self.R0, [(i, 0.0)])
+                if r is not None and r.has_known_decomposition():
+                    self.swept = i
+                    self.family = r.get_kinematic_family()
+                    break
+            else:
+                raise ModelStructureError(f"eaik: no joint of the 7R chain to {frame!r} leaves a decomposable 6R "
+                                          f"chain when held")
+        else:
+            r = _robot_or_none(EAIK, H, self.P, self.R0, [])
+            if r is None or not r.has_known_decomposition():
+                family = "eaik refused the geometry" if r is None else r.get_kinematic_family()
+                raise ModelStructureError(f"eaik: the chain to {frame!r} has no known decomposition ({family})")
+            self.family = r.get_kinematic_family()
+            self._robots[None] = r
+        self._fallback = LMPopulationSolver()
+
+    @property
+    def mechanism(self) -> Mechanism | None:
+        return self._mechanism()
+
+    def _robot(self, value):
+        if self.swept is None:
+            return self._robots[None]
+        return _robot_or_none(self._EAIK, self.H, self.P, self.R0, [(self.swept, float(value))])
+
+    def _confirmed(self, T, Q, tol):
+        """The rows of ``Q`` whose forward kinematics (the core's chain) reaches ``T`` within ``tol``."""
+        out = []
+        th = self.theta.copy()
+        for q in Q:
+            th[self.steps] = q
+            Tf, _ = self.chain.evaluate(th)
+            if np.linalg.norm(Tf[:3, 3] - T[:3, 3]) <= tol and \
+                    np.linalg.norm(log_so3(Tf[:3, :3] @ T[:3, :3].T)) <= tol:
+                out.append(q)
+        return out
+
+    def branches(self, T, swept_value: float = 0.0, tol: float | None = CONFIRM_TOL) -> list[np.ndarray]:
+        """Every exact analytic branch (chain joint values, limits not applied) for the frame at ground pose
+        ``T``, confirmed by forward kinematics within ``tol`` (None: not confirmed here; the caller does);
+        for a 7R chain, with the swept joint at ``swept_value``."""
+        robot = self._robot(swept_value)
+        if robot is None:
+            return []
+        sol = robot.calculate_IK(np.asarray(T, dtype=float))
+        Q = [np.array(q, dtype=float) for q, ls in zip(sol.Q, sol.is_LS) if not ls]
+        if not Q or tol is None:
+            return Q
+        return self._confirmed(T, Q, tol)
+
+    def accepts(self, problem: IKProblem) -> bool:
+        if len(problem.tasks) != 1 or problem.posture is not None:
+            return False
+        c = problem.tasks[0]
+        return (isinstance(c, PoseConstraint) and c.frame == self.frame and c.relative_to in (None, self.ground)
+                and len(c.kept_axes) == 6 and problem.mechanism is self.mechanism
+                and set(self.coords.tolist()) <= set(problem.free.tolist()))
+
+    def _nearest(self, q, ref):
+        """``q`` with whole turns chosen per joint to lie within limits nearest ``ref``; None if it cannot."""
+        d = q - ref
+        q = ref + d - 2 * math.pi * np.round(d / (2 * math.pi))
+        lo, hi = self.lower, self.upper
+        q = np.where(q < lo - 1e-12, q + 2 * math.pi, q)
+        q = np.where(q > hi + 1e-12, q - 2 * math.pi, q)
+        if np.all(q >= lo - 1e-12) and np.all(q <= hi + 1e-12):
+            return np.clip(q, lo, hi)
+        return None
+
+    def candidates(self, T, ref, deadline=math.inf, tol=None):
+        """In-limit branches nearest ``ref`` first (chain joint values; confirmed within ``tol`` when given,
+        else the caller confirms them); for a 7R chain, from the first swept value (outward from ``ref``'s)
+        that gives any."""
+        if self.swept is None:
+            values = [None]
+        else:
+            i = self.swept
+            lo = self.lower[i] if math.isfinite(self.lower[i]) else -math.pi
+            hi = self.upper[i] if math.isfinite(self.upper[i]) else math.pi
+            step = (hi - lo) / SWEEP_STEPS
+            v0 = min(max(ref[i], lo), hi)
+            values = [v0]
+            for k in range(1, SWEEP_STEPS + 1):
+                for v in (v0 + k * step, v0 - k * step):
+                    if lo <= v <= hi:
+                        values.append(v)
+        lo, hi = self.lower, self.upper
+        turn = 2 * math.pi
+        for v in values:
+            if v is not None and time.perf_counter() > deadline:
+                break
+            Q = self.branches(T, 0.0 if v is None else v, tol)
+            if not Q:
+                continue
+            Q = np.array(Q)
+            if v is not None:
+                Q[:, self.swept] = v
+            # every branch at once: whole turns per joint to the value nearest ref, then into the limits
+            Q = ref + (Q - ref) - turn * np.round((Q - ref) / turn)
+            Q = np.where(Q < lo - 1e-12, Q + turn, Q)
+            Q = np.where(Q > hi + 1e-12, Q - turn, Q)
+            inside = np.all((Q >= lo - 1e-12) & (Q <= hi + 1e-12), axis=1)
+            if inside.any():
+                Q = np.clip(Q[inside], lo, hi)
+                d = np.sum((Q - ref) ** 2, axis=1)
+                return [Q[k] for k in np.argsort(d, kind="stable")]
+        return []
+
+    def solve(self, problem: IKProblem, options: IKOptions) -> IKResult:
+        c = problem.tasks[0]
+        x0 = problem.x_of(problem.template)
+        pos = {int(i): k for k, i in enumerate(problem.free)}
+        cols = [pos[int(i)] for i in self.coords]
+        far = np.linalg.norm(c.target[:3, 3] - self.origin) > self.reach + options.tol_position
+        for q in ([] if far else self.candidates(c.target, x0[cols], options.deadline)):
+            x = x0.copy()
+            x[cols] = q
+            # the result's residuals are the core's forward kinematics: the confirmation of the branch
+            r = problem.result(x, True, "converged", options, 1, 0, self.name)
+            if r.success and r.residuals[0].satisfied:
+                return r
+        res = self._fallback.solve(problem, options)
+        res.solver = f"{self.name}+{res.solver}"
+        return res
+
+
+def _robot_or_none(EAIK, H, P, R0, fixed):
+    """``eaik``'s robot for axes ``H``, offsets ``P``, end rotation ``R0`` and held joints, or None where
+    ``eaik`` refuses the geometry (it raises RuntimeError for some degenerate axis pairs)."""
+    try:
+        return EAIK.Robot(H.T, P.T, R0, fixed, True)
+    except (RuntimeError, ValueError):
+        return None
+
+
+# ---------------------------------------------------------------------------------------------- detection
+_CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_NONE = object()
+_LOCK = threading.Lock()
+
+
+def eaik_solver_for(mechanism: Mechanism, frame: str, problem: IKProblem | None = None):
+    """The :class:`EAIKSolver` of ``frame``'s chain, or None (``eaik`` absent, or the chain does not fit);
+    built once per mechanism, frame and -- for a ``problem`` with locked joints on the chain -- the locked
+    joints' values."""
+    if not eaik_available():
+        return None
+    key, theta, variable = _held(mechanism, frame, problem)
+    with _LOCK:
+        per = _CACHE.get(mechanism)
+        if per is None:
+            per = _CACHE[mechanism] = {}
+        hit = per.get(key)
+    if hit is None:
+        try:
+            hit = EAIKSolver(mechanism, frame, theta, variable)
+        except ModelStructureError:
+            hit = _NONE
+        with _LOCK:
+            if len(per) >= _MAX_PER_MECHANISM:
+                per.clear()
+            per[key] = hit
+    return None if hit is _NONE else hit
+
+
+def _held(mechanism, frame, problem):
+    """``(cache key, theta, variable)``: the chain steps a problem holds (locked joints) and their values."""
+    if problem is None or problem.all_free:
+        return frame, None, None
+    ch = frame_chain(mechanism, frame)
+    free = set(problem.free.tolist())
+    variable = np.array([int(i) in free for i in ch.coords], dtype=bool)
+    if variable.all():
+        return frame, None, None
+    theta = np.array(problem.template[ch.coords], dtype=float)
+    return (frame, variable.tobytes(), theta[~variable].tobytes()), theta, variable
+
+
+#: closed forms kept per mechanism (frames, and poses of locked joints on the chain)
+_MAX_PER_MECHANISM = 64
+
+
+class _Explicit:
+    """``solve_ik(..., solver="eaik")``: the closed form for the problem's chain, or a clear error."""
+
+    name = "eaik"
+
+    def solve(self, problem: IKProblem, options: IKOptions) -> IKResult:
+        c = problem.tasks[0] if len(problem.tasks) == 1 else None
+        if not isinstance(c, PoseConstraint):
+            raise InvalidConfiguration("solver 'eaik' takes one PoseConstraint (full pose, no mask)")
+        s = eaik_solver_for(problem.mechanism, c.frame, problem)
+        if s is None:                                     # raises the reason (no eaik, or no decomposition)
+            _, theta, variable = _held(problem.mechanism, c.frame, problem)
+            EAIKSolver(problem.mechanism, c.frame, theta, variable)
+        if not s.accepts(problem):
+            raise InvalidConfiguration(f"solver 'eaik' does not fit this problem: it needs a full pose of "
+                                       f"{c.frame!r} in the ground frame, no mask or posture, the chain's "
+                                       f"joints free")
+        return s.solve(problem, options)
+
+
+def ik_solutions(mechanism: Mechanism, frame: str, T, q_ref=None, *, within_limits: bool = True,
+                 swept_value: float | None = None) -> np.ndarray:
+    """Every analytic IK branch putting ``frame`` at ground pose ``T``: (k, nq) full configurations (the
+    other joints at ``q_ref``, home by default), nearest ``q_ref`` first; only in-limit ones (whole turns
+    chosen per joint) unless ``within_limits=False``. A 7R chain's swept joint is held at ``swept_value``
+    (default: its ``q_ref`` value). Raises :class:`ModelStructureError` when the chain has no closed form."""
+    s = eaik_solver_for(mechanism, frame)
+    if s is None:
+        EAIKSolver(mechanism, frame)                      # raises the reason
+    T = np.asarray(T, dtype=float)
+    if T.shape != (4, 4) or not np.all(np.isfinite(T)):
+        raise InvalidConfiguration(f"T must be a finite 4x4 pose, got shape {T.shape}")
+    q_ref = mechanism.configuration(q_ref)
+    ref = q_ref[s.coords]
+    v = 0.0 if s.swept is None else (ref[s.swept] if swept_value is None else float(swept_value))
+    out = []
+    for q in s.branches(T, v):
+        if s.swept is not None:
+            q[s.swept] = v
+        if within_limits:
+            q = s._nearest(q, ref)
+            if q is None:
+                continue
+        full = q_ref.copy()
+        full[s.coords] = q
+        out.append((float(np.sum((q - ref) ** 2)), full))
+    out.sort(key=lambda t: t[0])
+    return np.array([q for _, q in out]).reshape(-1, mechanism.nq)
+
+
+register_solver("eaik", _Explicit)

@@ -1,0 +1,143 @@
+"""Closed-form IK through eaik (optional extra): decomposable chains are detected and others are not, every
+analytic branch reaches the target (judged by Pinocchio on the same URDF), the closed form agrees with the
+generic solver to 1e-9 where both succeed, ``solve_ik`` returns the in-limit branch nearest the seed, and an
+explicit closed-form request on a chain it does not fit is a clear error."""
+
+from __future__ import annotations
+
+import math
+import os
+
+import numpy as np
+import pytest
+
+from mechanism_model_core import Joint, MechanismBuilder, PoseConstraint, forward_kinematics
+from mechanism_model_core.errors import ModelStructureError
+from mechanism_model_core.ik import eaik_solver_for, ik_solutions, solve_ik
+from mechanism_model_core.io.urdf import load_urdf
+from mechanism_model_core.spatial import rot_x, rot_y, rot_z, translation
+
+from .optional_deps import require
+from .robots import SAFETY, chain10, panda, ur5
+
+require("eaik", "eaik")
+pin = pytest.importorskip("pinocchio")
+
+DATA = os.path.join(os.path.dirname(__file__), "..", "data", "robots")
+URDF_ARMS = {"ur5": ("ur5/ur5.urdf", "tool0"), "panda": ("panda/panda.urdf", "panda_link8")}
+
+
+def generic_6r():
+    """Six revolute joints with skewed placements (no parallel or intersecting axes): no decomposition."""
+    b = MechanismBuilder("skew6")
+    parent = None
+    for i in range(6):
+        placement = (np.eye(4) if i == 0 else translation(0.11, 0.07 * (-1) ** i, 0.13)
+                     @ rot_x(0.7 + 0.1 * i) @ rot_y(0.4 - 0.05 * i) @ rot_z(0.3))
+        b.add_body(f"l{i}", parent, Joint.revolute(f"j{i}", placement, lower=-3.0, upper=3.0))
+        parent = f"l{i}"
+    b.add_frame(parent, "tool", translation(0.05, 0.02, 0.1))
+    return b.build()
+
+
+def _pin(path, tip, m):
+    model = pin.buildModelFromUrdf(path)
+    data = model.createData()
+    fid = model.getFrameId(tip)
+    cols = [(model.joints[j].idx_q, m.coordinate_index(model.names[j])) for j in range(1, model.njoints)]
+
+    def pose(q):
+        qp = pin.neutral(model)
+        for i, k in cols:
+            qp[i] = q[k]
+        pin.framesForwardKinematics(model, data, qp)
+        return data.oMf[fid].homogeneous
+
+    return pose
+
+
+def _errors(F, T):
+    return float(np.linalg.norm(F[:3, 3] - T[:3, 3])), float(np.linalg.norm(pin.log3(F[:3, :3] @ T[:3, :3].T)))
+
+
+def test_decomposable_chains_are_detected_and_others_are_not():
+    assert eaik_solver_for(ur5(), "tool") is not None                  # three parallel axes, 6R
+    s = eaik_solver_for(panda(), "flange")                              # 7R: one joint swept
+    assert s is not None and s.swept is not None
+    assert eaik_solver_for(generic_6r(), "tool") is None
+    assert eaik_solver_for(chain10(), "tool") is None                   # ten joints: not a 6R/7R chain
+
+
+def test_explicit_closed_form_on_a_chain_it_does_not_fit_is_a_clear_error():
+    m = generic_6r()
+    T = forward_kinematics(m, np.full(6, 0.3)).pose("tool")
+    with pytest.raises(ModelStructureError, match="decomposition"):
+        solve_ik(m, PoseConstraint("tool", T), m.home, solver="eaik")
+    with pytest.raises(ModelStructureError, match="joints"):
+        solve_ik(chain10(), PoseConstraint("tool", np.eye(4)), None, solver="eaik")
+    with pytest.raises(ModelStructureError):
+        ik_solutions(m, "tool", T)
+
+
+@pytest.mark.parametrize("name", sorted(URDF_ARMS))
+def test_every_analytic_branch_reaches_the_target_by_pinocchio(name):
+    rel, tip = URDF_ARMS[name]
+    path = os.path.join(DATA, rel)
+    m = load_urdf(path)
+    pose = _pin(path, tip, m)
+    rng = np.random.default_rng(2)
+    seen = 0
+    for q in m.random_configuration(rng, size=15):
+        T = pose(q)
+        sols = ik_solutions(m, tip, T, q, within_limits=False)
+        assert len(sols) >= 1
+        for s in sols:
+            pe, oe = _errors(pose(s), T)
+            assert pe < 1e-9 and oe < 1e-9, (pe, oe)
+        inside = ik_solutions(m, tip, T, q)
+        assert all(m.within_limits(s, 1e-12) for s in inside)
+        seen += len(sols)
+    assert seen > 15
+
+
+@pytest.mark.parametrize("make, tip", [(ur5, "tool"), (panda, "flange")])
+def test_closed_form_equals_generic_where_both_succeed(make, tip):
+    m = make()
+    s = eaik_solver_for(m, tip)
+    rng = np.random.default_rng(9)
+    compared = 0
+    for k in range(10):
+        qt, q0 = m.random_configuration(rng, size=2)
+        T = forward_kinematics(m, qt).pose(tip)
+        g = solve_ik(m, PoseConstraint(tip, T), q0, solver="lm", timeout=SAFETY, tol_position=1e-13,
+                     tol_orientation=1e-13, rng=k)
+        if not g.success:
+            continue
+        swept = None if s.swept is None else g.q[s.coords[s.swept]]
+        sols = ik_solutions(m, tip, T, g.q, within_limits=False, swept_value=swept)
+        d = [np.max(np.abs((b - g.q + math.pi) % (2 * math.pi) - math.pi)) for b in sols]
+        assert min(d) < 1e-9, min(d)
+        compared += 1
+    assert compared >= 8
+
+
+def test_solve_ik_returns_the_in_limit_branch_nearest_the_seed():
+    m = ur5()
+    rng = np.random.default_rng(4)
+    for _ in range(10):
+        qt, q0 = m.random_configuration(rng, size=2)
+        T = forward_kinematics(m, qt).pose("tool")
+        r = solve_ik(m, PoseConstraint("tool", T), q0, timeout=SAFETY)
+        assert r.success and r.solver == "eaik", r
+        branches = ik_solutions(m, "tool", T, q0)
+        best = branches[0]
+        np.testing.assert_allclose(r.q, best, atol=1e-12)
+        assert m.within_limits(r.q, 1e-12)
+
+
+def test_unreachable_pose_on_a_decomposable_chain():
+    m = ur5()
+    T = translation(2.5, 0.0, 0.3)
+    r = solve_ik(m, PoseConstraint("tool", T), m.home, timeout=SAFETY)
+    assert not r.success and r.reason == "unreachable"
+    assert len(ik_solutions(m, "tool", T)) == 0
