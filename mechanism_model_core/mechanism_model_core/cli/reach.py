@@ -21,6 +21,10 @@ import time
 
 import numpy as np
 
+from ..reach import ReachMap, compute_map
+from ..reach.placement import place_base
+from ..reach.plot import save_slices
+from ..terrain import Plane, TriangleMesh
 from .common import CommandError, load, model_arg
 
 
@@ -109,8 +113,6 @@ def _progress(quiet: bool):
 
 
 def _run_map(args) -> int:
-    from ..reach import compute_map
-
     mech = load(args.model)
     executor = args.executor or ("dask" if args.scheduler else "pool")
     bound = None if args.bound is None else (args.bound[:3], args.bound[3:])
@@ -140,10 +142,6 @@ def _summary(rmap) -> str:
 
 def _png(rmap, path) -> None:
     try:
-        from ..reach.plot import save_slices
-    except ImportError as exc:   # pragma: no cover
-        raise CommandError(f"--png needs matplotlib ({exc})") from None
-    try:
         save_slices(rmap, path)
     except ImportError as exc:
         raise CommandError(f"--png needs matplotlib ({exc})") from None
@@ -151,8 +149,6 @@ def _png(rmap, path) -> None:
 
 
 def _run_show(args) -> int:
-    from ..reach import ReachMap
-
     mech = load(args.model) if args.model else None
     rmap = ReachMap.load(args.map, mech)
     if args.json:
@@ -172,8 +168,6 @@ def _run_show(args) -> int:
 
 def terrain_from(spec: str):
     """``flat``, ``slope:DEG[:DIR_DEG]`` or a mesh file -> a terrain."""
-    from ..terrain import Plane
-
     if spec == "flat":
         return Plane()
     if spec.startswith("slope:"):
@@ -184,15 +178,10 @@ def terrain_from(spec: str):
         if not 1 <= len(parts) <= 2 or not all(math.isfinite(v) for v in parts):
             raise CommandError(f"--terrain {spec!r}: slope:DEG[:DIR_DEG] takes one or two finite numbers")
         return Plane.from_slope(math.radians(parts[0]), math.radians(parts[1] if len(parts) > 1 else 0.0))
-    from ..terrain import TriangleMesh
-
     return TriangleMesh.from_file(spec)
 
 
 def _run_place(args) -> int:
-    from ..reach import ReachMap
-    from ..reach.placement import place_base
-
     mech = load(args.model)
     terrain = terrain_from(args.terrain)
     target = np.array(args.target, dtype=float)

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..collision import in_collision
 from ..constraints import PointAtConstraint, PositionConstraint
 from ..errors import InvalidConfiguration
 from ..ik import solve_ik
@@ -45,7 +46,8 @@ from ..statics.mass import center_of_mass
 from ..statics.stability import support_polygon_margin
 from .compute import manipulability
 from .grid import chain_reach
-from .map import ReachMap, chain_of
+from .map import ReachMap, chain_of, model_hash
+from .storage import check_identity
 from .sampling import AXES
 
 __all__ = ["Placement", "PlacementResult", "place_base"]
@@ -131,9 +133,6 @@ def place_base(mechanism, chain, target, direction, terrain, *, reach_map: Reach
     if reach_map is not None:
         if (reach_map.base, reach_map.tool) != (base, tip):
             raise InvalidConfiguration(f"the map is of {reach_map.base}:{reach_map.tool}, not {base}:{tip}")
-        from .map import model_hash
-        from .storage import check_identity
-
         check_identity(reach_map.attrs, model_hash(cm, tip), "reach_map")
     axis = axis or (reach_map.axis if reach_map is not None else "z")
     if axis not in AXES:
@@ -252,11 +251,7 @@ def _collides(mechanism, arm: ManipulatorModel, q_full, terrain, tip) -> bool:
         return True
     if any(s.shapes for s in mechanism.bodies):
         try:
-            from ..collision import in_collision
-        except ImportError:     # pragma: no cover - coal absent: only the terrain check
-            return False
-        try:
             return bool(in_collision(mechanism, q_full))
-        except ImportError:     # pragma: no cover
+        except ImportError:     # pragma: no cover - coal absent: only the terrain check
             return False
     return False
