@@ -67,6 +67,7 @@ import numpy as np
 
 from mechanism_model_core.locomotion.drive_policy import POLICY_KEYS
 from mechanism_model_core.locomotion.wheeled import MODES, MobilityError, Odometry, WheeledLocomotorModel
+from mechanism_model_core.spatial import matrix_to_quaternion, rpy_to_matrix
 
 from . import markers, qos
 from .drive_adapters import ADAPTERS, OsrJointStates, make_adapter
@@ -423,8 +424,6 @@ class Locomotor:
         return min(self._js_time, heard()) if callable(heard) else self._js_time
 
     def publish_odometry(self) -> None:
-        from scipy.spatial.transform import Rotation
-
         with self._lock:
             pos = self.odometry.position.copy()
             rpy = self.odometry.orientation_rpy
@@ -432,7 +431,7 @@ class Locomotor:
             twist_cov = self.odom_twist_cov.copy()
             pose_cov = self.odometry.covariance.copy()
         stamp = self.transport.now()
-        q = Rotation.from_euler("xyz", rpy).as_quat()
+        q = matrix_to_quaternion(rpy_to_matrix(rpy))
         o = self._Odom()
         o.header.stamp.sec, o.header.stamp.nanosec = int(stamp[0]), int(stamp[1])
         o.header.frame_id = self.odom_frame

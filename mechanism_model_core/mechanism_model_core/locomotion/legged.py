@@ -343,7 +343,7 @@ class LeggedLocomotorModel:
         ref = qc_stand[cols] if q_ref is None else np.asarray(q_ref, dtype=float)
         solver = None if generic else self._solvers[i]
         if solver is not None:
-            q, ok = solver.solve(P, ref)
+            q, ok = getattr(solver, "solve_points", solver.solve)(P, ref)   # registered solvers: solve(p, q)
         else:
             q, ok = self._generic_leg_ik(i, P, ref, qc_stand)
         return (q[0], bool(ok[0])) if single else (q, ok)

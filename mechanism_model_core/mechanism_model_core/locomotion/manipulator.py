@@ -53,7 +53,7 @@ from ..ik import ConstraintManager, IKResult, solve_ik
 from ..jacobians import jacobian
 from ..kinematics import forward_kinematics
 from ..model import BodySpec, Mechanism
-from ..spatial import axis_angle_matrix, inverse
+from ..spatial import axis_angle_matrix, inverse, wrap_angle
 from ..ik.closed_form import YPPPSolver, YPPPYSolver
 from ..ik.path_tracker import PathTracker
 from ..ik.registry import find_specialized, register_specialized
@@ -727,7 +727,7 @@ def _closed_form_step(arm, solver, T, q_prev, tool, tol_p, tol_o):
     cands = []
     for q in solver.all_solutions(T):
         q = np.asarray(q, dtype=float)
-        q = q_prev + (q - q_prev + math.pi) % (2 * math.pi) - math.pi       # nearest turn per joint
+        q = q_prev + wrap_angle(q - q_prev)       # nearest turn per joint
         cands.append((float(np.max(np.abs(q - q_prev))), q))
     cands.sort(key=lambda c: c[0])
     hit_limits = False
