@@ -70,7 +70,7 @@ ARMS = {
     "z1": ("z1_description/urdf/z1.urdf", None, None),
     "tiago": ("tiago_description/robots/tiago_no_hand.urdf", "base_link", "arm_tool_link"),
     "talos_arm": ("talos_data/robots/talos_left_arm.urdf", None, None),
-    "baxter": ("baxter_description/urdf/baxter.urdf", "base", "left_hand"),
+    "baxter": ("baxter_description/urdf/baxter.urdf", "base", "left_hand_link"),
     "iiwa14": (os.path.join(SHARED, "iiwa14"), None, None),
 }
 
@@ -118,6 +118,11 @@ class Arm:
         self.pd = self.pm.createData()
         self.fid = self.pm.getFrameId(tip)
         self.names = [m.coordinate_names[i] for i in self.coords]
+        # the chain's base link in the URDF's root (TRAC-IK and roboticstoolbox take targets in the base)
+        pin.framesForwardKinematics(self.pm, self.pd, pin.neutral(self.pm))
+        self.T_root_base = self.pd.oMf[self.pm.getFrameId(self.base)].homogeneous.copy() \
+            if self.pm.existFrame(self.base) else np.eye(4)
+        self.T_base_root = np.linalg.inv(self.T_root_base)
         self.pin_idx = []
         for n in self.names:
             jid = self.pm.getJointId(n)
@@ -181,6 +186,7 @@ def solver_tracik(arm):
 
     def solve(T, seed):
         # pytracik.ik(solver, seed, x, y, z, qx, qy, qz, qw) -> [status (>= 0: found), q...]
+        T = arm.T_base_root @ T
         x, y, z, w = Rotation.from_matrix(T[:3, :3]).as_quat()
         out = pytracik.ik(ik, np.asarray(seed, dtype=float), *T[:3, 3], x, y, z, w)
         return out[1:] if out[0] >= 0 else None
@@ -208,7 +214,7 @@ def solver_rtb(arm):
         raise RuntimeError(f"rtb chain has {ets.n} joints, ours {arm.dof}")
 
     def solve(T, seed):
-        out = ets.ik_LM(T, q0=seed, ilimit=30, slimit=100, tol=1e-10, joint_limits=True)
+        out = ets.ik_LM(arm.T_base_root @ T, q0=seed, ilimit=30, slimit=100, tol=1e-10, joint_limits=True)
         return out.q if hasattr(out, "q") else out[0]
 
     return solve
@@ -227,12 +233,21 @@ def solver_ikpy(arm):
     if len(active) != arm.dof:
         raise RuntimeError("ikpy chain differs")
 
+    # ikpy's chain ends at the first child of each link, which may be a fixed frame beside the tip (UR's
+    # ee_link next to tool0): targets are turned into that end frame's pose (a constant offset)
+    full0 = np.zeros(len(names))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        F0 = chain.forward_kinematics(full0)
+    offset = np.linalg.inv(F0) @ arm.pose(np.zeros(arm.dof))
+
     def solve(T, seed):
         init = np.zeros(len(names))
         init[active] = seed
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            full = chain.inverse_kinematics_frame(T, initial_position=init, orientation_mode="all")
+            full = chain.inverse_kinematics_frame(T @ np.linalg.inv(offset), initial_position=init,
+                                                  orientation_mode="all")
         return np.asarray(full)[active]
 
     return solve
@@ -318,6 +333,44 @@ def batch_throughput(arm, n, seed=5):
     return n / dt, ok / n
 
 
+def rover_queries(n=150, seed=0):
+    """compute_ik-like queries on the library's rovers (other joints locked, the rover standing still): CPU
+    median per solve and success for the MER IDD's apxs pose, Rocky 8's arm_tool pose on the assembled rover
+    and its mast camera's orientation. Uses only API that predates issue 20, so the same function times an
+    older checkout (``PYTHONPATH=<checkout>/mechanism_model_core python benchmarks/bench_ik.py --rovers``)."""
+    from mechanism_model_core import OrientationConstraint, PoseConstraint, forward_kinematics, load_model
+    from mechanism_model_core.ik import solve_ik
+    from mechanism_model_core.library import model_path
+
+    def bench(m, make, active):
+        rng = np.random.default_rng(seed)
+        locked = [c for c in m.independent_coordinates if c not in active]
+        idx = [m.coordinate_index(a) for a in active]
+        base = m.random_configuration(np.random.default_rng(99))
+        ts, ok = [], 0
+        for _ in range(n):
+            qt = base.copy()
+            qt[idx] = m.random_configuration(rng)[idx]
+            q0 = qt.copy()
+            q0[idx] = m.random_configuration(rng)[idx]
+            c = make(forward_kinematics(m, qt))
+            t0 = time.process_time()
+            r = solve_ik(m, [c], q0, locked=locked, timeout=0.05)
+            ts.append(time.process_time() - t0)
+            ok += r.success
+        return float(np.median(ts) * 1e3), ok / n
+
+    mer = load_model(model_path("mer/mer_idd.xml"))
+    r8 = load_model(model_path("rocky8/rocky8_rover.xml"))
+    arm = [c for c in r8.independent_coordinates if c.startswith("arm")]
+    mast = [c for c in r8.independent_coordinates if c.startswith("mast")]
+    return {"MER IDD apxs pose": bench(mer, lambda fk: PoseConstraint("apxs", fk.pose("apxs")),
+                                       mer.independent_coordinates),
+            "Rocky 8 arm_tool pose": bench(r8, lambda fk: PoseConstraint("arm_tool", fk.pose("arm_tool")), arm),
+            "Rocky 8 mast orientation": bench(r8, lambda fk: OrientationConstraint(
+                "mast_camera", fk.pose("mast_camera")[:3, :3]), mast)}
+
+
 def markdown(rows) -> str:
     out = ["| arm | DOF | seeds | solver | targets | success | median CPU ms | p95 CPU ms | median vs ours |",
            "|---|---|---|---|---|---|---|---|---|"]
@@ -352,7 +405,12 @@ def main(argv=None):
     ap.add_argument("--batch", type=int, default=10000, help="Panda targets for the batch throughput")
     ap.add_argument("--seed", type=int, default=2026)
     ap.add_argument("--write", metavar="BENCHMARKS.md")
+    ap.add_argument("--rovers", action="store_true", help="only the compute_ik-like rover queries")
     a = ap.parse_args(argv)
+    if a.rovers:
+        for k, (ms, ok) in rover_queries().items():
+            print(f"{k}: median {ms:.3f} ms CPU, success {100 * ok:.1f} %")
+        return
     only = [s for s in a.only.split(",") if s]
     rows, unreach, missing = [], [], []
     load0 = os.getloadavg()[0]
@@ -372,15 +430,14 @@ def main(argv=None):
         thr = batch_throughput(Arm("panda"), a.batch)
         print(f"batch: {thr[0]:.0f} Panda solves/s CPU, success {100 * thr[1]:.2f} %")
     load1 = os.getloadavg()[0]
-    import mechanism_model_core  # noqa: F401
+
+    from importlib.metadata import PackageNotFoundError, version
 
     vers = []
-    for mod in ("pytracik", "roboticstoolbox", "ikpy", "pinocchio"):
+    for dist in ("pytracik", "roboticstoolbox-python", "ikpy", "pin", "eaik"):
         try:
-            from importlib.metadata import version
-
-            vers.append(f"{mod} {version({'roboticstoolbox': 'roboticstoolbox-python', 'pinocchio': 'pin'}.get(mod, mod))}")
-        except Exception:
+            vers.append(f"{dist} {version(dist)}")
+        except PackageNotFoundError:
             pass
     meta = (f"Measured {time.strftime('%Y-%m-%d')} with `python benchmarks/bench_ik.py --n {a.n} --write "
             f"BENCHMARKS.md` on {platform.machine()} / Python {platform.python_version()} / numpy "

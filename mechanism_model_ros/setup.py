@@ -55,5 +55,6 @@ setup(
         "manipulator = mechanism_model_ros.manipulator:main",
         "statics_server = mechanism_model_ros.statics_server:main",
         "locomotor = mechanism_model_ros.locomotor:main",
+        "legged = mechanism_model_ros.legged:main",
     ]},
 )

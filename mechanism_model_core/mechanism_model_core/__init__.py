@@ -17,7 +17,7 @@ from .io import load_model, save_model
 from .constraints import (ContactConstraint, JointCoupling, JointLock, JointTarget, LoopClosure,
                           OrientationConstraint, PointAtConstraint, PoseConstraint, PositionConstraint,
                           Posture, load_constraints)
-from .ik import ConstraintManager, IKResult, available_solvers, register_solver, solve_ik
+from .ik import ConstraintManager, IKResult, available_solvers, register_solver, solve_ik, solve_ik_batch
 
 __version__ = "0.1.0"
 
@@ -30,4 +30,5 @@ __all__ = [
     "save_model", "ContactConstraint", "JointCoupling", "JointLock", "JointTarget", "LoopClosure",
     "OrientationConstraint", "PointAtConstraint", "PoseConstraint", "PositionConstraint", "Posture",
     "load_constraints", "ConstraintManager", "IKResult", "available_solvers", "register_solver", "solve_ik",
+    "solve_ik_batch",
 ]

@@ -47,7 +47,7 @@ from .conversions import (BadMessage, constraint_from, duration_seconds, fill_jo
 from .cartesian_path_service import CartesianPathService
 from .error_codes import ErrorCodes, RequestError, code_for
 from .joint_state_cache import JointStateCache
-from .transports.base import RateLimitedLogger, Transport, request_arrival
+from .transports.base import RateLimitedLogger, Transport, request_arrival, request_cancelled
 
 # the codes by name, for code that imported them from here
 SUCCESS = ErrorCodes.SUCCESS
@@ -263,7 +263,9 @@ class KinematicsServer:
         try:
             if getattr(req, "avoid_collisions", False):     # MoveIt's flag (collision extra needed)
                 tolerances["avoid_collisions"] = True
-            result = solve_ik(self.mechanism, constraints, q0, timeout=timeout, locked=locked, **tolerances)
+            # cancel: set by the transport when the client leaves (Cyclone; None under rclpy, see docs/ros.md)
+            result = solve_ik(self.mechanism, constraints, q0, timeout=timeout, locked=locked,
+                              cancel=request_cancelled(), **tolerances)
         except UnknownFrame as exc:
             raise RequestError(INVALID_LINK_NAME, str(exc)) from None
         except InvalidConfiguration as exc:

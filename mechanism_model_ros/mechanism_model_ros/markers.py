@@ -126,7 +126,7 @@ def statics_markers(contact_points, com, forces, margin: float | None, frame: st
                                   np.stack([p, p + load_scale * f])))
     if margin is not None:
         out.append(MarkerSpec("stability_margin", 0, TEXT, frame, color, (0, 0, 0.06),
-                              position=tuple(com + 0.15 * up), text=f"margin {margin:.3f} m"))
+                              position=tuple(com + 0.15 * up), text=f"margin={margin:.3f}m"))
     return out
 
 

@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from mechanism_model_core import PoseConstraint, PositionConstraint, forward_kinematics
 from mechanism_model_core.errors import InvalidConfiguration
 from mechanism_model_core.ik import solve_ik, solve_ik_batch
+from mechanism_model_core.ik.batch import FAR_ITERATIONS
 from mechanism_model_core.io.urdf import load_urdf
 
 from .robots import SAFETY, panda, ur5
@@ -122,17 +123,20 @@ def test_batch_equals_single_solves():
     T = forward_kinematics(m, Q).pose(tip)
     seeds = m.random_configuration(rng, size=12)
     whole = solve_ik_batch(m, tip, T, seeds, tol_position=TOL_P, tol_orientation=TOL_O)
+    wide = solve_ik_batch(m, tip, T, seeds, tol_position=TOL_P, tol_orientation=TOL_O, start_width=6)
     for k in range(12):
         one = solve_ik_batch(m, tip, T[k:k + 1], seeds[k:k + 1], tol_position=TOL_P, tol_orientation=TOL_O)
         assert one.success[0] == whole.success[k]
         np.testing.assert_allclose(one.q[0], whole.q[k], atol=1e-12)
         assert one.iterations[0] == whole.iterations[k] and one.restarts[0] == whole.restarts[k]
+        # a single solve starts with the whole population: the batch does with start_width=population (a
+        # single lane takes the single-configuration pass: equal to rounding, not bit for bit)
         single = solve_ik(m, PoseConstraint(tip, T[k]), seeds[k], solver="lm", timeout=SAFETY,
                           tol_position=TOL_P, tol_orientation=TOL_O, max_iterations=2000)
-        assert single.success == bool(whole.success[k])
-        np.testing.assert_allclose(single.q, whole.q[k], atol=1e-12)
+        assert single.success == bool(wide.success[k])
+        np.testing.assert_allclose(single.q, wide.q[k], atol=1e-9)
         r = whole.result(k)
-        assert r.success == single.success and r.residuals[0].position <= TOL_P
+        assert r.success == bool(whole.success[k]) and r.residuals[0].position <= TOL_P
 
 
 def test_batch_position_targets_and_one_seed_for_all():
@@ -153,7 +157,7 @@ def test_out_of_reach_is_reported_without_restarts():
     T[:3, 3] = [3.0, 0.0, 0.5]                                   # the UR5 reaches about 1 m
     r = solve_ik(m, PoseConstraint("tool", T), m.home, timeout=SAFETY)
     assert not r.success and r.reason == "unreachable" and r.restarts == 0
-    assert r.iterations <= 200                                   # one attempt, never the whole budget
+    assert r.iterations <= FAR_ITERATIONS                        # one short attempt, never the whole budget
     res = solve_ik_batch(m, "tool", np.stack([T, forward_kinematics(m, m.home).pose("tool")]))
     assert list(res.reason) == ["unreachable", "converged"] and res.restarts[0] == 0
 

@@ -255,8 +255,61 @@ def test_a_robot_that_is_not_closed_stays_not_well_formed(tmp_path):
 
 
 def test_a_urdf_with_an_xml_extension_is_recognised_tolerantly(tmp_path):
+    from mechanism_model_core.io.check import check_model
+
     path = _write(tmp_path, "arm.xml", TRAILING_COPY)
     with pytest.warns(URDFWarning, match="contain '--'"):
         mech = load_model(path)
     assert mech.coordinate_names == ("shoulder", "wrist")
     assert os.path.basename(mech.source) == "arm.xml"
+    with pytest.warns(URDFWarning, match="contain '--'"):
+        problems, checked = check_model(path)         # mechanism-model check reads it the same way
+    assert not problems and checked.coordinate_names == ("shoulder", "wrist")
+
+
+# ------------------------------------------------------------------- properties of the tolerant reading
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+from mechanism_model_core.io.safe_xml import parse_bytes  # noqa: E402
+
+_comment_text = st.text(alphabet="-ab <>\n&", max_size=40).filter(lambda t: "-->" not in t)
+CLEAN_ARM = ARM.replace("<!-- a two-link arm -- published with an older copy commented out at the end -->",
+                        "<!-- a two-link arm -->")
+
+
+@settings(max_examples=60)
+@given(comments=st.lists(_comment_text, min_size=1, max_size=4), where=st.data())
+def test_comments_read_as_tinyxml_reads_them_keep_every_line_and_element(comments, where):
+    lines = CLEAN_ARM.splitlines()
+    slots = sorted(where.draw(st.lists(st.integers(3, len(lines) - 1), min_size=len(comments),
+                                       max_size=len(comments))), reverse=True)
+    for at, text in zip(slots, comments):
+        lines.insert(at, f"<!--{text}-->")
+    doc = "\n".join(lines) + "\n"
+    said = []
+    root = parse_bytes(doc, "c.urdf", tolerant=True, warn=lambda line, msg: said.append((line, msg)))
+    # every element where it is in the text, named as written
+    expected = [(n, ln.strip().split()[0][1:]) for n, ln in enumerate(doc.splitlines(), 1)
+                if ln.strip().startswith(("<link", "<joint"))]
+    got = [(el.sourceline, el.tag) for el in root.iter("link", "joint")]
+    assert got == expected
+    bad = [c for c in comments if "--" in c or c.endswith("-")]
+    assert bool(said) == bool(bad)
+    if not bad:          # a well-formed document is parsed exactly as the strict reader parses it
+        strict = parse_bytes(doc, "c.urdf")
+        assert [(e.sourceline, e.tag) for e in strict.iter("link", "joint")] == got
+
+
+@settings(max_examples=40)
+@given(prefixes=st.lists(st.from_regex(r"[a-z][a-z0-9_]{0,6}", fullmatch=True), min_size=1, max_size=5,
+                         unique=True))
+def test_any_undeclared_prefixes_in_an_extension_block_are_each_named_once(prefixes):
+    block = "".join(f'    <{p}:thing {p}:attr="1"><{p}:inner/></{p}:thing>\n' for p in prefixes)
+    doc = CLEAN_ARM.replace("</robot>", f"  <gazebo>\n{block}  </gazebo>\n</robot>")
+    said = []
+    root = parse_bytes(doc, "p.urdf", tolerant=True, warn=lambda line, msg: said.append((line, msg)))
+    assert sorted(m.split("'")[1] for _, m in said) == sorted(prefixes)
+    for p in prefixes:     # each warning at the line of the prefix's first use
+        line = next(n for n, ln in enumerate(doc.splitlines(), 1) if f"<{p}:thing" in ln)
+        assert (line, next(m for _, m in said if m.split("'")[1] == p)) in said
+    assert [e.get("name") for e in root.iter("link")] == ["base", "upper", "tool"]

@@ -188,3 +188,7 @@ def test_the_command_line_takes_xacro_args_and_package_paths(workspace, tmp_path
         warnings.simplefilter("ignore")
         m = load_model(str(urdf))
     assert forward_kinematics(m, [0.0, 0.0]).pose("tool")[0, 3] == pytest.approx(0.9)
+    out = subprocess.run(cmd + ["check", robot, "--xacro-arg", "prefix:=x_", "--package-path",
+                                f"my_arm_description={pkg}"], capture_output=True, text=True, env=env,
+                         cwd=tmp_path, timeout=120)
+    assert out.returncode == 0 and "ok (two_link: 3 bodies, 2 joints" in out.stdout, out.stderr

@@ -94,8 +94,10 @@ def _collect_tf(domain, publish_joint_states=True, prefix=""):
             return has_static and reflects_values()
 
         ok = wait_for(send_and_check, 30, 0.05)
-        assert ok, (f"no /tf_static or no /tf with the joint values: {len(static)} /tf_static, {len(moving)} /tf, "
-                    f"slider x: {[t.transform.translation.x for m in moving for t in m.transforms if t.child_frame_id == prefix + 'slider'][-5:]}")
+        xs = [t.transform.translation.x for m in moving for t in m.transforms
+              if t.child_frame_id == prefix + "slider"]
+        assert ok, (f"no /tf_static or no /tf with the joint values: {len(static)} /tf_static, {len(moving)} "
+                    f"/tf, slider x: {xs[-5:]}")
         out = {}
         for msg in static:
             for t in msg.transforms:
@@ -211,7 +213,7 @@ def test_rclpy_nodes_take_robot_state_publishers_description_and_publish_its_tf(
         tf_rsp = _collect_tf(d, prefix="")      # robot_state_publisher's own, from the same joint states
     finally:
         out_ours = ours.stop()
-        out_rsp = rsp.stop()
+        rsp.stop()
     assert "Traceback" not in out_ours, out_ours
     # robot_state_publisher publishes every moving joint it is told about, mimic included (it follows
     # joint_states literally); ours computes the mimic joint from its master: both agree at VALUES, where
@@ -227,3 +229,34 @@ def test_rclpy_nodes_take_robot_state_publishers_description_and_publish_its_tf(
         out_file = from_file.stop()
     assert "Traceback" not in out_file, out_file
     _same_tf(tf_ours, tf_file)
+
+
+def test_the_locomotor_starts_from_the_topic_and_drives_the_wheels_it_proposes():
+    """A rover's URDF on the topic (the library's Rocky 8, exported): the locomotor proposes its mobility
+    from the URDF (cylinder wheels, vertical steering joints) and answers its drive-mode services."""
+    from mechanism_model_core import load_model
+    from mechanism_model_core.io.urdf import to_urdf
+    from mechanism_model_core.library import model_path
+    from mechanism_model_ros import qos
+    from mechanism_model_ros.transports.cyclone import CycloneContext, CycloneNode
+
+    d = unique_domain_id()
+    configure_this_process(d)
+    ctx = CycloneContext(d)
+    node = CycloneNode("bringup", context=ctx)
+    pub = node.create_publisher("/robot_description", "std_msgs/msg/String", qos.LATCHED)
+    pub.publish(node.message_class("std_msgs/msg/String")(data=to_urdf(load_model(model_path(
+        "rocky8/rocky8_rover.xml")))))
+    proc = start_serve(d, "--robot-description-topic", "/robot_description", "--description-timeout", "60",
+                       "--nodes", "locomotor", "--log-level", "INFO")
+    try:
+        crab = node.create_client("/locomotor/drive_mode/crab", "std_srvs/srv/Trigger")
+        assert crab.wait_for_service(60), "the locomotor did not come up"
+        reply = crab.call(crab.request(), 20)
+        assert reply.success, reply.message
+    finally:
+        node.close()
+        ctx.close()
+        out, err = stop(proc)
+    assert "Traceback" not in err, err
+    assert "robot_description topic /robot_description" in err

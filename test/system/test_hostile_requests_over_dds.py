@@ -234,3 +234,96 @@ def test_a_huge_world_object_quaternion_is_normalised_and_a_bad_one_names_its_fi
     rep = _call(sv, lambda r: setattr(r, "world_objects", [rock(0.0, 0.0, 0.0, 0.0)]))
     assert rep.error_code.val == 99999 and "world_objects[0] ('rock').pose.orientation" in rep.message
     _still_serving(served)
+
+
+# ------------------------------------------------------------------------------------------ item 13
+def _ik_request(node, client, x, timeout_s, copies=1):
+    """IK of the arm tool to position ``x`` (m) in the chassis frame (None: its home pose), arm joints only;
+    ``copies`` of the same pose constraint make each iteration that much slower."""
+    from mechanism_model_ros.conversions import fill_pose
+    from mechanism_model_core import forward_kinematics
+
+    r = client.request()
+    PS = node.message_class("geometry_msgs/msg/PoseStamped")
+    ps = PS()
+    ps.header.frame_id = "chassis"
+    T = forward_kinematics(MODEL, None).pose("arm_tool", relative_to="chassis")     # home: reachable
+    if x is not None:
+        T[:3, 3] = x
+    fill_pose(ps.pose, T)
+    r.ik_link_names = ["arm_tool"] * copies
+    r.pose_stamped_vector = [ps] * copies
+    r.active_joints = ["arm_yaw", "arm_shoulder", "arm_elbow", "arm_wrist", "arm_turret"]
+    r.timeout.sec = int(timeout_s)
+    return r
+
+
+#: the client that leaves: its own process, two slow IK requests, then a clean exit when told (stdin)
+LEAVING_CLIENT = """
+import sys
+sys.path.insert(0, sys.argv[1])
+from system.test_hostile_requests_over_dds import _ik_request
+from mechanism_model_ros.transports.cyclone import CycloneContext, CycloneNode
+node = CycloneNode("leaving", context=CycloneContext(int(sys.argv[2])))
+ik = node.create_client("compute_ik", "mechanism_model_msgs/srv/ComputeIK")
+assert ik.wait_for_service(60)
+for _ in range(2):      # out of the arm's reach, 2000 constraints: each runs its whole 30 s budget
+    ik.call_async(_ik_request(node, ik, [50.0, 0.0, 0.0], 30, copies=2000))
+print("sent", flush=True)
+sys.stdin.readline()
+"""
+
+
+def test_the_ik_of_a_client_that_left_is_cancelled():
+    """One IK slot and one queue place, both taken by another process's unreachable 30 s requests (the next
+    request is refused SERVER_BUSY: both arrived). That process exits; the server cancels the running solve
+    and drops the queued one, so a request of a client that stayed is solved within seconds -- before, the
+    slot stayed busy for 60 s."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    from ros.dds_helpers import dds_env
+
+    domain = unique_domain_id()
+    configure_this_process(domain)
+    from mechanism_model_ros.transports.cyclone import CycloneContext, CycloneNode
+
+    server = Server("cyclone", domain, "-p", "ik_max_concurrent:=1", "-p", "ik_max_queued:=1",
+                    "-p", "max_ik_timeout:=60.0")
+    ctx = CycloneContext(domain)
+    node = CycloneNode("staying", context=ctx)
+    test_dir = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    leaving = subprocess.Popen([sys.executable, "-c", LEAVING_CLIENT, test_dir, str(domain)], env=dds_env(domain),
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        ik = node.create_client("compute_ik", "mechanism_model_msgs/srv/ComputeIK")
+        assert ik.wait_for_service(60), "no server:\n" + server.stop()
+        assert leaving.stdout.readline().strip() == "sent", leaving.stderr.read()
+        far = [50.0, 0.0, 0.0]
+        busy = None
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:                       # both requests in: a third is refused
+            busy = ik.call(_ik_request(node, ik, far, 1), 30)
+            if busy.error_code.val == -50:
+                break
+        assert busy is not None and busy.error_code.val == -50, (busy.error_code.val, busy.message)
+        leaving.stdin.write("\n")                               # the client leaves
+        leaving.stdin.flush()
+        assert leaving.wait(30) == 0, leaving.stderr.read()
+        # the staying client is served: its reachable IK succeeds within a bound far below the orphans' 60 s
+        rep = None
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            rep = ik.call(_ik_request(node, ik, None, 2), 30)
+            if rep.error_code.val == 1:
+                break
+        assert rep is not None and rep.error_code.val == 1, (rep.error_code.val, rep.message)
+    finally:
+        if leaving.poll() is None:
+            leaving.kill()
+        node.close()
+        ctx.close()
+        out = server.stop()
+    assert "Traceback" not in out, out

@@ -231,3 +231,73 @@ def test_rviz_draws_the_rover_served_over_the_cyclone_transport(tmp_path):
         finally:
             out, err = stop(server)
         assert "Traceback" not in err, err[-3000:]
+
+
+@pytest.mark.parametrize("launch_file, controllers, mover", [
+    ("walker.launch.py", ["joint_state_broadcaster", "legs_controller"], "/legged"),
+    ("arm.launch.py", ["joint_state_broadcaster", "arm_controller"], "/manipulator"),
+])
+def test_the_walker_and_arm_launches_bring_up_their_controllers_nodes_and_rviz(launch_file, controllers, mover):
+    """walker.launch.py (LEMUR: legged node) and arm.launch.py (MER IDD: manipulator node) with RViz (rviz:=true,
+    under Xvfb): their controllers active, the node that moves them, the servers and rviz2 running."""
+    rviz_shots.require_rviz()
+    if not os.path.exists("/opt/ros/humble/lib/controller_manager/ros2_control_node"):
+        pytest.skip("needs ros2_control (ROS 2 Humble)")
+    d = ros_env.domain()
+    proc = ros_env.start(["xvfb-run", "-a", "-s", "-screen 0 1280x800x24 +extension GLX", "ros2", "launch",
+                          "mechanism_model_ros", launch_file], d, name=launch_file,
+                         PYTHONPATH=collision_pythonpath(d), LIBGL_ALWAYS_SOFTWARE="1", QT_QPA_PLATFORM="xcb")
+    try:
+        state = {}
+        assert wait_for(lambda: state.update(active_controllers(d)) or
+                        all(state.get(c) == "active" for c in controllers) or not proc.running(), 120, 1.0), \
+            (state, proc.output()[-6000:])
+        assert all(state.get(c) == "active" for c in controllers), (state, proc.output()[-6000:])
+        nodes = set()
+        want = {mover, "/state_publisher", "/kinematics_server", "/statics_server", "/rviz2"}
+        assert wait_for(lambda: nodes.update(ros_env.ros2("node", "list", domain_id=d, timeout=30).stdout.split())
+                        or want <= nodes, 60, 1.0), (nodes, proc.output()[-4000:])
+        running = proc.output()      # (at the end the test's SIGINT to the whole group also stops Xvfb)
+        assert "Traceback" not in running and "process has died" not in running, running[-6000:]
+    finally:
+        proc.stop()
+        ros_env.stop_daemon(d)
+
+
+def _docs_block(heading: str) -> list[str]:
+    """The commands of the first shell block after ``heading`` in docs/ros.md (continuations joined)."""
+    with open(os.path.join(ros_env.TOP, "docs", "ros.md"), encoding="utf-8") as fh:
+        text = fh.read()
+    block = text.split(heading, 1)[1].split("```bash", 1)[1].split("```", 1)[0].replace("\\\n", " ")
+    return [line.strip() for line in block.splitlines() if line.strip()]
+
+
+def test_the_docs_by_hand_commands_bring_up_the_rover(tmp_path):
+    """docs/ros.md's "By hand" block run as written (its output folder moved to the test's): the export, the
+    state publisher with the exported description, ros2_control_node reading it from the topic and the
+    spawner: every controller active, and no deprecation notice of ours."""
+    if not os.path.exists("/opt/ros/humble/lib/controller_manager/ros2_control_node"):
+        ros_env.require("humble")
+        pytest.skip("needs ros2_control (ROS 2 Humble)")
+    commands = [c.replace("/tmp/rocky8", str(tmp_path)) for c in _docs_block("### By hand")]
+    assert [c.split()[:3] for c in commands] == [["mechanism-model", "ros2-control", "rocky8/rocky8_rover.xml"],
+                                                  ["ros2", "run", "mechanism_model_ros"],
+                                                  ["ros2", "run", "controller_manager"],
+                                                  ["ros2", "run", "controller_manager"]], commands
+    d = ros_env.domain()
+    export = ros_env.run(["bash", "-c", commands[0]], d, timeout=120)
+    assert export.returncode == 0, export.stdout + export.stderr
+    background = [ros_env.start(["bash", "-c", "exec " + c], d, name=f"by_hand_{k}") for k, c in
+                  enumerate(commands[1:3])]
+    try:
+        spawn = ros_env.run(["bash", "-c", commands[3] + " --controller-manager-timeout 60"], d, timeout=180)
+        assert spawn.returncode == 0, spawn.stdout[-3000:] + spawn.stderr[-3000:] + background[1].output()[-3000:]
+        state = active_controllers(d)
+        assert all(state.get(c) == "active" for c in CONTROLLERS), state
+        control = background[1].output()
+        assert "Received robot description" in control or "robot description" in control.lower(), control[-3000:]
+        assert "[Deprecated] Passing the robot description parameter" not in control, control[-3000:]
+    finally:
+        for p in background:
+            p.stop()
+        ros_env.stop_daemon(d)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import sys
 
+from .common import _xacro_args, model_options
+
 
 def add_parser(subparsers):
     sp = subparsers.add_parser("check", help="validate model files (every problem as file:line: message)",
@@ -12,6 +14,7 @@ def add_parser(subparsers):
                                            "if any file fails.")
     sp.add_argument("files", nargs="+", metavar="FILE")
     sp.add_argument("-q", "--quiet", action="store_true", help="print nothing for good files")
+    model_options(sp)
     return sp
 
 
@@ -48,5 +51,5 @@ def check(path: str):
     """``(problems as text, mechanism or None)`` of one model file (:func:`mechanism_model_core.io.check`)."""
     from ..io.check import check_model
 
-    problems, mech = check_model(path)
+    problems, mech = check_model(path, xacro_args=dict(_xacro_args))
     return [str(p) for p in problems], mech

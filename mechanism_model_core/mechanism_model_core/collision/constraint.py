@@ -123,6 +123,7 @@ def solve_ik_avoiding_collisions(solve_ik, mechanism, constraints, q0=None, *, e
     model = collision_model(mechanism)
     kw = dict(kwargs)
     budget = int(kw.pop("max_iterations", 10000))
+    cancel = kw.get("cancel")
     first = solve_ik(mechanism, constraints, q0, timeout=timeout, rng=rng, max_iterations=budget, **kw)
     if not first.success or not in_collision(model, first.q, environment=environment, margin=margin):
         first.time = time.perf_counter() - t0
@@ -134,7 +135,7 @@ def solve_ik_avoiding_collisions(solve_ik, mechanism, constraints, q0=None, *, e
     start = first.q
     restarts = 0
     used = first.iterations
-    while time.perf_counter() < deadline and used < budget:
+    while time.perf_counter() < deadline and used < budget and not (cancel is not None and cancel.is_set()):
         for c in collisions(model, start if last is first else last.q, environment=environment, margin=margin):
             key = (c.body_a, c.body_b)
             if key not in avoid:

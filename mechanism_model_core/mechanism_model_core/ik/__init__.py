@@ -7,9 +7,9 @@
 
 Batch API (stable): ``solve_ik_batch(mechanism, constraint, targets, q0=None, *, timeout=None,
 tol_position=1e-6, tol_orientation=1e-5, max_iterations=2000, rng=None, locked=(), restarts=True,
-population=6) -> BatchIKResult``. ``constraint`` is a frame name (full pose) or a Pose/Position/Orientation
-constraint used as a template (frame, ``relative_to``, mask, weights; its own target is ignored);
-``targets`` (B, 4, 4) poses (or (B, 3) points for a position); ``q0`` one seed or (B, nq) seeds. The result
+population=6, start_width=1) -> BatchIKResult``. ``constraint`` is a frame name (full pose) or a
+Pose/Position/Orientation constraint used as a template (frame, ``relative_to``, mask, weights; its own
+target is ignored); ``targets`` (B, 4, 4) poses (or (B, 3) points for a position); ``q0`` one seed or (B, nq) seeds. The result
 holds ``q`` (B, nq), ``success`` (B,), ``reason`` (B,), ``position_error``/``orientation_error`` (B,) (m,
 rad), ``iterations``/``restarts`` (B,) and ``time`` (s); ``result(k)`` is target ``k`` as an
 :class:`IKResult`. Each target's answer does not depend on the others in the batch.
@@ -27,12 +27,14 @@ Package layout:
 * :mod:`.closed_form` -- the planar two-link elbow shared by the closed forms, the YPPPY (MER IDD), YPPP
   (Moonrise arm) and YPP leg solvers, and :mod:`~.closed_form.eaik_solver` (analytic IK of decomposable
   6R arms through the optional ``eaik`` package);
+* :mod:`.path_tracker` -- step-by-step IK along Cartesian paths (manipulator paths, the generic leg IK);
 * :mod:`.verify` -- :func:`verify_specialized`, a closed form against the generic solver.
 
 Solvers by name (``solve_ik(..., solver=name)``):
 
 ``"auto"``   the default: a closed form registered for this mechanism and frame when the problem suits it,
-             else ``"lm"`` for one pose/position/orientation on one chain, else ``"dls"``.
+             else (full poses) the eaik closed form when the chain decomposes, else ``"lm"`` for one
+             pose/position/orientation on a chain of 6 or more unknowns, else ``"dls"``.
 ``"lm"``     :class:`~.batch.LMPopulationSolver`: starts from ``q0``; when that seed stalls, a population of
              seeds from a fixed restart sequence advances together; the first within tolerance wins.
 ``"dls"``    prioritized damped least squares (:class:`~.solvers.DLSSolver`): priorities, several
@@ -65,4 +67,5 @@ from .verify import VerificationReport, verify_specialized
 __all__ = ["BatchIKResult", "ConstraintManager", "DLSSolver", "EAIKSolver", "IKOptions", "IKProblem", "IKResult",
            "LMPopulationSolver", "Residual", "RestartingSolver", "ScipySolver", "Solver", "VerificationReport",
            "YPPPSolver", "YPPPYSolver", "available_solvers", "eaik_solver_for", "find_specialized", "ik_solutions",
-           "register_solver", "register_specialized", "solve_ik", "solve_ik_batch", "unregister_specialized", "verify_specialized"]
+           "register_solver", "register_specialized", "solve_ik", "solve_ik_batch", "unregister_specialized",
+           "verify_specialized"]

@@ -16,8 +16,10 @@ tolerance (lowest lane first when several meet it in one iteration).
 
 A target farther from the chain's first moving axis origin than the chain can reach (the sum of the distances
 between consecutive joint origins, prismatic strokes included) gets one attempt from its seed and no
-restarts (the answer is the compromise stretched toward it) and is reported ``"unreachable"``. Everything per chain (the chain, its limits, the reach bound, the restart table) is cached per
-mechanism on first use, outside the caller's time budget.
+restarts (the answer is the compromise stretched toward it) and is reported ``"unreachable"``.
+
+Everything per chain (the chain, its limits, the reach bound, the restart table, the engine itself) is
+cached per mechanism on first use, outside the caller's time budget.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from ..constraints import OrientationConstraint, PoseConstraint, PositionConstra
 from ..errors import InvalidConfiguration
 from ..kinematics import frame_chain
 from ..spatial import log_so3
-from .problem import IKOptions, IKProblem, IKResult, diagnose_failure, restart_sample
+from .problem import IKOptions, IKProblem, IKResult, diagnose_failure
 from .registry import register_solver
 from .solvers import DLSSolver, _ChainKernel, _dls as _dls1
 
@@ -47,6 +49,10 @@ STALL_RATIO = 0.6
 ATTEMPT_ITERATIONS = 20
 #: lanes per target once the caller's seed stalled (default of solve_ik and solve_ik_batch)
 POPULATION = 6
+#: single solves on chains with at least this many unknowns start with the whole population
+WIDE_FROM = 6
+#: initial damping factor (lambda = mu |e|^2)
+MU0 = 0.1
 #: beyond reach, the damping factor multiplies min(|e|^2, FAR_DAMPING) (m^2, rad^2)
 FAR_DAMPING = 1e-2
 #: and its one attempt gets at most this many iterations
@@ -314,11 +320,12 @@ class LaneEngine:
 
     # ------------------------------------------------------------------ the loop
     def run(self, x0s, pts, RtTs, tol_position, tol_orientation, *, deadline=math.inf, max_iterations=10000,
-            restarts=True, population=POPULATION, seed=0, mu0=1.0):
+            restarts=True, population=POPULATION, seed=0, mu0=MU0, start_width=1, cancel=None):
         """Solve targets ``pts`` (B, 3) / ``RtTs`` (B, 3, 3) from seeds ``x0s`` (B, nv). Returns per target
         ``(x (B, nv), success (B,), status (B,) str, iterations (B,), restarts (B,))``: ``x`` the first lane
         within tolerance, else the lowest-cost point seen; ``status`` ``"converged"``, ``"out_of_reach"``,
-        ``"timeout"``, ``"max_iterations"`` or ``"stalled"``; ``iterations`` the lane-iterations spent."""
+        ``"timeout"``, ``"max_iterations"`` or ``"stalled"``; ``iterations`` the lane-iterations spent.
+        ``cancel`` (``is_set()``): once set, the run ends as at the deadline."""
         B = pts.shape[0]
         nv, m = self.nv, self.m
         tp, to = tol_position, tol_orientation
@@ -340,11 +347,20 @@ class LaneEngine:
             self.restarts(seed, 1)
         cap = self.cap if restarts else max_iterations
         window, ratio = (STALL_WINDOW, STALL_RATIO) if restarts else (10, 1.0 - 1e-3)
-        # lanes
-        tid = np.arange(B)
-        nl = np.ones(B, dtype=np.int64)             # lanes per target (0 once done)
-        X = best_x.copy()
-        L = B
+        # lanes: the seed of every target, and with start_width > 1 the first restart configurations too
+        # (a target beyond reach keeps its one lane)
+        w0 = min(max(1, int(start_width)), width) if restarts else 1
+        nl = np.where(far, 1, w0).astype(np.int64)  # lanes per target (0 once done)
+        tid = np.repeat(np.arange(B), nl)
+        X = np.repeat(best_x, nl, axis=0)
+        if w0 > 1:
+            first_lane = np.concatenate([[0], np.cumsum(nl)[:-1]])
+            rank = np.arange(len(tid)) - first_lane[tid]           # 0: the seed, k: restart k
+            extra = rank > 0
+            X[extra] = self.restarts(seed, w0 - 1)[rank[extra] - 1]
+            nrest[:] = nl - 1
+            widened[:] = (nl >= width) | far
+        L = len(tid)
         mu = np.full(L, mu0)
         cost = np.full(L, np.inf)
         r = np.zeros((L, m))
@@ -355,7 +371,7 @@ class LaneEngine:
         rej = np.zeros(L, dtype=np.int64)
         ref_c = np.full(L, np.inf)
         ref_it = np.zeros(L, dtype=np.int64)
-        Pl, Rl = pts, RtTs
+        Pl, Rl = (pts, RtTs) if L == B else (pts[tid], RtTs[tid])
         first = True
         lanes_changed = False
 
@@ -366,7 +382,7 @@ class LaneEngine:
                 best_x[t] = X[k]
 
         while L:
-            if not first and time.perf_counter() > deadline:
+            if not first and (time.perf_counter() > deadline or (cancel is not None and cancel.is_set())):
                 for k in range(L):
                     keep_best(k)
                 status[tid] = "timeout"
@@ -464,7 +480,7 @@ class LaneEngine:
                     cost[k], ref_c[k], mu[k] = np.inf, np.inf, mu0
                     if not widened[t]:
                         widened[t] = True
-                        new_t.extend([t] * (width - 1))
+                        new_t.extend([t] * int(width - nl[t]))
                 if new_t:
                     nt = np.array(new_t, dtype=np.int64)
                     Xs = np.empty((len(nt), nv))
@@ -655,15 +671,20 @@ def _chain_engine(P: IKProblem):
 
 class LMPopulationSolver:
     """``solve_ik(..., solver="lm")``: the lane engine on one target with a population of seeds (module
-    docstring); problems it does not suit go to ``"dls"``. ``population``: lanes once the caller's seed
-    stalled; ``mu0``: initial damping factor."""
+    docstring); problems it does not suit go to ``"dls"``. ``population``: lanes per target;
+    ``start_width``: lanes from the start (default: ``population`` for chains of ``WIDE_FROM`` (6) or more
+    unknowns -- the caller's seed and the first restart configurations advance together from the first
+    iteration, which halves the iterations of an arm's solve -- and 1 for shorter chains, whose seed alone
+    usually converges: a pan-tilt mast); ``mu0``: initial damping factor."""
 
     name = "lm"
 
-    def __init__(self, population: int = POPULATION, mu0: float = 1.0):
-        if isinstance(population, bool) or not isinstance(population, (int, np.integer)) or population < 1:
-            raise InvalidConfiguration(f"population must be an integer >= 1, got {population!r}")
+    def __init__(self, population: int = POPULATION, mu0: float = MU0, start_width: int | None = None):
+        for name, v in (("population", population), ("start_width", start_width)):
+            if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1):
+                raise InvalidConfiguration(f"{name} must be an integer >= 1, got {v!r}")
         self.population = int(population)
+        self.start_width = None if start_width is None else int(start_width)
         self.mu0 = float(mu0)
 
     def solve(self, P: IKProblem, o: IKOptions) -> IKResult:
@@ -678,7 +699,9 @@ class LMPopulationSolver:
             o.deadline += time.perf_counter() - o.start
         x, ok, st, its, nr = E.run(x0[None, :], pt[None, :], RtT[None], o.tol_position, o.tol_orientation,
                                    deadline=o.deadline, max_iterations=o.max_iterations, restarts=o.restarts,
-                                   population=self.population, seed=seed, mu0=self.mu0)
+                                   population=self.population, seed=seed, mu0=self.mu0,
+                                   start_width=self.start_width or (self.population if E.nv >= WIDE_FROM else 1),
+                                   cancel=getattr(o, "cancel", None))
         full = xf.copy()
         full[E.var_x] = x[0]
         return _result_of(P, o, full, st[0], int(its[0]), int(nr[0]), self.name)

@@ -97,6 +97,24 @@ class IKOptions:
     deadline: float = 0.0
 
 
+class CancellableIKOptions(IKOptions):
+    """:class:`IKOptions` whose ``deadline`` is already past once ``cancel`` (anything with ``is_set()``, such
+    as a ``threading.Event``) is set: every solver's time check then ends the solve as a timeout at its next
+    iteration (a server cancels the work of a client that left)."""
+
+    def __init__(self, *args, cancel=None, **kwargs):
+        self.cancel = cancel
+        super().__init__(*args, **kwargs)
+
+    @property
+    def deadline(self) -> float:
+        return -math.inf if self.cancel is not None and self.cancel.is_set() else self._deadline
+
+    @deadline.setter
+    def deadline(self, value: float) -> None:
+        self._deadline = value
+
+
 # ---------------------------------------------------------------------------------------------- problem
 class IKProblem:
     """A stack of constraints on one mechanism, compiled for solvers.

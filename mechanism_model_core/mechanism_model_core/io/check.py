@@ -12,9 +12,10 @@ import os
 from ..errors import MechanismModelError, ModelFileError
 
 
-def check_model(path):
+def check_model(path, xacro_args: dict | None = None):
     """``(problems, mechanism or None)`` for the model file ``path``; each problem a
-    :class:`~mechanism_model_core.errors.ModelFileError` naming the file and line."""
+    :class:`~mechanism_model_core.errors.ModelFileError` naming the file and line (``xacro_args``: for a
+    ``.xacro`` file)."""
     from . import claraty_extensions, load_model
 
     path = os.fspath(path)
@@ -23,8 +24,12 @@ def check_model(path):
     try:
         if path.lower().endswith(claraty_extensions()) and not os.path.isdir(path):
             from .claraty_xml import DTD_PATH, claraty_xml_problems
-            from .safe_xml import dtd_errors, parse_file
+            from .safe_xml import dtd_errors, parse_file, root_tag
 
+            if root_tag(path) == "robot":       # read as urdfdom reads it (a URDF named .xml)
+                from .urdf import urdf_problems
+
+                return urdf_problems(path)
             root = parse_file(path)
             if root.tag == "Mechanism_Model":
                 errors = dtd_errors(root, DTD_PATH)
@@ -43,6 +48,8 @@ def check_model(path):
             from .dh import dh_table_problems
 
             return dh_table_problems(path)
+        if path.lower().endswith(".xacro"):
+            return [], load_model(path, xacro_args=xacro_args)
         return [], load_model(path)
     except ModelFileError as exc:
         return [exc], None

@@ -63,6 +63,8 @@ def load_motor_groups(mechanism, path=None) -> MotorGroups:
     ``Motor_Group`` elements and those of the files it attaches; a URDF's ``<ros2_control>`` and
     ``<transmission>`` blocks, :mod:`.urdf_drives`). A model without any gives an empty
     :class:`MotorGroups`."""
+    if path is None and (getattr(mechanism, "metadata", None) or {}).get("format") == "urdf":
+        return _urdf_groups(mechanism)      # also a URDF from a robot_description parameter or topic
     if path is None:
         path = getattr(mechanism, "source", None)
         if not path:

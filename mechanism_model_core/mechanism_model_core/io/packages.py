@@ -102,7 +102,8 @@ def package_dirs(pkg: str, model_file: str | None = None) -> list:
 
 def where_looked() -> str:
     """The search paths, for an error message."""
-    parts = [f"--package-path/MM_PACKAGE_PATH ({', '.join(_user_paths + [e for e in os.environ.get('MM_PACKAGE_PATH', '').split(os.pathsep) if e]) or 'none'})",
+    given = _user_paths + [e for e in os.environ.get("MM_PACKAGE_PATH", "").split(os.pathsep) if e]
+    parts = [f"--package-path/MM_PACKAGE_PATH ({', '.join(given) or 'none'})",
              f"ROS_PACKAGE_PATH ({os.environ.get('ROS_PACKAGE_PATH') or 'unset'})",
              f"the ament index of AMENT_PREFIX_PATH ({os.environ.get('AMENT_PREFIX_PATH') or 'unset'})",
              "folders beside the model file"]

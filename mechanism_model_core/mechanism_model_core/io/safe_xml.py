@@ -116,15 +116,26 @@ def _tolerate(data: bytes, msg: str, line, col, declared: list, warn):
     """The document with what urdfdom would have read past (see the module docstring), or None."""
     hit = _UNDECLARED.match(msg or "")
     if hit and len(declared) < _MAX_UNDECLARED and hit.group(1) not in declared:
-        prefix = hit.group(1)
         root = _root_start(data)
-        if root is None or not re.fullmatch(r"[A-Za-z_][\w.-]*", prefix):
+        if root is None or not _PREFIX.fullmatch(hit.group(1)):
             return None
-        declared.append(prefix)
-        warn(line, f"namespace prefix {prefix!r} (of {prefix}:{hit.group(2)}) is not declared; read as urdfdom reads "
-                   f"it: an element it does not know, ignored")
-        decl = f' xmlns:{prefix}="{UNDECLARED_NAMESPACE}{prefix}"'.encode()
-        return data[:root] + decl + data[root:]
+        # every undeclared prefix of the document at once (one more parse, not one per prefix)
+        found = {hit.group(1): (line, f"{hit.group(1)}:{hit.group(2)}")}
+        for prefix, where in _prefixes_in_markup(data).items():
+            found.setdefault(prefix, where)
+        decls = b""
+        for prefix, (at, example) in sorted(found.items(), key=lambda kv: kv[1][0] or 0):
+            if prefix in declared or prefix == "xml" or len(declared) >= _MAX_UNDECLARED:
+                continue
+            if re.search(rb"xmlns:" + re.escape(prefix.encode()) + rb"\s*=", data):
+                continue
+            declared.append(prefix)
+            warn(at, f"namespace prefix {prefix!r} (of {example}) is not declared; read as urdfdom reads it: "
+                     f"an element it does not know, ignored")
+            decls += f' xmlns:{prefix}="{UNDECLARED_NAMESPACE}{prefix}"'.encode()
+        if not decls:
+            return None
+        return data[:root] + decls + data[root:]
     if (msg or "").startswith("Extra content at the end of the document") and line and col:
         try:
             cut = _line_offset(data, line) + max(col - 1, 0)
@@ -138,6 +149,36 @@ def _tolerate(data: bytes, msg: str, line, col, declared: list, warn):
                    "only)")
         return data[:cut]
     return None
+
+
+_PREFIX = re.compile(r"[A-Za-z_][\w.-]*")
+_PREFIXED_NAME = re.compile(rb"<([A-Za-z_][\w.-]*):([\w.-]+)|\s([A-Za-z_][\w.-]*):([\w.-]+)\s*=")
+
+
+def _prefixes_in_markup(data: bytes) -> dict:
+    """``{prefix: (line, "prefix:name")}`` of the first use of each prefix on an element or attribute name,
+    outside comments, CDATA sections and processing instructions."""
+    out: dict = {}
+    i, n = 0, len(data)
+    while i < n:
+        j = data.find(b"<", i)
+        if j < 0:
+            break
+        for opener, closer in ((b"<!--", b"-->"), (b"<![CDATA[", b"]]>"), (b"<?", b"?>")):
+            if data.startswith(opener, j):
+                e = data.find(closer, j + len(opener))
+                i = n if e < 0 else e + len(closer)
+                break
+        else:
+            e = data.find(b">", j)
+            tag = data[j:n if e < 0 else e + 1]
+            for m in _PREFIXED_NAME.finditer(tag):
+                prefix = (m.group(1) or m.group(3)).decode("ascii", "replace")
+                if prefix not in out and prefix != "xmlns":
+                    name = (m.group(2) or m.group(4)).decode("ascii", "replace")
+                    out[prefix] = (data.count(b"\n", 0, j + m.start()) + 1, f"{prefix}:{name}")
+            i = n if e < 0 else e + 1
+    return out
 
 
 def _root_start(data: bytes):

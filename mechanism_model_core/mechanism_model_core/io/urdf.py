@@ -792,11 +792,11 @@ def to_urdf(mechanism: Mechanism, name: str | None = None, floating_base: str = 
     free = [s for s in m.bodies[1:] if s.parent == g.name and s.joint.type is JointType.FLOATING]
     as_root = floating_base == "root" and len(free) == 1
     if floating_base == "root" and free:
-        others = [s.name for s in m.bodies[1:] if s.parent == g.name and s is not free[0]]
-        if len(free) > 1 or others:
+        on_ground = [s.name for s in m.bodies[1:] if s.parent == g.name]
+        if len(free) > 1 or len(on_ground) > 1:
             raise MechanismModelError(f"cannot write {m.name!r} with floating_base='root': the ground body "
-                                      f"{g.name!r} carries {', '.join(repr(s.name) for s in m.bodies[1:] if s.parent == g.name)}, "
-                                      f"and only one floating body can be the root link")
+                                      f"{g.name!r} carries {', '.join(repr(n) for n in on_ground)}, and only "
+                                      f"one floating body can be the root link")
         if g.frames or g.shapes or g.mass.mass:
             warnings.warn(f"{m.name!r} with floating_base='root': the ground body {g.name!r} is left out with "
                           f"its frames {sorted(g.frames)} and {len(g.shapes)} shape(s)", URDFWarning, stacklevel=2)

@@ -20,8 +20,8 @@ Read (:func:`read_drive_blocks`), into the mechanism's ``metadata``:
   same two lists: the wiring survives a round trip.
 
 :func:`~mechanism_model_core.io.motor_groups.motor_groups_from_urdf` makes
-:class:`~mechanism_model_core.locomotion.motor_group.MotorGroups` of them: one group per command interface of the ``<ros2_control>`` joints (``position_controller`` as a joint
-trajectory controller, ``velocity_controller`` and ``effort_controller`` as forward-command controllers; or
+:class:`~mechanism_model_core.locomotion.motor_group.MotorGroups` of them: one group per command interface
+of the ``<ros2_control>`` joints (``position_controller`` as a joint trajectory controller, ``velocity_controller`` and ``effort_controller`` as forward-command controllers; or
 the ROS 1 transmissions' hardware interface where there is no ``<ros2_control>``), each motor with the
 command interface's ``min``/``max`` within the joint's own limits as its limits (ros2_control clamps to
 both) and its transmission's reduction as direction and gear.

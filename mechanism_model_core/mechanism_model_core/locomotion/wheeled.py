@@ -838,10 +838,14 @@ class WheeledLocomotorModel:
         return DriveCommand(np.where(self.steered, cur, np.nan), np.zeros(self.n), np.zeros(3), False, reason)
 
     # ------------------------------------------------------------------------------------ odometry
-    def odometry_twist(self, rates, steering=None, geometry: WheelGeometry | None = None):
+    def odometry_twist(self, rates, steering=None, geometry: WheelGeometry | None = None,
+                       covariance: bool = False):
         """Least-squares body twist ``(vx, vy, wz)`` from measured wheel ``rates`` (rad/s) and ``steering``
         angles (rad; NaN or ignored for unsteered wheels), and the RMS residual (m/s) over the wheels' contact
-        velocities: near zero when the wheels agree (no slip), large when they disagree."""
+        velocities: near zero when the wheels agree (no slip), large when they disagree. With ``covariance``
+        also the twist's 3x3 covariance ((m/s)^2, (rad/s)^2) derived from the residual: the least-squares
+        estimate's ``s^2 (A^T A)^-1`` with ``s^2 = |e|^2 / (2N - 3)`` (the contact-velocity disagreement taken
+        as the measurement noise; zero when the wheels agree exactly)."""
         g = self.home_geometry if geometry is None else geometry
         rows = _geometry_rows(g)
         n = self.n
@@ -876,7 +880,11 @@ class WheeledLocomotorModel:
                 rows["A"], rows["pinv"] = A, pinv
         x = pinv @ bv
         e = A @ x - bv
-        return x, float(math.sqrt(float(e @ e) / n))
+        rms = float(math.sqrt(float(e @ e) / n))
+        if not covariance:
+            return x, rms
+        dof = max(2 * n - 3, 1)
+        return x, rms, (float(e @ e) / dof) * (pinv @ pinv.T)
 
     # ------------------------------------------------------------------------------------- terrain
     def settle(self, terrain, x: float, y: float, yaw: float, q0=None, *, tol: float = 1e-9,
@@ -971,15 +979,20 @@ class WheeledLocomotorModel:
         ct = terrain.wheel_contact(C, A, np.array([r.radius for r in refs]))
         return ct.point, ct.normal, ct.distance
 
-    def tipover_margin(self, terrain, q, method: str = "force_angle", gravity=(0.0, 0.0, -9.81)):
-        """Tip-over stability of the rover at ``q`` on ``terrain`` (settle first): the wheel rim contact
-        points as the support, the whole mechanism's centre of mass, through the statics module's
+    def tipover_margin(self, terrain, q, method: str = "force_angle", gravity=(0.0, 0.0, -9.81),
+                       contact_tol: float = 1e-6):
+        """Tip-over stability of the rover at ``q`` on ``terrain`` (settle first, with
+        :meth:`settle_with_lift_off` near the limits): the rim contact points of the wheels **in contact**
+        (rim distance within ``contact_tol`` m; a lifted wheel supports nothing) as the support, the whole
+        mechanism's centre of mass, through the statics module's
         :func:`~mechanism_model_core.statics.force_angle_margin` (Papadopoulos and Rey, N rad; default) or
         :func:`~mechanism_model_core.statics.support_polygon_margin` (``method="support_polygon"``, m).
-        Returns its :class:`~mechanism_model_core.statics.StabilityMargin` (tip-over axis and direction)."""
+        Returns its :class:`~mechanism_model_core.statics.StabilityMargin` (tip-over axis and direction;
+        its indices count the wheels in contact only)."""
         from ..statics import center_of_mass, force_angle_margin, support_polygon_margin, total_mass
 
-        pts, _, _ = self.contacts(terrain, q)
+        pts, _, dist = self.contacts(terrain, q)
+        pts = pts[np.abs(dist) <= contact_tol]
         com = center_of_mass(self.mechanism, q)
         g = np.asarray(gravity, dtype=float)
         if method == "force_angle":
@@ -987,6 +1000,23 @@ class WheeledLocomotorModel:
         if method == "support_polygon":
             return support_polygon_margin(pts, com, g)
         raise InvalidConfiguration(f"tipover_margin: method is 'force_angle' or 'support_polygon', got {method!r}")
+
+    def wheel_loads(self, terrain, q, in_contact=None, gravity=(0.0, 0.0, -9.81)):
+        """Quasi-static wheel loads at the rim contacts (:func:`.lift_off.wheel_loads`)."""
+        from .lift_off import wheel_loads
+        return wheel_loads(self, terrain, q, in_contact, gravity)
+
+    def settle_with_lift_off(self, terrain, x: float, y: float, yaw: float, q0=None, *,
+                             gravity=(0.0, 0.0, -9.81)):
+        """:meth:`settle`, then lift the wheels the terrain would have to pull down and find the pose the
+        suspension takes without them, or report that the rover tips (:func:`.lift_off.settle_with_lift_off`)."""
+        from .lift_off import settle_with_lift_off
+        return settle_with_lift_off(self, terrain, x, y, yaw, q0, gravity=gravity)
+
+    def slope_sweep(self, slopes, direction: float = 0.0, **kw):
+        """The first slope where a wheel lifts and the slope where the rover tips (:func:`.lift_off.slope_sweep`)."""
+        from .lift_off import slope_sweep
+        return slope_sweep(self, slopes, direction, **kw)
 
     def slope_drive(self, terrain, q, twist, steering_tolerance: float | None = None) -> DriveCommand:
         """Steering angles and wheel rates that move the rover settled at ``q`` on ``terrain`` with the body
@@ -1137,13 +1167,16 @@ class Odometry:
     """Dead reckoning from body twists: ``update(twist, dt)`` integrates exactly along arcs (SE(2)); with
     ``attitude=(roll, pitch)`` (rad, from settling or an IMU) the step is taken in the body's tilted plane
     and the pose is 3-D. ``pose`` is ``(x, y, yaw)``; ``position`` (3,) and ``orientation_rpy`` (3,) give
-    the 3-D pose (m, rad, odom frame)."""
+    the 3-D pose (m, rad, odom frame). ``covariance`` (3, 3): of ``(x, y, yaw)``, grown by each update's
+    ``twist_covariance`` (3x3 of ``(vx, vy, wz)``, e.g. :meth:`WheeledLocomotorModel.odometry_twist`'s) through
+    the exact step's Jacobians: ``P' = F P F^T + G Q G^T`` (first order in the noise)."""
 
     def __init__(self, x: float = 0.0, y: float = 0.0, yaw: float = 0.0, z: float = 0.0):
         self.position = np.array([x, y, z], dtype=float)
         self.yaw = float(yaw)
         self.roll = 0.0
         self.pitch = 0.0
+        self.covariance = np.zeros((3, 3))
 
     @property
     def pose(self) -> np.ndarray:
@@ -1156,11 +1189,32 @@ class Odometry:
     def reset(self, x=0.0, y=0.0, yaw=0.0, z=0.0):
         self.__init__(x, y, yaw, z)
 
-    def update(self, twist, dt: float, attitude=None) -> np.ndarray:
+    def update(self, twist, dt: float, attitude=None, twist_covariance=None) -> np.ndarray:
         t = np.asarray(twist, dtype=float)
         if not (np.all(np.isfinite(t)) and math.isfinite(dt) and dt >= 0):
             raise InvalidConfiguration("Odometry.update: finite twist and dt >= 0 required")
         local = integrate_planar((0.0, 0.0, 0.0), t, dt)
+        if twist_covariance is not None:
+            Q = np.asarray(twist_covariance, dtype=float)
+            if Q.shape != (3, 3) or not np.all(np.isfinite(Q)):
+                raise InvalidConfiguration("Odometry.update: twist_covariance must be a finite 3x3 matrix")
+            c, s_ = math.cos(self.yaw), math.sin(self.yaw)
+            R = np.array([[c, -s_, 0.0], [s_, c, 0.0], [0.0, 0.0, 1.0]])
+            F = np.eye(3)
+            F[0, 2] = -s_ * local[0] - c * local[1]
+            F[1, 2] = c * local[0] - s_ * local[1]
+            G = np.empty((3, 3))                          # d(local step)/d(twist): central differences
+            for k in range(3):
+                h = 1e-6 * max(1.0, abs(t[k]))
+                dp, dm = t.copy(), t.copy()
+                dp[k] += h
+                dm[k] -= h
+                a = integrate_planar((0.0, 0.0, 0.0), dp, dt)
+                b = integrate_planar((0.0, 0.0, 0.0), dm, dt)
+                G[:, k] = (a - b) / (2 * h)
+                G[2, k] = (dp[2] - dm[2]) * dt / (2 * h)      # yaw: no wrap in the derivative
+            G = R @ G
+            self.covariance = F @ self.covariance @ F.T + G @ Q @ G.T
         if attitude is not None:
             self.roll, self.pitch = float(attitude[0]), float(attitude[1])
         R = rpy_to_matrix((self.roll, self.pitch, self.yaw))

@@ -398,6 +398,18 @@ def _set_arrival(t: float | None) -> None:
     _arrival.t = t
 
 
+def request_cancelled():
+    """The ``threading.Event`` the transport sets when the client of the request being handled on this
+    thread has left (Cyclone transport: the client's request writer is no longer matched), for a handler to
+    pass to long work (``solve_ik(cancel=...)``); None where the transport cannot tell (rclpy, outside a
+    handler)."""
+    return getattr(_arrival, "cancel", None)
+
+
+def _set_cancel(event) -> None:
+    _arrival.cancel = event
+
+
 class ServiceGate:
     """Admission for one service: at most ``concurrency`` requests handled at once and ``queue`` more waiting;
     a request beyond that is refused at once (the transport answers it with the service's ``busy``

@@ -58,7 +58,8 @@ from . import joint_state_cdr
 from ..typegen import HEADER_GUID, HEADER_SEQ, message_class, service_wire_class
 from .numeric_template import NumericTemplate
 from .base import (SERVICE_CONCURRENCY, SERVICE_QUEUE, CallbackTimer, Client, Publisher, RateLimitedLogger,
-                   ServiceGate, ThreadTimer, Timer, Transport, TransportError, _set_arrival, busy_or_fallback, check_period,
+                   ServiceGate, ThreadTimer, Timer, Transport, TransportError, _set_arrival, _set_cancel,
+                   busy_or_fallback, check_period,
                    describe_exception, failure_response, guarded, resolve_name, short_traceback)
 from .rcl_action import ActionsOverServices
 
@@ -686,6 +687,8 @@ class _CycloneService:
 
     #: longest a reply waits for the requesting client's reply reader to be discovered (s), see :meth:`_reply`
     reply_match_timeout = 10.0
+    #: how often the requests being handled are checked for a departed client (s)
+    departed_poll = 0.1
 
     def __init__(self, node: "CycloneNode", name: str, srv_type: str, handler, concurrency: int = SERVICE_CONCURRENCY,
                  queue: int = SERVICE_QUEUE, busy=None):
@@ -703,6 +706,14 @@ class _CycloneService:
             ctx, name, srv_type, "serviceid")
         self.reader = _reader(ctx.participant, requests, req_qos)
         self.writer = _writer(ctx.participant, replies, rep_qos)
+        #: requests being handled: cancel event -> the request writer's instance handle (see _watch_departed)
+        self._inflight: dict = {}
+        self._inflight_lock = threading.Lock()
+        self._watching = threading.Event()
+        self._watcher = None
+        #: requests of departed clients: dropped before their handler ran, and cancelled while it ran
+        self.departed_dropped = 0
+        self.departed_cancelled = 0
         ctx.add_reader(self.reader, self._on_requests)
 
     def _on_requests(self, samples):
@@ -743,9 +754,18 @@ class _CycloneService:
         return False
 
     def _serve(self, request, arrival: float):
+        handle = request.sample_info.publication_handle
+        cancel = threading.Event()
         try:
             with self.gate.slots:
+                if self._client_gone(handle):     # the client left while this request waited
+                    self.departed_dropped += 1
+                    self.node.get_logger().info("service %s: the client of request %s left before it was "
+                                                "served; dropped", self.name, getattr(request, HEADER_SEQ, "?"))
+                    return
+                self._track(cancel, handle)
                 _set_arrival(arrival)
+                _set_cancel(cancel)
                 try:
                     response = self.handler(request, self.rep_cls())
                     if response is None:
@@ -756,13 +776,56 @@ class _CycloneService:
                     response = failure_response(self.rep_cls(), exc, self.name)
                 finally:
                     _set_arrival(None)
+                    _set_cancel(None)
+                    self._untrack(cancel)
         finally:
             self.gate.leave()
+        if cancel.is_set():
+            self.node.get_logger().info("service %s: the client of request %s left while it was handled; its work "
+                                        "was cancelled", self.name, getattr(request, HEADER_SEQ, "?"))
+            return
         if isinstance(response, concurrent.futures.Future):
             # a deferred reply (an action's get_result): sent when the handler's future completes
             response.add_done_callback(lambda f: self._reply_deferred(request, f))
             return
         self._reply(request, response)
+
+    def _client_gone(self, request_writer_handle) -> bool:
+        """Whether the client's request writer is no longer matched (its node or participant is gone)."""
+        try:
+            return self.reader.get_matched_publication_data(request_writer_handle) is None
+        except Exception:
+            return True
+
+    def _track(self, cancel: threading.Event, handle) -> None:
+        with self._inflight_lock:
+            self._inflight[cancel] = handle
+            if self._watcher is None:
+                self._watcher = threading.Thread(target=self._watch_departed, daemon=True,
+                                                 name=f"mm-departed{self.name.replace('/', '-')}")
+                self._watcher.start()
+            self._watching.set()
+
+    def _untrack(self, cancel: threading.Event) -> None:
+        with self._inflight_lock:
+            self._inflight.pop(cancel, None)
+            if not self._inflight:
+                self._watching.clear()
+
+    def _watch_departed(self) -> None:
+        """Set the cancel event of every request whose client left (its request writer no longer matched:
+        the client's participant or node is gone), every :attr:`departed_poll` s while requests are being
+        handled (asleep otherwise). A handler sees it through :func:`~.base.request_cancelled`."""
+        while not self._closed:
+            if not self._watching.wait(1.0):
+                continue
+            time.sleep(self.departed_poll)
+            with self._inflight_lock:
+                items = list(self._inflight.items())
+            for cancel, handle in items:
+                if not cancel.is_set() and self._client_gone(handle):
+                    cancel.set()
+                    self.departed_cancelled += 1
 
     def _reply_deferred(self, request, future: concurrent.futures.Future) -> None:
         exc = None if future.cancelled() else future.exception()

@@ -17,5 +17,5 @@ from .ypp_leg import YPPLegSolver
 from .yppp import YPPPSolver
 from .ypppy import YPPPYSolver
 
-__all__ = ["EAIKSolver", "YPPLegSolver", "YPPPSolver", "YPPPYSolver", "confirm_candidates", "eaik_available", "eaik_solver_for",
-           "ik_solutions", "nearest_in_limits", "two_link"]
+__all__ = ["EAIKSolver", "YPPLegSolver", "YPPPSolver", "YPPPYSolver", "confirm_candidates", "eaik_available",
+           "eaik_solver_for", "ik_solutions", "nearest_in_limits", "two_link"]

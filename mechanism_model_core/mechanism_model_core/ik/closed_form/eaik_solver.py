@@ -117,8 +117,8 @@ class EAIKSolver:
         if n == 7:
             order = [6, 2, 0] + [i for i in range(7) if i not in (6, 2, 0)]
             for i in order:
-                r = EAIK.Robot(H.T, self.P.T, self.R0, [(i, 0.0)], True)
-                if r.has_known_decomposition():
+                r = _robot_or_none(EAIK, H, self.P, self.R0, [(i, 0.0)])
+                if r is not None and r.has_known_decomposition():
                     self.swept = i
                     self.family = r.get_kinematic_family()
                     break
@@ -126,10 +126,10 @@ class EAIKSolver:
                 raise ModelStructureError(f"eaik: no joint of the 7R chain to {frame!r} leaves a decomposable 6R "
                                           f"chain when held")
         else:
-            r = EAIK.Robot(H.T, self.P.T, self.R0, [], True)
-            if not r.has_known_decomposition():
-                raise ModelStructureError(f"eaik: the chain to {frame!r} has no known decomposition "
-                                          f"({r.get_kinematic_family()})")
+            r = _robot_or_none(EAIK, H, self.P, self.R0, [])
+            if r is None or not r.has_known_decomposition():
+                family = "eaik refused the geometry" if r is None else r.get_kinematic_family()
+                raise ModelStructureError(f"eaik: the chain to {frame!r} has no known decomposition ({family})")
             self.family = r.get_kinematic_family()
             self._robots[None] = r
         self._fallback = LMPopulationSolver()
@@ -141,7 +141,7 @@ class EAIKSolver:
     def _robot(self, value):
         if self.swept is None:
             return self._robots[None]
-        return self._EAIK.Robot(self.H.T, self.P.T, self.R0, [(self.swept, float(value))], True)
+        return _robot_or_none(self._EAIK, self.H, self.P, self.R0, [(self.swept, float(value))])
 
     def _confirmed(self, T, Q, tol):
         """The rows of ``Q`` whose forward kinematics (the core's chain) reaches ``T`` within ``tol``."""
@@ -155,13 +155,17 @@ class EAIKSolver:
                 out.append(q)
         return out
 
-    def branches(self, T, swept_value: float = 0.0, tol: float = CONFIRM_TOL) -> list[np.ndarray]:
+    def branches(self, T, swept_value: float = 0.0, tol: float | None = CONFIRM_TOL) -> list[np.ndarray]:
         """Every exact analytic branch (chain joint values, limits not applied) for the frame at ground pose
-        ``T``, confirmed by forward kinematics; for a 7R chain, with the swept joint at ``swept_value``."""
-        sol = self._robot(swept_value).calculate_IK(np.asarray(T, dtype=float))
-        Q = [np.array(q, dtype=float) for q, ls in zip(sol.Q, sol.is_LS) if not ls]
-        if not Q:
+        ``T``, confirmed by forward kinematics within ``tol`` (None: not confirmed here; the caller does);
+        for a 7R chain, with the swept joint at ``swept_value``."""
+        robot = self._robot(swept_value)
+        if robot is None:
             return []
+        sol = robot.calculate_IK(np.asarray(T, dtype=float))
+        Q = [np.array(q, dtype=float) for q, ls in zip(sol.Q, sol.is_LS) if not ls]
+        if not Q or tol is None:
+            return Q
         return self._confirmed(T, Q, tol)
 
     def accepts(self, problem: IKProblem) -> bool:
@@ -183,9 +187,10 @@ class EAIKSolver:
             return np.clip(q, lo, hi)
         return None
 
-    def candidates(self, T, ref, deadline=math.inf, tol=CONFIRM_TOL):
-        """In-limit branches nearest ``ref`` first (chain joint values); for a 7R chain, from the first swept
-        value (outward from ``ref``'s) that gives any."""
+    def candidates(self, T, ref, deadline=math.inf, tol=None):
+        """In-limit branches nearest ``ref`` first (chain joint values; confirmed within ``tol`` when given,
+        else the caller confirms them); for a 7R chain, from the first swept value (outward from ``ref``'s)
+        that gives any."""
         if self.swept is None:
             values = [None]
         else:
@@ -199,19 +204,26 @@ class EAIKSolver:
                 for v in (v0 + k * step, v0 - k * step):
                     if lo <= v <= hi:
                         values.append(v)
+        lo, hi = self.lower, self.upper
+        turn = 2 * math.pi
         for v in values:
             if v is not None and time.perf_counter() > deadline:
                 break
-            cands = []
-            for q in self.branches(T, 0.0 if v is None else v, tol):
-                if v is not None:
-                    q[self.swept] = v
-                qn = self._nearest(q, ref)
-                if qn is not None:
-                    cands.append((float(np.sum((qn - ref) ** 2)), qn))
-            if cands:
-                cands.sort(key=lambda t: t[0])
-                return [q for _, q in cands]
+            Q = self.branches(T, 0.0 if v is None else v, tol)
+            if not Q:
+                continue
+            Q = np.array(Q)
+            if v is not None:
+                Q[:, self.swept] = v
+            # every branch at once: whole turns per joint to the value nearest ref, then into the limits
+            Q = ref + (Q - ref) - turn * np.round((Q - ref) / turn)
+            Q = np.where(Q < lo - 1e-12, Q + turn, Q)
+            Q = np.where(Q > hi + 1e-12, Q - turn, Q)
+            inside = np.all((Q >= lo - 1e-12) & (Q <= hi + 1e-12), axis=1)
+            if inside.any():
+                Q = np.clip(Q[inside], lo, hi)
+                d = np.sum((Q - ref) ** 2, axis=1)
+                return [Q[k] for k in np.argsort(d, kind="stable")]
         return []
 
     def solve(self, problem: IKProblem, options: IKOptions) -> IKResult:
@@ -219,17 +231,26 @@ class EAIKSolver:
         x0 = problem.x_of(problem.template)
         pos = {int(i): k for k, i in enumerate(problem.free)}
         cols = [pos[int(i)] for i in self.coords]
-        tol = min(options.tol_position, options.tol_orientation, 1e-6)
         far = np.linalg.norm(c.target[:3, 3] - self.origin) > self.reach + options.tol_position
-        for q in ([] if far else self.candidates(c.target, x0[cols], options.deadline, tol)):
+        for q in ([] if far else self.candidates(c.target, x0[cols], options.deadline)):
             x = x0.copy()
             x[cols] = q
+            # the result's residuals are the core's forward kinematics: the confirmation of the branch
             r = problem.result(x, True, "converged", options, 1, 0, self.name)
             if r.success and r.residuals[0].satisfied:
                 return r
         res = self._fallback.solve(problem, options)
         res.solver = f"{self.name}+{res.solver}"
         return res
+
+
+def _robot_or_none(EAIK, H, P, R0, fixed):
+    """``eaik``'s robot for axes ``H``, offsets ``P``, end rotation ``R0`` and held joints, or None where
+    ``eaik`` refuses the geometry (it raises RuntimeError for some degenerate axis pairs)."""
+    try:
+        return EAIK.Robot(H.T, P.T, R0, fixed, True)
+    except (RuntimeError, ValueError):
+        return None
 
 
 # ---------------------------------------------------------------------------------------------- detection
