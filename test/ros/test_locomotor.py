@@ -387,3 +387,37 @@ def test_one_absurd_joint_state_does_not_corrupt_odometry(rig):
     assert node.odom_guard.rejected["rate"] >= 1 and node.odom_guard.rejected["long_step"] >= 1
     # it drove on at 0.2 m/s: x grew by about what that gives (steps lost to the re-bases: a few cm)
     assert 0.0 < x1 - x0 <= 0.2 * driven + 0.05, (x0, x1, driven)
+
+
+def test_a_heartbeat_that_raises_stops_the_wheels(rig):
+    """Issue 19, item 1 (an exception in a node): when deciding a command raises, the heartbeat sends zero
+    wheel rates (steering held) instead of leaving the last command in force."""
+    node, hw, send, _, _ = rig
+    drive_for(send, (0.2, 0.0, 0.0), 0.5)
+    with hw.lock:
+        assert all(v != 0.0 for v in hw.wheel_vel.values())
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("a defect in the drive policy")
+    node.model.drive = broken
+    t0 = time.monotonic()
+
+    def stopped():
+        send(0.2, 0.0, 0.0)            # cmd_vel keeps coming: only the exception can stop the wheels
+        return hw.first_stop_after(t0)[0] is not None
+    assert wait_for(stopped, 5.0, 0.02), "the wheels kept driving"
+
+
+def test_close_sends_zero_and_nothing_after_it(rig):
+    """close() (serve on SIGINT/SIGTERM) sends zero wheel rates, and a cmd_vel arriving afterwards sends
+    nothing."""
+    node, hw, send, _, _ = rig
+    drive_for(send, (0.2, 0.0, 0.0), 0.5)
+    t0 = time.monotonic()
+    node.close()
+    t_stop, _ = hw.first_stop_after(t0)
+    assert t_stop is not None
+    n = len(hw.wheel_history)
+    drive_for(send, (0.2, 0.0, 0.0), 0.2)
+    with hw.lock:
+        assert len(hw.wheel_history) == n and all(v == 0.0 for v in hw.wheel_vel.values())
