@@ -387,7 +387,6 @@ def main(argv=None):
         thr = batch_throughput(Arm("panda"), a.batch)
         print(f"batch: {thr[0]:.0f} Panda solves/s CPU, success {100 * thr[1]:.2f} %")
     load1 = os.getloadavg()[0]
-    import mechanism_model_core  # noqa: F401
 
     from importlib.metadata import PackageNotFoundError, version
 

@@ -1,3 +1,5 @@
 """Moved to :mod:`mechanism_model_core.ik.solvers` (kept so that old imports keep working)."""
 
-from .ik.solvers import *  # noqa: F401,F403
+from .ik.solvers import DLSSolver, ScipySolver
+
+__all__ = ["DLSSolver", "ScipySolver"]

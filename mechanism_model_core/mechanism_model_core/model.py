@@ -32,7 +32,7 @@ from .errors import (InvalidConfiguration, ModelStructureError, UnknownBody, Unk
                      UnknownJoint)
 from .joints import Joint
 from .named_values import finite_value as _finite_scalar
-from .spatial import rotation_z_to
+from .spatial import inverse, rotation_z_to
 
 GROUND = "ground"
 
@@ -728,7 +728,7 @@ class Mechanism:
                 seg_P.append(P)
                 # edge view: the step frame is the segment frame turned back by R0
                 if k == 0:
-                    seg_L.append(_rigid_inverse(body_T[b.parent]) @ P)
+                    seg_L.append(inverse(body_T[b.parent]) @ P)
                 else:
                     L = np.eye(4)
                     L[:3, :3] = prev_R0
@@ -775,13 +775,6 @@ class Mechanism:
     def segment_tree(self) -> SegmentTree:
         """The compiled segment tree (read-only arrays; see :class:`SegmentTree`)."""
         return self._compiled
-
-
-def _rigid_inverse(T) -> np.ndarray:
-    out = np.eye(4)
-    out[:3, :3] = T[:3, :3].T
-    out[:3, 3] = -T[:3, :3].T @ T[:3, 3]
-    return out
 
 
 def _all_finite(q: np.ndarray, what: str) -> np.ndarray:

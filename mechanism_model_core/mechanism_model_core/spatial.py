@@ -4,7 +4,8 @@ Conventions (used everywhere in the package):
 
 * ``T_a_b`` is the 4x4 homogeneous pose of frame *b* expressed in frame *a*; it maps b-coordinates to
   a-coordinates, and ``T_a_c = T_a_b @ T_b_c``.
-* Quaternions are ``(x, y, z, w)``, as in ROS and scipy.
+* Quaternions are ``(x, y, z, w)``, as in ROS and scipy, with one sign: ``w >= 0`` (``canonical_quaternion``;
+  when ``w == 0`` the first non-zero of ``x, y, z`` is positive). Quaternions read in may have either sign.
 * Euler sequences named with capitals (``"XYZ"``) are *intrinsic*: about x, then the new y, then the new z.
   URDF's ``rpy`` is the extrinsic x-y-z sequence, i.e. ``R = Rz(yaw) @ Ry(pitch) @ Rx(roll)``.
 * Twists and Jacobian rows are ``[linear; angular]``; lengths in metres, angles in radians.
@@ -21,6 +22,7 @@ import numpy as np
 
 _EYE4 = np.eye(4)
 _LAST_ROW = np.array([0.0, 0.0, 0.0, 1.0])
+_TWO_PI = 2.0 * math.pi
 
 
 def _rotation_class():
@@ -111,8 +113,17 @@ def cross_rows(a, b) -> np.ndarray:
 
 
 def wrap_angle(a):
-    """Angles (rad, scalar or array) brought to [-pi, pi)."""
-    return (np.asarray(a) + np.pi) % (2 * np.pi) - np.pi
+    """Angles (rad) brought to [-pi, pi): ``+pi`` maps to ``-pi``. The one angle wrap of the package; the
+    angle nearest ``ref`` by whole turns is ``ref + wrap_angle(a - ref)``. Rounding can give exactly ``+pi``
+    for an input a few ulps below an odd multiple of ``-pi`` (``a + pi`` rounds to a tiny negative number,
+    and that plus ``2 pi`` rounds to ``2 pi``), as the seven hand-written copies it replaced did.
+
+    A Python ``float`` gives a ``float``; anything else (numpy scalars, sequences, arrays) a numpy value of
+    the same shape. The arithmetic is ``(a + pi) mod 2 pi - pi`` with the modulo taking the sign of the
+    divisor (Python's ``%``, ``np.remainder``), so the result is the same bit for bit in both cases."""
+    if type(a) is float:
+        return (a + math.pi) % _TWO_PI - math.pi
+    return (np.asarray(a) + np.pi) % _TWO_PI - np.pi
 
 
 def rotation_z_to(axis) -> np.ndarray:
@@ -211,10 +222,26 @@ def quaternion_to_matrix(q) -> np.ndarray:
     return _rotation_class().from_quat(q / n).as_matrix()
 
 
+def canonical_quaternion(q) -> np.ndarray:
+    """The canonical sign of quaternions ``(x, y, z, w)`` (shape (..., 4)): ``q`` and ``-q`` are the same
+    rotation, and the package always gives the one with ``w > 0``; when ``w == 0``, the one whose first
+    non-zero component of ``(x, y, z)`` is positive (scipy's ``as_quat(canonical=True)`` rule). The norm is
+    kept; a negative zero comes back as ``0.0``."""
+    q = np.asarray(q, dtype=float)
+    w = q[..., 3]
+    xyz = q[..., :3]
+    first = np.take_along_axis(xyz, np.argmax(xyz != 0, axis=-1)[..., None], axis=-1)[..., 0]
+    flip = (w < 0) | ((w == 0) & (first < 0))
+    return np.where(flip[..., None], -q, q) + 0.0
+
+
 def matrix_to_quaternion(R) -> np.ndarray:
-    """Quaternion ``(x, y, z, w)`` with ``w >= 0`` of a 3x3 rotation matrix."""
-    q = _rotation_class().from_matrix(_writable(R)).as_quat()
-    return q if q[3] >= 0 else -q
+    """Quaternion ``(x, y, z, w)`` of a 3x3 rotation matrix, or (..., 4) of a stack (..., 3, 3), in the
+    package's one sign convention (:func:`canonical_quaternion`: ``w >= 0``). Every quaternion the package
+    writes -- model files, CLI output, ROS messages -- comes from here."""
+    R = _writable(R)
+    q = _rotation_class().from_matrix(R.reshape(-1, 3, 3)).as_quat()
+    return canonical_quaternion(q.reshape(R.shape[:-2] + (4,)))
 
 
 def euler_to_matrix(sequence: str, angles) -> np.ndarray:

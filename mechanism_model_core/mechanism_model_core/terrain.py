@@ -42,6 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .errors import InvalidConfiguration
+from .spatial import wrap_angle
 
 __all__ = ["Contact", "Terrain", "Plane", "HeightField", "TriangleMesh"]
 
@@ -153,7 +154,7 @@ class Terrain:
         h, n = self._quiet_height_and_normal(p)
         for _ in range(12):
             tn = np.arctan2(-np.einsum("...i,...i->...", n, v), -np.einsum("...i,...i->...", n, u))
-            dt = (tn - t + math.pi) % (2 * math.pi) - math.pi
+            dt = wrap_angle(tn - t)
             dt = np.where(np.isfinite(dt), dt, 0.0)
             t = t + dt
             p = rim(t)
@@ -161,7 +162,7 @@ class Terrain:
             if np.all(np.abs(dt) < 1e-7):                # the clearance is stationary: error ~ r dt^2
                 break
         gt = p[..., 2] - h
-        ok = np.abs((t - t0 + math.pi) % (2 * math.pi) - math.pi) <= 2 * math.pi / samples
+        ok = np.abs(wrap_angle(t - t0)) <= 2 * math.pi / samples
         ok &= np.isfinite(gt) & (gt <= g0 + 1e-12)
         if np.all(ok):
             tp = p.copy()

@@ -1,7 +1,8 @@
 """Conversions between ROS messages and numpy/core types. No ROS import: messages are duck-typed objects
 with ROS field names (rclpy's or the Cyclone transport's generated classes).
 
-Poses are 4x4 homogeneous transforms (metres); quaternions (x, y, z, w) as ROS and scipy.
+Poses are 4x4 homogeneous transforms (metres); quaternions (x, y, z, w) as ROS and scipy; those written have
+``w >= 0`` (``mechanism_model_core.spatial.canonical_quaternion``), those read may have either sign.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import numpy as np
 from scipy.spatial.transform import Rotation
 
 from mechanism_model_core.errors import InvalidConfiguration
-from mechanism_model_core.spatial import rotation_z_to
+from mechanism_model_core.spatial import matrix_to_quaternion, rotation_z_to
 
 
 class BadMessage(ValueError):
@@ -56,12 +57,13 @@ def point_to_array(p, what: str = "point") -> np.ndarray:
 
 
 def matrix_to_quaternion_xyzw(R: np.ndarray) -> np.ndarray:
-    return Rotation.from_matrix(R).as_quat()
+    """Quaternion (x, y, z, w) of a 3x3 rotation, in the core's sign convention (``w >= 0``)."""
+    return matrix_to_quaternion(R)
 
 
 def matrices_to_quaternions_xyzw(R: np.ndarray) -> np.ndarray:
-    """(N, 3, 3) -> (N, 4) quaternions (x, y, z, w)."""
-    return Rotation.from_matrix(R).as_quat()
+    """(N, 3, 3) -> (N, 4) quaternions (x, y, z, w), in the core's sign convention (``w >= 0``)."""
+    return matrix_to_quaternion(R)
 
 
 def fill_pose(pose, T: np.ndarray, quat=None) -> None:

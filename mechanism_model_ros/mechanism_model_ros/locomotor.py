@@ -9,8 +9,10 @@ lives there):
   and ``/<wheel_controller>/commands`` (wheel rates, rad/s), each in its controller's joint order
   (``steering_joints`` / ``wheel_joints`` parameters; default: the mobility description's order), on every
   accepted ``cmd_vel`` (lowest latency) and at ``command_rate`` Hz (the watchdog's heartbeat).
-* Publishes ``odom`` (``nav_msgs/Odometry``: pose in ``odom_frame``, twist in ``base_frame``, covariances
-  from the parameters, the twist's grown by the odometry's slip residual) and, with ``publish_tf``, the
+* Publishes ``odom`` (``nav_msgs/Odometry``: pose in ``odom_frame``, twist in ``base_frame``; covariances:
+  the parameters' diagonals as a floor, plus for x, y, yaw the least-squares twist's covariance derived from
+  the wheels' disagreement (the slip residual) and the pose's propagated through each exact SE(2) step) and,
+  with ``publish_tf``, the
   ``odom -> base_frame`` transform on ``/tf`` (REP-105). Odometry integrates the least-squares body twist of
   the measured wheel rates (``velocity`` of ``joint_states``, or differences of wheel positions) and
   steering angles.
@@ -65,6 +67,7 @@ import numpy as np
 
 from mechanism_model_core.locomotion.drive_policy import POLICY_KEYS
 from mechanism_model_core.locomotion.wheeled import MODES, MobilityError, Odometry, WheeledLocomotorModel
+from mechanism_model_core.spatial import matrix_to_quaternion, rpy_to_matrix
 
 from . import markers, qos
 from .drive_adapters import ADAPTERS, OsrJointStates, make_adapter
@@ -194,6 +197,7 @@ class Locomotor:
         self._last_js_t = None
         self.odometry = Odometry()
         self.odom_twist = np.zeros(3)
+        self.odom_twist_cov = np.diag([self.twist_cov[0], self.twist_cov[1], self.twist_cov[5]])
         self.slip = 0.0
         self.counts = {"cmd_vel": 0, "rejected": 0, "refused": 0, "commands": 0, "watchdog_stops": 0}
         self._stopping_reason = "no cmd_vel yet"
@@ -298,9 +302,10 @@ class Locomotor:
                                     if w.drive_joint in latest}
             self._last_js_t = t
             if dt is not None and dt > 0 and all(math.isfinite(r) for r in rates):
-                twist, self.slip = self.model.odometry_twist(rates, steering)
+                twist, self.slip, cov = self.model.odometry_twist(rates, steering, covariance=True)
                 self.odom_twist = twist
-                self.odometry.update(twist, dt, attitude=self._attitude)
+                self.odom_twist_cov = cov + np.diag([self.twist_cov[0], self.twist_cov[1], self.twist_cov[5]])
+                self.odometry.update(twist, dt, attitude=self._attitude, twist_covariance=self.odom_twist_cov)
 
     def on_imu(self, msg) -> None:
         """Roll and pitch of the body from an IMU (its orientation in a gravity-aligned frame): odometry
@@ -419,15 +424,14 @@ class Locomotor:
         return min(self._js_time, heard()) if callable(heard) else self._js_time
 
     def publish_odometry(self) -> None:
-        from scipy.spatial.transform import Rotation
-
         with self._lock:
             pos = self.odometry.position.copy()
             rpy = self.odometry.orientation_rpy
             twist = self.odom_twist.copy()
-            slip = self.slip
+            twist_cov = self.odom_twist_cov.copy()
+            pose_cov = self.odometry.covariance.copy()
         stamp = self.transport.now()
-        q = Rotation.from_euler("xyz", rpy).as_quat()
+        q = matrix_to_quaternion(rpy_to_matrix(rpy))
         o = self._Odom()
         o.header.stamp.sec, o.header.stamp.nanosec = int(stamp[0]), int(stamp[1])
         o.header.frame_id = self.odom_frame
@@ -441,7 +445,14 @@ class Locomotor:
         tc = [0.0] * 36
         for i in range(6):
             pc[7 * i] = self.pose_cov[i]
-            tc[7 * i] = self.twist_cov[i] + (slip * slip if i in (0, 1) else 0.0)
+            tc[7 * i] = self.twist_cov[i]
+        planar = (0, 1, 5)                   # x, y, yaw of the 6x6 (x y z roll pitch yaw) matrices
+        for a, i in enumerate(planar):
+            for b, j in enumerate(planar):
+                # the pose's: the parameters' floor plus what dead reckoning accumulated; the twist's: the
+                # least-squares estimate's, from the wheels' disagreement, plus the parameters' floor
+                pc[6 * i + j] += float(pose_cov[a, b])
+                tc[6 * i + j] = float(twist_cov[a, b])
         o.pose.covariance = pc
         o.twist.covariance = tc
         self.odom_pub.publish(o)

@@ -16,7 +16,12 @@ Interface:
 * topic ``~/joint_trajectory`` (``trajectory_msgs/JointTrajectory``): the same without a reply (outcomes
   are logged);
 * service ``~/cancel`` (``std_srvs/srv/Trigger``): cancel every goal this node has running (topic mode: an
-  empty trajectory, which makes joint_trajectory_controller hold its position).
+  empty trajectory, which makes joint_trajectory_controller hold its position);
+* service ``~/point_at`` (``mechanism_model_msgs/srv/PointAt``): aim a camera frame of a group (a mast) at a
+  point or a frame of the model: the core's :meth:`~mechanism_model_core.locomotion.manipulator.ManipulatorModel.point_at`
+  (closed form for pan-tilt, limits respected, the residual reported outside the reachable cone) at the
+  latest joint states, then, with ``execute``, a one-segment trajectory from there within the group's
+  velocity limits through the same checks and controller as ``~/execute_trajectory``.
 
 Safety: a trajectory is checked whole before anything is sent (:meth:`MotorGroup.check_trajectory`): every
 position within the motor limits, every given velocity and acceleration within theirs, the speed implied
@@ -40,7 +45,12 @@ from __future__ import annotations
 
 import threading
 
+import numpy as np
+
+from mechanism_model_core.errors import MechanismModelError, UnknownFrame
+from mechanism_model_core.kinematics import forward_kinematics
 from mechanism_model_core.locomotion import ControllerKind, InvalidCommand, load_motor_groups
+from mechanism_model_core.locomotion.manipulator import ManipulatorModel
 
 from .conversions import BadMessage, fill_joint_trajectory, joint_trajectory_arrays
 from .error_codes import ErrorCodes
@@ -129,6 +139,8 @@ class Manipulator:
         transport.create_service("~/execute_trajectory", "mechanism_model_msgs/srv/ExecuteTrajectory",
                                  self._on_execute)
         transport.create_service("~/cancel", "std_srvs/srv/Trigger", self._on_cancel)
+        transport.create_service("~/point_at", "mechanism_model_msgs/srv/PointAt", self._on_point_at)
+        self._pointers: dict = {}                       # (group, frame) -> ManipulatorModel
         transport.create_subscription("~/joint_trajectory", "trajectory_msgs/msg/JointTrajectory", DEFAULT,
                                       self._on_trajectory_topic)
         self.watchdog = transport.create_timer(WATCHDOG_PERIOD, self._check_state)
@@ -327,6 +339,101 @@ class Manipulator:
         response.message = out["message"]
         response.status = int(out["status"])
         response.controller_error_code = int(out["controller_error_code"])
+        return response
+
+    def _pointer(self, controller: str, frame: str):
+        """The group and a :class:`ManipulatorModel` whose chain is that group's joints, for ``frame``."""
+        if not self.mechanism.has_frame(frame):
+            raise Refused(ErrorCodes.FRAME_TRANSFORM_FAILURE, f"no frame {frame!r} in {self.mechanism.name!r}")
+        moving = [self.mechanism.body(b).joint.name for b in self.mechanism.path_to_ground(
+            self.mechanism.frame(frame).body) if self.mechanism.body(b).joint is not None]
+        if controller:
+            group = self._group_for(controller, [])
+        else:
+            group = next((g for g in self.groups.values() if set(g.joint_names) & set(moving)), None)
+            if group is None:
+                raise Refused(ErrorCodes.INVALID_GROUP_NAME, f"no joint_trajectory group here moves {frame!r}")
+        key = (group.name, frame)
+        model = self._pointers.get(key)
+        if model is None:
+            joints = list(group.joint_names)
+            if not set(joints) <= set(moving):
+                raise Refused(ErrorCodes.INVALID_GROUP_NAME, f"{group.name} does not move {frame!r}")
+            # the chain's base: the body just above the group's first joint on the frame's path
+            path = self.mechanism.path_to_ground(self.mechanism.frame(frame).body)
+            first = max(path.index(self.mechanism.child_body_of_joint(j)) for j in joints)
+            base = path[first + 1] if first + 1 < len(path) else self.mechanism.ground
+            model = ManipulatorModel(self.mechanism, tool=frame, base=base)
+            if list(model.joint_names) != [j for j in model.joint_names if j in joints] or \
+                    sorted(model.joint_names) != sorted(joints):
+                raise Refused(ErrorCodes.INVALID_GROUP_NAME, f"{group.name}'s joints {joints} are not the chain "
+                                                             f"to {frame!r} ({list(model.joint_names)})")
+            self._pointers[key] = model
+        return group, model
+
+    def point_at(self, request) -> dict:
+        """Solve (and with ``execute`` move) one ``PointAt`` request; the reply's fields."""
+        try:
+            group, model = self._pointer(str(request.controller), str(request.frame))
+            with self._lock:
+                fresh = self._state_is_fresh()
+                positions = dict(self._positions)
+            if not fresh or any(j not in positions for j in model.joint_names):
+                raise Refused(ErrorCodes.INVALID_ROBOT_STATE,
+                              f"no joint_states younger than {self.state_timeout} s for {group.name}'s joints")
+            m = self.mechanism
+            q_full = m.configuration({k: v for k, v in positions.items() if k in m.coordinate_names})
+            q0 = [positions[j] for j in model.joint_names]
+            fk = forward_kinematics(m, q_full)
+            T_base = fk.pose(model.base)
+            if str(request.target_frame):
+                if not m.has_frame(str(request.target_frame)):
+                    raise Refused(ErrorCodes.FRAME_TRANSFORM_FAILURE, f"no frame {request.target_frame!r}")
+                p_world = fk.pose(str(request.target_frame))[:3, 3]
+            else:
+                ref = str(request.target.header.frame_id) or m.ground
+                if ref != m.ground and not m.has_frame(ref):
+                    raise Refused(ErrorCodes.FRAME_TRANSFORM_FAILURE, f"no frame {ref!r} for the target point")
+                pt = request.target.point
+                p = [float(pt.x), float(pt.y), float(pt.z)]
+                if not all(v == v and abs(v) != float("inf") for v in p):
+                    raise Refused(ErrorCodes.INVALID_MOTION_PLAN, "the target point has NaN or infinite values")
+                T_ref = fk.pose(ref) if ref != m.ground else None
+                p_world = p if T_ref is None else (T_ref[:3, :3] @ p + T_ref[:3, 3])
+            p_base = np.linalg.inv(T_base) @ np.append(p_world, 1.0)
+            r = model.point_at(p_base[:3], q0=q0, frame=str(request.frame), tolerance=1e-6)
+        except Refused as exc:
+            return {"error_code": exc.code, "message": exc.message, "joint_names": [], "positions": [],
+                    "residual": 0.0}
+        except MechanismModelError as exc:
+            code = ErrorCodes.FRAME_TRANSFORM_FAILURE if isinstance(exc, UnknownFrame) else ErrorCodes.FAILURE
+            return {"error_code": code, "message": str(exc), "joint_names": [], "positions": [], "residual": 0.0}
+        out = {"joint_names": list(model.joint_names), "positions": [float(v) for v in r.q],
+               "residual": float(r.error)}
+        if not r.success:
+            out.update(error_code=ErrorCodes.NO_IK_SOLUTION,
+                       message=f"outside the reachable cone: {r.message or r.reason}; nothing sent")
+            return out
+        if not bool(request.execute):
+            out.update(error_code=ErrorCodes.SUCCESS, message="aimed (not executed)")
+            return out
+        group_v = dict(zip(group.joint_names, (float(v) for v in group.velocity)))
+        vmax = [min(float(v), group_v.get(j, float("inf"))) for j, v in zip(model.joint_names, model.velocity_limits)]
+        shortest = max([abs(a - b) / v for a, b, v in zip(r.q, q0, vmax) if v > 0] + [0.0])
+        T = max(float(request.duration), 1.25 * shortest, 0.1)
+        msg = self._Trajectory()
+        fill_joint_trajectory(msg, self._Point, list(model.joint_names), [T], [[float(v) for v in r.q]])
+        ex = self.execute(msg, group.name, bool(request.wait))
+        out.update(error_code=ex["error_code"], message=f"aim: {ex['message']}")
+        return out
+
+    def _on_point_at(self, request, response):
+        out = self.point_at(request)
+        response.error_code.val = int(out["error_code"])
+        response.message = out["message"]
+        response.joint_names = out["joint_names"]
+        response.positions = out["positions"]
+        response.residual = float(out["residual"])
         return response
 
     def _on_trajectory_topic(self, msg) -> None:

@@ -316,10 +316,9 @@ class StatePublisher:
             level, st.message = 0, "no joint_states yet: publishing the home pose"
         else:
             level, st.message = 0, "all reported joints live"
-        try:
-            st.level = level
-        except (TypeError, AssertionError, ValueError):     # rclpy: byte fields take bytes
-            st.level = bytes([level])
+        # a ``byte`` field: bytes of length 1 in rclpy (an int would pass some distributions' setters and abort
+        # the process in the C conversion: Jazzy), an integer in the Cyclone transport's classes
+        st.level = bytes([level]) if isinstance(st.level, (bytes, bytearray)) else level
         values = [("inputs merged", m.inputs), ("publications", m.publications),
                   ("most inputs in one publication", m.max_merged), ("held (stamp not newer)", m.held),
                   ("re-published (late joiners)", m.placeholders), ("clock steps", m.clock_steps),

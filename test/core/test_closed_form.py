@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mechanism_model_core import forward_kinematics, jacobian
+from mechanism_model_core import InvalidConfiguration, forward_kinematics, jacobian
 
-from .robots import gantry, planar_arm
+from .robots import SAFETY, gantry, planar_arm
 
 angles = st.floats(-math.pi, math.pi, allow_nan=False)
 
@@ -74,3 +74,31 @@ def test_mapping_and_home_defaults():
     np.testing.assert_allclose(fk.position("tool"), [1.0, 0.7, 0], atol=1e-12)
     with pytest.raises(Exception, match="unknown joint coordinate"):
         forward_kinematics(m, {"nope": 1.0})
+
+
+def test_leg_closed_form_behind_the_solver_protocol():
+    """The YPP leg solver answers solve_ik on the leg's chain (a foot position): the closed form, confirmed by
+    forward kinematics, the same joints as its batch form; a problem it does not fit raises."""
+    from mechanism_model_core import PoseConstraint, PositionConstraint, load_model, solve_ik
+    from mechanism_model_core.library import model_path
+    from mechanism_model_core.locomotion.legged import LeggedLocomotorModel
+
+    w = LeggedLocomotorModel(load_model(model_path("lemur/lemur_hexapod.xml")))
+    rng = np.random.default_rng(6)
+    for leg in w.legs[:3]:
+        i = w.legs.index(leg)
+        chain, cols = w._chains[i], w._walk_cols[i]
+        solver = w.solver_of(leg.name)
+        m = chain.chain
+        for _ in range(5):
+            qt = m.random_configuration(rng)
+            p = forward_kinematics(m, qt).position(chain.tool)
+            q0 = m.random_configuration(rng)
+            r = solve_ik(m, [PositionConstraint(chain.tool, p)], q0, solver=solver, timeout=SAFETY)
+            assert r.success and r.solver == "ypp", r
+            assert np.linalg.norm(forward_kinematics(m, r.q).position(chain.tool) - p) < 1e-9
+            qb, ok = solver.solve_points(p[None], q0[cols])
+            assert ok[0]
+            np.testing.assert_allclose(r.q[cols], qb[0], atol=1e-12)
+        with pytest.raises(InvalidConfiguration, match="YPP leg"):
+            solve_ik(m, [PoseConstraint(chain.tool, np.eye(4))], q0, solver=solver, timeout=SAFETY)

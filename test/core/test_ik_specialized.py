@@ -8,10 +8,11 @@ import math
 import numpy as np
 import pytest
 
-from mechanism_model_core import forward_kinematics
+from mechanism_model_core import forward_kinematics, load_model
 from mechanism_model_core.constraints import PoseConstraint, PositionConstraint, log_so3
 from mechanism_model_core.errors import ModelStructureError
 from mechanism_model_core.ik import solve_ik
+from mechanism_model_core.library import model_path
 from mechanism_model_core.specialized import (YPPPYSolver, register_specialized, unregister_specialized,
                                               verify_specialized)
 
@@ -45,12 +46,7 @@ def test_verify_specialized_against_generic():
 
 def test_mer_idd_instrument_frames_from_the_library():
     """The shipped MER IDD model: closed form for an instrument frame that sits off the turret axis."""
-    try:
-        from mechanism_model_core import load_model
-        from mechanism_model_core.library import model_path
-        m = load_model(model_path("mer/mer_idd.xml"))
-    except Exception:  # noqa: BLE001
-        pytest.skip("MER IDD model not available")
+    m = load_model(model_path("mer/mer_idd.xml"))           # shipped: it must load, no skip
     for frame in ("mi", "rat"):
         # SAFETY is a safety net: iterations bound the solves
         report = verify_specialized(YPPPYSolver(m, frame), m, n=25, rng=2, timeout=SAFETY)
@@ -99,12 +95,7 @@ def test_non_ypppy_arms_are_refused(make):
 
 
 def test_shipped_mer_idd_uses_the_closed_form_by_default():
-    try:
-        from mechanism_model_core import load_model
-        from mechanism_model_core.library import model_path
-        m = load_model(model_path("mer/mer_idd.xml"))
-    except Exception:  # noqa: BLE001
-        pytest.skip("MER IDD model not available")
+    m = load_model(model_path("mer/mer_idd.xml"))           # shipped: it must load, no skip
     T = forward_kinematics(m, [0.3, 0.4, 0.8, -0.5, 1.0]).pose("apxs")
     r = solve_ik(m, PoseConstraint("apxs", T), m.home, timeout=SAFETY)
     assert r.success and r.solver == "ypppy"

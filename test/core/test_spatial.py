@@ -5,6 +5,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from scipy.spatial.transform import Rotation
 
 from mechanism_model_core import spatial
@@ -146,3 +148,67 @@ def test_relative_motion_by_finite_differences():
         Tb, Jb = spatial.relative_motion(Tf[None], Jf[None], Tr[None], Jr[None])
         np.testing.assert_allclose(Tb[0], T, atol=1e-14)
         np.testing.assert_allclose(Jb[0], J, atol=1e-13)
+
+
+# ---------------------------------------------------------------------------------------------- angle wrap
+@given(st.floats(min_value=-1e6, max_value=1e6, allow_nan=False))
+def test_wrap_angle_is_the_remainder_of_a_turn_in_minus_pi_to_pi(a):
+    w = spatial.wrap_angle(a)
+    assert type(w) is float                                    # a float stays a float (messages, JSON)
+    assert -math.pi <= w <= math.pi                           # +pi only by rounding (the next test)
+    # math.remainder (IEEE remainder, an independent implementation) differs from it only by a whole turn
+    # at +-pi and by the rounding of a + pi
+    d = w - math.remainder(a, 2 * math.pi)
+    assert min(abs(d), abs(abs(d) - 2 * math.pi)) <= 1e-15 * max(1.0, abs(a)) * 8
+
+
+def test_wrap_angle_boundaries_and_arrays():
+    assert spatial.wrap_angle(math.pi) == -math.pi               # [-pi, pi): +pi is taken to -pi
+    assert spatial.wrap_angle(-math.pi) == -math.pi
+    below = math.nextafter(-math.pi, -4.0)                      # documented rounding edge: gives +pi, not -pi
+    assert spatial.wrap_angle(below) == math.pi == (below + math.pi) % (2 * math.pi) - math.pi
+    assert spatial.wrap_angle(3 * math.pi / 2) == pytest.approx(-math.pi / 2)
+    a = np.array([[0.1, 7.0], [-7.0, 100.0]])
+    w = spatial.wrap_angle(a)
+    assert w.shape == a.shape
+    assert np.array_equal(w, (a + np.pi) % (2 * np.pi) - np.pi)      # the formula the 7 call sites used
+    assert np.array_equal(spatial.wrap_angle([0.1, 7.0]), w[0])
+    assert isinstance(spatial.wrap_angle(np.float64(7.0)), np.floating)
+    ref = np.array([10.0, -10.0])                              # the nearest turn to a reference
+    q = ref + spatial.wrap_angle(np.array([0.5, 0.5]) - ref)
+    assert np.all(np.abs(q - ref) <= math.pi)
+    assert np.allclose(np.sin(q), math.sin(0.5)) and np.allclose(np.cos(q), math.cos(0.5))
+
+
+# ---------------------------------------------------------------------------------------- quaternion sign
+def test_matrix_to_quaternion_has_one_sign_and_is_scipys_rotation():
+    R = random_rotations(200)
+    q = spatial.matrix_to_quaternion(R)                        # a stack
+    assert q.shape == (200, 4)
+    assert np.all(q[:, 3] >= 0)
+    assert np.allclose(Rotation.from_quat(q).as_matrix(), R, atol=1e-12)
+    for Ri, qi in zip(R[:20], q[:20]):                           # one matrix gives the same as the stack
+        assert np.allclose(spatial.matrix_to_quaternion(Ri), qi, atol=1e-15)
+    assert spatial.matrix_to_quaternion(R.reshape(10, 20, 3, 3)).shape == (10, 20, 4)
+
+
+@pytest.mark.parametrize("axis", [(1, 0, 0), (0, 1, 0), (0, 0, 1), (0, 1, -1), (1, -1, 0), (-1, 0, 1)])
+def test_half_turns_get_one_sign_too(axis):
+    """At w == 0 (a half turn: R = 2 a a^T - I, exact for these axes) q and -q both have w >= 0; the first
+    non-zero of x, y, z decides."""
+    v = np.asarray(axis, dtype=float)
+    R = 2.0 * np.outer(v, v) / (v @ v) - np.eye(3)
+    q = spatial.matrix_to_quaternion(R)
+    assert q[3] == 0.0
+    assert q[np.flatnonzero(q[:3])[0]] > 0
+    assert np.allclose(Rotation.from_quat(q).as_matrix(), R, atol=1e-15)
+    assert np.array_equal(spatial.canonical_quaternion(-q), q)
+
+
+def test_canonical_quaternion_picks_the_sign_only():
+    q = np.array([[0.1, -0.2, 0.3, -0.9], [0.0, -0.6, 0.8, 0.0], [-0.0, 0.0, -1.0, -0.0], [0.5, 0.5, 0.5, 0.5]])
+    c = spatial.canonical_quaternion(q)
+    assert np.array_equal(c, [[-0.1, 0.2, -0.3, 0.9], [0.0, 0.6, -0.8, 0.0], [0.0, 0.0, 1.0, 0.0],
+                              [0.5, 0.5, 0.5, 0.5]])
+    assert not np.any(np.signbit(c[c == 0]))                    # no negative zeros written out
+    assert np.array_equal(spatial.canonical_quaternion(q[0]), c[0])

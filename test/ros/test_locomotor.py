@@ -213,7 +213,8 @@ def _locomotor(params):
 
 @pytest.mark.parametrize("publish_tf", [True, False])
 def test_odometry_message_covariances_and_the_rep105_transform(publish_tf):
-    """odom: header odom, child chassis, the parameters' covariance diagonals; /tf carries odom -> chassis
+    """odom: header odom, child chassis, the parameters' covariance diagonals (the pose's x, y, yaw block grown
+    by dead reckoning); /tf carries odom -> chassis
     equal to the odometry pose (REP-105), and nothing when publish_tf is false."""
     from mechanism_model_ros import qos
     pose_cov = [0.01, 0.02, 0.03, 0.04, 0.05, 0.06]
@@ -232,11 +233,17 @@ def test_odometry_message_covariances_and_the_rep105_transform(publish_tf):
             time.sleep(0.02)
         o = odom[-1]
         assert o.header.frame_id == "odom" and o.child_frame_id == "chassis"
-        np.testing.assert_allclose(np.reshape(o.pose.covariance, (6, 6)), np.diag(pose_cov), atol=0)
+        pc = np.reshape(o.pose.covariance, (6, 6))
+        np.testing.assert_allclose(np.diag(pc)[2:5], pose_cov[2:5], atol=0)     # z, roll, pitch: the floor
+        planar = np.ix_([0, 1, 5], [0, 1, 5])
+        grown = pc[planar] - np.diag(np.array(pose_cov)[[0, 1, 5]])
+        # dead reckoning with the twist floor's noise: the x, y, yaw block grows, symmetric, positive
+        np.testing.assert_allclose(grown, grown.T, atol=1e-15)
+        assert np.all(np.linalg.eigvalsh(grown) > -1e-15) and np.trace(grown) > 0
         tc = np.reshape(o.twist.covariance, (6, 6))
         np.testing.assert_allclose(np.diag(tc)[2:], twist_cov[2:], atol=0)
         np.testing.assert_allclose(np.diag(tc)[:2], twist_cov[:2], atol=1e-12)    # no slip: nothing added
-        assert np.count_nonzero(tc - np.diag(np.diag(tc))) == 0
+        assert np.all(np.abs(tc - np.diag(np.diag(tc))) < 1e-20)     # rounding of an exact fit only
         if not publish_tf:
             assert tf == []
             return

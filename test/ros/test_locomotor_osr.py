@@ -120,6 +120,9 @@ def served(request):
     user = CycloneNode("user", context=ctx)
     pubs = {t: user.create_publisher(t, "geometry_msgs/msg/Twist", qos.DEFAULT)
             for t in ("/cmd_vel", "/cmd_vel_intuitive")}
+    odom = []
+    user.create_subscription("odom", "nav_msgs/msg/Odometry", qos.DEFAULT, odom.append)
+    user.odom = odom
     try:
         yield request.param, hw, pubs, user
     finally:
@@ -165,6 +168,14 @@ def test_cmd_vel_gives_osr_commands_silence_stops_limits_hold(served):
     assert drive_until(user, pubs["/cmd_vel"], hw, (2.5, 0.0, 0.0), want), hw.commanded()
     corner, drive = hw.commanded()
     assert np.all(np.abs(drive) <= CORE.max_rates[0] + 1e-12) and np.all(np.abs(corner) <= np.pi / 2)
+    # odometry from /drive_state and /corner_state (OSR's signs) reads the straight run (rover.py's reads 0)
+    speed = want[2].twist[0]
+
+    def odom_straight():
+        pubs["/cmd_vel"].publish(_twist(Twist, 2.5))
+        return user.odom and abs(user.odom[-1].twist.twist.linear.x - speed) < 1e-6 and \
+            abs(user.odom[-1].twist.twist.angular.z) < 1e-9
+    assert wait_for(odom_straight, 10, 0.02), user.odom[-1].twist.twist if user.odom else "no odom"
     # cmd_vel silence: the wheels stop within 0.5 s (the node's decision, see watchdog_timing)
     m = Twist()
     m.linear.x = 2.5
@@ -192,3 +203,9 @@ def test_silence_of_either_state_topic_stops_the_wheels(served, which):
     assert wait_for(stopped, 5.0, 0.02), f"{which}_state silence never stopped the wheels"
     t_stop, ticks = hw.first_stop_after(t_silent)
     check_stop(t_stop - t_silent, heartbeat_lateness([t_silent] + ticks, t_stop, HEARTBEAT))
+
+
+def _twist(Twist, vx=0.0, wz=0.0):
+    m = Twist()
+    m.linear.x, m.angular.z = vx, wz
+    return m

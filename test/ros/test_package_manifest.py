@@ -20,6 +20,9 @@ TOP = os.path.dirname(ROS_PKG)
 ROSDEP = {"numpy": "python3-numpy", "scipy": "python3-scipy", "yaml": "python3-yaml"}
 OPTIONAL = {"cyclonedds", "rosbags", "coal"}
 OWN = {"mechanism_model_ros"}
+#: interface packages only one optional feature speaks, not in the ROS distributions: the locomotor's `osr`
+#: adapter uses the Open Source Rover's osr_interfaces, which an OSR has installed from its own repository
+FOREIGN_INTERFACES = {"osr_interfaces"}
 
 
 def _sources():
@@ -45,7 +48,7 @@ def _needed() -> set[str]:
         # their types come from rosbags (type_hash.py names service_msgs, which Humble does not have)
         if not path.endswith((os.path.join("transports", "cyclone.py"), "type_hash.py")):
             need.update(m.group(1) for m in re.finditer(r'"([a-z0-9_]+)/(?:msg|srv)/[A-Za-z0-9]+', text))
-    return need
+    return need - FOREIGN_INTERFACES
 
 
 def test_package_xml_declares_every_dependency():

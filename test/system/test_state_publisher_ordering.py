@@ -35,7 +35,8 @@ def _scenario(transport: str) -> dict:
     code = (f"import sys, runpy; sys.path.insert(0, {os.path.dirname(HERE)!r}); sys.argv = ['scenario', "
             f"{str(SECONDS)!r}]; runpy.run_path({os.path.join(HERE, 'state_publisher_scenario.py')!r}, "
             f"run_name='__main__')")
-    p = ros_env.run_python(code, domain, distro, timeout=240, with_workspace=False)
+    # with the workspace: on the core-only Jazzy it builds diagnostic_msgs, so /diagnostics is exercised there too
+    p = ros_env.run_python(code, domain, distro, timeout=240, with_workspace=True)
     lines = [ln for ln in p.stdout.splitlines() if ln.startswith("RESULT ")]
     assert lines, (p.returncode, p.stdout[-3000:], p.stderr[-5000:])
     return json.loads(lines[-1][len("RESULT "):])

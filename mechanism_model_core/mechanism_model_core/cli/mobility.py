@@ -40,7 +40,7 @@ def run(args) -> int:
         try:
             import yaml
         except ImportError:
-            raise CommandError("--format yaml needs PyYAML: pip install mechanism_model_core[mobility]") from None
+            raise CommandError("--format yaml needs PyYAML: pip install mechanism_model_core[yaml]") from None
         text = f"# mobility of {mech.name} (models/README.md, \"Mobility\"); SI units, radians\n" + \
             yaml.safe_dump({"mobility": d}, sort_keys=False)
     else:

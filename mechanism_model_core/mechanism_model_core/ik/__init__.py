@@ -27,6 +27,7 @@ Package layout:
 * :mod:`.closed_form` -- the planar two-link elbow shared by the closed forms, the YPPPY (MER IDD), YPPP
   (Moonrise arm) and YPP leg solvers, and :mod:`~.closed_form.eaik_solver` (analytic IK of decomposable
   6R arms through the optional ``eaik`` package);
+* :mod:`.path_tracker` -- step-by-step IK along Cartesian paths (manipulator paths, the generic leg IK);
 * :mod:`.verify` -- :func:`verify_specialized`, a closed form against the generic solver.
 
 Solvers by name (``solve_ik(..., solver=name)``):

@@ -36,7 +36,7 @@ from ..constraints import OrientationConstraint, PoseConstraint, PositionConstra
 from ..errors import InvalidConfiguration
 from ..kinematics import frame_chain
 from ..spatial import log_so3
-from .problem import IKOptions, IKProblem, IKResult, diagnose_failure, restart_sample
+from .problem import IKOptions, IKProblem, IKResult, diagnose_failure
 from .registry import register_solver
 from .solvers import DLSSolver, _ChainKernel, _dls as _dls1
 

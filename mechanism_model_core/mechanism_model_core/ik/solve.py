@@ -246,7 +246,7 @@ def _batch_targets(c, targets) -> np.ndarray:
     try:
         T = np.asarray(targets, dtype=float)
     except (TypeError, ValueError):
-        raise InvalidConfiguration(f"targets must be an array of poses (B, 4, 4) or points (B, 3)") from None
+        raise InvalidConfiguration("targets must be an array of poses (B, 4, 4) or points (B, 3)") from None
     if isinstance(c, PositionConstraint) and T.ndim == 2 and T.shape[1] == 3:
         P = np.zeros((T.shape[0], 4, 4))
         P[:] = np.eye(4)

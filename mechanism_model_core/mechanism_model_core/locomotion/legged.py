@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
 
 import numpy as np
@@ -53,9 +53,10 @@ from ..errors import InvalidConfiguration, MechanismModelError, ModelStructureEr
 from ..joints import JointType
 from ..kinematics import forward_kinematics
 from ..model import Mechanism
-from ..spatial import matrix_to_rpy, rpy_to_matrix
+from ..spatial import matrix_to_rpy
 from ..ik.closed_form.ypp_leg import YPPLegSolver
-from .manipulator import ManipulatorModel, _Tracker
+from ..ik.path_tracker import PathTracker
+from .manipulator import ManipulatorModel
 from .trajectory import JointTrajectory
 
 __all__ = ["GAITS", "GaitInfeasible", "GaitPlan", "LegSpec", "LeggedLocomotorModel", "YPPLegSolver",
@@ -342,14 +343,14 @@ class LeggedLocomotorModel:
         ref = qc_stand[cols] if q_ref is None else np.asarray(q_ref, dtype=float)
         solver = None if generic else self._solvers[i]
         if solver is not None:
-            q, ok = solver.solve(P, ref)
+            q, ok = getattr(solver, "solve_points", solver.solve)(P, ref)   # registered solvers: solve(p, q)
         else:
             q, ok = self._generic_leg_ik(i, P, ref, qc_stand)
         return (q[0], bool(ok[0])) if single else (q, ok)
 
     def _generic_leg_ik(self, i, P, ref, qc_stand):
         chain, cols = self._chains[i], self._walk_cols[i]
-        tracker = _Tracker(chain, chain.tool, np.array([1.0, 1, 1, 0, 0, 0]), 1e-10, 1.0, 30)
+        tracker = PathTracker(chain, chain.tool, np.array([1.0, 1, 1, 0, 0, 0]), 1e-10, 1.0, 30)
         tracker.far = math.inf
         out = np.zeros((len(P), len(cols)))
         ok = np.zeros(len(P), dtype=bool)

@@ -42,7 +42,7 @@ import numpy as np
 
 from ..errors import InvalidConfiguration
 from ..terrain import HeightField, Plane
-from ..spatial import cross_rows
+from ..spatial import cross_rows, wrap_angle
 
 __all__ = ["WheelSettler", "SettleResult"]
 
@@ -252,7 +252,7 @@ class WheelSettler:
             qp, sens = previous
             gi = [self._coord[path[-1]] for path, _, _ in self._given]
             delta = q[gi] - np.asarray(qp)[gi]
-            delta = np.where([rev for _, rev, _ in self._given], (delta + math.pi) % (2 * math.pi) - math.pi, delta)
+            delta = np.where([rev for _, rev, _ in self._given], wrap_angle(delta), delta)
             if np.all(np.abs(delta) < 0.5):                 # a neighbour along a path: first-order prediction
                 q[self.idx_u] = np.clip(np.asarray(qp)[self.idx_u] + sens.dot(delta), self.lower, self.upper)
         for ci, expr, env in self._deps:

@@ -838,10 +838,14 @@ class WheeledLocomotorModel:
         return DriveCommand(np.where(self.steered, cur, np.nan), np.zeros(self.n), np.zeros(3), False, reason)
 
     # ------------------------------------------------------------------------------------ odometry
-    def odometry_twist(self, rates, steering=None, geometry: WheelGeometry | None = None):
+    def odometry_twist(self, rates, steering=None, geometry: WheelGeometry | None = None,
+                       covariance: bool = False):
         """Least-squares body twist ``(vx, vy, wz)`` from measured wheel ``rates`` (rad/s) and ``steering``
         angles (rad; NaN or ignored for unsteered wheels), and the RMS residual (m/s) over the wheels' contact
-        velocities: near zero when the wheels agree (no slip), large when they disagree."""
+        velocities: near zero when the wheels agree (no slip), large when they disagree. With ``covariance``
+        also the twist's 3x3 covariance ((m/s)^2, (rad/s)^2) derived from the residual: the least-squares
+        estimate's ``s^2 (A^T A)^-1`` with ``s^2 = |e|^2 / (2N - 3)`` (the contact-velocity disagreement taken
+        as the measurement noise; zero when the wheels agree exactly)."""
         g = self.home_geometry if geometry is None else geometry
         rows = _geometry_rows(g)
         n = self.n
@@ -876,7 +880,11 @@ class WheeledLocomotorModel:
                 rows["A"], rows["pinv"] = A, pinv
         x = pinv @ bv
         e = A @ x - bv
-        return x, float(math.sqrt(float(e @ e) / n))
+        rms = float(math.sqrt(float(e @ e) / n))
+        if not covariance:
+            return x, rms
+        dof = max(2 * n - 3, 1)
+        return x, rms, (float(e @ e) / dof) * (pinv @ pinv.T)
 
     # ------------------------------------------------------------------------------------- terrain
     def settle(self, terrain, x: float, y: float, yaw: float, q0=None, *, tol: float = 1e-9,
@@ -1159,13 +1167,16 @@ class Odometry:
     """Dead reckoning from body twists: ``update(twist, dt)`` integrates exactly along arcs (SE(2)); with
     ``attitude=(roll, pitch)`` (rad, from settling or an IMU) the step is taken in the body's tilted plane
     and the pose is 3-D. ``pose`` is ``(x, y, yaw)``; ``position`` (3,) and ``orientation_rpy`` (3,) give
-    the 3-D pose (m, rad, odom frame)."""
+    the 3-D pose (m, rad, odom frame). ``covariance`` (3, 3): of ``(x, y, yaw)``, grown by each update's
+    ``twist_covariance`` (3x3 of ``(vx, vy, wz)``, e.g. :meth:`WheeledLocomotorModel.odometry_twist`'s) through
+    the exact step's Jacobians: ``P' = F P F^T + G Q G^T`` (first order in the noise)."""
 
     def __init__(self, x: float = 0.0, y: float = 0.0, yaw: float = 0.0, z: float = 0.0):
         self.position = np.array([x, y, z], dtype=float)
         self.yaw = float(yaw)
         self.roll = 0.0
         self.pitch = 0.0
+        self.covariance = np.zeros((3, 3))
 
     @property
     def pose(self) -> np.ndarray:
@@ -1178,11 +1189,32 @@ class Odometry:
     def reset(self, x=0.0, y=0.0, yaw=0.0, z=0.0):
         self.__init__(x, y, yaw, z)
 
-    def update(self, twist, dt: float, attitude=None) -> np.ndarray:
+    def update(self, twist, dt: float, attitude=None, twist_covariance=None) -> np.ndarray:
         t = np.asarray(twist, dtype=float)
         if not (np.all(np.isfinite(t)) and math.isfinite(dt) and dt >= 0):
             raise InvalidConfiguration("Odometry.update: finite twist and dt >= 0 required")
         local = integrate_planar((0.0, 0.0, 0.0), t, dt)
+        if twist_covariance is not None:
+            Q = np.asarray(twist_covariance, dtype=float)
+            if Q.shape != (3, 3) or not np.all(np.isfinite(Q)):
+                raise InvalidConfiguration("Odometry.update: twist_covariance must be a finite 3x3 matrix")
+            c, s_ = math.cos(self.yaw), math.sin(self.yaw)
+            R = np.array([[c, -s_, 0.0], [s_, c, 0.0], [0.0, 0.0, 1.0]])
+            F = np.eye(3)
+            F[0, 2] = -s_ * local[0] - c * local[1]
+            F[1, 2] = c * local[0] - s_ * local[1]
+            G = np.empty((3, 3))                          # d(local step)/d(twist): central differences
+            for k in range(3):
+                h = 1e-6 * max(1.0, abs(t[k]))
+                dp, dm = t.copy(), t.copy()
+                dp[k] += h
+                dm[k] -= h
+                a = integrate_planar((0.0, 0.0, 0.0), dp, dt)
+                b = integrate_planar((0.0, 0.0, 0.0), dm, dt)
+                G[:, k] = (a - b) / (2 * h)
+                G[2, k] = (dp[2] - dm[2]) * dt / (2 * h)      # yaw: no wrap in the derivative
+            G = R @ G
+            self.covariance = F @ self.covariance @ F.T + G @ Q @ G.T
         if attitude is not None:
             self.roll, self.pitch = float(attitude[0]), float(attitude[1])
         R = rpy_to_matrix((self.roll, self.pitch, self.yaw))

@@ -1,16 +1,23 @@
 """Closed-form IK of a yaw-pitch-pitch leg (LEMUR's): :class:`YPPLegSolver`, used by
-:class:`~mechanism_model_core.locomotion.legged.LeggedLocomotorModel` for every leg of that structure."""
+:class:`~mechanism_model_core.locomotion.legged.LeggedLocomotorModel` for every leg of that structure (batch
+form ``solve_points``), and behind the solver protocol of :mod:`mechanism_model_core.ik` for foot positions on
+the leg's chain (``solve_ik(leg.chain, [PositionConstraint(foot, p)], q0, solver=solver)``)."""
 
 from __future__ import annotations
 
 import math
+import weakref
 from typing import Sequence
 
 import numpy as np
 
-from ...errors import ModelStructureError
+from ...constraints import PositionConstraint
+from ...errors import InvalidConfiguration, ModelStructureError
 from ...joints import JointType
 from ...kinematics import forward_kinematics
+from ...spatial import wrap_angle
+from ..batch import LMPopulationSolver
+from ..problem import IKOptions, IKProblem, IKResult
 from .planar import two_link
 
 __all__ = ["YPPLegSolver"]
@@ -64,6 +71,9 @@ class YPPLegSolver:
         self.b3 = math.atan2(self.L3[1], self.L3[0])
         self.lower = leg.lower[list(walking)]
         self.upper = leg.upper[list(walking)]
+        self.walking = np.array(walking, dtype=int)          # coordinate indices in the leg's chain
+        self.foot = leg.tool
+        self._chain = weakref.ref(c)
 
     def all_solutions(self, p):
         """(4, B, 3) joint values of the four branches for foot points ``p`` (B, 3) in the chain's base
@@ -91,12 +101,53 @@ class YPPLegSolver:
                 oks.append(ok_r & reach[k])
         return np.array(sols), np.array(oks)
 
-    def solve(self, p, q_ref):
+    def solve(self, p_or_problem, q_ref_or_options):
+        """The solver protocol of :mod:`mechanism_model_core.ik`, ``solve(problem, options) -> IKResult``
+        (a foot position on the leg's chain, see :meth:`accepts`; ``solve_ik(leg.chain, [PositionConstraint(
+        foot, p)], q0, solver=this)``), or the batch form ``solve(p, q_ref) -> (q, ok)``
+        (:meth:`solve_points`), by the type of the first argument."""
+        if isinstance(p_or_problem, IKProblem):
+            return self._solve_problem(p_or_problem, q_ref_or_options)
+        return self.solve_points(p_or_problem, q_ref_or_options)
+
+    def accepts(self, problem: IKProblem) -> bool:
+        """One full position of the foot on the leg's chain mechanism, in its base frame, no posture, the
+        walking joints free."""
+        c = problem.tasks[0] if len(problem.tasks) == 1 else None
+        m = problem.mechanism
+        return (isinstance(c, PositionConstraint) and m is self._chain() and c.frame == self.foot
+                and c.relative_to in (None, m.ground) and len(c.kept_axes) == 3 and problem.posture is None
+                and set(self.walking.tolist()) <= set(problem.free.tolist()))
+
+    def _solve_problem(self, problem: IKProblem, options: IKOptions) -> IKResult:
+        if not self.accepts(problem):
+            raise InvalidConfiguration(f"the YPP leg solver takes one PositionConstraint of {self.foot!r} on the "
+                                       f"leg's chain, its walking joints free")
+        c = problem.tasks[0]
+        x0 = problem.x_of(problem.template)
+        pos = {int(i): k for k, i in enumerate(problem.free)}
+        cols = [pos[int(i)] for i in self.walking]
+        q, ok = self.solve_points(np.asarray(c.target_xyz)[None], x0[cols])
+        if ok[0]:
+            x = x0.copy()
+            x[cols] = q[0]
+            r = problem.result(x, True, "converged", options, 1, 0, self.name)   # confirmed by the core's FK
+            if r.success and r.residuals[0].satisfied:
+                return r
+        res = LMPopulationSolver().solve(problem, options)
+        res.solver = f"{self.name}+{res.solver}"
+        return res
+
+    def solve_points(self, p, q_ref):
         """Walking-joint values (B, 3) nearest ``q_ref`` (whole turns chosen per joint) within limits, and the
         (B,) mask of the points solved."""
         S, ok = self.all_solutions(p)
         q_ref = np.asarray(q_ref, dtype=float)
-        S = q_ref + (S - q_ref + math.pi) % (2 * math.pi) - math.pi
+        S = q_ref + wrap_angle(S - q_ref)
+        # the turn nearest the reference may lie beyond a limit while the next one is inside (a knee at -1.48
+        # with the reference at 2.0 and limits [-1.5, 2]): shift by a turn into the limits where that helps
+        S = np.where(S < self.lower - 1e-12, S + 2 * math.pi, S)
+        S = np.where(S > self.upper + 1e-12, S - 2 * math.pi, S)
         inside = np.all((S >= self.lower - 1e-12) & (S <= self.upper + 1e-12), axis=-1) & ok
         dist = np.where(inside, np.max(np.abs(S - q_ref), axis=-1), np.inf)
         best = np.argmin(dist, axis=0)

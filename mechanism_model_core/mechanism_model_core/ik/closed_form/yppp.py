@@ -24,7 +24,7 @@ from ..problem import IKOptions, IKProblem, IKResult
 from ...joints import JointType
 from ...kinematics import forward_kinematics
 from ...model import Mechanism
-from ...spatial import axis_angle_matrix
+from ...spatial import axis_angle_matrix, wrap_angle
 from .common import confirm_candidates
 from .planar import two_link
 
@@ -115,7 +115,7 @@ class YPPPSolver:
                 a4 = -sigma - a2 - a23
                 # plane angles turn (U, W) counter-clockwise, a joint angle about +n turns it clockwise
                 q = np.array([yaw, -a2, -a23, -a4]) * self.sign
-                out.append((q + math.pi) % (2 * math.pi) - math.pi)
+                out.append(wrap_angle(q))
         return out
 
     def solve(self, problem: IKProblem, options: IKOptions) -> IKResult:
@@ -126,7 +126,7 @@ class YPPPSolver:
         ref = x0[cols]
         cands = []
         for q in self.all_solutions(c.target):
-            q = ref + (q - ref + math.pi) % (2 * math.pi) - math.pi
+            q = ref + wrap_angle(q - ref)
             if np.all(q >= self.lower - 1e-12) and np.all(q <= self.upper + 1e-12):
                 cands.append((float(np.max(np.abs(q - ref))), np.clip(q, self.lower, self.upper)))
         cands.sort(key=lambda t: t[0])
