@@ -1,4 +1,4 @@
-"""Hostile service requests over real Cyclone DDS on loopback (issue 19 items 8, 9, 10, 13): ``serve`` in its
+"""Hostile service requests over real Cyclone DDS on loopback (issue 19 items 8, 9, 10, 12, 13): ``serve`` in its
 own process on the default rover model; every request gets a reply with an error code naming the field, the
 log lines stay short, and the node keeps serving."""
 
@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import pytest
 
-from mechanism_model_core import load_model
+from mechanism_model_core import forward_kinematics, load_model
 from mechanism_model_core.library import default_model_path
 
 from ros.dds_helpers import configure_this_process, unique_domain_id
@@ -134,8 +133,6 @@ def test_a_cartesian_path_too_slow_for_the_message_gets_an_error_reply(served):
     pytest.importorskip("toppra")
     from scipy.spatial.transform import Rotation
 
-    from mechanism_model_core import forward_kinematics
-
     node = served["node"]
     c = node.create_client("compute_cartesian_path", "mechanism_model_msgs/srv/ComputeCartesianPath")
     assert c.wait_for_service(20)
@@ -241,7 +238,6 @@ def _ik_request(node, client, x, timeout_s, copies=1):
     """IK of the arm tool to position ``x`` (m) in the chassis frame (None: its home pose), arm joints only;
     ``copies`` of the same pose constraint make each iteration that much slower."""
     from mechanism_model_ros.conversions import fill_pose
-    from mechanism_model_core import forward_kinematics
 
     r = client.request()
     PS = node.message_class("geometry_msgs/msg/PoseStamped")
