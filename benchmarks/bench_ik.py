@@ -333,6 +333,44 @@ def batch_throughput(arm, n, seed=5):
     return n / dt, ok / n
 
 
+def rover_queries(n=150, seed=0):
+    """compute_ik-like queries on the library's rovers (other joints locked, the rover standing still): CPU
+    median per solve and success for the MER IDD's apxs pose, Rocky 8's arm_tool pose on the assembled rover
+    and its mast camera's orientation. Uses only API that predates issue 20, so the same function times an
+    older checkout (``PYTHONPATH=<checkout>/mechanism_model_core python benchmarks/bench_ik.py --rovers``)."""
+    from mechanism_model_core import OrientationConstraint, PoseConstraint, forward_kinematics, load_model
+    from mechanism_model_core.ik import solve_ik
+    from mechanism_model_core.library import model_path
+
+    def bench(m, make, active):
+        rng = np.random.default_rng(seed)
+        locked = [c for c in m.independent_coordinates if c not in active]
+        idx = [m.coordinate_index(a) for a in active]
+        base = m.random_configuration(np.random.default_rng(99))
+        ts, ok = [], 0
+        for _ in range(n):
+            qt = base.copy()
+            qt[idx] = m.random_configuration(rng)[idx]
+            q0 = qt.copy()
+            q0[idx] = m.random_configuration(rng)[idx]
+            c = make(forward_kinematics(m, qt))
+            t0 = time.process_time()
+            r = solve_ik(m, [c], q0, locked=locked, timeout=0.05)
+            ts.append(time.process_time() - t0)
+            ok += r.success
+        return float(np.median(ts) * 1e3), ok / n
+
+    mer = load_model(model_path("mer/mer_idd.xml"))
+    r8 = load_model(model_path("rocky8/rocky8_rover.xml"))
+    arm = [c for c in r8.independent_coordinates if c.startswith("arm")]
+    mast = [c for c in r8.independent_coordinates if c.startswith("mast")]
+    return {"MER IDD apxs pose": bench(mer, lambda fk: PoseConstraint("apxs", fk.pose("apxs")),
+                                       mer.independent_coordinates),
+            "Rocky 8 arm_tool pose": bench(r8, lambda fk: PoseConstraint("arm_tool", fk.pose("arm_tool")), arm),
+            "Rocky 8 mast orientation": bench(r8, lambda fk: OrientationConstraint(
+                "mast_camera", fk.pose("mast_camera")[:3, :3]), mast)}
+
+
 def markdown(rows) -> str:
     out = ["| arm | DOF | seeds | solver | targets | success | median CPU ms | p95 CPU ms | median vs ours |",
            "|---|---|---|---|---|---|---|---|---|"]
@@ -367,7 +405,12 @@ def main(argv=None):
     ap.add_argument("--batch", type=int, default=10000, help="Panda targets for the batch throughput")
     ap.add_argument("--seed", type=int, default=2026)
     ap.add_argument("--write", metavar="BENCHMARKS.md")
+    ap.add_argument("--rovers", action="store_true", help="only the compute_ik-like rover queries")
     a = ap.parse_args(argv)
+    if a.rovers:
+        for k, (ms, ok) in rover_queries().items():
+            print(f"{k}: median {ms:.3f} ms CPU, success {100 * ok:.1f} %")
+        return
     only = [s for s in a.only.split(",") if s]
     rows, unreach, missing = [], [], []
     load0 = os.getloadavg()[0]

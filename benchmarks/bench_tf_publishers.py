@@ -358,7 +358,9 @@ def main():
     if max(load0, load1) > cores:
         loaded = (f"\n\nThe machine was loaded while this ran (load average up to {max(load0, load1):.1f} on {cores} "
                   f"cores): staleness includes each process's wait for a core (sender, publisher and listener "
-                  f"alike); CPU per input is the figure the load distorts least.")
+                  f"alike). CPU time is less distorted, but how many inputs one /tf update merges (the /tf per input "
+                  f"column) depends on the load too, and with it both CPU figures: compare rows whose /tf per input "
+                  f"is alike.")
     section = f"""{BEGIN}
 ## TF publishers side by side: staleness (`benchmarks/bench_tf_publishers.py`, needs ROS 2)
 

@@ -49,16 +49,22 @@ for p in mechanism_model_core mechanism_model_ros; do
   check "$p ament index marker" test -f "$inst/$p/share/ament_index/resource_index/packages/$p"
   check "$p package.xml" test -f "$inst/$p/share/$p/package.xml"
 done
-for exe in state_publisher kinematics_server mechanism-model-serve; do
+# every node the launch files start (robot.launch.py: the kind's node too)
+for exe in state_publisher kinematics_server statics_server locomotor legged manipulator mechanism-model-serve; do
   check "executable lib/mechanism_model_ros/$exe" test -x "$inst/mechanism_model_ros/lib/mechanism_model_ros/$exe"
 done
 share="$inst/mechanism_model_ros/share/mechanism_model_ros"
-check "launch/bringup.launch.py" test -f "$share/launch/bringup.launch.py"
+for f in launch/bringup.launch.py launch/robot.launch.py launch/rover.launch.py launch/walker.launch.py \
+         launch/arm.launch.py rviz/rover.rviz rviz/walker.rviz rviz/arm.rviz; do
+  check "$f" test -f "$share/$f"
+done
 check "config/rocky8.yaml" test -f "$share/config/rocky8.yaml"
 check "models/rocky8/rocky8_rover.xml" test -f "$share/models/rocky8/rocky8_rover.xml"
 check "interface files in the Python package" \
   bash -c "ls '$inst'/mechanism_model_ros/lib/python3*/site-packages/mechanism_model_ros/interfaces/srv/ComputeIK.srv >/dev/null"
 check "executable mechanism-model in mechanism_model_core" test -x "$inst/mechanism_model_core/lib/mechanism_model_core/mechanism-model"
+# on PATH after sourcing the workspace: colcon adds <prefix>/bin when it exists
+check "bin/mechanism-model (PATH)" test -x "$inst/mechanism_model_core/bin/mechanism-model"
 # the installed executables run (help only: no DDS traffic)
 pp="$(ls -d "$inst"/mechanism_model_core/lib/python3*/site-packages):$(ls -d "$inst"/mechanism_model_ros/lib/python3*/site-packages)"
 # (run with $PYTHON, a Python that has numpy/scipy/lxml/cyclonedds: the colcon venv may not)

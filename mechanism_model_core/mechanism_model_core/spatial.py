@@ -114,7 +114,9 @@ def cross_rows(a, b) -> np.ndarray:
 
 def wrap_angle(a):
     """Angles (rad) brought to [-pi, pi): ``+pi`` maps to ``-pi``. The one angle wrap of the package; the
-    angle nearest ``ref`` by whole turns is ``ref + wrap_angle(a - ref)``.
+    angle nearest ``ref`` by whole turns is ``ref + wrap_angle(a - ref)``. Rounding can give exactly ``+pi``
+    for an input a few ulps below an odd multiple of ``-pi`` (``a + pi`` rounds to a tiny negative number,
+    and that plus ``2 pi`` rounds to ``2 pi``), as the seven hand-written copies it replaced did.
 
     A Python ``float`` gives a ``float``; anything else (numpy scalars, sequences, arrays) a numpy value of
     the same shape. The arithmetic is ``(a + pi) mod 2 pi - pi`` with the modulo taking the sign of the

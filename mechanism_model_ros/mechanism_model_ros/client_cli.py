@@ -35,6 +35,7 @@ SERVICES = {
     "check_state_validity": "mechanism_model_msgs/srv/CheckStateValidity",
     "compute_statics": "mechanism_model_msgs/srv/ComputeStatics",
     "execute_trajectory": "mechanism_model_msgs/srv/ExecuteTrajectory",
+    "point_at": "mechanism_model_msgs/srv/PointAt",
     "cancel": "std_srvs/srv/Trigger",
     "stop": "std_srvs/srv/Trigger",
     "release": "std_srvs/srv/Trigger",

@@ -32,6 +32,9 @@ Stamp = tuple  # (sec, nanosec)
 SILENT_PERIODS = 5.0
 #: weight of the newest interval in a joint's usual period (exponential average)
 PERIOD_WEIGHT = 0.1
+#: most sources kept (a publisher whose joint set changes from message to message makes a new source each
+#: time); beyond it the one heard longest ago is forgotten, so memory stays bounded
+MAX_SOURCES = 64
 
 
 def stamp_ns(stamp: Stamp) -> int:
@@ -86,6 +89,8 @@ class StateMerger:
             self._newest = s
         src = self.sources.get(joints)
         if src is None:
+            if len(self.sources) >= MAX_SOURCES:
+                del self.sources[min(self.sources, key=lambda k: self.sources[k][1])]
             self.sources[joints] = [s, arrival, None]
             return
         dt = max(0.0, arrival - src[1])

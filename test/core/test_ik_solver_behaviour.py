@@ -265,8 +265,8 @@ def test_specialized_solver_follows_each_mechanism_of_the_same_name():
     m = _library("mer/mer_idd.xml")
     edits = {
         "ypppy": lambda j: {"placement": np.asarray(j.placement) @ translation(0.1, 0, 0)},
-        "eaik|eaik+lm|lm": lambda j: {"axis": (0.0, math.cos(0.2), math.sin(0.2))},
-        "eaik|eaik+lm|lm ": lambda j: {"placement": np.asarray(j.placement) @ translation(0, 0.05, 0)},
+        "eaik|eaik+lm|lm|dls": lambda j: {"axis": (0.0, math.cos(0.2), math.sin(0.2))},
+        "eaik|eaik+lm|lm|dls ": lambda j: {"placement": np.asarray(j.placement) @ translation(0, 0.05, 0)},
     }
     rng = np.random.default_rng(4)
     refs = []

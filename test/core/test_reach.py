@@ -212,3 +212,134 @@ def test_a_chain_that_does_not_exist_is_refused(chain, error):
     m = planar_arm((0.8, 0.5, 0.3))
     with pytest.raises(error):
         compute_map(m, chain, 0.1, executor="serial", progress=_never)
+
+
+# ------------------------------------------------------------------------------------------ base placement
+def _rover():
+    from mechanism_model_core import load_model
+    from mechanism_model_core.library import model_path
+
+    return load_model(model_path("rocky8/rocky8_rover.xml"))
+
+
+def test_base_placements_on_a_slope_are_settled_reach_the_target_and_are_stable():
+    """Every placement is re-checked here independently: the wheels rest on the plane (wheel-centre distance
+    to the plane = radius), Pinocchio FK of the whole rover (exported URDF) puts the tool on the target with
+    its z axis along the approach direction, and the support polygon holds the centre of mass."""
+    pin = require("pinocchio", "test")
+    from mechanism_model_core.io.urdf import to_urdf
+    from mechanism_model_core.locomotion.wheeled import WheeledLocomotorModel
+    from mechanism_model_core.reach.placement import place_base
+    from mechanism_model_core.statics.mass import center_of_mass
+    from mechanism_model_core.statics.stability import support_polygon_margin
+    from mechanism_model_core.terrain import Plane
+    from mechanism_model_core import forward_kinematics
+    from .test_pinocchio_oracle import pin_configuration
+
+    rover = _rover()
+    terrain = Plane.from_slope(0.15, direction=0.3)
+    target = np.array([2.0, 0.5, float(terrain.height(2.0, 0.5))])
+    d = -terrain.unit_normal
+    res = place_base(rover, "chassis:arm_tool", target, d, terrain, step=0.25, yaws=6, max_results=3)
+    assert res.success and len(res.placements) == 3, res.message
+    pm = pin.buildModelFromXML(to_urdf(rover))
+    data = pm.createData()
+    fid = pm.getFrameId("arm_tool")
+    W = WheeledLocomotorModel(rover)
+    for p in res.placements:
+        pin.framesForwardKinematics(pm, data, pin_configuration(pm, rover, p.q))
+        T = data.oMf[fid]
+        np.testing.assert_allclose(T.translation, target, atol=1e-3)
+        assert T.rotation[:, 2] @ d > math.cos(1e-2)
+        fk = forward_kinematics(rover, p.q)
+        for w in W.wheels:
+            c = fk.position(rover.child_body_of_joint(w.drive_joint))      # the wheel centre
+            dist = (c - terrain.point) @ terrain.unit_normal
+            assert abs(dist - w.radius) < 2e-3, (w.name, dist)
+        pts = np.array([fk.position(w.contact_frame) for w in W.wheels])
+        assert support_polygon_margin(pts, center_of_mass(rover, p.q)).margin > 0
+        assert abs(fk.pose("chassis")[0, 3] - p.x) < 1e-9 and abs(fk.pose("chassis")[1, 3] - p.y) < 1e-9
+    scores = [p.score for p in res.placements]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_a_target_no_placement_reaches_says_so():
+    from mechanism_model_core.reach.placement import place_base
+    from mechanism_model_core.terrain import Plane
+
+    res = place_base(_rover(), "chassis:arm_tool", (2.0, 0.5, 3.0), (0, 0, -1), Plane(), step=0.5, yaws=2,
+                     radius=1.0)
+    assert not res.success and res.placements == []
+    assert "no placement reaches the target" in res.message and "beyond the arm's reach" in res.message
+
+
+@pytest.mark.parametrize("kw, match", [(dict(target=(1, float("nan"), 0)), "target must be 3 finite"),
+                                       (dict(direction=(0, 0, 0)), "non-zero"),
+                                       (dict(step=0.001, radius=1000.0), "placement search too large"),
+                                       (dict(chain="chassis:nope"), "nope")])
+def test_hostile_placement_requests_are_refused(kw, match):
+    from mechanism_model_core.reach.placement import place_base
+    from mechanism_model_core.terrain import Plane
+
+    args = dict(chain="chassis:arm_tool", target=(2.0, 0.5, 0.0), direction=(0, 0, -1), terrain=Plane())
+    args.update(kw)
+    with pytest.raises(MechanismModelError, match=match):
+        place_base(_rover(), **args)
+
+
+# ------------------------------------------------------------------------------------------ command line
+def test_cli_map_show_and_refusal(tmp_path, capsys):
+    from mechanism_model_core.cli import main
+
+    out = tmp_path / "m.h5"
+    model = tmp_path / "planar.xml"
+    planar_arm((0.8, 0.5, 0.3)).save(str(model))
+    assert main(["reach", "map", str(model), "--chain", "ground:tool", "--resolution", "0.4", "--mode", "position",
+                 "--bound", "-1.2", "-1.2", "0", "1.2", "1.2", "0", "-o", str(out), "--executor", "serial",
+                 "--quiet"]) == 0
+    assert "wrote" in capsys.readouterr().out
+    assert main(["reach", "show", str(out), "--model", str(model), "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["request"]["mode"] == "position" and info["reachable_voxels"] > 0
+    other = tmp_path / "other.xml"
+    planar_arm((0.8, 0.5, 0.35)).save(str(other))
+    assert main(["reach", "show", str(out), "--model", str(other)]) == 1
+    assert "another model" in capsys.readouterr().err
+    assert main(["reach", "map", str(model), "--chain", "ground:tool", "--resolution", "1e-9", "-o",
+                 str(tmp_path / "x.h5"), "--quiet"]) == 1
+    assert "voxels" in capsys.readouterr().err and not (tmp_path / "x.h5.partial").exists()
+
+
+def test_a_run_killed_with_sigkill_resumes_to_the_uninterrupted_map(tmp_path):
+    """The CLI in a child process is killed (SIGKILL) once its journal holds two chunks; the same request
+    started again finishes from the journal and equals an uninterrupted run."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    model = tmp_path / "planar.xml"
+    arm = planar_arm((0.8, 0.5, 0.3))
+    arm.save(str(model))
+    out = tmp_path / "killed.h5"
+    args = ["--chain", "ground:tool", "--resolution", "0.3", "--mode", "position", "--bound", "-1.2", "-1.2", "-0.6",
+            "1.2", "1.2", "0.6", "--chunk-size", "4", "--max-iterations", "300", "--executor", "serial", "--quiet"]
+    p = subprocess.Popen([sys.executable, "-m", "mechanism_model_core", "reach", "map", str(model), *args, "-o",
+                          str(out)], cwd=str(tmp_path))
+    journal = tmp_path / "killed.h5.partial"
+    deadline = time.monotonic() + 300
+    while len(list(journal.glob("chunk_*.npz"))) < 2 and p.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    p.send_signal(signal.SIGKILL)
+    p.wait(timeout=60)
+    if out.exists():
+        pytest.skip("the child finished before it could be killed")
+    n_before = len(list(journal.glob("chunk_*.npz")))
+    assert n_before >= 2
+    kw = dict(mode="position", bound=((-1.2, -1.2, -0.6), (1.2, 1.2, 0.6)), chunk_size=4, max_iterations=300,
+              executor="serial")
+    seen = []
+    resumed = compute_map(arm, "ground:tool", 0.3, path=out, progress=lambda d, t: seen.append(d), **kw)
+    full = compute_map(arm, "ground:tool", 0.3, **kw)
+    assert seen[0] == n_before * 4                       # the journal's chunks were not computed again
+    _same(full, resumed)

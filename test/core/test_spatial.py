@@ -155,7 +155,7 @@ def test_relative_motion_by_finite_differences():
 def test_wrap_angle_is_the_remainder_of_a_turn_in_minus_pi_to_pi(a):
     w = spatial.wrap_angle(a)
     assert type(w) is float                                    # a float stays a float (messages, JSON)
-    assert -math.pi <= w < math.pi
+    assert -math.pi <= w <= math.pi                           # +pi only by rounding (the next test)
     # math.remainder (IEEE remainder, an independent implementation) differs from it only by a whole turn
     # at +-pi and by the rounding of a + pi
     d = w - math.remainder(a, 2 * math.pi)
@@ -165,6 +165,8 @@ def test_wrap_angle_is_the_remainder_of_a_turn_in_minus_pi_to_pi(a):
 def test_wrap_angle_boundaries_and_arrays():
     assert spatial.wrap_angle(math.pi) == -math.pi               # [-pi, pi): +pi is taken to -pi
     assert spatial.wrap_angle(-math.pi) == -math.pi
+    below = math.nextafter(-math.pi, -4.0)                      # documented rounding edge: gives +pi, not -pi
+    assert spatial.wrap_angle(below) == math.pi == (below + math.pi) % (2 * math.pi) - math.pi
     assert spatial.wrap_angle(3 * math.pi / 2) == pytest.approx(-math.pi / 2)
     a = np.array([[0.1, 7.0], [-7.0, 100.0]])
     w = spatial.wrap_angle(a)

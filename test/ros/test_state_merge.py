@@ -278,3 +278,16 @@ def test_late_joiner_with_no_joint_states_source_gets_the_whole_robot(bus):
     pose = _compose(tf[-1], static)
     np.testing.assert_allclose(pose("arm_turret"), forward_kinematics(MODEL, {"arm_yaw": 0.1}).pose("arm_turret"),
                                atol=1e-9)
+
+
+def test_sources_stay_bounded_when_a_publisher_changes_its_joint_set_every_time():
+    from mechanism_model_ros.state_merge import MAX_SOURCES
+    m = _merger()
+    names = [f"j{i}" for i in range(12)]
+    rng = np.random.default_rng(3)
+    for i in range(2000):
+        subset = tuple(n for n in names if rng.random() < 0.5) or ("j0",)
+        m.add(subset, (1, i), arrival=0.001 * i)
+    m.add(ARM, (2, 0), arrival=3.0)
+    assert len(m.sources) <= MAX_SOURCES and ARM in m.sources
+    assert m.take().stamp == (2, 0)

@@ -212,3 +212,21 @@ def test_mechanism_model_cli_is_on_path_after_sourcing_the_workspace(distro):
     assert "arm_turret" in p.stdout
     r = ros_env.run(["ros2", "run", "mechanism_model_core", "mechanism-model", "models"], d, distro, timeout=120)
     assert r.returncode == 0 and "rocky8/rocky8_rover.xml" in r.stdout, r.stdout[-2000:] + r.stderr[-2000:]
+
+
+def test_the_rviz_configs_and_launch_files_the_docs_name_are_installed():
+    """Every ``share/mechanism_model_ros/rviz/*.rviz`` and ``ros2 launch mechanism_model_ros X.launch.py`` the
+    README and docs/ros.md name is in the colcon install."""
+    ws = ros_env.workspace("humble")
+    share = os.path.join(ws, "install", "share", "mechanism_model_ros")
+    named = set()
+    for doc in ("README.md", os.path.join("docs", "ros.md")):
+        with open(os.path.join(TOP, doc), encoding="utf-8") as fh:
+            text = fh.read()
+        named |= {os.path.join("rviz", m) for m in re.findall(r"share/mechanism_model_ros/rviz/([\w.-]+\.rviz)", text)}
+        named |= {os.path.join("launch", m) for m in re.findall(r"ros2 launch mechanism_model_ros ([\w.-]+\.py)", text)}
+    assert {"rviz/rover.rviz", "launch/rover.launch.py", "launch/walker.launch.py", "launch/arm.launch.py"} <= named
+    missing = [n for n in sorted(named) if not os.path.exists(os.path.join(share, n))]
+    assert not missing, missing
+    for kind in ("rover", "walker", "arm"):
+        assert os.path.exists(os.path.join(share, "rviz", f"{kind}.rviz"))

@@ -14,6 +14,7 @@ Subcommands (``mechanism-model <command> --help`` for each)::
     demo                             the default rover: its tree and a few poses
     serve                            the ROS 2 nodes (mechanism_model_ros)
     models                           the shipped robot library
+    reach map|show|place             reachability maps of a chain (HDF5; local or Dask), base placement
 
 MODEL is a file path or a path inside the robot library (``rocky8/rocky8_rover.xml``); ``info`` and
 ``demo`` use the default model when none is given. Joint values are ``name=value`` pairs; values may be

@@ -30,4 +30,5 @@ COMMANDS = (
     "models",
     "ros2-control",
     "mobility",
+    "reach",
 )

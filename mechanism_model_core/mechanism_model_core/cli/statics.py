@@ -30,7 +30,8 @@ def add_parser(subparsers):
                     help="a plane rising at this angle (rad, or deg with --degrees) towards --direction: a wheeled "
                          "model (one with a mobility description) with --contacts wheels is settled on it with "
                          "lift-off (loads at the rim contacts, the margin of the wheels in contact); any other "
-                         "mechanism is not moved, only the contact normals tilt (about the root frame's y axis)")
+                         "mechanism is not moved, only the contact normals tilt (about the root frame's y axis). "
+                         "A slope of 0 without --sweep settles nothing: the loads are those of --q as given")
     sp.add_argument("--direction", type=float, default=0.0,
                     help="direction the slope rises towards (rad, or deg with --degrees, from the root frame's x "
                          "about z; default 0: uphill ahead)")
@@ -61,7 +62,10 @@ def run(args) -> int:
     out = {"model": mech.name, "mass": M, "gravity_torques": dict(zip(mech.independent_coordinates, tau.tolist()))}
     if M > 0:
         out["center_of_mass"] = st.center_of_mass(mech, q, payloads=payloads).tolist()
-    wheeled = _wheeled(mech) if args.contacts == "wheels" else None
+    # settling applies when a slope or a sweep is asked for; on level ground the loads are those of the
+    # configuration given (the same answer as contact_loads at --q)
+    settle = args.contacts == "wheels" and (args.slope != 0.0 or args.sweep is not None)
+    wheeled = _wheeled(mech) if settle else None
     if wheeled is not None:
         return _run_wheeled(args, mech, q, g, wheeled, out)
     if args.contacts:

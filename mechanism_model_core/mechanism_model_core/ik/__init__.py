@@ -33,7 +33,8 @@ Package layout:
 Solvers by name (``solve_ik(..., solver=name)``):
 
 ``"auto"``   the default: a closed form registered for this mechanism and frame when the problem suits it,
-             else ``"lm"`` for one pose/position/orientation on one chain, else ``"dls"``.
+             else (full poses) the eaik closed form when the chain decomposes, else ``"lm"`` for one
+             pose/position/orientation on a chain of 6 or more unknowns, else ``"dls"``.
 ``"lm"``     :class:`~.batch.LMPopulationSolver`: starts from ``q0``; when that seed stalls, a population of
              seeds from a fixed restart sequence advances together; the first within tolerance wins.
 ``"dls"``    prioritized damped least squares (:class:`~.solvers.DLSSolver`): priorities, several

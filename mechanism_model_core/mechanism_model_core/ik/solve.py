@@ -14,7 +14,7 @@ import numpy as np
 from ..constraints import Constraint, OrientationConstraint, PoseConstraint, PositionConstraint
 from ..errors import InvalidConfiguration
 from .closed_form.eaik_solver import eaik_solver_for
-from .batch import POPULATION, BatchIKResult, LMPopulationSolver, chain_engine, lane_data
+from .batch import POPULATION, WIDE_FROM, BatchIKResult, LMPopulationSolver, chain_engine, lane_data
 from .problem import CancellableIKOptions, IKOptions, IKProblem, IKResult, Residual, Solver
 from .registry import find_specialized, register_solver, registered_solvers, solver_factory
 from .solvers import DLSSolver, ScipySolver
@@ -104,8 +104,11 @@ def _get_solver(name_or_solver, problem: IKProblem, solver_options):
             closed = eaik_solver_for(problem.mechanism, c.frame, problem)   # decomposable chain (eaik present)
             if closed is not None and closed.accepts(problem):
                 return closed
-        # one pose/position/orientation on one chain: the population LM (.batch); else prioritized DLS
-        name_or_solver = "lm" if not solver_options and chain_engine(problem) is not None else "dls"
+        # one pose/position/orientation on one chain of WIDE_FROM (6) or more unknowns: the population LM
+        # (.batch); shorter chains (a pan-tilt mast: 0.50 against 0.70 ms CPU median) and everything else:
+        # prioritized DLS, whose single-chain kernel has the lower fixed cost
+        E = chain_engine(problem) if not solver_options else None
+        name_or_solver = "lm" if E is not None and E.nv >= WIDE_FROM else "dls"
     return solver_factory(name_or_solver)(**(solver_options or {}))
 
 

@@ -16,33 +16,41 @@ whatever the number of workers, the chunking, the executor or the machine's load
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..constraints import PointAtConstraint, PoseConstraint, PositionConstraint
-from ..ik import solve_ik
+from ..ik import solve_ik, solve_ik_batch
 from ..kinematics import forward_kinematics, ground_jacobian
 from ..model import Mechanism
 from .grid import VoxelGrid
-from .sampling import AXES
+from .sampling import AXES, frame_with_z
 
 __all__ = ["ReachContext", "compute_chunk", "IKSettings", "limit_margin", "manipulability"]
 
 #: safety time budget (s) of one sample's solve; the verdict is decided by ``max_iterations``
 SAFETY_TIMEOUT = 60.0
 _NEIGHBOURS = 32
+_DIR_FRAME = "_reach_direction_"
 
 
 @dataclass(frozen=True)
 class IKSettings:
-    """Per-sample IK settings: tolerances (m, rad), iteration budget (restarts included), solver name, and
-    ``self_collision`` (``avoid_collisions`` of :func:`~mechanism_model_core.ik.solve_ik`; needs coal)."""
+    """Per-sample IK settings: tolerances (m, rad), iteration budget (restarts included), solver, and
+    ``self_collision`` (``avoid_collisions`` of :func:`~mechanism_model_core.ik.solve_ik`; needs coal).
+
+    ``solver="batch"`` (default) solves a chunk's samples together with
+    :func:`~mechanism_model_core.ik.solve_ik_batch`; any other name (``"auto"``, ``"dls"``, ...) solves them one by
+    one with :func:`~mechanism_model_core.ik.solve_ik` and that solver (also used for ``self_collision``, which
+    the batch solver does not check). The batch solver counts iterations over all the seeds it runs for a
+    target (its population), so its budget is several times a single solve's for the same search."""
 
     tol_position: float = 1e-4
     tol_orientation: float = 1e-3
-    max_iterations: int = 200
-    solver: str = "auto"
+    max_iterations: int = 1000
+    solver: str = "batch"
     self_collision: bool = False
 
 
@@ -69,11 +77,34 @@ class ReachContext:
     def __getstate__(self):
         d = dict(self.__dict__)
         d["_tree"] = None
+        d.pop("_dchain", None)
+        d.pop("_dirs", None)
         return d
 
     @property
     def samples_per_voxel(self) -> int:
         return 1 if self.mode == "position" else len(self.rotations)
+
+    @property
+    def direction_frames(self) -> np.ndarray:
+        """(S, 4, 4): per sample, a frame at the base origin whose z axis is the sample's approach direction."""
+        if self.__dict__.get("_dirs") is None:
+            d = self.rotations @ np.array(AXES[self.axis], dtype=float)
+            F = np.tile(np.eye(4), (len(d), 1, 1))
+            F[:, :3, :3] = frame_with_z(d)
+            self.__dict__["_dirs"] = F
+        return self.__dict__["_dirs"]
+
+    def direction_chain(self) -> Mechanism:
+        """The chain with :attr:`direction_frames` added to its base body (the batch solver's reference frames
+        for roll-free targets)."""
+        if self.__dict__.get("_dchain") is None:
+            b = self.chain.edit()
+            base = self.chain.bodies[0].name
+            for k, F in enumerate(self.direction_frames):
+                b.add_frame(base, f"{_DIR_FRAME}{k}", F)
+            self.__dict__["_dchain"] = b.build()
+        return self.__dict__["_dchain"]
 
     def tree(self):
         if self._tree is None:
@@ -134,11 +165,57 @@ def _seed_index(ctx: ReachContext, p: np.ndarray, directions: np.ndarray | None)
 
 
 def _solve_batch(ctx: ReachContext, positions: np.ndarray, rotations: np.ndarray | None, seeds: np.ndarray,
-                 rng_seeds) -> tuple:
+                 rng_seeds, samples: np.ndarray | None = None) -> tuple:
     """IK for B targets of the tool in the base frame (positions (B, 3); rotations (B, 3, 3) or None for
     position targets), each from its seed (B, nq). Returns ``(success (B,), Q (B, nq), iterations (B,))``.
 
-    One place for the solves so a batch IK can replace the loop without touching the rest."""
+    With the batch solver (:func:`~mechanism_model_core.ik.solve_ik_batch`), a roll-free target (only the
+    approach axis along the sample's direction d) is a pose target expressed in a frame fixed to the base
+    whose z axis is d, with the rotation about that z masked out (``samples`` (B,) says which direction each
+    target has; one batch per direction). It is solved at the sample's roll and, where that fails, at the roll
+    half a turn away: the masked orientation residual is singular for a roll error of half a turn, so one of
+    the two targets is always within a quarter turn of any feasible roll."""
+    if ctx.ik.solver != "batch" or ctx.ik.self_collision:
+        return _solve_loop(ctx, positions, rotations, seeds, rng_seeds)
+    s = ctx.ik
+    kw = dict(tol_position=s.tol_position, tol_orientation=s.tol_orientation, max_iterations=s.max_iterations,
+              rng=ctx.seed)
+    if rotations is None:
+        r = solve_ik_batch(ctx.chain, PositionConstraint(ctx.tool, np.zeros(3)), positions, seeds, **kw)
+        return r.success.copy(), r.q.copy(), r.iterations.copy()
+    T = np.tile(np.eye(4), (len(positions), 1, 1))
+    T[:, :3, :3] = rotations
+    T[:, :3, 3] = positions
+    if not ctx.roll_free:
+        r = solve_ik_batch(ctx.chain, PoseConstraint(ctx.tool, np.eye(4)), T, seeds, **kw)
+        return r.success.copy(), r.q.copy(), r.iterations.copy()
+    chain = ctx.direction_chain()
+    ok = np.zeros(len(T), dtype=bool)
+    Q = np.array(seeds, dtype=float)
+    its = np.zeros(len(T), dtype=np.int64)
+    half = np.diag([-1.0, -1.0, 1.0, 1.0])                   # half a turn about the reference z (= d)
+    for k in np.unique(samples):
+        rows = np.nonzero(samples == k)[0]
+        ref = f"{_DIR_FRAME}{k}"
+        c = PoseConstraint(ctx.tool, np.eye(4), relative_to=ref, mask=(1, 1, 1, 1, 1, 0))
+        Tr = ctx.direction_frames[k].T @ T[rows]          # R_t_base p and R_t_base R (t: z along d)
+        Tr[:, 3, :] = (0.0, 0.0, 0.0, 1.0)
+        r = solve_ik_batch(chain, c, Tr, Q[rows], **kw)
+        ok[rows], Q[rows], its[rows] = r.success, r.q, r.iterations
+        retry = rows[~r.success]
+        if len(retry):
+            Tf = Tr[~r.success].copy()
+            Tf[:, :3, :3] = half[:3, :3] @ Tf[:, :3, :3]      # the rotation only: the position stays
+            r2 = solve_ik_batch(chain, c, Tf, seeds[retry], **kw)
+            ok[retry], Q[retry] = r2.success, r2.q
+            its[retry] += r2.iterations
+    return ok, Q, its
+
+
+def _solve_loop(ctx: ReachContext, positions: np.ndarray, rotations: np.ndarray | None, seeds: np.ndarray,
+                rng_seeds) -> tuple:
+    """:func:`_solve_batch` one :func:`solve_ik` call at a time (roll-free targets as a position and a pointing
+    constraint, exact at the solution whatever the roll)."""
     B = len(positions)
     ok = np.zeros(B, dtype=bool)
     Q = np.array(seeds, dtype=float)
@@ -157,7 +234,7 @@ def _solve_batch(ctx: ReachContext, positions: np.ndarray, rotations: np.ndarray
             T[:3, :3] = rotations[b]
             T[:3, 3] = positions[b]
             c = [PoseConstraint(ctx.tool, T)]
-        r = solve_ik(ctx.chain, c, Q[b], solver=s.solver, timeout=SAFETY_TIMEOUT, tol_position=s.tol_position,
+        r = solve_ik(ctx.chain, c, Q[b], solver="auto" if s.solver == "batch" else s.solver, timeout=SAFETY_TIMEOUT, tol_position=s.tol_position,
                      tol_orientation=s.tol_orientation, max_iterations=s.max_iterations, rng=int(rng_seeds[b]),
                      avoid_collisions=s.self_collision)
         ok[b], Q[b], its[b] = r.success, r.q, r.iterations
@@ -169,7 +246,8 @@ def compute_chunk(ctx: ReachContext, voxels) -> dict:
     order): ``reached`` (n, S) bool, ``manipulability`` and ``margin`` (n,) best over the reached samples
     (0 when none), ``q`` (n, nq) the reached configuration with the largest limit margin (NaN when none) and
     ``best_sample`` its sample index (-1 when none), and
-    the totals ``samples`` and ``iterations``."""
+    the totals ``samples`` and ``iterations``, and ``cpu`` the CPU seconds the chunk took on its worker."""
+    cpu0 = time.process_time()
     voxels = np.asarray(voxels, dtype=np.int64)
     n, S, nq = len(voxels), ctx.samples_per_voxel, ctx.chain.nq
     centers = ctx.grid.centers(voxels)
@@ -183,7 +261,7 @@ def compute_chunk(ctx: ReachContext, voxels) -> dict:
         D = R @ np.array(AXES[ctx.axis], dtype=float)
     seeds = ctx.seed_q[_seed_index(ctx, P, D)]
     rng_seeds = [_sample_seed(ctx, v, s) for v, s in zip(vox.tolist(), smp.tolist())]
-    ok, Q, its = _solve_batch(ctx, P, R, seeds, rng_seeds)
+    ok, Q, its = _solve_batch(ctx, P, R, seeds, rng_seeds, smp)
     manip = np.zeros(n * S)
     margin = np.zeros(n * S)
     if np.any(ok):
@@ -201,4 +279,5 @@ def compute_chunk(ctx: ReachContext, voxels) -> dict:
     best_q[any_ok] = Q3[np.nonzero(any_ok)[0], pick[any_ok]]
     best_sample = np.where(any_ok, pick, -1).astype(np.int32)
     return {"voxels": voxels, "reached": ok2, "manipulability": m2.max(axis=1), "margin": g2.max(axis=1),
-            "q": best_q, "best_sample": best_sample, "samples": int(n * S), "iterations": int(its.sum())}
+            "q": best_q, "best_sample": best_sample, "samples": int(n * S), "iterations": int(its.sum()),
+            "cpu": time.process_time() - cpu0}

@@ -120,6 +120,7 @@ class ReachMap:
     directions: np.ndarray
     rotations: np.ndarray
     attrs: dict
+    stats: dict = None
 
     @property
     def request(self) -> dict:
@@ -199,6 +200,17 @@ class ReachMap:
         return bool(self.reached[v][self.sample_of(direction)])
 
 
+def _in_reach(grid: VoxelGrid, radius: float) -> np.ndarray:
+    """Flat mask of the voxels whose centre is within ``radius`` of the base origin (one x slab at a time)."""
+    nx, ny, nz = grid.shape
+    o, r = np.asarray(grid.origin, dtype=float), grid.resolution
+    y = o[1] + r * np.arange(ny)
+    z = o[2] + r * np.arange(nz)
+    yz2 = (y[:, None] ** 2 + z[None, :] ** 2).reshape(-1)
+    x = o[0] + r * np.arange(nx)
+    return (x[:, None] ** 2 + yz2[None, :] <= radius * radius).reshape(-1)
+
+
 def _fk_mode(ctx: ReachContext, active: np.ndarray) -> dict:
     """The ``"fk"`` mode's estimate: the seed map's samples binned into voxels and nearest directions."""
     g = ctx.grid
@@ -216,7 +228,7 @@ def compute_map(mechanism: Mechanism, chain, resolution: float = 0.05, *, direct
                 axis: str = "z", mode: str = "pose", bound=None, path=None, executor: str = "pool",
                 workers: int | None = None, scheduler: str | None = None, processes: bool = True,
                 chunk_size: int = 64, seed: int = 0, n_seeds: int = 20000, tol_position: float = 1e-4,
-                tol_orientation: float = 1e-3, max_iterations: int = 200, solver: str = "auto",
+                tol_orientation: float = 1e-3, max_iterations: int = 1000, solver: str = "batch",
                 self_collision: bool = False, restart: bool = False, progress=None,
                 max_samples: int = MAX_SAMPLES, max_voxels: int = MAX_VOXELS,
                 max_file_bytes: int = MAX_FILE_BYTES) -> ReachMap:
@@ -259,8 +271,10 @@ def compute_map(mechanism: Mechanism, chain, resolution: float = 0.05, *, direct
     S = 1 if mode == "position" else len(R)
     if reach is None:
         reach = chain_reach(cm, tip)
-    centers = grid.centers()
-    active_mask = np.linalg.norm(centers, axis=1) <= reach + 2 * ik.tol_position
+    ball = 4.0 / 3.0 * math.pi * (reach / grid.resolution + 1.0) ** 3       # voxels in reach, at most
+    check_caps(grid, 0 if mode == "fk" else min(grid.n_voxels, int(ball)), S, cm.nq, max_samples, max_voxels,
+               max_file_bytes)
+    active_mask = _in_reach(grid, reach + 2 * ik.tol_position)
     active = np.nonzero(active_mask)[0]
     check_caps(grid, 0 if mode == "fk" else len(active), S, cm.nq, max_samples, max_voxels, max_file_bytes)
     if path is not None:
@@ -290,6 +304,7 @@ def compute_map(mechanism: Mechanism, chain, resolution: float = 0.05, *, direct
         total = len(active) * S
         journal = None
         done_ids: set = set()
+        stats = {"worker_cpu": 0.0, "chunks": 0}
         if path is not None:
             journal = Journal(path, {"model_hash": mhash, "request": request})
             done_ids = journal.open(restart=restart)
@@ -304,6 +319,8 @@ def compute_map(mechanism: Mechanism, chain, resolution: float = 0.05, *, direct
             best[v] = res["best_sample"]
             samples += res["samples"]
             iterations += res["iterations"]
+            stats["worker_cpu"] += float(res.get("cpu", 0.0))
+            stats["chunks"] += 1
 
         for cid in sorted(done_ids):
             take(journal.read(cid))
@@ -317,6 +334,8 @@ def compute_map(mechanism: Mechanism, chain, resolution: float = 0.05, *, direct
             if progress is not None:
                 progress(samples, total)
     shape = grid.shape
+    if mode == "fk":
+        stats = {"worker_cpu": 0.0, "chunks": 0}
     attrs = {"format": FORMAT, "format_version": FORMAT_VERSION, "software_version": __version__,
              "model_name": mechanism.name, "model_hash": mhash, "request": json.dumps(request),
              "samples": samples, "iterations": iterations}
@@ -324,6 +343,7 @@ def compute_map(mechanism: Mechanism, chain, resolution: float = 0.05, *, direct
                     reached=reached.reshape(shape + (S,)), manipulability=manip.reshape(shape),
                     margin=margin.reshape(shape), q=qbest.reshape(shape + (nq,)), best_sample=best.reshape(shape),
                     computed=active_mask.reshape(shape), directions=D, rotations=R, attrs=attrs)
+    rmap.stats = stats            # this run's work: worker CPU seconds and chunks (not stored in the file)
     if path is not None:
         rmap.save(path)
         if mode != "fk":

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..errors import InvalidConfiguration
 
-__all__ = ["sphere_directions", "AXES", "orientation_for", "sample_rotations"]
+__all__ = ["sphere_directions", "AXES", "frame_with_z", "orientation_for", "sample_rotations"]
 
 #: tool axes an approach direction may be given for, and their unit vectors in the tool frame
 AXES = {"x": (1, 0, 0), "y": (0, 1, 0), "z": (0, 0, 1), "-x": (-1, 0, 0), "-y": (0, -1, 0), "-z": (0, 0, -1)}
@@ -33,7 +33,7 @@ def sphere_directions(n: int) -> np.ndarray:
     return np.stack([r * np.cos(phi), r * np.sin(phi), z], axis=1)
 
 
-def _frame_with_z(d: np.ndarray) -> np.ndarray:
+def frame_with_z(d: np.ndarray) -> np.ndarray:
     """Rotations (N, 3, 3) whose z column is ``d`` (N, 3) and whose x column is the base x (or, near the
     x axis, the base y) made orthogonal: a fixed, continuous-almost-everywhere choice of the roll zero."""
     d = d / np.linalg.norm(d, axis=1, keepdims=True)
@@ -47,7 +47,7 @@ def _frame_with_z(d: np.ndarray) -> np.ndarray:
 def _axis_to_z(axis: str) -> np.ndarray:
     """Rotation R_tool_t of a frame t whose z is the tool's ``axis`` (a fixed choice for each axis)."""
     a = np.array(AXES[axis], dtype=float)
-    return _frame_with_z(a[None])[0]
+    return frame_with_z(a[None])[0]
 
 
 def orientation_for(directions, axis: str = "z", rolls: int = 0) -> np.ndarray:
@@ -61,7 +61,7 @@ def orientation_for(directions, axis: str = "z", rolls: int = 0) -> np.ndarray:
     d = np.asarray(directions, dtype=float).reshape(-1, 3)
     if not np.all(np.isfinite(d)) or np.any(np.linalg.norm(d, axis=1) < 1e-9):
         raise InvalidConfiguration("directions must be finite non-zero vectors")
-    R_base_t = _frame_with_z(d)                         # t: z along the direction
+    R_base_t = frame_with_z(d)                         # t: z along the direction
     R_t_tool = _axis_to_z(axis).T                       # tool's axis on t's z
     angles = 2 * math.pi * np.arange(max(1, rolls)) / max(1, rolls)
     c, s = np.cos(angles), np.sin(angles)
