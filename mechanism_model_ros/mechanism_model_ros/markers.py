@@ -15,6 +15,9 @@ call these and publish; they hold no geometry.
   Cartesian path (line strip and points), green when the whole path was achieved, orange when partial.
 * :func:`contact_markers` (kinematics server, ``kinematics_server/contacts``): contact points (spheres) and
   normals (arrows, ``normal_length`` m) of a state-validity check, red.
+* :func:`reach_map_markers`: the voxels of a reachability map (:mod:`mechanism_model_core.reach`) as one cube
+  list in the chain's base frame, each cube the voxel's size, coloured by its reachability index from red
+  (few approach directions reached) through yellow to green (all of them); unreachable voxels are left out.
 
 Marker types and actions are ``visualization_msgs/Marker``'s constants.
 """
@@ -26,7 +29,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-ARROW, CUBE, SPHERE, CYLINDER, LINE_STRIP, LINE_LIST, SPHERE_LIST, TEXT = 0, 1, 2, 3, 4, 5, 7, 9
+ARROW, CUBE, SPHERE, CYLINDER, LINE_STRIP, LINE_LIST, CUBE_LIST, SPHERE_LIST, TEXT = 0, 1, 2, 3, 4, 5, 6, 7, 9
 ADD, DELETEALL = 0, 3
 
 GREEN = (0.1, 0.8, 0.2, 1.0)
@@ -51,6 +54,7 @@ class MarkerSpec:
     points: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
     position: tuple = (0.0, 0.0, 0.0)
     text: str = ""
+    colors: np.ndarray | None = None      # (n, 4) RGBA per point (cube and sphere lists), else None
 
 
 def _rot2(theta: float) -> np.ndarray:
@@ -221,6 +225,25 @@ def checked_contact_markers(mechanism, q, contacts, frame: str | None = None) ->
     return contact_markers(pts, normals, frame)
 
 
+def index_color(index) -> np.ndarray:
+    """RGBA (n, 4) for reachability indices in (0, 1]: red (0) through yellow (0.5) to green (1), opaque."""
+    t = np.clip(np.asarray(index, dtype=float).reshape(-1), 0.0, 1.0)
+    r = np.where(t < 0.5, 0.9, 0.9 * (1.0 - t) * 2.0 + 0.1 * (2.0 * t - 1.0))
+    g = np.where(t < 0.5, 0.1 + 1.5 * t, 0.85 - 0.05 * (2.0 * t - 1.0))
+    return np.stack([r, g, np.full_like(t, 0.1), np.ones_like(t)], axis=1)
+
+
+def reach_map_markers(rmap, frame: str | None = None, min_index: float = 0.0, ns: str = "reach") -> list:
+    """One cube list of the voxels of ``rmap`` (a :class:`~mechanism_model_core.reach.ReachMap`) whose index
+    exceeds ``min_index``, at the voxel centres (m) in ``frame`` (default: the map's base frame), cubes the
+    voxel size, colours by index (:func:`index_color`)."""
+    keep = rmap.index.reshape(-1) > float(min_index)
+    flat = np.nonzero(keep)[0]
+    r = float(rmap.grid.resolution)
+    return [MarkerSpec(ns, 0, CUBE_LIST, frame or rmap.base, (1.0, 1.0, 1.0, 1.0), (r, r, r),
+                       points=rmap.grid.centers(flat), colors=index_color(rmap.index.reshape(-1)[flat]))]
+
+
 def marker_array(transport, specs, stamp) -> object:
     """A ``visualization_msgs/MarkerArray``: a DELETEALL first (markers of the previous array that are not
     repeated disappear), then one marker per spec, stamped ``stamp`` ``(sec, nanosec)``."""
@@ -245,12 +268,20 @@ def marker_array(transport, specs, stamp) -> object:
             pt.x, pt.y, pt.z = (float(v) for v in p)
             pts.append(pt)
         m.points = pts
+        if s.colors is not None:
+            ColorRGBA = transport.message_class("std_msgs/msg/ColorRGBA")
+            cols = []
+            for c in np.asarray(s.colors, dtype=float).reshape(-1, 4):
+                col = ColorRGBA()
+                col.r, col.g, col.b, col.a = (float(v) for v in c)
+                cols.append(col)
+            m.colors = cols
         m.text = s.text
         m.frame_locked = True
         out.append(m)
     return MarkerArray(markers=out)
 
 
-__all__ = ["MarkerSpec", "checked_contact_markers", "contact_markers", "planned_path_markers", "marker_array", "marker_frame", "path_markers", "rotation_centre",
+__all__ = ["MarkerSpec", "checked_contact_markers", "index_color", "reach_map_markers", "contact_markers", "planned_path_markers", "marker_array", "marker_frame", "path_markers", "rotation_centre",
            "standing_statics_markers", "statics_markers", "support_contacts", "wheel_command_markers",
            "wheel_velocities"]

@@ -60,6 +60,14 @@ HIT = (0.95, 0.1, 0.1, 0.8)
 _MESH = 10
 
 
+def _byte(value) -> int:
+    """A ``byte`` field as an int: rclpy gives ``bytes`` of length 1 (``b'\\x00'``), the Cyclone classes an
+    int."""
+    if isinstance(value, (bytes, bytearray)):
+        return value[0] if len(value) else 0
+    return int(value)
+
+
 class StateValidity:
     """``check_state_validity`` and the shape markers, on the kinematics server's transport."""
 
@@ -232,15 +240,16 @@ class StateValidity:
             if oid in seen:
                 raise RequestError(ErrorCodes.INVALID_OBJECT_NAME, f"{what}: two world objects with this id")
             seen.add(oid)
-            if obj.operation == REMOVE:
+            op = _byte(obj.operation)
+            if op == REMOVE:
                 if oid not in kept:
                     raise RequestError(ErrorCodes.INVALID_OBJECT_NAME,
                                        f"{what}: REMOVE names no obstacle of the node (it has: "
                                        f"{', '.join(sorted(kept)) or 'none'})")
                 del kept[oid]
                 continue
-            if obj.operation != ADD:
-                raise RequestError(ErrorCodes.FAILURE, f"{what}: unknown operation {obj.operation} (ADD 0, "
+            if op != ADD:
+                raise RequestError(ErrorCodes.FAILURE, f"{what}: unknown operation {op} (ADD 0, "
                                                        f"REMOVE 1)")
             kept.pop(oid, None)
             try:

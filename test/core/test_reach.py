@@ -308,3 +308,38 @@ def test_cli_map_show_and_refusal(tmp_path, capsys):
     assert main(["reach", "map", str(model), "--chain", "ground:tool", "--resolution", "1e-9", "-o",
                  str(tmp_path / "x.h5"), "--quiet"]) == 1
     assert "voxels" in capsys.readouterr().err and not (tmp_path / "x.h5.partial").exists()
+
+
+def test_a_run_killed_with_sigkill_resumes_to_the_uninterrupted_map(tmp_path):
+    """The CLI in a child process is killed (SIGKILL) once its journal holds two chunks; the same request
+    started again finishes from the journal and equals an uninterrupted run."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    model = tmp_path / "planar.xml"
+    arm = planar_arm((0.8, 0.5, 0.3))
+    arm.save(str(model))
+    out = tmp_path / "killed.h5"
+    args = ["--chain", "ground:tool", "--resolution", "0.3", "--mode", "position", "--bound", "-1.2", "-1.2", "-0.6",
+            "1.2", "1.2", "0.6", "--chunk-size", "4", "--max-iterations", "300", "--executor", "serial", "--quiet"]
+    p = subprocess.Popen([sys.executable, "-m", "mechanism_model_core", "reach", "map", str(model), *args, "-o",
+                          str(out)], cwd=str(tmp_path))
+    journal = tmp_path / "killed.h5.partial"
+    deadline = time.monotonic() + 300
+    while len(list(journal.glob("chunk_*.npz"))) < 2 and p.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    p.send_signal(signal.SIGKILL)
+    p.wait(timeout=60)
+    if out.exists():
+        pytest.skip("the child finished before it could be killed")
+    n_before = len(list(journal.glob("chunk_*.npz")))
+    assert n_before >= 2
+    kw = dict(mode="position", bound=((-1.2, -1.2, -0.6), (1.2, 1.2, 0.6)), chunk_size=4, max_iterations=300,
+              executor="serial")
+    seen = []
+    resumed = compute_map(arm, "ground:tool", 0.3, path=out, progress=lambda d, t: seen.append(d), **kw)
+    full = compute_map(arm, "ground:tool", 0.3, **kw)
+    assert seen[0] == n_before * 4                       # the journal's chunks were not computed again
+    _same(full, resumed)

@@ -1,4 +1,4 @@
-"""Hostile service requests over real Cyclone DDS on loopback (issue 19 items 8, 9, 10, 13): ``serve`` in its
+"""Hostile service requests over real Cyclone DDS on loopback (issue 19 items 8, 9, 10, 12, 13): ``serve`` in its
 own process on the default rover model; every request gets a reply with an error code naming the field, the
 log lines stay short, and the node keeps serving."""
 
@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import pytest
 
-from mechanism_model_core import load_model
+from mechanism_model_core import forward_kinematics, load_model
 from mechanism_model_core.library import default_model_path
 
 from ros.dds_helpers import configure_this_process, unique_domain_id
-from system.serving import Server
+from system.serving import TRANSPORTS, Server
 
 pytestmark = pytest.mark.ros
 
@@ -134,8 +133,6 @@ def test_a_cartesian_path_too_slow_for_the_message_gets_an_error_reply(served):
     pytest.importorskip("toppra")
     from scipy.spatial.transform import Rotation
 
-    from mechanism_model_core import forward_kinematics
-
     node = served["node"]
     c = node.create_client("compute_cartesian_path", "mechanism_model_msgs/srv/ComputeCartesianPath")
     assert c.wait_for_service(20)
@@ -241,7 +238,6 @@ def _ik_request(node, client, x, timeout_s, copies=1):
     """IK of the arm tool to position ``x`` (m) in the chassis frame (None: its home pose), arm joints only;
     ``copies`` of the same pose constraint make each iteration that much slower."""
     from mechanism_model_ros.conversions import fill_pose
-    from mechanism_model_core import forward_kinematics
 
     r = client.request()
     PS = node.message_class("geometry_msgs/msg/PoseStamped")
@@ -327,3 +323,51 @@ def test_the_ik_of_a_client_that_left_is_cancelled():
         ctx.close()
         out = server.stop()
     assert "Traceback" not in out, out
+
+
+# ---------------------------------------------------------------- items 9, 12 with the nodes on rclpy
+@pytest.fixture(scope="module", params=[t for t in TRANSPORTS if t != "cyclone"])
+def served_rclpy(request):
+    domain = unique_domain_id()
+    configure_this_process(domain)
+    from mechanism_model_ros.transports.cyclone import CycloneContext, CycloneNode
+    server = Server(request.param, domain)
+    ctx = CycloneContext(domain)
+    node = CycloneNode("hostile_tester_rclpy", context=ctx)
+    fk = node.create_client("compute_fk", "mechanism_model_msgs/srv/ComputeFK")
+    try:
+        assert fk.wait_for_service(60), "the server did not come up:\n" + server.stop()
+        yield {"node": node, "fk": fk, "proc": server, "ctx": ctx, "domain": domain}
+    finally:
+        node.close()
+        ctx.close()
+        out = server.stop()
+        assert "Traceback" not in out, out
+
+
+def test_the_same_hostile_requests_get_their_codes_from_rclpy_nodes(served_rclpy):
+    """The handlers' checks hold whatever the transport: over rclpy the overflowing statics get the same
+    reply as over Cyclone, a huge world-object quaternion is accepted (1; or -22 where the ROS Python lacks
+    coal: the objects were read, the check could not run) and a zero one is refused naming the field. A
+    CollisionObject's ``operation`` (a ``byte``, ``bytes`` in rclpy) is read as its value: every world object
+    was "unknown operation b'\\x00'" over rclpy before. (Cartesian paths need toppra, which the ROS Python
+    of the test machine lacks.)"""
+    test_statics_that_overflow_are_an_error_naming_the_input(served_rclpy, "payload_masses", [1e308],
+                                                             "payload_masses[0] = 1e+308")
+    node = served_rclpy["node"]
+    sv = node.create_client("check_state_validity", "mechanism_model_msgs/srv/CheckStateValidity")
+    assert sv.wait_for_service(20)
+
+    def rock(x, y, z, w, operation=0):
+        o = _boxes_object(node, "rock", 1)
+        o.operation = operation
+        o.pose.orientation.x, o.pose.orientation.y, o.pose.orientation.z, o.pose.orientation.w = x, y, z, w
+        return o
+
+    rep = _call(sv, lambda r: setattr(r, "world_objects", [rock(0.0, 0.0, 0.0, 1e200)]))
+    assert rep is not None and rep.error_code.val in (1, -22), rep.message
+    rep = _call(sv, lambda r: setattr(r, "world_objects", [rock(0.0, 0.0, 0.0, 0.0)]))
+    assert rep.error_code.val == 99999 and "world_objects[0] ('rock').pose.orientation" in rep.message
+    rep = _call(sv, lambda r: setattr(r, "world_objects", [rock(0.0, 0.0, 0.0, 1.0, operation=1)]))
+    assert rep.error_code.val == -19 and "REMOVE names no obstacle" in rep.message, rep.message
+    _still_serving(served_rclpy)

@@ -5,7 +5,7 @@
         [--scheduler tcp://host:8786] [--png slices.png] [--restart]
     mechanism-model reach show MAP [--model MODEL] [--png slices.png]
     mechanism-model reach place MODEL --chain BASE:TIP --target X Y Z [--direction DX DY DZ]
-        [--terrain flat|slope:DEG[:DIR_DEG]|FILE.stl] [--map map.h5] [--json]
+        [--terrain flat|slope:DEG[:DIR_DEG]|FILE.stl] [--map map.h5] [--json]     (--target X Y: on the terrain)
 
 ``map`` streams finished chunks beside the output (``map.h5.partial/``): the same command after a kill
 resumes. Exit status 0 on success, 1 for an error (a bad request is refused before any work), 1 for
@@ -67,8 +67,8 @@ def add_parser(subparsers):
     p = sub.add_parser("place", help="rover poses from which the arm reaches a target on a terrain")
     model_arg(p)
     p.add_argument("--chain", required=True, metavar="BASE:TIP")
-    p.add_argument("--target", required=True, nargs=3, type=float, metavar=("X", "Y", "Z"),
-                   help="target point, m in the ground frame")
+    p.add_argument("--target", required=True, nargs="+", type=float, metavar="X Y [Z]",
+                   help="target point, m in the ground frame (without Z: on the terrain)")
     p.add_argument("--direction", nargs=3, type=float, metavar=("DX", "DY", "DZ"),
                    help="approach direction (default: into the terrain along its normal at the target)")
     p.add_argument("--terrain", default="flat",
@@ -185,8 +185,10 @@ def _run_place(args) -> int:
     mech = load(args.model)
     terrain = terrain_from(args.terrain)
     target = np.array(args.target, dtype=float)
-    if not np.all(np.isfinite(target)):
-        raise CommandError("--target must be finite numbers")
+    if len(target) not in (2, 3) or not np.all(np.isfinite(target)):
+        raise CommandError("--target takes 2 or 3 finite numbers (X Y [Z], m)")
+    if len(target) == 2:
+        target = np.append(target, float(np.asarray(terrain.height(target[0], target[1])).reshape(-1)[0]))
     if args.direction is None:
         n = np.asarray(terrain.normal(target[0], target[1]), dtype=float).reshape(-1)[:3]
         direction = -n

@@ -16,6 +16,7 @@ whatever the number of workers, the chunking, the executor or the machine's load
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -245,7 +246,8 @@ def compute_chunk(ctx: ReachContext, voxels) -> dict:
     order): ``reached`` (n, S) bool, ``manipulability`` and ``margin`` (n,) best over the reached samples
     (0 when none), ``q`` (n, nq) the reached configuration with the largest limit margin (NaN when none) and
     ``best_sample`` its sample index (-1 when none), and
-    the totals ``samples`` and ``iterations``."""
+    the totals ``samples`` and ``iterations``, and ``cpu`` the CPU seconds the chunk took on its worker."""
+    cpu0 = time.process_time()
     voxels = np.asarray(voxels, dtype=np.int64)
     n, S, nq = len(voxels), ctx.samples_per_voxel, ctx.chain.nq
     centers = ctx.grid.centers(voxels)
@@ -277,4 +279,5 @@ def compute_chunk(ctx: ReachContext, voxels) -> dict:
     best_q[any_ok] = Q3[np.nonzero(any_ok)[0], pick[any_ok]]
     best_sample = np.where(any_ok, pick, -1).astype(np.int32)
     return {"voxels": voxels, "reached": ok2, "manipulability": m2.max(axis=1), "margin": g2.max(axis=1),
-            "q": best_q, "best_sample": best_sample, "samples": int(n * S), "iterations": int(its.sum())}
+            "q": best_q, "best_sample": best_sample, "samples": int(n * S), "iterations": int(its.sum()),
+            "cpu": time.process_time() - cpu0}

@@ -120,6 +120,7 @@ class ReachMap:
     directions: np.ndarray
     rotations: np.ndarray
     attrs: dict
+    stats: dict = None
 
     @property
     def request(self) -> dict:
@@ -303,6 +304,7 @@ def compute_map(mechanism: Mechanism, chain, resolution: float = 0.05, *, direct
         total = len(active) * S
         journal = None
         done_ids: set = set()
+        stats = {"worker_cpu": 0.0, "chunks": 0}
         if path is not None:
             journal = Journal(path, {"model_hash": mhash, "request": request})
             done_ids = journal.open(restart=restart)
@@ -317,6 +319,8 @@ def compute_map(mechanism: Mechanism, chain, resolution: float = 0.05, *, direct
             best[v] = res["best_sample"]
             samples += res["samples"]
             iterations += res["iterations"]
+            stats["worker_cpu"] += float(res.get("cpu", 0.0))
+            stats["chunks"] += 1
 
         for cid in sorted(done_ids):
             take(journal.read(cid))
@@ -330,6 +334,8 @@ def compute_map(mechanism: Mechanism, chain, resolution: float = 0.05, *, direct
             if progress is not None:
                 progress(samples, total)
     shape = grid.shape
+    if mode == "fk":
+        stats = {"worker_cpu": 0.0, "chunks": 0}
     attrs = {"format": FORMAT, "format_version": FORMAT_VERSION, "software_version": __version__,
              "model_name": mechanism.name, "model_hash": mhash, "request": json.dumps(request),
              "samples": samples, "iterations": iterations}
@@ -337,6 +343,7 @@ def compute_map(mechanism: Mechanism, chain, resolution: float = 0.05, *, direct
                     reached=reached.reshape(shape + (S,)), manipulability=manip.reshape(shape),
                     margin=margin.reshape(shape), q=qbest.reshape(shape + (nq,)), best_sample=best.reshape(shape),
                     computed=active_mask.reshape(shape), directions=D, rotations=R, attrs=attrs)
+    rmap.stats = stats            # this run's work: worker CPU seconds and chunks (not stored in the file)
     if path is not None:
         rmap.save(path)
         if mode != "fk":

@@ -235,9 +235,9 @@ def place_base(mechanism, chain, target, direction, terrain, *, reach_map: Reach
         p.score = (1.0 if math.isnan(p.index) else p.index) + p.manipulability / best_m + \
             min(1.0, p.stability / STABILITY_SCALE)
     out.sort(key=lambda p: -p.score)
-    msg = "" if out else (f"no placement reaches the target: {tried} candidates, {settled_n} settled, "
-                          f"{in_map if reach_map is not None else settled_n} passed the map; rejected: " +
-                          ", ".join(f"{k} {v}" for k, v in sorted(rejected.items())))
+    passed = f", {in_map} passed the map" if reach_map is not None else ""
+    msg = "" if out else (f"no placement reaches the target: {tried} candidates, {settled_n} settled{passed}; "
+                          f"rejected: " + ", ".join(f"{k} {v}" for k, v in sorted(rejected.items())))
     return PlacementResult(out, tried, settled_n, in_map, len(out), rejected, msg)
 
 

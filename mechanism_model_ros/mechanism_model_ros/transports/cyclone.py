@@ -679,6 +679,9 @@ class _CycloneClient(Client):
                                f"{'still' if self.service_is_ready() else 'no longer'} matched)") from None
 
 
+_U64 = (1 << 64) - 1
+
+
 class _CycloneService:
     """A service with its own worker threads (``concurrency``) and admission (:class:`~.base.ServiceGate`):
     a slow service never delays another; a request beyond ``concurrency + queue`` gets ``busy`` at once.
@@ -791,11 +794,15 @@ class _CycloneService:
         self._reply(request, response)
 
     def _client_gone(self, request_writer_handle) -> bool:
-        """Whether the client's request writer is no longer matched (its node or participant is gone)."""
+        """Whether the client's request writer is no longer matched (its node or participant is gone). The
+        list of matched handles costs about 2.5 us; the writer's endpoint data (what _client_reader_matched
+        reads) about 50 us. Handles compare as unsigned 64-bit (the list may give them signed)."""
         try:
-            return self.reader.get_matched_publication_data(request_writer_handle) is None
+            matched = self.reader.get_matched_publications()
         except Exception:
             return True
+        h = int(request_writer_handle) & _U64
+        return all((int(m) & _U64) != h for m in matched)
 
     def _track(self, cancel: threading.Event, handle) -> None:
         with self._inflight_lock:
