@@ -143,6 +143,8 @@ def _drive_then(robot, transport, how, tmp_path, capsys):
     try:
         assert robot.wait_joints(dict(zip(drive, expect.rates)), tol=1e-6, velocity=True, timeout=60), \
             f"the wheels never reached the commanded rates: {robot.joint_states}\n{node.output()[-3000:]}"
+        if how == "launch":            # launch has started its child (its signal handling is in place)
+            assert node.proc.wait_for_output("process started with pid", 30), node.proc.output()[-3000:]
         t0 = time.time()               # the clock of joint_state_broadcaster's stamps
         node.signal({"sigterm": signal.SIGTERM, "sigkill": signal.SIGKILL, "launch": signal.SIGINT}[how])
 
