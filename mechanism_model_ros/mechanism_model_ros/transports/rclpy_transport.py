@@ -43,10 +43,16 @@ TAKE_BATCH = 256
 
 
 def _ros_class(ros_type: str):
-    """``sensor_msgs/msg/JointState`` -> the rosidl-generated Python class."""
+    """``sensor_msgs/msg/JointState`` -> the rosidl-generated Python class; an action's parts by the wire names
+    the Cyclone transport uses (``pkg/action/Name_Goal``, ``_Result``, ``_Feedback``) -> ``Name.Goal`` ..."""
     try:
         pkg, kind, name = ros_type.split("/")
-        return getattr(importlib.import_module(f"{pkg}.{kind}"), name)
+        module = importlib.import_module(f"{pkg}.{kind}")
+        if kind == "action" and not hasattr(module, name):
+            base, _, part = name.rpartition("_")
+            if base and part in ("Goal", "Result", "Feedback"):
+                return getattr(getattr(module, base), part)
+        return getattr(module, name)
     except (ValueError, ImportError, AttributeError) as exc:
         raise TransportError(f"ROS type {ros_type!r} is not available ({exc}); is its package built and "
                              f"sourced?") from None
