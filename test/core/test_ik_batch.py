@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from mechanism_model_core import PoseConstraint, PositionConstraint, forward_kinematics
 from mechanism_model_core.errors import InvalidConfiguration
 from mechanism_model_core.ik import solve_ik, solve_ik_batch
-from mechanism_model_core.ik.batch import FAR_ITERATIONS, POPULATION
+from mechanism_model_core.ik.batch import FAR_ITERATIONS
 from mechanism_model_core.io.urdf import load_urdf
 
 from .robots import SAFETY, panda, ur5
@@ -123,7 +123,7 @@ def test_batch_equals_single_solves():
     T = forward_kinematics(m, Q).pose(tip)
     seeds = m.random_configuration(rng, size=12)
     whole = solve_ik_batch(m, tip, T, seeds, tol_position=TOL_P, tol_orientation=TOL_O)
-    wide = solve_ik_batch(m, tip, T, seeds, tol_position=TOL_P, tol_orientation=TOL_O, start_width=POPULATION)
+    wide = solve_ik_batch(m, tip, T, seeds, tol_position=TOL_P, tol_orientation=TOL_O, start_width=6)
     for k in range(12):
         one = solve_ik_batch(m, tip, T[k:k + 1], seeds[k:k + 1], tol_position=TOL_P, tol_orientation=TOL_O)
         assert one.success[0] == whole.success[k]

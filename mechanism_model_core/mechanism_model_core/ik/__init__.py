@@ -7,7 +7,7 @@
 
 Batch API (stable): ``solve_ik_batch(mechanism, constraint, targets, q0=None, *, timeout=None,
 tol_position=1e-6, tol_orientation=1e-5, max_iterations=2000, rng=None, locked=(), restarts=True,
-population=8, start_width=1) -> BatchIKResult``. ``constraint`` is a frame name (full pose) or a
+population=6, start_width=1) -> BatchIKResult``. ``constraint`` is a frame name (full pose) or a
 Pose/Position/Orientation constraint used as a template (frame, ``relative_to``, mask, weights; its own
 target is ignored); ``targets`` (B, 4, 4) poses (or (B, 3) points for a position); ``q0`` one seed or (B, nq) seeds. The result
 holds ``q`` (B, nq), ``success`` (B,), ``reason`` (B,), ``position_error``/``orientation_error`` (B,) (m,

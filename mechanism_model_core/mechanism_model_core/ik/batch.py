@@ -47,17 +47,12 @@ STALL_WINDOW = 4
 STALL_RATIO = 0.6
 #: and it gets at most max(ATTEMPT_ITERATIONS, 2 n) iterations
 ATTEMPT_ITERATIONS = 20
-#: lanes per target once the caller's seed stalled (default of solve_ik and solve_ik_batch). 8 rather than 6:
-#: on xArm7, TIAGo and Baxter (200 targets each, random seeds) the engine iterations per solve fall from
-#: 7.4 to 7.0 on average and their 99th percentile from 13, 18, 25 to 12, 12, 24, at the same median CPU
-POPULATION = 8
+#: lanes per target once the caller's seed stalled (default of solve_ik and solve_ik_batch)
+POPULATION = 6
 #: single solves on chains with at least this many unknowns start with the whole population
 WIDE_FROM = 6
 #: initial damping factor (lambda = mu |e|^2)
 MU0 = 0.1
-#: the damping factor is multiplied by MU_DOWN after an accepted step and by MU_UP after a rejected one
-MU_DOWN = 1.0 / 3.0
-MU_UP = 10.0
 #: beyond reach, the damping factor multiplies min(|e|^2, FAR_DAMPING) (m^2, rad^2)
 FAR_DAMPING = 1e-2
 #: and its one attempt gets at most this many iterations
@@ -414,14 +409,14 @@ class LaneEngine:
             ok = costn < cost
             if ok.all():
                 X, r, J, cost = Xn, rn, Jn, costn
-                mu = np.maximum(mu * MU_DOWN, 1e-9)
+                mu = np.maximum(mu * (1.0 / 3.0), 1e-9)
                 rej[:] = 0
             else:
                 X = np.where(ok[:, None], Xn, X)
                 r = np.where(ok[:, None], rn, r)
                 J = np.where(ok[:, None, None], Jn, J)
                 cost = np.where(ok, costn, cost)
-                mu = np.where(ok, np.maximum(mu * MU_DOWN, 1e-9), np.minimum(mu * MU_UP, 1e12))
+                mu = np.where(ok, np.maximum(mu * (1.0 / 3.0), 1e-9), np.minimum(mu * 10.0, 1e12))
                 rej = np.where(ok, 0, rej + 1)
             if nfresh:
                 mu[fresh] = mu0
