@@ -138,6 +138,16 @@ def run_nodes(argv=None, nodes=NODE_NAMES, prog: str = "mechanism-model serve",
     running = {}
     code = 0
 
+    # from the start: a SIGINT/SIGTERM arriving while the nodes are being created (a node may command its
+    # motors before its constructor returns: the locomotor on its first cmd_vel) ends in their close() too
+    def on_signal(signum, frame):
+        stop.set()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        try:
+            signal.signal(sig, on_signal)
+        except ValueError:       # not the main thread
+            pass
+
     def start_spin():
         """The rclpy executor on a thread of its own until ``spinning`` is set; an exception it raises is
         kept for the main loop (:func:`transport_lost`)."""
@@ -202,6 +212,8 @@ def run_nodes(argv=None, nodes=NODE_NAMES, prog: str = "mechanism-model serve",
         served = Served(mechanism, path, description, description_owned_elsewhere=from_topic)
         try:
             for name in nodes:
+                if stop.is_set():
+                    break                     # asked to stop while starting: close what runs
                 running[name] = create(name, transports[name], served)
         except (ValueError, TypeError, TransportError) as exc:    # bad parameters
             print(f"error: {exc}", file=sys.stderr)
@@ -210,13 +222,6 @@ def run_nodes(argv=None, nodes=NODE_NAMES, prog: str = "mechanism-model serve",
                  getattr(getattr(transports[nodes[0]], "ctx", None), "domain_id", "from ROS"),
                  ", ".join(running))
 
-        def on_signal(signum, frame):
-            stop.set()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            try:
-                signal.signal(sig, on_signal)
-            except ValueError:       # not the main thread
-                pass
         if kind == "rclpy" and spin_thread is None:
             spin_thread = start_spin()
         t_end = time.monotonic() + args.duration if args.duration > 0 else None
