@@ -211,7 +211,7 @@ def _in_reach(grid: VoxelGrid, radius: float) -> np.ndarray:
     return (x[:, None] ** 2 + yz2[None, :] <= radius * radius).reshape(-1)
 
 
-def _fk_mode(ctx: ReachContext, active: np.ndarray) -> dict:
+def _fk_mode(ctx: ReachContext) -> np.ndarray:
     """The ``"fk"`` mode's estimate: the seed map's samples binned into voxels and nearest directions."""
     g = ctx.grid
     ijk = g.index_of(ctx.seed_p)
@@ -298,7 +298,7 @@ def compute_map(mechanism: Mechanism, chain, resolution: float = 0.05, *, direct
     best = np.full(grid.n_voxels, -1, dtype=np.int32)
     samples = iterations = 0
     if mode == "fk":
-        reached = _fk_mode(ctx, active)
+        reached = _fk_mode(ctx)
     else:
         chunks = [(i, active[k:k + chunk_size]) for i, k in enumerate(range(0, len(active), chunk_size))]
         total = len(active) * S
