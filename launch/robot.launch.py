@@ -54,8 +54,8 @@ def _truth(text):
 def _bringup(context):
     from mechanism_model_core import load_model
     from mechanism_model_core.library import model_path
-    from mechanism_model_ros.bringup_plan import (BringupError, check_hardware_plugin, parse_hardware_params,
-                                                  plan)
+    from mechanism_model_ros.bringup_plan import (BringupError, check_controller_plugins, check_hardware_plugin,
+                                                  parse_hardware_params, plan)
 
     get = lambda name: LaunchConfiguration(name).perform(context)
     share = get_package_share_directory("mechanism_model_ros")
@@ -65,6 +65,7 @@ def _bringup(context):
         p = plan(load_model(model), hardware=get("hardware"),
                  hardware_params=parse_hardware_params(get("hardware_params")), kind=get("kind"))
         check_hardware_plugin(p.hardware)
+        check_controller_plugins(p.controllers_yaml)
     except (BringupError, ValueError) as exc:
         raise RuntimeError(f"mechanism_model bringup of {model}: {exc}") from None
     yaml_file = tempfile.NamedTemporaryFile("w", prefix="mm_controllers_", suffix=".yaml", delete=False)

@@ -149,7 +149,7 @@ class Manipulator:
         self._pointers: dict = {}                       # (group, frame) -> ManipulatorModel
         transport.create_subscription("~/joint_trajectory", "trajectory_msgs/msg/JointTrajectory", DEFAULT,
                                       self._on_trajectory_topic)
-        self.watchdog = transport.create_timer(WATCHDOG_PERIOD, self._check_state)
+        self.watchdog = transport.create_timer(WATCHDOG_PERIOD, self._check_state, own_thread=True)
         self.sent = self.refused = self.succeeded = self.failed = self.stale_cancels = 0
         self.stale_age: float | None = None
         self.stale_time: float | None = None
