@@ -18,7 +18,9 @@ joint_state_broadcaster and every motor group's controller, the node that moves 
 the shipped configuration of the robot's kind (fixed frame ``odom`` for a rover, the body for a walker, the
 base for an arm). If the hardware plugin is not installed the launch stops before starting anything; if
 ``ros2_control_node`` or the spawner fails, the whole launch shuts down (the motor nodes send their stop
-commands on the way down).
+commands on the way down). At a shutdown ``ros2_control_node`` stays up for ``CONTROL_STOP_DELAY`` seconds
+after the others are signalled (``mechanism_model_ros.shutdown_delay``), so those stop commands reach the
+controllers before the controller manager deactivates the hardware.
 
 Arguments: ``model`` (file or robot-library name), ``kind`` (auto, rover, walker, arm), ``hardware`` (``mock``:
 the model's own plugin, by default mock_components/GenericSystem; or a plugin name), ``hardware_params``
@@ -27,6 +29,7 @@ the model's own plugin, by default mock_components/GenericSystem; or a plugin na
 """
 
 import os
+import sys
 import tempfile
 
 from ament_index_python.packages import get_package_share_directory
@@ -38,6 +41,12 @@ from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
 
+#: seconds ros2_control_node keeps running after a launch shutdown begins (mechanism_model_ros.shutdown_delay):
+#: the locomotor's and legged node's stop commands go out at once, the timed controllers' command timeout
+#: is 0.25 s; the launch escalates to SIGTERM only after its sigterm_timeout (5 s)
+CONTROL_STOP_DELAY = 1.0
+
+
 def _truth(text):
     return text.strip().lower() in ("1", "true", "yes", "on")
 
@@ -45,8 +54,8 @@ def _truth(text):
 def _bringup(context):
     from mechanism_model_core import load_model
     from mechanism_model_core.library import model_path
-    from mechanism_model_ros.bringup_plan import (BringupError, check_hardware_plugin, parse_hardware_params,
-                                                  plan)
+    from mechanism_model_ros.bringup_plan import (BringupError, check_controller_plugins, check_hardware_plugin,
+                                                  parse_hardware_params, plan)
 
     get = lambda name: LaunchConfiguration(name).perform(context)
     share = get_package_share_directory("mechanism_model_ros")
@@ -56,6 +65,7 @@ def _bringup(context):
         p = plan(load_model(model), hardware=get("hardware"),
                  hardware_params=parse_hardware_params(get("hardware_params")), kind=get("kind"))
         check_hardware_plugin(p.hardware)
+        check_controller_plugins(p.controllers_yaml)
     except (BringupError, ValueError) as exc:
         raise RuntimeError(f"mechanism_model bringup of {model}: {exc}") from None
     yaml_file = tempfile.NamedTemporaryFile("w", prefix="mm_controllers_", suffix=".yaml", delete=False)
@@ -75,7 +85,10 @@ def _bringup(context):
             extra = ["--model", model]
         actions.append(Node(package="mechanism_model_ros", executable=name, name=name, namespace=namespace,
                             parameters=params, arguments=["--transport", "rclpy", *extra], output="screen"))
+    # the controller manager outlives the motor nodes at shutdown (shutdown_delay): their stop commands
+    # reach the controllers, and the timed controllers zero any group whose commands stopped, before it goes
     control = Node(package="controller_manager", executable="ros2_control_node", namespace=namespace,
+                   prefix=f"{sys.executable} -m mechanism_model_ros.shutdown_delay --delay {CONTROL_STOP_DELAY} --",
                    parameters=[yaml_file.name, sim] if sim else [yaml_file.name],
                    remappings=[("~/robot_description", "robot_description")], output="screen")
     spawner = Node(package="controller_manager", executable="spawner", namespace=namespace,

@@ -32,7 +32,7 @@ setup(
     name=package_name,
     version="0.1.0",
     packages=find_packages(exclude=["test", "test.*"]),
-    package_data={package_name: ["interfaces/msg/*.msg", "interfaces/srv/*.srv",
+    package_data={package_name: ["interfaces/msg/*.msg", "interfaces/srv/*.srv", "interfaces/action/*.action",
                                  "interfaces_external/README.md", "interfaces_external/*/*/*"]},
     data_files=[
         ("share/ament_index/resource_index/packages", ["resource/" + package_name]),

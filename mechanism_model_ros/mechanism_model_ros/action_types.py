@@ -27,7 +27,7 @@ import re
 
 EXTERNAL_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "interfaces_external")
 #: actions the Cyclone transport knows
-ACTIONS = ("control_msgs/action/FollowJointTrajectory",)
+ACTIONS = ("control_msgs/action/FollowJointTrajectory", "mechanism_model_msgs/action/PointAt")
 #: other definitions rosbags lacks: what those actions need, std_srvs/Trigger (stop and cancel services) and
 #: the Open Source Rover's commands (the locomotor's ``osr`` adapter)
 EXTRA = ("control_msgs/msg/JointTolerance", "control_msgs/msg/JointComponentTolerance",
@@ -57,6 +57,10 @@ def interface_source(name: str) -> str:
     path = os.path.join(EXTERNAL_DIR, rel)
     if os.path.isfile(path):
         return path
+    if pkg == "mechanism_model_msgs":             # this suite's own, from the package beside this module
+        path = os.path.join(os.path.dirname(EXTERNAL_DIR), "interfaces", kind, base + _EXT[kind])
+        if os.path.isfile(path):
+            return path
     raise FileNotFoundError(f"no definition of {name} (looked in the ROS 2 installations and {EXTERNAL_DIR})")
 
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import yaml
 
 from mechanism_model_core.errors import MechanismModelError
-from mechanism_model_core.io.ros2_control import controllers_yaml, urdf_with_ros2_control
+from mechanism_model_core.io.ros2_control import TIMED_FORWARD, controllers_yaml, urdf_with_ros2_control
 from mechanism_model_core.io.urdf import to_urdf
 from mechanism_model_core.io.urdf_subtree import urdf_subtree
 from mechanism_model_core.joints import JointType
@@ -32,6 +32,7 @@ from mechanism_model_core.locomotion import ControllerKind, MotorGroups, load_mo
 KIND_NODES = {"rover": ("locomotor",), "walker": ("legged",), "arm": ("manipulator",)}
 SERVERS = ("state_publisher", "kinematics_server", "statics_server")
 HARDWARE_RESOURCE = "hardware_interface__pluginlib__plugin"
+CONTROLLER_RESOURCE = "controller_interface__pluginlib__plugin"
 
 
 class BringupError(ValueError):
@@ -72,16 +73,18 @@ def parse_hardware_params(text: str) -> dict[str, str]:
     return out
 
 
-def installed_hardware_plugins(prefixes: list[str] | None = None) -> dict[str, str]:
-    """Every ``hardware_interface`` plugin class pluginlib can load: name -> description file, from the ament
-    index of the ``AMENT_PREFIX_PATH`` prefixes (or ``prefixes``)."""
+def installed_hardware_plugins(prefixes: list[str] | None = None,
+                               resource: str = HARDWARE_RESOURCE) -> dict[str, str]:
+    """Every ``hardware_interface`` plugin class pluginlib can load (``resource``: another base class's
+    plugin index, e.g. :data:`CONTROLLER_RESOURCE`): name -> description file, from the ament index of the
+    ``AMENT_PREFIX_PATH`` prefixes (or ``prefixes``)."""
     from mechanism_model_core.io.safe_xml import parse_bytes
 
     if prefixes is None:
         prefixes = [p for p in os.environ.get("AMENT_PREFIX_PATH", "").split(os.pathsep) if p]
     found: dict[str, str] = {}
     for prefix in prefixes:
-        index = os.path.join(prefix, "share", "ament_index", "resource_index", HARDWARE_RESOURCE)
+        index = os.path.join(prefix, "share", "ament_index", "resource_index", resource)
         if not os.path.isdir(index):
             continue
         for pkg in sorted(os.listdir(index)):
@@ -111,6 +114,17 @@ def check_hardware_plugin(plugin: str, prefixes: list[str] | None = None) -> Non
         raise BringupError(f"hardware plugin {plugin!r} is not installed: no hardware_interface plugin "
                            f"description names it (installed: {known}). Install its package and source "
                            f"its workspace, or use hardware:=mock")
+
+
+def check_controller_plugins(controllers_yaml_text: str, prefixes: list[str] | None = None) -> None:
+    """Raise :class:`BringupError` when the controller YAML names the suite's watchdog controller
+    (``mechanism_model_controllers/TimedForwardCommandController``, for velocity and effort groups) and it is
+    not installed: ``ros2_control_node`` would start without the wheel controller."""
+    if TIMED_FORWARD in controllers_yaml_text and \
+            TIMED_FORWARD not in installed_hardware_plugins(prefixes, CONTROLLER_RESOURCE):
+        raise BringupError(f"controller plugin {TIMED_FORWARD} is not installed: build the package "
+                           f"mechanism_model_controllers of this repository into your workspace (colcon build) "
+                           f"and source it")
 
 
 def robot_kind(mechanism, motors: MotorGroups) -> str:

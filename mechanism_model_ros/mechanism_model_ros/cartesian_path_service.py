@@ -52,6 +52,7 @@ from mechanism_model_core.errors import InvalidConfiguration, MechanismModelErro
 from . import markers
 from .conversions import fill_joint_state
 from .error_codes import ErrorCodes, RequestError
+from .transports.base import request_cancelled
 from .qos import DEFAULT
 
 #: most waypoints / interpolated steps one request may ask for (a bigger one would hold a service thread)
@@ -176,12 +177,17 @@ class CartesianPathService:
         validity = getattr(s, "state_validity", None)
         env = validity.environment if avoid and validity is not None else None
         env = env if env is not None and len(env) else None
+        # the transport's event for a departed client (Cyclone): every step is then refused, ending the path
+        cancel = request_cancelled()
+        still_wanted = None if cancel is None else (lambda q: not cancel.is_set())
         try:
             path = arm.cartesian_path(wps, q0, max_step=max_step, jump_threshold=jump,
                                       absolute_jump_threshold=absolute, avoid_collisions=avoid, q_full=q_full,
-                                      environment=env)
+                                      environment=env, is_valid=still_wanted)
         except InvalidConfiguration as exc:
             raise RequestError(ErrorCodes.INVALID_GOAL_CONSTRAINTS, str(exc)) from None
+        if cancel is not None and cancel.is_set():
+            raise RequestError(ErrorCodes.FAILURE, "cancelled: the client left")
         rep.fraction = float(path.fraction)
         if self.path_pub.subscription_count and len(path.positions):
             specs = markers.planned_path_markers(arm, path.positions, path.fraction >= 1.0)

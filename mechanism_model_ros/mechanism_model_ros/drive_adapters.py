@@ -55,6 +55,12 @@ class Ros2ControlAdapter:
         m.data = [float(rates[j]) for j in wheel_order]
         self.wheel_pub.publish(m)
 
+    def wait_for_acks(self, timeout: float) -> None:
+        """Wait (at most ``timeout`` s each) until the controllers acknowledged the last commands."""
+        for pub in (self.steer_pub, self.wheel_pub):
+            if pub is not None:
+                pub.wait_for_acks(timeout)
+
 
 class OsrAdapter:
     """CommandCorner on ``/cmd_corner`` and CommandDrive on ``/cmd_drive`` (module docstring)."""
@@ -78,6 +84,11 @@ class OsrAdapter:
             setattr(d, j[len("drive_"):] + "_vel", float(rates[j]))
         self.corner_pub.publish(c)
         self.drive_pub.publish(d)
+
+    def wait_for_acks(self, timeout: float) -> None:
+        """Wait (at most ``timeout`` s each) until the rover acknowledged the last commands."""
+        for pub in (self.corner_pub, self.drive_pub):
+            pub.wait_for_acks(timeout)
 
 
 def check_osr_joints(steering_joints, wheel_joints) -> None:
@@ -112,6 +123,15 @@ class OsrJointStates:
         """The older of the two topics' last arrivals (monotonic s; -inf until both were heard)."""
         with self._lock:
             return min(self._heard.values())
+
+    def stalest(self, names) -> tuple:
+        """As :meth:`.JointStateCache.stalest`, a joint's age from whichever topic reports it."""
+        worst, age = None, 0.0
+        for n in names:
+            a = min(self.corner.stalest([n])[1], self.drive.stalest([n])[1])
+            if worst is None or a > age:
+                worst, age = n, a
+        return worst, age
 
     def latest(self) -> dict:
         return {**self.corner.latest(), **self.drive.latest()}

@@ -9,6 +9,11 @@ about (rate-limited). Listeners run on the subscription's thread, in arrival ord
 stored: ``listener(update)`` with :class:`JointStateUpdate`; a listener's ``on_drained()`` runs once the
 messages queued at a wake-up have all been delivered (:meth:`~.transports.base.Transport.create_subscription`),
 so a node that needs only the newest state (the state publisher) acts once per backlog, not per message.
+
+Freshness is per joint: :meth:`JointStateCache.stalest` gives the joint of a set heard longest ago (the
+transport's monotonic clock), so that a motor group's watchdog asks whether *its* joints are reported, not
+whether any joint_states message arrived (another publisher naming other joints must not keep wheels
+driving).
 """
 
 from __future__ import annotations
@@ -20,6 +25,11 @@ from typing import Callable
 from . import qos
 from .conversions import BadMessage, joint_state_positions, normalized_stamp
 from .transports.base import RateLimitedLogger, Transport
+
+
+#: default ``joint_states_max_bytes``: 512 KiB, a JointState of about 8,000 joints (names, positions,
+#: velocities, efforts); the flood of issue 19 sent 1.5 MB messages
+MAX_BYTES = 512 * 1024
 
 
 @dataclass(frozen=True)
@@ -46,16 +56,22 @@ class JointStateCache:
         self.warn = RateLimitedLogger(self.log)
         self._coords = set(mechanism.coordinate_names)
         self._latest: dict[str, float] = {}
+        self._heard: dict[str, float] = {}          # joint -> transport.monotonic() of its last finite value
         self._lock = threading.Lock()
         self._listeners: list[Callable[[JointStateUpdate], None]] = []
         self._drained: list[Callable[[], None]] = []
         self.messages_in = 0
         self.messages_rejected = 0
         self.bad_stamps = 0
+        #: longest serialized joint state accepted (bytes; parameter ``joint_states_max_bytes``): longer ones
+        #: are dropped unread by the transport, so a flood of huge messages cannot delay the watchdogs
+        self.max_bytes = int(transport.get_parameter("joint_states_max_bytes", MAX_BYTES))
+        if self.max_bytes <= 0:
+            raise ValueError(f"parameter joint_states_max_bytes must be positive, got {self.max_bytes}")
         self.sub = transport.create_subscription(
             topic, "sensor_msgs/msg/JointState",
             qos.DEFAULT.with_depth(100) if reliable else qos.SENSOR_DATA.with_depth(100), self.on_message,
-            on_drained=self.on_drained)
+            on_drained=self.on_drained, max_bytes=self.max_bytes)
 
     def add_listener(self, listener: Callable[[JointStateUpdate], None],
                      on_drained: Callable[[], None] | None = None) -> None:
@@ -73,6 +89,18 @@ class JointStateCache:
         """A copy of the latest value of every joint reported so far."""
         with self._lock:
             return dict(self._latest)
+
+    def stalest(self, names) -> tuple[str | None, float]:
+        """``(joint, age)``: of ``names``, the joint whose last finite value is oldest and its age in seconds
+        (``inf`` for one never heard); ``(None, 0.0)`` for no names."""
+        now = self.transport.monotonic()
+        worst, age = None, 0.0
+        with self._lock:
+            for n in names:
+                a = now - self._heard.get(n, -float("inf"))
+                if worst is None or a > age:
+                    worst, age = n, a
+        return worst, age
 
     def samples_lost(self) -> int:
         """Samples DDS reports lost or rejected on the subscription (Cyclone transport; 0 where the transport
@@ -111,17 +139,27 @@ class JointStateCache:
             self.bad_stamps += 1
             self.warn.warning("bad-stamp", f"joint_states message dropped: {exc}")
             return
+        now = self.transport.monotonic()
         with self._lock:
             self._latest.update(values)
+            for n in values:
+                self._heard[n] = now
             latest = dict(self._latest)
         update = JointStateUpdate(values, latest, stamp, msg)
         for listener in self._listeners:
             listener(update)
 
+    def samples_oversized(self) -> int:
+        """Messages dropped unread because they were longer than :attr:`max_bytes` (0 where the transport
+        cannot tell)."""
+        fn = getattr(self.sub, "samples_oversized", None)
+        return int(fn()) if callable(fn) else 0
+
     def status(self) -> str:
         lost = self.samples_lost()
+        big = self.samples_oversized()
         return (f"joint_states in: {self.messages_in} (rejected {self.messages_rejected}"
-                + (f", lost by DDS {lost}" if lost else "") + ")")
+                + (f", lost by DDS {lost}" if lost else "") + (f", oversized {big}" if big else "") + ")")
 
 
-__all__ = ["JointStateCache", "JointStateUpdate"]
+__all__ = ["JointStateCache", "JointStateUpdate", "MAX_BYTES"]

@@ -28,8 +28,9 @@ use, and the one ``mechanism-model ros2-control`` exports):
 
 Safety (the rover's rules, every case logged, rate-limited):
 
-* ``cmd_vel`` silent for ``cmd_vel_timeout`` s, or ``joint_states`` silent for ``joint_states_timeout`` s (or
-  never heard, with ``require_joint_states``): a hold trajectory is published within one heartbeat period
+* ``cmd_vel`` silent for ``cmd_vel_timeout`` s, or any joint of the node's groups not reported on
+  ``joint_states`` for ``joint_states_timeout`` s (or never, with ``require_joint_states``; messages naming
+  other joints do not count), or the node closing: a hold trajectory is published within one heartbeat period
   (``command_rate``; defaults 0.25 s + 50 ms, inside 0.5 s), once per stop. It holds the pose the controller
   is commanding at that moment (the published cycle sampled now; the measured positions when no cycle runs), so the legs
   stop where they are; since the planner keeps the static margin positive at every sample, every such pose
@@ -141,14 +142,16 @@ class LeggedNode:
         self.max_w = float(p("max_angular_speed", 0.5))
         self.reposition_tolerance = float(p("reposition_tolerance", 0.005))
         for what, v in (("period", self.period), ("command_rate", self.rate), ("cmd_vel_timeout", self.cmd_timeout),
-                        ("joint_states_timeout", self.js_timeout), ("reposition_tolerance", self.reposition_tolerance)):
+                        ("joint_states_timeout", self.js_timeout), ("reposition_tolerance", self.reposition_tolerance),
+                        ("max_linear_speed", self.max_v), ("max_angular_speed", self.max_w)):
             if not (math.isfinite(v) and v > 0):
-                raise ValueError(f"parameter {what} must be a positive number, got {v}")
+                raise ValueError(f"parameter {what} must be a positive, finite number, got {v}")
         self.joint_names = list(self.model.joint_names)          # the walking joints, leg by leg
         # the motor groups decide controllers, joint order and limits
         self.groups = list(motor_groups) if motor_groups is not None else leg_motor_groups(
             m, self.joint_names, str(p("motor_groups", "")), str(p("controller", "legs_controller")), self.log)
         self._walk_col = {j: k for k, j in enumerate(self.joint_names)}
+        self._commanded_joints = [j for g in self.groups for j in g.joint_names]
         group_of = {j: g for g in self.groups for j in g.joint_names}
         vmax = np.array([group_of[j].velocity[group_of[j].index(j)] for j in self.joint_names])
         # plan within the motors' speed limits (narrower than the joints' own ones, or the same)
@@ -194,6 +197,7 @@ class LeggedNode:
         self.last_refusal = ""
         self._refused = None                 # the twist of the last refused gait (not replanned while unchanged)
         self._halt = threading.Event()
+        self._closed = False
         self.heartbeat = None
         if self.mode == "action":
             self._sender = threading.Thread(target=self._send_loop, name="legged-goals", daemon=True)
@@ -203,7 +207,7 @@ class LeggedNode:
         if start_timer:
             # the watchdog is a transport timer; planning runs on a thread of its own so that planning a
             # cycle never delays a hold
-            self.heartbeat = transport.create_timer(1.0 / self.rate, self._tick)
+            self.heartbeat = transport.create_timer(1.0 / self.rate, self._tick, own_thread=True)
             threading.Thread(target=self._plan_loop, name="legged-planner", daemon=True).start()
 
     @classmethod
@@ -242,14 +246,19 @@ class LeggedNode:
         """Why the legs must hold now (None: commanded and fresh)."""
         if now - self._cmd_time > self.cmd_timeout:
             return "cmd_vel silent" if self._cmd_time > -math.inf else "no cmd_vel yet"
-        if self.require_js and now - self._js_time > self.js_timeout:
-            return "joint_states stale" if self._js_time > -math.inf else "no joint_states yet"
+        if self.require_js:
+            # fresh state of every joint the node commands (each group's), not any joint_states message
+            joint, age = self.joint_states.stalest(self._commanded_joints)
+            if joint is not None and age > self.js_timeout:
+                return f"joint_states stale ({joint})" if math.isfinite(age) else f"no joint_states yet ({joint})"
         return None
 
     def watchdog(self) -> bool:
         """Hold the legs when cmd_vel or joint_states are stale; True when commanding may go on."""
         now = self.transport.monotonic()
         with self._lock:
+            if self._closed:
+                return False
             reason = self._stale(now)
             if reason is not None:
                 self._hold(reason, now)
@@ -317,6 +326,8 @@ class LeggedNode:
         times = t + transition
         commands, why = self._group_commands(times, P, V, A, dict(zip(self.joint_names, q_now)))
         with self._lock:
+            if self._closed:
+                return                                       # closed while planning: the hold was the last command
             if self._stale(self.transport.monotonic()) is not None:
                 return                                       # went stale while planning: the watchdog holds
             if commands is None:
@@ -393,7 +404,7 @@ class LeggedNode:
         (joint_trajectory_controller then holds it by itself, and other clients -- a manipulator node, an
         operator -- may command the legs meanwhile), clamped into the motor limits and reached within the
         velocity limits. Without joint states nothing is sent (retried on the next tick)."""
-        if self._holding:
+        if self._holding or self._closed:
             return
         self._cycle_end = -math.inf
         published = False
@@ -509,16 +520,27 @@ class LeggedNode:
         return (f"legged {self.gait}: cycles {c['cycles']}, holds {c['holds']}, cmd_vel {c['cmd_vel']} "
                 f"(rejected {c['rejected']}, refused {c['refused']}, unsafe {c['unsafe']}, clamped holds {c['clamped']})")
 
-    def close(self) -> None:
+    def close(self, ack_timeout: float = 0.3) -> None:
+        """The last command: a hold of every group at the pose its controller is commanding (sent before the
+        sender thread ends; topic mode: acknowledged by the controllers' readers within ``ack_timeout`` s);
+        nothing is planned or sent after it."""
         self._halt.set()
         if self.heartbeat is not None:
             self.heartbeat.cancel()
-        try:
-            with self._lock:
+        with self._lock:
+            if self._closed:
+                return
+            try:
                 self._holding = False
                 self._hold("node closing", self.transport.monotonic())
-        except Exception:
-            pass
+            except Exception as exc:       # noqa: BLE001 -- the sender below must still stop
+                self.log.error("legged: the closing hold failed: %s: %s", type(exc).__name__, exc)
+            self._closed = True
+        for pub in self.pubs.values():
+            try:
+                pub.wait_for_acks(ack_timeout)
+            except Exception:              # noqa: BLE001
+                pass
         if self._sender is not None:
             with self._outbox_cv:
                 self._sender_stop = True

@@ -19,9 +19,13 @@ lives there):
 
 Safety (every case also logged, rate-limited):
 
-* ``cmd_vel`` silent for ``cmd_vel_timeout`` s, or ``joint_states`` silent for ``joint_states_timeout`` s
-  (or never heard, with ``require_joint_states``): wheel rates 0, steering held where it is, within one
+* ``cmd_vel`` silent for ``cmd_vel_timeout`` s, or any commanded joint (each steering and drive joint) not
+  reported on ``joint_states`` for ``joint_states_timeout`` s (or never, with ``require_joint_states``;
+  messages naming other joints do not count): wheel rates 0, steering held where it is, within one
   period of ``command_rate`` (defaults: 0.25 s + 20 ms, well inside 0.5 s);
+* the node closing (``serve`` on SIGINT/SIGTERM, an exception, a lost middleware) or a heartbeat that
+  fails: wheel rates 0, steering held, and no command after it; a killed node's wheels are stopped by the
+  exported wheel controller's ``command_timeout`` (docs/ros.md, "Stopping when the commanding node dies");
 * a ``cmd_vel`` with NaN/inf, or faster than ``max_linear_speed`` / ``max_angular_speed``, is rejected (the
   previous command ages out through the watchdog); a command the steering cannot follow is refused by the
   core with its reason and the wheels stop;
@@ -55,7 +59,10 @@ Parameters (units): ``mobility`` (path of a mobility YAML overriding the model f
 (m/s), ``max_angular_speed`` (rad/s), ``steer_before_drive`` (bool), ``steering_tolerance`` (rad),
 ``odom_frame``, ``base_frame``, ``publish_tf`` (bool), ``imu_topic`` (``sensor_msgs/Imu``; empty: none.
 With one, odometry steps follow the body's roll and pitch: 3-D odometry), ``pose_covariance_diagonal``,
-``twist_covariance_diagonal`` (6 values each: m^2 and rad^2, (m/s)^2 and (rad/s)^2).
+``twist_covariance_diagonal`` (6 values each: m^2 and rad^2, (m/s)^2 and (rad/s)^2),
+``odometry_rate_margin`` (a measured wheel rate beyond this factor times its motor limit is refused, default
+1.5), ``odometry_max_step`` (s; a longer or negative time step between joint states is not integrated,
+default 0.5): see :mod:`mechanism_model_core.locomotion.odometry_guard`.
 """
 
 from __future__ import annotations
@@ -66,6 +73,7 @@ import threading
 import numpy as np
 
 from mechanism_model_core.locomotion.drive_policy import POLICY_KEYS
+from mechanism_model_core.locomotion.odometry_guard import MAX_STEP, RATE_MARGIN, OdometryGuard
 from mechanism_model_core.locomotion.wheeled import MODES, MobilityError, Odometry, WheeledLocomotorModel
 from mechanism_model_core.spatial import matrix_to_quaternion, rpy_to_matrix
 
@@ -146,9 +154,10 @@ class Locomotor:
         self.pose_cov = [float(v) for v in p("pose_covariance_diagonal", [1e-3, 1e-3, 1e-3, 1e-3, 1e-3, 1e-2])]
         self.twist_cov = [float(v) for v in p("twist_covariance_diagonal", [1e-3, 1e-3, 1e-3, 1e-3, 1e-3, 1e-2])]
         for what, v in (("command_rate", self.rate), ("cmd_vel_timeout", self.cmd_timeout),
-                        ("joint_states_timeout", self.js_timeout)):
+                        ("joint_states_timeout", self.js_timeout), ("max_linear_speed", self.max_v),
+                        ("max_angular_speed", self.max_w)):
             if not (math.isfinite(v) and v > 0):
-                raise ValueError(f"parameter {what} must be a positive number, got {v}")
+                raise ValueError(f"parameter {what} must be a positive, finite number, got {v}")
         if len(self.pose_cov) != 6 or len(self.twist_cov) != 6:
             raise ValueError("pose_covariance_diagonal and twist_covariance_diagonal take 6 values each")
         wheels = self.model.wheels
@@ -192,14 +201,18 @@ class Locomotor:
         self._cmd_time = -math.inf
         self._js_time = -math.inf
         self._stopped = False
+        self._closed = False
+        self._commanded_joints = list(self.steering_joints) + list(self.wheel_joints)
         self._targets = np.where(self.model.steered, 0.0, np.nan)     # last steering targets
-        self._last_drive_pos: dict[str, float] | None = None
-        self._last_js_t = None
+        self.odom_guard = OdometryGuard(self.model.max_rates, [w.drive_joint for w in self.model.wheels],
+                                        rate_margin=float(p("odometry_rate_margin", RATE_MARGIN)),
+                                        max_step=float(p("odometry_max_step", MAX_STEP)))
         self.odometry = Odometry()
         self.odom_twist = np.zeros(3)
         self.odom_twist_cov = np.diag([self.twist_cov[0], self.twist_cov[1], self.twist_cov[5]])
         self.slip = 0.0
-        self.counts = {"cmd_vel": 0, "rejected": 0, "refused": 0, "commands": 0, "watchdog_stops": 0}
+        self.counts = {"cmd_vel": 0, "rejected": 0, "refused": 0, "commands": 0, "watchdog_stops": 0,
+                       "odom_rejected": 0}
         self._stopping_reason = "no cmd_vel yet"
 
         self.adapter = make_adapter(self.adapter_kind, transport, steering_controller=steering_controller,
@@ -245,7 +258,9 @@ class Locomotor:
         self._ticks = 0
         self._last_command = (np.full(self.model.n, np.nan), np.zeros(self.model.n), np.zeros(3), "stopped")
         # the heartbeat is the watchdog: it stops the wheels when cmd_vel or joint_states fall silent
-        self.heartbeat = transport.create_timer(1.0 / self.rate, self._tick) if start_timer else None
+        # (a thread of its own: a flood of joint states must not delay a stop)
+        self.heartbeat = transport.create_timer(1.0 / self.rate, self._tick, own_thread=True) \
+            if start_timer else None
 
     @classmethod
     def from_served(cls, transport, served) -> "Locomotor":
@@ -278,30 +293,43 @@ class Locomotor:
         self.step()
 
     def on_joint_states(self, update) -> None:
+        """Odometry from a joint-state message naming every drive joint (others -- an arm's, another
+        publisher's -- add nothing): the wheel rates (``velocity``, else position differences from the last
+        good message) and steering angles, integrated when the core's plausibility rule
+        (:class:`~mechanism_model_core.locomotion.odometry_guard.OdometryGuard`) accepts the step; a refused
+        step is counted (``counts["odom_rejected"]``) and logged, and integration resumes from the last good
+        state."""
         now = self.transport.monotonic()
         msg = update.msg
         names = list(msg.name)
-        vel = list(msg.velocity) if len(msg.velocity) == len(names) else []
         idx = {n: i for i, n in enumerate(names)}
-        latest = update.latest
         with self._lock:
             self._js_time = now
+        if not all(w.drive_joint in idx for w in self.model.wheels):
+            return
+        vel = list(msg.velocity) if len(msg.velocity) == len(names) else []
+        latest = update.latest
+        with self._lock:
             stamp = update.stamp
             t = stamp[0] + stamp[1] * 1e-9 if stamp is not None else now
-            dt = None if self._last_js_t is None else t - self._last_js_t
+            guard = self.odom_guard
+            gap = None if guard.base_time is None else t - guard.base_time
             rates = []
             for w in self.model.wheels:
                 j = w.drive_joint
-                r = float(vel[idx[j]]) if (vel and j in idx) else math.nan
-                if not math.isfinite(r) and dt and self._last_drive_pos is not None and j in latest \
-                        and j in self._last_drive_pos and dt > 0:
-                    r = (latest[j] - self._last_drive_pos[j]) / dt
+                r = float(vel[idx[j]]) if vel else math.nan
+                if not math.isfinite(r) and gap is not None and gap > 0 and guard.base_positions \
+                        and j in latest and j in guard.base_positions:
+                    r = (latest[j] - guard.base_positions[j]) / gap
                 rates.append(r)
             steering = [latest.get(w.steering_joint, 0.0) if w.steering_joint else math.nan for w in self.model.wheels]
-            self._last_drive_pos = {w.drive_joint: latest[w.drive_joint] for w in self.model.wheels
-                                    if w.drive_joint in latest}
-            self._last_js_t = t
-            if dt is not None and dt > 0 and all(math.isfinite(r) for r in rates):
+            positions = {w.drive_joint: latest[w.drive_joint] for w in self.model.wheels if w.drive_joint in latest}
+            dt, problem = guard.step(t, rates, positions)
+            if problem is not None:
+                self.counts["odom_rejected"] += 1
+                self.warn.warning("odom_step", f"odometry step refused ({problem}); integrating on from the last "
+                                               f"good state ({guard.total_rejected} refused so far)")
+            if dt is not None:
                 twist, self.slip, cov = self.model.odometry_twist(rates, steering, covariance=True)
                 self.odom_twist = twist
                 self.odom_twist_cov = cov + np.diag([self.twist_cov[0], self.twist_cov[1], self.twist_cov[5]])
@@ -352,21 +380,33 @@ class Locomotor:
         return np.array([latest.get(w.steering_joint, t) if w.steering_joint else math.nan
                          for w, t in zip(self.model.wheels, self._targets)])
 
+    def _state_stale(self) -> str | None:
+        """Why the joint states do not allow driving (None: every commanded joint -- each steering and each
+        drive joint -- was reported within ``joint_states_timeout``): a motor group drives on fresh state of
+        its own joints, not on any joint_states message."""
+        joint, age = self.joint_states.stalest(self._commanded_joints)
+        if joint is None or age <= self.js_timeout:
+            return None
+        return f"joint_states stale ({joint})" if math.isfinite(age) else f"no joint_states yet ({joint})"
+
     def step(self) -> None:
-        """Compute and publish one command (called on cmd_vel and by the heartbeat)."""
+        """Compute and publish one command (called on cmd_vel and by the heartbeat); nothing once closed
+        (:meth:`close` sent the last command: zero rates)."""
         now = self.transport.monotonic()
         with self._lock:
+            if self._closed:
+                return
             steering = self.measured_steering()
             reason = None
             if self._stopped:
                 reason = "stop service latched"
             elif now - self._cmd_time > self.cmd_timeout:
                 reason = "cmd_vel silent" if self._cmd_time > -math.inf else "no cmd_vel yet"
-            elif self.require_js and now - self._state_time() > self.js_timeout:
-                reason = "joint_states stale" if self._js_time > -math.inf else "no joint_states yet"
+            elif self.require_js:
+                reason = self._state_stale()
             if reason is not None:
                 if reason != self._stopping_reason:
-                    if reason in ("cmd_vel silent", "joint_states stale"):
+                    if reason == "cmd_vel silent" or reason.startswith("joint_states stale"):
                         self.counts["watchdog_stops"] += 1
                         self.warn.warning("watchdog", f"wheels stopped: {reason}")
                     self._stopping_reason = reason
@@ -417,12 +457,6 @@ class Locomotor:
                              self.steering_joints, self.wheel_joints)
         self.counts["commands"] += 1
 
-    def _state_time(self) -> float:
-        """When the measured joints were last fresh (monotonic s): both of OSR's state topics with the ``osr``
-        adapter, else the last joint_states message."""
-        heard = getattr(self.joint_states, "last_heard", None)
-        return min(self._js_time, heard()) if callable(heard) else self._js_time
-
     def publish_odometry(self) -> None:
         with self._lock:
             pos = self.odometry.position.copy()
@@ -472,12 +506,25 @@ class Locomotor:
     def _tick(self) -> None:
         try:
             self.step()
+        except Exception as exc:       # the heartbeat must never die: it is the watchdog
+            self.warn.warning("tick", f"locomotor tick failed: {type(exc).__name__}: {exc}; wheels stopped")
+            self._publish_stop()       # a node that cannot decide stops the wheels
+        try:
             self.publish_odometry()
             self._ticks += 1
             if self._ticks % self._marker_every == 0:
                 self.publish_markers()
-        except Exception as exc:       # the heartbeat must never die: it is the watchdog
-            self.warn.warning("tick", f"locomotor tick failed: {type(exc).__name__}: {exc}")
+        except Exception as exc:
+            self.warn.warning("odom", f"odometry or markers not published: {type(exc).__name__}: {exc}")
+
+    def _publish_stop(self) -> None:
+        """Wheel rates 0, steering held at its last targets (never raises)."""
+        try:
+            with self._lock:
+                self._publish_commands(np.where(np.isnan(self._targets), 0.0, self._targets),
+                                       np.zeros(self.model.n))
+        except Exception as exc:
+            self.log.error("locomotor: the stop command failed: %s: %s", type(exc).__name__, exc)
 
     def status(self) -> str:
         c = self.counts
@@ -486,11 +533,19 @@ class Locomotor:
         return (f"locomotor {self.mode}: {state}; cmd_vel {c['cmd_vel']} (rejected {c['rejected']}, refused "
                 f"{c['refused']}), odom ({x:.2f}, {y:.2f}, {math.degrees(yaw):.0f} deg)")
 
-    def close(self) -> None:
+    def close(self, ack_timeout: float = 0.3) -> None:
+        """The last command: wheel rates 0, steering held; no command follows (a cmd_vel or a tick arriving
+        meanwhile publishes nothing). Waits up to ``ack_timeout`` s for the controllers' readers to
+        acknowledge it (reliable publishers) so that closing the transport right after cannot lose it."""
         if self.heartbeat is not None:
             self.heartbeat.cancel()
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            self._publish_stop()
         try:
-            self._publish_commands(np.where(np.isnan(self._targets), 0.0, self._targets), np.zeros(self.model.n))
+            self.adapter.wait_for_acks(ack_timeout)
         except Exception:
             pass
 

@@ -21,7 +21,10 @@ Interface:
   point or a frame of the model: the core's :meth:`~mechanism_model_core.locomotion.manipulator.ManipulatorModel.point_at`
   (closed form for pan-tilt, limits respected, the residual reported outside the reachable cone) at the
   latest joint states, then, with ``execute``, a one-segment trajectory from there within the group's
-  velocity limits through the same checks and controller as ``~/execute_trajectory``.
+  velocity limits through the same checks and controller as ``~/execute_trajectory``;
+* action ``~/point_at`` (``mechanism_model_msgs/action/PointAt``): the same, always moving: feedback once the
+  aim is solved (positions, residual), the result when the motion has ended; a cancel before the motion
+  ends the goal with nothing sent, during it cancels the controller's goal.
 
 Safety: a trajectory is checked whole before anything is sent (:meth:`MotorGroup.check_trajectory`): every
 position within the motor limits, every given velocity and acceleration within theirs, the speed implied
@@ -140,10 +143,13 @@ class Manipulator:
                                  self._on_execute)
         transport.create_service("~/cancel", "std_srvs/srv/Trigger", self._on_cancel)
         transport.create_service("~/point_at", "mechanism_model_msgs/srv/PointAt", self._on_point_at)
+        self._PointAtResult = transport.message_class("mechanism_model_msgs/action/PointAt_Result")
+        self._PointAtFeedback = transport.message_class("mechanism_model_msgs/action/PointAt_Feedback")
+        transport.create_action_server("~/point_at", "mechanism_model_msgs/action/PointAt", self._execute_point_at)
         self._pointers: dict = {}                       # (group, frame) -> ManipulatorModel
         transport.create_subscription("~/joint_trajectory", "trajectory_msgs/msg/JointTrajectory", DEFAULT,
                                       self._on_trajectory_topic)
-        self.watchdog = transport.create_timer(WATCHDOG_PERIOD, self._check_state)
+        self.watchdog = transport.create_timer(WATCHDOG_PERIOD, self._check_state, own_thread=True)
         self.sent = self.refused = self.succeeded = self.failed = self.stale_cancels = 0
         self.stale_age: float | None = None
         self.stale_time: float | None = None
@@ -435,6 +441,54 @@ class Manipulator:
         response.positions = out["positions"]
         response.residual = float(out["residual"])
         return response
+
+    def _execute_point_at(self, handle) -> None:
+        """Action ``~/point_at``: solve, report the aim as feedback, move, end with the result."""
+        class _Request:                       # the service's request fields from the goal
+            def __init__(self, goal, execute):
+                self.controller, self.frame, self.target = goal.controller, goal.frame, goal.target
+                self.target_frame, self.duration = goal.target_frame, goal.duration
+                self.execute, self.wait = execute, True
+
+        def result(out):
+            r = self._PointAtResult()
+            r.error_code.val = int(out["error_code"])
+            r.message = out["message"]
+            r.joint_names = out["joint_names"]
+            r.positions = out["positions"]
+            r.residual = float(out["residual"])
+            return r
+
+        aim = self.point_at(_Request(handle.request, False))
+        if aim["joint_names"]:
+            fb = self._PointAtFeedback()
+            fb.joint_names, fb.positions, fb.residual = aim["joint_names"], aim["positions"], float(aim["residual"])
+            handle.publish_feedback(fb)
+        if aim["error_code"] != ErrorCodes.SUCCESS:
+            handle.abort(result(aim))
+            return
+        if handle.is_cancel_requested:
+            handle.canceled(result({**aim, "error_code": ErrorCodes.PREEMPTED, "message": "cancelled before the "
+                                                                                          "motion; nothing sent"}))
+            return
+        done = threading.Event()
+
+        def watch_cancel():
+            while not done.wait(WATCHDOG_PERIOD):
+                if handle.is_cancel_requested:
+                    self._cancel_all()
+                    return
+        threading.Thread(target=watch_cancel, daemon=True, name="mm-point-at-cancel").start()
+        try:
+            out = self.point_at(_Request(handle.request, True))
+        finally:
+            done.set()
+        if out["error_code"] == ErrorCodes.SUCCESS:
+            handle.succeed(result(out))
+        elif out["error_code"] == ErrorCodes.PREEMPTED:
+            handle.canceled(result(out))
+        else:
+            handle.abort(result(out))
 
     def _on_trajectory_topic(self, msg) -> None:
         threading.Thread(target=self.execute, args=(msg, "", False), daemon=True,

@@ -9,6 +9,7 @@ matching section applies, in file order: later sections override earlier ones.
 
 from __future__ import annotations
 
+import math
 import re
 
 import yaml
@@ -101,6 +102,23 @@ def _flatten(d: dict, prefix: str = "") -> dict:
     return out
 
 
+#: a float written as YAML text that PyYAML (YAML 1.1) leaves a string but the YAML 1.2 core schema and rcl's
+#: parameter parser read as a float: an exponent without a dot or without a sign (``1e9``, ``1E-3``,
+#: ``2.5e3``); and ``.inf`` / ``.nan`` spelled as 1.1 and 1.2 allow. Plain digits (``"1"``) stay text: only a
+#: quoted number reaches here as a string, and a quoted number is a string in ROS too.
+_FLOAT_TEXT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)[eE][-+]?[0-9]+")
+_SPECIAL_FLOATS = {".inf": math.inf, "+.inf": math.inf, "-.inf": -math.inf, ".nan": math.nan}
+
+
+def float_from_text(text: str) -> float | None:
+    """``text`` read as a YAML float (see :data:`_FLOAT_TEXT`; rcl's parameter parser reads ``1e9`` as a
+    double too), or None when it is not one."""
+    t = text.strip()
+    if _FLOAT_TEXT.fullmatch(t):
+        return float(t)
+    return _SPECIAL_FLOATS.get(t.lower())
+
+
 def coerce_parameter(name: str, value, default):
     """``value`` of parameter ``name`` (from a parameter file, ``-p``, or rclpy) in the type of its
     ``default``, as the nodes use it: an integer where a float is expected (``ik_timeout: 1``) becomes a float,
@@ -118,6 +136,8 @@ def coerce_parameter(name: str, value, default):
     if isinstance(default, float):
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             return float(value)
+        if isinstance(value, str) and float_from_text(value) is not None:
+            return float_from_text(value)
         raise bad()
     if isinstance(default, int):
         if isinstance(value, int) and not isinstance(value, bool):

@@ -130,10 +130,25 @@ def run_nodes(argv=None, nodes=NODE_NAMES, prog: str = "mechanism-model serve",
         return 2
     kind = resolve_transport(args.transport)
 
-    stop = threading.Event()
+    stop = threading.Event()            # set: leave (a signal, --duration, a lost transport)
+    spinning = threading.Event()        # set: the rclpy spin thread stops (after the nodes have closed)
     spin_thread = None
+    spin_error: list = []
     transports = {}
     running = {}
+    code = 0
+
+    def start_spin():
+        """The rclpy executor on a thread of its own until ``spinning`` is set; an exception it raises is
+        kept for the main loop (:func:`transport_lost`)."""
+        def spin():
+            try:
+                runtime.spin(spinning)
+            except BaseException as exc:      # noqa: BLE001 -- reported by the main loop
+                spin_error.append(exc)
+        thread = threading.Thread(target=spin, daemon=True, name="mm-serve-spin")
+        thread.start()
+        return thread
     try:
         if kind == "cyclone":
             try:
@@ -162,8 +177,7 @@ def run_nodes(argv=None, nodes=NODE_NAMES, prog: str = "mechanism-model serve",
             from_topic = bool(topic) and not args.model and not description.strip()
             if from_topic:
                 if kind == "rclpy":       # the subscription's callback needs the executor spinning
-                    spin_thread = threading.Thread(target=runtime.spin, args=(stop,), daemon=True)
-                    spin_thread.start()
+                    spin_thread = start_spin()
                 text = receive_robot_description(transports[nodes[0]], topic, args.description_timeout)
                 mechanism, description = load_robot_description_topic(text, topic)
                 path = f"robot_description topic {topic}"
@@ -204,23 +218,34 @@ def run_nodes(argv=None, nodes=NODE_NAMES, prog: str = "mechanism-model serve",
             except ValueError:       # not the main thread
                 pass
         if kind == "rclpy" and spin_thread is None:
-            spin_thread = threading.Thread(target=runtime.spin, args=(stop,), daemon=True)
-            spin_thread.start()
+            spin_thread = start_spin()
         t_end = time.monotonic() + args.duration if args.duration > 0 else None
         next_status = time.monotonic() + args.status_period
         while not stop.is_set():
             now = time.monotonic()
             if t_end is not None and now >= t_end:
                 break
+            lost = transport_lost(kind, runtime if kind == "rclpy" else ctx, spin_thread, spin_error)
+            if lost:
+                log.error("%s: stopping the nodes", lost)
+                code = 1
+                break
             if args.status_period > 0 and now >= next_status:
                 print(status_line(running, served.joint_state_cache), flush=True)
                 next_status = now + args.status_period
-            stop.wait(0.2)
+            stop.wait(0.1)
         if args.status_period > 0:
             print(status_line(running, served.joint_state_cache), flush=True)
-        return 0
+        return code
+    except Exception:
+        log.exception("serve failed: stopping the nodes")
+        raise
     finally:
         stop.set()
+        # the nodes' last commands (zero wheel rates, leg holds, cancelled goals) go out while the
+        # transports still run: an action goal needs the executor spinning to be sent and answered
+        close_nodes(running, log)
+        spinning.set()
         if spin_thread is not None:
             spin_thread.join(timeout=2.0)     # no callback may run on a node being destroyed
         for t in transports.values():
@@ -235,6 +260,35 @@ def run_nodes(argv=None, nodes=NODE_NAMES, prog: str = "mechanism-model serve",
                 pass
         elif kind == "rclpy" and transports:
             runtime.shutdown()
+
+
+def close_nodes(running: dict, log) -> None:
+    """``close()`` of every node that has one, in reverse start order; a failing one is logged and the others
+    still close (each sends its motors their last command: zero rates, a hold)."""
+    for name, node in reversed(list(running.items())):
+        fn = getattr(node, "close", None)
+        if not callable(fn):
+            continue
+        try:
+            fn()
+        except Exception as exc:       # noqa: BLE001 -- the other nodes must still stop their motors
+            log.error("closing %s failed: %s: %s", name, type(exc).__name__, exc)
+
+
+def transport_lost(kind: str, runtime, spin_thread, spin_error) -> str | None:
+    """Why the process's middleware can no longer carry the nodes' messages (None: it can): the rclpy
+    context shut down or its spin thread died; the Cyclone dispatcher thread ended."""
+    if kind == "rclpy":
+        if spin_error:
+            return f"the rclpy executor failed ({type(spin_error[0]).__name__}: {spin_error[0]})"
+        if spin_thread is not None and not spin_thread.is_alive():
+            return "the rclpy executor stopped"
+        if not runtime.context.ok():
+            return "the rclpy context was shut down"
+        return None
+    if not runtime.alive():
+        return "the Cyclone DDS dispatcher stopped"
+    return None
 
 
 def main(argv=None) -> int:

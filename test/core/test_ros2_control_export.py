@@ -81,6 +81,23 @@ def test_rocky8_controller_yaml(tmp_path):
     assert "gains" not in arm
 
 
+def test_velocity_groups_get_the_watchdog_controller_unless_told_otherwise(tmp_path):
+    """Wheels (a forward-command velocity group) stop by themselves when commands stop (issue 19): their
+    controller is TimedForwardCommandController with command_timeout; --command-timeout 0 writes the plain
+    forward_command_controller; steering (positions) keeps it either way."""
+    _, ctl, _ = _export(tmp_path, "rocky8/rocky8_rover.xml")
+    cm = ctl["controller_manager"]["ros__parameters"]
+    assert cm["wheel_controller"]["type"] == "mechanism_model_controllers/TimedForwardCommandController"
+    assert ctl["wheel_controller"]["ros__parameters"]["command_timeout"] == 0.25
+    assert "command_timeout" not in ctl["steering_controller"]["ros__parameters"]
+    _, ctl, _ = _export(tmp_path, "rocky8/rocky8_rover.xml", "--command-timeout", "0.1")
+    assert ctl["wheel_controller"]["ros__parameters"]["command_timeout"] == 0.1
+    _, ctl, _ = _export(tmp_path, "rocky8/rocky8_rover.xml", "--command-timeout", "0")
+    cm = ctl["controller_manager"]["ros__parameters"]
+    assert cm["wheel_controller"]["type"] == "forward_command_controller/ForwardCommandController"
+    assert "command_timeout" not in ctl["wheel_controller"]["ros__parameters"]
+
+
 def test_hardware_plugin_parameters_and_passive_joints(tmp_path):
     robot, ctl, _ = _export(tmp_path, "rocky8/rocky8_rover.xml", "--hardware", "rocky8_hw/Rocky8System",
                             "--hardware-param", "port=/dev/ttyS0", "--update-rate", "250", "--no-passive")

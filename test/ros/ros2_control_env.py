@@ -63,7 +63,7 @@ class ControlledRobot:
     ``inactive``: groups to load and configure but not activate."""
 
     def __init__(self, model: str, domain_id: int, out_dir, controllers=None, inactive=(), motors=None,
-                 real: bool | None = None):
+                 real: bool | None = None, command_timeout: float | None = None):
         from mechanism_model_core import load_model
         from mechanism_model_core.library import model_path
         from mechanism_model_core.locomotion import load_motor_groups
@@ -74,6 +74,8 @@ class ControlledRobot:
         self.mechanism = load_model(model_path(model))
         self.motors = load_motor_groups(self.mechanism, motors)
         self.motors_file = motors
+        #: the export's --command-timeout (None: its default; 0: plain forward_command_controllers)
+        self.command_timeout = command_timeout
         self.controllers = list(self.motors) if controllers is None else list(controllers)
         self.inactive = list(inactive)
         self.real = use_real_ros() if real is None else real
@@ -81,12 +83,15 @@ class ControlledRobot:
         self.joint_states: dict[str, tuple[float, float]] = {}
         self.stamps: list[float] = []
         self.history: list = []     # (receive time, {joint: (position, velocity)}) per joint_states message
+        self.stamped: list = []     # (header stamp in s since the epoch, {joint: (position, velocity)}), the same
         self._lock = threading.Lock()
         self._ctx = self._node = None
 
     # ------------------------------------------------------------------ start / stop
     def start(self) -> "ControlledRobot":
         extra = ("--motors", self.motors_file) if self.motors_file else ()
+        if self.command_timeout is not None:
+            extra += ("--command-timeout", repr(float(self.command_timeout)))
         self.urdf, self.yaml = export(self.model, self.out_dir, *extra)
         configure_this_process(self.domain)
         try:
@@ -110,8 +115,9 @@ class ControlledRobot:
         with open(desc_file, "w", encoding="utf-8") as fh:   # a JSON string is a YAML double-quoted scalar
             fh.write("controller_manager:\n  ros__parameters:\n    robot_description: "
                      + json.dumps(description) + "\n")
+        # with the workspace: the exported controllers include mechanism_model_controllers' watchdog controller
         self.proc = ros_env.start([CONTROL_NODE, "--ros-args", "--params-file", desc_file, "--params-file",
-                                   self.yaml], self.domain, name="ros2_control_node", with_workspace=False)
+                                   self.yaml], self.domain, name="ros2_control_node")
         self.spawn(*self.controllers, jsb=True)
         if self.inactive:
             self.spawn(*self.inactive, inactive=True)
@@ -143,6 +149,8 @@ class ControlledRobot:
         cmd = [sys.executable, os.path.join(HERE, "ros2_control_standin.py"), self.model]
         if self.motors_file:
             cmd += ["--motors", os.fspath(self.motors_file)]
+        if self.command_timeout is not None:
+            cmd += ["--command-timeout", repr(float(self.command_timeout))]
         self._log = open(os.path.join(self.out_dir, "standin.log"), "w+")
         self.proc = subprocess.Popen(cmd, env=dds_env(self.domain), stdout=self._log, stderr=subprocess.STDOUT,
                                      start_new_session=True)
@@ -165,6 +173,8 @@ class ControlledRobot:
                 now = time.monotonic()
                 self.stamps.append(now)
                 self.history.append((now, dict(self.joint_states)))
+                st = msg.header.stamp
+                self.stamped.append((st.sec + 1e-9 * st.nanosec, dict(self.joint_states)))
         self._node.create_subscription("/joint_states", "sensor_msgs/msg/JointState", DEFAULT, on_js)
 
     @property
@@ -235,6 +245,17 @@ class ControlledRobot:
                 return t, times
             times.append(t)
         return None, times
+
+    def first_stamped_after(self, t0: float, predicate=lambda state: True):
+        """``(stamp, state)`` of the first joint_states message whose header stamp (s since the epoch: the
+        controller manager's clock, the system clock) is ``t0`` or later and whose state satisfies
+        ``predicate``; ``(None, None)`` if none yet. Judged by the stamp, not by the time this process received
+        it, so a test process that was not scheduled cannot mistake a late delivery for a late stop."""
+        with self._lock:
+            for t, v in self.stamped:
+                if t >= t0 and predicate(v):
+                    return t, v
+        return None, None
 
     def publisher(self, topic: str, ros_type: str):
         from mechanism_model_ros.qos import DEFAULT

@@ -4,7 +4,8 @@ of the hardware side only; with ROS 2 the tests run the real ``ros2_control_node
 It speaks the same topics over the Cyclone transport: ``/joint_states`` (every single-coordinate joint of
 the model, 100 Hz), ``/<group>/commands`` (``std_msgs/Float64MultiArray``) for forward-command groups,
 mirrored into the state as mock_components/GenericSystem with ``calculate_dynamics`` does (positions
-directly; velocities integrated into positions), ``/<group>/joint_trajectory`` for trajectory groups
+directly; velocities integrated into positions; a velocity or effort group's command lapses to zero after
+``COMMAND_TIMEOUT`` s, as the exported TimedForwardCommandController does), ``/<group>/joint_trajectory`` for trajectory groups
 (followed by linear interpolation from the current state; a new trajectory replaces the old one) and the
 ``/<group>/follow_joint_trajectory`` action (goals naming exactly the group's joints; feedback; cancel holds
 the position; a new goal replaces the running one, which ends CANCELED; SUCCEEDED when the last point's time
@@ -27,13 +28,18 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "mechanism_model_ros"))
 
 
+#: the exported velocity/effort controllers' command_timeout (mechanism_model_core.io.ros2_control)
+COMMAND_TIMEOUT = 0.25
+
+
 class StandIn:
     RATE = 100.0
 
-    def __init__(self, node, mechanism, motors):
+    def __init__(self, node, mechanism, motors, command_timeout: float | None = COMMAND_TIMEOUT):
         from mechanism_model_ros.qos import DEFAULT
 
         self.node = node
+        self.command_timeout = command_timeout
         self.m = mechanism
         self.motors = motors
         self.names = [j.name for j in mechanism.joints if j.dof == 1]
@@ -43,6 +49,7 @@ class StandIn:
         self.mode = {}                     # joint index -> ("position" | "velocity", value)
         self.trajectories = {}             # group -> (start time, [idx], times, positions)
         self.goals = {}                    # group -> the goal handle being executed
+        self.received = {}                 # velocity/effort group -> (time of its last command, [idx])
         self.lock = threading.Lock()
         self.JointState = node.message_class("sensor_msgs/msg/JointState")
         self.pub = node.create_publisher("/joint_states", "sensor_msgs/msg/JointState", DEFAULT)
@@ -64,9 +71,15 @@ class StandIn:
         data = list(msg.data)
         if len(data) != len(idx):
             return                         # forward_command_controller ignores a wrong-size command
+        # the export's TimedForwardCommandController
+        timed = group.interface.value != "position" and self.command_timeout is not None
+        if timed and not all(np.isfinite(data)):
+            return
         with self.lock:
             for i, v in zip(idx, data):
                 self.mode[i] = (group.interface.value, float(v))
+            if timed:
+                self.received[group.name] = (time.monotonic(), idx)
 
     def on_trajectory(self, group, msg):
         names = list(msg.joint_names)
@@ -125,6 +138,11 @@ class StandIn:
         now = time.monotonic()
         with self.lock:
             old = self.q.copy()
+            for name, (t, idx) in list(self.received.items()):
+                if now - t > self.command_timeout:     # the watchdog of the exported controller: zero
+                    for i in idx:
+                        self.mode[i] = (self.mode[i][0], 0.0)
+                    del self.received[name]
             for i, (kind, value) in self.mode.items():
                 if kind == "position":
                     self.q[i] = value
@@ -151,6 +169,8 @@ def main(argv=None):
     p = argparse.ArgumentParser()
     p.add_argument("model")
     p.add_argument("--motors")
+    p.add_argument("--command-timeout", type=float, default=COMMAND_TIMEOUT,
+                   help="the export's --command-timeout (0: plain forward command controllers)")
     args = p.parse_args(argv)
     from mechanism_model_core import load_model
     from mechanism_model_core.library import model_path
@@ -160,7 +180,7 @@ def main(argv=None):
     mech = load_model(model_path(args.model))
     motors = load_motor_groups(mech, args.motors)
     node = CycloneNode("controller_manager")
-    StandIn(node, mech, motors)
+    StandIn(node, mech, motors, command_timeout=args.command_timeout or None)
     print("stand-in ready", flush=True)
     try:
         node.spin()

@@ -48,7 +48,7 @@ ROS_PYTHON = "/usr/bin/python3"
 DISTROS = {"humble": "/opt/ros/humble", "jazzy": "/opt/ros/jazzy"}
 #: what the ROS Python must import besides ROS itself (Debian's python3-numpy/-scipy/-lxml/-yaml)
 PY_DEPS = ("numpy", "scipy", "lxml", "yaml")
-PACKAGES = ("mechanism_model_msgs", "mechanism_model_core", "mechanism_model_ros")
+PACKAGES = ("mechanism_model_msgs", "mechanism_model_core", "mechanism_model_ros", "mechanism_model_controllers")
 #: where their definitions are read from when the distribution lacks them (Humble's installed .msg/.srv/
 #: .action files: the same definitions, byte for byte for trajectory/nav/visualization_msgs)
 INTERFACE_SOURCES = os.environ.get("MM_INTERFACE_SOURCES", "/opt/ros/humble/share")
@@ -234,16 +234,25 @@ def standard_interfaces(distro: str, dest: str) -> list[str]:
     return names
 
 
+def packages(distro: str) -> tuple[str, ...]:
+    """This repository's packages built for ``distro``: :data:`PACKAGES`, without the controllers where the
+    distribution has no ros2_control (shared/ros2's core-only Jazzy)."""
+    has_control = os.path.isdir(os.path.join(DISTROS[distro], "share", "controller_interface"))
+    return tuple(p for p in PACKAGES if has_control or p != "mechanism_model_controllers")
+
+
 def _sources_digest(distro: str) -> str:
     """Hash of what a workspace build of ``distro`` depends on: the standard interface packages it builds
     (:func:`missing_interfaces`; none for a full distribution), this checkout's path, the interface files and package
     manifests (contents), and the names of the files installed into share/ (launch, config, models: the
     workspace is built with --symlink-install, so edits to those files need no rebuild, new files do)."""
     h = hashlib.sha256(TOP.encode())
-    h.update(",".join(missing_interfaces(distro)).encode())
+    h.update(",".join(missing_interfaces(distro) + list(packages(distro))).encode())
     content = [os.path.join(TOP, p, f) for p in ("mechanism_model_core", "mechanism_model_ros")
                for f in ("setup.py", "setup.cfg", "package.xml")]
-    for root in (os.path.join(TOP, "mechanism_model_msgs"), *(_definitions_dir(p) for p in FOREIGN_INTERFACES)):
+    # built, not symlinked: any change of these rebuilds
+    for root in (os.path.join(TOP, "mechanism_model_msgs"), os.path.join(TOP, "mechanism_model_controllers"),
+                 *(_definitions_dir(p) for p in FOREIGN_INTERFACES)):
         for dirpath, dirs, names in os.walk(root):
             dirs.sort()
             content += [os.path.join(dirpath, n) for n in sorted(names)]
@@ -263,7 +272,8 @@ def _sources_digest(distro: str) -> str:
 
 def workspace(distro: str = "humble") -> str:
     """A colcon workspace (merged install) of ``mechanism_model_msgs`` (rosidl-generated for real),
-    ``mechanism_model_core`` and ``mechanism_model_ros`` built against ROS 2 ``distro`` with
+    ``mechanism_model_core``, ``mechanism_model_ros`` and ``mechanism_model_controllers`` (C++: the watchdog
+    controller, where ros2_control is installed) built against ROS 2 ``distro`` with
     ``--symlink-install``; returns its directory (``<ws>/install/setup.bash``). Built once per checkout and
     interface state (:func:`_sources_digest`), under a lock of its own, in ``$MM_ROS_WS_CACHE`` (default: the
     system temporary directory); about 25 s on an idle machine."""
@@ -281,7 +291,7 @@ def workspace(distro: str = "humble") -> str:
         _prune(cache, distro)
         shutil.rmtree(ws, ignore_errors=True)
         os.makedirs(ws)
-        print(f"ros_env: colcon build of {', '.join(PACKAGES)} against ROS 2 {distro} in {ws} (~25 s)",
+        print(f"ros_env: colcon build of {', '.join(packages(distro))} against ROS 2 {distro} in {ws} (~25 s)",
               file=sys.stderr, flush=True)
         env = _sourced(distro, None)
         extra = standard_interfaces(distro, os.path.join(ws, "interfaces"))
@@ -290,7 +300,7 @@ def workspace(distro: str = "humble") -> str:
                   f"in {INTERFACE_SOURCES}", file=sys.stderr, flush=True)
         cmd = ["colcon", "--log-base", os.path.join(ws, "log"), "build", "--base-paths", TOP,
                *([os.path.join(ws, "interfaces")] if extra else []),
-               "--packages-select", *extra, *PACKAGES, "--merge-install", "--symlink-install",
+               "--packages-select", *extra, *packages(distro), "--merge-install", "--symlink-install",
                "--build-base", os.path.join(ws, "build"), "--install-base", os.path.join(ws, "install"),
                "--event-handlers", "console_direct-",
                "--cmake-args", "-DBUILD_TESTING=OFF", f"-DPython3_EXECUTABLE={ROS_PYTHON}",

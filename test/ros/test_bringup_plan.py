@@ -92,6 +92,22 @@ def test_installed_plugins_come_from_the_ament_index(tmp_path):
         bp.check_hardware_plugin("no_such/Plugin", [str(tmp_path)])
 
 
+def test_the_wheel_watchdog_controller_must_be_installed(tmp_path):
+    """The rover's wheel group gets mechanism_model_controllers' TimedForwardCommandController (issue 19): a
+    bringup where it is not installed stops before starting anything, naming the package to build."""
+    text = bp.plan(load_model(model_path("rocky8/rocky8_rover.xml"))).controllers_yaml
+    with pytest.raises(bp.BringupError, match="mechanism_model_controllers"):
+        bp.check_controller_plugins(text, [str(tmp_path)])
+    index = tmp_path / "share" / "ament_index" / "resource_index" / bp.CONTROLLER_RESOURCE
+    index.mkdir(parents=True)
+    (index / "mechanism_model_controllers").write_text("share/mechanism_model_controllers/plugins.xml\n")
+    (tmp_path / "share" / "mechanism_model_controllers").mkdir()
+    (tmp_path / "share" / "mechanism_model_controllers" / "plugins.xml").write_bytes(
+        open(os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                          "mechanism_model_controllers", "mechanism_model_controllers.xml"), "rb").read())
+    bp.check_controller_plugins(text, [str(tmp_path)])
+
+
 def test_urdf_subtree_keeps_the_tree_below_a_link_only():
     urdf = """<robot name="r"><link name="ground"/><link name="a"/><link name="b"/><link name="c"/>
       <link name="w"/><material name="red"><color rgba="1 0 0 1"/></material>

@@ -202,3 +202,34 @@ def test_avoid_collisions(client):
     assert hits.any() and rep.fraction == pytest.approx((k - 1) / plain.steps_total)
     assert not np.any(in_collision(MODEL, np.array([full(p) for p in rep.solution.points])))
     np.testing.assert_allclose(rep.solution.points[-1].positions, plain.positions[k - 1], atol=1e-9)
+
+
+def test_a_departed_clients_path_is_cut_short(client):
+    """Issue 19 item 13: with the transport's cancel event set (its client left), the path stops at the
+    next step with FAILURE 'cancelled'; unset, the same request is whole."""
+    import threading
+
+    from mechanism_model_ros.cartesian_path_service import CartesianPathService
+    from mechanism_model_ros.error_codes import RequestError
+    from mechanism_model_ros.transports.base import _set_cancel
+    from mechanism_model_ros.typegen import service_wire_class
+
+    svc = CartesianPathService(client.node)
+    q0 = MODEL.configuration(dict(zip(ARM, Q_ARM)))
+    T0 = forward_kinematics(MODEL, q0).pose("arm_tool", "arm_mount")
+    T1 = T0.copy()
+    T1[:3, 3] += [-0.1 * math.cos(0.2), -0.1 * math.sin(0.2), -0.05]
+    cancel = threading.Event()
+    _set_cancel(cancel)
+    try:
+        Rep = service_wire_class("mechanism_model_msgs/srv/ComputeCartesianPath_Response")
+        rep = Rep()
+        svc(_request(client, [T1]), rep)
+        assert rep.fraction == 1.0 and len(rep.solution.points) > 10
+        cancel.set()
+        rep = Rep()
+        with pytest.raises(RequestError, match="cancelled: the client left"):
+            svc(_request(client, [T1]), rep)
+        assert rep.fraction < 0.1
+    finally:
+        _set_cancel(None)

@@ -357,7 +357,7 @@ def test_a_cycle_outside_the_motor_limits_is_refused_before_it_is_sent(rig, tmp_
         out = _stop_node(robot.transport, proc)
     assert "trajectory not sent" in out and "knee position" in out and "Traceback" not in out, out[-3000:]
     assert np.max(np.abs(Q - q0)) < 1e-4, np.max(np.abs(Q - q0))
-    assert robot.goals.count() - goals <= 1                    # the hold where the legs are, nothing else
+    assert robot.goals.count() - goals <= 2, out[-3000:]        # the hold where the legs are, the closing hold
 
 
 # ------------------------------------------------------------------ FollowJointTrajectory

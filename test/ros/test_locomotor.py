@@ -108,6 +108,32 @@ def test_stale_joint_states_stop_the_wheels(rig):
     assert node.js_timeout + 1.0 / node.rate < LIMIT
 
 
+def test_joint_states_of_other_joints_do_not_keep_the_wheels_driving(rig):
+    """Issue 19, item 2: the wheel hardware falls silent while another publisher keeps sending joint_states
+    of ``arm_yaw`` alone at 50 Hz. The locomotor's state watchdog asks for fresh state of the joints it
+    commands, so the wheels stop (steering held) within the stale-state rule, cmd_vel still arriving."""
+    node, hw, send, _, user = rig
+    from mechanism_model_ros import qos
+    arm = user.create_publisher("joint_states", "sensor_msgs/msg/JointState", qos.DEFAULT)
+    JS = user.message_class("sensor_msgs/msg/JointState")
+    drive_for(send, (0.2, 0.0, 0.0), 0.5)
+    with hw.lock:
+        assert all(v != 0.0 for v in hw.wheel_vel.values())
+    hw.silent.set()
+    t0 = time.monotonic()
+    end = t0 + 5.0
+    while time.monotonic() < end and hw.first_stop_after(t0)[0] is None:
+        send(0.2, 0.0, 0.0)
+        m = JS()
+        m.name, m.position = ["arm_yaw"], [0.1]
+        arm.publish(m)
+        time.sleep(0.02)
+    t_stop, ticks = hw.first_stop_after(t0)
+    assert t_stop is not None, "other joints' states kept the wheels driving"
+    check_stop(t_stop - t0, heartbeat_lateness([t0] + ticks, t_stop, 1.0 / node.rate))
+    assert "joint_states stale" in node.status()
+
+
 def test_hostile_commands_never_leave_the_limits(rig):
     node, hw, send, _, _ = rig
     rng = np.random.default_rng(0)
@@ -302,3 +328,96 @@ def test_drive_mode_parameter_and_bad_parameters():
     for bad in ({"drive_mode": "warp"}, {"pose_covariance_diagonal": [1.0, 2.0]}):
         with pytest.raises(Exception, match="drive_mode|covariance"):
             _locomotor(bad)
+
+
+@pytest.mark.parametrize("value", [".nan", ".inf", "-.inf", "0", "-1.0", float("nan"), float("inf")])
+@pytest.mark.parametrize("name", ["max_linear_speed", "max_angular_speed"])
+def test_speed_limits_must_be_positive_and_finite(name, value):
+    """Issue 19, item 5: a NaN or infinite speed limit would switch the cmd_vel range check off; the node
+    refuses to start with the parameter named (values as a parameter file or -p gives them: YAML text)."""
+    from mechanism_model_ros.nodes import Served, create
+    from mechanism_model_ros.params import parse_override
+    from mechanism_model_ros.transports.memory import MemoryBus, MemoryNode
+    v = parse_override(f"{name}:={value}")[1] if isinstance(value, str) else value
+    with pytest.raises(ValueError, match=name):
+        create("locomotor", MemoryNode("locomotor", parameters={name: v}, bus=MemoryBus()), Served(ROVER, "test"))
+
+
+def test_a_float_written_without_a_dot_is_a_float():
+    """``1e9`` is a float in YAML 1.2 and in rcl's parameter parser; PyYAML (YAML 1.1) leaves it a string."""
+    from mechanism_model_ros.nodes import Served, create
+    from mechanism_model_ros.params import parse_override
+    from mechanism_model_ros.transports.memory import MemoryBus, MemoryNode
+    params = dict(parse_override(t) for t in ("max_linear_speed:=1e9", "max_angular_speed:=2E-1",
+                                              "cmd_vel_timeout:=25e-2"))
+    node = create("locomotor", MemoryNode("locomotor", parameters=params, bus=MemoryBus()), Served(ROVER, "test"))
+    try:
+        assert (node.max_v, node.max_w, node.cmd_timeout) == (1e9, 0.2, 0.25)
+    finally:
+        node.close()
+
+
+def test_one_absurd_joint_state_does_not_corrupt_odometry(rig):
+    """Issue 19, item 4: a joint_states message with every wheel at 1e300 rad/s, then one stamped 1e8 s in
+    the future, arrive among the hardware's own; both are refused and counted, and odometry goes on from the
+    last good state (the rover keeps driving at 0.2 m/s: x grows by what it drove, not by 1e299 m)."""
+    node, hw, send, _, user = rig
+    from mechanism_model_ros import qos
+    pub = user.create_publisher("joint_states", "sensor_msgs/msg/JointState", qos.DEFAULT)
+    JS = user.message_class("sensor_msgs/msg/JointState")
+    drive_for(send, (0.2, 0.0, 0.0), 0.5)
+    x0 = node.odometry.pose[0]
+    t0 = time.monotonic()
+    for vel, ahead in ((1e300, 0.0), (0.0, 1e8)):
+        with hw.lock:
+            pos = dict(hw.wheel_pos)
+        m = JS()
+        m.name = list(DRIVE)
+        m.position = [pos[j] for j in DRIVE]
+        m.velocity = [vel] * len(DRIVE) if vel else [4.0] * len(DRIVE)
+        # the stand-in's joint states carry no stamp (the node times them on its monotonic clock): the
+        # future one is 1e8 s ahead of that clock; the other one is unstamped too
+        m.header.stamp.sec = int(time.monotonic() + ahead) if ahead else 0
+        pub.publish(m)
+        drive_for(send, (0.2, 0.0, 0.0), 0.1)
+    drive_for(send, (0.2, 0.0, 0.0), 0.4)
+    driven = time.monotonic() - t0
+    x1 = node.odometry.pose[0]
+    assert node.counts["odom_rejected"] >= 2
+    assert node.odom_guard.rejected["rate"] >= 1 and node.odom_guard.rejected["long_step"] >= 1
+    # it drove on at 0.2 m/s: x grew by about what that gives (steps lost to the re-bases: a few cm)
+    assert 0.0 < x1 - x0 <= 0.2 * driven + 0.05, (x0, x1, driven)
+
+
+def test_a_heartbeat_that_raises_stops_the_wheels(rig):
+    """Issue 19, item 1 (an exception in a node): when deciding a command raises, the heartbeat sends zero
+    wheel rates (steering held) instead of leaving the last command in force."""
+    node, hw, send, _, _ = rig
+    drive_for(send, (0.2, 0.0, 0.0), 0.5)
+    with hw.lock:
+        assert all(v != 0.0 for v in hw.wheel_vel.values())
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("a defect in the drive policy")
+    node.model.drive = broken
+    t0 = time.monotonic()
+
+    def stopped():
+        send(0.2, 0.0, 0.0)            # cmd_vel keeps coming: only the exception can stop the wheels
+        return hw.first_stop_after(t0)[0] is not None
+    assert wait_for(stopped, 5.0, 0.02), "the wheels kept driving"
+
+
+def test_close_sends_zero_and_nothing_after_it(rig):
+    """close() (serve on SIGINT/SIGTERM) sends zero wheel rates, and a cmd_vel arriving afterwards sends
+    nothing."""
+    node, hw, send, _, _ = rig
+    drive_for(send, (0.2, 0.0, 0.0), 0.5)
+    t0 = time.monotonic()
+    node.close()
+    t_stop, _ = hw.first_stop_after(t0)
+    assert t_stop is not None
+    n = len(hw.wheel_history)
+    drive_for(send, (0.2, 0.0, 0.0), 0.2)
+    with hw.lock:
+        assert len(hw.wheel_history) == n and all(v == 0.0 for v in hw.wheel_vel.values())

@@ -15,7 +15,7 @@ from mechanism_model_core.locomotion.wheeled import WheeledLocomotorModel, point
 
 from ros import ros_env
 from ros.dds_helpers import configure_this_process, start_serve, stop, unique_domain_id, wait_for
-from ros.watchdog_timing import check_stop, heartbeat_lateness
+from ros.watchdog_timing import LIMIT, check_stop, heartbeat_lateness
 from ros.wheel_standin import WheelStandIn
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
@@ -91,3 +91,69 @@ def test_point_turn_closed_loop_and_watchdog(served):
         time.sleep(0.02)
     assert all(v == 0.0 for v in hw.wheel_vel.values())
     assert math.isfinite(odom[-1].pose.pose.position.x)
+
+
+def _flood(user, stop, size_bytes: int = 1_500_000):
+    """Publish one ~``size_bytes`` joint_states message (names of joints no model has) as fast as DDS takes
+    it, pre-serialized, until ``stop`` is set; returns the thread and a list counting the messages."""
+    import threading
+
+    from mechanism_model_ros import qos
+    from mechanism_model_ros.transports.cyclone import _write_serialized
+    pub = user.create_publisher("joint_states", "sensor_msgs/msg/JointState", qos.DEFAULT)
+    JS = user.message_class("sensor_msgs/msg/JointState")
+    n = size_bytes // 20
+    m = JS()
+    m.name = [f"f{k:06d}" for k in range(n)]
+    m.position = [0.0] * n
+    data = m.serialize(use_version_2=False)
+    sent = []
+
+    def run():
+        while not stop.is_set():
+            _write_serialized(pub.writer, data)
+            sent.append(len(data))
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    return t, sent
+
+
+def test_a_flood_of_huge_joint_states_does_not_delay_the_stop(served):
+    """Issue 19, item 3: 1.5 MB joint_states messages flood the node while it drives (the wheel hardware's
+    own states still arriving); then cmd_vel stops. The watchdog has a thread of its own, and messages beyond
+    ``joint_states_max_bytes`` are dropped before they are deserialized, so the stop is not queued behind
+    them: the wheel command in force 0.5 s after the last cmd_vel is zero."""
+    import threading
+    kind, proc, hw, pub, user, odom = served
+    Twist = user.message_class("geometry_msgs/msg/Twist")
+    m = Twist()
+    m.linear.x = 0.2
+    expect = CORE.drive((0.2, 0.0, 0.0))
+
+    def driving():
+        with hw.lock:
+            return np.allclose([hw.wheel_vel[j] for j in DRIVE], expect.rates, atol=1e-9)
+
+    def arrived():
+        pub.publish(m)
+        return driving()
+    assert wait_for(arrived, 60, 0.02), hw.wheel_vel
+    halt = threading.Event()
+    flooder, sent = _flood(user, halt)
+    try:
+        for _ in range(50):                          # 1 s of driving under the flood
+            pub.publish(m)
+            time.sleep(0.02)
+        assert driving(), "the flood stopped the wheels before cmd_vel did (no test of the stop's latency)"
+        t_last = time.monotonic()
+        pub.publish(m)
+        assert wait_for(lambda: hw.first_stop_after(t_last)[0] is not None, 5.0, 0.01), "the wheels never stopped"
+    finally:
+        halt.set()
+        flooder.join(timeout=5)
+    t_stop, _ = hw.first_stop_after(t_last)
+    print(f"\n[flood] {kind}: wheels stopped {t_stop - t_last:.3f} s after the last cmd_vel; {len(sent)} messages "
+          f"of {sent[0] / 1e6:.1f} MB sent")
+    # the rule itself: the wheel command in force 0.5 s after the last cmd_vel is zero (a heartbeat queued
+    # behind the flood sends nothing at all, so "no non-zero command" would not do)
+    assert t_stop <= t_last + LIMIT, f"the wheels stopped {t_stop - t_last:.3f} s after the last cmd_vel"

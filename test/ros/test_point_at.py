@@ -96,3 +96,62 @@ def test_outside_the_cone_nothing_moves_and_the_residual_is_reported(mast):
     solved = request(client, point=(2.0, 0.0, 0.5), execute=False)
     assert solved.error_code.val == ErrorCodes.SUCCESS and "not executed" in solved.message
     assert robot.positions(MAST) == pytest.approx(before, abs=1e-12)
+
+
+def test_the_point_at_action_reports_the_aim_and_ends_with_the_motion(mast):
+    from mechanism_model_ros.error_codes import ErrorCodes
+    robot, _ = mast
+    client = robot.node.create_action_client("/manipulator/point_at", "mechanism_model_msgs/action/PointAt")
+    assert client.wait_for_server(20)
+    feedback = []
+    goal = client.goal()
+    goal.frame = "mast_camera_optical"
+    target = (1.5, -2.0, 0.3)
+    goal.target.point.x, goal.target.point.y, goal.target.point.z = target
+    handle = client.send_goal(goal, timeout=20, feedback_callback=feedback.append)
+    assert handle.accepted
+    res = handle.get_result(60)
+    assert res.result.error_code.val == ErrorCodes.SUCCESS, res.result.message
+    assert feedback and list(feedback[0].positions) == pytest.approx(list(res.result.positions), abs=1e-12)
+    assert robot.wait_joints(dict(zip(MAST, res.result.positions)), tol=1e-9, timeout=20)
+    assert optical_error(robot, target) < 1e-6
+    # outside the cone: the goal aborts with the residual, nothing moves
+    before = robot.positions(MAST)
+    mount = forward_kinematics(robot.mechanism, robot.mechanism.configuration()).pose("mast_mount")[:3, 3]
+    goal.target.point.x, goal.target.point.y, goal.target.point.z = tuple(mount + [0.3, 0.0, -1.45])
+    res = client.send_goal(goal, timeout=20).get_result(60)
+    assert res.result.error_code.val == ErrorCodes.NO_IK_SOLUTION and res.result.residual > 0.01
+    assert robot.positions(MAST) == pytest.approx(before, abs=1e-12)
+
+
+def test_the_action_and_the_service_over_rclpy_under_serve(tmp_path):
+    """The node over rclpy (`serve`), its action and service called from the Cyclone transport."""
+    from ros.ros2_control_env import use_real_ros
+    if not use_real_ros():
+        pytest.skip("rclpy needs ROS 2")
+    from mechanism_model_ros.error_codes import ErrorCodes
+    from ros import ros_env
+    from ros.test_manipulator_node import SERVE_PARAMS
+
+    with ControlledRobot("rocky8/rocky8_rover.xml", unique_domain_id(), tmp_path,
+                         controllers=["mast_controller"]) as robot:
+        params = tmp_path / "params.yaml"
+        params.write_text(SERVE_PARAMS)
+        serve = ros_env.start_serve(robot.domain, "--nodes", "manipulator", "--params-file", str(params))
+        try:
+            client = robot.node.create_action_client("/manipulator/point_at", "mechanism_model_msgs/action/PointAt")
+            assert client.wait_for_server(120), serve.output()[-3000:]
+            goal = client.goal()
+            goal.frame = "mast_camera_optical"
+            target = (2.5, 1.0, 0.2)
+            goal.target.point.x, goal.target.point.y, goal.target.point.z = target
+            res = client.send_goal(goal, timeout=30).get_result(60)
+            assert res.result.error_code.val == ErrorCodes.SUCCESS, (res.result.message, serve.output()[-3000:])
+            assert robot.wait_joints(dict(zip(MAST, res.result.positions)), tol=1e-9, timeout=20)
+            assert optical_error(robot, target) < 1e-6
+            srv = robot.node.create_client("/manipulator/point_at", SRV)
+            assert srv.wait_for_service(30)
+            rep = request(srv, point=(2.0, -1.0, 0.5), execute=False)
+            assert rep.error_code.val == ErrorCodes.SUCCESS and rep.residual < 1e-6, rep.message
+        finally:
+            serve.stop()

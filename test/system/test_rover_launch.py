@@ -21,6 +21,7 @@ stay in the test's temporary folder.
 import math
 import os
 import re
+import signal
 import time
 
 import numpy as np
@@ -183,6 +184,9 @@ def _assert_rover_drawn(d, tmp_path, tag):
     """Screenshots with the shipped config, with RobotModel off, and with a fixed frame nobody publishes."""
     config = _installed_config()
     on = rviz_shots.take(d, config, str(tmp_path / f"{tag}_rover.png"))
+    if rviz_shots.amber_pixels(on, ROBOT_REGION) < 500 or rviz_shots.error_pixels(on):
+        # a loaded machine: RViz may not have drawn everything yet after 15 s; once more with twice the time
+        on = rviz_shots.take(d, config, str(tmp_path / f"{tag}_rover.png"), seconds=30)
     off = rviz_shots.take(d, rviz_shots.config_copy(config, str(tmp_path / "off.rviz"), robot_model=False),
                           str(tmp_path / f"{tag}_robot_model_off.png"))
     drawn, without = rviz_shots.amber_pixels(on, ROBOT_REGION), rviz_shots.amber_pixels(off, ROBOT_REGION)
@@ -301,3 +305,51 @@ def test_the_docs_by_hand_commands_bring_up_the_rover(tmp_path):
         for p in background:
             p.stop()
         ros_env.stop_daemon(d)
+
+
+def test_a_launch_shutdown_stops_the_wheels_while_cmd_vel_still_drives_them(rover):
+    """Ctrl-C on the launch while a planner still sends ``/cmd_vel`` at 20 Hz (so no cmd_vel watchdog can be
+    what stops them): the controller manager outlives the locomotor (``shutdown_delay``), so the locomotor's
+    stop command reaches the wheel controller; the first ``/joint_states`` stamped at least 0.5 s after the
+    signal shows every wheel at rest. Judged by the controller manager's stamps (the same system clock as the
+    signal's time), not by when this process happens to receive them. Runs last: it ends the launch."""
+    import threading
+
+    d, proc, node, joint_states, odom = rover
+    core = WheeledLocomotorModel(load_model(model_path(MODEL)))
+    drive = [w.drive_joint for w in core.wheels]
+    stamped = []                                   # (header stamp in s, wheel rates in rad/s)
+
+    def on_js(msg):
+        rates = dict(zip(msg.name, list(msg.velocity) or [0.0] * len(msg.name)))
+        if all(j in rates for j in drive):
+            stamped.append((msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec, [rates[j] for j in drive]))
+    from mechanism_model_ros import qos
+    node.create_subscription("/joint_states", "sensor_msgs/msg/JointState", qos.DEFAULT, on_js)
+    Twist = node.message_class("geometry_msgs/msg/Twist")
+    pub = node.create_publisher("/cmd_vel", "geometry_msgs/msg/Twist", qos.DEFAULT)
+    msg = Twist()
+    msg.linear.x = 0.1
+    done = threading.Event()
+
+    def planner():
+        while not done.wait(0.05):
+            pub.publish(msg)
+    thread = threading.Thread(target=planner, daemon=True)
+    thread.start()
+    try:
+        assert wait_for(lambda: stamped and all(abs(v) > 1e-3 for v in stamped[-1][1]), 60, 0.05), stamped[-3:]
+        t_signal = time.time()
+        os.killpg(proc.proc.pid, signal.SIGINT)    # Ctrl-C: the whole launch's process group
+        # every joint_states the controller manager still publishes is judged; it must include one stamped
+        # at least 0.5 s after the signal
+        assert wait_for(lambda: stamped and stamped[-1][0] >= t_signal + 0.5 or not proc.running(), 30, 0.02)
+        after = [(t - t_signal, rates) for t, rates in stamped if t >= t_signal]
+        late = [(round(dt, 3), rates) for dt, rates in after if dt >= 0.5 and any(abs(v) > 1e-9 for v in rates)]
+        assert after and after[-1][0] >= 0.5, ("no joint_states 0.5 s after the signal", after[-5:])
+        assert not late, late[:5]
+        first_zero = next(dt for dt, rates in after if all(abs(v) <= 1e-9 for v in rates))
+        print(f"launch shutdown: wheels at rest {first_zero * 1e3:.0f} ms after Ctrl-C (controller stamps)")
+    finally:
+        done.set()
+        thread.join(5)

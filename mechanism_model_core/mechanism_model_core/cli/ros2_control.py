@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 
+from ..io.ros2_control import COMMAND_TIMEOUT
 from .common import CommandError, load, model_arg
 
 
@@ -37,6 +38,11 @@ def add_parser(subparsers):
                     help="leave passive joints (rockers, bogies) out of the block (default: state interfaces)")
     sp.add_argument("--goal-tolerance", type=float, default=0.05, metavar="RAD",
                     help="joint_trajectory_controller goal position tolerance per joint (default 0.05)")
+    sp.add_argument("--command-timeout", type=float, default=COMMAND_TIMEOUT, metavar="S",
+                    help="seconds a velocity or effort group's last command applies before its controller "
+                         "(mechanism_model_controllers/TimedForwardCommandController) writes zero "
+                         f"(default {COMMAND_TIMEOUT}); 0: plain forward_command_controller, which never "
+                         "stops by itself")
     return sp
 
 
@@ -57,7 +63,7 @@ def inside(folder: str, name: str) -> str:
 
 
 def run(args) -> int:
-    from ..io.ros2_control import controllers_yaml, ros2_control_element, urdf_with_ros2_control
+    from ..io.ros2_control import controllers_yaml, ros2_control_element, timed, urdf_with_ros2_control
     from ..locomotion import MotorGroups, load_motor_groups
 
     mech = load(args.model)
@@ -75,7 +81,10 @@ def run(args) -> int:
         motors = MotorGroups(motors.groups, args.hardware or motors.hardware, params,
                              args.update_rate or motors.update_rate, motors.source)
     passive = not args.no_passive
-    yaml_text = controllers_yaml(motors, goal_tolerance=args.goal_tolerance)
+    if args.command_timeout < 0 or args.command_timeout != args.command_timeout:
+        raise CommandError(f"--command-timeout must be a number of seconds >= 0, got {args.command_timeout}")
+    yaml_text = controllers_yaml(motors, goal_tolerance=args.goal_tolerance,
+                                 command_timeout=args.command_timeout or None)
     outputs = []
     if args.output_dir:
         os.makedirs(args.output_dir, exist_ok=True)
@@ -109,6 +118,7 @@ def run(args) -> int:
         with open(path, "w", encoding="utf-8") as fh:
             fh.write(text(kind))
         print(f"wrote {path}")
-    groups = ", ".join(f"{g.name} ({g.controller.value}, {g.interface.value}, {len(g)} joints)" for g in motors.groups)
+    groups = ", ".join(f"{g.name} ({g.controller.value}{' with command timeout' if timed(g, args.command_timeout or None) else ''}"
+                       f", {g.interface.value}, {len(g)} joints)" for g in motors.groups)
     print(f"{mech.name}: {motors.hardware}; joint_state_broadcaster, {groups}")
     return 0

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import shapes as S
+from .height_field_tiles import TiledHeightField
 
 
 @dataclass(frozen=True, eq=False)
@@ -121,8 +122,6 @@ def _obstacle_coal(o: Obstacle):
         from .coal_backend import coal, to_coal, transform
 
         if isinstance(o.geometry, S.HeightField):    # tiles built as queries reach them (height_field_tiles)
-            from .height_field_tiles import TiledHeightField
-
             tiles = TiledHeightField(o.geometry, o.pose, coal())
             got = cache[o] = (tiles, o.pose, tiles.tf, tiles)
             return got

@@ -23,6 +23,7 @@ from collections import OrderedDict
 import numpy as np
 
 from . import shapes as S
+from .coal_backend import _bvh, heightfield_surface, to_coal
 
 #: cells along each side of a tile
 TILE_CELLS = 32
@@ -83,7 +84,6 @@ class TiledHeightField:
         return got
 
     def _build_patch(self, r0, r1, c0, c1):
-        from .coal_backend import to_coal
         f = self.field
         g, off = to_coal(S.HeightField(f.x[c0:c1 + 1], f.y[r0:r1 + 1], np.asarray(f.heights)[r0:r1 + 1, c0:c1 + 1],
                                        bottom=self.bottom))
@@ -91,7 +91,6 @@ class TiledHeightField:
         return g, self.coal.Transform3s(T[:3, :3], T[:3, 3])
 
     def _build_surface(self, r, c):
-        from .coal_backend import _bvh, heightfield_surface
         V, F = heightfield_surface(self._tile_shape(r, c))
         return _bvh(V, F)
 

@@ -13,7 +13,11 @@ the controller_manager YAML, so a robot integrator starts from a configuration t
   (a rover's floating chassis) are not hardware joints and are left out. Every motor whose transmission is
   not the identity gets a ``transmission_interface/SimpleTransmission`` with its signed reduction and offset.
 * The controller_manager YAML: ``update_rate``, ``joint_state_broadcaster``, and one controller per group:
-  ``forward_command_controller/ForwardCommandController`` (``joints``, ``interface_name``) or
+  ``forward_command_controller/ForwardCommandController`` (``joints``, ``interface_name``) for a
+  forward-command group of positions, :data:`TIMED_FORWARD` (the same, plus ``command_timeout``) for one of
+  velocities or efforts -- a motor that keeps its last velocity would keep driving after its commanding node
+  died, so these groups stop by themselves when their commands fall silent (docs/ros.md, "Stopping when
+  the commanding node dies"); ``command_timeout=None`` writes plain forward command controllers -- or
   ``joint_trajectory_controller/JointTrajectoryController`` (``joints``, ``command_interfaces``,
   ``state_interfaces``, goal constraints, PID ``gains`` when the command interface is not position).
   It is written by PyYAML's emitter with every string (keys too) but plain identifiers double-quoted, so
@@ -32,6 +36,11 @@ from ..joints import JointType
 from ..locomotion.motor_group import CommandInterface, ControllerKind, MotorGroups
 
 MOCK = "mock_components/GenericSystem"
+#: the suite's forward command controller with a command watchdog (package mechanism_model_controllers)
+TIMED_FORWARD = "mechanism_model_controllers/TimedForwardCommandController"
+#: default ``command_timeout`` (s) of velocity and effort groups: with a 100 Hz controller manager a killed
+#: node's wheels stop within 0.25 s + 10 ms, and a commanding node's 50 Hz heartbeat may miss 11 beats
+COMMAND_TIMEOUT = 0.25
 
 
 def _num(v: float) -> str:
@@ -182,27 +191,45 @@ def _yaml(doc) -> str:
                      width=1 << 20)
 
 
+def timed(group, command_timeout: float | None) -> bool:
+    """Whether ``group`` gets :data:`TIMED_FORWARD`: a forward-command group of velocities or efforts, with a
+    ``command_timeout``."""
+    return command_timeout is not None and group.controller is ControllerKind.FORWARD_COMMAND and \
+        group.interface is not CommandInterface.POSITION
+
+
+def controller_plugin(group, command_timeout: float | None = COMMAND_TIMEOUT) -> str:
+    """The pluginlib type of ``group``'s controller in the exported configuration."""
+    return TIMED_FORWARD if timed(group, command_timeout) else group.controller.plugin
+
+
 def controllers_yaml(motors: MotorGroups, *, goal_tolerance: float = 0.05, goal_time: float = 0.0,
                      stopped_velocity_tolerance: float = 0.01, state_publish_rate: float = 50.0,
-                     gain: float = 5.0) -> str:
+                     gain: float = 5.0, command_timeout: float | None = COMMAND_TIMEOUT) -> str:
     """The controller_manager parameter file for ``motors`` (see the module documentation).
 
     ``goal_tolerance`` [rad or m]: joint_trajectory_controller's per-joint goal position tolerance;
     ``goal_time`` [s]: how late the goal may be reached (0: no limit); ``gain``: the proportional gain of a
-    trajectory controller commanding velocity or effort."""
+    trajectory controller commanding velocity or effort; ``command_timeout`` [s]: how long a velocity or
+    effort group's last command applies before its controller writes zero (None: plain
+    forward_command_controller, which applies it until the next one)."""
     if not len(motors):
         raise MechanismModelError("no motor groups to write controllers for")
     if "joint_state_broadcaster" in motors:
         raise MechanismModelError("a motor group may not be named joint_state_broadcaster")
+    if command_timeout is not None and not (math.isfinite(command_timeout) and command_timeout > 0):
+        raise MechanismModelError(f"command_timeout must be a positive number of seconds, got {command_timeout}")
     cm: dict = {"update_rate": motors.update_rate,
                 "joint_state_broadcaster": {"type": "joint_state_broadcaster/JointStateBroadcaster"}}
     for g in motors.groups:
-        cm[g.name] = {"type": g.controller.plugin}
+        cm[g.name] = {"type": controller_plugin(g, command_timeout)}
     doc: dict = {"controller_manager": {"ros__parameters": cm}}
     for g in motors.groups:
         joints = list(g.joint_names)
         if g.controller is ControllerKind.FORWARD_COMMAND:
             params = {"joints": joints, "interface_name": g.interface.value}
+            if timed(g, command_timeout):
+                params["command_timeout"] = float(command_timeout)
         else:
             params = {"joints": joints, "command_interfaces": [g.interface.value],
                       "state_interfaces": ["position", "velocity"],
@@ -219,5 +246,7 @@ def controllers_yaml(motors: MotorGroups, *, goal_tolerance: float = 0.05, goal_
     header = ["# controller_manager parameters written by `mechanism-model ros2-control` from the model's motor",
               "# groups (units: SI, rad). Commands: forward_command controllers take std_msgs/Float64MultiArray",
               "# on /<controller>/commands in the order of `joints`; joint_trajectory controllers take",
-              "# /<controller>/joint_trajectory or the /<controller>/follow_joint_trajectory action."]
+              "# /<controller>/joint_trajectory or the /<controller>/follow_joint_trajectory action.",
+              "# mechanism_model_controllers/TimedForwardCommandController (package mechanism_model_controllers)",
+              "# is a forward command controller that writes 0 when no command came for command_timeout s."]
     return "\n".join(header) + "\n" + _yaml(doc)

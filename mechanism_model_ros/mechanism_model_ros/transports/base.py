@@ -36,6 +36,12 @@ class Publisher(abc.ABC):
     @abc.abstractmethod
     def publish(self, msg) -> None: ...
 
+    def wait_for_acks(self, timeout: float) -> bool:
+        """Block until every matched reliable subscriber acknowledged what was published, at most ``timeout``
+        s (True: all acknowledged). Nodes call it for their last command before closing, so that closing the
+        transport right after cannot lose it. Transports without acknowledgements return True at once."""
+        return True
+
 
 class Client(abc.ABC):
     @abc.abstractmethod
@@ -62,6 +68,37 @@ class Timer(abc.ABC):
     @property
     @abc.abstractmethod
     def is_canceled(self) -> bool: ...
+
+
+class ThreadTimer(Timer):
+    """A timer with a thread of its own (``create_timer(..., own_thread=True)``): ``callback()`` every
+    ``period`` s (the next call due a period after the last one was due; a late one is not repeated), until
+    :meth:`cancel`. An exception in ``callback`` is the caller's to guard (transports pass a guarded one)."""
+
+    def __init__(self, period: float, callback: Callable[[], None], name: str = "mm-timer",
+                 clock: Callable[[], float] = time.monotonic):
+        self.period = period
+        self._callback = callback
+        self._clock = clock
+        self._halt = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        due = self._clock() + self.period
+        while not self._halt.wait(max(0.0, due - self._clock())):
+            self._callback()
+            due += self.period
+            now = self._clock()
+            if due <= now:                    # late: no burst of catch-up calls
+                due = now + self.period
+
+    def cancel(self) -> None:
+        self._halt.set()
+
+    @property
+    def is_canceled(self) -> bool:
+        return self._halt.is_set()
 
 
 class CallbackTimer(Timer):
@@ -213,12 +250,17 @@ class Transport(abc.ABC):
     @abc.abstractmethod
     def create_subscription(self, topic: str, ros_type: str, qos: QoS,
                             callback: Callable[[Any], None],
-                            on_drained: Callable[[], None] | None = None) -> Any:
+                            on_drained: Callable[[], None] | None = None, max_bytes: int | None = None) -> Any:
         """``callback(msg)`` for every message, in arrival order. ``on_drained()``, if given, after the
         callbacks of all the messages one wake-up took from the queue (Cyclone: the samples of one take;
         rclpy's take loop: until the queue is empty; an executor or the in-memory bus: after each message),
         on the same thread: a subscriber that only needs the newest state merges in ``callback`` and acts once
-        in ``on_drained``, so a backlog costs one action instead of one per message."""
+        in ``on_drained``, so a backlog costs one action instead of one per message.
+
+        ``max_bytes``: a message whose serialized form is longer is dropped before it is deserialized
+        (counted: the subscription's ``samples_oversized()``, and logged, rate-limited), so a flood of huge
+        messages costs their size check only (Cyclone and rclpy, which then subscribes to serialized
+        messages; the in-memory transport has no serialized form and ignores it)."""
 
     @abc.abstractmethod
     def create_service(self, name: str, srv_type: str,
@@ -233,11 +275,16 @@ class Transport(abc.ABC):
     @abc.abstractmethod
     def create_client(self, name: str, srv_type: str) -> Client: ...
 
-    def create_timer(self, period: float, callback: Callable[[], None]) -> Timer:
+    def create_timer(self, period: float, callback: Callable[[], None], own_thread: bool = False) -> Timer:
         """Call ``callback()`` every ``period`` seconds (> 0, finite) until the timer is cancelled or the node
         closed; the first call comes one period after creation. A late call is not repeated to catch up (the
         next one is due a period after it, as rclpy's timers). An exception in ``callback`` is logged and the
-        timer goes on. Use for watchdogs (command silence, stale state) and periodic publishing."""
+        timer goes on. Use for watchdogs (command silence, stale state) and periodic publishing.
+
+        ``own_thread``: the timer never waits behind message handling -- a thread of its own (Cyclone), a
+        callback group of its own outside the node's exclusive lock (rclpy) -- and so runs concurrently with
+        the node's subscription callbacks (the node locks the state they share). For watchdogs, whose stop
+        must not queue behind a flood of large messages."""
         raise NotImplementedError(f"{type(self).__name__} has no timers")
 
     def create_action_client(self, name: str, action_type: str) -> ActionClient:

@@ -283,7 +283,7 @@ class MemoryNode(ActionsOverServices, Transport):
         return _MemoryPublisher(self.bus, self._name(topic), qos)
 
     def create_subscription(self, topic: str, ros_type: str, qos: QoS, callback: Callable[[Any], None],
-                            on_drained: Callable[[], None] | None = None):
+                            on_drained: Callable[[], None] | None = None, max_bytes: int | None = None):
         message_class(ros_type)
         sub = _Subscription(self.bus, self._name(topic), qos,
                             guarded(callback, self.get_logger(), f"subscription {topic}"),
@@ -309,7 +309,8 @@ class MemoryNode(ActionsOverServices, Transport):
     def create_client(self, name: str, srv_type: str) -> _MemoryClient:
         return _MemoryClient(self.bus, self._name(name), srv_type)
 
-    def create_timer(self, period, callback) -> Timer:
+    def create_timer(self, period, callback, own_thread: bool = False) -> Timer:
+        """``own_thread`` is accepted and ignored: the bus's timers run apart from message delivery already."""
         timer = CallbackTimer(check_period(period), guarded(callback, self.get_logger(), "timer"))
         self._timers.append(timer)
         self.bus.add_timer(timer)

@@ -31,8 +31,8 @@ from rclpy.subscription import Subscription
 
 from ..qos import QoS
 from .base import (SERVICE_CONCURRENCY, SERVICE_QUEUE, ActionClient, ActionResult, Client, GoalHandle, Publisher,
-                   ServerGoalHandle, ServiceGate, Timer, Transport, TransportError, _set_arrival, busy_or_fallback,
-                   check_period, describe_exception, failure_response, guarded, short_traceback)
+                   RateLimitedLogger, ServerGoalHandle, ServiceGate, Timer, Transport, TransportError, _set_arrival,
+                   busy_or_fallback, check_period, describe_exception, failure_response, guarded, short_traceback)
 
 
 #: threads of the process's executor (see RclpyRuntime)
@@ -43,10 +43,16 @@ TAKE_BATCH = 256
 
 
 def _ros_class(ros_type: str):
-    """``sensor_msgs/msg/JointState`` -> the rosidl-generated Python class."""
+    """``sensor_msgs/msg/JointState`` -> the rosidl-generated Python class; an action's parts by the wire names
+    the Cyclone transport uses (``pkg/action/Name_Goal``, ``_Result``, ``_Feedback``) -> ``Name.Goal`` ..."""
     try:
         pkg, kind, name = ros_type.split("/")
-        return getattr(importlib.import_module(f"{pkg}.{kind}"), name)
+        module = importlib.import_module(f"{pkg}.{kind}")
+        if kind == "action" and not hasattr(module, name):
+            base, _, part = name.rpartition("_")
+            if base and part in ("Goal", "Result", "Feedback"):
+                return getattr(getattr(module, base), part)
+        return getattr(module, name)
     except (ValueError, ImportError, AttributeError) as exc:
         raise TransportError(f"ROS type {ros_type!r} is not available ({exc}); is its package built and "
                              f"sourced?") from None
@@ -102,6 +108,11 @@ class _Publisher(Publisher):
     @property
     def subscription_count(self) -> int:
         return self.pub.get_subscription_count()
+
+    def wait_for_acks(self, timeout: float) -> bool:
+        """Block until every matched reliable reader acknowledged what was published, at most ``timeout`` s."""
+        from rclpy.duration import Duration
+        return bool(self.pub.wait_for_all_acked(Duration(nanoseconds=int(max(0.0, float(timeout)) * 1e9))))
 
 
 class _Client(Client):
@@ -283,21 +294,39 @@ class RclpyNode(Transport):
     def create_publisher(self, topic, ros_type, qos):
         return _Publisher(self.node.create_publisher(_ros_class(ros_type), topic, ros_qos(qos)))
 
-    def create_subscription(self, topic, ros_type, qos, callback, on_drained=None):
+    def create_subscription(self, topic, ros_type, qos, callback, on_drained=None, max_bytes=None):
         guarded_cb = guarded(callback, self.get_logger(), f"subscription {topic}")
         drained = guarded(on_drained, self.get_logger(), f"subscription {topic} (drained)") if on_drained else None
         group = self._sub_group
+        cls = _ros_class(ros_type)
+        oversized = [0]
+        if max_bytes is not None:
+            # serialized messages: the size is checked before anything is deserialized
+            from rclpy.serialization import deserialize_message
+            limit = int(max_bytes)
+            warn = RateLimitedLogger(self.get_logger())
+
+            def deliver(data):
+                if len(data) > limit:
+                    oversized[0] += 1
+                    warn.warning("oversized", f"{topic}: dropped a message of {len(data)} bytes, longer than the "
+                                              f"subscription's limit of {limit} bytes ({oversized[0]} so far)")
+                    return
+                guarded_cb(deserialize_message(data, cls))
+        else:
+            deliver = guarded_cb
 
         def cb(msg):
             # the lock, not only the callback group, keeps the contract wherever the callback runs: an
             # executor's thread or the take loop (see _SubscriptionGroup)
             with self.exclusive:
-                guarded_cb(msg)
+                deliver(msg)
                 if drained is not None and not group.loop_owned:    # an executor takes one message a time
                     drained()
-        sub = self.node.create_subscription(_ros_class(ros_type), topic, cb, ros_qos(qos),
-                                            callback_group=group)
+        sub = self.node.create_subscription(cls, topic, cb, ros_qos(qos), callback_group=group,
+                                            raw=max_bytes is not None)
         sub.mm_drained = drained        # the take loop calls it once the queue is empty (see _take_loop)
+        sub.samples_oversized = lambda: oversized[0]
         return sub
 
     def create_service(self, name, srv_type, handler, *, concurrency=SERVICE_CONCURRENCY, queue=SERVICE_QUEUE,
@@ -336,10 +365,14 @@ class RclpyNode(Transport):
     def create_client(self, name, srv_type) -> Client:
         return _Client(self.node, name, _ros_class(srv_type))
 
-    def create_timer(self, period, callback) -> Timer:
-        """rclpy timer in the subscriptions' mutually exclusive callback group (see :class:`Transport`)."""
+    def create_timer(self, period, callback, own_thread=False) -> Timer:
+        """rclpy timer in the subscriptions' mutually exclusive callback group (see :class:`Transport`);
+        ``own_thread``: in a callback group of its own, outside the node's ``exclusive`` lock, so that it runs
+        while a subscription callback does."""
         period = check_period(period)
         guarded_cb = guarded(callback, self.get_logger(), "timer")
+        if own_thread:
+            return _Timer(self.node, period, guarded_cb, MutuallyExclusiveCallbackGroup())
 
         def cb():
             with self.exclusive:
