@@ -106,8 +106,9 @@ def _tol(value, name, hi) -> float:
 @dataclass
 class ReachMap:
     """A computed map (see the module docstring): ``grid``, per-voxel arrays ``index``, ``manipulability``,
-    ``margin``, ``q``, ``best_sample``, ``computed``, per-sample ``reached`` (nx, ny, nz, S), the sample ``directions`` (D, 3)
-    and ``rotations`` (S, 3, 3), and ``attrs`` (the file's metadata: model hash, chain, request)."""
+    ``margin``, ``q``, ``best_sample``, ``computed``, per-sample ``reached`` (nx, ny, nz, S), the sample
+    ``directions`` (D, 3) and ``rotations`` (S, 3, 3), ``attrs`` (the file's metadata: model hash, chain,
+    request) and ``stats`` (this run's worker CPU seconds and chunks; None for a map read from a file)."""
 
     grid: VoxelGrid
     index: np.ndarray
