@@ -21,8 +21,8 @@ lane-iterations shared by up to 6 seeds), and the samples the map missed that th
 
 Usage::
 
-    python benchmarks/bench_reach.py --robot mer --resolution 0.15 --directions 50
-    python benchmarks/bench_reach.py --robot panda --resolution 0.2 --directions 50
+    python benchmarks/bench_reach.py --robot mer --resolution 0.25 --directions 50 --min-cells 5
+    python benchmarks/bench_reach.py --robot panda --resolution 0.4 --directions 20 --min-cells 3 --loop-samples 60 --skip-dask
 """
 
 from __future__ import annotations

@@ -282,6 +282,7 @@ def marker_array(transport, specs, stamp) -> object:
     return MarkerArray(markers=out)
 
 
-__all__ = ["MarkerSpec", "checked_contact_markers", "index_color", "reach_map_markers", "contact_markers", "planned_path_markers", "marker_array", "marker_frame", "path_markers", "rotation_centre",
+__all__ = ["MarkerSpec", "checked_contact_markers", "index_color", "reach_map_markers",
+           "contact_markers", "planned_path_markers", "marker_array", "marker_frame", "path_markers", "rotation_centre",
            "standing_statics_markers", "statics_markers", "support_contacts", "wheel_command_markers",
            "wheel_velocities"]

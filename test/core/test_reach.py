@@ -343,3 +343,17 @@ def test_a_run_killed_with_sigkill_resumes_to_the_uninterrupted_map(tmp_path):
     full = compute_map(arm, "ground:tool", 0.3, **kw)
     assert seen[0] == n_before * 4                       # the journal's chunks were not computed again
     _same(full, resumed)
+
+
+def test_fk_mode_marks_only_voxels_the_arm_can_touch():
+    """The FK estimate bins real configurations: every voxel it marks holds a point of the annulus (its centre
+    within half a voxel diagonal of it), and most of the annulus's voxels are found with 20000 samples."""
+    m = planar_arm(L2R)
+    rmap = compute_map(m, "ground:tool", 0.1, mode="fk", bound=PLANE, progress=_never)
+    _, r = _annulus_expected(rmap, 0.45, 1.55)
+    half = 0.1 * math.sqrt(2) / 2
+    marked = rmap.index > 0
+    assert np.all((r[marked] >= 0.45 - half) & (r[marked] <= 1.55 + half))
+    inside = (r >= 0.45 + half) & (r <= 1.55 - half)
+    assert marked[inside].mean() > 0.95
+    assert rmap.attrs["samples"] == 0

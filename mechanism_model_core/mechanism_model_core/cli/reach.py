@@ -136,7 +136,8 @@ def _run_map(args) -> int:
 def _summary(rmap) -> str:
     g = rmap.grid
     reach = int((rmap.index > 0).sum())
-    return (f"{g.shape[0]}x{g.shape[1]}x{g.shape[2]} voxels at {g.resolution:g} m, {int(rmap.computed.sum())} in reach, "
+    return (f"{g.shape[0]}x{g.shape[1]}x{g.shape[2]} voxels at {g.resolution:g} m, "
+            f"{int(rmap.computed.sum())} in reach, "
             f"{reach} reachable, {rmap.reached.shape[-1]} samples per voxel, {rmap.attrs['samples']} IK samples")
 
 

@@ -234,7 +234,8 @@ def _solve_loop(ctx: ReachContext, positions: np.ndarray, rotations: np.ndarray 
             T[:3, :3] = rotations[b]
             T[:3, 3] = positions[b]
             c = [PoseConstraint(ctx.tool, T)]
-        r = solve_ik(ctx.chain, c, Q[b], solver="auto" if s.solver == "batch" else s.solver, timeout=SAFETY_TIMEOUT, tol_position=s.tol_position,
+        r = solve_ik(ctx.chain, c, Q[b], solver="auto" if s.solver == "batch" else s.solver,
+                     timeout=SAFETY_TIMEOUT, tol_position=s.tol_position,
                      tol_orientation=s.tol_orientation, max_iterations=s.max_iterations, rng=int(rng_seeds[b]),
                      avoid_collisions=s.self_collision)
         ok[b], Q[b], its[b] = r.success, r.q, r.iterations

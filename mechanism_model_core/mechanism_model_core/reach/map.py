@@ -106,8 +106,9 @@ def _tol(value, name, hi) -> float:
 @dataclass
 class ReachMap:
     """A computed map (see the module docstring): ``grid``, per-voxel arrays ``index``, ``manipulability``,
-    ``margin``, ``q``, ``best_sample``, ``computed``, per-sample ``reached`` (nx, ny, nz, S), the sample ``directions`` (D, 3)
-    and ``rotations`` (S, 3, 3), and ``attrs`` (the file's metadata: model hash, chain, request)."""
+    ``margin``, ``q``, ``best_sample``, ``computed``, per-sample ``reached`` (nx, ny, nz, S), the sample
+    ``directions`` (D, 3) and ``rotations`` (S, 3, 3), ``attrs`` (the file's metadata: model hash, chain,
+    request) and ``stats`` (this run's worker CPU seconds and chunks; None for a map read from a file)."""
 
     grid: VoxelGrid
     index: np.ndarray
@@ -211,7 +212,7 @@ def _in_reach(grid: VoxelGrid, radius: float) -> np.ndarray:
     return (x[:, None] ** 2 + yz2[None, :] <= radius * radius).reshape(-1)
 
 
-def _fk_mode(ctx: ReachContext, active: np.ndarray) -> dict:
+def _fk_mode(ctx: ReachContext) -> np.ndarray:
     """The ``"fk"`` mode's estimate: the seed map's samples binned into voxels and nearest directions."""
     g = ctx.grid
     ijk = g.index_of(ctx.seed_p)
@@ -298,7 +299,7 @@ def compute_map(mechanism: Mechanism, chain, resolution: float = 0.05, *, direct
     best = np.full(grid.n_voxels, -1, dtype=np.int32)
     samples = iterations = 0
     if mode == "fk":
-        reached = _fk_mode(ctx, active)
+        reached = _fk_mode(ctx)
     else:
         chunks = [(i, active[k:k + chunk_size]) for i, k in enumerate(range(0, len(active), chunk_size))]
         total = len(active) * S

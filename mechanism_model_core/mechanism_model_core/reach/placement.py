@@ -144,7 +144,7 @@ def place_base(mechanism, chain, target, direction, terrain, *, reach_map: Reach
         raise InvalidConfiguration(f"max_results must be an integer >= 1, got {max_results!r}")
     arm = ManipulatorModel(mechanism, tool=tip, base=base)
     loco = locomotor if locomotor is not None else WheeledLocomotorModel(mechanism)
-    body = loco.body if hasattr(loco, "body") else mechanism.bodies[1].name
+    body = loco.spec.body_frame
     fk0 = forward_kinematics(mechanism, mechanism.home)
     offset = np.linalg.norm(np.linalg.solve(fk0.pose(body), fk0.pose(base))[:2, 3])
     reach = float(reach_map.request["reach"]) if reach_map is not None else chain_reach(cm, tip)

@@ -2,7 +2,8 @@
 
 Three panels: the reachability index on the planes x = x0, y = y0 and z = z0 through a point of the base frame
 (default: the voxel with the largest index nearest the base origin's height), voxels coloured from 0 (white:
-never reached) through dark blue (few approach directions reached) to yellow (all of them), axes in metres in the chain's base frame.
+never reached) through dark blue (few approach directions reached) to yellow (all of them), axes in metres
+in the chain's base frame.
 """
 
 from __future__ import annotations
