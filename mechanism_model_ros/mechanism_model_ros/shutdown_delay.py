@@ -40,7 +40,8 @@ class DelayedSignals:
         self.delay = delay
         self._first = None          # the first signal received, passed on after the delay
         self._passed = False        # whether it has been passed on
-        self._lock = threading.Lock()
+        # reentrant: a second signal can interrupt the main thread inside the first one's handler
+        self._lock = threading.RLock()
         self._timer = None
 
     def __call__(self, signum, _frame=None) -> None:
