@@ -8,6 +8,9 @@ import math
 
 import numpy as np
 
+from .. import statics as st
+from ..locomotion.wheeled import WheeledLocomotorModel, _mobility_file_for
+from ..terrain import Plane
 from .common import CommandError, configuration, fmt, load, model_arg, q_args
 
 
@@ -43,7 +46,6 @@ def add_parser(subparsers):
 
 
 def run(args) -> int:
-    from .. import statics as st
 
     mech = load(args.model)
     q = configuration(mech, args.q, args.degrees)
@@ -111,7 +113,6 @@ def run(args) -> int:
 
 def _wheeled(mech):
     """The model's wheeled locomotor when it has a mobility description in its file, else None."""
-    from ..locomotion.wheeled import WheeledLocomotorModel, _mobility_file_for
     if not ((mech.metadata or {}).get("mobility") or _mobility_file_for(mech)):
         return None
     try:
@@ -122,7 +123,6 @@ def _wheeled(mech):
 
 def _run_wheeled(args, mech, q, g, W, out) -> int:
     """``--contacts wheels`` on a wheeled model: settle with lift-off on the slope (and sweep)."""
-    from ..terrain import Plane
 
     angle = (lambda v: math.radians(v)) if args.degrees else float
     slope, direction = angle(args.slope), angle(args.direction)

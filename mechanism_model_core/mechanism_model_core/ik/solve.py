@@ -130,6 +130,13 @@ def _real_option(name, value, lo, hi, unit, open_low=False) -> float:
     return v
 
 
+def _count_option(name, value) -> int:
+    """An integer option that must be >= 1 (iterations, population sizes); bools and floats are refused."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) or value < 1:
+        raise InvalidConfiguration(f"{name} must be an integer >= 1, got {value!r}")
+    return int(value)
+
+
 def _check_rng(rng) -> None:
     ok = (rng is None or isinstance(rng, (np.random.Generator, np.random.BitGenerator, np.random.SeedSequence))
           or (isinstance(rng, numbers.Integral) and not isinstance(rng, (bool, np.bool_)) and rng >= 0))
@@ -208,9 +215,7 @@ def solve_ik(mechanism: Mechanism, constraints: Sequence[Constraint] | Constrain
     tol_position = _real_option("tol_position", tol_position, 0.0, MAX_TOL_POSITION, "m", open_low=True)
     tol_orientation = _real_option("tol_orientation", tol_orientation, 0.0, MAX_TOL_ORIENTATION, "rad",
                                    open_low=True)
-    if isinstance(max_iterations, (bool, np.bool_)) or not isinstance(max_iterations, numbers.Integral) \
-            or max_iterations < 1:
-        raise InvalidConfiguration(f"max_iterations must be an integer >= 1, got {max_iterations!r}")
+    _count_option("max_iterations", max_iterations)
     _check_rng(rng)
     if isinstance(constraints, Constraint):
         constraints = [constraints]
@@ -308,17 +313,14 @@ def solve_ik_batch(mechanism: Mechanism, constraint, targets, q0=None, *, timeou
     B = T.shape[0]
     if B == 0:
         raise InvalidConfiguration("empty batch: targets has no pose")
-    for name, v in (("population", population), ("start_width", start_width)):
-        if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Integral) or v < 1:
-            raise InvalidConfiguration(f"{name} must be an integer >= 1, got {v!r}")
+    _count_option("population", population)
+    _count_option("start_width", start_width)
     if timeout is not None:
         timeout = _real_option("timeout", timeout, 0.0, MAX_TIMEOUT, "s")
     tol_position = _real_option("tol_position", tol_position, 0.0, MAX_TOL_POSITION, "m", open_low=True)
     tol_orientation = _real_option("tol_orientation", tol_orientation, 0.0, MAX_TOL_ORIENTATION, "rad",
                                    open_low=True)
-    if isinstance(max_iterations, (bool, np.bool_)) or not isinstance(max_iterations, numbers.Integral) \
-            or max_iterations < 1:
-        raise InvalidConfiguration(f"max_iterations must be an integer >= 1, got {max_iterations!r}")
+    _count_option("max_iterations", max_iterations)
     if not (rng is None or (isinstance(rng, numbers.Integral) and not isinstance(rng, (bool, np.bool_))
                             and rng >= 0)):
         raise InvalidConfiguration(f"rng must be None or a non-negative integer seed, got {rng!r}")
