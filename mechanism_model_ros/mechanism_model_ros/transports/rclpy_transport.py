@@ -34,6 +34,7 @@ from .base import (REOPEN_MATCH_TIMEOUT, SERVICE_CONCURRENCY, SERVICE_QUEUE, Act
                    GoalHandle, Publisher, RateLimitedLogger, ServerGoalHandle, ServiceGate, Timer, Transport,
                    TransportError, _set_arrival, busy_or_fallback, check_period, describe_exception, failure_response,
                    guarded, short_traceback)
+from .numeric_template import NumericTemplate
 
 
 #: threads of the process's executor (see RclpyRuntime)
@@ -120,7 +121,6 @@ class _Publisher(Publisher):
         filling Python message objects and rclpy's conversion of them, most of its cost per message."""
         from rclpy.serialization import serialize_message
 
-        from .numeric_template import NumericTemplate
         def write(data):
             self._await_match()
             self.pub.publish(data)
