@@ -135,8 +135,34 @@ def test_batch_equals_single_solves():
                           tol_position=TOL_P, tol_orientation=TOL_O, max_iterations=2000)
         assert single.success == bool(wide.success[k])
         np.testing.assert_allclose(single.q, wide.q[k], atol=1e-9)
+        # the same iterations and restarts: the single target's own loop (LaneEngine._run_single) takes the
+        # steps of the batch loop
+        assert (single.iterations, single.restarts) == (wide.iterations[k], wide.restarts[k])
         r = whole.result(k)
         assert r.success == bool(whole.success[k]) and r.residuals[0].position <= TOL_P
+
+
+def test_single_target_loop_restarts_stalled_lanes_as_the_batch_loop_does():
+    """solve_ik's single target runs its own loop (LaneEngine._run_single); through stalled lanes and their
+    restarts it takes the batch loop's steps: same answers, iterations and restarts as a batch started with
+    the whole population (UR5: tight limits, several targets restart lanes)."""
+    m, tip, oracle, _ = arm("ur5")
+    rng = np.random.default_rng(4)
+    Q = m.random_configuration(rng, size=30)
+    T = forward_kinematics(m, Q).pose(tip)
+    seeds = m.random_configuration(rng, size=30)
+    wide = solve_ik_batch(m, tip, T, seeds, tol_position=TOL_P, tol_orientation=TOL_O, start_width=6,
+                          max_iterations=600)
+    assert wide.restarts.max() > 5                   # some targets restarted stalled lanes
+    for k in range(30):
+        single = solve_ik(m, PoseConstraint(tip, T[k]), seeds[k], solver="lm", timeout=SAFETY,
+                          tol_position=TOL_P, tol_orientation=TOL_O, max_iterations=600)
+        assert single.success == bool(wide.success[k])
+        np.testing.assert_allclose(single.q, wide.q[k], atol=1e-9)
+        assert (single.iterations, single.restarts) == (wide.iterations[k], wide.restarts[k])
+        if single.success:
+            pe, oe = oracle.errors(single.q, T[k])
+            assert pe <= TOL_P * 1.01 and oe <= TOL_O * 1.01 and _within(m, single.q)
 
 
 def test_batch_position_targets_and_one_seed_for_all():
