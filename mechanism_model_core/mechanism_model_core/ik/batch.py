@@ -754,9 +754,12 @@ def _shape_key(P: IKProblem):
     key = (type(c).__name__, c.frame, tuple(np.asarray(c.kept_axes).tolist()), c.row_weights().tobytes())
     if P.all_free and not P.has_couplings:
         return key
-    # locked joints: the engine holds the values of the locked joints on the chain (a rover's chassis pose)
+    # locked joints: the engine holds the values of the locked joints on the chain (a rover's chassis pose);
+    # the seed's values of the chain's free joints are not part of it (a mechanism with coupled joints off
+    # the chain, Baxter's grippers, got an engine per seed)
     coords = frame_chain(m, c.frame).coords
-    return key + (P.free.tobytes(), P.template[coords].tobytes())
+    held = coords[~np.isin(coords, P.free)]
+    return key + (P.free.tobytes(), held.tobytes(), P.template[held].tobytes())
 
 
 def _chain_engine(P: IKProblem):
