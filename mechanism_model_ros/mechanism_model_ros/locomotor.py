@@ -218,6 +218,14 @@ class Locomotor:
         self.adapter = make_adapter(self.adapter_kind, transport, steering_controller=steering_controller,
                                     wheel_controller=wheel_controller, steering_joints=self.steering_joints,
                                     wheel_joints=self.wheel_joints)
+        if self.adapter_kind == "osr":            # OSR's state topics, not the process's joint_states
+            joint_states = OsrJointStates(transport, mechanism)
+        if joint_states is None:
+            from .joint_state_cache import JointStateCache
+            joint_states = JointStateCache(transport, mechanism,
+                                           reliable=bool(p("joint_states_reliable", False)))
+        self.joint_states = joint_states
+        self._last_command = (np.full(self.model.n, np.nan), np.zeros(self.model.n), np.zeros(3), "stopped")
         self._Odom = transport.message_class("nav_msgs/msg/Odometry")
         self.odom_pub = transport.create_publisher("odom", "nav_msgs/msg/Odometry", qos.DEFAULT)
         if self.publish_tf:
@@ -238,13 +246,6 @@ class Locomotor:
         imu = str(p("imu_topic", ""))
         self.imu_sub = transport.create_subscription(imu, "sensor_msgs/msg/Imu", qos.SENSOR_DATA, self.on_imu) \
             if imu else None
-        if self.adapter_kind == "osr":            # OSR's state topics, not the process's joint_states
-            joint_states = OsrJointStates(transport, mechanism)
-        if joint_states is None:
-            from .joint_state_cache import JointStateCache
-            joint_states = JointStateCache(transport, mechanism,
-                                           reliable=bool(p("joint_states_reliable", False)))
-        self.joint_states = joint_states
         joint_states.add_listener(self.on_joint_states)
         self.services = [transport.create_service("~/stop", TRIGGER, self.on_stop),
                          transport.create_service("~/release", TRIGGER, self.on_release)]
@@ -256,7 +257,6 @@ class Locomotor:
         self.markers_pub = transport.create_publisher("~/markers", "visualization_msgs/msg/MarkerArray", qos.DEFAULT)
         self._marker_every = max(1, int(round(self.rate / 10.0)))
         self._ticks = 0
-        self._last_command = (np.full(self.model.n, np.nan), np.zeros(self.model.n), np.zeros(3), "stopped")
         # the heartbeat is the watchdog: it stops the wheels when cmd_vel or joint_states fall silent
         # (a thread of its own: a flood of joint states must not delay a stop)
         self.heartbeat = transport.create_timer(1.0 / self.rate, self._tick, own_thread=True) \
