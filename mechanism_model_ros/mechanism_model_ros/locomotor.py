@@ -80,8 +80,11 @@ import numpy as np
 from mechanism_model_core.collision.environment_file import load_terrain
 from mechanism_model_core.locomotion.drive_policy import POLICY_KEYS
 from mechanism_model_core.locomotion.odometry_guard import MAX_STEP, RATE_MARGIN, OdometryGuard
+from mechanism_model_core.io.mobility_yaml import load_mobility
+from mechanism_model_core.io.motor_groups import load_motor_groups
+from mechanism_model_core.locomotion.mobility import MODES, MobilityError
 from mechanism_model_core.locomotion.terrain_odometry import TerrainOdometry
-from mechanism_model_core.locomotion.wheeled import MODES, MobilityError, Odometry, WheeledLocomotorModel
+from mechanism_model_core.locomotion.wheeled import Odometry, WheeledLocomotorModel
 from mechanism_model_core.spatial import matrix_to_quaternion, rpy_to_matrix
 
 from . import markers, qos
@@ -93,10 +96,6 @@ TRIGGER = "std_srvs/srv/Trigger"
 
 def _motor_groups(mechanism, path: str, log):
     """The model's motor groups (``motor_groups`` parameter: a file; empty: the model file's), or None."""
-    try:
-        from mechanism_model_core.locomotion import load_motor_groups
-    except ImportError:
-        return None
     try:
         groups = load_motor_groups(mechanism, path or None)
     except Exception as exc:                     # a model without a file: the parameters decide
@@ -139,7 +138,7 @@ class Locomotor:
         self.warn = RateLimitedLogger(self.log)
         p = transport.get_parameter
         mob = str(p("mobility", ""))
-        probe = WheeledLocomotorModel(mechanism, mob or None)
+        probe = WheeledLocomotorModel(mechanism, load_mobility(mob) if mob else None)
         self.motor_groups = _motor_groups(mechanism, str(p("motor_groups", "")), self.log)
         self.steer_group, self.wheel_group = _groups_for(self.motor_groups, probe)
         self.model = probe if self.wheel_group is None else WheeledLocomotorModel(

@@ -7,10 +7,10 @@ import pytest
 
 import mechanism_model_core as mm
 from mechanism_model_core.library import model_path
-from mechanism_model_core.locomotion.wheeled import (MobilityError, Odometry, WheeledLocomotorModel,
-                                                     arc_twist, crab_twist, icr_twist, integrate_planar,
-                                                     load_mobility, mobility_for, point_turn_twist,
-                                                     propose_mobility)
+from mechanism_model_core.io.mobility_yaml import load_mobility
+from mechanism_model_core.locomotion.mobility import MobilityError, mobility_for, propose_mobility
+from mechanism_model_core.locomotion.wheeled import (Odometry, WheeledLocomotorModel, arc_twist, crab_twist,
+                                                     icr_twist, integrate_planar, point_turn_twist)
 from mechanism_model_core.terrain import HeightField, Plane, TriangleMesh
 from .robots import SAFETY
 
@@ -80,7 +80,7 @@ def test_bad_descriptions_fail_at_load(tmp_path):
     p = tmp_path / "bad_mobility.yaml"
     p.write_text("mobility:\n  body_frame: chassis\n  wheels: [ {drive_joint: left_front_drive} ]\n")
     with pytest.raises(MobilityError, match=r"bad_mobility.yaml: wheel 'left_front_drive': no radius"):
-        WheeledLocomotorModel(m, p)
+        WheeledLocomotorModel(m, load_mobility(p))
     p.write_text("mobility: [unclosed\n")
     with pytest.raises(MobilityError, match=r"bad_mobility.yaml:2: not valid YAML"):
         load_mobility(p)

@@ -319,6 +319,112 @@ class LaneEngine:
                 Xn = np.where(wr, lo + np.mod(Xn - lo, 2 * math.pi), Xn)
         return Xn
 
+    def _run_single(self, x0, pt, RtT, tp, to, deadline, max_iterations, width, seed, mu0, cancel):
+        """:meth:`run` for one reachable target whose lanes all start at once (``start_width ==
+        population``, restarts on): the same iterations, restarts and answer, with the population's arrays
+        kept in place (no per-target bookkeeping), which halves the loop's own cost per iteration."""
+        nv = self.nv
+        L = width
+        X = np.empty((L, nv))
+        X[0] = x0
+        X[1:] = self.restarts(seed, L - 1)[:L - 1]
+        nrest = L - 1
+        P = np.broadcast_to(pt, (L, 3))
+        R = np.broadcast_to(RtT, (L, 3, 3))
+        best_x, best_c = np.array(x0, dtype=float), math.inf
+        mu = np.full(L, float(mu0))
+        cost = np.full(L, np.inf)
+        r = np.zeros((L, self.m))
+        J = np.zeros((L, self.m, nv))
+        fresh = np.ones(L, dtype=bool)
+        nfresh = L
+        ait = np.zeros(L, dtype=np.int64)
+        rej = np.zeros(L, dtype=np.int64)
+        ref_c = np.full(L, np.inf)
+        ref_it = np.zeros(L, dtype=np.int64)
+        its = 0
+        loops = 0
+        cap = self.cap
+        status = "stalled"
+        third = 1.0 / 3.0
+        first = True
+        while True:
+            if not first and (time.perf_counter() > deadline or (cancel is not None and cancel.is_set())):
+                k = int(np.argmin(cost))
+                if cost[k] < best_c:
+                    best_c, best_x = cost[k], X[k].copy()
+                status = "timeout"
+                break
+            first = False
+            if nfresh == 0:
+                Xn = self.step(X, r, J, mu * cost + 1e-12)
+            elif nfresh == L:
+                Xn = X
+            else:
+                Xn = X.copy()
+                ev = ~fresh
+                Xn[ev] = self.step(X[ev], r[ev], J[ev], mu[ev] * cost[ev] + 1e-12)
+            rn, Jn, epn, ern = self.evaluate(Xn, P, R)
+            costn = np.einsum("li,li->l", rn, rn)
+            its += L
+            loops += 1
+            conv = (epn <= tp) & (ern <= to)
+            if conv.any():                               # the lowest converged lane
+                best_x = Xn[int(np.argmax(conv))].copy()
+                status = "converged"
+                break
+            ok = costn < cost
+            if ok.all():
+                X, r, J, cost = Xn, rn, Jn, costn
+                mu *= third
+                np.maximum(mu, 1e-9, out=mu)
+                rej[:] = 0
+            else:
+                bad = ~ok
+                Xn[bad] = X[bad]
+                rn[bad] = r[bad]
+                Jn[bad] = J[bad]
+                costn[bad] = cost[bad]
+                X, r, J, cost = Xn, rn, Jn, costn
+                mu = np.where(ok, np.maximum(mu * third, 1e-9), np.minimum(mu * 10.0, 1e12))
+                rej += 1
+                rej[ok] = 0
+            if nfresh:
+                mu[fresh] = mu0
+                fresh[:] = False
+                nfresh = 0
+            ait += 1
+            if its >= max_iterations:
+                k = int(np.argmin(cost))
+                if cost[k] < best_c:
+                    best_c, best_x = cost[k], X[k].copy()
+                status = "max_iterations"
+                break
+            chk = (ait - ref_it) >= STALL_WINDOW
+            stalled = (chk & (cost > ref_c * STALL_RATIO)) | (rej > 8) | (ait >= cap)
+            if chk.any():
+                ref_c = np.where(chk, cost, ref_c)
+                ref_it = np.where(chk, ait, ref_it)
+            if stalled.any():
+                ks = np.flatnonzero(stalled)
+                tab = self.restarts(seed, nrest + len(ks))
+                for k in ks.tolist():
+                    if cost[k] < best_c:
+                        best_c, best_x = cost[k], X[k].copy()
+                    X[k] = tab[nrest]
+                    nrest += 1
+                fresh[ks] = True
+                ait[ks] = 0
+                rej[ks] = 0
+                ref_it[ks] = 0
+                cost[ks] = np.inf
+                ref_c[ks] = np.inf
+                mu[ks] = mu0
+                nfresh = len(ks)
+        self.last_loops = np.array([loops])
+        return (best_x[None], np.array([status == "converged"]), np.array([status], dtype=object),
+                np.array([its]), np.array([nrest]))
+
     # ------------------------------------------------------------------ the loop
     def run(self, x0s, pts, RtTs, tol_position, tol_orientation, *, deadline=math.inf, max_iterations=10000,
             restarts=True, population=POPULATION, seed=0, mu0=MU0, start_width=1, cancel=None):
@@ -327,6 +433,12 @@ class LaneEngine:
         within tolerance, else the lowest-cost point seen; ``status`` ``"converged"``, ``"out_of_reach"``,
         ``"timeout"``, ``"max_iterations"`` or ``"stalled"``; ``iterations`` the lane-iterations spent.
         ``cancel`` (``is_set()``): once set, the run ends as at the deadline."""
+        if (pts.shape[0] == 1 and restarts and int(population) > 1 and min(max(1, int(start_width)),
+                                                                             int(population)) == int(population)
+                and not (self.bound_applies
+                         and np.linalg.norm(pts[0] - self.origin) > self.reach + tol_position)):
+            return self._run_single(x0s[0], pts[0], RtTs[0], tol_position, tol_orientation, deadline,
+                                    int(max_iterations), int(population), seed, mu0, cancel)
         B = pts.shape[0]
         nv, m = self.nv, self.m
         tp, to = tol_position, tol_orientation
@@ -642,9 +754,12 @@ def _shape_key(P: IKProblem):
     key = (type(c).__name__, c.frame, tuple(np.asarray(c.kept_axes).tolist()), c.row_weights().tobytes())
     if P.all_free and not P.has_couplings:
         return key
-    # locked joints: the engine holds the values of the locked joints on the chain (a rover's chassis pose)
+    # locked joints: the engine holds the values of the locked joints on the chain (a rover's chassis pose);
+    # the seed's values of the chain's free joints are not part of it (a mechanism with coupled joints off
+    # the chain, Baxter's grippers, got an engine per seed)
     coords = frame_chain(m, c.frame).coords
-    return key + (P.free.tobytes(), P.template[coords].tobytes())
+    held = coords[~np.isin(coords, P.free)]
+    return key + (P.free.tobytes(), held.tobytes(), P.template[held].tobytes())
 
 
 def _chain_engine(P: IKProblem):

@@ -13,6 +13,7 @@ import os
 
 from ..errors import ModelFileError
 from ..model import provide_operation
+from .mobility_yaml import with_mobility_file
 
 #: extension -> (module, function); modules are imported on first use.
 _READERS = {
@@ -46,7 +47,9 @@ def load_model(path, limits=None, **options):
 
     The format follows the extension: ``.xml`` CLARAty XML (or URDF when the root element is ``robot``),
     ``.urdf``, ``.kindsl``, ``.dh``, ``.xacro`` (expanded by the ``xacro`` package, ``xacro_args={name:
-    value}``, then read as URDF: :mod:`.xacro_file`). Errors name the file and line (:class:`ModelFileError`). ``limits``
+    value}``, then read as URDF: :mod:`.xacro_file`). A mobility YAML ``<stem>_mobility.yaml`` beside the file
+    becomes the mechanism's mobility description (:mod:`.mobility_yaml`). Errors name the file and line
+    (:class:`ModelFileError`). ``limits``
     (a :class:`~mechanism_model_core.io.limits.ReadLimits`) overrides the caps on bodies, attachments and
     include depth for this read.
     """
@@ -71,11 +74,11 @@ def load_model(path, limits=None, **options):
     except ModuleNotFoundError as exc:
         raise ModelFileError(f"no reader for {ext!r} files in this version ({exc.name})", path) from None
     if limits is None:
-        return getattr(mod, function)(path, **options)
+        return with_mobility_file(getattr(mod, function)(path, **options))
     from .limits import using
 
     with using(limits):
-        return getattr(mod, function)(path, **options)
+        return with_mobility_file(getattr(mod, function)(path, **options))
 
 
 #: extension -> (module, function) of the writers; ``function(mechanism, path)``.
