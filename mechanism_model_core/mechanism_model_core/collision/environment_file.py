@@ -30,6 +30,7 @@ import os
 
 import numpy as np
 
+from .. import terrain as T
 from ..errors import ModelFileError
 from ..io.yaml_lines import line_of as _line, read_yaml_with_lines
 from . import shapes as S
@@ -119,8 +120,6 @@ class _Reader:
 
     # ------------------------------------------------------------------ terrain
     def terrain(self, spec, line) -> Obstacle:
-        from .. import terrain as T
-
         t, depth = self._terrain(spec, line)
         if isinstance(t, tuple):                      # a mesh: its obstacle straight from the triangles
             return Obstacle("terrain", S.TriangleMesh(*t))
@@ -128,15 +127,11 @@ class _Reader:
             terrain_obstacle(t, "terrain")
 
     def terrain_object(self, spec, line):
-        from .. import terrain as T
-
         t, _ = self._terrain(spec, line)
         return T.TriangleMesh(*t) if isinstance(t, tuple) else t
 
     def _terrain(self, spec, line):
         """``(Plane or HeightField or (vertices, faces), depth)`` of a ``terrain`` entry."""
-        from .. import terrain as T
-
         if not isinstance(spec, dict) or len(spec) != 1:
             raise self.fail("'terrain' needs exactly one of plane, height_field, mesh", line)
         (kind, body), = spec.items()
