@@ -272,7 +272,7 @@ SLOW = {"ikpy"}
 
 #: --cpu-budget: solvers run again with CPU_WALL x the budget of wall time, a success counted only when its CPU
 #: time is within the budget times the solver's threads (what the budget gives on an idle machine)
-CPU_WALL = 10
+CPU_WALL = 20
 THREADS = {"ours": 1, "tracik": 2}
 
 

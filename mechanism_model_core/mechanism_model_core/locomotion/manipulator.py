@@ -46,6 +46,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from ..builder import edit
 from ..constraints import PointAtConstraint, PoseConstraint, log_so3
 from ..errors import InvalidConfiguration, MechanismModelError, ModelStructureError, UnknownFrame
 from ..ik import ConstraintManager, IKResult, solve_ik
@@ -631,7 +632,7 @@ class ManipulatorModel:
 
     def _free_reach(self, p, frame, axis, c) -> bool:
         """Whether the target can be pointed at with the limits removed (to tell 'limits' from 'unreachable')."""
-        free = self.chain.edit()
+        free = edit(self.chain)
         for s in self.chain.bodies[1:]:
             j = s.joint
             if j is not None and j.dof == 1 and j.type.value == "revolute":
