@@ -58,7 +58,7 @@ from ..ik.closed_form import YPPPSolver, YPPPYSolver
 from ..ik.path_tracker import PathTracker
 from ..ik.registry import find_specialized, register_specialized
 from .trajectory import JointTrajectory, time_parameterize
-from .pan_tilt import pan_tilt_solutions
+from ..ik.closed_form.pan_tilt import pan_tilt_solutions
 
 __all__ = ["CartesianPath", "ManipulatorModel", "PointingResult", "register_chain_solver"]
 
@@ -557,7 +557,7 @@ class ManipulatorModel:
         of the mechanism (its origin, with the rest of the mechanism at ``q_full``, home by default).
 
         A two-axis chain (pan-tilt) whose line of sight is perpendicular to its second axis is solved in
-        closed form (:mod:`.pan_tilt`: exact, the in-range solution nearest ``q0``). Otherwise, or when no
+        closed form (:mod:`~mechanism_model_core.ik.closed_form.pan_tilt`: exact, the in-range solution nearest ``q0``). Otherwise, or when no
         exact solution is within the joint limits, the generic solver runs from ``q0`` and from the guess
         that turns every joint toward the target, and the best is returned with its residual: ``error``
         (rad) is the angle between the line of sight and the target at the configuration returned,
