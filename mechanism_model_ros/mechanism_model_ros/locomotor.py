@@ -83,6 +83,7 @@ from mechanism_model_core.locomotion.odometry_guard import MAX_STEP, RATE_MARGIN
 from mechanism_model_core.io.mobility_yaml import load_mobility
 from mechanism_model_core.io.motor_groups import load_motor_groups
 from mechanism_model_core.locomotion.mobility import MODES, MobilityError
+from mechanism_model_core.locomotion.motor_group import ControllerKind
 from mechanism_model_core.locomotion.terrain_odometry import TerrainOdometry
 from mechanism_model_core.locomotion.wheeled import Odometry, WheeledLocomotorModel
 from mechanism_model_core.spatial import matrix_to_quaternion, rpy_to_matrix
@@ -186,6 +187,9 @@ class Locomotor:
             str(p("steering_controller", "steering_controller"))
         wheel_controller = self.wheel_group.name if self.wheel_group is not None else \
             str(p("wheel_controller", "wheel_controller"))
+        #: steering by a joint trajectory controller (the steering motor group's kind)
+        self._steer_trajectory = self.steer_group is not None and \
+            self.steer_group.controller is ControllerKind.JOINT_TRAJECTORY
         self.adapter_kind = str(p("adapter", "ros2_control"))
         if self.adapter_kind not in ADAPTERS:
             raise ValueError(f"parameter adapter is one of {ADAPTERS}, got {self.adapter_kind!r}")
@@ -223,7 +227,7 @@ class Locomotor:
 
         self.adapter = make_adapter(self.adapter_kind, transport, steering_controller=steering_controller,
                                     wheel_controller=wheel_controller, steering_joints=self.steering_joints,
-                                    wheel_joints=self.wheel_joints)
+                                    wheel_joints=self.wheel_joints, steering_trajectory=self._steer_trajectory)
         if self.adapter_kind == "osr":            # OSR's state topics, not the process's joint_states
             joint_states = OsrJointStates(transport, mechanism)
         if joint_states is None:
@@ -471,8 +475,14 @@ class Locomotor:
                 if res.any_clamped:
                     self.warn.warning(key, f"command clamped: {res.describe()}")
                 cmd[:] = [float(v) for v in res.values]
+        duration = 0.0
+        if self._steer_trajectory:          # a joint trajectory controller: reach the targets within its limits
+            measured = self.measured_steering()
+            start = [float(measured[i]) if np.isfinite(measured[i]) else s_cmd[k]
+                     for k, i in enumerate(self._steer_order)]
+            duration = max(self.steer_group.travel_time(start, s_cmd), 2.0 / self.rate)
         self.adapter.publish(dict(zip(self.steering_joints, s_cmd)), dict(zip(self.wheel_joints, w_cmd)),
-                             self.steering_joints, self.wheel_joints)
+                             self.steering_joints, self.wheel_joints, steer_duration=duration)
         self.counts["commands"] += 1
 
     def publish_odometry(self) -> None:
