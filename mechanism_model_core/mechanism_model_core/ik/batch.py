@@ -555,12 +555,13 @@ class LaneEngine:
         tid = np.repeat(np.arange(B), nl)
         X = np.repeat(best_x, nl, axis=0)
         if w0 > 1:
-            first_lane = np.concatenate([[0], np.cumsum(nl)[:-1]])
-            rank = np.arange(len(tid)) - first_lane[tid]           # 0: the seed, k: restart k
-            extra = rank > 0
-            near = self.nearest_starts(pts, RtTs, w0 - 1)
-            X[extra] = (self.restarts(seed, w0 - 1)[rank[extra] - 1] if near is None
-                        else near[tid[extra], rank[extra] - 1])
+            if not far.all():                       # (a target beyond reach keeps its one lane)
+                first_lane = np.concatenate([[0], np.cumsum(nl)[:-1]])
+                rank = np.arange(len(tid)) - first_lane[tid]           # 0: the seed, k: restart k
+                extra = rank > 0
+                near = self.nearest_starts(pts, RtTs, w0 - 1)
+                X[extra] = (self.restarts(seed, w0 - 1)[rank[extra] - 1] if near is None
+                            else near[tid[extra], rank[extra] - 1])
             nrest[:] = nl - 1
             widened[:] = (nl >= width) | far
         L = len(tid)
