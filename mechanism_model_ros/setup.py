@@ -54,6 +54,7 @@ setup(
         "kinematics_server = mechanism_model_ros.kinematics_server:main",
         "manipulator = mechanism_model_ros.manipulator:main",
         "statics_server = mechanism_model_ros.statics_server:main",
+        "reach_server = mechanism_model_ros.reach_server:main",
         "locomotor = mechanism_model_ros.locomotor:main",
         "legged = mechanism_model_ros.legged:main",
     ]},

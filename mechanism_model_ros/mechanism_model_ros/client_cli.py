@@ -36,6 +36,7 @@ SERVICES = {
     "compute_statics": "mechanism_model_msgs/srv/ComputeStatics",
     "execute_trajectory": "mechanism_model_msgs/srv/ExecuteTrajectory",
     "point_at": "mechanism_model_msgs/srv/PointAt",
+    "compute_base_placement": "mechanism_model_msgs/srv/ComputeBasePlacement",
     "cancel": "std_srvs/srv/Trigger",
     "stop": "std_srvs/srv/Trigger",
     "release": "std_srvs/srv/Trigger",

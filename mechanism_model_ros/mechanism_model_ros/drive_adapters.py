@@ -21,7 +21,7 @@ from __future__ import annotations
 import threading
 
 from . import qos
-from .joint_state_cache import JointStateCache
+from .joint_state_cache import MergedJointStates
 
 __all__ = ["ADAPTERS", "Ros2ControlAdapter", "OsrAdapter", "OsrJointStates", "make_adapter", "OSR_CORNERS",
            "OSR_DRIVES"]
@@ -99,19 +99,18 @@ def check_osr_joints(steering_joints, wheel_joints) -> None:
                          f"{sorted(wheel_joints)} (models/osr/osr_rover.xml has them)")
 
 
-class OsrJointStates:
-    """The measured joints of an Open Source Rover: ``/corner_state`` and ``/drive_state`` merged, with the
-    interface of :class:`~.joint_state_cache.JointStateCache` the locomotor reads (``latest``,
-    ``add_listener``). Listeners hear ``/drive_state`` updates (the wheel rates odometry needs; each carries
-    the merged latest values); :meth:`last_heard` gives each topic's last arrival for the watchdog."""
+class OsrJointStates(MergedJointStates):
+    """The measured joints of an Open Source Rover: ``/corner_state`` and ``/drive_state`` merged
+    (:class:`~.joint_state_cache.MergedJointStates`). Listeners hear ``/drive_state`` updates only (the wheel
+    rates odometry needs; each carries the merged latest values); :meth:`last_heard` gives the older of the
+    two topics' last arrivals for the watchdog."""
 
     def __init__(self, transport, mechanism, corner_topic: str = "/corner_state",
                  drive_topic: str = "/drive_state", reliable: bool = True):
-        self.transport = transport
+        super().__init__(transport, mechanism, (corner_topic, drive_topic), reliable=reliable)
+        self.corner, self.drive = self.caches
         self._lock = threading.Lock()
         self._heard = {"corner": -float("inf"), "drive": -float("inf")}
-        self.corner = JointStateCache(transport, mechanism, reliable=reliable, topic=corner_topic)
-        self.drive = JointStateCache(transport, mechanism, reliable=reliable, topic=drive_topic)
         self.corner.add_listener(lambda u: self._heard_now("corner"))
         self.drive.add_listener(lambda u: self._heard_now("drive"))
 
@@ -124,24 +123,8 @@ class OsrJointStates:
         with self._lock:
             return min(self._heard.values())
 
-    def stalest(self, names) -> tuple:
-        """As :meth:`.JointStateCache.stalest`, a joint's age from whichever topic reports it."""
-        worst, age = None, 0.0
-        for n in names:
-            a = min(self.corner.stalest([n])[1], self.drive.stalest([n])[1])
-            if worst is None or a > age:
-                worst, age = n, a
-        return worst, age
-
-    def latest(self) -> dict:
-        return {**self.corner.latest(), **self.drive.latest()}
-
-    def add_listener(self, listener) -> None:
-        from .joint_state_cache import JointStateUpdate
-
-        def merged(update):
-            listener(JointStateUpdate(update.values, self.latest(), update.stamp, update.msg))
-        self.drive.add_listener(merged)
+    def add_listener(self, listener, on_drained=None, topics=None) -> None:
+        super().add_listener(listener, on_drained, topics=(self.topics[1],) if topics is None else topics)
 
     def status(self) -> str:
         return f"corner_state: {self.corner.status()}; drive_state: {self.drive.status()}"

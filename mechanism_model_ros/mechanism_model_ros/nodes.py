@@ -26,6 +26,7 @@ NODES: dict[str, str] = {
     "statics_server": ".statics_server:StaticsServer",
     "locomotor": ".locomotor:Locomotor",
     "legged": ".legged:LeggedNode",
+    "reach_server": ".reach_server:ReachServer",
 }
 #: what ``serve`` runs when not told otherwise
 DEFAULT_NODES: tuple[str, ...] = ("state_publisher", "kinematics_server", "statics_server")

@@ -156,3 +156,52 @@ def test_statics_cli_settles_the_rover_on_the_slope(capsys):
     # loads along the tilted normal: their sum is the weight's normal part
     assert sum(w["normal_force"] for w in out["wheels"]) == pytest.approx(weight * n[2], rel=1e-9)
     assert out["sweep"]["tip"] > 0.35
+
+
+# ------------------------------------------------------------------------------------ height fields
+@pytest.mark.parametrize("interpolation", ["bilinear", "triangles"])
+def test_on_a_height_field_a_wheel_over_a_step_down_hangs_on_its_limit(outrigger, interpolation):
+    """The ground drops by 0.3 m behind the chassis (a step in a height field): the four chassis wheels stay
+    on the upper level, the outrigger arm falls to its lower limit and the tail wheel hangs above the lower
+    level. Closed form: the chassis level at its flat-ground height (0.2 m, wheel centres 0.1 m above the
+    ground), the tail wheel's centre at pivot + R_y(-0.4) (-0.3, 0, 0.1), its lowest rim point r below."""
+    from mechanism_model_core.terrain import HeightField
+    W = outrigger
+    m = W.mechanism
+    depth, edge = 0.3, -0.625                     # the step between the grid rows at x = -0.65 and -0.60
+    hf = HeightField.from_function(lambda X, Y: np.where(X < edge, -depth, 0.0), (-2, 2), (-2, 2), 0.05,
+                                   interpolation=interpolation)
+    r = W.settle_with_lift_off(hf, 0.0, 0.0, 0.0)
+    tail = W.names.index("tail")
+    assert not r.tips and r.lifted == [tail], r.reason
+    q = r.q
+    lim = m.lower_limits[m.coordinate_index("arm")]
+    assert lim == pytest.approx(-0.4)
+    assert q[m.coordinate_index("arm")] == pytest.approx(lim, abs=1e-9)
+    for c, v in (("chassis.z", 0.0), ("chassis.roll", 0.0), ("chassis.pitch", 0.0)):
+        assert q[m.coordinate_index(c)] == pytest.approx(v, abs=1e-9)
+    pivot = np.array([-0.45, 0.0, 0.2 - 0.2])
+    c, s = math.cos(lim), math.sin(lim)
+    centre = pivot + np.array([c * -0.3 + s * 0.1, 0.0, -s * -0.3 + c * 0.1])
+    clearance = centre[2] - 0.1 + depth
+    d = W.contacts(hf, q)[2]
+    assert d[tail] == pytest.approx(clearance, abs=1e-9) and clearance > 0.1
+    assert np.all(np.abs(np.delete(d, tail)) < 1e-6)
+    weight = total_mass(m) * G
+    assert r.loads.forces.sum(axis=0) == pytest.approx([0, 0, weight], abs=1e-6 * weight)
+    assert r.loads.normal[tail] == 0 and np.all(np.delete(r.loads.normal, tail) > 0)
+
+
+def test_on_a_slope_given_as_a_height_field_the_wheel_lifts_as_on_the_plane(outrigger):
+    """The lift-off loop on a height field: a plane rising backwards past the tail's lift-off angle, sampled
+    as a height field (bilinear interpolation of a plane is the plane), settles as on the Plane itself."""
+    from mechanism_model_core.terrain import HeightField
+    W = outrigger
+    slope = 0.35
+    plane = Plane.from_slope(slope, math.pi)
+    hf = HeightField.from_function(lambda X, Y: plane.height(X, Y), (-2, 2), (-2, 2), 0.1)
+    a = W.settle_with_lift_off(plane, 0.0, 0.0, 0.0)
+    b = W.settle_with_lift_off(hf, 0.0, 0.0, 0.0)
+    assert a.lifted == b.lifted == [W.names.index("tail")] and not b.tips
+    assert b.q == pytest.approx(a.q, abs=1e-6)
+    assert b.loads.normal == pytest.approx(a.loads.normal, abs=1e-6 * total_mass(W.mechanism) * G)

@@ -35,7 +35,7 @@ def _services_of(node_name: str, namespace: str = "") -> list[tuple[str, str]]:
 
 
 @pytest.mark.parametrize("node_name", ["kinematics_server", "statics_server", "locomotor", "manipulator",
-                                       "legged", "state_publisher"])
+                                       "legged", "state_publisher", "reach_server"])
 def test_every_service_of_every_node_resolves_without_type(node_name):
     from mechanism_model_ros.client_cli import service_type
     for ns in ("", "rover1"):
@@ -47,9 +47,10 @@ def test_every_service_of_every_node_resolves_without_type(node_name):
 
 
 def test_the_nodes_offer_the_services_the_docs_name():
-    names = {n for node in ("kinematics_server", "statics_server", "locomotor", "manipulator")
+    names = {n for node in ("kinematics_server", "statics_server", "locomotor", "manipulator", "reach_server")
              for n, _ in _services_of(node)}
-    for want in ("/compute_ik", "/compute_statics", "/check_state_validity", "/locomotor/stop",
+    for want in ("/compute_ik", "/compute_statics", "/check_state_validity", "/compute_base_placement",
+                 "/locomotor/stop",
                  "/locomotor/drive_mode/crab", "/manipulator/execute_trajectory", "/manipulator/cancel"):
         assert want in names, sorted(names)
 

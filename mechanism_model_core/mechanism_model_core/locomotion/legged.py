@@ -60,7 +60,7 @@ from .manipulator import ManipulatorModel
 from .trajectory import JointTrajectory
 
 __all__ = ["GAITS", "GaitInfeasible", "GaitPlan", "LegSpec", "LeggedLocomotorModel", "YPPLegSolver",
-           "load_legged", "register_leg_solver"]
+           "register_leg_solver"]
 
 
 class GaitInfeasible(MechanismModelError):
@@ -276,28 +276,10 @@ class LeggedLocomotorModel:
                    names=names)
 
     def description(self) -> dict:
-        """What :meth:`from_description` reads back (CLARAty 11.5)."""
+        """What :meth:`from_description` reads back (CLARAty 11.5; the file:
+        :mod:`mechanism_model_core.io.legged_xml`)."""
         stand = {n: float(self.stand[self.mechanism.coordinate_index(n)]) for n in self.joint_names}
         return {"body": self.body, "feet": {l.name: l.foot for l in self.legs}, "stand": stand}
-
-    def to_xml(self) -> str:
-        """A ``<Legged_Locomotor_Model>`` element (CLARAty 11.5): the model file, body, legs and standing
-        joint values; :func:`load_legged` reads it back."""
-        from lxml import etree
-
-        d = self.description()
-        root = etree.Element("Legged_Locomotor_Model", mechanism=self.mechanism.name, body=d["body"])
-        if self.mechanism.source:
-            root.set("model", str(self.mechanism.source))
-        for name, foot in d["feet"].items():
-            etree.SubElement(root, "Leg", name=name, foot=foot)
-        for joint, value in d["stand"].items():
-            etree.SubElement(root, "Stand", joint=joint, value=repr(value))
-        return etree.tostring(root, pretty_print=True, xml_declaration=True, encoding="US-ASCII").decode()
-
-    def save(self, path) -> None:
-        with open(path, "w", encoding="ascii") as f:
-            f.write(self.to_xml())
 
     def leg(self, name: str) -> LegSpec:
         for l in self.legs:
@@ -703,52 +685,6 @@ class LeggedLocomotorModel:
         traj = JointTrajectory(self.joint_names, times, J, vel, acc, {"gait": gait})
         return GaitPlan(gait, tw, float(period), beta, dict(offsets), tuple(l.name for l in self.legs), times, q, Tb,
                         feet, stance, margins, traj)
-
-
-def load_legged(path_or_xml, mechanism: Mechanism | None = None) -> "LeggedLocomotorModel":
-    """A walker from a ``<Legged_Locomotor_Model>`` file written by :meth:`LeggedLocomotorModel.save` (or its
-    text); the mechanism is ``mechanism`` when given (its name must match), else loaded from the ``model``
-    attribute. Malformed files raise :class:`~mechanism_model_core.errors.ModelFileError` naming the file and
-    line."""
-    import os
-
-    from ..errors import ModelFileError
-    from ..io import load_model
-    from ..io.safe_xml import parse_bytes, parse_file
-    from ..library import model_path
-
-    is_path = isinstance(path_or_xml, (str, os.PathLike)) and not str(path_or_xml).lstrip().startswith("<")
-    name = str(path_or_xml) if is_path else "<string>"
-    root = parse_file(str(path_or_xml)) if is_path else parse_bytes(path_or_xml)
-    if root.tag != "Legged_Locomotor_Model":
-        raise ModelFileError(f"expected <Legged_Locomotor_Model>, found <{root.tag}>", name, root.sourceline)
-    if mechanism is None:
-        src = root.get("model")
-        if not src:
-            raise ModelFileError("no mechanism given and no 'model' attribute to load it from", name, root.sourceline)
-        mechanism = load_model(model_path(src))
-    if root.get("mechanism") and mechanism.name != root.get("mechanism"):
-        raise ModelFileError(f"the file describes a walker of {root.get('mechanism')!r}, not of {mechanism.name!r}",
-                             name, root.sourceline)
-    feet, stand = {}, {}
-    for el in root.findall("Leg"):
-        if not el.get("name") or not el.get("foot"):
-            raise ModelFileError("<Leg> needs 'name' and 'foot'", name, el.sourceline)
-        feet[el.get("name")] = el.get("foot")
-    for el in root.findall("Stand"):
-        try:
-            v = float(el.get("value"))
-        except (TypeError, ValueError):
-            raise ModelFileError(f"<Stand joint={el.get('joint')!r}>: value {el.get('value')!r} is not a number",
-                                 name, el.sourceline) from None
-        if not math.isfinite(v) or not el.get("joint"):
-            raise ModelFileError("<Stand> needs a joint and a finite value", name, el.sourceline)
-        stand[el.get("joint")] = v
-    try:
-        return LeggedLocomotorModel.from_description(
-            mechanism, {"body": root.get("body"), "feet": feet or None, "stand": stand or None})
-    except MechanismModelError as e:
-        raise ModelFileError(str(e), name, root.sourceline) from None
 
 
 def _ypp_factory(chain: ManipulatorModel, walking):

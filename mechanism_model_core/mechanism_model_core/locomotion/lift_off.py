@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..builder import edit
 from ..kinematics import forward_kinematics
 from ..terrain import Plane
 
@@ -92,7 +93,7 @@ def _rim_mechanism(model, terrain, q, wheels):
     m = model.mechanism
     pts, nrm, dist = model.contacts(terrain, q)
     fk = forward_kinematics(m, q)
-    b = m.edit()
+    b = edit(m)
     names = []
     for i in wheels:
         body = m.child_body_of_joint(model.wheels[i].drive_joint)
@@ -141,17 +142,29 @@ def _potential(model, q, gravity):
 def settle_with_lift_off(model, terrain, x: float, y: float, yaw: float, q0=None, *, gravity=GRAVITY,
                          load_tol: float = 1e-6, tol: float = 1e-9) -> LiftOffPose:
     """Settle with lift-off (module docstring). ``load_tol`` (N): loads down to ``-load_tol`` count as
-    contact. Returns a :class:`LiftOffPose`; ``tips`` True means no static pose holds."""
-    from scipy.optimize import minimize
-
-    m = model.mechanism
+    contact. Returns a :class:`LiftOffPose`; ``tips`` True means no static pose holds. On any terrain
+    (planes, height fields, meshes): where settling cannot put a wheel on the ground (over a step or a pit,
+    its suspension on a joint limit), that wheel starts lifted."""
     s = model.settle(terrain, x, y, yaw, q0=q0, tol=tol)
-    if not s.success:
-        return LiftOffPose(s, np.ones(model.n, bool), None, False, f"settling failed: {s.reason}")
     in_contact = np.ones(model.n, bool)          # the wheels the terrain may push (loads computed for them)
-    base, sl, free, idx, cols, lo, hi, refs, axes, radii, settler = model._settle_cache
-    q = s.q.copy()
     settled = s
+    if not s.success:
+        # on uneven terrain a wheel may not reach the ground at all (over a step or a pit, its suspension on a
+        # joint limit): settling then stops with that rim above the terrain and the others on it. Those
+        # wheels are lifted from the start and the pose is relaxed with the others on the terrain
+        d = np.asarray(s.distances, dtype=float)
+        up = np.isfinite(d) & (d > 1e-6)
+        on = np.isfinite(d) & (np.abs(d) <= 1e-6)
+        if not up.any() or not np.all(up | on) or on.sum() < 3:
+            return LiftOffPose(s, np.ones(model.n, bool), None, False, f"settling failed: {s.reason}")
+        in_contact = on
+        u, message = _relax(model, terrain, s.q, in_contact, None, gravity)
+        if u is None:
+            return LiftOffPose(s, np.ones(model.n, bool), None, False,
+                               f"settling failed: {s.reason}; no pose with {_names(model, ~in_contact)} "
+                               f"lifted ({message})")
+        settled = _pose(model, terrain, s, u, "settled with lift-off")
+    q = settled.q.copy()
     g = np.asarray(gravity, dtype=float)
     for _ in range(model.n):
         loads = wheel_loads(model, terrain, q, in_contact, gravity)
@@ -172,44 +185,66 @@ def settle_with_lift_off(model, terrain, x: float, y: float, yaw: float, q0=None
             return _result(settled, in_contact, loads, False,
                            "the wheels hold the rover with more traction than the least-traction forces")
         in_contact = trial
-        q_start = q.copy()
+        u, message = _relax(model, terrain, q, in_contact, worst, gravity)
+        if u is None:
+            return _result(settled, in_contact, loads, True,
+                           f"no pose with wheel {model.names[worst]} lifted ({message})")
+        settled = _pose(model, terrain, s, u, "settled with lift-off")
+        q = settled.q
+    return _result(settled, in_contact, None, True, "every wheel lifted")
 
-        def full(u):
-            qq = q_start.copy()
-            qq[idx] = u
-            return m.apply_couplings(qq) if m.couplings else qq
 
-        def dist(u):
-            return model.contacts(terrain, full(u))[2]
+def _names(model, mask):
+    return ", ".join(model.names[i] for i in np.flatnonzero(mask))
 
-        on = np.flatnonzero(in_contact)
-        off = np.flatnonzero(~in_contact)
-        scale = max(1.0, abs(_potential(model, q_start, gravity)))
-        # start with the lifted wheel raised a little (finite-difference direction that lifts it): at the
-        # lift-off angle the energy is flat to first order, and SLSQP would stay where it starts
-        u0 = q_start[idx].copy()
-        grad = np.array([(dist(u0 + 1e-6 * e)[worst] - dist(u0)[worst]) / 1e-6 for e in np.eye(len(u0))])
+
+def _pose(model, terrain, like, q, reason):
+    """A :class:`~.wheeled.SettledPose` (the type of ``like``) at ``q`` with its rim contacts on ``terrain``."""
+    pts, nrm, dd = model.contacts(terrain, q)
+    return type(like)(q, True, reason, pts, nrm, dd, 0)
+
+
+def _relax(model, terrain, q_start, in_contact, lifting, gravity):
+    """The configuration of least potential energy ``-m g . c`` over the settling unknowns (z, roll, pitch,
+    free suspension joints; everything else as in ``q_start``) with the wheels ``in_contact`` (bool (N,)) on
+    the terrain, no rim below it and the joint limits (scipy's SLSQP), or ``(None, message)``. ``lifting``:
+    the wheel just lifted (the start raises it a little: at its lift-off angle the energy is flat to first
+    order and SLSQP would stay where it starts); None when the lifted wheels are already clear."""
+    from scipy.optimize import minimize
+
+    m = model.mechanism
+    _, _, _, idx, _, lo, hi, *_ = model._settle_cache
+
+    def full(u):
+        qq = q_start.copy()
+        qq[idx] = u
+        return m.apply_couplings(qq) if m.couplings else qq
+
+    def dist(u):
+        return model.contacts(terrain, full(u))[2]
+
+    on = np.flatnonzero(in_contact)
+    scale = max(1.0, abs(_potential(model, q_start, gravity)))
+    u0 = q_start[idx].copy()
+    if lifting is not None:
+        grad = np.array([(dist(u0 + 1e-6 * e)[lifting] - dist(u0)[lifting]) / 1e-6 for e in np.eye(len(u0))])
         if np.linalg.norm(grad) > 0:
             u0 = u0 + 1e-3 * grad / np.linalg.norm(grad)
-        u0 = np.clip(u0, np.where(np.isfinite(lo), lo, -np.inf), np.where(np.isfinite(hi), hi, np.inf))
-        res = minimize(lambda u: _potential(model, full(u), gravity) / scale, u0, method="SLSQP",
-                       bounds=[(a if np.isfinite(a) else None, b if np.isfinite(b) else None)
-                               for a, b in zip(lo, hi)],
-                       constraints=[{"type": "ineq", "fun": dist}],   # unilateral: no rim below the terrain
-                       options={"maxiter": 200, "ftol": 1e-14})
-        def feasible(u):
-            d = dist(u)
-            return bool(np.all(np.abs(d[on]) <= 1e-6) and np.all(d >= -1e-6))
-        # SLSQP may stop on a degenerate start (a rigid body on more contacts than it needs): the start is then
-        # kept, it is feasible; else the lower-energy feasible one
-        cands = [u for u in (res.x, q_start[idx]) if feasible(u)]
-        if not cands:
-            return _result(settled, in_contact, loads, True,
-                           f"no pose with wheel {model.names[worst]} lifted ({res.message})")
-        q = full(min(cands, key=lambda u: _potential(model, full(u), gravity)))
-        pts, nrm, dd = model.contacts(terrain, q)
-        settled = type(s)(q, True, "settled with lift-off", pts, nrm, dd, int(res.nit))
-    return _result(settled, in_contact, None, True, "every wheel lifted")
+    u0 = np.clip(u0, np.where(np.isfinite(lo), lo, -np.inf), np.where(np.isfinite(hi), hi, np.inf))
+    res = minimize(lambda u: _potential(model, full(u), gravity) / scale, u0, method="SLSQP",
+                   bounds=[(a if np.isfinite(a) else None, b if np.isfinite(b) else None) for a, b in zip(lo, hi)],
+                   constraints=[{"type": "ineq", "fun": dist}],   # unilateral: no rim below the terrain
+                   options={"maxiter": 200, "ftol": 1e-14})
+
+    def feasible(u):
+        d = dist(u)
+        return bool(np.all(np.abs(d[on]) <= 1e-6) and np.all(d >= -1e-6))
+    # SLSQP may stop on a degenerate start (a rigid body on more contacts than it needs): the start is then
+    # kept, it is feasible; else the lower-energy feasible one
+    cands = [u for u in (res.x, q_start[idx]) if feasible(u)]
+    if not cands:
+        return None, str(res.message)
+    return full(min(cands, key=lambda u: _potential(model, full(u), gravity))), ""
 
 
 def _margin(model, points, q, g):

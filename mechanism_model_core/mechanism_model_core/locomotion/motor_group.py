@@ -26,7 +26,7 @@ for the ``<transmission>`` elements of the export; controllers and commands stay
 Example::
 
     from mechanism_model_core import load_model
-    from mechanism_model_core.locomotion import load_motor_groups
+    from mechanism_model_core.io.motor_groups import load_motor_groups
 
     rover = load_model("rocky8/rocky8_rover.xml")          # a library name or a path
     motors = load_motor_groups(rover)                      # the <Motor_Group>s of the model's files

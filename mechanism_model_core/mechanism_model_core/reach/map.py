@@ -39,6 +39,7 @@ import hashlib
 import json
 import math
 import os
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -82,7 +83,10 @@ def chain_of(mechanism: Mechanism, chain) -> tuple:
 
 def model_hash(chain_mechanism: Mechanism, tool: str) -> str:
     """SHA-256 of the chain's CLARAty XML (kinematics, limits, masses, shapes) and the tool frame's name."""
-    h = hashlib.sha256(to_claraty_xml(chain_mechanism).encode())
+    with warnings.catch_warnings():     # motor groups of the whole model that the chain cuts: not its identity
+        warnings.simplefilter("ignore")
+        text = to_claraty_xml(chain_mechanism)
+    h = hashlib.sha256(text.encode())
     h.update(b"\0" + tool.encode())
     return h.hexdigest()
 

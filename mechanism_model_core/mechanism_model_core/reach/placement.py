@@ -61,7 +61,7 @@ class Placement:
     mechanism's configuration (settled, arm at ``arm_q``, chain coordinates in ``arm_joints`` order);
     ``index`` (map's index at the target's voxel, NaN without a map), ``manipulability``, ``stability``
     (support-polygon margin, m), ``position_error`` (m) and ``orientation_error`` (rad) from the whole
-    rover's FK, ``score``."""
+    rover's FK, ``score``; ``body_pose`` the settled pose (4x4, ground frame) of ``body_frame``."""
 
     x: float
     y: float
@@ -75,6 +75,9 @@ class Placement:
     position_error: float
     orientation_error: float
     score: float = 0.0
+    #: the settled body frame's pose (4x4, ground frame)
+    body_pose: np.ndarray | None = None
+    body_frame: str = ""
 
 
 @dataclass
@@ -138,6 +141,7 @@ def place_base(mechanism, chain, target, direction, terrain, *, reach_map: Reach
     if axis not in AXES:
         raise InvalidConfiguration(f"axis must be one of {sorted(AXES)}, got {axis!r}")
     step = _num(step, "step", 1e-3, 100.0)
+    min_stability = _num(min_stability, "min_stability", -100.0, 100.0)
     if isinstance(yaws, bool) or not isinstance(yaws, (int, np.integer)) or not 1 <= yaws <= 3600:
         raise InvalidConfiguration(f"yaws must be an integer in [1, 3600], got {yaws!r}")
     if isinstance(max_results, bool) or not isinstance(max_results, (int, np.integer)) or max_results < 1:
@@ -214,7 +218,8 @@ def place_base(mechanism, chain, target, direction, terrain, *, reach_map: Reach
             reject("no IK solution")
             continue
         q_full = arm.full_q(res.q, s.q)
-        T = forward_kinematics(mechanism, q_full).pose(tip)
+        fk = forward_kinematics(mechanism, q_full)
+        T = fk.pose(tip)
         e_p = float(np.linalg.norm(T[:3, 3] - t))
         e_o = float(np.arccos(np.clip((T[:3, :3] @ a_tool) @ d, -1.0, 1.0)))
         if e_p > tol_position or e_o > tol_orientation:
@@ -229,7 +234,8 @@ def place_base(mechanism, chain, target, direction, terrain, *, reach_map: Reach
             continue
         m = float(manipulability(ground_jacobian(cm, res.q, tip)[None])[0])
         out.append(Placement(float(x), float(y), float(yaw), q_full, res.q.copy(), tuple(cm.coordinate_names),
-                             idx if reach_map is not None else math.nan, m, float(stab), e_p, e_o))
+                             idx if reach_map is not None else math.nan, m, float(stab), e_p, e_o,
+                             body_pose=fk.pose(body), body_frame=body))
     best_m = max((p.manipulability for p in out), default=0.0) or 1.0
     for p in out:
         p.score = (1.0 if math.isnan(p.index) else p.index) + p.manipulability / best_m + \
