@@ -45,7 +45,7 @@ MARK = ("<!-- bench_manipulation:begin -->", "<!-- bench_manipulation:end -->")
 def mer_case():
     from mechanism_model_core import load_model
     from mechanism_model_core.library import model_path
-    from mechanism_model_core.locomotion.manipulator import MERArmModel
+    from mechanism_model_core.locomotion.presets import MERArmModel
 
     arm = MERArmModel(load_model(model_path("mer/mer_idd.xml")))
     q0 = np.array([0.3, 0.3, -2.2, 1.2, 0.2])

@@ -32,7 +32,7 @@ from bench_kinematics import _fmt_t, machine  # noqa: E402
 
 from mechanism_model_core import load_model  # noqa: E402
 from mechanism_model_core.library import model_path  # noqa: E402
-from mechanism_model_core.locomotion import load_motor_groups  # noqa: E402
+from mechanism_model_core.io.motor_groups import load_motor_groups  # noqa: E402
 
 BEGIN, END = "<!-- bench_motors:begin -->", "<!-- bench_motors:end -->"
 GOALS = 30

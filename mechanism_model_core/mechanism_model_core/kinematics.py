@@ -49,7 +49,7 @@ from enum import Enum
 
 import numpy as np
 
-from .model import Mechanism, provide_operation
+from .model import Mechanism
 from .kinematics_banded import BandedPlan, banded_pass, estimated_cost as _banded_cost, plan_banded
 from .errors import MechanismModelError
 from .spatial import cross_rows, relative_motion
@@ -1202,4 +1202,3 @@ def frame_chain(mechanism: Mechanism, frame: str) -> FrameChain:
     return ch
 
 
-provide_operation("forward_kinematics", forward_kinematics)

@@ -26,7 +26,10 @@ from mechanism_model_core.io.ros2_control import TIMED_FORWARD, controllers_yaml
 from mechanism_model_core.io.urdf import to_urdf
 from mechanism_model_core.io.urdf_subtree import urdf_subtree
 from mechanism_model_core.joints import JointType
-from mechanism_model_core.locomotion import ControllerKind, MotorGroups, load_motor_groups
+from mechanism_model_core.io.motor_groups import load_motor_groups
+from mechanism_model_core.locomotion import ControllerKind, MotorGroups
+from mechanism_model_core.locomotion.legged import LeggedLocomotorModel
+from mechanism_model_core.locomotion.wheeled import WheeledLocomotorModel
 
 #: robot kind -> the node that moves it (besides the state publisher and the three servers)
 KIND_NODES = {"rover": ("locomotor",), "walker": ("legged",), "arm": ("manipulator",)}
@@ -129,13 +132,10 @@ def check_controller_plugins(controllers_yaml_text: str, prefixes: list[str] | N
 
 def robot_kind(mechanism, motors: MotorGroups) -> str:
     """``rover`` (the model's mobility names wheels), ``walker`` (feet on a floating body) or ``arm``."""
-    from mechanism_model_core.locomotion.legged import LeggedLocomotorModel
-    from mechanism_model_core.locomotion.wheeled import MobilityError, WheeledLocomotorModel
-
     try:
         WheeledLocomotorModel(mechanism)
         return "rover"
-    except (MobilityError, MechanismModelError):
+    except MechanismModelError:                 # MobilityError included
         pass
     try:
         LeggedLocomotorModel(mechanism)

@@ -19,6 +19,8 @@ exception                                code
 ``NoSolution``                           NO_IK_SOLUTION
 ``TimeoutError``                         TIMED_OUT
 other ``MechanismModelError``            FAILURE, with the exception's class name
+``ImportError`` (an optional extra,      FAILURE, "not available in this installation: ..." (the core's
+such as coal, is not installed)          message says what to install)
 anything else                            FAILURE, "internal error ..."
 =======================================  ==========================================================
 """
@@ -104,6 +106,8 @@ def _code_for(exc: BaseException) -> tuple[int, str]:
         return ErrorCodes.TIMED_OUT, str(exc) or "timed out"
     if isinstance(exc, MechanismModelError):
         return ErrorCodes.FAILURE, f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, ImportError):
+        return ErrorCodes.FAILURE, f"not available in this installation: {exc}"
     return ErrorCodes.FAILURE, f"internal error {type(exc).__name__}: {exc}"
 
 

@@ -64,6 +64,7 @@ import threading
 
 import numpy as np
 
+from mechanism_model_core.io.motor_groups import load_motor_groups
 from mechanism_model_core.locomotion.legged import GaitInfeasible, LeggedLocomotorModel
 from mechanism_model_core.locomotion.motor_group import (ControllerKind, InvalidCommand, Motor, MotorGroup,
                                                          MotorLimits)
@@ -83,8 +84,6 @@ def leg_motor_groups(mechanism, walking_joints, path: str = "", controller: str 
     ``controller`` over the walking joints with the joints' own limits from the model (a joint without a
     velocity limit gets 1 rad/s or m/s). A walking joint in a forward-command group, or some walking joints
     in groups and others not, is a configuration error (ValueError)."""
-    from mechanism_model_core.locomotion import load_motor_groups
-
     try:
         groups = load_motor_groups(mechanism, path or None)
     except Exception as exc:

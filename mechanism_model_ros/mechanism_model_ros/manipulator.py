@@ -52,7 +52,8 @@ import numpy as np
 
 from mechanism_model_core.errors import MechanismModelError, UnknownFrame
 from mechanism_model_core.kinematics import forward_kinematics
-from mechanism_model_core.locomotion import ControllerKind, InvalidCommand, load_motor_groups
+from mechanism_model_core.io.motor_groups import load_motor_groups
+from mechanism_model_core.locomotion import ControllerKind, InvalidCommand
 from mechanism_model_core.locomotion.manipulator import ManipulatorModel
 
 from .conversions import BadMessage, fill_joint_trajectory, joint_trajectory_arrays

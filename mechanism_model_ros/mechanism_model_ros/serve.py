@@ -137,6 +137,8 @@ def run_nodes(argv=None, nodes=NODE_NAMES, prog: str = "mechanism-model serve",
     transports = {}
     running = {}
     code = 0
+    lost = None                         # why the middleware was lost (the main loop saw it)
+    fresh = None                        # the Cyclone participant made for the last commands after a loss
 
     # from the start: a SIGINT/SIGTERM arriving while the nodes are being created (a node may command its
     # motors before its constructor returns: the locomotor on its first cmd_vel) ends in their close() too
@@ -247,6 +249,8 @@ def run_nodes(argv=None, nodes=NODE_NAMES, prog: str = "mechanism-model serve",
         raise
     finally:
         stop.set()
+        if lost and running:
+            fresh = reopen_for_last_commands(kind, runtime if kind == "rclpy" else ctx, transports, log)
         # the nodes' last commands (zero wheel rates, leg holds, cancelled goals) go out while the
         # transports still run: an action goal needs the executor spinning to be sent and answered
         close_nodes(running, log)
@@ -259,12 +263,37 @@ def run_nodes(argv=None, nodes=NODE_NAMES, prog: str = "mechanism-model serve",
             except Exception:
                 pass
         if kind == "cyclone" and transports:
-            try:
-                ctx.close()
-            except Exception:
-                pass
+            for c in (ctx, fresh):
+                try:
+                    if c is not None:
+                        c.close()
+                except Exception:
+                    pass
         elif kind == "rclpy" and transports:
             runtime.shutdown()
+
+
+def reopen_for_last_commands(kind: str, runtime, transports: dict, log):
+    """The middleware was lost under the nodes (:func:`transport_lost`): where the participant itself is
+    gone (the rclpy context shut down; the Cyclone dispatcher failed), every node's publishers are re-created
+    on a fresh participant of the same domain, so that the nodes' ``close()`` still reaches the motor
+    controllers (:meth:`~.transports.base.Transport.reopen_publishers`). Best effort: where that fails too (no
+    network at all), the controllers' own command timeout stops the motors (docs/ros.md). Returns the fresh
+    Cyclone context to close (None otherwise)."""
+    fresh = None
+    try:
+        if kind == "rclpy":
+            if runtime.context.ok():         # the executor failed, the participant is still there
+                return None
+            ctx = runtime.fresh_context()
+        else:
+            ctx = fresh = type(runtime)(runtime.domain_id)
+        n = sum(t.reopen_publishers(ctx) for t in transports.values())
+        log.warning("the nodes' %d publishers re-created on a fresh participant for their last commands", n)
+    except Exception as exc:        # noqa: BLE001 -- the controllers' command timeout is the fallback
+        log.error("cannot re-create the publishers for the last commands (%s: %s); the controllers' command "
+                  "timeout stops the motors", type(exc).__name__, exc)
+    return fresh
 
 
 def close_nodes(running: dict, log) -> None:
@@ -284,15 +313,16 @@ def transport_lost(kind: str, runtime, spin_thread, spin_error) -> str | None:
     """Why the process's middleware can no longer carry the nodes' messages (None: it can): the rclpy
     context shut down or its spin thread died; the Cyclone dispatcher thread ended."""
     if kind == "rclpy":
+        if not runtime.context.ok():        # first: the executor stops because of it
+            return "the rclpy context was shut down"
         if spin_error:
             return f"the rclpy executor failed ({type(spin_error[0]).__name__}: {spin_error[0]})"
         if spin_thread is not None and not spin_thread.is_alive():
             return "the rclpy executor stopped"
-        if not runtime.context.ok():
-            return "the rclpy context was shut down"
         return None
     if not runtime.alive():
-        return "the Cyclone DDS dispatcher stopped"
+        failure = getattr(runtime, "failure", None)
+        return "the Cyclone DDS dispatcher stopped" + (f" ({type(failure).__name__}: {failure})" if failure else "")
     return None
 
 

@@ -50,6 +50,9 @@ model; a URDF file is republished verbatim when all its links are model frames),
 does not publish ``robot_description`` itself), ``frame_prefix``
 (prepended to every frame id), ``floating_joints``, ``loop_closures``, ``loop_closure_timeout`` (s, default 0.02) and
 ``loop_closure_max_iterations`` (default 10000: each closure solve ends at whichever comes first),
+``joint_states_topics`` (list of ``sensor_msgs/JointState`` topics read instead of ``joint_states``, merged by
+joint name: ``["/corner_state", "/drive_state"]`` shows an Open Source Rover's corner angles and wheel positions
+from its own topics, no bridge; default empty: ``joint_states``),
 ``joint_states_reliable`` (false: best-effort subscription as
 robot_state_publisher's SensorDataQoS, which also hears reliable publishers; true: reliable),
 ``publish_frequency`` (Hz, 0: on every change), ``idle_republish_period`` (s), ``joint_silence_timeout`` (s,
@@ -70,7 +73,7 @@ import numpy as np
 
 from . import qos
 from .conversions import BadMessage, configuration_from, fill_transform, matrices_to_quaternions_xyzw, set_stamp
-from .joint_state_cache import JointStateCache, JointStateUpdate
+from .joint_state_cache import JointStateCache, JointStateUpdate, MergedJointStates
 from .state_merge import Publication, StateMerger
 from .tf_tree import build_tf_tree
 from .transports.base import RateLimitedLogger, Transport
@@ -151,9 +154,12 @@ class StatePublisher:
             self.closer = LoopCloser(mechanism, closures,
                                      float(transport.get_parameter("loop_closure_timeout", 0.02)),
                                      int(transport.get_parameter("loop_closure_max_iterations", 10000)))
-        if joint_states is None:
-            joint_states = JointStateCache(transport, mechanism,
-                                           reliable=bool(transport.get_parameter("joint_states_reliable", False)))
+        topics = [str(t) for t in (transport.get_parameter("joint_states_topics", []) or [])]
+        reliable = bool(transport.get_parameter("joint_states_reliable", False))
+        if topics:                       # a stack's own state topics (OSR's /corner_state, /drive_state)
+            joint_states = MergedJointStates(transport, mechanism, topics, reliable=reliable)
+        elif joint_states is None:
+            joint_states = JointStateCache(transport, mechanism, reliable=reliable)
         self.joint_states = joint_states
         self.messages_rejected_here = 0
         joint_states.add_listener(self.on_update, self.on_drained)

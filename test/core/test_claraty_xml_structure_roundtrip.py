@@ -20,7 +20,8 @@ from mechanism_model_core import load_model
 from mechanism_model_core.io.claraty_xml import load_claraty_xml, save_claraty_xml, to_claraty_xml
 from mechanism_model_core.io.ros2_control import controllers_yaml, urdf_with_ros2_control
 from mechanism_model_core.library import list_models, model_path
-from mechanism_model_core.locomotion import MotorGroups, load_motor_groups
+from mechanism_model_core.io.motor_groups import load_motor_groups
+from mechanism_model_core.locomotion import MotorGroups
 from mechanism_model_core.locomotion.motor_group import Motor, MotorGroup, MotorLimits
 
 XML_MODELS = [rel for rel in list_models() if rel.endswith(".xml")]

@@ -23,7 +23,9 @@ from hypothesis import given, settings, strategies as st
 import mechanism_model_core as mm
 from mechanism_model_core.library import model_path
 from mechanism_model_core.locomotion.drive_policy import DrivePolicy, interpret
-from mechanism_model_core.locomotion.wheeled import MobilityError, WheeledLocomotorModel
+from mechanism_model_core.io.motor_groups import load_motor_groups
+from mechanism_model_core.locomotion.mobility import MobilityError
+from mechanism_model_core.locomotion.wheeled import WheeledLocomotorModel
 
 DATA = os.path.join(os.path.dirname(__file__), "..", "data", "osr", "rover_py_cmd_vel.json")
 OSR = "osr/osr_rover.xml"
@@ -90,7 +92,7 @@ def test_osr_model_has_the_published_geometry_and_osr_names(osr):
     m = osr.mechanism
     assert m.joint("right_rocker").coupling is not None                 # the differential
     assert "right_rocker" not in m.independent_coordinates
-    groups = mm.locomotion.load_motor_groups(m)
+    groups = load_motor_groups(m)
     assert sorted(groups.group_of("corner_left_front").joint_names) == sorted(
         ["corner_left_front", "corner_left_back", "corner_right_front", "corner_right_back"])
 
@@ -300,5 +302,5 @@ def test_policy_round_trips_through_xml_and_yaml(tmp_path):
     save_claraty_xml(m, p)
     W2 = WheeledLocomotorModel(mm.load_model(str(p)))
     assert W2.policy == W.policy
-    from mechanism_model_core.locomotion.wheeled import MobilitySpec
+    from mechanism_model_core.locomotion.mobility import MobilitySpec
     assert MobilitySpec.from_dict(W.spec.to_dict()).policy == W.policy

@@ -16,8 +16,9 @@ from mechanism_model_core.collision.environment_file import load_environment
 from mechanism_model_core.errors import UnsafeModelFileError
 from mechanism_model_core.io.yaml_lines import MAX_DEPTH, MAX_EXPANDED_NODES, read_yaml_with_lines
 from mechanism_model_core.library import model_path
-from mechanism_model_core.locomotion import load_motor_groups
-from mechanism_model_core.locomotion.wheeled import MobilityError, load_mobility
+from mechanism_model_core.io.motor_groups import load_motor_groups
+from mechanism_model_core.io.mobility_yaml import load_mobility
+from mechanism_model_core.locomotion.mobility import MobilityError
 
 ROCKY8 = model_path("rocky8/rocky8_rover.xml")
 

@@ -14,7 +14,9 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from mechanism_model_core import PoseConstraint, PositionConstraint, forward_kinematics
 from mechanism_model_core.errors import InvalidConfiguration
 from mechanism_model_core.ik import solve_ik, solve_ik_batch
-from mechanism_model_core.ik.batch import FAR_ITERATIONS
+from mechanism_model_core.ik.batch import FAR_ITERATIONS, ORIENTATION_WEIGHT, SEED_TABLE, chain_engine
+from mechanism_model_core.ik.solve import ConstraintManager
+from mechanism_model_core.kinematics import frame_chain
 from mechanism_model_core.io.urdf import load_urdf
 
 from .robots import SAFETY, panda, ur5
@@ -135,8 +137,90 @@ def test_batch_equals_single_solves():
                           tol_position=TOL_P, tol_orientation=TOL_O, max_iterations=2000)
         assert single.success == bool(wide.success[k])
         np.testing.assert_allclose(single.q, wide.q[k], atol=1e-9)
+        # the same iterations and restarts: the single target's own loop (LaneEngine._run_single) takes the
+        # steps of the batch loop
+        assert (single.iterations, single.restarts) == (wide.iterations[k], wide.restarts[k])
         r = whole.result(k)
         assert r.success == bool(whole.success[k]) and r.residuals[0].position <= TOL_P
+
+
+def test_single_target_loop_restarts_stalled_lanes_as_the_batch_loop_does():
+    """solve_ik's single target runs its own loop (LaneEngine._run_single); through stalled lanes and their
+    restarts it takes the batch loop's steps: same answers, iterations and restarts as a batch started with
+    the whole population (UR5: tight limits, several targets restart lanes)."""
+    m, tip, oracle, _ = arm("ur5")
+    rng = np.random.default_rng(4)
+    Q = m.random_configuration(rng, size=30)
+    T = forward_kinematics(m, Q).pose(tip)
+    seeds = m.random_configuration(rng, size=30)
+    wide = solve_ik_batch(m, tip, T, seeds, tol_position=TOL_P, tol_orientation=TOL_O, start_width=6,
+                          max_iterations=600)
+    assert wide.restarts.max() > 5                   # some targets restarted stalled lanes
+    for k in range(30):
+        single = solve_ik(m, PoseConstraint(tip, T[k]), seeds[k], solver="lm", timeout=SAFETY,
+                          tol_position=TOL_P, tol_orientation=TOL_O, max_iterations=600)
+        assert single.success == bool(wide.success[k])
+        np.testing.assert_allclose(single.q, wide.q[k], atol=1e-9)
+        assert (single.iterations, single.restarts) == (wide.iterations[k], wide.restarts[k])
+        if single.success:
+            pe, oe = oracle.errors(single.q, T[k])
+            assert pe <= TOL_P * 1.01 and oe <= TOL_O * 1.01 and _within(m, single.q)
+
+
+def test_one_engine_serves_every_seed_and_locked_values_get_their_own():
+    """The lane engine is shared by the problems of one shape: every seed of a mechanism whose coupled joints
+    are off the chain (the Panda's mimic finger) gets the same engine (one was built per seed); a joint locked
+    on the chain at another value gets another engine, and each solve holds it and reaches its target."""
+    m, tip, oracle, _ = arm("panda")
+    assert m.couplings
+    rng = np.random.default_rng(8)
+    Q = m.random_configuration(rng, size=3)
+    T = forward_kinematics(m, Q).pose(tip)
+    P1, P2 = (ConstraintManager(m, [PoseConstraint(tip, T[0])]).problem(q) for q in Q[1:])
+    assert chain_engine(P1) is chain_engine(P2)
+    j = frame_chain(m, tip).coords[0]
+    name = m.coordinate_names[j]
+    engines = []
+    for v in (0.3, -0.5):
+        q_t, q_0 = Q[1].copy(), Q[2].copy()
+        q_t[j] = q_0[j] = v
+        Tv = forward_kinematics(m, q_t).pose(tip)
+        engines.append(chain_engine(ConstraintManager(m, [PoseConstraint(tip, Tv)], [name]).problem(q_0)))
+        r = solve_ik(m, PoseConstraint(tip, Tv), q_0, locked=[name], solver="lm", timeout=SAFETY,
+                     tol_position=TOL_P, tol_orientation=TOL_O)
+        assert r.success and r.q[j] == v
+        pe, oe = oracle.errors(r.q, Tv)
+        assert pe <= TOL_P * 1.01 and oe <= TOL_O * 1.01
+    assert engines[0] is not engines[1]
+
+
+def test_starting_lanes_are_the_seed_table_entries_nearest_the_target():
+    """Besides the caller's seed, a target starts from the seed table's configurations whose frame pose is
+    nearest its own (|dp|^2 + w (3 - trace(R_t^T R))): checked against Pinocchio's poses of the whole table,
+    for full poses and for position targets (where only the distance counts)."""
+    m, tip, oracle, _ = arm("panda")
+    rng = np.random.default_rng(9)
+    Q = m.random_configuration(rng, size=4)
+    T = forward_kinematics(m, Q).pose(tip)
+    for c in (PoseConstraint(tip, T[0]), PositionConstraint(tip, T[0][:3, 3])):
+        E = chain_engine(ConstraintManager(m, [c]).problem(Q[0]))
+        X = E.seed_table()[0]
+        assert X.shape == (SEED_TABLE, E.nv)
+        assert np.all(X >= E.lo) and np.all(X <= E.hi)
+        q = np.array(Q[0])
+        F = []
+        for x in X:
+            q[E.var_x] = x
+            F.append(oracle.pose(q))
+        F = np.array(F)
+        near = E.nearest_starts(T[:, :3, 3], T[:, :3, :3].transpose(0, 2, 1), 5)
+        assert near.shape == (4, 5, E.nv)
+        for k in range(4):
+            score = np.sum((F[:, :3, 3] - T[k, :3, 3]) ** 2, axis=1)
+            if isinstance(c, PoseConstraint):
+                score = score + ORIENTATION_WEIGHT * (3.0 - np.einsum("kij,ij->k", F[:, :3, :3], T[k, :3, :3]))
+            best = np.argsort(score)[:5]
+            np.testing.assert_array_equal(near[k], X[best])
 
 
 def test_batch_position_targets_and_one_seed_for_all():

@@ -13,8 +13,8 @@ import pytest
 from mechanism_model_core import InvalidConfiguration, load_model
 from mechanism_model_core.kinematics import forward_kinematics
 from mechanism_model_core.library import model_path
-from mechanism_model_core.locomotion.legged import (GaitInfeasible, LeggedLocomotorModel, YPPLegSolver,
-                                                   load_legged)
+from mechanism_model_core.io.legged_xml import load_legged, save_legged
+from mechanism_model_core.locomotion.legged import GaitInfeasible, LeggedLocomotorModel, YPPLegSolver
 from mechanism_model_core.statics import center_of_mass, support_polygon_margin
 from mechanism_model_core.terrain import HeightField
 
@@ -216,7 +216,8 @@ def test_athlete_rolls(twist):
     """The same ATHLETE model rolls: the wheeled locomotor reads athlete_mobility.yaml beside the model; with
     the commanded steering set, each wheel's rolling velocity (rate x radius along axle x up, from forward
     kinematics) equals the body twist's velocity at its contact point (no slip)."""
-    from mechanism_model_core.locomotion.wheeled import WheeledLocomotorModel, mobility_for
+    from mechanism_model_core.locomotion.mobility import mobility_for
+    from mechanism_model_core.locomotion.wheeled import WheeledLocomotorModel
 
     m = load_model(model_path("athlete/athlete.xml"))
     spec = mobility_for(m)
@@ -242,7 +243,7 @@ def test_description_file_round_trip(tmp_path, athlete):
     from mechanism_model_core import ModelFileError
 
     f = tmp_path / "walker.xml"
-    athlete.save(f)
+    save_legged(athlete, f)
     back = load_legged(f)                      # the mechanism from the file's model attribute
     assert [l.name for l in back.legs] == [l.name for l in athlete.legs]
     assert [l.foot for l in back.legs] == [l.foot for l in athlete.legs]

@@ -15,8 +15,9 @@ from scipy.spatial.transform import Rotation, Slerp
 from mechanism_model_core import InvalidConfiguration, Joint, MechanismBuilder, ModelFileError, load_model
 from mechanism_model_core.kinematics import forward_kinematics
 from mechanism_model_core.library import model_path
-from mechanism_model_core.locomotion.manipulator import (ManipulatorModel, MERArmModel, MoonriseArmModel,
-                                                         R8ArmModel, R8MastModel, load_manipulator)
+from mechanism_model_core.io.manipulator_xml import load_manipulator, save_manipulator
+from mechanism_model_core.locomotion.manipulator import ManipulatorModel
+from mechanism_model_core.locomotion.presets import MERArmModel, MoonriseArmModel, R8ArmModel, R8MastModel
 from mechanism_model_core.spatial import rot_z, translation
 
 from .optional_deps import require
@@ -474,7 +475,7 @@ def test_mast_points_at_targets(rover):
 def test_description_round_trip(tmp_path, rover):
     arm = R8ArmModel(rover, acceleration_limits=[1, 2, 3, 4, 5])
     f = tmp_path / "arm.xml"
-    arm.save(f)
+    save_manipulator(arm, f)
     back = load_manipulator(f, rover)
     assert type(back) is R8ArmModel and back.base == arm.base and back.tools == arm.tools
     assert back.joint_names == arm.joint_names

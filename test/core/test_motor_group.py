@@ -11,8 +11,9 @@ from hypothesis import example, given, strategies as st
 
 from mechanism_model_core import ModelFileError, load_model
 from mechanism_model_core.library import model_path
+from mechanism_model_core.io.motor_groups import load_motor_groups
 from mechanism_model_core.locomotion import (CommandInterface, ControllerKind, InvalidCommand, Motor, MotorGroup,
-                                             MotorLimits, load_motor_groups)
+                                             MotorLimits)
 
 ROCKY8 = model_path("rocky8/rocky8_rover.xml")
 

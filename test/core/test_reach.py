@@ -10,6 +10,7 @@ import os
 import numpy as np
 import pytest
 
+from mechanism_model_core import save_model
 from mechanism_model_core.errors import InvalidConfiguration, MechanismModelError, UnknownFrame
 from mechanism_model_core.reach import MapFileError, ReachMap, compute_map, sphere_directions
 from mechanism_model_core.reach.sampling import orientation_for
@@ -355,7 +356,7 @@ def test_cli_map_show_and_refusal(tmp_path, capsys):
 
     out = tmp_path / "m.h5"
     model = tmp_path / "planar.xml"
-    planar_arm((0.8, 0.5, 0.3)).save(str(model))
+    save_model(planar_arm((0.8, 0.5, 0.3)), str(model))
     assert main(["reach", "map", str(model), "--chain", "ground:tool", "--resolution", "0.4", "--mode", "position",
                  "--bound", "-1.2", "-1.2", "0", "1.2", "1.2", "0", "-o", str(out), "--executor", "serial",
                  "--quiet"]) == 0
@@ -364,7 +365,7 @@ def test_cli_map_show_and_refusal(tmp_path, capsys):
     info = json.loads(capsys.readouterr().out)
     assert info["request"]["mode"] == "position" and info["reachable_voxels"] > 0
     other = tmp_path / "other.xml"
-    planar_arm((0.8, 0.5, 0.35)).save(str(other))
+    save_model(planar_arm((0.8, 0.5, 0.35)), str(other))
     assert main(["reach", "show", str(out), "--model", str(other)]) == 1
     assert "another model" in capsys.readouterr().err
     assert main(["reach", "map", str(model), "--chain", "ground:tool", "--resolution", "1e-9", "-o",
@@ -382,7 +383,7 @@ def test_a_run_killed_with_sigkill_resumes_to_the_uninterrupted_map(tmp_path):
 
     model = tmp_path / "planar.xml"
     arm = planar_arm((0.8, 0.5, 0.3))
-    arm.save(str(model))
+    save_model(arm, str(model))
     out = tmp_path / "killed.h5"
     args = ["--chain", "ground:tool", "--resolution", "0.3", "--mode", "position", "--bound", "-1.2", "-1.2", "-0.6",
             "1.2", "1.2", "0.6", "--chunk-size", "4", "--max-iterations", "300", "--executor", "serial", "--quiet"]

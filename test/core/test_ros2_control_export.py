@@ -9,7 +9,7 @@ from lxml import etree
 from mechanism_model_core import load_model
 from mechanism_model_core.cli import main
 from mechanism_model_core.library import model_path
-from mechanism_model_core.locomotion import load_motor_groups
+from mechanism_model_core.io.motor_groups import load_motor_groups
 
 
 def _export(tmp_path, model, *extra):

@@ -13,7 +13,8 @@ import pytest
 
 from mechanism_model_core import load_model
 from mechanism_model_core.locomotion.wheel_fit import MIN_ROUNDNESS, fit_wheel
-from mechanism_model_core.locomotion.wheeled import WheeledLocomotorModel, propose_mobility
+from mechanism_model_core.locomotion.mobility import propose_mobility
+from mechanism_model_core.locomotion.wheeled import WheeledLocomotorModel
 from mechanism_model_core.spatial import rpy_to_matrix
 
 from .optional_deps import require

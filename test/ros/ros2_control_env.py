@@ -66,7 +66,7 @@ class ControlledRobot:
                  real: bool | None = None, command_timeout: float | None = None):
         from mechanism_model_core import load_model
         from mechanism_model_core.library import model_path
-        from mechanism_model_core.locomotion import load_motor_groups
+        from mechanism_model_core.io.motor_groups import load_motor_groups
 
         self.model = model
         self.domain = domain_id

@@ -174,7 +174,7 @@ def main(argv=None):
     args = p.parse_args(argv)
     from mechanism_model_core import load_model
     from mechanism_model_core.library import model_path
-    from mechanism_model_core.locomotion import load_motor_groups
+    from mechanism_model_core.io.motor_groups import load_motor_groups
     from mechanism_model_ros.transports.cyclone import CycloneNode
 
     mech = load_model(model_path(args.model))

@@ -13,7 +13,7 @@ from mechanism_model_core import load_model
 from mechanism_model_core.errors import MechanismModelError
 from mechanism_model_core.io.urdf_subtree import urdf_subtree
 from mechanism_model_core.library import model_path
-from mechanism_model_core.locomotion import load_motor_groups
+from mechanism_model_core.io.motor_groups import load_motor_groups
 
 pytestmark = pytest.mark.ros
 

@@ -16,7 +16,7 @@ import pytest
 
 from mechanism_model_core import forward_kinematics, load_model
 from mechanism_model_core.library import model_path
-from mechanism_model_core.locomotion import load_motor_groups
+from mechanism_model_core.io.motor_groups import load_motor_groups
 
 from ros.watchdog_timing import LIMIT, StallProbe, check_stop
 

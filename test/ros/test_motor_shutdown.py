@@ -8,11 +8,14 @@ node did):
   (``--command-timeout 0``), so that only the node's own last command (``close()``: zero wheel rates) can
   stop the wheels;
 * SIGKILL cannot be caught: it runs against the default export, whose wheel controller
-  (mechanism_model_controllers/TimedForwardCommandController) writes zero when its commands stop.
+  (mechanism_model_controllers/TimedForwardCommandController) writes zero when its commands stop;
+* an exception in serve's main loop and the loss of the process's DDS participant (``faulty_serve.py``:
+  SIGUSR1, SIGUSR2) run against the plain export: the node's zero must get out (after a loss, through a
+  fresh participant); a participant lost for good (no fresh one possible either) against the default export.
 
 The verdict is the rule itself: the first ``/joint_states`` stamped 0.5 s after the signal or later (the
 controller manager's clock: the system clock, as the signal's time) shows every wheel's measured velocity at
-zero. The latency (first zero after the signal) is printed for the
+zero (issue 19, item 1: every ending of the node). The latency (first zero after the signal) is printed for the
 record, never asserted."""
 
 import os
@@ -34,6 +37,11 @@ from ros.watchdog_timing import LIMIT
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
 MODEL = "rocky8/rocky8_rover.xml"
+FAULTY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "faulty_serve.py")
+#: the signal that ends the node each way (faulty_serve.py: SIGUSR1 raises in serve's main loop, SIGUSR2
+#: takes the process's DDS participant away)
+SIGNALS = {"sigterm": signal.SIGTERM, "sigkill": signal.SIGKILL, "launch": signal.SIGINT,
+           "exception": signal.SIGUSR1, "participant_lost": signal.SIGUSR2}
 ARGS = ["--model", MODEL, "--nodes", "locomotor", "-p", "cmd_vel_timeout:=0.25", "-p",
         "joint_states_timeout:=0.25", "-p", "command_rate:=50.0"]
 
@@ -91,11 +99,19 @@ def _launch_file(tmp_path, cmd, env) -> str:
 class Locomotor:
     """The locomotor in its own process: ``serve`` over ``transport``, or a ``ros2 launch`` of it."""
 
-    def __init__(self, robot, transport: str, launched: bool, tmp_path):
+    def __init__(self, robot, transport: str, launched: bool, tmp_path, faulty: bool = False, env=None):
         self.launched = launched
         if transport == "rclpy":
             ros_env.require("humble")
-        if launched:
+        if faulty:                      # serve under faulty_serve.py: SIGUSR1/SIGUSR2 trigger its faults
+            args = [FAULTY, "--transport", transport, "--status-period", "0", "--log-level", "WARNING", *ARGS]
+            if transport == "rclpy":
+                self.proc = ros_env.start([ros_env.ROS_PYTHON, *args], robot.domain, name="faulty_serve",
+                                          **(env or {}))
+            else:
+                self.proc = subprocess.Popen([sys.executable, *args], env={**dds_env(robot.domain), **(env or {})},
+                                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        elif launched:
             if transport == "rclpy":
                 env = ros_env.ros_env(robot.domain, with_workspace=False)
                 cmd = [ros_env.ROS_PYTHON]
@@ -111,6 +127,7 @@ class Locomotor:
         else:
             self.proc = start_serve(robot.domain, *ARGS)
         self.transport = transport
+        self._output = None
 
     @property
     def pid(self):
@@ -129,16 +146,21 @@ class Locomotor:
     def output(self):
         if hasattr(self.proc, "stop"):
             return self.proc.stop()
-        return "".join(stop(self.proc))
+        if self._output is None:
+            self._output = "".join(o or "" for o in stop(self.proc))
+        return self._output
 
 
-def _drive_then(robot, transport, how, tmp_path, capsys):
+def _drive_then(robot, transport, how, tmp_path, capsys, env=None):
+    """Drive the wheels on an arc, end the node ``how``, judge the stop; returns the exit code and output
+    (None for SIGKILL)."""
     wheels = robot.motors["wheel_controller"]
     core = WheeledLocomotorModel(robot.mechanism, max_rates=dict(zip(wheels.joint_names, wheels.velocity)))
     drive = [w.drive_joint for w in core.wheels]
     twist = arc_twist(0.2, 2.0)
     expect = core.drive(twist)
-    node = Locomotor(robot, transport, how == "launch", tmp_path)
+    node = Locomotor(robot, transport, how == "launch", tmp_path, faulty=how in ("exception", "participant_lost"),
+                     env=env)
     joystick = Joystick(robot, twist)
     try:
         assert robot.wait_joints(dict(zip(drive, expect.rates)), tol=1e-6, velocity=True, timeout=60), \
@@ -146,7 +168,7 @@ def _drive_then(robot, transport, how, tmp_path, capsys):
         if how == "launch":            # launch has started its child (its signal handling is in place)
             assert node.proc.wait_for_output("process started with pid", 30), node.proc.output()[-3000:]
         t0 = time.time()               # the clock of joint_state_broadcaster's stamps
-        node.signal({"sigterm": signal.SIGTERM, "sigkill": signal.SIGKILL, "launch": signal.SIGINT}[how])
+        node.signal(SIGNALS[how])
 
         def stopped(js):
             return all(n in js and js[n][1] == 0.0 for n in drive)
@@ -160,7 +182,9 @@ def _drive_then(robot, transport, how, tmp_path, capsys):
         assert stopped(state), (f"{how}: wheel velocities {[state.get(n) for n in drive]} in the first joint_states "
                                 f"{LIMIT} s after the signal\n{node.output()[-3000:]}")
         if how != "sigkill":
-            assert node.exited(10.0) is not None, "the node did not exit"
+            code = node.exited(10.0)
+            assert code is not None, "the node did not exit"
+            return code, node.output()
     finally:
         joystick.close()
         node.output()
@@ -175,3 +199,38 @@ def test_a_stopped_node_stops_its_wheels(plain_robot, transport, how, tmp_path, 
 @pytest.mark.parametrize("transport", ["cyclone", "rclpy"])
 def test_a_killed_node_leaves_the_controller_to_stop_the_wheels(timed_robot, transport, tmp_path, capsys):
     _drive_then(timed_robot, transport, "sigkill", tmp_path, capsys)
+
+
+@pytest.mark.parametrize("transport", ["cyclone", "rclpy"])
+def test_an_exception_in_serves_main_loop_stops_the_wheels(plain_robot, transport, tmp_path, capsys):
+    """An exception raised in serve's main loop (faulty_serve.py, SIGUSR1) goes through serve's closing path:
+    zero wheel rates from the node itself (plain controllers: nothing else stops the wheels), then the
+    exception ends the process with its traceback."""
+    code, out = _drive_then(plain_robot, transport, "exception", tmp_path, capsys)
+    assert code != 0, out[-3000:]
+    assert "serve failed: stopping the nodes" in out and "faulty_serve, SIGUSR1" in out, out[-3000:]
+
+
+@pytest.mark.parametrize("transport", ["cyclone", "rclpy"])
+def test_a_lost_participant_still_stops_the_wheels(plain_robot, transport, tmp_path, capsys):
+    """The process's DDS participant goes away under the running node (faulty_serve.py, SIGUSR2: the rclpy
+    context shut down, the Cyclone participant deleted). serve notices, re-creates the node's publishers on a
+    fresh participant and the node's close() sends zero wheel rates through them (plain controllers: nothing
+    else stops the wheels); the process exits with 1, naming the loss."""
+    code, out = _drive_then(plain_robot, transport, "participant_lost", tmp_path, capsys)
+    assert code == 1, out[-3000:]
+    lost = "the rclpy context was shut down" if transport == "rclpy" else "the Cyclone DDS dispatcher stopped"
+    assert lost in out and "stopping the nodes" in out and "on a fresh participant" in out, out[-3000:]
+    assert "Traceback" not in out, out[-3000:]
+
+
+@pytest.mark.parametrize("transport", ["cyclone", "rclpy"])
+def test_a_participant_lost_for_good_leaves_the_controller_to_stop_the_wheels(timed_robot, transport, tmp_path,
+                                                                              capsys):
+    """As above, but no fresh participant can be made either (faulty_serve.py's MM_FAULT_NO_REOPEN: as with
+    no network): nothing the node sends reaches the controllers, and the default export's wheel controller
+    stops the wheels by itself (its command_timeout); serve still closes the nodes and exits with 1."""
+    code, out = _drive_then(timed_robot, transport, "participant_lost", tmp_path, capsys,
+                            env={"MM_FAULT_NO_REOPEN": "1"})
+    assert code == 1, out[-3000:]
+    assert "cannot re-create the publishers" in out and "MM_FAULT_NO_REOPEN" in out, out[-3000:]

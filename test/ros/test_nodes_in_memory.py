@@ -60,6 +60,8 @@ def test_exceptions_map_to_codes_in_one_place():
     assert code_for(TimeoutError())[0] == ErrorCodes.TIMED_OUT
     code, msg = code_for(MechanismModelError("odd"))
     assert code == ErrorCodes.FAILURE and "MechanismModelError" in msg
+    code, msg = code_for(ImportError("collision checking needs coal: pip install 'mechanism_model_core[collision]'"))
+    assert code == ErrorCodes.FAILURE and msg.startswith("not available in this installation: collision checking")
     code, msg = code_for(ZeroDivisionError("boom"))
     assert code == ErrorCodes.FAILURE and msg.startswith("internal error ZeroDivisionError")
 
@@ -214,6 +216,29 @@ def test_ik_budget_counts_from_the_request_s_arrival(bus):
     finally:
         base._set_arrival(None)
     assert rep.error_code.val == -6 and "in the queue" in rep.message and rep.iterations == 0
+
+
+def test_ik_avoiding_collisions_without_the_collision_extra_says_what_to_install(bus, monkeypatch):
+    """An rclpy server started from a ROS Python without coal: avoid_collisions gets FAILURE naming the extra, not
+    an "internal error", and the next request is served."""
+    import sys
+    from mechanism_model_core.collision import coal_backend
+    from mechanism_model_ros.typegen import message_class
+    monkeypatch.setattr(coal_backend, "_coal", None)
+    monkeypatch.setitem(sys.modules, "coal", None)      # `import coal` raises ImportError: as if not installed
+    _served(bus, ("kinematics_server",))
+    client = _client(bus, "compute_ik", "mechanism_model_msgs/srv/ComputeIK")
+    req = client.request()
+    KC = message_class("mechanism_model_msgs/msg/KinematicConstraint")
+    req.constraints = [KC(link_name="arm_turret", kind=KC.POSITION)]
+    req.constraints[0].target.position.x, req.constraints[0].target.position.z = 0.5, 0.2
+    req.avoid_collisions = True
+    rep = client.call(req)
+    assert rep.error_code.val == 99999, rep.message
+    assert rep.message.startswith("not available in this installation") and "mechanism_model_core[collision]" in \
+        rep.message
+    req.avoid_collisions = False
+    assert client.call(req).error_code.val == 1
 
 
 def test_ik_beyond_its_gate_is_answered_busy(bus):

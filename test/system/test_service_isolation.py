@@ -31,8 +31,12 @@ def test_fk_answers_while_ik_is_saturated_and_the_excess_is_refused(transport):
 
         def ik_request(seconds, nanoseconds=0):
             r = iks[0].request()
-            r.constraints = [KC(link_name="arm_turret", kind=KC.POSITION)]
-            r.constraints[0].target.position.x = 100.0          # unreachable: runs to its timeout
+            # two targets each within the arm's reach but not both at once (the wrist 0.4 m to the side of the
+            # turret it carries): no bound proves that unreachable, so the solver searches until its timeout. (A
+            # single target beyond reach would not do: the reach bound refuses it at once, the slot frees early.)
+            r.constraints = [KC(link_name="arm_turret", kind=KC.POSITION), KC(link_name="arm_wrist", kind=KC.POSITION)]
+            for c, y in zip(r.constraints, (0.2, -0.2)):
+                c.target.position.x, c.target.position.y, c.target.position.z = 0.5, y, 0.2
             r.active_joints = ["arm_yaw", "arm_shoulder", "arm_elbow", "arm_wrist", "arm_turret"]
             r.timeout.sec, r.timeout.nanosec = seconds, nanoseconds
             return r

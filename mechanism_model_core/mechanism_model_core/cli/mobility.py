@@ -28,7 +28,8 @@ def add_parser(subparsers):
 
 
 def run(args) -> int:
-    from ..locomotion.wheeled import WheeledLocomotorModel, mobility_for, propose_mobility
+    from ..locomotion.mobility import mobility_for, propose_mobility
+    from ..locomotion.wheeled import WheeledLocomotorModel
 
     mech = load(args.model)
     spec = propose_mobility(mech) if args.propose else mobility_for(mech)

@@ -64,7 +64,8 @@ def inside(folder: str, name: str) -> str:
 
 def run(args) -> int:
     from ..io.ros2_control import controllers_yaml, ros2_control_element, timed, urdf_with_ros2_control
-    from ..locomotion import MotorGroups, load_motor_groups
+    from ..io.motor_groups import load_motor_groups
+    from ..locomotion import MotorGroups
 
     mech = load(args.model)
     motors = load_motor_groups(mech, args.motors)

@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from .. import statics as st
-from ..locomotion.wheeled import WheeledLocomotorModel, _mobility_file_for
+from ..locomotion.wheeled import WheeledLocomotorModel
 from ..terrain import Plane
 from .common import CommandError, configuration, fmt, load, model_arg, q_args
 
@@ -112,8 +112,9 @@ def run(args) -> int:
 
 
 def _wheeled(mech):
-    """The model's wheeled locomotor when it has a mobility description in its file, else None."""
-    if not ((mech.metadata or {}).get("mobility") or _mobility_file_for(mech)):
+    """The model's wheeled locomotor when it has a mobility description in its files (the model file's
+    ``<Mobility>`` or a mobility YAML beside it, both read into its metadata by ``load_model``), else None."""
+    if not (mech.metadata or {}).get("mobility"):
         return None
     try:
         return WheeledLocomotorModel(mech)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 
 from ..errors import ModelFileError
-from ..model import provide_operation
+from .mobility_yaml import with_mobility_file
 
 #: extension -> (module, function); modules are imported on first use.
 _READERS = {
@@ -46,7 +46,9 @@ def load_model(path, limits=None, **options):
 
     The format follows the extension: ``.xml`` CLARAty XML (or URDF when the root element is ``robot``),
     ``.urdf``, ``.kindsl``, ``.dh``, ``.xacro`` (expanded by the ``xacro`` package, ``xacro_args={name:
-    value}``, then read as URDF: :mod:`.xacro_file`). Errors name the file and line (:class:`ModelFileError`). ``limits``
+    value}``, then read as URDF: :mod:`.xacro_file`). A mobility YAML ``<stem>_mobility.yaml`` beside the file
+    becomes the mechanism's mobility description (:mod:`.mobility_yaml`). Errors name the file and line
+    (:class:`ModelFileError`). ``limits``
     (a :class:`~mechanism_model_core.io.limits.ReadLimits`) overrides the caps on bodies, attachments and
     include depth for this read.
     """
@@ -71,11 +73,11 @@ def load_model(path, limits=None, **options):
     except ModuleNotFoundError as exc:
         raise ModelFileError(f"no reader for {ext!r} files in this version ({exc.name})", path) from None
     if limits is None:
-        return getattr(mod, function)(path, **options)
+        return with_mobility_file(getattr(mod, function)(path, **options))
     from .limits import using
 
     with using(limits):
-        return getattr(mod, function)(path, **options)
+        return with_mobility_file(getattr(mod, function)(path, **options))
 
 
 #: extension -> (module, function) of the writers; ``function(mechanism, path)``.
@@ -93,7 +95,7 @@ def save_model(mechanism, path, format: str | None = None, **options) -> None:
     The format follows ``format`` (``"xml"``/``"claraty"`` or ``"urdf"``) or the extension of ``path``:
     ``.xml`` writes CLARAty Mechanism Model XML (everything the model holds), ``.urdf`` writes URDF for
     ``robot_description``, ``.kindsl`` writes RobCoGen KinDSL (what it can hold: :mod:`.kindsl_writer`).
-    ``options`` go to the writer (URDF: ``floating_base="chain"|"floating"|"root"``, :func:`.urdf.to_urdf`). ``mechanism.save(path)`` does the same.
+    ``options`` go to the writer (URDF: ``floating_base="chain"|"floating"|"root"``, :func:`.urdf.to_urdf`).
     """
     import importlib
 
@@ -111,7 +113,3 @@ def save_model(mechanism, path, format: str | None = None, **options) -> None:
     module, function = _WRITERS[key]
     getattr(importlib.import_module(f"{__name__}.{module}"), function)(mechanism, path, **options)
 
-
-# the model's Mechanism.save and Mechanism.attach(path) call these (see model.provide_operation)
-provide_operation("save_model", save_model)
-provide_operation("load_model", load_model)

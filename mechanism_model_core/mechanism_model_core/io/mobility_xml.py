@@ -13,8 +13,7 @@ The attributes are the keys of the mobility YAML (``models/README.md``, "Mobilit
 numbers are expressions (``M_PI/2``, the file's ``<Constant>``s). Its names are checked against the
 assembled mechanism when the file is loaded (unknown joints and frames, unknown modes, a radius not > 0); what
 needs the locomotor's kinematics (a steering joint that does not carry its wheel, a mode the steering ranges
-make impossible) is checked when a ``WheeledLocomotorModel`` is built from it (which this module cannot
-import without an import circle), before anything drives. Every error is a
+make impossible) is checked when a ``WheeledLocomotorModel`` is built from it, before anything drives. Every error is a
 :class:`~mechanism_model_core.errors.ModelFileError` naming the file and the line of the ``<Wheel>``,
 ``<Suspension>`` or ``<Mobility>`` element at fault. The description is kept in the mechanism's
 ``metadata["mobility"]`` (the YAML mapping) and written back by :func:`~.claraty_xml.to_claraty_xml`.
@@ -24,10 +23,11 @@ but the assembly's is the one kept.
 
 from __future__ import annotations
 
-__all__ = ["MODES", "read_mobility", "write_mobility", "mobility_element"]
+from ..locomotion.mobility import MODES
+from ..model import Mechanism
 
-#: The drive modes of :mod:`mechanism_model_core.locomotion.wheeled` (the same tuple; checked there).
-MODES = ("auto", "ackermann", "crab", "turn_in_place", "skid")
+__all__ = ["read_mobility", "write_mobility", "mobility_element"]
+
 #: numeric attributes of ``<Mobility>`` (m, rad, rad/s, m/s: the YAML keys of the same names)
 NUMBER_ATTRIBUTES = ("steering_tolerance", "max_crab_angle", "min_turn_radius", "max_turn_radius",
                      "straight_deadband", "steer_only_speed", "turn_centre_x")
@@ -40,8 +40,6 @@ def read_mobility(reader, m, el):
     """``m`` carrying the ``<Mobility>`` element ``el`` in its metadata (``mobility``: the YAML mapping;
     ``mobility_lines``: the lines of its elements), its names checked against ``m``. ``reader`` is the
     CLARAty reader (its ``num``/``error`` give expressions and file/line errors)."""
-    from ..model import Mechanism
-
     d = {"body_frame": el.get("body_frame"), "wheels": [], "suspension_joints": [],
          "skid": el.get("skid", "false") == "true",
          "modes": el.get("modes", "").split(),

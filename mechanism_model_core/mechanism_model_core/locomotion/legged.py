@@ -55,12 +55,12 @@ from ..kinematics import forward_kinematics
 from ..model import Mechanism
 from ..spatial import matrix_to_rpy
 from ..ik.closed_form.ypp_leg import YPPLegSolver
-from ..ik.path_tracker import PathTracker
+from ..ik.leg_points import GenericLegSolver
 from .manipulator import ManipulatorModel
 from .trajectory import JointTrajectory
 
 __all__ = ["GAITS", "GaitInfeasible", "GaitPlan", "LegSpec", "LeggedLocomotorModel", "YPPLegSolver",
-           "load_legged", "register_leg_solver"]
+           "register_leg_solver"]
 
 
 class GaitInfeasible(MechanismModelError):
@@ -276,28 +276,10 @@ class LeggedLocomotorModel:
                    names=names)
 
     def description(self) -> dict:
-        """What :meth:`from_description` reads back (CLARAty 11.5)."""
+        """What :meth:`from_description` reads back (CLARAty 11.5; the file:
+        :mod:`mechanism_model_core.io.legged_xml`)."""
         stand = {n: float(self.stand[self.mechanism.coordinate_index(n)]) for n in self.joint_names}
         return {"body": self.body, "feet": {l.name: l.foot for l in self.legs}, "stand": stand}
-
-    def to_xml(self) -> str:
-        """A ``<Legged_Locomotor_Model>`` element (CLARAty 11.5): the model file, body, legs and standing
-        joint values; :func:`load_legged` reads it back."""
-        from lxml import etree
-
-        d = self.description()
-        root = etree.Element("Legged_Locomotor_Model", mechanism=self.mechanism.name, body=d["body"])
-        if self.mechanism.source:
-            root.set("model", str(self.mechanism.source))
-        for name, foot in d["feet"].items():
-            etree.SubElement(root, "Leg", name=name, foot=foot)
-        for joint, value in d["stand"].items():
-            etree.SubElement(root, "Stand", joint=joint, value=repr(value))
-        return etree.tostring(root, pretty_print=True, xml_declaration=True, encoding="US-ASCII").decode()
-
-    def save(self, path) -> None:
-        with open(path, "w", encoding="ascii") as f:
-            f.write(self.to_xml())
 
     def leg(self, name: str) -> LegSpec:
         for l in self.legs:
@@ -342,33 +324,11 @@ class LeggedLocomotorModel:
         qc_stand = chain.chain_q(self.stand)
         ref = qc_stand[cols] if q_ref is None else np.asarray(q_ref, dtype=float)
         solver = None if generic else self._solvers[i]
-        if solver is not None:
-            q, ok = getattr(solver, "solve_points", solver.solve)(P, ref)   # registered solvers: solve(p, q)
-        else:
-            q, ok = self._generic_leg_ik(i, P, ref, qc_stand)
+        if solver is None:
+            solver = GenericLegSolver(chain, cols, qc_stand)
+        points = getattr(solver, "solve_points", None) or solver.solve  # registered solvers: solve(p, q)
+        q, ok = points(P, ref)
         return (q[0], bool(ok[0])) if single else (q, ok)
-
-    def _generic_leg_ik(self, i, P, ref, qc_stand):
-        chain, cols = self._chains[i], self._walk_cols[i]
-        tracker = PathTracker(chain, chain.tool, np.array([1.0, 1, 1, 0, 0, 0]), 1e-10, 1.0, 30)
-        tracker.far = math.inf
-        out = np.zeros((len(P), len(cols)))
-        ok = np.zeros(len(P), dtype=bool)
-        qc = qc_stand.copy()
-        qc[cols] = ref
-        for k, p in enumerate(P):
-            T = np.eye(4)
-            T[:3, 3] = p
-            qn, why = tracker.step(T, qc)
-            if qn is None:          # far from the last solution: the generic solver with random restarts
-                r = chain.ik(T, qc, mask=(1, 1, 1, 0, 0, 0), tol_position=1e-10, timeout=2.0, max_iterations=2000,
-                             locked=[n for k, n in enumerate(chain.joint_names) if k not in set(cols.tolist())])
-                qn = r.q if r.success else None
-            if qn is not None:
-                qc = qn
-                ok[k] = True
-            out[k] = qc[cols]
-        return out, ok
 
     def feet_positions(self, q) -> np.ndarray:
         """(L, 3) foot points in the world at configuration(s) ``q`` ((B, L, 3) for a batch)."""
@@ -703,52 +663,6 @@ class LeggedLocomotorModel:
         traj = JointTrajectory(self.joint_names, times, J, vel, acc, {"gait": gait})
         return GaitPlan(gait, tw, float(period), beta, dict(offsets), tuple(l.name for l in self.legs), times, q, Tb,
                         feet, stance, margins, traj)
-
-
-def load_legged(path_or_xml, mechanism: Mechanism | None = None) -> "LeggedLocomotorModel":
-    """A walker from a ``<Legged_Locomotor_Model>`` file written by :meth:`LeggedLocomotorModel.save` (or its
-    text); the mechanism is ``mechanism`` when given (its name must match), else loaded from the ``model``
-    attribute. Malformed files raise :class:`~mechanism_model_core.errors.ModelFileError` naming the file and
-    line."""
-    import os
-
-    from ..errors import ModelFileError
-    from ..io import load_model
-    from ..io.safe_xml import parse_bytes, parse_file
-    from ..library import model_path
-
-    is_path = isinstance(path_or_xml, (str, os.PathLike)) and not str(path_or_xml).lstrip().startswith("<")
-    name = str(path_or_xml) if is_path else "<string>"
-    root = parse_file(str(path_or_xml)) if is_path else parse_bytes(path_or_xml)
-    if root.tag != "Legged_Locomotor_Model":
-        raise ModelFileError(f"expected <Legged_Locomotor_Model>, found <{root.tag}>", name, root.sourceline)
-    if mechanism is None:
-        src = root.get("model")
-        if not src:
-            raise ModelFileError("no mechanism given and no 'model' attribute to load it from", name, root.sourceline)
-        mechanism = load_model(model_path(src))
-    if root.get("mechanism") and mechanism.name != root.get("mechanism"):
-        raise ModelFileError(f"the file describes a walker of {root.get('mechanism')!r}, not of {mechanism.name!r}",
-                             name, root.sourceline)
-    feet, stand = {}, {}
-    for el in root.findall("Leg"):
-        if not el.get("name") or not el.get("foot"):
-            raise ModelFileError("<Leg> needs 'name' and 'foot'", name, el.sourceline)
-        feet[el.get("name")] = el.get("foot")
-    for el in root.findall("Stand"):
-        try:
-            v = float(el.get("value"))
-        except (TypeError, ValueError):
-            raise ModelFileError(f"<Stand joint={el.get('joint')!r}>: value {el.get('value')!r} is not a number",
-                                 name, el.sourceline) from None
-        if not math.isfinite(v) or not el.get("joint"):
-            raise ModelFileError("<Stand> needs a joint and a finite value", name, el.sourceline)
-        stand[el.get("joint")] = v
-    try:
-        return LeggedLocomotorModel.from_description(
-            mechanism, {"body": root.get("body"), "feet": feet or None, "stand": stand or None})
-    except MechanismModelError as e:
-        raise ModelFileError(str(e), name, root.sourceline) from None
 
 
 def _ypp_factory(chain: ManipulatorModel, walking):

@@ -21,8 +21,8 @@ base for a given whole-mechanism state.
 closed forms registered with :func:`mechanism_model_core.specialized.register_specialized` for
 (mechanism name, tool frame) are used automatically by :meth:`ik` and by the Cartesian paths (the MER IDD's
 YPPPY closed form ships registered). :func:`register_chain_solver` registers one for an adaptation; the
-adaptations of this module (:class:`R8ArmModel`, :class:`R8MastModel`, :class:`MERArmModel`,
-:class:`MoonriseArmModel`) register theirs. A solver that also offers ``all_solutions(T)`` lets the
+library's adaptations (:mod:`.presets`: ``R8ArmModel``, ``R8MastModel``, ``MERArmModel``,
+``MoonriseArmModel``) register theirs. A solver that also offers ``all_solutions(T)`` lets the
 Cartesian path choose, at every step, the branch nearest the previous configuration.
 
 **Cartesian paths** follow MoveIt's ``computeCartesianPath``: the tool moves from its pose at the start
@@ -34,21 +34,21 @@ radians); ``fraction`` is the share of the steps achieved. See :class:`Cartesian
 
 **Pointing** (:meth:`point_at`): an axis of a frame aimed at a point, within the joint limits, in one call.
 **Gravity compensation** (:meth:`gravity_torques`): through :mod:`mechanism_model_core.statics`.
-**Serialization** (11.5): :meth:`to_xml`, :meth:`save`, :func:`load_manipulator`.
+**Serialization** (11.5): :meth:`description`; the ``<Manipulator_Model>`` file is
+:mod:`mechanism_model_core.io.manipulator_xml`'s (``save_manipulator``, ``load_manipulator``).
 """
 
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 import numpy as np
 
+from ..builder import edit
 from ..constraints import PointAtConstraint, PoseConstraint, log_so3
-from ..errors import (InvalidConfiguration, MechanismModelError, ModelFileError, ModelStructureError,
-                      UnknownFrame)
+from ..errors import InvalidConfiguration, MechanismModelError, ModelStructureError, UnknownFrame
 from ..ik import ConstraintManager, IKResult, solve_ik
 from ..jacobians import jacobian
 from ..kinematics import forward_kinematics
@@ -58,10 +58,9 @@ from ..ik.closed_form import YPPPSolver, YPPPYSolver
 from ..ik.path_tracker import PathTracker
 from ..ik.registry import find_specialized, register_specialized
 from .trajectory import JointTrajectory, time_parameterize
-from .pan_tilt import pan_tilt_solutions
+from ..ik.closed_form.pan_tilt import pan_tilt_solutions
 
-__all__ = ["CartesianPath", "ManipulatorModel", "MERArmModel", "MoonriseArmModel", "PointingResult",
-           "R8ArmModel", "R8MastModel", "load_manipulator", "register_chain_solver"]
+__all__ = ["CartesianPath", "ManipulatorModel", "PointingResult", "register_chain_solver"]
 
 #: default acceleration limit when the model gives none: the velocity limit reached in this many seconds
 DEFAULT_ACCELERATION_TIME = 0.5
@@ -229,6 +228,7 @@ class ManipulatorModel:
             acc = np.broadcast_to(np.asarray(acceleration_limits, dtype=float), (c.nq,)).copy()
         self.acceleration_limits = acc
         self._acc_given = acceleration_limits is not None
+        self._pan_tilt_tails = {}       # frame -> (pan-tilt base body, its two-joint chain) or None
 
     # ------------------------------------------------------------------ coordinates
     @property
@@ -558,7 +558,7 @@ class ManipulatorModel:
         of the mechanism (its origin, with the rest of the mechanism at ``q_full``, home by default).
 
         A two-axis chain (pan-tilt) whose line of sight is perpendicular to its second axis is solved in
-        closed form (:mod:`.pan_tilt`: exact, the in-range solution nearest ``q0``). Otherwise, or when no
+        closed form (:mod:`~mechanism_model_core.ik.closed_form.pan_tilt`: exact, the in-range solution nearest ``q0``). Otherwise, or when no
         exact solution is within the joint limits, the generic solver runs from ``q0`` and from the guess
         that turns every joint toward the target, and the best is returned with its residual: ``error``
         (rad) is the angle between the line of sight and the target at the configuration returned,
@@ -582,6 +582,11 @@ class ManipulatorModel:
             err = self.pointing_error(q, p, frame, axis)
             return PointingResult(q, bool(err <= tolerance), err, "ok" if err <= tolerance else "unreachable",
                                   "", self.joint_names)
+        q = self._held_pan_tilt(p, frame, axis, self._q(q0))
+        if q is not None:
+            err = self.pointing_error(q, p, frame, axis)
+            if err <= tolerance:
+                return PointingResult(q, True, err, "ok", "", self.joint_names)
         c = PointAtConstraint(frame, p, axis=axis)
         best = None
         kw = {"timeout": 2.0, "max_iterations": 500, "restarts": False, **solve_kw}   # bounded by iterations
@@ -599,6 +604,36 @@ class ManipulatorModel:
         msg = "" if ok else (f"the target is {err:.4g} rad off the pointing axis at the best configuration "
                              f"({'the joint limits stop the chain short of it' if reason == 'limits' else r.reason})")
         return PointingResult(r.q, ok, float(err), reason, msg, self.joint_names)
+
+    def _held_pan_tilt(self, p, frame, axis, q0):
+        """A chain longer than two joints ending in a pan-tilt (a mast with a deploy joint below its head):
+        the closed form on the last two joints with the others held at ``q0`` (the chain configuration
+        returned), or None when it does not apply or finds no in-range aim."""
+        if self.n <= 2:
+            return None
+        cache = self._pan_tilt_tails
+        if frame not in cache:
+            tail = None
+            try:
+                joint = self.chain.coordinate_joint[self.n - 2]
+                parent = self.chain.parent_body_of_joint(joint)
+                sub = _chain_mechanism(self.mechanism, parent, (frame,))
+                if tuple(sub.coordinate_names) == tuple(self.joint_names[-2:]):
+                    tail = (parent, sub)
+            except MechanismModelError:
+                pass
+            cache[frame] = tail
+        if cache[frame] is None:
+            return None
+        parent, sub = cache[frame]
+        T = self.fk(q0, parent)                          # the held joints place the pan-tilt's base
+        local = (np.linalg.inv(T) @ np.append(p, 1.0))[:3]
+        sols = pan_tilt_solutions(sub, frame, axis, local, q_near=q0[-2:])
+        if not sols:
+            return None
+        q = q0.copy()
+        q[-2:] = sols[0]
+        return q
 
     def pointing_error(self, q, target_point, frame: str | None = None, axis=(1.0, 0.0, 0.0)) -> float:
         """Angle (rad) between ``axis`` of ``frame`` at chain configuration ``q`` and the direction from the
@@ -633,7 +668,7 @@ class ManipulatorModel:
 
     def _free_reach(self, p, frame, axis, c) -> bool:
         """Whether the target can be pointed at with the limits removed (to tell 'limits' from 'unreachable')."""
-        free = self.chain.edit()
+        free = edit(self.chain)
         for s in self.chain.bodies[1:]:
             j = s.joint
             if j is not None and j.dof == 1 and j.type.value == "revolute":
@@ -661,32 +696,12 @@ class ManipulatorModel:
 
     # ------------------------------------------------------------------ serialization (11.5)
     def description(self) -> dict:
-        """The model information of this manipulator (what :meth:`to_xml` writes)."""
+        """The model information of this manipulator (what
+        :func:`~mechanism_model_core.io.manipulator_xml.manipulator_to_xml` writes)."""
         return {"name": self.name, "mechanism": self.mechanism.name, "model": self.mechanism.source,
                 "kind": type(self).__name__, "base": self.base, "tool": self.tool, "tools": list(self.tools),
                 "joints": list(self.joint_names),
                 "acceleration_limits": self.acceleration_limits.tolist() if self._acc_given else None}
-
-    def to_xml(self) -> str:
-        """A ``<Manipulator_Model>`` element: the model file, base, tools, joints and acceleration limits."""
-        from lxml import etree
-
-        d = self.description()
-        root = etree.Element("Manipulator_Model", name=d["name"], kind=d["kind"], mechanism=d["mechanism"],
-                             base=d["base"], tool=d["tool"])
-        if d["model"]:
-            root.set("model", str(d["model"]))
-        for t in d["tools"]:
-            etree.SubElement(root, "Tool", frame=t)
-        for k, jn in enumerate(d["joints"]):
-            el = etree.SubElement(root, "Joint", name=jn)
-            if d["acceleration_limits"] is not None:
-                el.set("amax", repr(float(d["acceleration_limits"][k])))
-        return etree.tostring(root, pretty_print=True, xml_declaration=True, encoding="US-ASCII").decode()
-
-    def save(self, path) -> None:
-        with open(path, "w", encoding="ascii") as f:
-            f.write(self.to_xml())
 
     def __repr__(self) -> str:
         return (f"<{type(self).__name__} {self.name!r}: {self.base} -> {', '.join(self.tools)}, "
@@ -695,7 +710,6 @@ class ManipulatorModel:
 
 _WHY = {"unreachable": "no IK solution within tolerance (the pose is out of reach or off the arm's reachable set)",
         "limits": "the IK stopped against a joint limit"}
-_KINDS: dict[str, type] = {}
 
 
 def _check_waypoints(waypoints) -> list[np.ndarray]:
@@ -742,61 +756,6 @@ def _closed_form_step(arm, solver, T, q_prev, tool, tol_p, tol_o):
     return None, "limits" if hit_limits else "unreachable"
 
 
-# ---------------------------------------------------------------------------------------------- adaptations
-class R8ArmModel(ManipulatorModel):
-    """Rocky 8's 5-DOF YPPPY arm (CLARAty's R8_Arm_Model): tool ``arm_tool``, base ``arm_mount`` when the
-    mechanism has it (the rover), else the arm file's ground; IK by the YPPPY closed form."""
-
-    def __init__(self, mechanism: Mechanism, tool: str = "arm_tool", base: str | None = None, **kw):
-        register_chain_solver(mechanism.name, tool, lambda m, _t=tool: YPPPYSolver(m, _t))
-        if base is None and mechanism.has_frame("arm_mount"):
-            base = "arm_mount"
-        super().__init__(mechanism, tool=tool, base=base, **kw)
-
-
-class R8MastModel(ManipulatorModel):
-    """Rocky 8's pan-tilt mast (CLARAty's FD_Mast_Model kind): pointing ``mast_camera``'s line of sight
-    (x) at targets within the pan and tilt limits; base ``mast_mount`` when the mechanism has it."""
-
-    def __init__(self, mechanism: Mechanism, tool: str = "mast_camera", base: str | None = None, **kw):
-        if base is None and mechanism.has_frame("mast_mount"):
-            base = "mast_mount"
-        tools = [t for t in (tool, "left_navcam", "right_navcam", "mast_camera_optical") if mechanism.has_frame(t)]
-        super().__init__(mechanism, tool=tool, base=base, tools=tools, **kw)
-
-
-class MERArmModel(ManipulatorModel):
-    """MER's Instrument Deployment Device: tools ``mi``, ``apxs``, ``mb``, ``rat`` (the closed form ships
-    registered for ``mer_idd``)."""
-
-    def __init__(self, mechanism: Mechanism, tool: str = "mi", **kw):
-        tools = [t for t in ("mi", "apxs", "mb", "rat", "idd_turret") if mechanism.has_frame(t)]
-        for t in tools:
-            register_chain_solver(mechanism.name, t, lambda m, _t=t: YPPPYSolver(m, _t))
-        super().__init__(mechanism, tool=tool, tools=tools, **kw)
-
-
-class MoonriseArmModel(ManipulatorModel):
-    """The Moonrise-style 4-DOF digging arm: yaw then three pitches ending in the scoop (``scoop_tip``,
-    ``scoop_mouth``). A 4-DOF arm reaches a position and the scoop's pitch: :meth:`dig_pose` builds such a
-    target; IK uses the registered YPPP closed form (:class:`~.arm_solvers.YPPPSolver`)."""
-
-    def __init__(self, mechanism: Mechanism, tool: str = "scoop_tip", **kw):
-        tools = [t for t in ("scoop_tip", "scoop_mouth") if mechanism.has_frame(t)]
-        super().__init__(mechanism, tool=tool, tools=tools, **kw)
-
-    def dig_pose(self, position, scoop_pitch: float, q0=None, **solve_kw) -> IKResult:
-        """IK for the scoop tip at ``position`` (m, base frame) with the scoop's x axis pitched
-        ``scoop_pitch`` rad below the horizontal, in the vertical plane through the base axis (the arm's
-        reachable set); the tool's heading follows the arm's yaw."""
-        p = np.asarray(position, dtype=float)
-        yaw = math.atan2(p[1], p[0])
-        T = np.eye(4)
-        T[:3, :3] = axis_angle_matrix((0, 0, 1), yaw) @ axis_angle_matrix((0, 1, 0), scoop_pitch)
-        T[:3, 3] = p
-        return self.ik(T, q0, **solve_kw)
-
-
 #: closed forms of the library's arms for their chains: the Rocky 8 arm (alone, and on the assembled rover,
 #: whose model is named "rocky8"); the MER IDD's instruments are registered by :mod:`..specialized` itself
 for _name in ("rocky8_arm", "rocky8"):
@@ -806,73 +765,3 @@ del _name
 for _frame in ("scoop_tip", "scoop_mouth"):
     register_chain_solver("moonrise_arm", _frame, lambda m, _f=_frame: YPPPSolver(m, _f))
 del _frame
-
-for _cls in (ManipulatorModel, R8ArmModel, R8MastModel, MERArmModel, MoonriseArmModel):
-    _KINDS[_cls.__name__] = _cls
-del _cls
-
-
-def load_manipulator(path_or_xml, mechanism: Mechanism | None = None) -> ManipulatorModel:
-    """A manipulator from a ``<Manipulator_Model>`` file written by :meth:`ManipulatorModel.save` (or its
-    text). The mechanism is ``mechanism`` when given (its name must match), else loaded from the ``model``
-    attribute (a path, relative to the file, or a library name). Malformed files raise
-    :class:`ModelFileError` naming the file and line."""
-    from ..io import load_model
-    from ..io.safe_xml import parse_bytes, parse_file
-    from ..library import model_path
-
-    is_path = isinstance(path_or_xml, (str, os.PathLike)) and not str(path_or_xml).lstrip().startswith("<")
-    name = str(path_or_xml) if is_path else "<string>"
-    root = parse_file(str(path_or_xml)) if is_path else parse_bytes(path_or_xml)
-    if root.tag != "Manipulator_Model":
-        raise ModelFileError(f"expected <Manipulator_Model>, found <{root.tag}>", name, root.sourceline)
-    for attr in ("name", "base", "tool", "mechanism"):
-        if not root.get(attr):
-            raise ModelFileError(f"<Manipulator_Model> needs a {attr!r} attribute", name, root.sourceline)
-    kind = root.get("kind", "ManipulatorModel")
-    cls = _KINDS.get(kind)
-    if cls is None:
-        raise ModelFileError(f"unknown manipulator kind {kind!r}; known: {sorted(_KINDS)}", name, root.sourceline)
-    if mechanism is None:
-        src = root.get("model")
-        if not src:
-            raise ModelFileError("no mechanism given and no 'model' attribute to load it from", name,
-                                 root.sourceline)
-        if is_path and not os.path.isabs(src):
-            cand = os.path.join(os.path.dirname(os.path.abspath(str(path_or_xml))), src)
-            src = cand if os.path.exists(cand) else src
-        mechanism = load_model(model_path(src))
-    if mechanism.name != root.get("mechanism"):
-        raise ModelFileError(f"the file describes a manipulator of {root.get('mechanism')!r}, not of "
-                             f"{mechanism.name!r}", name, root.sourceline)
-    tools = [el.get("frame") for el in root.findall("Tool")]
-    joints = root.findall("Joint")
-    amax = None
-    if joints and all(el.get("amax") is not None for el in joints):
-        try:
-            amax = [float(el.get("amax")) for el in joints]
-        except ValueError:
-            bad = next(el for el in joints if not _is_float(el.get("amax")))
-            raise ModelFileError(f"amax={bad.get('amax')!r} is not a number", name, bad.sourceline) from None
-        if not all(math.isfinite(a) and a > 0 for a in amax):
-            raise ModelFileError("acceleration limits must be finite and positive", name, joints[0].sourceline)
-    try:
-        kw = dict(tool=root.get("tool"), base=root.get("base"), name=root.get("name"), acceleration_limits=amax)
-        if cls is ManipulatorModel:
-            kw["tools"] = tools or None
-        arm = cls(mechanism, **kw)
-    except MechanismModelError as e:
-        raise ModelFileError(str(e), name, root.sourceline) from None
-    listed = [el.get("name") for el in joints]
-    if listed and listed != list(arm.joint_names):
-        raise ModelFileError(f"the chain's joints are {list(arm.joint_names)}, the file lists {listed}", name,
-                             joints[0].sourceline)
-    return arm
-
-
-def _is_float(s) -> bool:
-    try:
-        float(s)
-        return True
-    except (TypeError, ValueError):
-        return False

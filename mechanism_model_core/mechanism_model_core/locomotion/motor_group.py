@@ -26,7 +26,7 @@ for the ``<transmission>`` elements of the export; controllers and commands stay
 Example::
 
     from mechanism_model_core import load_model
-    from mechanism_model_core.locomotion import load_motor_groups
+    from mechanism_model_core.io.motor_groups import load_motor_groups
 
     rover = load_model("rocky8/rocky8_rover.xml")          # a library name or a path
     motors = load_motor_groups(rover)                      # the <Motor_Group>s of the model's files
@@ -366,6 +366,16 @@ class MotorGroup:
             violations.append(LimitViolation(self.joint_names[i], quantity, float(asked),
                                              float(math.copysign(rate[i], asked))))
         return ClampResult(out, first.clamped | limited, tuple(violations))
+
+    def travel_time(self, start, target) -> float:
+        """The shortest time (s) in which every joint can move from ``start`` to ``target`` (positions in
+        joint order, rad or m) within its velocity limit: ``max |target - start| / velocity`` (0 for joints
+        without a limit, and for no motion). What a one-point joint trajectory's ``time_from_start`` must be at
+        least."""
+        d = np.abs(self.vector(target) - self.vector(start))
+        v = self.velocity
+        bounded = np.isfinite(v) & (v > 0)
+        return float(np.max(d[bounded] / v[bounded], initial=0.0))
 
     # ------------------------------------------------------------------ trajectories
     def check_trajectory(self, times, positions, velocities=None, accelerations=None,

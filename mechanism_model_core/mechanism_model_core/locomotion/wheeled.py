@@ -2,7 +2,7 @@
 body motion, odometry from wheel measurements, rocker-bogie suspension settled on terrain.
 
 Nothing here is written for one rover: every number comes from forward kinematics of the mechanism at the
-state passed in, and from a short **mobility description** (:class:`MobilitySpec`) naming the body frame and,
+state passed in, and from a short **mobility description** (:class:`~.mobility.MobilitySpec`) naming the body frame and,
 per wheel, its drive joint, steering joint (if any), radius and contact frame, plus the suspension joints.
 
 Frames, units, signs
@@ -62,318 +62,25 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import os
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Mapping
 
 import numpy as np
 
 from ..constraints import Constraint, _Common
-from ..errors import InvalidConfiguration, ModelFileError, UnknownFrame, UnknownJoint
-from ..io.mobility_xml import MODES            # one tuple for the model-file reader and the locomotor
-from .drive_policy import POLICY_KEYS, DrivePolicy, interpret
-from ..io.yaml_lines import read_yaml_with_lines
+from ..errors import InvalidConfiguration, UnknownFrame, UnknownJoint
 from ..joints import JointType
 from ..kinematics import forward_kinematics
 from ..jacobians import jacobian
 from ..spatial import rpy_to_matrix, skew, wrap_angle
+from .drive_policy import DrivePolicy, interpret
+from .mobility import MODES, MobilityError, MobilitySpec, WheelSpec, mobility_for
 
-__all__ = ["MODES", "WheelSpec", "MobilitySpec", "MobilityError", "load_mobility", "propose_mobility",
-           "mobility_for", "WheelGeometry", "DriveCommand", "WheeledLocomotorModel", "Odometry",
-           "WheelTerrainContact", "SettledPose", "arc_twist", "crab_twist", "point_turn_twist", "icr_twist",
-           "integrate_planar"]
+__all__ = ["WheelGeometry", "DriveCommand", "WheeledLocomotorModel", "Odometry", "WheelTerrainContact",
+           "SettledPose", "arc_twist", "crab_twist", "point_turn_twist", "icr_twist", "integrate_planar"]
 
 
 _EPS_SPEED = 1e-9
-
-
-class MobilityError(ModelFileError):
-    """A mobility description that cannot drive the mechanism (unknown joints, no radius, a steering
-    range that makes a declared mode impossible, ...): raised when the description is loaded."""
-
-
-# ---------------------------------------------------------------------------------------- description
-@dataclass(frozen=True)
-class WheelSpec:
-    """One wheel: ``drive_joint`` (revolute/continuous, spins the wheel), ``radius`` (m), ``contact_frame``
-    (a frame fixed in the body that carries the wheel, at the contact point when upright on flat ground;
-    None: ``radius`` below the wheel centre along the body's -z), ``steering_joint`` (None: not steerable),
-    ``max_rate`` (rad/s; None: the drive joint's velocity limit)."""
-
-    name: str
-    drive_joint: str
-    radius: float
-    steering_joint: str | None = None
-    contact_frame: str | None = None
-    max_rate: float | None = None
-
-
-@dataclass(frozen=True)
-class MobilitySpec:
-    """The mobility of a wheeled mechanism (see the module docstring). ``skid``: wheels that cannot steer
-    may slide sideways (skid-steer vehicles; Rocky 7's fixed middle and rear wheels); ``modes``: the drive
-    modes the rover must support, each checked at load against the steering ranges; ``steering_tolerance``
-    (rad) and ``steer_before_drive`` as in the module docstring; ``source``: where it was read from.
-    ``min_turn_radius``, ``max_turn_radius``, ``radius_limit``, ``straight_deadband``, ``interpretation``,
-    ``zero_speed``, ``in_place``, ``steer_only_speed``: the drive policy (:attr:`policy`,
-    :mod:`.drive_policy`); ``turn_centre_x`` (m, body frame; None: from the wheels, see
-    :meth:`WheeledLocomotorModel.turn_centre_x`) where arcs are measured from."""
-
-    body_frame: str
-    wheels: tuple
-    suspension_joints: tuple = ()
-    skid: bool = False
-    modes: tuple = ()
-    steer_before_drive: bool = True
-    steering_tolerance: float = 0.05
-    max_crab_angle: float = math.pi / 2
-    min_turn_radius: float = 0.0
-    source: str | None = None
-    lines: Mapping | None = None
-    max_turn_radius: float = math.inf
-    radius_limit: str = "clip"
-    straight_deadband: float = 0.0
-    interpretation: str = "literal"
-    zero_speed: str = "turn_in_place"
-    in_place: str = "none"
-    steer_only_speed: float = 0.0
-    turn_centre_x: float | None = None
-    notes: tuple = ()
-
-    # ``lines`` (from a model file's <Mobility>): {"": element line, "wheels": {name: line},
-    # "suspension": {joint: line}}, so that errors found later still name the line; ``notes`` (from
-    # :func:`propose_mobility`): one sentence per candidate wheel link, why it was taken or left
-
-    @property
-    def policy(self) -> DrivePolicy:
-        """The :class:`~.drive_policy.DrivePolicy` of this description."""
-        return DrivePolicy.from_mapping({k: getattr(self, k) for k in POLICY_KEYS})
-
-    def line_for(self, message: str) -> int | None:
-        """The model-file line an error message about this description points at (None: unknown)."""
-        if not self.lines:
-            return None
-        import re
-        hit = re.match(r"wheel '([^']*)'", message)
-        if hit and hit.group(1) in self.lines.get("wheels", {}):
-            return self.lines["wheels"][hit.group(1)]
-        hit = re.match(r"suspension joint '([^']*)'", message)
-        if hit and hit.group(1) in self.lines.get("suspension", {}):
-            return self.lines["suspension"][hit.group(1)]
-        return self.lines.get("")
-
-    @classmethod
-    def from_dict(cls, d: Mapping, source: str | None = None) -> "MobilitySpec":
-        """From a mapping as in a mobility YAML file (``models/README.md`` documents the keys)."""
-        def bad(msg):
-            return MobilityError(msg, source)
-
-        if not isinstance(d, Mapping):
-            raise bad("a mobility description is a mapping with 'body_frame' and 'wheels'")
-        known = {"body_frame", "wheels", "suspension_joints", "skid", "modes", "steer_before_drive",
-                 "steering_tolerance", "max_crab_angle", "turn_centre_x", *POLICY_KEYS}
-        extra = set(d) - known
-        if extra:
-            raise bad(f"unknown key(s) {sorted(extra)}; known: {sorted(known)}")
-        if "body_frame" not in d or "wheels" not in d:
-            raise bad("'body_frame' and 'wheels' are required")
-        wl = d["wheels"]
-        if not isinstance(wl, Sequence) or isinstance(wl, str) or not wl:
-            raise bad("'wheels' must be a non-empty list")
-        wheels = []
-        wkeys = {"name", "drive_joint", "radius", "steering_joint", "contact_frame", "max_rate"}
-        for k, w in enumerate(wl):
-            if not isinstance(w, Mapping):
-                raise bad(f"wheel {k}: a mapping expected")
-            name = w.get("name", w.get("drive_joint", f"wheel{k}"))
-            extra = set(w) - wkeys
-            if extra:
-                raise bad(f"wheel {name!r}: unknown key(s) {sorted(extra)}")
-            if "drive_joint" not in w:
-                raise bad(f"wheel {name!r}: no drive_joint")
-            if "radius" not in w:
-                raise bad(f"wheel {name!r}: no radius (m)")
-            try:
-                r = float(w["radius"])
-                mr = None if w.get("max_rate") is None else float(w["max_rate"])
-            except (TypeError, ValueError):
-                raise bad(f"wheel {name!r}: radius and max_rate are numbers") from None
-            if not (math.isfinite(r) and r > 0):
-                raise bad(f"wheel {name!r}: radius must be a positive number of metres, got {w['radius']!r}")
-            if mr is not None and not mr > 0:
-                raise bad(f"wheel {name!r}: max_rate must be > 0 rad/s")
-            wheels.append(WheelSpec(str(name), str(w["drive_joint"]), r, w.get("steering_joint"),
-                                    w.get("contact_frame"), mr))
-        modes = tuple(d.get("modes", ()))
-        for m in modes:
-            if m not in MODES:
-                raise bad(f"unknown mode {m!r}; modes are {MODES}")
-        try:
-            policy = DrivePolicy.from_mapping(d)
-            tcx = d.get("turn_centre_x")
-            tcx = None if tcx is None else float(tcx)
-            if tcx is not None and not math.isfinite(tcx):
-                raise ValueError(f"turn_centre_x must be a finite number of metres, got {tcx}")
-            return cls(str(d["body_frame"]), tuple(wheels), tuple(d.get("suspension_joints", ())),
-                       bool(d.get("skid", False)), modes, bool(d.get("steer_before_drive", True)),
-                       float(d.get("steering_tolerance", 0.05)), float(d.get("max_crab_angle", math.pi / 2)),
-                       source=source, turn_centre_x=tcx, **{k: getattr(policy, k) for k in POLICY_KEYS})
-        except (TypeError, ValueError) as exc:
-            raise bad(f"bad value: {exc}") from None
-
-    def to_dict(self) -> dict:
-        """The mapping :meth:`from_dict` reads (for writing a YAML file)."""
-        wheels = []
-        for w in self.wheels:
-            e = {"name": w.name, "drive_joint": w.drive_joint, "radius": w.radius}
-            for k in ("steering_joint", "contact_frame", "max_rate"):
-                if getattr(w, k) is not None:
-                    e[k] = getattr(w, k)
-            wheels.append(e)
-        return {"body_frame": self.body_frame, "wheels": wheels, "suspension_joints": list(self.suspension_joints),
-                "skid": self.skid, "modes": list(self.modes), "steer_before_drive": self.steer_before_drive,
-                "steering_tolerance": self.steering_tolerance, "max_crab_angle": self.max_crab_angle,
-                "min_turn_radius": self.min_turn_radius, **self.policy.to_dict(),
-                **({} if self.turn_centre_x is None else {"turn_centre_x": self.turn_centre_x})}
-
-
-def load_mobility(path) -> MobilitySpec:
-    """Read a mobility YAML file (PyYAML's safe loader through :mod:`..io.yaml_lines`: size, depth and alias
-    bounds; never evaluates anything)."""
-    path = os.fspath(path)
-    try:
-        data = read_yaml_with_lines(path, "mobility files", limit=1 << 20)
-    except ModelFileError as exc:
-        raise MobilityError(exc.message, exc.file, exc.line) from None
-    if isinstance(data, Mapping) and "mobility" in data and len(data) == 1:
-        data = data["mobility"]
-    return MobilitySpec.from_dict(data, source=path)
-
-
-def _mobility_file_for(mechanism) -> str | None:
-    src = getattr(mechanism, "source", None)
-    if not src:
-        return None
-    stem = os.path.splitext(os.fspath(src))[0]
-    cand = stem + "_mobility.yaml"
-    return cand if os.path.isfile(cand) else None
-
-
-def mobility_for(mechanism) -> MobilitySpec:
-    """The mobility description of a model: ``<model file stem>_mobility.yaml`` beside its file when there
-    is one (an override), else the model file's ``<Mobility>`` element (``metadata["mobility"]``; every
-    library rover has one), else :func:`propose_mobility`."""
-    f = _mobility_file_for(mechanism)
-    if f:
-        return load_mobility(f)
-    meta = getattr(mechanism, "metadata", None) or {}
-    d = meta.get("mobility")
-    if d:
-        spec = MobilitySpec.from_dict(d, source=getattr(mechanism, "source", None))
-        return dataclasses.replace(spec, lines=meta.get("mobility_lines"))
-    return propose_mobility(mechanism)
-
-
-def propose_mobility(mechanism) -> MobilitySpec:
-    """Propose a mobility description for a model: every continuous joint whose child body is round is a
-    wheel -- its radius from a cylinder collision shape, else from the carrier's nearest frame whose name
-    contains 'contact', else fitted to the child's collision meshes (:func:`.wheel_fit.fit_wheel`: a body of
-    revolution about the joint axis; needs ``trimesh``) -- its nearest revolute ancestor with a vertical axis
-    is its steering joint if that joint carries no other wheel, other revolute joints between the body and
-    the wheels are suspension, the body is the child of the floating joint (or the first body), and a frame
-    of the wheel's carrier whose name contains 'contact' is its contact frame. :attr:`MobilitySpec.notes`
-    says, per continuous joint, which link was taken as a wheel and why, or why not. Review the result and
-    save it (:meth:`MobilitySpec.to_dict`)."""
-    names = mechanism.body_names
-    body = None
-    for j in mechanism.joints:
-        if j.type is JointType.FLOATING:
-            body = mechanism.child_body_of_joint(j.name)
-            break
-    if body is None:
-        body = names[1] if len(names) > 1 else names[0]
-    fk = forward_kinematics(mechanism)
-    wheels, steer_of, susp, notes = [], {}, [], []
-    for j in mechanism.joints:
-        if j.type is not JointType.CONTINUOUS:
-            continue
-        child = mechanism.child_body_of_joint(j.name)
-        cyl = [s for s in mechanism.body(child).shapes if s.type == "cylinder" and s.dimensions]
-        radius = cyl[0].dimensions[0] if cyl else None
-        why = f"cylinder {cyl[0].name!r} of radius {radius:.4g} m" if cyl else ""
-        carrier = mechanism.parent_body_of_joint(j.name)
-        cands = [f for f in mechanism.body(carrier).frames if "contact" in f]
-        # the carrier's contact frame nearest the wheel centre (a bogie carries two wheels)
-        contact = min(cands, key=lambda f: float(np.linalg.norm(fk.position(f) - fk.position(child))),
-                      default=None)
-        if radius is None and contact is not None:
-            radius = float(np.linalg.norm(fk.position(child) - fk.position(contact)))
-            why = f"contact frame {contact!r} {radius:.4g} m from the wheel centre"
-        if radius is None:
-            radius, why = _radius_from_meshes(mechanism, child, j)
-        if radius is None:
-            notes.append(f"{child!r} (continuous joint {j.name!r}) is not a wheel: {why}")
-            continue
-        notes.append(f"{child!r} is a wheel driven by {j.name!r}: {why}")
-        path = mechanism.path_to_ground(carrier)
-        steer = None
-        for b in path:
-            if b == body:
-                break
-            bj = mechanism.body(b).joint
-            if bj is not None and bj.type is JointType.REVOLUTE:
-                R = fk.rotation(b, relative_to=body)
-                if abs(abs((R @ bj.axis)[2]) - 1.0) < 1e-6:
-                    steer = bj.name
-                break
-        wheels.append(dict(name=child, drive_joint=j.name, radius=float(radius), steering_joint=steer,
-                           contact_frame=contact))
-        if steer:
-            steer_of.setdefault(steer, []).append(child)
-        for b in path:
-            if b == body:
-                break
-            bj = mechanism.body(b).joint
-            if bj is not None and bj.type is JointType.REVOLUTE and bj.name != steer and bj.name not in susp:
-                susp.append(bj.name)
-    for s, ws in steer_of.items():
-        if len(ws) > 1:      # one steering joint turning several wheels is a suspension joint, not a steering one
-            for w in wheels:
-                if w["steering_joint"] == s:
-                    w["steering_joint"] = None
-    if not wheels:
-        raise MobilityError(f"no wheel found in {mechanism.name!r} (continuous joints carrying a cylinder, a "
-                            f"contact frame or a round mesh)" + ("".join("; " + n for n in notes[:6])),
-                            getattr(mechanism, "source", None))
-    for w in wheels:
-        if w["contact_frame"] is None:
-            del w["contact_frame"]
-        if w["steering_joint"] is None:
-            del w["steering_joint"]
-    skid = not any("steering_joint" in w for w in wheels)
-    spec = MobilitySpec.from_dict({"body_frame": body, "wheels": wheels, "suspension_joints": susp,
-                                   "skid": skid, "modes": ["skid"] if skid else []},
-                                  source=getattr(mechanism, "source", None))
-    return dataclasses.replace(spec, notes=tuple(notes))
-
-
-def _radius_from_meshes(mechanism, body: str, joint) -> tuple:
-    """``(radius or None, why)``: the wheel fitted to ``body``'s collision meshes about ``joint``'s axis."""
-    from .wheel_fit import body_mesh_points, fit_wheel
-
-    try:
-        points, meshes = body_mesh_points(mechanism, body)
-    except ImportError as exc:
-        return None, f"its meshes were not read ({exc})"
-    except ModelFileError as exc:
-        return None, f"its mesh could not be read: {exc}"
-    if points is None:
-        return None, "no cylinder, no contact frame, no collision mesh"
-    fit = fit_wheel(points, joint.axis)
-    what = f"mesh {', '.join(meshes)} fitted"
-    if fit.is_wheel:
-        return fit.radius, f"{what}: {fit.why()}"
-    return None, f"{what}: {fit.why()}"
 
 
 # ------------------------------------------------------------------------------------------ twists
@@ -515,18 +222,18 @@ def _odometry_matrix(pts) -> np.ndarray:
 
 # -------------------------------------------------------------------------------------------- model
 class WheeledLocomotorModel:
-    """``Wheeled_Locomotor_Model`` (CLARAty 12): a mechanism plus its :class:`MobilitySpec` (default:
-    :func:`mobility_for`). Validates the description against the mechanism at construction (errors name the
+    """``Wheeled_Locomotor_Model`` (CLARAty 12): a mechanism plus its :class:`~.mobility.MobilitySpec` (default:
+    :func:`~.mobility.mobility_for`). Validates the description against the mechanism at construction (errors name the
     description's file) and holds only constants; every method takes the state it needs."""
 
-    def __init__(self, mechanism, mobility: MobilitySpec | Mapping | str | os.PathLike | None = None, *,
-                 max_rates=None):
-        """``max_rates``: wheel-rate limits (rad/s, wheel order or ``{drive joint: limit}``, e.g. a motor
-        group's velocity limits); each wheel takes the smallest of it, its ``max_rate`` and its joint's."""
+    def __init__(self, mechanism, mobility: MobilitySpec | Mapping | None = None, *, max_rates=None):
+        """``mobility``: a :class:`~.mobility.MobilitySpec`, its mapping form, or None for the model's own
+        (:func:`~.mobility.mobility_for`); a mobility YAML file is read by
+        :func:`mechanism_model_core.io.mobility_yaml.load_mobility`. ``max_rates``: wheel-rate limits (rad/s,
+        wheel order or ``{drive joint: limit}``, e.g. a motor group's velocity limits); each wheel takes the
+        smallest of it, its ``max_rate`` and its joint's."""
         if mobility is None:
             mobility = mobility_for(mechanism)
-        elif isinstance(mobility, (str, os.PathLike)):
-            mobility = load_mobility(mobility)
         elif isinstance(mobility, Mapping):
             mobility = MobilitySpec.from_dict(mobility)
         self.mechanism = mechanism
@@ -1190,9 +897,20 @@ class Odometry:
         self.__init__(x, y, yaw, z)
 
     def update(self, twist, dt: float, attitude=None, twist_covariance=None) -> np.ndarray:
+        t, local = self._step(twist, dt, twist_covariance)
+        if attitude is not None:
+            self.roll, self.pitch = float(attitude[0]), float(attitude[1])
+        R = rpy_to_matrix((self.roll, self.pitch, self.yaw))
+        self.position = self.position + R @ np.array([local[0], local[1], 0.0])
+        self.yaw = float(wrap_angle(self.yaw + local[2]))
+        return self.pose
+
+    def _step(self, twist, dt: float, twist_covariance=None):
+        """Check the inputs, grow :attr:`covariance` by one step (the pose's yaw as it is before the step);
+        ``(twist, local step (dx, dy, dyaw) in the body's plane)``."""
         t = np.asarray(twist, dtype=float)
-        if not (np.all(np.isfinite(t)) and math.isfinite(dt) and dt >= 0):
-            raise InvalidConfiguration("Odometry.update: finite twist and dt >= 0 required")
+        if not (t.shape == (3,) and np.all(np.isfinite(t)) and math.isfinite(dt) and dt >= 0):
+            raise InvalidConfiguration("Odometry.update: finite twist (vx, vy, wz) and dt >= 0 required")
         local = integrate_planar((0.0, 0.0, 0.0), t, dt)
         if twist_covariance is not None:
             Q = np.asarray(twist_covariance, dtype=float)
@@ -1215,9 +933,4 @@ class Odometry:
                 G[2, k] = (dp[2] - dm[2]) * dt / (2 * h)      # yaw: no wrap in the derivative
             G = R @ G
             self.covariance = F @ self.covariance @ F.T + G @ Q @ G.T
-        if attitude is not None:
-            self.roll, self.pitch = float(attitude[0]), float(attitude[1])
-        R = rpy_to_matrix((self.roll, self.pitch, self.yaw))
-        self.position = self.position + R @ np.array([local[0], local[1], 0.0])
-        self.yaw = float(wrap_angle(self.yaw + local[2]))
-        return self.pose
+        return t, local

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..builder import edit
 from ..constraints import PointAtConstraint, PoseConstraint, PositionConstraint
 from ..ik import solve_ik, solve_ik_batch
 from ..kinematics import forward_kinematics, ground_jacobian
@@ -119,7 +120,7 @@ class ReachContext:
         """The chain with :attr:`direction_frames` added to its base body (the batch solver's reference frames
         for roll-free targets)."""
         if self.__dict__.get("_dchain") is None:
-            b = self.chain.edit()
+            b = edit(self.chain)
             base = self.chain.bodies[0].name
             for k, F in enumerate(self.direction_frames):
                 b.add_frame(base, f"{_DIR_FRAME}{k}", F)

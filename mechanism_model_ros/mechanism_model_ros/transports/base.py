@@ -32,6 +32,12 @@ class TransportError(RuntimeError):
     """The middleware refused something (bad name, no ROS installation, service unavailable)."""
 
 
+#: longest the first message through a publisher re-created on a fresh participant waits for its subscribers to
+#: be discovered (s; see :meth:`Transport.reopen_publishers`): a command written before its reader is matched
+#: reaches nobody (the controllers' readers are volatile)
+REOPEN_MATCH_TIMEOUT = 0.5
+
+
 class Publisher(abc.ABC):
     @abc.abstractmethod
     def publish(self, msg) -> None: ...
@@ -334,6 +340,16 @@ class Transport(abc.ABC):
 
     @abc.abstractmethod
     def close(self) -> None: ...
+
+    def reopen_publishers(self, fresh) -> int:
+        """After the node's DDS participant was lost (serve: the rclpy context shut down, the Cyclone
+        dispatcher failed): re-create every publisher of this node on ``fresh`` -- a new participant of the
+        same middleware (``CycloneContext``; an initialised rclpy ``Context``) -- so that the node's
+        ``close()`` can still send its motors their last command. The objects the node holds stay the same;
+        the first message through each waits (at most :data:`REOPEN_MATCH_TIMEOUT` s) until a subscriber is
+        matched. Subscriptions, services and action clients are not re-created. Returns how many publishers
+        were re-created; a transport that cannot raises ``NotImplementedError``."""
+        raise NotImplementedError(f"{type(self).__name__} cannot re-create its publishers")
 
     def __enter__(self):
         return self

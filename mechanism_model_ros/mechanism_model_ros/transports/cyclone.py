@@ -38,6 +38,7 @@ from __future__ import annotations
 import concurrent.futures
 import heapq
 import itertools
+import logging
 import os
 import struct
 import threading
@@ -57,10 +58,10 @@ from ..qos import QoS, SERVICES
 from . import joint_state_cdr
 from ..typegen import HEADER_GUID, HEADER_SEQ, message_class, service_wire_class
 from .numeric_template import NumericTemplate
-from .base import (SERVICE_CONCURRENCY, SERVICE_QUEUE, CallbackTimer, Client, Publisher, RateLimitedLogger,
-                   ServiceGate, ThreadTimer, Timer, Transport, TransportError, _set_arrival, _set_cancel,
-                   busy_or_fallback, check_period,
-                   describe_exception, failure_response, guarded, resolve_name, short_traceback)
+from .base import (REOPEN_MATCH_TIMEOUT, SERVICE_CONCURRENCY, SERVICE_QUEUE, CallbackTimer, Client, Publisher,
+                   RateLimitedLogger, ServiceGate, ThreadTimer, Timer, Transport, TransportError, _set_arrival,
+                   _set_cancel, busy_or_fallback, check_period, describe_exception, failure_response, guarded,
+                   resolve_name, short_traceback)
 from .rcl_action import ActionsOverServices
 
 _RANGES = ("SUBNET", "LOCALHOST", "OFF", "SYSTEM_DEFAULT")
@@ -438,6 +439,8 @@ class CycloneContext:
                 self.graph = GraphInfo(self.participant, size, self.type_hashes)
             except Exception:   # e.g. a rosbags without rmw_dds_common: run without graph information
                 self.graph = None
+        #: the exception that ended the dispatcher (DDS failed under it), None while it runs or after close()
+        self.failure: Exception | None = None
         self._thread = threading.Thread(target=self._dispatch, name="mm-dds-dispatch", daemon=True)
         self._thread.start()
 
@@ -449,8 +452,17 @@ class CycloneContext:
             return cls._default
 
     def alive(self) -> bool:
-        """Whether the participant's dispatcher still runs (it ends on :meth:`close`, or when DDS fails)."""
-        return not self._stop.is_set() and self._thread.is_alive()
+        """Whether the participant's dispatcher still runs (it ends on :meth:`close`, or when DDS fails:
+        then :attr:`failure` holds the exception), and its participant is still there (asked of DDS: a
+        participant deleted under the nodes is seen at once, not when the dispatcher next wakes)."""
+        if self._stop.is_set() or not self._thread.is_alive():
+            return False
+        try:
+            self.participant.get_guid()
+        except Exception as exc:        # noqa: BLE001 -- DDSException: the participant is gone
+            self.failure = self.failure or exc
+            return False
+        return True
 
     # ------------------------------------------------------------------ entities
     def topic(self, dds_name: str, cls: type) -> Topic:
@@ -519,6 +531,14 @@ class CycloneContext:
         return int(wait * 1e9)
 
     def _dispatch(self):
+        try:
+            self._dispatch_loop()
+        except Exception as exc:    # DDS failed under the dispatcher (its participant deleted): alive() is False
+            self.failure = exc
+            logging.getLogger("mechanism_model_ros.cyclone").error(
+                "the DDS dispatcher stopped: %s: %s", type(exc).__name__, exc)
+
+    def _dispatch_loop(self):
         while not self._stop.is_set():
             timeout = self._wait_timeout()
             if timeout > 0:
@@ -581,10 +601,27 @@ def _write_serialized(writer: DataWriter, data: bytes) -> None:
 
 
 class _CyclonePublisher(Publisher):
-    def __init__(self, writer: DataWriter):
+    """``remake(ctx)``: the same writer on another context's participant (:meth:`rebind`)."""
+
+    def __init__(self, writer: DataWriter, remake: Callable[["CycloneContext"], DataWriter] | None = None):
         self.writer = writer
+        self._remake = remake
+        self._match_by = None          # after rebind: monotonic time until which a write waits for a reader
+
+    def rebind(self, ctx: "CycloneContext") -> None:
+        """Write through a new writer on ``ctx`` from now on (the old participant is gone, see
+        :meth:`~.base.Transport.reopen_publishers`)."""
+        self.writer = self._remake(ctx)
+        self._match_by = time.monotonic() + REOPEN_MATCH_TIMEOUT
+
+    def _await_match(self) -> None:
+        if self._match_by is not None:
+            while not self.writer.get_matched_subscriptions() and time.monotonic() < self._match_by:
+                time.sleep(0.001)
+            self._match_by = None
 
     def publish(self, msg) -> None:
+        self._await_match()
         self.writer.write(msg)
 
     def wait_for_acks(self, timeout: float) -> bool:
@@ -593,8 +630,10 @@ class _CyclonePublisher(Publisher):
 
     def numeric_template(self, msg, groups: dict) -> NumericTemplate:
         """See :class:`~.numeric_template.NumericTemplate` (an optional transport feature)."""
-        return NumericTemplate(msg, groups, lambda m: m.serialize(use_version_2=False),
-                               lambda data: _write_serialized(self.writer, data), pad4=True)
+        def write(data):
+            self._await_match()
+            _write_serialized(self.writer, data)
+        return NumericTemplate(msg, groups, lambda m: m.serialize(use_version_2=False), write, pad4=True)
 
     @property
     def subscription_count(self) -> int:
@@ -901,6 +940,7 @@ class CycloneNode(ActionsOverServices, Transport):
         self._own_context = context is None
         self.ctx = context or CycloneContext()
         self._entities: list = []
+        self._publishers: list[_CyclonePublisher] = []
         if self.ctx.graph is not None:
             self.ctx.graph.add_node(self.namespace, node_name)
 
@@ -924,11 +964,27 @@ class CycloneNode(ActionsOverServices, Transport):
 
     def create_publisher(self, topic: str, ros_type: str, qos: QoS) -> _CyclonePublisher:
         cls = message_class(ros_type)
-        w = _writer(self.ctx.participant, self.ctx.topic(self._topic(topic), cls),
-                    dds_qos(qos, self.ctx.endpoint_user_data(ros_type)))
+        name = self._topic(topic)
+
+        def make(ctx: CycloneContext) -> DataWriter:
+            return _writer(ctx.participant, ctx.topic(name, cls), dds_qos(qos, ctx.endpoint_user_data(ros_type)))
+        w = make(self.ctx)
         self._entities.append(w)
         self._graph("writers", w)
-        return _CyclonePublisher(w)
+        pub = _CyclonePublisher(w, make)
+        self._publishers.append(pub)
+        return pub
+
+    def reopen_publishers(self, fresh: CycloneContext) -> int:
+        """See :meth:`~.base.Transport.reopen_publishers`: every publisher writes through a new writer on
+        ``fresh`` (a new participant on the same domain), announced in its graph information."""
+        if fresh.graph is not None:
+            fresh.graph.add_node(self.namespace, self.node_name)
+        for pub in self._publishers:
+            pub.rebind(fresh)
+            if fresh.graph is not None:
+                fresh.graph.add_entity(self.namespace, self.node_name, "writers", pub.writer)
+        return len(self._publishers)
 
     def create_subscription(self, topic: str, ros_type: str, qos: QoS, callback: Callable[[Any], None],
                             on_drained: Callable[[], None] | None = None, max_bytes: int | None = None):
@@ -1004,6 +1060,7 @@ class CycloneNode(ActionsOverServices, Transport):
             if isinstance(e, _CycloneService):
                 e.close()
         self._entities = []
+        self._publishers = []
         if self.ctx.graph is not None:
             self.ctx.graph.remove_node(self.namespace, self.node_name)
         if self._own_context:

@@ -30,9 +30,11 @@ from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPo
 from rclpy.subscription import Subscription
 
 from ..qos import QoS
-from .base import (SERVICE_CONCURRENCY, SERVICE_QUEUE, ActionClient, ActionResult, Client, GoalHandle, Publisher,
-                   RateLimitedLogger, ServerGoalHandle, ServiceGate, Timer, Transport, TransportError, _set_arrival,
-                   busy_or_fallback, check_period, describe_exception, failure_response, guarded, short_traceback)
+from .base import (REOPEN_MATCH_TIMEOUT, SERVICE_CONCURRENCY, SERVICE_QUEUE, ActionClient, ActionResult, Client,
+                   GoalHandle, Publisher, RateLimitedLogger, ServerGoalHandle, ServiceGate, Timer, Transport,
+                   TransportError, _set_arrival, busy_or_fallback, check_period, describe_exception, failure_response,
+                   guarded, short_traceback)
+from .numeric_template import NumericTemplate
 
 
 #: threads of the process's executor (see RclpyRuntime)
@@ -84,10 +86,27 @@ def ros_qos(qos: QoS) -> QoSProfile:
 
 
 class _Publisher(Publisher):
-    def __init__(self, pub):
+    """``remake(node)``: the same publisher on another rclpy node (:meth:`rebind`)."""
+
+    def __init__(self, pub, remake=None):
         self.pub = pub
+        self._remake = remake
+        self._match_by = None          # after rebind: monotonic time until which a publish waits for a reader
+
+    def rebind(self, node: Node) -> None:
+        """Publish through a new publisher of ``node`` (on a fresh context) from now on, see
+        :meth:`~.base.Transport.reopen_publishers`."""
+        self.pub = self._remake(node)
+        self._match_by = time.monotonic() + REOPEN_MATCH_TIMEOUT
+
+    def _await_match(self) -> None:
+        if self._match_by is not None:
+            while self.pub.get_subscription_count() == 0 and time.monotonic() < self._match_by:
+                time.sleep(0.001)
+            self._match_by = None
 
     def publish(self, msg) -> None:
+        self._await_match()
         self.pub.publish(msg)
 
     def wait_for_acks(self, timeout: float) -> bool:
@@ -102,8 +121,10 @@ class _Publisher(Publisher):
         filling Python message objects and rclpy's conversion of them, most of its cost per message."""
         from rclpy.serialization import serialize_message
 
-        from .numeric_template import NumericTemplate
-        return NumericTemplate(msg, groups, serialize_message, self.pub.publish)
+        def write(data):
+            self._await_match()
+            self.pub.publish(data)
+        return NumericTemplate(msg, groups, serialize_message, write)
 
     @property
     def subscription_count(self) -> int:
@@ -263,6 +284,8 @@ class RclpyNode(Transport):
         #: held while a subscription or timer callback runs (see _SubscriptionGroup)
         self.exclusive = threading.Lock()
         self._srv_group = ReentrantCallbackGroup()
+        self._publishers: list[_Publisher] = []
+        self._fresh_node = None         # reopen_publishers' node on a fresh context
         for name, value in self._defaults.items():
             self._declare(name, value)
 
@@ -292,7 +315,21 @@ class RclpyNode(Transport):
         return cls.Request, cls.Response
 
     def create_publisher(self, topic, ros_type, qos):
-        return _Publisher(self.node.create_publisher(_ros_class(ros_type), topic, ros_qos(qos)))
+        cls, profile = _ros_class(ros_type), ros_qos(qos)
+
+        def make(node: Node):
+            return node.create_publisher(cls, topic, profile)
+        pub = _Publisher(make(self.node), make)
+        self._publishers.append(pub)
+        return pub
+
+    def reopen_publishers(self, fresh) -> int:
+        """See :meth:`~.base.Transport.reopen_publishers`: a node of the same name on the initialised context
+        ``fresh`` (``RclpyRuntime.fresh_context``) gets a publisher for each of this node's."""
+        self._fresh_node = Node(self.node_name, namespace=self.namespace, context=fresh)
+        for pub in self._publishers:
+            pub.rebind(self._fresh_node)
+        return len(self._publishers)
 
     def create_subscription(self, topic, ros_type, qos, callback, on_drained=None, max_bytes=None):
         guarded_cb = guarded(callback, self.get_logger(), f"subscription {topic}")
@@ -438,6 +475,8 @@ class RclpyNode(Transport):
 
     def close(self):
         try:
+            if self._fresh_node is not None:
+                self._fresh_node.destroy_node()
             self.node.destroy_node()
         finally:
             if self._own_init and rclpy.ok():
@@ -534,7 +573,9 @@ class RclpyRuntime:
 
     def __init__(self, ros_args=None):
         self.context = rclpy.context.Context()
-        rclpy.init(args=["mechanism_model_ros"] + list(ros_args or []), context=self.context)
+        self._args = ["mechanism_model_ros"] + list(ros_args or [])
+        self._fresh: list = []          # contexts made by fresh_context
+        rclpy.init(args=self._args, context=self.context)
         # threads for every service's concurrent and queued requests, so a saturated service (IK) never
         # holds the threads a cheap one (FK) needs; idle threads cost nothing
         self.executor = MultiThreadedExecutor(num_threads=EXECUTOR_THREADS, context=self.context)
@@ -577,9 +618,18 @@ class RclpyRuntime:
             for t in threads:
                 t.join(timeout=2.0)
 
+    def fresh_context(self):
+        """A new initialised context with the process's ROS arguments, for :meth:`RclpyNode.reopen_publishers`
+        once :attr:`context` was shut down under the nodes (shut down by :meth:`shutdown`)."""
+        ctx = rclpy.context.Context()
+        rclpy.init(args=self._args, context=ctx)
+        self._fresh.append(ctx)
+        return ctx
+
     def shutdown(self) -> None:
         self.executor.shutdown()
         for _, ex in self._own:
             ex.shutdown()
-        if self.context.ok():
-            rclpy.shutdown(context=self.context)
+        for ctx in [self.context, *self._fresh]:
+            if ctx.ok():
+                rclpy.shutdown(context=ctx)

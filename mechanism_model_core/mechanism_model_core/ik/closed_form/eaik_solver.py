@@ -45,12 +45,17 @@ SWEEP_STEPS = 64
 CONFIRM_TOL = 1e-9
 
 
+_EAIK_MODULE = []      # [module or None] once looked up: every solve_ik asks, and a failed import is slow
+
+
 def _eaik():
-    try:
-        import eaik.pybindings.EAIK as EAIK     # optional extra: imported where it is used
-    except ImportError:
-        return None
-    return EAIK
+    if not _EAIK_MODULE:
+        try:
+            import eaik.pybindings.EAIK as EAIK     # optional extra: imported where it is used
+        except ImportError:
+            EAIK = None
+        _EAIK_MODULE.append(EAIK)
+    return _EAIK_MODULE[0]
 
 
 def eaik_available() -> bool:
@@ -132,6 +137,12 @@ class EAIKSolver:
                 raise ModelStructureError(f"eaik: the chain to {frame!r} has no known decomposition ({family})")
             self.family = r.get_kinematic_family()
             self._robots[None] = r
+        if self.swept is not None:
+            i = self.swept
+            lo_s = self.lower[i] if math.isfinite(self.lower[i]) else -math.pi
+            hi_s = self.upper[i] if math.isfinite(self.upper[i]) else math.pi
+            k = np.arange(1, SWEEP_STEPS + 1) * (hi_s - lo_s) / SWEEP_STEPS
+            self._sweep = (lo_s, hi_s, np.concatenate([[0.0], np.stack([k, -k], axis=1).ravel()]))
         self._fallback = LMPopulationSolver()
 
     @property
@@ -187,43 +198,59 @@ class EAIKSolver:
             return np.clip(q, lo, hi)
         return None
 
+    def _sweep_values(self, ref):
+        """The swept joint's values in sweep order: its ``ref`` value (clamped into range), then outward in
+        steps of 1/SWEEP_STEPS of its range, alternately above and below, within the range."""
+        i = self.swept
+        lo, hi, offsets = self._sweep
+        v = min(max(float(ref[i]), lo), hi) + offsets
+        return v[(v >= lo) & (v <= hi)].tolist()
+
     def candidates(self, T, ref, deadline=math.inf, tol=None):
         """In-limit branches nearest ``ref`` first (chain joint values; confirmed within ``tol`` when given,
         else the caller confirms them); for a 7R chain, from the first swept value (outward from ``ref``'s)
         that gives any."""
-        if self.swept is None:
-            values = [None]
-        else:
-            i = self.swept
-            lo = self.lower[i] if math.isfinite(self.lower[i]) else -math.pi
-            hi = self.upper[i] if math.isfinite(self.upper[i]) else math.pi
-            step = (hi - lo) / SWEEP_STEPS
-            v0 = min(max(ref[i], lo), hi)
-            values = [v0]
-            for k in range(1, SWEEP_STEPS + 1):
-                for v in (v0 + k * step, v0 - k * step):
-                    if lo <= v <= hi:
-                        values.append(v)
+        T = np.asarray(T, dtype=float)
         lo, hi = self.lower, self.upper
         turn = 2 * math.pi
+        values = (None,) if self.swept is None else self._sweep_values(ref)
+        EAIK, H, P, R0, i = self._EAIK, self.H, self.P, self.R0, self.swept
         for v in values:
-            if v is not None and time.perf_counter() > deadline:
-                break
-            Q = self.branches(T, 0.0 if v is None else v, tol)
-            if not Q:
+            if v is None:
+                robot = self._robots[None]
+            else:
+                if time.perf_counter() > deadline:
+                    break
+                robot = _robot_or_none(EAIK, H, P, R0, [(i, v)])
+                if robot is None:
+                    continue
+            sol = robot.calculate_IK(T)
+            Q = np.asarray(sol.Q, dtype=float)
+            if Q.shape[0] == 0:
                 continue
-            Q = np.array(Q)
+            ls = np.asarray(sol.is_LS, dtype=bool)
+            if ls.any():
+                Q = Q[~ls]                        # least-squares approximations are not answers
+                if Q.shape[0] == 0:
+                    continue
             if v is not None:
-                Q[:, self.swept] = v
+                Q = Q.copy()
+                Q[:, i] = v
             # every branch at once: whole turns per joint to the value nearest ref, then into the limits
-            Q = ref + (Q - ref) - turn * np.round((Q - ref) / turn)
+            D = Q - ref
+            Q = ref + D - turn * np.round(D * (1.0 / turn))
             Q = np.where(Q < lo - 1e-12, Q + turn, Q)
             Q = np.where(Q > hi + 1e-12, Q - turn, Q)
             inside = np.all((Q >= lo - 1e-12) & (Q <= hi + 1e-12), axis=1)
-            if inside.any():
-                Q = np.clip(Q[inside], lo, hi)
-                d = np.sum((Q - ref) ** 2, axis=1)
-                return [Q[k] for k in np.argsort(d, kind="stable")]
+            if not inside.any():
+                continue
+            Q = np.clip(Q[inside], lo, hi)
+            if tol is not None:
+                Q = np.array(self._confirmed(T, Q, tol)).reshape(-1, Q.shape[1])
+                if Q.shape[0] == 0:
+                    continue
+            d = np.sum((Q - ref) ** 2, axis=1)
+            return [Q[k] for k in np.argsort(d, kind="stable")]
         return []
 
     def solve(self, problem: IKProblem, options: IKOptions) -> IKResult:
