@@ -3,7 +3,10 @@ per rover software stack, chosen by the locomotor's ``adapter`` parameter.
 
 * ``ros2_control`` (default): ``std_msgs/Float64MultiArray`` on ``/<steering controller>/commands`` and
   ``/<wheel controller>/commands`` (forward_command_controllers, each in its controller's joint order); state
-  from the process's ``joint_states`` cache (joint_state_broadcaster).
+  from the process's ``joint_states`` cache (joint_state_broadcaster). A steering group commanded by a
+  joint trajectory controller (the Space ROS Curiosity demo's ``steer_position_controller``) gets a one-point
+  ``trajectory_msgs/JointTrajectory`` on ``/<steering controller>/joint_trajectory`` instead, reaching the
+  targets after the ``steer_duration`` the locomotor gives (each new one replaces the last).
 * ``osr``: the JPL Open Source Rover's own interfaces (osr-rover-code, ``osr_interfaces``):
   ``CommandCorner`` on ``/cmd_corner`` (``left_front_pos``, ``left_back_pos``, ``right_front_pos``,
   ``right_back_pos``: rad, positive to the right) and ``CommandDrive`` on ``/cmd_drive`` (``left_front_vel``
@@ -21,6 +24,7 @@ from __future__ import annotations
 import threading
 
 from . import qos
+from .conversions import fill_joint_trajectory
 from .joint_state_cache import MergedJointStates
 
 __all__ = ["ADAPTERS", "Ros2ControlAdapter", "OsrAdapter", "OsrJointStates", "make_adapter", "OSR_CORNERS",
@@ -34,20 +38,35 @@ OSR_DRIVES = ("drive_left_front", "drive_left_middle", "drive_left_back", "drive
 
 
 class Ros2ControlAdapter:
-    """Float64MultiArray commands to two forward_command_controllers."""
+    """Float64MultiArray commands to forward_command_controllers; steering to a joint trajectory controller
+    with ``steering_trajectory``."""
 
     name = "ros2_control"
 
-    def __init__(self, transport, steering_controller: str, wheel_controller: str, has_steering: bool):
+    def __init__(self, transport, steering_controller: str, wheel_controller: str, has_steering: bool,
+                 steering_trajectory: bool = False):
         F64 = "std_msgs/msg/Float64MultiArray"
+        JT = "trajectory_msgs/msg/JointTrajectory"
         self._F64 = transport.message_class(F64)
-        self.steer_pub = transport.create_publisher(f"/{steering_controller}/commands", F64, qos.DEFAULT) \
-            if has_steering else None
+        self.steering_trajectory = bool(steering_trajectory)
+        self.steer_pub = None
+        if has_steering and self.steering_trajectory:
+            self._JT = transport.message_class(JT)
+            self._Point = transport.message_class("trajectory_msgs/msg/JointTrajectoryPoint")
+            self.steer_pub = transport.create_publisher(f"/{steering_controller}/joint_trajectory", JT, qos.DEFAULT)
+        elif has_steering:
+            self.steer_pub = transport.create_publisher(f"/{steering_controller}/commands", F64, qos.DEFAULT)
         self.wheel_pub = transport.create_publisher(f"/{wheel_controller}/commands", F64, qos.DEFAULT)
 
-    def publish(self, steering: dict, rates: dict, steering_order, wheel_order) -> None:
-        """``steering``/``rates``: ``{joint: value}`` (rad, rad/s), sent in the controllers' joint order."""
-        if self.steer_pub is not None:
+    def publish(self, steering: dict, rates: dict, steering_order, wheel_order, steer_duration: float = 0.0) -> None:
+        """``steering``/``rates``: ``{joint: value}`` (rad, rad/s), sent in the controllers' joint order;
+        ``steer_duration`` (s): the trajectory's ``time_from_start`` for a joint trajectory controller."""
+        if self.steer_pub is not None and self.steering_trajectory:
+            m = self._JT()
+            fill_joint_trajectory(m, self._Point, list(steering_order), [float(steer_duration)],
+                                  [[float(steering[j]) for j in steering_order]])
+            self.steer_pub.publish(m)
+        elif self.steer_pub is not None:
             m = self._F64()
             m.data = [float(steering[j]) for j in steering_order]
             self.steer_pub.publish(m)
@@ -75,7 +94,8 @@ class OsrAdapter:
         self.corner_pub = transport.create_publisher(corner_topic, "osr_interfaces/msg/CommandCorner", qos.DEFAULT)
         self.drive_pub = transport.create_publisher(drive_topic, "osr_interfaces/msg/CommandDrive", qos.DEFAULT)
 
-    def publish(self, steering: dict, rates: dict, steering_order=None, wheel_order=None) -> None:
+    def publish(self, steering: dict, rates: dict, steering_order=None, wheel_order=None,
+                steer_duration: float = 0.0) -> None:
         c = self._Corner()
         for j in OSR_CORNERS:
             setattr(c, j[len("corner_"):] + "_pos", float(steering[j]))
@@ -131,10 +151,11 @@ class OsrJointStates(MergedJointStates):
 
 
 def make_adapter(kind: str, transport, *, steering_controller: str, wheel_controller: str, steering_joints,
-                 wheel_joints):
+                 wheel_joints, steering_trajectory: bool = False):
     """The adapter named ``kind`` (one of :data:`ADAPTERS`; ValueError otherwise)."""
     if kind == "ros2_control":
-        return Ros2ControlAdapter(transport, steering_controller, wheel_controller, bool(steering_joints))
+        return Ros2ControlAdapter(transport, steering_controller, wheel_controller, bool(steering_joints),
+                                  steering_trajectory)
     if kind == "osr":
         return OsrAdapter(transport, steering_joints, wheel_joints)
     raise ValueError(f"parameter adapter is one of {ADAPTERS}, got {kind!r}")

@@ -8,7 +8,10 @@ lives there):
 * Publishes ``std_msgs/Float64MultiArray`` on ``/<steering_controller>/commands`` (steering positions, rad)
   and ``/<wheel_controller>/commands`` (wheel rates, rad/s), each in its controller's joint order
   (``steering_joints`` / ``wheel_joints`` parameters; default: the mobility description's order), on every
-  accepted ``cmd_vel`` (lowest latency) and at ``command_rate`` Hz (the watchdog's heartbeat).
+  accepted ``cmd_vel`` (lowest latency) and at ``command_rate`` Hz (the watchdog's heartbeat). A steering
+  motor group commanded by a joint trajectory controller gets a one-point ``trajectory_msgs/JointTrajectory``
+  on ``/<steering_controller>/joint_trajectory`` instead, timed by the group's velocity limits
+  (:meth:`~mechanism_model_core.locomotion.motor_group.MotorGroup.travel_time`).
 * Publishes ``odom`` (``nav_msgs/Odometry``: pose in ``odom_frame``, twist in ``base_frame``; covariances:
   the parameters' diagonals as a floor, plus for x, y, yaw the least-squares twist's covariance derived from
   the wheels' disagreement (the slip residual) and the pose's propagated through each exact SE(2) step) and,
@@ -83,6 +86,7 @@ from mechanism_model_core.locomotion.odometry_guard import MAX_STEP, RATE_MARGIN
 from mechanism_model_core.io.mobility_yaml import load_mobility
 from mechanism_model_core.io.motor_groups import load_motor_groups
 from mechanism_model_core.locomotion.mobility import MODES, MobilityError
+from mechanism_model_core.locomotion.motor_group import ControllerKind
 from mechanism_model_core.locomotion.terrain_odometry import TerrainOdometry
 from mechanism_model_core.locomotion.wheeled import Odometry, WheeledLocomotorModel
 from mechanism_model_core.spatial import matrix_to_quaternion, rpy_to_matrix
@@ -186,6 +190,9 @@ class Locomotor:
             str(p("steering_controller", "steering_controller"))
         wheel_controller = self.wheel_group.name if self.wheel_group is not None else \
             str(p("wheel_controller", "wheel_controller"))
+        #: steering by a joint trajectory controller (the steering motor group's kind)
+        self._steer_trajectory = self.steer_group is not None and \
+            self.steer_group.controller is ControllerKind.JOINT_TRAJECTORY
         self.adapter_kind = str(p("adapter", "ros2_control"))
         if self.adapter_kind not in ADAPTERS:
             raise ValueError(f"parameter adapter is one of {ADAPTERS}, got {self.adapter_kind!r}")
@@ -223,7 +230,7 @@ class Locomotor:
 
         self.adapter = make_adapter(self.adapter_kind, transport, steering_controller=steering_controller,
                                     wheel_controller=wheel_controller, steering_joints=self.steering_joints,
-                                    wheel_joints=self.wheel_joints)
+                                    wheel_joints=self.wheel_joints, steering_trajectory=self._steer_trajectory)
         if self.adapter_kind == "osr":            # OSR's state topics, not the process's joint_states
             joint_states = OsrJointStates(transport, mechanism)
         if joint_states is None:
@@ -471,8 +478,14 @@ class Locomotor:
                 if res.any_clamped:
                     self.warn.warning(key, f"command clamped: {res.describe()}")
                 cmd[:] = [float(v) for v in res.values]
+        duration = 0.0
+        if self._steer_trajectory:          # a joint trajectory controller: reach the targets within its limits
+            measured = self.measured_steering()
+            start = [float(measured[i]) if np.isfinite(measured[i]) else s_cmd[k]
+                     for k, i in enumerate(self._steer_order)]
+            duration = max(self.steer_group.travel_time(start, s_cmd), 2.0 / self.rate)
         self.adapter.publish(dict(zip(self.steering_joints, s_cmd)), dict(zip(self.wheel_joints, w_cmd)),
-                             self.steering_joints, self.wheel_joints)
+                             self.steering_joints, self.wheel_joints, steer_duration=duration)
         self.counts["commands"] += 1
 
     def publish_odometry(self) -> None:

@@ -138,6 +138,10 @@ class LaneEngine:
         self.Rrow = K.Rrow
         self.pos_rows, self.rot_rows = K.pos_rows, K.rot_rows
         self.cap = max(ATTEMPT_ITERATIONS, 2 * self.nv)
+        # the chain's step transforms M(t) = K0 + sin t A - cos t Bc (+ t Cc for a slider), per step (n, 1, 16)
+        coef = ch.coef
+        self._K0 = (ch.Pm + coef[:, 1])[:, None, :]
+        self._A, self._Bc, self._Cc = (np.ascontiguousarray(coef[:, k])[:, None, :] for k in range(3))
         self._eye_m = np.eye(self.m)
         self._eye_n = np.eye(self.nv)
         m = K.P.mechanism
@@ -161,24 +165,24 @@ class LaneEngine:
 
     # ------------------------------------------------------------------ evaluation of all lanes
     def _frames(self, X):
-        """Ground poses of every chain step (L, n, 4, 4) and of the frame (L, 4, 4) for lanes ``X`` (L, nv)."""
+        """Ground poses of every chain step (n, L, 4, 4) -- step-major, so that each product of the chain's
+        pass is on contiguous lanes -- and of the frame (L, 4, 4), for lanes ``X`` (L, nv)."""
         L, n = X.shape[0], self.n
         if self.all_vars:
-            TH = X
+            TH = X.T
         else:
-            TH = np.broadcast_to(self.theta, (L, n)).copy()
-            TH[:, self.var_seg] = X
-        ch = self.chain
-        w = np.empty((L, n, 1, 3))
-        np.sin(TH, out=w[:, :, 0, 0])
-        w[:, :, 0, 1] = 1.0 - np.cos(TH)
-        w[:, :, 0, 2] = TH
-        M = (ch.Pm[None, :, None, :] + np.matmul(w, ch.coef)).reshape(L, n, 4, 4)
-        C = np.empty_like(M)
-        C[:, 0] = M[:, 0]
+            TH = np.empty((n, L))
+            TH[:] = self.theta[:, None]
+            TH[self.var_seg] = X.T
+        M = self._K0 + np.sin(TH)[:, :, None] * self._A - np.cos(TH)[:, :, None] * self._Bc
+        if self.chain.any_prismatic:
+            M += TH[:, :, None] * self._Cc
+        M = M.reshape(n, L, 4, 4)
+        C = np.empty((n, L, 4, 4))
+        C[0] = M[0]
         for i in range(1, n):
-            np.matmul(C[:, i - 1], M[:, i], out=C[:, i])
-        return C, C[:, n - 1] @ ch.F
+            np.matmul(C[i - 1], M[i], out=C[i])
+        return C, C[n - 1] @ self.chain.F
 
     # ------------------------------------------------------------------ starting lanes near the target
     def seed_table(self):
@@ -251,19 +255,20 @@ class LaneEngine:
         ch = self.chain
         C, Tf = self._frames(X)
         p = Tf[:, :3, 3]
-        z = C[:, :, :3, 2]                                 # (L, n, 3) step axes in the ground
-        d = p[:, None, :] - C[:, :, :3, 3]
+        z = C[:, :, :3, 2]                                 # (n, L, 3) step axes in the ground
+        d = p - C[:, :, :3, 3]
         J = np.empty((L, 6, n))
-        J[:, 0] = z[:, :, 1] * d[:, :, 2] - z[:, :, 2] * d[:, :, 1]
-        J[:, 1] = z[:, :, 2] * d[:, :, 0] - z[:, :, 0] * d[:, :, 2]
-        J[:, 2] = z[:, :, 0] * d[:, :, 1] - z[:, :, 1] * d[:, :, 0]
-        J[:, 3:] = z.transpose(0, 2, 1)
+        Jt = J.transpose(1, 2, 0)                          # (6, n, L) view
+        np.subtract(z[..., 1] * d[..., 2], z[..., 2] * d[..., 1], out=Jt[0])
+        np.subtract(z[..., 2] * d[..., 0], z[..., 0] * d[..., 2], out=Jt[1])
+        np.subtract(z[..., 0] * d[..., 1], z[..., 1] * d[..., 0], out=Jt[2])
+        Jt[3:] = z.transpose(2, 0, 1)
         if ch.any_prismatic:
             pri = ch.prismatic
-            J[:, :3, pri] = z[:, pri].transpose(0, 2, 1)
-            J[:, 3:, pri] = 0.0
+            Jt[:3, pri] = z[pri].transpose(2, 0, 1)
+            Jt[3:, pri] = 0.0
         e = np.empty((L, 6))
-        e[:, :3] = p - pt
+        np.subtract(p, pt, out=e[:, :3])
         if self.need_rot:
             Rm = Tf[:, :3, :3] @ RtT
             c = 0.5 * (Rm[:, 0, 0] + Rm[:, 1, 1] + Rm[:, 2, 2] - 1.0)
