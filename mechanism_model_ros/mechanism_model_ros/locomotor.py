@@ -8,7 +8,10 @@ lives there):
 * Publishes ``std_msgs/Float64MultiArray`` on ``/<steering_controller>/commands`` (steering positions, rad)
   and ``/<wheel_controller>/commands`` (wheel rates, rad/s), each in its controller's joint order
   (``steering_joints`` / ``wheel_joints`` parameters; default: the mobility description's order), on every
-  accepted ``cmd_vel`` (lowest latency) and at ``command_rate`` Hz (the watchdog's heartbeat).
+  accepted ``cmd_vel`` (lowest latency) and at ``command_rate`` Hz (the watchdog's heartbeat). A steering
+  motor group commanded by a joint trajectory controller gets a one-point ``trajectory_msgs/JointTrajectory``
+  on ``/<steering_controller>/joint_trajectory`` instead, timed by the group's velocity limits
+  (:meth:`~mechanism_model_core.locomotion.motor_group.MotorGroup.travel_time`).
 * Publishes ``odom`` (``nav_msgs/Odometry``: pose in ``odom_frame``, twist in ``base_frame``; covariances:
   the parameters' diagonals as a floor, plus for x, y, yaw the least-squares twist's covariance derived from
   the wheels' disagreement (the slip residual) and the pose's propagated through each exact SE(2) step) and,

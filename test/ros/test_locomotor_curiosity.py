@@ -139,3 +139,34 @@ def test_silent_joint_states_stop_the_wheels(served):
     assert wait_for(stopped, 5.0, 0.02), "joint_states silence never stopped the wheels"
     t_stop, ticks = hw.first_stop_after(t_silent)
     check_stop(t_stop - t_silent, heartbeat_lateness([t_silent] + ticks, t_stop, HEARTBEAT))
+
+
+def test_the_steering_trajectories_drive_a_real_joint_trajectory_controller(tmp_path):
+    """Against real ros2_control (Humble; mock hardware): the export of the model's motor groups runs the
+    demo's steer_position_controller as a joint_trajectory_controller and wheel_velocity_controller as a
+    velocity controller; the locomotor (Cyclone, config/curiosity.yaml) turns an arc's cmd_vel into steering
+    positions and wheel rates on /joint_states equal to the core's."""
+    from ros.ros2_control_env import ControlledRobot, use_real_ros
+    if not use_real_ros():
+        pytest.skip("needs ros2_control_node (ROS 2 Humble)")
+    with ControlledRobot("curiosity/curiosity_rover.xml", unique_domain_id(), tmp_path,
+                         controllers=["steer_position_controller", "wheel_velocity_controller"]) as robot:
+        proc = start_serve(robot.domain, "--transport", "cyclone", "--params-file", str(CONFIG),
+                           "--nodes", "locomotor")
+        try:
+            cmd = robot.publisher("/cmd_vel", "geometry_msgs/msg/Twist")
+            want = expected((0.4, 0.0, -0.3))
+            Twist = robot.node.message_class("geometry_msgs/msg/Twist")
+
+            def there():
+                m = Twist()
+                m.linear.x, m.angular.z = 0.4, -0.3
+                cmd.publish(m)
+                return robot.wait_joints(dict(zip(STEER, want[0])), tol=1e-6, timeout=0.05) and \
+                    robot.wait_joints(dict(zip(WHEELS, want[1])), tol=1e-6, velocity=True, timeout=0.05)
+            assert wait_for(there, 60, 0.0), (robot.positions(STEER), robot.velocities(WHEELS), want)
+            # silence: the wheels come to rest, the steering stays on the arc
+            assert robot.wait_joints(dict.fromkeys(WHEELS, 0.0), tol=1e-9, velocity=True, timeout=5.0)
+            assert robot.wait_joints(dict(zip(STEER, want[0])), tol=1e-6, timeout=1.0)
+        finally:
+            stop(proc)

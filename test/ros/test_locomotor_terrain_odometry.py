@@ -3,7 +3,6 @@ on a constant slope given as a height field (``environment_file``), fed stamped 
 /drive_state of an arc; /odom (nav_msgs/Odometry) must carry the closed form of test_terrain_odometry (the
 planar motion carried on the plane, z and attitude from the plane) and the covariances."""
 
-import math
 
 import numpy as np
 import pytest
