@@ -193,7 +193,7 @@ def _reader(participant, topic, qos, listener=None):
 _ANY = SampleState.Any | ViewState.Any | InstanceState.Any
 
 
-#: message class -> a fast reader of its samples (transports.joint_state_cdr), made by create_subscription
+#: message class -> a fast reader of its samples (.joint_state_cdr), made by create_subscription
 _FAST_READERS: dict = {}
 
 
