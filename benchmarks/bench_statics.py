@@ -29,7 +29,7 @@ sys.path.insert(0, HERE)
 from bench_kinematics import _fmt_t, machine  # noqa: E402
 from common import replace_marked_section  # noqa: E402
 
-from mechanism_model_core import forward_kinematics, load_model  # noqa: E402
+from mechanism_model_core import edit, forward_kinematics, load_model  # noqa: E402
 from mechanism_model_core.io.urdf import load_urdf, to_urdf  # noqa: E402
 from mechanism_model_core.library import model_path  # noqa: E402
 from mechanism_model_core.spatial import rot_y  # noqa: E402
@@ -43,7 +43,7 @@ DATA = os.path.join(ROOT, "test", "data", "robots")
 def robots():
     ur5 = load_urdf(os.path.join(DATA, "ur5", "ur5.urdf"))
     panda_full = load_urdf(os.path.join(DATA, "panda", "panda.urdf"))
-    b = panda_full.edit()
+    b = edit(panda_full)
     hand = panda_full.child_body_of_joint("panda_hand_joint")
     b.remove_body(hand)
     panda = b.build()

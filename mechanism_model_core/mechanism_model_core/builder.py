@@ -20,7 +20,7 @@ import numpy as np
 
 from .errors import ModelStructureError, UnknownBody, UnknownFrame
 from .joints import Joint
-from .model import GROUND, BodySpec, BoundingShape, MassProperties, Mechanism, provide_operation
+from .model import GROUND, BodySpec, BoundingShape, MassProperties, Mechanism
 
 
 class MechanismBuilder:
@@ -260,6 +260,3 @@ def _transform(T, what: str) -> np.ndarray:
     A.setflags(write=False)
     return A
 
-
-provide_operation("edit", edit)
-provide_operation("attach", attach)

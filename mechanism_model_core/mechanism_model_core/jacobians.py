@@ -25,7 +25,7 @@ from . import kinematics as _kin
 from .kinematics import LOCAL, LOCAL_WORLD_ALIGNED, WORLD, Convention  # noqa: F401  (public here too)
 from .kinematics import ground_jacobian as _ground_jacobian
 from .errors import InvalidConfiguration, MechanismModelError
-from .model import Mechanism, as_real_array, provide_operation
+from .model import Mechanism, as_real_array
 
 _LWA, _WORLD = Convention.LOCAL_WORLD_ALIGNED, Convention.WORLD
 
@@ -83,5 +83,3 @@ def frame_velocity(mechanism: Mechanism, q, qdot, frame: str, relative_to: str |
     return (J @ qd[..., None])[..., 0]
 
 
-provide_operation("jacobian", jacobian)
-provide_operation("frame_velocity", frame_velocity)

@@ -220,46 +220,8 @@ class Body:
     def children(self) -> list["Body"]:
         return [self.mechanism.body(n) for n in self.mechanism.children(self.name)]
 
-    def pose(self, q, relative_to: str | None = None) -> np.ndarray:
-        """4x4 pose ``T_relative_to_body`` of this body frame in ``relative_to`` (the ground by default) for
-        joint values ``q`` (anything :meth:`Mechanism.configuration` accepts; a batch gives (B, 4, 4));
-        CLARAty 7.5."""
-        return _operation("forward_kinematics")(self.mechanism, q).pose(self.name, relative_to)
-
-    def velocity(self, q, qdot, relative_to: str | None = None, convention="LOCAL_WORLD_ALIGNED"):
-        """Twist ``[v; w]`` (m/s, rad/s) of this body frame relative to ``relative_to`` (the ground by
-        default) for joint values ``q`` and rates ``qdot`` (rad/s, m/s per coordinate), in the axes that
-        ``convention`` names (Pinocchio's meanings) (7.6)."""
-        return _operation("frame_velocity")(self.mechanism, q, qdot, self.name, relative_to, convention)
-
-    def jacobian(self, q, relative_to: str | None = None, convention="LOCAL_WORLD_ALIGNED"):
-        """6 x nq geometric Jacobian of this body frame relative to ``relative_to`` (the ground by default),
-        rows ``[linear; angular]`` in the axes that ``convention`` names (7.7)."""
-        return _operation("jacobian")(self.mechanism, q, self.name, relative_to, convention)
-
     def __repr__(self) -> str:
         return f"<Body {self.name!r} of {self.mechanism.name!r}>"
-
-
-# ---------------------------------------------------------------------------------------------- operations
-#: The convenience methods of the model (``Body.pose``, ``Mechanism.edit``, ``Mechanism.save`` ...) call
-#: algorithms that live above the model. Those modules hand their functions in here when they are imported
-#: (``import mechanism_model_core`` imports them all), so the model depends on none of them: the import
-#: graph stays a tree with the model near its root (see docs/architecture.md).
-_OPERATIONS: dict[str, object] = {}
-
-
-def provide_operation(name: str, function) -> None:
-    """Register ``function`` as the implementation of the model operation ``name`` (done by the modules
-    that implement them: kinematics, jacobians, builder, io)."""
-    _OPERATIONS[name] = function
-
-
-def _operation(name: str):
-    f = _OPERATIONS.get(name)
-    if f is None:       # only while the package itself is still being imported
-        raise ModelStructureError(f"{name} is not available yet: the package is still being imported")
-    return f
 
 
 class SegmentTree:
@@ -415,23 +377,6 @@ class Mechanism:
     def iter_bodies(self) -> Iterator[Body]:
         for i in range(len(self._bodies)):
             yield Body(self, i)
-
-    def edit(self):
-        """A :class:`~mechanism_model_core.builder.MechanismBuilder` holding this mechanism; building it
-        returns a new mechanism and leaves this one untouched."""
-        return _operation("edit")(self)
-
-    def save(self, path, format: str | None = None) -> None:
-        """Write the whole mechanism to ``path``; the format is ``format`` (``"xml"`` or ``"urdf"``) or
-        follows the extension (``.xml`` CLARAty XML, ``.urdf`` URDF), as :func:`~mechanism_model_core.io.
-        save_model`. Loading the file gives the same kinematics (CLARAty 6.13)."""
-        _operation("save_model")(self, path, format)
-
-    def attach(self, appendage, mount: str, prefix: str = "", placement=None) -> "Mechanism":
-        """A new mechanism with ``appendage`` (a Mechanism or a model file path) attached at ``mount``."""
-        if isinstance(appendage, str) or hasattr(appendage, "__fspath__"):
-            appendage = _operation("load_model")(appendage)
-        return _operation("attach")(self, appendage, mount, prefix, placement)
 
     def __repr__(self) -> str:
         return (f"<Mechanism {self.name!r}: {len(self._bodies)} bodies, {len(self._joints)} joints, "

@@ -23,6 +23,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from .constraints import Constraint
+from .builder import edit
 from .errors import ModelStructureError
 from .ik import IKResult, solve_ik
 from .joints import Joint
@@ -45,7 +46,7 @@ def add_virtual_link(mechanism: Mechanism, name: str, joint: Joint, parent: str 
     """A new mechanism with a virtual body ``name`` joined by ``joint`` to the frame ``parent`` (the ground
     by default; a body frame or a named frame). ``joint.placement`` is relative to that frame; ``frames``
     are named frames of the virtual body (``T_body_frame``)."""
-    b = mechanism.edit()
+    b = edit(mechanism)
     if parent is None or parent == mechanism.ground:
         carrier, T = mechanism.ground, np.eye(4)
     else:
@@ -64,7 +65,7 @@ def remove_virtual(mechanism: Mechanism, names: Sequence[str] | None = None) -> 
     unknown = [n for n in names if n not in virt]
     if unknown:
         raise ModelStructureError(f"not virtual bodies: {unknown} (virtual: {virt})")
-    b = mechanism.edit()
+    b = edit(mechanism)
     for n in names:
         if b.has_body(n):
             b.remove_body(n)

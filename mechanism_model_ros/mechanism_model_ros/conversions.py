@@ -160,6 +160,41 @@ def configuration_from(mechanism, values: dict[str, float]) -> np.ndarray:
         raise BadMessage(str(exc)) from None
 
 
+class ReportedConfiguration:
+    """:func:`configuration_from` for a caller that converts the same set of reported joints again and again
+    (the state publisher, at the rate of joint_states): the names' coordinate indices are looked up once per
+    distinct set of names, not per call. ``values`` must be what the joint-state cache keeps (finite floats of
+    the model's coordinates); anything else -- an unknown name, a value that is not finite -- goes through
+    :func:`configuration_from`, which names the problem."""
+
+    def __init__(self, mechanism):
+        self.mechanism = mechanism
+        self._home = np.array(mechanism.home, dtype=float)
+        self._index = mechanism.coordinate_indices
+        self._coupled = bool(mechanism.couplings)
+        self._names: tuple = ()
+        self._at = np.zeros(0, dtype=np.intp)
+        self._given: frozenset = frozenset()
+
+    def __call__(self, values: dict[str, float]) -> np.ndarray:
+        names = tuple(values)
+        if names != self._names:
+            if not all(n in self._index for n in names):
+                return configuration_from(self.mechanism, values)
+            self._at = np.array([self._index[n] for n in names], dtype=np.intp)
+            self._names, self._given = names, frozenset(names)
+        v = list(values.values())
+        if not all(type(x) is float for x in v):       # what the cache holds; else the checks of the full path
+            return configuration_from(self.mechanism, values)
+        q = self._home.copy()
+        q[self._at] = v
+        if self._coupled:
+            q = self.mechanism.apply_couplings(q, skip=self._given)
+        if not np.isfinite(q.dot(q)):           # finite q has a finite q . q below 1e154: else check fully
+            return configuration_from(self.mechanism, values)
+        return q
+
+
 # ---------------------------------------------------------------------------------------------- constraints
 #: ``mechanism_model_msgs/msg/KinematicConstraint.kind`` values
 CONSTRAINT_KINDS = {0: "POSE", 1: "POSITION", 2: "ORIENTATION", 3: "POINT_AT", 4: "CONTACT"}

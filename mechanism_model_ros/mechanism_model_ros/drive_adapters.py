@@ -3,7 +3,10 @@ per rover software stack, chosen by the locomotor's ``adapter`` parameter.
 
 * ``ros2_control`` (default): ``std_msgs/Float64MultiArray`` on ``/<steering controller>/commands`` and
   ``/<wheel controller>/commands`` (forward_command_controllers, each in its controller's joint order); state
-  from the process's ``joint_states`` cache (joint_state_broadcaster).
+  from the process's ``joint_states`` cache (joint_state_broadcaster). A steering group commanded by a
+  joint trajectory controller (the Space ROS Curiosity demo's ``steer_position_controller``) gets a one-point
+  ``trajectory_msgs/JointTrajectory`` on ``/<steering controller>/joint_trajectory`` instead, reaching the
+  targets after the ``steer_duration`` the locomotor gives (each new one replaces the last).
 * ``osr``: the JPL Open Source Rover's own interfaces (osr-rover-code, ``osr_interfaces``):
   ``CommandCorner`` on ``/cmd_corner`` (``left_front_pos``, ``left_back_pos``, ``right_front_pos``,
   ``right_back_pos``: rad, positive to the right) and ``CommandDrive`` on ``/cmd_drive`` (``left_front_vel``
@@ -21,7 +24,8 @@ from __future__ import annotations
 import threading
 
 from . import qos
-from .joint_state_cache import JointStateCache
+from .conversions import fill_joint_trajectory
+from .joint_state_cache import MergedJointStates
 
 __all__ = ["ADAPTERS", "Ros2ControlAdapter", "OsrAdapter", "OsrJointStates", "make_adapter", "OSR_CORNERS",
            "OSR_DRIVES"]
@@ -34,20 +38,35 @@ OSR_DRIVES = ("drive_left_front", "drive_left_middle", "drive_left_back", "drive
 
 
 class Ros2ControlAdapter:
-    """Float64MultiArray commands to two forward_command_controllers."""
+    """Float64MultiArray commands to forward_command_controllers; steering to a joint trajectory controller
+    with ``steering_trajectory``."""
 
     name = "ros2_control"
 
-    def __init__(self, transport, steering_controller: str, wheel_controller: str, has_steering: bool):
+    def __init__(self, transport, steering_controller: str, wheel_controller: str, has_steering: bool,
+                 steering_trajectory: bool = False):
         F64 = "std_msgs/msg/Float64MultiArray"
+        JT = "trajectory_msgs/msg/JointTrajectory"
         self._F64 = transport.message_class(F64)
-        self.steer_pub = transport.create_publisher(f"/{steering_controller}/commands", F64, qos.DEFAULT) \
-            if has_steering else None
+        self.steering_trajectory = bool(steering_trajectory)
+        self.steer_pub = None
+        if has_steering and self.steering_trajectory:
+            self._JT = transport.message_class(JT)
+            self._Point = transport.message_class("trajectory_msgs/msg/JointTrajectoryPoint")
+            self.steer_pub = transport.create_publisher(f"/{steering_controller}/joint_trajectory", JT, qos.DEFAULT)
+        elif has_steering:
+            self.steer_pub = transport.create_publisher(f"/{steering_controller}/commands", F64, qos.DEFAULT)
         self.wheel_pub = transport.create_publisher(f"/{wheel_controller}/commands", F64, qos.DEFAULT)
 
-    def publish(self, steering: dict, rates: dict, steering_order, wheel_order) -> None:
-        """``steering``/``rates``: ``{joint: value}`` (rad, rad/s), sent in the controllers' joint order."""
-        if self.steer_pub is not None:
+    def publish(self, steering: dict, rates: dict, steering_order, wheel_order, steer_duration: float = 0.0) -> None:
+        """``steering``/``rates``: ``{joint: value}`` (rad, rad/s), sent in the controllers' joint order;
+        ``steer_duration`` (s): the trajectory's ``time_from_start`` for a joint trajectory controller."""
+        if self.steer_pub is not None and self.steering_trajectory:
+            m = self._JT()
+            fill_joint_trajectory(m, self._Point, list(steering_order), [float(steer_duration)],
+                                  [[float(steering[j]) for j in steering_order]])
+            self.steer_pub.publish(m)
+        elif self.steer_pub is not None:
             m = self._F64()
             m.data = [float(steering[j]) for j in steering_order]
             self.steer_pub.publish(m)
@@ -75,7 +94,8 @@ class OsrAdapter:
         self.corner_pub = transport.create_publisher(corner_topic, "osr_interfaces/msg/CommandCorner", qos.DEFAULT)
         self.drive_pub = transport.create_publisher(drive_topic, "osr_interfaces/msg/CommandDrive", qos.DEFAULT)
 
-    def publish(self, steering: dict, rates: dict, steering_order=None, wheel_order=None) -> None:
+    def publish(self, steering: dict, rates: dict, steering_order=None, wheel_order=None,
+                steer_duration: float = 0.0) -> None:
         c = self._Corner()
         for j in OSR_CORNERS:
             setattr(c, j[len("corner_"):] + "_pos", float(steering[j]))
@@ -99,19 +119,18 @@ def check_osr_joints(steering_joints, wheel_joints) -> None:
                          f"{sorted(wheel_joints)} (models/osr/osr_rover.xml has them)")
 
 
-class OsrJointStates:
-    """The measured joints of an Open Source Rover: ``/corner_state`` and ``/drive_state`` merged, with the
-    interface of :class:`~.joint_state_cache.JointStateCache` the locomotor reads (``latest``,
-    ``add_listener``). Listeners hear ``/drive_state`` updates (the wheel rates odometry needs; each carries
-    the merged latest values); :meth:`last_heard` gives each topic's last arrival for the watchdog."""
+class OsrJointStates(MergedJointStates):
+    """The measured joints of an Open Source Rover: ``/corner_state`` and ``/drive_state`` merged
+    (:class:`~.joint_state_cache.MergedJointStates`). Listeners hear ``/drive_state`` updates only (the wheel
+    rates odometry needs; each carries the merged latest values); :meth:`last_heard` gives the older of the
+    two topics' last arrivals for the watchdog."""
 
     def __init__(self, transport, mechanism, corner_topic: str = "/corner_state",
                  drive_topic: str = "/drive_state", reliable: bool = True):
-        self.transport = transport
+        super().__init__(transport, mechanism, (corner_topic, drive_topic), reliable=reliable)
+        self.corner, self.drive = self.caches
         self._lock = threading.Lock()
         self._heard = {"corner": -float("inf"), "drive": -float("inf")}
-        self.corner = JointStateCache(transport, mechanism, reliable=reliable, topic=corner_topic)
-        self.drive = JointStateCache(transport, mechanism, reliable=reliable, topic=drive_topic)
         self.corner.add_listener(lambda u: self._heard_now("corner"))
         self.drive.add_listener(lambda u: self._heard_now("drive"))
 
@@ -124,34 +143,19 @@ class OsrJointStates:
         with self._lock:
             return min(self._heard.values())
 
-    def stalest(self, names) -> tuple:
-        """As :meth:`.JointStateCache.stalest`, a joint's age from whichever topic reports it."""
-        worst, age = None, 0.0
-        for n in names:
-            a = min(self.corner.stalest([n])[1], self.drive.stalest([n])[1])
-            if worst is None or a > age:
-                worst, age = n, a
-        return worst, age
-
-    def latest(self) -> dict:
-        return {**self.corner.latest(), **self.drive.latest()}
-
-    def add_listener(self, listener) -> None:
-        from .joint_state_cache import JointStateUpdate
-
-        def merged(update):
-            listener(JointStateUpdate(update.values, self.latest(), update.stamp, update.msg))
-        self.drive.add_listener(merged)
+    def add_listener(self, listener, on_drained=None, topics=None) -> None:
+        super().add_listener(listener, on_drained, topics=(self.topics[1],) if topics is None else topics)
 
     def status(self) -> str:
         return f"corner_state: {self.corner.status()}; drive_state: {self.drive.status()}"
 
 
 def make_adapter(kind: str, transport, *, steering_controller: str, wheel_controller: str, steering_joints,
-                 wheel_joints):
+                 wheel_joints, steering_trajectory: bool = False):
     """The adapter named ``kind`` (one of :data:`ADAPTERS`; ValueError otherwise)."""
     if kind == "ros2_control":
-        return Ros2ControlAdapter(transport, steering_controller, wheel_controller, bool(steering_joints))
+        return Ros2ControlAdapter(transport, steering_controller, wheel_controller, bool(steering_joints),
+                                  steering_trajectory)
     if kind == "osr":
         return OsrAdapter(transport, steering_joints, wheel_joints)
     raise ValueError(f"parameter adapter is one of {ADAPTERS}, got {kind!r}")

@@ -75,8 +75,10 @@ class JointStateCache:
 
     def add_listener(self, listener: Callable[[JointStateUpdate], None],
                      on_drained: Callable[[], None] | None = None) -> None:
-        """``listener(update)`` for every accepted message; ``on_drained()`` after each wake-up's messages."""
-        self._listeners.append(listener)
+        """``listener(update)`` for every accepted message (None: none); ``on_drained()`` after each wake-up's
+        messages."""
+        if listener is not None:
+            self._listeners.append(listener)
         if on_drained is not None:
             self._drained.append(on_drained)
 
@@ -162,4 +164,69 @@ class JointStateCache:
                 + (f", lost by DDS {lost}" if lost else "") + (f", oversized {big}" if big else "") + ")")
 
 
-__all__ = ["JointStateCache", "JointStateUpdate", "MAX_BYTES"]
+class MergedJointStates:
+    """Several ``sensor_msgs/JointState`` topics read as one source, with the interface of
+    :class:`JointStateCache` that the nodes use (``latest``, ``stalest``, ``add_listener``, ``on_message``,
+    counters, ``status``): a rover stack that reports its joints on topics of its own (the Open Source Rover's
+    ``/corner_state`` and ``/drive_state``) feeds the state publisher and the locomotor without a bridge.
+    ``latest()`` holds each joint's value from the topic that reported it last; listeners hear every topic's
+    updates (each carrying the merged latest values)."""
+
+    def __init__(self, transport: Transport, mechanism, topics, reliable: bool = False):
+        topics = [str(t) for t in topics]
+        if not topics or len(set(topics)) != len(topics) or not all(topics):
+            raise ValueError(f"joint-state topics must be distinct, non-empty names, got {topics}")
+        self.transport = transport
+        self.topics = topics
+        self.caches = [JointStateCache(transport, mechanism, reliable=reliable, topic=t) for t in topics]
+
+    def latest(self) -> dict[str, float]:
+        out, when = {}, {}
+        for c in self.caches:
+            with c._lock:
+                for n, v in c._latest.items():
+                    t = c._heard.get(n, -float("inf"))
+                    if n not in out or t >= when[n]:
+                        out[n], when[n] = v, t
+        return out
+
+    def stalest(self, names) -> tuple[str | None, float]:
+        """As :meth:`JointStateCache.stalest`, a joint's age from whichever topic reported it last."""
+        worst, age = None, 0.0
+        for n in names:
+            a = min(c.stalest([n])[1] for c in self.caches)
+            if worst is None or a > age:
+                worst, age = n, a
+        return worst, age
+
+    def add_listener(self, listener, on_drained=None, topics=None) -> None:
+        """``listener(update)`` for every accepted message of ``topics`` (default: all; ``update.latest`` is
+        the merged state), ``on_drained()`` after each wake-up of any of them."""
+        def merged(u):
+            listener(JointStateUpdate(u.values, self.latest(), u.stamp, u.msg))
+        for t, c in zip(self.topics, self.caches):
+            c.add_listener(merged if topics is None or t in topics else None, on_drained)
+
+    def on_message(self, msg) -> None:
+        """A message given by hand goes to the first topic's cache (tests, in-process feeding)."""
+        self.caches[0].on_message(msg)
+
+    def on_drained(self) -> None:
+        self.caches[0].on_drained()
+
+    @property
+    def messages_in(self) -> int:
+        return sum(c.messages_in for c in self.caches)
+
+    @property
+    def messages_rejected(self) -> int:
+        return sum(c.messages_rejected for c in self.caches)
+
+    def samples_lost(self) -> int:
+        return sum(c.samples_lost() for c in self.caches)
+
+    def status(self) -> str:
+        return "; ".join(f"{t}: {c.status()}" for t, c in zip(self.topics, self.caches))
+
+
+__all__ = ["JointStateCache", "JointStateUpdate", "MergedJointStates", "MAX_BYTES"]

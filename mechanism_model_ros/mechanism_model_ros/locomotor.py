@@ -8,7 +8,10 @@ lives there):
 * Publishes ``std_msgs/Float64MultiArray`` on ``/<steering_controller>/commands`` (steering positions, rad)
   and ``/<wheel_controller>/commands`` (wheel rates, rad/s), each in its controller's joint order
   (``steering_joints`` / ``wheel_joints`` parameters; default: the mobility description's order), on every
-  accepted ``cmd_vel`` (lowest latency) and at ``command_rate`` Hz (the watchdog's heartbeat).
+  accepted ``cmd_vel`` (lowest latency) and at ``command_rate`` Hz (the watchdog's heartbeat). A steering
+  motor group commanded by a joint trajectory controller gets a one-point ``trajectory_msgs/JointTrajectory``
+  on ``/<steering_controller>/joint_trajectory`` instead, timed by the group's velocity limits
+  (:meth:`~mechanism_model_core.locomotion.motor_group.MotorGroup.travel_time`).
 * Publishes ``odom`` (``nav_msgs/Odometry``: pose in ``odom_frame``, twist in ``base_frame``; covariances:
   the parameters' diagonals as a floor, plus for x, y, yaw the least-squares twist's covariance derived from
   the wheels' disagreement (the slip residual) and the pose's propagated through each exact SE(2) step) and,
@@ -60,6 +63,11 @@ Parameters (units): ``mobility`` (path of a mobility YAML overriding the model f
 ``odom_frame``, ``base_frame``, ``publish_tf`` (bool), ``imu_topic`` (``sensor_msgs/Imu``; empty: none.
 With one, odometry steps follow the body's roll and pitch: 3-D odometry), ``pose_covariance_diagonal``,
 ``twist_covariance_diagonal`` (6 values each: m^2 and rad^2, (m/s)^2 and (rad/s)^2),
+``environment_file`` (a YAML environment file, :mod:`mechanism_model_core.collision.environment_file`: with a
+``terrain`` -- height field, plane or mesh -- odometry is 3-D on it,
+:class:`~mechanism_model_core.locomotion.terrain_odometry.TerrainOdometry`: each step in the body's plane, z,
+roll and pitch from settling the rover on the terrain; the terrain's frame is ``odom_frame``),
+``odometry_start`` (``[x, y, yaw]``, m and rad: where odometry starts on the terrain, default 0),
 ``odometry_rate_margin`` (a measured wheel rate beyond this factor times its motor limit is refused, default
 1.5), ``odometry_max_step`` (s; a longer or negative time step between joint states is not integrated,
 default 0.5): see :mod:`mechanism_model_core.locomotion.odometry_guard`.
@@ -72,11 +80,14 @@ import threading
 
 import numpy as np
 
+from mechanism_model_core.collision.environment_file import load_terrain
 from mechanism_model_core.locomotion.drive_policy import POLICY_KEYS
 from mechanism_model_core.locomotion.odometry_guard import MAX_STEP, RATE_MARGIN, OdometryGuard
 from mechanism_model_core.io.mobility_yaml import load_mobility
 from mechanism_model_core.io.motor_groups import load_motor_groups
 from mechanism_model_core.locomotion.mobility import MODES, MobilityError
+from mechanism_model_core.locomotion.motor_group import ControllerKind
+from mechanism_model_core.locomotion.terrain_odometry import TerrainOdometry
 from mechanism_model_core.locomotion.wheeled import Odometry, WheeledLocomotorModel
 from mechanism_model_core.spatial import matrix_to_quaternion, rpy_to_matrix
 
@@ -179,6 +190,9 @@ class Locomotor:
             str(p("steering_controller", "steering_controller"))
         wheel_controller = self.wheel_group.name if self.wheel_group is not None else \
             str(p("wheel_controller", "wheel_controller"))
+        #: steering by a joint trajectory controller (the steering motor group's kind)
+        self._steer_trajectory = self.steer_group is not None and \
+            self.steer_group.controller is ControllerKind.JOINT_TRAJECTORY
         self.adapter_kind = str(p("adapter", "ros2_control"))
         if self.adapter_kind not in ADAPTERS:
             raise ValueError(f"parameter adapter is one of {ADAPTERS}, got {self.adapter_kind!r}")
@@ -206,7 +220,7 @@ class Locomotor:
         self.odom_guard = OdometryGuard(self.model.max_rates, [w.drive_joint for w in self.model.wheels],
                                         rate_margin=float(p("odometry_rate_margin", RATE_MARGIN)),
                                         max_step=float(p("odometry_max_step", MAX_STEP)))
-        self.odometry = Odometry()
+        self.odometry = self._odometry(str(p("environment_file", "") or ""), p("odometry_start", [0.0, 0.0, 0.0]))
         self.odom_twist = np.zeros(3)
         self.odom_twist_cov = np.diag([self.twist_cov[0], self.twist_cov[1], self.twist_cov[5]])
         self.slip = 0.0
@@ -216,7 +230,15 @@ class Locomotor:
 
         self.adapter = make_adapter(self.adapter_kind, transport, steering_controller=steering_controller,
                                     wheel_controller=wheel_controller, steering_joints=self.steering_joints,
-                                    wheel_joints=self.wheel_joints)
+                                    wheel_joints=self.wheel_joints, steering_trajectory=self._steer_trajectory)
+        if self.adapter_kind == "osr":            # OSR's state topics, not the process's joint_states
+            joint_states = OsrJointStates(transport, mechanism)
+        if joint_states is None:
+            from .joint_state_cache import JointStateCache
+            joint_states = JointStateCache(transport, mechanism,
+                                           reliable=bool(p("joint_states_reliable", False)))
+        self.joint_states = joint_states
+        self._last_command = (np.full(self.model.n, np.nan), np.zeros(self.model.n), np.zeros(3), "stopped")
         self._Odom = transport.message_class("nav_msgs/msg/Odometry")
         self.odom_pub = transport.create_publisher("odom", "nav_msgs/msg/Odometry", qos.DEFAULT)
         if self.publish_tf:
@@ -237,13 +259,6 @@ class Locomotor:
         imu = str(p("imu_topic", ""))
         self.imu_sub = transport.create_subscription(imu, "sensor_msgs/msg/Imu", qos.SENSOR_DATA, self.on_imu) \
             if imu else None
-        if self.adapter_kind == "osr":            # OSR's state topics, not the process's joint_states
-            joint_states = OsrJointStates(transport, mechanism)
-        if joint_states is None:
-            from .joint_state_cache import JointStateCache
-            joint_states = JointStateCache(transport, mechanism,
-                                           reliable=bool(p("joint_states_reliable", False)))
-        self.joint_states = joint_states
         joint_states.add_listener(self.on_joint_states)
         self.services = [transport.create_service("~/stop", TRIGGER, self.on_stop),
                          transport.create_service("~/release", TRIGGER, self.on_release)]
@@ -255,11 +270,22 @@ class Locomotor:
         self.markers_pub = transport.create_publisher("~/markers", "visualization_msgs/msg/MarkerArray", qos.DEFAULT)
         self._marker_every = max(1, int(round(self.rate / 10.0)))
         self._ticks = 0
-        self._last_command = (np.full(self.model.n, np.nan), np.zeros(self.model.n), np.zeros(3), "stopped")
         # the heartbeat is the watchdog: it stops the wheels when cmd_vel or joint_states fall silent
         # (a thread of its own: a flood of joint states must not delay a stop)
         self.heartbeat = transport.create_timer(1.0 / self.rate, self._tick, own_thread=True) \
             if start_timer else None
+
+    def _odometry(self, environment_file: str, start):
+        """Planar odometry, or with a terrain in ``environment_file`` the core's 3-D terrain odometry starting
+        at ``odometry_start`` ``[x, y, yaw]`` (m, m, rad; the terrain's frame is the odometry frame)."""
+        start = [float(v) for v in start]
+        if len(start) != 3 or not all(math.isfinite(v) for v in start):
+            raise ValueError(f"parameter odometry_start takes 3 finite numbers [x, y, yaw], got {start}")
+        terrain = load_terrain(environment_file) if environment_file else None
+        if terrain is None:
+            return Odometry(*start)
+        self.log.info("odometry on the terrain of %s (%r), starting at %s", environment_file, terrain, start)
+        return TerrainOdometry(self.model, terrain, *start)
 
     @classmethod
     def from_served(cls, transport, served) -> "Locomotor":
@@ -452,8 +478,14 @@ class Locomotor:
                 if res.any_clamped:
                     self.warn.warning(key, f"command clamped: {res.describe()}")
                 cmd[:] = [float(v) for v in res.values]
+        duration = 0.0
+        if self._steer_trajectory:          # a joint trajectory controller: reach the targets within its limits
+            measured = self.measured_steering()
+            start = [float(measured[i]) if np.isfinite(measured[i]) else s_cmd[k]
+                     for k, i in enumerate(self._steer_order)]
+            duration = max(self.steer_group.travel_time(start, s_cmd), 2.0 / self.rate)
         self.adapter.publish(dict(zip(self.steering_joints, s_cmd)), dict(zip(self.wheel_joints, w_cmd)),
-                             self.steering_joints, self.wheel_joints)
+                             self.steering_joints, self.wheel_joints, steer_duration=duration)
         self.counts["commands"] += 1
 
     def publish_odometry(self) -> None:

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from hypothesis import example, given, settings, strategies as st
 
-from mechanism_model_core import Joint, MechanismBuilder, forward_kinematics, load_model
+from mechanism_model_core import Joint, MechanismBuilder, attach, forward_kinematics, load_model
 from mechanism_model_core.constraints import (JointLock, OrientationConstraint, PointAtConstraint,
                                               PoseConstraint, PositionConstraint, Posture, log_so3)
 from mechanism_model_core.errors import MechanismModelError, UnknownFrame
@@ -409,7 +409,7 @@ def test_fast_path_relative_to_locked_frame_and_target_mask_agrees_with_generic(
     b.add_body("deck", "cart", Joint.revolute("deck_yaw", translation(0, 0, 0.3), lower=-3, upper=3))
     b.add_frame("deck", "deck_ref", translation(0.1, 0.2, 0.05) @ rot_x(0.3))
     arm = ur5()
-    m = b.build().attach(arm, "deck", prefix="arm_")
+    m = attach(b.build(), arm, "deck", prefix="arm_")
     q0 = m.configuration({"cart": 0.7, "deck_yaw": 0.4, "arm_joint2": -1.2, "arm_joint3": 1.2})
     rng = np.random.default_rng(4)
     arm_joints = [f"arm_joint{i}" for i in range(1, 7)]

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from mechanism_model_core import PoseConstraint, PositionConstraint, forward_kinematics
 from mechanism_model_core.errors import InvalidConfiguration
 from mechanism_model_core.ik import solve_ik, solve_ik_batch
-from mechanism_model_core.ik.batch import FAR_ITERATIONS, chain_engine
+from mechanism_model_core.ik.batch import FAR_ITERATIONS, ORIENTATION_WEIGHT, SEED_TABLE, chain_engine
 from mechanism_model_core.ik.solve import ConstraintManager
 from mechanism_model_core.kinematics import frame_chain
 from mechanism_model_core.io.urdf import load_urdf
@@ -192,6 +192,35 @@ def test_one_engine_serves_every_seed_and_locked_values_get_their_own():
         pe, oe = oracle.errors(r.q, Tv)
         assert pe <= TOL_P * 1.01 and oe <= TOL_O * 1.01
     assert engines[0] is not engines[1]
+
+
+def test_starting_lanes_are_the_seed_table_entries_nearest_the_target():
+    """Besides the caller's seed, a target starts from the seed table's configurations whose frame pose is
+    nearest its own (|dp|^2 + w (3 - trace(R_t^T R))): checked against Pinocchio's poses of the whole table,
+    for full poses and for position targets (where only the distance counts)."""
+    m, tip, oracle, _ = arm("panda")
+    rng = np.random.default_rng(9)
+    Q = m.random_configuration(rng, size=4)
+    T = forward_kinematics(m, Q).pose(tip)
+    for c in (PoseConstraint(tip, T[0]), PositionConstraint(tip, T[0][:3, 3])):
+        E = chain_engine(ConstraintManager(m, [c]).problem(Q[0]))
+        X = E.seed_table()[0]
+        assert X.shape == (SEED_TABLE, E.nv)
+        assert np.all(X >= E.lo) and np.all(X <= E.hi)
+        q = np.array(Q[0])
+        F = []
+        for x in X:
+            q[E.var_x] = x
+            F.append(oracle.pose(q))
+        F = np.array(F)
+        near = E.nearest_starts(T[:, :3, 3], T[:, :3, :3].transpose(0, 2, 1), 5)
+        assert near.shape == (4, 5, E.nv)
+        for k in range(4):
+            score = np.sum((F[:, :3, 3] - T[k, :3, 3]) ** 2, axis=1)
+            if isinstance(c, PoseConstraint):
+                score = score + ORIENTATION_WEIGHT * (3.0 - np.einsum("kij,ij->k", F[:, :3, :3], T[k, :3, :3]))
+            best = np.argsort(score)[:5]
+            np.testing.assert_array_equal(near[k], X[best])
 
 
 def test_batch_position_targets_and_one_seed_for_all():

@@ -13,7 +13,7 @@ import math
 import numpy as np
 import pytest
 
-from mechanism_model_core import Joint, MechanismBuilder, forward_kinematics, load_model
+from mechanism_model_core import Joint, MechanismBuilder, edit, forward_kinematics, load_model
 from mechanism_model_core.constraints import JointTarget, PoseConstraint, PositionConstraint, Posture, log_so3
 from mechanism_model_core.ik import solve_ik
 from mechanism_model_core.library import model_path
@@ -245,7 +245,7 @@ def test_malformed_constraint_files_name_file_and_line(tmp_path, text, line, wor
 def _edit_forearm(m, change):
     import dataclasses
 
-    b = m.edit()
+    b = edit(m)
     j = b.body("idd_forearm").joint
     b.set_joint("idd_forearm", dataclasses.replace(j, **change(j)))
     return b.build()
@@ -503,7 +503,7 @@ def test_closed_form_handles_a_flipped_pitch_axis(body):
     from mechanism_model_core.specialized import YPPPYSolver
 
     m = _library("mer/mer_idd.xml")
-    b = m.edit()
+    b = edit(m)
     j = b.body(body).joint
     b.set_joint(body, dataclasses.replace(j, axis=tuple(-np.asarray(j.axis, dtype=float))))
     e = b.build()

@@ -12,7 +12,7 @@ import mechanism_model_core as mm
 from mechanism_model_core.kinematics import forward_kinematics
 from mechanism_model_core.library import model_path
 from mechanism_model_core.locomotion.presets import R8MastModel
-from mechanism_model_core.locomotion.pan_tilt import pan_tilt_solutions
+from mechanism_model_core.ik.closed_form.pan_tilt import pan_tilt_solutions
 
 
 @pytest.fixture(scope="module")

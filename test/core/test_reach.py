@@ -10,6 +10,7 @@ import os
 import numpy as np
 import pytest
 
+from mechanism_model_core import save_model
 from mechanism_model_core.errors import InvalidConfiguration, MechanismModelError, UnknownFrame
 from mechanism_model_core.reach import MapFileError, ReachMap, compute_map, sphere_directions
 from mechanism_model_core.reach.sampling import orientation_for
@@ -65,6 +66,68 @@ def test_planar_3r_pose_map_matches_the_wrist_annulus_per_direction():
     got = rmap.reached.reshape(-1, len(d))
     np.testing.assert_array_equal(got, expected)
     np.testing.assert_allclose(rmap.index.reshape(-1), expected.mean(axis=1), atol=1e-6)
+
+
+@pytest.mark.slow
+def test_flood_search_equals_the_closed_form_with_a_fraction_of_the_exhaustive_work():
+    """Planar 3R, 16 in-plane approach directions and 4 out of the plane, 0.15 m: the flood search (probe,
+    then grow from reached samples) and the exhaustive search (every sample the full budget) both give the
+    closed form sample by sample, for any chunking; the flood spends far fewer iterations (most samples are
+    unreachable: a probe each instead of the whole budget)."""
+    L = (0.8, 0.47, 0.3)                 # no in-plane sample within 2 mm of the wrist annulus's edges
+    m = planar_arm(L)
+    ang = np.arange(16) * math.pi / 8
+    d = np.concatenate([np.stack([np.cos(ang), np.sin(ang), 0 * ang], 1),
+                        [[0.6, 0, 0.8], [0, 0.6, -0.8], [-0.6, 0, 0.8], [0, 0, 1]]])
+    bound = ((-1.5, -1.5, 0.0), (1.5, 1.5, 0.0))
+    kw = dict(mode="pose", directions=d, axis="x", bound=bound, executor="serial", max_iterations=100,
+              flood_iterations=40)
+    c = None
+    maps = {}
+    for name, extra in (("flood", dict(chunk_size=64)), ("flood27", dict(chunk_size=27)),
+                        ("exhaustive", dict(search="exhaustive", chunk_size=64))):
+        rmap = compute_map(m, "ground:tool", 0.15, **kw, **extra)
+        maps[name] = rmap
+        if c is None:
+            c = rmap.grid.centers()
+            rw = np.linalg.norm(c[:, None, :] - L[2] * d[None, :, :], axis=-1)
+            inplane = np.abs(d[None, :, 2]) < 1e-12
+            expected = (rw >= L[0] - L[1]) & (rw <= L[0] + L[1]) & inplane
+            edge = (np.abs(rw - (L[0] - L[1])) < 2e-3) | (np.abs(rw - (L[0] + L[1])) < 2e-3)
+            assert not np.any(edge & inplane)
+        got = rmap.reached.reshape(-1, len(d))
+        np.testing.assert_array_equal(got, expected, err_msg=name)
+        # every reached voxel's stored configuration puts the tool on the centre (closed-form FK)
+        q = rmap.q.reshape(-1, 3)[got.any(axis=1)]
+        x = sum(L[i] * np.cos(q[:, :i + 1].sum(axis=1)) for i in range(3))
+        y = sum(L[i] * np.sin(q[:, :i + 1].sum(axis=1)) for i in range(3))
+        np.testing.assert_allclose(np.stack([x, y], 1), c[got.any(axis=1), :2], atol=2e-4)
+    assert 0.1 < expected.mean() < 0.5
+    assert maps["flood"].attrs["iterations"] * 3 < maps["exhaustive"].attrs["iterations"]
+    assert maps["flood"].request["search"] == "flood" and maps["exhaustive"].request["search"] == "exhaustive"
+
+
+def test_align_axis_and_sample_neighbours():
+    from mechanism_model_core.reach.sampling import align_axis, sample_neighbours
+    from scipy.spatial.transform import Rotation
+
+    rng = np.random.default_rng(4)
+    R = Rotation.random(200, random_state=5).as_matrix()
+    d = rng.normal(size=(200, 3))
+    d /= np.linalg.norm(d, axis=1, keepdims=True)
+    d[0] = -R[0] @ [0, 0, 1.0]                                   # opposite: half a turn
+    A = align_axis(R, [0, 0, 1.0], d)
+    np.testing.assert_allclose(A @ [0, 0, 1.0], d, atol=1e-12)
+    np.testing.assert_allclose(np.linalg.det(A), 1.0, atol=1e-12)
+    # the nearest such rotation: it turns R by exactly the angle between R's axis and d
+    turn = np.arccos(np.clip((np.einsum("bij,bij->b", A, R) - 1) / 2, -1, 1))
+    want = np.arccos(np.clip(np.einsum("bi,bi->b", R[:, :, 2], d), -1, 1))
+    np.testing.assert_allclose(turn, want, atol=1e-6)
+    dirs = sphere_directions(50)
+    nb = sample_neighbours(orientation_for(dirs, "z").reshape(-1, 3, 3), [0, 0, 1.0], True, k=6)
+    assert nb.shape == (50, 6) and not np.any(nb == np.arange(50)[:, None])
+    ang = np.arccos(np.clip(np.einsum("sj,skj->sk", dirs, dirs[nb]), -1, 1))
+    assert np.all(np.diff(ang, axis=1) >= -1e-12) and ang.max() < 0.9     # nearest first, all close
 
 
 def test_sphere_directions_are_unit_and_spread_and_orientations_put_the_axis_on_them():
@@ -293,7 +356,7 @@ def test_cli_map_show_and_refusal(tmp_path, capsys):
 
     out = tmp_path / "m.h5"
     model = tmp_path / "planar.xml"
-    planar_arm((0.8, 0.5, 0.3)).save(str(model))
+    save_model(planar_arm((0.8, 0.5, 0.3)), str(model))
     assert main(["reach", "map", str(model), "--chain", "ground:tool", "--resolution", "0.4", "--mode", "position",
                  "--bound", "-1.2", "-1.2", "0", "1.2", "1.2", "0", "-o", str(out), "--executor", "serial",
                  "--quiet"]) == 0
@@ -302,7 +365,7 @@ def test_cli_map_show_and_refusal(tmp_path, capsys):
     info = json.loads(capsys.readouterr().out)
     assert info["request"]["mode"] == "position" and info["reachable_voxels"] > 0
     other = tmp_path / "other.xml"
-    planar_arm((0.8, 0.5, 0.35)).save(str(other))
+    save_model(planar_arm((0.8, 0.5, 0.35)), str(other))
     assert main(["reach", "show", str(out), "--model", str(other)]) == 1
     assert "another model" in capsys.readouterr().err
     assert main(["reach", "map", str(model), "--chain", "ground:tool", "--resolution", "1e-9", "-o",
@@ -320,7 +383,7 @@ def test_a_run_killed_with_sigkill_resumes_to_the_uninterrupted_map(tmp_path):
 
     model = tmp_path / "planar.xml"
     arm = planar_arm((0.8, 0.5, 0.3))
-    arm.save(str(model))
+    save_model(arm, str(model))
     out = tmp_path / "killed.h5"
     args = ["--chain", "ground:tool", "--resolution", "0.3", "--mode", "position", "--bound", "-1.2", "-1.2", "-0.6",
             "1.2", "1.2", "0.6", "--chunk-size", "4", "--max-iterations", "300", "--executor", "serial", "--quiet"]

@@ -110,10 +110,10 @@ def load_claraty_xml_text(text, tmp=None):
 
 
 def test_default_rover_assembly_saves_as_one_file(tmp_path):
-    """The seed's example: rover_model.save("entire_model.xml") -- one file, same kinematics."""
+    """The seed's example: save_model(rover_model, "entire_model.xml") -- one file, same kinematics."""
     rover = load_model(default_model_path())
     out = tmp_path / "entire_model.xml"
-    rover.save(out)
+    save_model(rover, out)
     text = out.read_text()
     assert "<Attach" not in text
     again = load_model(out)
@@ -121,7 +121,7 @@ def test_default_rover_assembly_saves_as_one_file(tmp_path):
     for _ in range(5):
         assert _max_fk_difference(rover, again, rover.random_configuration(rng)) < TOL
     urdf = tmp_path / "entire_model.urdf"
-    rover.save(urdf)
+    save_model(rover, urdf)
     assert _max_fk_difference(rover, load_model(urdf), rover.random_configuration(rng)) < TOL
 
 

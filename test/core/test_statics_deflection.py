@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from scipy.optimize import fsolve, minimize
 
-from mechanism_model_core import Joint, MechanismBuilder, forward_kinematics, load_model
+from mechanism_model_core import Joint, MechanismBuilder, edit, forward_kinematics, load_model
 from mechanism_model_core.errors import MechanismModelError, NoSolution
 from mechanism_model_core.io.urdf import load_urdf
 from mechanism_model_core.model import MassProperties
@@ -73,7 +73,7 @@ def test_zero_compliance_is_rigid():
 
 def _ur5_compliant():
     m = load_urdf(os.path.join(DATA, "ur5", "ur5.urdf"))
-    b = m.edit()
+    b = edit(m)
     rng = np.random.default_rng(4)
     for j in m.joints:
         if j.dof:

@@ -9,7 +9,7 @@ import warnings
 
 import pytest
 
-from mechanism_model_core import load_model
+from mechanism_model_core import load_model, save_model
 from mechanism_model_core.io.motor_groups import load_motor_groups
 from mechanism_model_core.io.urdf import URDFWarning, loads_urdf, to_urdf
 
@@ -133,7 +133,7 @@ def test_and_through_claraty_xml_as_motor_groups(tmp_path):
         warnings.simplefilter("ignore", URDFWarning)
         m = load_model(str(path))
     xml = tmp_path / "cart.xml"
-    m.save(str(xml))
+    save_model(m, str(xml))
     back = load_motor_groups(load_model(str(xml)))
     before = load_motor_groups(m)
     assert list(back) == list(before)

@@ -89,11 +89,11 @@ def test_bad_descriptions_fail_at_load(tmp_path):
 def test_a_steering_range_that_makes_a_mode_impossible_fails_at_load():
     """Steering limited to +-0.3 rad cannot crab at 90 degrees nor turn in place: refused at load."""
     m = mm.load_model(model_path("rocky8/rocky8_rover.xml"))
-    edit = m.edit()
+    b = mm.edit(m)
     for j in m.joints:
         if j.name.endswith("_steer"):
-            edit.set_joint(m.child_body_of_joint(j.name), j.with_(lower=(-0.3,), upper=(0.3,)))
-    limited = edit.build()
+            b.set_joint(m.child_body_of_joint(j.name), j.with_(lower=(-0.3,), upper=(0.3,)))
+    limited = b.build()
     assert limited.joint("left_front_steer").upper[0] == 0.3
     d = mobility_for(m).to_dict()
     with pytest.raises(MobilityError, match="mode 'crab' is impossible.*outside"):
@@ -149,7 +149,7 @@ def test_the_model_file_mobility_is_read_checked_and_written_back(tmp_path):
     assert W.spec.modes == ("ackermann", "crab", "turn_in_place")
     # saved as one file, loaded again: the same description, the same driving
     out = tmp_path / "saved.xml"
-    m.save(out)
+    mm.save_model(m, out)
     assert "<Mobility" in out.read_text()
     m2 = mm.load_model(out)
     assert m2.metadata["mobility"] == m.metadata["mobility"]
@@ -192,13 +192,13 @@ def test_bad_mobility_elements_fail_at_load_naming_file_and_line(tmp_path):
     # a steering range that makes a declared mode impossible: refused at load, at the <Mobility> line
     p, line = rocky8_with(tmp_path, "limited.xml")
     m = mm.load_model(p)
-    edit = m.edit()
+    b = mm.edit(m)
     for j in m.joints:
         if j.name.endswith("_steer"):
-            edit.set_joint(m.child_body_of_joint(j.name), j.with_(lower=(-0.3,), upper=(0.3,)))
-    limited = edit.build()
+            b.set_joint(m.child_body_of_joint(j.name), j.with_(lower=(-0.3,), upper=(0.3,)))
+    limited = b.build()
     out = tmp_path / "limited_saved.xml"
-    limited.save(out)
+    mm.save_model(limited, out)
     loaded = mm.load_model(out)                 # the names are fine; the locomotor's kinematics refuse it
     with pytest.raises(ModelFileError, match="mode 'crab' is impossible") as err:
         WheeledLocomotorModel(loaded)

@@ -3,10 +3,13 @@ and rclpy where ROS 2 is installed): ``/cmd_vel`` and ``/cmd_vel_intuitive`` in,
 ``/cmd_corner`` and ``CommandDrive`` on ``/cmd_drive`` out, with the numbers the core computes for the shipped
 Open Source Rover model; ``/corner_state`` and ``/drive_state`` back from a stand-in for OSR's servo and
 RoboClaw nodes (hardware only: it mirrors the commands as those nodes report them); silence on the command or
-on either state topic stops the wheels within 0.5 s; the limits hold."""
+on either state topic stops the wheels within 0.5 s; the limits hold. The process runs the shipped
+config/osr.yaml, so its state publisher reads /corner_state and /drive_state: TF shows the rover's real
+corner angles and wheel positions with no joint_states bridge."""
 
 import threading
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -27,6 +30,7 @@ DRIVES = ("left_front", "left_middle", "left_back", "right_front", "right_middle
 PARAMS = ["-p", "adapter:=osr", "-p", "drive_mode:=ackermann", "-p", "cmd_vel_timeout:=0.25",
           "-p", "joint_states_timeout:=0.25", "-p", "command_rate:=50.0", "-p", "max_linear_speed:=3.0"]
 HEARTBEAT = 1.0 / 50.0
+CONFIG = Path(__file__).resolve().parents[2] / "config" / "osr.yaml"
 
 
 class OsrStandIn:
@@ -90,6 +94,11 @@ class OsrStandIn:
                 m.name, m.position, m.velocity = list(pos), list(pos.values()), list(vel.values())
                 self.drive_pub.publish(m)
 
+    def positions(self):
+        """The positions last reported on /corner_state and /drive_state."""
+        with self.lock:
+            return {**self.corner, **self.drive_pos}
+
     def commanded(self):
         with self.lock:
             return (np.array([self.corner[f"corner_{k}"] for k in CORNERS]),
@@ -106,7 +115,8 @@ def expected(twist, angular_y=0.0, intuitive=False):
 @pytest.fixture(params=["cyclone", "rclpy"])
 def served(request):
     domain = unique_domain_id()
-    args = ["--model", "osr/osr_rover.xml", "--nodes", "locomotor", *PARAMS]
+    args = ["--params-file", str(CONFIG), "--model", "osr/osr_rover.xml", "--nodes", "state_publisher,locomotor",
+            *PARAMS]
     if request.param == "rclpy":
         ros_env.require("humble")
         proc = ros_env.start_serve(domain, *args)
@@ -203,6 +213,49 @@ def test_silence_of_either_state_topic_stops_the_wheels(served, which):
     assert wait_for(stopped, 5.0, 0.02), f"{which}_state silence never stopped the wheels"
     t_stop, ticks = hw.first_stop_after(t_silent)
     check_stop(t_stop - t_silent, heartbeat_lateness([t_silent] + ticks, t_stop, HEARTBEAT))
+
+
+def test_tf_shows_the_corner_angles_and_wheel_positions_of_osr_state_topics(served):
+    """The state publisher of config/osr.yaml reads /corner_state and /drive_state: after an arc (corners
+    steered, wheels turned) and a stop, every transform on /tf equals the model's forward kinematics at the
+    positions the stand-in reported (rockers and bogies, not measured, at home)."""
+    from mechanism_model_core import forward_kinematics
+    from mechanism_model_ros import qos
+
+    from ros.dds_helpers import transform_to_matrix
+    kind, hw, pubs, user = served
+    tf, lock = {}, threading.Lock()
+
+    def on_tf(msg):
+        with lock:
+            for ts in msg.transforms:
+                tf[(ts.header.frame_id, ts.child_frame_id)] = transform_to_matrix(ts.transform)
+    user.create_subscription("/tf", "tf2_msgs/msg/TFMessage", qos.TF, on_tf)
+    want = expected((0.3, 0.0, 1.0))
+    assert drive_until(user, pubs["/cmd_vel"], hw, (0.3, 0.0, 1.0), want), hw.commanded()
+    t_last = time.monotonic()          # cmd_vel silent from here: the wheels stop, the corners hold
+    assert wait_for(lambda: hw.first_stop_after(t_last)[0] is not None, 5.0, 0.01)
+    m = CORE.mechanism
+    corner_names = {f"corner_{k}" for k in CORNERS}
+
+    def matches():
+        values = hw.positions()
+        if not all(abs(values[j]) > 0.05 for j in corner_names):
+            return False
+        fk = forward_kinematics(m, values)
+        with lock:
+            got = dict(tf)
+        children = {c for _, c in got}
+        moved = {m.child_body_of_joint(j) for j in values}
+        if not moved <= children:
+            return False
+        for (parent, child), T in got.items():
+            if parent == "odom":               # the locomotor's odometry, not a joint
+                continue
+            if not np.allclose(T, np.linalg.inv(fk.pose(parent)) @ fk.pose(child), atol=1e-9):
+                return False
+        return True
+    assert wait_for(matches, 10.0, 0.05), (hw.positions(), sorted(tf))
 
 
 def _twist(Twist, vx=0.0, wz=0.0):

@@ -49,7 +49,7 @@ def test_parameter_file_sections_follow_rclpy_wildcards_and_file_order(tmp_path)
     assert load_parameter_file(str(p), "other", "/rover") == {"a": "all", "b": "all"}
 
 
-@pytest.mark.parametrize("name", ["rocky8", "mer_idd", "four_bar", "lemur", "osr"])
+@pytest.mark.parametrize("name", ["rocky8", "mer_idd", "four_bar", "lemur", "osr", "curiosity"])
 def test_shipped_parameter_files_reach_namespaced_nodes(name):
     """The node sections are written "/**/<node>", so `bringup.launch.py namespace:=rover1` keeps them."""
     path = os.path.join(TOP, "config", name + ".yaml")
@@ -60,7 +60,7 @@ def test_shipped_parameter_files_reach_namespaced_nodes(name):
         assert load_parameter_file(path, "state_publisher", "/rover1")["loop_closures"]
 
 
-@pytest.mark.parametrize("name", ["rocky8", "mer_idd", "four_bar", "lemur", "osr"])
+@pytest.mark.parametrize("name", ["rocky8", "mer_idd", "four_bar", "lemur", "osr", "curiosity"])
 def test_shipped_parameter_files_name_library_models(name):
     from mechanism_model_core.library import model_path
     params = load_parameter_file(os.path.join(TOP, "config", name + ".yaml"), "kinematics_server")

@@ -155,3 +155,36 @@ def test_the_action_and_the_service_over_rclpy_under_serve(tmp_path):
             assert rep.error_code.val == ErrorCodes.SUCCESS and rep.residual < 1e-6, rep.message
         finally:
             serve.stop()
+
+
+def test_curiositys_mast_is_aimed_with_its_deploy_joint_held(tmp_path):
+    """The Space ROS Curiosity demo's mast_joint_trajectory_controller (deploy, pan, tilt; real ros2_control
+    with mock hardware, or the stand-in) aimed by ~/point_at instead of the demo's presets: at the joint
+    states the controller reports, camera_optical's axis passes through each target within 1e-6 rad and the
+    deploy joint has not moved."""
+    from mechanism_model_ros.error_codes import ErrorCodes
+    from mechanism_model_ros.manipulator import Manipulator
+    from mechanism_model_ros.transports.cyclone import CycloneNode
+
+    joints = ["mast_p_joint", "mast_02_joint", "mast_cameras_joint"]
+    with ControlledRobot("curiosity/curiosity_rover.xml", unique_domain_id(), tmp_path,
+                         controllers=["mast_joint_trajectory_controller"]) as robot:
+        transport = CycloneNode("manipulator", context=robot.node.ctx,
+                                parameters={"controllers": ["mast_joint_trajectory_controller"]})
+        try:
+            node = Manipulator(transport, robot.mechanism)
+            client = robot.node.create_client("/manipulator/point_at", SRV)
+            assert client.wait_for_service(20) and wait_for(node._state_is_fresh, 20)
+            m = robot.mechanism
+            for target in (np.array([4.0, -2.0, -0.9]), np.array([-3.0, 3.0, 0.5]), np.array([6.0, 1.0, 1.5])):
+                rep = request(client, frame="camera_optical", point=target)
+                assert rep.error_code.val == ErrorCodes.SUCCESS, rep.message
+                assert list(rep.joint_names) == joints and rep.positions[0] == 0.0
+                assert robot.wait_joints(dict(zip(joints, rep.positions)), tol=1e-9, timeout=20)
+                q = m.configuration(dict(zip(joints, robot.positions(joints))))
+                T = forward_kinematics(m, q).pose("camera_optical")
+                d = target - T[:3, 3]
+                assert math.atan2(np.linalg.norm(np.cross(T[:3, 2], d)), T[:3, 2] @ d) < 1e-6
+                assert robot.positions(joints)[0] == 0.0
+        finally:
+            transport.close()

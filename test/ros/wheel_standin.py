@@ -1,7 +1,10 @@
 """A stand-in for ros2_control where ROS 2 is absent: it mirrors the steering and wheel controllers'
 ``~/commands`` into ``joint_states`` as mock_components/GenericSystem does (position commands become
 positions at once; velocity commands become velocities and integrate into positions), publishing at a fixed
-rate with positions and velocities. It stands in for hardware only; the locomotor under test is real."""
+rate with positions and velocities. It stands in for hardware only; the locomotor under test is real. With
+``steering_trajectory`` the steering controller is a joint trajectory controller: a JointTrajectory on
+``~/joint_trajectory`` sets each named joint to its last point's position (``steer_durations`` keeps the
+last points' time_from_start, s)."""
 
 from __future__ import annotations
 
@@ -11,7 +14,7 @@ import time
 
 class WheelStandIn:
     def __init__(self, transport, steering_joints, wheel_joints, steering_controller="steering_controller",
-                 wheel_controller="wheel_controller", rate=50.0, extra_joints=None):
+                 wheel_controller="wheel_controller", rate=50.0, extra_joints=None, steering_trajectory=False):
         from mechanism_model_ros import qos
         self.t = transport
         self.steering = {j: 0.0 for j in steering_joints}
@@ -23,7 +26,12 @@ class WheelStandIn:
         self.history = []                   # (monotonic time, steering dict, wheel velocity dict)
         self.wheel_history = []             # (monotonic time, wheel velocity dict): wheel commands only
         F64 = "std_msgs/msg/Float64MultiArray"
-        transport.create_subscription(f"/{steering_controller}/commands", F64, qos.DEFAULT, self.on_steer)
+        self.steer_durations = []
+        if steering_trajectory:
+            transport.create_subscription(f"/{steering_controller}/joint_trajectory",
+                                          "trajectory_msgs/msg/JointTrajectory", qos.DEFAULT, self.on_trajectory)
+        else:
+            transport.create_subscription(f"/{steering_controller}/commands", F64, qos.DEFAULT, self.on_steer)
         transport.create_subscription(f"/{wheel_controller}/commands", F64, qos.DEFAULT, self.on_wheel)
         self.JS = transport.message_class("sensor_msgs/msg/JointState")
         self.pub = transport.create_publisher("joint_states", "sensor_msgs/msg/JointState", qos.DEFAULT)
@@ -37,6 +45,14 @@ class WheelStandIn:
         with self.lock:
             for j, v in zip(self.steer_order, msg.data):
                 self.steering[j] = float(v)
+            self.history.append((time.monotonic(), dict(self.steering), dict(self.wheel_vel)))
+
+    def on_trajectory(self, msg):
+        last = msg.points[-1]
+        with self.lock:
+            for j, v in zip(msg.joint_names, last.positions):
+                self.steering[str(j)] = float(v)
+            self.steer_durations.append(last.time_from_start.sec + 1e-9 * last.time_from_start.nanosec)
             self.history.append((time.monotonic(), dict(self.steering), dict(self.wheel_vel)))
 
     def on_wheel(self, msg):

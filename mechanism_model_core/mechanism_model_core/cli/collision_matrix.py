@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sys
 
+from ..io import save_model
 from .common import CommandError, load, model_arg
 
 
@@ -48,7 +49,7 @@ def run(args) -> int:
             with open(out, "w", encoding="utf-8") as fh:
                 fh.write(text)
     elif out.lower().endswith(".xml"):
-        with_collision_matrix(mech, matrix).save(out, "xml")
+        save_model(with_collision_matrix(mech, matrix), out, "xml")
     else:
         raise CommandError(f"{out}: the output must end in .srdf or .xml")
     kinds = ", ".join(f"{report[k]} {k.lower()}" for k in ("Rigid", "Adjacent", "Default", "Always", "Never")

@@ -54,6 +54,9 @@ def add_parser(subparsers):
     m.add_argument("--scheduler", default=None, metavar="tcp://HOST:PORT", help="a Dask scheduler to use")
     m.add_argument("--chunk-size", type=int, default=64, help="voxels per task (default 64)")
     m.add_argument("--max-iterations", type=int, default=1000, help="IK iteration budget per sample")
+    m.add_argument("--search", default="flood", choices=("flood", "exhaustive"),
+                   help="flood: probe every sample, grow from the reached ones (default); exhaustive: every "
+                        "sample the whole budget")
     m.add_argument("--seed", type=int, default=0, help="seed of the sampling (default 0)")
     m.add_argument("--self-collision", action="store_true", help="reject self-colliding solutions (needs coal)")
     m.add_argument("--restart", action="store_true", help="discard an unfinished run's journal")
@@ -123,6 +126,7 @@ def _run_map(args) -> int:
                            axis=args.axis, mode=args.mode, bound=bound, path=args.output, executor=executor,
                            workers=args.workers, scheduler=args.scheduler, chunk_size=args.chunk_size,
                            seed=args.seed, max_iterations=args.max_iterations, self_collision=args.self_collision,
+                           search=args.search,
                            restart=args.restart, progress=report)
     finally:
         close()

@@ -30,6 +30,7 @@ import os
 
 import numpy as np
 
+from .. import terrain as T
 from ..errors import ModelFileError
 from ..io.yaml_lines import line_of as _line, read_yaml_with_lines
 from . import shapes as S
@@ -51,6 +52,19 @@ def load_environment(path) -> Environment:
     if data is None:
         return Environment()
     return _Reader(path).environment(data)
+
+
+def load_terrain(path):
+    """The terrain of the environment file ``path`` as a :mod:`mechanism_model_core.terrain` object (``Plane``,
+    ``HeightField`` (bilinear), ``TriangleMesh``) for settling and terrain odometry, or None when the file has
+    no ``terrain``; obstacles are not read."""
+    path = os.fspath(path)
+    if not os.path.isfile(path):
+        raise ModelFileError("environment file does not exist", path)
+    data = read_yaml_with_lines(path, "an environment file")
+    if not isinstance(data, dict) or data.get("terrain") is None:
+        return None
+    return _Reader(path).terrain_object(data["terrain"], _line(data["terrain"], _line(data)))
 
 
 class _Reader:
@@ -106,8 +120,18 @@ class _Reader:
 
     # ------------------------------------------------------------------ terrain
     def terrain(self, spec, line) -> Obstacle:
-        from .. import terrain as T
+        t, depth = self._terrain(spec, line)
+        if isinstance(t, tuple):                      # a mesh: its obstacle straight from the triangles
+            return Obstacle("terrain", S.TriangleMesh(*t))
+        return terrain_obstacle(t, "terrain", depth=depth) if isinstance(t, T.HeightField) else \
+            terrain_obstacle(t, "terrain")
 
+    def terrain_object(self, spec, line):
+        t, _ = self._terrain(spec, line)
+        return T.TriangleMesh(*t) if isinstance(t, tuple) else t
+
+    def _terrain(self, spec, line):
+        """``(Plane or HeightField or (vertices, faces), depth)`` of a ``terrain`` entry."""
         if not isinstance(spec, dict) or len(spec) != 1:
             raise self.fail("'terrain' needs exactly one of plane, height_field, mesh", line)
         (kind, body), = spec.items()
@@ -117,20 +141,18 @@ class _Reader:
         try:
             if kind == "plane":
                 self.keys(body, {"point", "normal"}, "plane", bline)
-                t = T.Plane(self.numbers(body.get("point", [0, 0, 0]), 3, "plane point", bline),
-                            self.numbers(body.get("normal", [0, 0, 1]), 3, "plane normal", bline))
-                return terrain_obstacle(t, "terrain")
+                return T.Plane(self.numbers(body.get("point", [0, 0, 0]), 3, "plane point", bline),
+                               self.numbers(body.get("normal", [0, 0, 1]), 3, "plane normal", bline)), None
             if kind == "height_field":
                 self.keys(body, {"heights", "file", "spacing", "origin", "depth"}, "height_field", bline)
                 H = self.heights(body, bline)
                 spacing = self.numbers(body.get("spacing"), 2, "height_field spacing", bline, positive=True)
                 origin = self.numbers(body.get("origin", [0, 0]), 2, "height_field origin", bline)
                 depth = self.numbers(body.get("depth", 1.0), 1, "height_field depth", bline, positive=True)[0]
-                return terrain_obstacle(T.HeightField(H, spacing, origin), "terrain", depth=depth)
+                return T.HeightField(H, spacing, origin), depth
             if kind == "mesh":
                 self.keys(body, {"file", "scale"}, "mesh", bline)
-                V, F = self.mesh_file(body, bline)
-                return Obstacle("terrain", S.TriangleMesh(V, F))
+                return self.mesh_file(body, bline), None
         except ModelFileError:
             raise
         except (ValueError, TypeError) as exc:

@@ -25,9 +25,10 @@ Package layout:
 * :mod:`.batch` -- ``"lm"``: vectorized Levenberg-Marquardt over a population of seeds and over many targets
   (one pose/position/orientation on one chain);
 * :mod:`.closed_form` -- the planar two-link elbow shared by the closed forms, the YPPPY (MER IDD), YPPP
-  (Moonrise arm) and YPP leg solvers, and :mod:`~.closed_form.eaik_solver` (analytic IK of decomposable
-  6R arms through the optional ``eaik`` package);
+  (Moonrise arm) and YPP leg solvers, :mod:`~.closed_form.eaik_solver` (analytic IK of decomposable
+  6R arms through the optional ``eaik`` package) and the pan-tilt pointing closed form;
 * :mod:`.path_tracker` -- step-by-step IK along Cartesian paths (manipulator paths, the generic leg IK);
+* :mod:`.leg_points` -- foot points of a leg of any structure (the generic leg solver);
 * :mod:`.verify` -- :func:`verify_specialized`, a closed form against the generic solver.
 
 Solvers by name (``solve_ik(..., solver=name)``):
@@ -35,8 +36,9 @@ Solvers by name (``solve_ik(..., solver=name)``):
 ``"auto"``   the default: a closed form registered for this mechanism and frame when the problem suits it,
              else (full poses) the eaik closed form when the chain decomposes, else ``"lm"`` for one
              pose/position/orientation on a chain of 6 or more unknowns, else ``"dls"``.
-``"lm"``     :class:`~.batch.LMPopulationSolver`: starts from ``q0``; when that seed stalls, a population of
-             seeds from a fixed restart sequence advances together; the first within tolerance wins.
+``"lm"``     :class:`~.batch.LMPopulationSolver`: ``q0`` and (chains of 6 or more unknowns) the entries of a
+             fixed table whose frame pose is nearest the target advance together; stalled seeds restart from
+             a fixed restart sequence; the first within tolerance wins.
 ``"dls"``    prioritized damped least squares (:class:`~.solvers.DLSSolver`): priorities, several
              constraints, postures, coupled and closed chains.
 ``"scipy"``  :func:`scipy.optimize.least_squares` with bounds; levels become weights (1e3 per level).

@@ -11,14 +11,17 @@ Per target: the first lane starts from the caller's seed; when it stalls (cost n
 iterations earlier, or ``max(20, 2n)`` iterations, or 8 rejections in a row) the target widens to
 ``population`` lanes, each stalled lane restarting from the next configuration of a fixed restart sequence
 (:func:`~.problem.restart_sample` from the ``rng`` seed: the same sequence for every target, so a target's
-answer does not depend on the other targets of its batch). The target is done at the first lane within
-tolerance (lowest lane first when several meet it in one iteration).
+answer does not depend on the other targets of its batch). A target given several lanes from the start
+(``start_width > 1``: single solves of arms) starts them, besides the caller's seed, from the entries of a
+fixed table of configurations (:data:`SEED_TABLE`, built once per engine) whose frame pose is nearest the
+target (:meth:`LaneEngine.nearest_starts`): a few iterations closer to it than random restarts. The target is
+done at the first lane within tolerance (lowest lane first when several meet it in one iteration).
 
 A target farther from the chain's first moving axis origin than the chain can reach (the sum of the distances
 between consecutive joint origins, prismatic strokes included) gets one attempt from its seed and no
 restarts (the answer is the compromise stretched toward it) and is reported ``"unreachable"``.
 
-Everything per chain (the chain, its limits, the reach bound, the restart table, the engine itself) is
+Everything per chain (the chain, its limits, the reach bound, the restart and seed tables, the engine) is
 cached per mechanism on first use, outside the caller's time budget.
 """
 
@@ -61,6 +64,17 @@ FAR_DAMPING = 1.0
 FAR_ITERATIONS = 8
 #: restart configurations drawn per block (the table grows by blocks as targets need more)
 _TABLE_BLOCK = 64
+#: configurations in an engine's seed table: the lanes a target starts with besides the caller's seed are
+#: the table's entries whose frame pose is nearest the target's. xArm7, Baxter, TIAGo, random seeds, 300-500
+#: targets each (load 14): engine iterations to the first converged lane 7 -> 5 (median), CPU median
+#: 1.30 -> 1.06 / 1.47 -> 1.11 / 1.11 -> 0.99 ms, Baxter 99th percentile 4.5 -> 2.8 ms; 1024 entries gave
+#: less, 16384 a costlier look-up
+SEED_TABLE = 4096
+#: its fixed generator seed (the table, and so every answer, is the same in every process)
+SEED_TABLE_RNG = 20
+#: m^2 per unit of (3 - trace(R_t^T R)) (about the squared angle) in the nearness of a pose to the target
+ORIENTATION_WEIGHT = 0.3
+_BUILD_LOCK = threading.Lock()
 
 
 @dataclass
@@ -124,6 +138,10 @@ class LaneEngine:
         self.Rrow = K.Rrow
         self.pos_rows, self.rot_rows = K.pos_rows, K.rot_rows
         self.cap = max(ATTEMPT_ITERATIONS, 2 * self.nv)
+        # the chain's step transforms M(t) = K0 + sin t A - cos t Bc (+ t Cc for a slider), per step (n, 1, 16)
+        coef = ch.coef
+        self._K0 = (ch.Pm + coef[:, 1])[:, None, :]
+        self._A, self._Bc, self._Cc = (np.ascontiguousarray(coef[:, k])[:, None, :] for k in range(3))
         self._eye_m = np.eye(self.m)
         self._eye_n = np.eye(self.nv)
         m = K.P.mechanism
@@ -135,6 +153,7 @@ class LaneEngine:
         if consts is None:
             consts = per_m[key] = _ChainConstants(m, ch, self.lo, self.hi)
         self.consts = consts
+        self._seeds = None              # seed_table(), built on first use
         self.origin, self.reach = consts.origin, consts.reach
         # position bound only when every position row is kept
         self.bound_applies = bool(np.all(np.isin([0, 1, 2], self.rows))) and math.isfinite(self.reach)
@@ -145,6 +164,87 @@ class LaneEngine:
         return self.consts.table(seed, count)
 
     # ------------------------------------------------------------------ evaluation of all lanes
+    def _frames(self, X):
+        """Ground poses of every chain step (n, L, 4, 4) -- step-major, so that each product of the chain's
+        pass is on contiguous lanes -- and of the frame (L, 4, 4), for lanes ``X`` (L, nv)."""
+        L, n = X.shape[0], self.n
+        if self.all_vars:
+            TH = X.T
+        else:
+            TH = np.empty((n, L))
+            TH[:] = self.theta[:, None]
+            TH[self.var_seg] = X.T
+        M = self._K0 + np.sin(TH)[:, :, None] * self._A - np.cos(TH)[:, :, None] * self._Bc
+        if self.chain.any_prismatic:
+            M += TH[:, :, None] * self._Cc
+        M = M.reshape(n, L, 4, 4)
+        C = np.empty((n, L, 4, 4))
+        C[0] = M[0]
+        for i in range(1, n):
+            np.matmul(C[i - 1], M[i], out=C[i])
+        return C, C[n - 1] @ self.chain.F
+
+    # ------------------------------------------------------------------ starting lanes near the target
+    def seed_table(self):
+        """``(X (K, nv), A (K, k), n2 (K,))`` of :data:`SEED_TABLE` in-limit configurations of the unknowns and
+        the frame's pose there (position, rotation rows as a row of ``A``; ``n2`` the squared position
+        norms), for :meth:`nearest_starts`; None when the task has no such score (a partial mask). Built once
+        per engine, on first use (callers build it before their budget starts)."""
+        t = self._seeds
+        if t is not None:
+            return t or None
+        with _BUILD_LOCK:
+            if self._seeds is not None:
+                return self._seeds or None
+            rows = set(np.asarray(self.rows).tolist())
+            kind = ("pose" if rows == {0, 1, 2, 3, 4, 5} else "position" if rows == {0, 1, 2}
+                    else "orientation" if rows == {3, 4, 5} else None)
+            if kind is None:
+                self._seeds = ()
+                return None
+            lo, hi = self.consts.lo, self.consts.hi
+            X = lo + np.random.default_rng(SEED_TABLE_RNG).random((SEED_TABLE, self.nv)) * (hi - lo)
+            parts = []
+            for i in range(0, SEED_TABLE, 512):
+                _, Tf = self._frames(X[i:i + 512])
+                cols = []
+                if kind != "orientation":
+                    cols.append(Tf[:, :3, 3])
+                if kind != "position":
+                    cols.append(Tf[:, :3, :3].reshape(-1, 9))
+                parts.append(np.hstack(cols))
+            A = np.ascontiguousarray(np.vstack(parts))
+            n2 = np.sum(A[:, :3] ** 2, axis=1) if kind != "orientation" else np.zeros(SEED_TABLE)
+            for a in (X, A, n2):
+                a.flags.writeable = False
+            self._seeds = (X, A, n2, kind)
+            return self._seeds
+
+    def nearest_starts(self, pts, RtTs, count: int):
+        """(B, count, nv): for each target (ground positions ``pts`` (B, 3), transposed rotations ``RtTs``
+        (B, 3, 3)) the ``count`` configurations of :meth:`seed_table` whose frame pose is nearest, nearest
+        first, by ``|p - p_t|^2 + ORIENTATION_WEIGHT (3 - trace(R_t^T R))`` (m^2; the trace term is about the
+        squared angle between the rotations); None when the task has no table."""
+        t = self.seed_table()
+        if t is None or count < 1:
+            return None
+        X, A, n2, kind = t
+        B = pts.shape[0]
+        cols = []
+        if kind != "orientation":
+            cols.append(-2.0 * pts)
+        if kind != "position":
+            cols.append(-ORIENTATION_WEIGHT * RtTs.transpose(0, 2, 1).reshape(B, 9))
+        V = np.hstack(cols).T                               # (k, B)
+        out = np.empty((B, count, self.nv))
+        for i in range(0, B, 256):
+            S = A @ V[:, i:i + 256]
+            S += n2[:, None]
+            idx = np.argpartition(S, count - 1, axis=0)[:count]
+            order = np.argsort(np.take_along_axis(S, idx, axis=0), axis=0, kind="stable")
+            out[i:i + 256] = X[np.take_along_axis(idx, order, axis=0).T]
+        return out
+
     def evaluate(self, X, pt, RtT):
         """Weighted residuals (L, m), Jacobians (L, m, nv), position and orientation error norms (L,) of lanes
         ``X`` (L, nv) against their targets ``pt`` (L, 3) and ``RtT`` (L, 3, 3) (transposed target rotations)."""
@@ -152,36 +252,23 @@ class LaneEngine:
         if L == 1:
             return self._evaluate_one(X[0], pt[0], RtT[0])
         n = self.n
-        if self.all_vars:
-            TH = X
-        else:
-            TH = np.broadcast_to(self.theta, (L, n)).copy()
-            TH[:, self.var_seg] = X
         ch = self.chain
-        w = np.empty((L, n, 1, 3))
-        np.sin(TH, out=w[:, :, 0, 0])
-        w[:, :, 0, 1] = 1.0 - np.cos(TH)
-        w[:, :, 0, 2] = TH
-        M = (ch.Pm[None, :, None, :] + np.matmul(w, ch.coef)).reshape(L, n, 4, 4)
-        C = np.empty_like(M)
-        C[:, 0] = M[:, 0]
-        for i in range(1, n):
-            np.matmul(C[:, i - 1], M[:, i], out=C[:, i])
-        Tf = C[:, n - 1] @ ch.F
+        C, Tf = self._frames(X)
         p = Tf[:, :3, 3]
-        z = C[:, :, :3, 2]                                 # (L, n, 3) step axes in the ground
-        d = p[:, None, :] - C[:, :, :3, 3]
+        z = C[:, :, :3, 2]                                 # (n, L, 3) step axes in the ground
+        d = p - C[:, :, :3, 3]
         J = np.empty((L, 6, n))
-        J[:, 0] = z[:, :, 1] * d[:, :, 2] - z[:, :, 2] * d[:, :, 1]
-        J[:, 1] = z[:, :, 2] * d[:, :, 0] - z[:, :, 0] * d[:, :, 2]
-        J[:, 2] = z[:, :, 0] * d[:, :, 1] - z[:, :, 1] * d[:, :, 0]
-        J[:, 3:] = z.transpose(0, 2, 1)
+        Jt = J.transpose(1, 2, 0)                          # (6, n, L) view
+        np.subtract(z[..., 1] * d[..., 2], z[..., 2] * d[..., 1], out=Jt[0])
+        np.subtract(z[..., 2] * d[..., 0], z[..., 0] * d[..., 2], out=Jt[1])
+        np.subtract(z[..., 0] * d[..., 1], z[..., 1] * d[..., 0], out=Jt[2])
+        Jt[3:] = z.transpose(2, 0, 1)
         if ch.any_prismatic:
             pri = ch.prismatic
-            J[:, :3, pri] = z[:, pri].transpose(0, 2, 1)
-            J[:, 3:, pri] = 0.0
+            Jt[:3, pri] = z[pri].transpose(2, 0, 1)
+            Jt[3:, pri] = 0.0
         e = np.empty((L, 6))
-        e[:, :3] = p - pt
+        np.subtract(p, pt, out=e[:, :3])
         if self.need_rot:
             Rm = Tf[:, :3, :3] @ RtT
             c = 0.5 * (Rm[:, 0, 0] + Rm[:, 1, 1] + Rm[:, 2, 2] - 1.0)
@@ -327,7 +414,8 @@ class LaneEngine:
         L = width
         X = np.empty((L, nv))
         X[0] = x0
-        X[1:] = self.restarts(seed, L - 1)[:L - 1]
+        near = self.nearest_starts(pt[None], RtT[None], L - 1)
+        X[1:] = self.restarts(seed, L - 1)[:L - 1] if near is None else near[0]
         nrest = L - 1
         P = np.broadcast_to(pt, (L, 3))
         R = np.broadcast_to(RtT, (L, 3, 3))
@@ -467,10 +555,13 @@ class LaneEngine:
         tid = np.repeat(np.arange(B), nl)
         X = np.repeat(best_x, nl, axis=0)
         if w0 > 1:
-            first_lane = np.concatenate([[0], np.cumsum(nl)[:-1]])
-            rank = np.arange(len(tid)) - first_lane[tid]           # 0: the seed, k: restart k
-            extra = rank > 0
-            X[extra] = self.restarts(seed, w0 - 1)[rank[extra] - 1]
+            if not far.all():                       # (a target beyond reach keeps its one lane)
+                first_lane = np.concatenate([[0], np.cumsum(nl)[:-1]])
+                rank = np.arange(len(tid)) - first_lane[tid]           # 0: the seed, k: restart k
+                extra = rank > 0
+                near = self.nearest_starts(pts, RtTs, w0 - 1)
+                X[extra] = (self.restarts(seed, w0 - 1)[rank[extra] - 1] if near is None
+                            else near[tid[extra], rank[extra] - 1])
             nrest[:] = nl - 1
             widened[:] = (nl >= width) | far
         L = len(tid)
@@ -789,8 +880,9 @@ class LMPopulationSolver:
     """``solve_ik(..., solver="lm")``: the lane engine on one target with a population of seeds (module
     docstring); problems it does not suit go to ``"dls"``. ``population``: lanes per target;
     ``start_width``: lanes from the start (default: ``population`` for chains of ``WIDE_FROM`` (6) or more
-    unknowns -- the caller's seed and the first restart configurations advance together from the first
-    iteration, which halves the iterations of an arm's solve -- and 1 for shorter chains, whose seed alone
+    unknowns -- the caller's seed and the seed table's configurations nearest the target advance together
+    from the first iteration, which halves the iterations of an arm's solve -- and 1 for shorter chains, whose
+    seed alone
     usually converges: a pan-tilt mast); ``mu0``: initial damping factor."""
 
     name = "lm"
@@ -809,14 +901,16 @@ class LMPopulationSolver:
             return DLSSolver(mu0=self.mu0).solve(P, o)
         xf, x0, pt, RtT, _ = lane_data(P)
         seed = _seed_of(o.rng)
+        width = self.start_width or (self.population if E.nv >= WIDE_FROM else 1)
         if o.restarts:
             E.restarts(seed, 1)
+            if min(width, self.population) > 1:
+                E.seed_table()
         if time.perf_counter() - o.start > 0.5e-3:       # building the caches is not billed to the caller
             o.deadline += time.perf_counter() - o.start
         x, ok, st, its, nr = E.run(x0[None, :], pt[None, :], RtT[None], o.tol_position, o.tol_orientation,
                                    deadline=o.deadline, max_iterations=o.max_iterations, restarts=o.restarts,
-                                   population=self.population, seed=seed, mu0=self.mu0,
-                                   start_width=self.start_width or (self.population if E.nv >= WIDE_FROM else 1),
+                                   population=self.population, seed=seed, mu0=self.mu0, start_width=width,
                                    cancel=getattr(o, "cancel", None))
         full = xf.copy()
         full[E.var_x] = x[0]

@@ -294,7 +294,8 @@ def solve_ik_batch(mechanism: Mechanism, constraint, targets, q0=None, *, timeou
     ``timeout`` (s) bounds the whole batch (None: no wall-clock bound, the answer depends on the inputs
     only); ``max_iterations`` bounds the lane-iterations spent on each target; ``population`` is the number of
     seeds a target is given once its first one stalls, ``start_width`` how many it starts with (1: the seed
-    alone, the least work per target; ``population``: fewer iterations, as single solves do); ``rng`` (an
+    alone, the least work per target; more: the seed and the seed table's configurations whose frame pose is
+    nearest the target, fewer iterations, as single solves do); ``rng`` (an
     integer) seeds the restart sequence, which is the same for every target. Target ``k``'s answer is the
     one ``solve_ik_batch`` gives for that target alone, and with ``start_width=population`` the one of
     ``solve_ik(..., solver="lm")`` with the same settings and no time limit (to rounding).
@@ -369,6 +370,8 @@ def solve_ik_batch(mechanism: Mechanism, constraint, targets, q0=None, *, timeou
     pts = np.ascontiguousarray(Tg[:, :3, 3])
     RtT = np.ascontiguousarray(Tg[:, :3, :3].transpose(0, 2, 1))
     X0 = np.broadcast_to(x0, (B, E.nv)) if Q0 is None else np.clip(Q0[:, P.free], P.lower, P.upper)[:, E.var_x]
+    if restarts and min(start_width, population) > 1:
+        E.seed_table()                                                  # built once, before the budget
     if time.perf_counter() - t0 > 0.5e-3 and timeout is not None:      # the engine was built: not billed
         deadline += time.perf_counter() - t0
     xs, ok, st, its, nr = E.run(X0, pts, RtT, tol_position, tol_orientation, deadline=deadline,

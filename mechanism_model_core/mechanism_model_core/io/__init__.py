@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 
 from ..errors import ModelFileError
-from ..model import provide_operation
 from .mobility_yaml import with_mobility_file
 
 #: extension -> (module, function); modules are imported on first use.
@@ -96,7 +95,7 @@ def save_model(mechanism, path, format: str | None = None, **options) -> None:
     The format follows ``format`` (``"xml"``/``"claraty"`` or ``"urdf"``) or the extension of ``path``:
     ``.xml`` writes CLARAty Mechanism Model XML (everything the model holds), ``.urdf`` writes URDF for
     ``robot_description``, ``.kindsl`` writes RobCoGen KinDSL (what it can hold: :mod:`.kindsl_writer`).
-    ``options`` go to the writer (URDF: ``floating_base="chain"|"floating"|"root"``, :func:`.urdf.to_urdf`). ``mechanism.save(path)`` does the same.
+    ``options`` go to the writer (URDF: ``floating_base="chain"|"floating"|"root"``, :func:`.urdf.to_urdf`).
     """
     import importlib
 
@@ -114,7 +113,3 @@ def save_model(mechanism, path, format: str | None = None, **options) -> None:
     module, function = _WRITERS[key]
     getattr(importlib.import_module(f"{__name__}.{module}"), function)(mechanism, path, **options)
 
-
-# the model's Mechanism.save and Mechanism.attach(path) call these (see model.provide_operation)
-provide_operation("save_model", save_model)
-provide_operation("load_model", load_model)

@@ -55,7 +55,7 @@ from ..kinematics import forward_kinematics
 from ..model import Mechanism
 from ..spatial import matrix_to_rpy
 from ..ik.closed_form.ypp_leg import YPPLegSolver
-from ..ik.path_tracker import PathTracker
+from ..ik.leg_points import GenericLegSolver
 from .manipulator import ManipulatorModel
 from .trajectory import JointTrajectory
 
@@ -324,33 +324,11 @@ class LeggedLocomotorModel:
         qc_stand = chain.chain_q(self.stand)
         ref = qc_stand[cols] if q_ref is None else np.asarray(q_ref, dtype=float)
         solver = None if generic else self._solvers[i]
-        if solver is not None:
-            q, ok = getattr(solver, "solve_points", solver.solve)(P, ref)   # registered solvers: solve(p, q)
-        else:
-            q, ok = self._generic_leg_ik(i, P, ref, qc_stand)
+        if solver is None:
+            solver = GenericLegSolver(chain, cols, qc_stand)
+        points = getattr(solver, "solve_points", None) or solver.solve  # registered solvers: solve(p, q)
+        q, ok = points(P, ref)
         return (q[0], bool(ok[0])) if single else (q, ok)
-
-    def _generic_leg_ik(self, i, P, ref, qc_stand):
-        chain, cols = self._chains[i], self._walk_cols[i]
-        tracker = PathTracker(chain, chain.tool, np.array([1.0, 1, 1, 0, 0, 0]), 1e-10, 1.0, 30)
-        tracker.far = math.inf
-        out = np.zeros((len(P), len(cols)))
-        ok = np.zeros(len(P), dtype=bool)
-        qc = qc_stand.copy()
-        qc[cols] = ref
-        for k, p in enumerate(P):
-            T = np.eye(4)
-            T[:3, 3] = p
-            qn, why = tracker.step(T, qc)
-            if qn is None:          # far from the last solution: the generic solver with random restarts
-                r = chain.ik(T, qc, mask=(1, 1, 1, 0, 0, 0), tol_position=1e-10, timeout=2.0, max_iterations=2000,
-                             locked=[n for k, n in enumerate(chain.joint_names) if k not in set(cols.tolist())])
-                qn = r.q if r.success else None
-            if qn is not None:
-                qc = qn
-                ok[k] = True
-            out[k] = qc[cols]
-        return out, ok
 
     def feet_positions(self, q) -> np.ndarray:
         """(L, 3) foot points in the world at configuration(s) ``q`` ((B, L, 3) for a batch)."""

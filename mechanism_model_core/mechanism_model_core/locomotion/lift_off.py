@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..builder import edit
 from ..kinematics import forward_kinematics
 from ..terrain import Plane
 
@@ -92,7 +93,7 @@ def _rim_mechanism(model, terrain, q, wheels):
     m = model.mechanism
     pts, nrm, dist = model.contacts(terrain, q)
     fk = forward_kinematics(m, q)
-    b = m.edit()
+    b = edit(m)
     names = []
     for i in wheels:
         body = m.child_body_of_joint(model.wheels[i].drive_joint)

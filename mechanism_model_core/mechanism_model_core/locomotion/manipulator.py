@@ -46,6 +46,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from ..builder import edit
 from ..constraints import PointAtConstraint, PoseConstraint, log_so3
 from ..errors import InvalidConfiguration, MechanismModelError, ModelStructureError, UnknownFrame
 from ..ik import ConstraintManager, IKResult, solve_ik
@@ -57,7 +58,7 @@ from ..ik.closed_form import YPPPSolver, YPPPYSolver
 from ..ik.path_tracker import PathTracker
 from ..ik.registry import find_specialized, register_specialized
 from .trajectory import JointTrajectory, time_parameterize
-from .pan_tilt import pan_tilt_solutions
+from ..ik.closed_form.pan_tilt import pan_tilt_solutions
 
 __all__ = ["CartesianPath", "ManipulatorModel", "PointingResult", "register_chain_solver"]
 
@@ -227,6 +228,7 @@ class ManipulatorModel:
             acc = np.broadcast_to(np.asarray(acceleration_limits, dtype=float), (c.nq,)).copy()
         self.acceleration_limits = acc
         self._acc_given = acceleration_limits is not None
+        self._pan_tilt_tails = {}       # frame -> (pan-tilt base body, its two-joint chain) or None
 
     # ------------------------------------------------------------------ coordinates
     @property
@@ -556,7 +558,9 @@ class ManipulatorModel:
         of the mechanism (its origin, with the rest of the mechanism at ``q_full``, home by default).
 
         A two-axis chain (pan-tilt) whose line of sight is perpendicular to its second axis is solved in
-        closed form (:mod:`.pan_tilt`: exact, the in-range solution nearest ``q0``). Otherwise, or when no
+        closed form (:mod:`~mechanism_model_core.ik.closed_form.pan_tilt`: exact, the in-range solution nearest ``q0``); a longer chain ending in such a pair (a mast's
+        deploy joint below its pan-tilt) first tries that closed form with its other joints held at ``q0``.
+        Otherwise, or when no
         exact solution is within the joint limits, the generic solver runs from ``q0`` and from the guess
         that turns every joint toward the target, and the best is returned with its residual: ``error``
         (rad) is the angle between the line of sight and the target at the configuration returned,
@@ -580,6 +584,11 @@ class ManipulatorModel:
             err = self.pointing_error(q, p, frame, axis)
             return PointingResult(q, bool(err <= tolerance), err, "ok" if err <= tolerance else "unreachable",
                                   "", self.joint_names)
+        q = self._held_pan_tilt(p, frame, axis, self._q(q0))
+        if q is not None:
+            err = self.pointing_error(q, p, frame, axis)
+            if err <= tolerance:
+                return PointingResult(q, True, err, "ok", "", self.joint_names)
         c = PointAtConstraint(frame, p, axis=axis)
         best = None
         kw = {"timeout": 2.0, "max_iterations": 500, "restarts": False, **solve_kw}   # bounded by iterations
@@ -597,6 +606,36 @@ class ManipulatorModel:
         msg = "" if ok else (f"the target is {err:.4g} rad off the pointing axis at the best configuration "
                              f"({'the joint limits stop the chain short of it' if reason == 'limits' else r.reason})")
         return PointingResult(r.q, ok, float(err), reason, msg, self.joint_names)
+
+    def _held_pan_tilt(self, p, frame, axis, q0):
+        """A chain longer than two joints ending in a pan-tilt (a mast with a deploy joint below its head):
+        the closed form on the last two joints with the others held at ``q0`` (the chain configuration
+        returned), or None when it does not apply or finds no in-range aim."""
+        if self.n <= 2:
+            return None
+        cache = self._pan_tilt_tails
+        if frame not in cache:
+            tail = None
+            try:
+                joint = self.chain.coordinate_joint[self.n - 2]
+                parent = self.chain.parent_body_of_joint(joint)
+                sub = _chain_mechanism(self.mechanism, parent, (frame,))
+                if tuple(sub.coordinate_names) == tuple(self.joint_names[-2:]):
+                    tail = (parent, sub)
+            except MechanismModelError:
+                pass
+            cache[frame] = tail
+        if cache[frame] is None:
+            return None
+        parent, sub = cache[frame]
+        T = self.fk(q0, parent)                          # the held joints place the pan-tilt's base
+        local = (np.linalg.inv(T) @ np.append(p, 1.0))[:3]
+        sols = pan_tilt_solutions(sub, frame, axis, local, q_near=q0[-2:])
+        if not sols:
+            return None
+        q = q0.copy()
+        q[-2:] = sols[0]
+        return q
 
     def pointing_error(self, q, target_point, frame: str | None = None, axis=(1.0, 0.0, 0.0)) -> float:
         """Angle (rad) between ``axis`` of ``frame`` at chain configuration ``q`` and the direction from the
@@ -631,7 +670,7 @@ class ManipulatorModel:
 
     def _free_reach(self, p, frame, axis, c) -> bool:
         """Whether the target can be pointed at with the limits removed (to tell 'limits' from 'unreachable')."""
-        free = self.chain.edit()
+        free = edit(self.chain)
         for s in self.chain.bodies[1:]:
             j = s.joint
             if j is not None and j.dof == 1 and j.type.value == "revolute":

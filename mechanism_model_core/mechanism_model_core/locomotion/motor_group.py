@@ -367,6 +367,16 @@ class MotorGroup:
                                              float(math.copysign(rate[i], asked))))
         return ClampResult(out, first.clamped | limited, tuple(violations))
 
+    def travel_time(self, start, target) -> float:
+        """The shortest time (s) in which every joint can move from ``start`` to ``target`` (positions in
+        joint order, rad or m) within its velocity limit: ``max |target - start| / velocity`` (0 for joints
+        without a limit, and for no motion). What a one-point joint trajectory's ``time_from_start`` must be at
+        least."""
+        d = np.abs(self.vector(target) - self.vector(start))
+        v = self.velocity
+        bounded = np.isfinite(v) & (v > 0)
+        return float(np.max(d[bounded] / v[bounded], initial=0.0))
+
     # ------------------------------------------------------------------ trajectories
     def check_trajectory(self, times, positions, velocities=None, accelerations=None,
                          joint_names: Sequence[str] | None = None, start=None,

@@ -897,9 +897,20 @@ class Odometry:
         self.__init__(x, y, yaw, z)
 
     def update(self, twist, dt: float, attitude=None, twist_covariance=None) -> np.ndarray:
+        t, local = self._step(twist, dt, twist_covariance)
+        if attitude is not None:
+            self.roll, self.pitch = float(attitude[0]), float(attitude[1])
+        R = rpy_to_matrix((self.roll, self.pitch, self.yaw))
+        self.position = self.position + R @ np.array([local[0], local[1], 0.0])
+        self.yaw = float(wrap_angle(self.yaw + local[2]))
+        return self.pose
+
+    def _step(self, twist, dt: float, twist_covariance=None):
+        """Check the inputs, grow :attr:`covariance` by one step (the pose's yaw as it is before the step);
+        ``(twist, local step (dx, dy, dyaw) in the body's plane)``."""
         t = np.asarray(twist, dtype=float)
-        if not (np.all(np.isfinite(t)) and math.isfinite(dt) and dt >= 0):
-            raise InvalidConfiguration("Odometry.update: finite twist and dt >= 0 required")
+        if not (t.shape == (3,) and np.all(np.isfinite(t)) and math.isfinite(dt) and dt >= 0):
+            raise InvalidConfiguration("Odometry.update: finite twist (vx, vy, wz) and dt >= 0 required")
         local = integrate_planar((0.0, 0.0, 0.0), t, dt)
         if twist_covariance is not None:
             Q = np.asarray(twist_covariance, dtype=float)
@@ -922,9 +933,4 @@ class Odometry:
                 G[2, k] = (dp[2] - dm[2]) * dt / (2 * h)      # yaw: no wrap in the derivative
             G = R @ G
             self.covariance = F @ self.covariance @ F.T + G @ Q @ G.T
-        if attitude is not None:
-            self.roll, self.pitch = float(attitude[0]), float(attitude[1])
-        R = rpy_to_matrix((self.roll, self.pitch, self.yaw))
-        self.position = self.position + R @ np.array([local[0], local[1], 0.0])
-        self.yaw = float(wrap_angle(self.yaw + local[2]))
-        return self.pose
+        return t, local

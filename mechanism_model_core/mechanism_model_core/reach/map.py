@@ -18,16 +18,23 @@ configurations fall into: a fast estimate that under-reports (a sample is only f
 configuration lands in it), for a first look.
 
 **Per sample** reachable means an IK solution within the joint limits to ``tol_position`` m and
-``tol_orientation`` rad (and, with ``self_collision``, free of self-collision), found within
-``max_iterations`` iterations (restarts included) from the nearest seed of the FK-sampled seed map
-(:mod:`.compute`). Per voxel the map keeps the best manipulability (Yoshikawa), the best joint-limit margin
+``tol_orientation`` rad (and, with ``self_collision``, free of self-collision). ``search="flood"`` (default;
+:func:`.compute.compute_chunk`): every sample is first *probed* (``probe_iterations`` of one lane from the
+nearest seed of the FK-sampled seed map), then every sample next to a reached one (a neighbouring approach
+direction of its voxel, or the same sample of a neighbouring voxel of the chunk) is solved from that
+neighbour's solution with ``flood_iterations``, until nothing new is reached; a chunk where nothing was
+probed successfully starts from a position-only solve (``max_iterations``). Samples away from every
+reachable region cost a probe, not a whole budget. ``search="exhaustive"``: every sample ``max_iterations``
+(restarts included) from its nearest FK seed. The flood's map depends on ``chunk_size`` (chunks are bricks of
+neighbouring voxels that seed each other), which the request records. Per voxel the map keeps the best manipulability (Yoshikawa), the best joint-limit margin
 (share of the range) and that configuration. Voxels whose centre lies beyond the chain's reach
 (:func:`.grid.chain_reach`) are unreachable by the bound and never solved.
 
 **Execution** (:mod:`.execute`): ``executor="pool"`` (default, local cores), ``"serial"`` or ``"dask"``
 (``scheduler="tcp://host:8786"`` or a LocalCluster); chunks of ``chunk_size`` voxels. With ``path``, finished
 chunks are journalled beside the file and the map file is written atomically at the end; the same call
-after a kill resumes (:mod:`.storage`). The result never depends on the executor, the workers or the chunking.
+after a kill resumes (:mod:`.storage`). The result never depends on the executor or the workers (nor, with
+``search="exhaustive"``, on the chunking).
 
 **Caps** (:mod:`.grid`): a request beyond ``max_samples`` IK samples, ``max_voxels`` voxels or
 ``max_file_bytes`` is refused with its estimated size before anything runs.
@@ -58,6 +65,7 @@ from .storage import FORMAT, FORMAT_VERSION, Journal, MapFileError, check_identi
 __all__ = ["ReachMap", "compute_map", "parse_chain", "chain_of", "model_hash", "MODES"]
 
 MODES = ("pose", "position", "fk")
+SEARCHES = ("flood", "exhaustive")
 
 
 def parse_chain(chain) -> tuple:
@@ -216,6 +224,14 @@ def _in_reach(grid: VoxelGrid, radius: float) -> np.ndarray:
     return (x[:, None] ** 2 + yz2[None, :] <= radius * radius).reshape(-1)
 
 
+def _brick_order(grid: VoxelGrid, active: np.ndarray, chunk_size: int) -> np.ndarray:
+    """``active`` ordered brick by brick (bricks of about ``chunk_size`` voxels, C order inside), so that a
+    chunk is a compact block whose voxels seed each other (:func:`.compute.compute_chunk`)."""
+    b = max(1, int(round(chunk_size ** (1.0 / 3.0))))
+    i, j, k = np.unravel_index(active, grid.shape)
+    return active[np.lexsort((k, j, i, k // b, j // b, i // b))]
+
+
 def _fk_mode(ctx: ReachContext) -> np.ndarray:
     """The ``"fk"`` mode's estimate: the seed map's samples binned into voxels and nearest directions."""
     g = ctx.grid
@@ -234,7 +250,9 @@ def compute_map(mechanism: Mechanism, chain, resolution: float = 0.05, *, direct
                 workers: int | None = None, scheduler: str | None = None, processes: bool = True,
                 chunk_size: int = 64, seed: int = 0, n_seeds: int = 20000, tol_position: float = 1e-4,
                 tol_orientation: float = 1e-3, max_iterations: int = 1000, solver: str = "batch",
-                self_collision: bool = False, restart: bool = False, progress=None,
+                self_collision: bool = False, search: str = "flood", probe_iterations: int = 30,
+                flood_iterations: int = 200,
+                restart: bool = False, progress=None,
                 max_samples: int = MAX_SAMPLES, max_voxels: int = MAX_VOXELS,
                 max_file_bytes: int = MAX_FILE_BYTES) -> ReachMap:
     """Compute the reachability map of ``chain`` (``"base:tip"``) of ``mechanism`` (module docstring).
@@ -266,7 +284,11 @@ def compute_map(mechanism: Mechanism, chain, resolution: float = 0.05, *, direct
     seed = _int(seed, "seed", 0, 2 ** 32 - 1)
     n_seeds = _int(n_seeds, "n_seeds", 1, 10_000_000)
     ik = IKSettings(_tol(tol_position, "tol_position", 1.0), _tol(tol_orientation, "tol_orientation", math.pi),
-                    _int(max_iterations, "max_iterations", 1, 1_000_000), str(solver), bool(self_collision))
+                    _int(max_iterations, "max_iterations", 1, 1_000_000), str(solver), bool(self_collision),
+                    search, _int(probe_iterations, "probe_iterations", 1, 1_000_000),
+                    _int(flood_iterations, "flood_iterations", 1, 1_000_000))
+    if search not in SEARCHES:
+        raise InvalidConfiguration(f"search must be one of {SEARCHES}, got {search!r}")
     workers = check_executor(executor, workers, scheduler)
     reach = chain_reach(cm, tip) if bound is None else None
     grid = grid_for(reach if reach is not None else 1.0, resolution, bound)
@@ -280,7 +302,7 @@ def compute_map(mechanism: Mechanism, chain, resolution: float = 0.05, *, direct
     check_caps(grid, 0 if mode == "fk" else min(grid.n_voxels, int(ball)), S, cm.nq, max_samples, max_voxels,
                max_file_bytes)
     active_mask = _in_reach(grid, reach + 2 * ik.tol_position)
-    active = np.nonzero(active_mask)[0]
+    active = _brick_order(grid, np.nonzero(active_mask)[0], chunk_size)
     check_caps(grid, 0 if mode == "fk" else len(active), S, cm.nq, max_samples, max_voxels, max_file_bytes)
     if path is not None:
         d = os.path.dirname(os.path.abspath(os.fspath(path)))
@@ -292,7 +314,9 @@ def compute_map(mechanism: Mechanism, chain, resolution: float = 0.05, *, direct
                "directions_hash": hashlib.sha256(np.ascontiguousarray(D).tobytes()).hexdigest(),
                "seed": seed, "n_seeds": n_seeds, "chunk_size": chunk_size, "tol_position": ik.tol_position,
                "tol_orientation": ik.tol_orientation, "max_iterations": ik.max_iterations, "solver": ik.solver,
-               "self_collision": ik.self_collision, "joint_names": list(cm.coordinate_names), "reach": reach}
+               "self_collision": ik.self_collision, "search": ik.search,
+               "probe_iterations": ik.probe_iterations, "flood_iterations": ik.flood_iterations,
+               "joint_names": list(cm.coordinate_names), "reach": reach}
     Qs, Ps, As = seed_map(cm, tip, axis, n_seeds, seed)
     ctx = ReachContext(cm, tip, grid, mode, R, rolls == 0, axis, ik, seed, Qs, Ps, As)
     nq = cm.nq

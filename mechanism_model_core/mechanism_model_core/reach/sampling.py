@@ -16,7 +16,8 @@ import numpy as np
 
 from ..errors import InvalidConfiguration
 
-__all__ = ["sphere_directions", "AXES", "frame_with_z", "orientation_for", "sample_rotations"]
+__all__ = ["sphere_directions", "AXES", "align_axis", "frame_with_z", "orientation_for", "sample_neighbours",
+           "sample_rotations"]
 
 #: tool axes an approach direction may be given for, and their unit vectors in the tool frame
 AXES = {"x": (1, 0, 0), "y": (0, 1, 0), "z": (0, 0, 1), "-x": (-1, 0, 0), "-y": (0, -1, 0), "-z": (0, 0, -1)}
@@ -74,3 +75,40 @@ def sample_rotations(directions, axis: str = "z", rolls: int = 0) -> np.ndarray:
     """:func:`orientation_for` flattened to (D * max(1, rolls), 3, 3), directions outermost."""
     R = orientation_for(directions, axis, rolls)
     return R.reshape(-1, 3, 3)
+
+
+def align_axis(R: np.ndarray, axis, d: np.ndarray) -> np.ndarray:
+    """Rotations (N, 3, 3) nearest ``R`` (N, 3, 3) that put the tool ``axis`` (3,) along ``d`` (N, 3, unit):
+    ``R`` turned by the smallest rotation taking ``R axis`` to ``d`` (half a turn about an axis normal to
+    both where they are opposite). A roll-free target built from a seed's own rotation starts with no roll
+    error."""
+    a = R @ np.asarray(axis, dtype=float)
+    d = np.asarray(d, dtype=float)
+    v = np.cross(a, d)
+    c = np.sum(a * d, axis=1)
+    K = np.zeros((len(a), 3, 3))
+    K[:, 0, 1], K[:, 0, 2], K[:, 1, 2] = -v[:, 2], v[:, 1], -v[:, 0]
+    K[:, 1, 0], K[:, 2, 0], K[:, 2, 1] = v[:, 2], -v[:, 1], v[:, 0]
+    near = c < -1.0 + 1e-9
+    f = 1.0 / np.where(near, 1.0, 1.0 + c)
+    A = np.eye(3) + K + (K @ K) * f[:, None, None]
+    if np.any(near):
+        n = frame_with_z(a[near])[:, :, 0]            # a unit vector normal to a
+        A[near] = 2.0 * n[:, :, None] * n[:, None, :] - np.eye(3)
+    return A @ R
+
+
+def sample_neighbours(rotations: np.ndarray, axis, roll_free: bool, k: int = 6) -> np.ndarray:
+    """(S, min(k, S - 1)) indices of each sample's nearest other samples, nearest first: by the angle between
+    approach directions (``roll_free``), else by the angle of the relative rotation."""
+    S = len(rotations)
+    k = min(int(k), S - 1)
+    if k <= 0:
+        return np.zeros((S, 0), dtype=np.int64)
+    if roll_free:
+        d = rotations @ np.asarray(axis, dtype=float)
+        dist = -(d @ d.T)
+    else:
+        dist = -np.einsum("aij,bij->ab", rotations, rotations)       # trace(Ra^T Rb): larger is nearer
+    np.fill_diagonal(dist, np.inf)
+    return np.argsort(dist, axis=1, kind="stable")[:, :k]

@@ -27,6 +27,7 @@ from typing import Sequence
 
 import numpy as np
 
+from ..builder import edit
 from ..errors import MechanismModelError, NoSolution
 from ..joints import Joint
 from ..kinematics import forward_kinematics
@@ -74,7 +75,7 @@ def compliant_mechanism(mechanism: Mechanism) -> Mechanism:
     aug = _AUG.get(mechanism)
     if aug is not None:
         return aug
-    b = mechanism.edit()
+    b = edit(mechanism)
     for name in compliant_joints(mechanism):
         body = mechanism.child_body_of_joint(name)
         spec = b.body(body)

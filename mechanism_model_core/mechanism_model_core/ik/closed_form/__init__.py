@@ -4,7 +4,8 @@ structure (CLARAty 2.3, 8.10, 11.3, 12.2), all built on the planar two-link elbo
 * :class:`~.ypppy.YPPPYSolver` -- yaw-pitch-pitch-pitch-yaw arms (MER IDD; registered for the shipped model);
 * :class:`~.yppp.YPPPSolver` -- yaw-pitch-pitch-pitch arms (the Moonrise digging arm);
 * :class:`~.ypp_leg.YPPLegSolver` -- yaw-pitch-pitch legs (LEMUR);
-* :mod:`.eaik_solver` -- decomposable 6R arms (and 7R with one joint swept) through the optional ``eaik``.
+* :mod:`.eaik_solver` -- decomposable 6R arms (and 7R with one joint swept) through the optional ``eaik``;
+* :func:`~.pan_tilt.pan_tilt_solutions` -- two-axis pointing chains (a mast's pan-tilt: every aim at a point).
 
 Every closed-form answer is confirmed by the core's forward kinematics before it counts
 (:func:`~.common.confirm_candidates`); the generic solver is the fallback.
@@ -12,10 +13,11 @@ Every closed-form answer is confirmed by the core's forward kinematics before it
 
 from .common import confirm_candidates, nearest_in_limits
 from .eaik_solver import EAIKSolver, eaik_available, eaik_solver_for, ik_solutions
+from .pan_tilt import pan_tilt_solutions
 from .planar import two_link
 from .ypp_leg import YPPLegSolver
 from .yppp import YPPPSolver
 from .ypppy import YPPPYSolver
 
 __all__ = ["EAIKSolver", "YPPLegSolver", "YPPPSolver", "YPPPYSolver", "confirm_candidates", "eaik_available",
-           "eaik_solver_for", "ik_solutions", "nearest_in_limits", "two_link"]
+           "eaik_solver_for", "ik_solutions", "nearest_in_limits", "pan_tilt_solutions", "two_link"]

@@ -45,12 +45,17 @@ SWEEP_STEPS = 64
 CONFIRM_TOL = 1e-9
 
 
+_EAIK_MODULE = []      # [module or None] once looked up: every solve_ik asks, and a failed import is slow
+
+
 def _eaik():
-    try:
-        import eaik.pybindings.EAIK as EAIK     # optional extra: imported where it is used
-    except ImportError:
-        return None
-    return EAIK
+    if not _EAIK_MODULE:
+        try:
+            import eaik.pybindings.EAIK as EAIK     # optional extra: imported where it is used
+        except ImportError:
+            EAIK = None
+        _EAIK_MODULE.append(EAIK)
+    return _EAIK_MODULE[0]
 
 
 def eaik_available() -> bool:

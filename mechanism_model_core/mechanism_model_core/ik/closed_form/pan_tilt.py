@@ -23,7 +23,7 @@ import math
 
 import numpy as np
 
-from ..kinematics import forward_kinematics
+from ...kinematics import forward_kinematics
 
 __all__ = ["pan_tilt_solutions", "rotate"]
 
@@ -58,7 +58,7 @@ def _in_range(x, lo, hi, near):
 
 def pan_tilt_solutions(chain, frame: str, axis, target, q_near=None, limits=True):
     """Every chain configuration ``(q1, q2)`` of the two-joint ``chain`` (a mechanism whose coordinates are
-    the two revolute joints, as :class:`~.manipulator.ManipulatorModel` builds it) that puts ``target``
+    the two revolute joints, as :class:`~mechanism_model_core.locomotion.manipulator.ManipulatorModel` builds it) that puts ``target``
     (3,) (m, chain base frame) on the ray along ``axis`` (unit, ``frame``'s axes) from ``frame``'s origin,
     the target ahead. Sorted by distance from ``q_near`` (default home); with ``limits`` only those inside
     the joint ranges (shifted by ``2 pi`` where that fits). Returns None when the closed form does not apply
