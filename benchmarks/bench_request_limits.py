@@ -24,7 +24,7 @@ sys.path.insert(0, os.path.join(ROOT, "mechanism_model_ros"))
 
 from mechanism_model_ros.state_validity import REQUEST_LIMITS  # noqa: E402
 from mechanism_model_ros.transports.cdr_limits import CdrLimits  # noqa: E402
-from mechanism_model_ros.typegen import service_wire_class  # noqa: E402
+from mechanism_model_ros.transports.typegen import service_wire_class  # noqa: E402
 from ros.big_requests import REQUEST, boxes_request  # noqa: E402
 
 

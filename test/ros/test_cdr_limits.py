@@ -19,7 +19,7 @@ small = st.floats(-1e3, 1e3, allow_nan=False)
 
 
 def _classes():
-    from mechanism_model_ros.typegen import message_class, service_wire_class
+    from mechanism_model_ros.transports.typegen import message_class, service_wire_class
     names = ("mechanism_model_msgs/msg/CollisionObject", "shape_msgs/msg/SolidPrimitive", "geometry_msgs/msg/Pose",
              "shape_msgs/msg/Mesh", "shape_msgs/msg/MeshTriangle", "geometry_msgs/msg/Point", "shape_msgs/msg/Plane",
              "geometry_msgs/msg/Point32")

@@ -236,6 +236,11 @@ class LaneEngine:
         if kind != "position":
             cols.append(-ORIENTATION_WEIGHT * RtTs.transpose(0, 2, 1).reshape(B, 9))
         V = np.hstack(cols).T                               # (k, B)
+        if B == 1:                                          # one target (solve_ik): no chunks, no gathers
+            S = A @ V[:, 0]
+            S += n2
+            idx = np.argpartition(S, count - 1)[:count]
+            return X[idx[np.argsort(S[idx], kind="stable")]][None]
         out = np.empty((B, count, self.nv))
         for i in range(0, B, 256):
             S = A @ V[:, i:i + 256]
