@@ -367,9 +367,11 @@ class RclpyNode(Transport):
         return sub
 
     def create_service(self, name, srv_type, handler, *, concurrency=SERVICE_CONCURRENCY, queue=SERVICE_QUEUE,
-                       busy=None):
+                       busy=None, limits=()):
         """Requests run on the executor's threads (enough for every service's gate: see RclpyRuntime);
-        the gate bounds this service's share and refuses the excess with ``busy`` at once."""
+        the gate bounds this service's share and refuses the excess with ``busy`` at once. ``limits`` are left
+        to the handler: rclpy hands a service only the decoded request (its C conversion to Python objects
+        runs before any Python code sees the request; docs/ros.md has the cost)."""
         self.serves_requests = True
         log = self.get_logger()
 
