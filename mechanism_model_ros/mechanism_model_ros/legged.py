@@ -299,32 +299,21 @@ class LeggedNode:
                 self.warn.warning("unmeasured", "no joint_states for some walking joints: not walking")
                 self._hold("walking joints not measured", now)
             return
-        P, V, A, t = traj.positions, traj.velocities, traj.accelerations, traj.times
-        if float(np.max(np.abs(P[0] - q_now))) > 1e-3:
-            # the legs are elsewhere (standing, or a gait stopped mid-cycle): onto the cycle's first pose
-            # first, one leg at a time with the others planted (never every foot sliding at once), then the cycle
-            try:
-                back = self.model.plan_stand(q_now, swing_height=self.swing_height, min_margin=self.min_margin,
-                                             acceleration_limits=self.amax, target=P[0],
-                                             tolerance=self.reposition_tolerance)
-            except GaitInfeasible as exc:
-                with self._lock:
-                    self.counts["refused"] += 1
-                    self.last_refusal = f"{exc.reason}: {exc}"
-                    self.warn.warning("refused", f"return to the standing pose refused ({exc.reason}): {exc}")
-                    self._hold("return to the standing pose refused", now)
-                return
-            if len(back) > 1:
-                self.counts["returns"] += 1
-                P = np.vstack([back.positions[1:], P[1:]])
-                V = np.vstack([back.velocities[1:], V[1:]])
-                A = np.vstack([back.accelerations[1:], A[1:]])
-                t = np.concatenate([back.times[1:], back.duration + t[1:]])
-        # the first point: far enough ahead for the move from the measured positions at the motors' speeds
-        # (a cycle following the last one starts where that one ended: one controller period or two)
-        jump = np.abs(P[0] - q_now) / self.vmax
-        transition = max(0.02, 1.5 * float(np.max(jump)))
-        times = t + transition
+        # onto the cycle's first pose first when the legs are elsewhere (core: start_from)
+        try:
+            spliced, returned = self.model.start_from(
+                q_now, traj, swing_height=self.swing_height, min_margin=self.min_margin,
+                acceleration_limits=self.amax, tolerance=self.reposition_tolerance)
+        except GaitInfeasible as exc:
+            with self._lock:
+                self.counts["refused"] += 1
+                self.last_refusal = f"{exc.reason}: {exc}"
+                self.warn.warning("refused", f"return to the standing pose refused ({exc.reason}): {exc}")
+                self._hold("return to the standing pose refused", now)
+            return
+        if returned:
+            self.counts["returns"] += 1
+        times, P, V, A = spliced.times, spliced.positions, spliced.velocities, spliced.accelerations
         commands, why = self._group_commands(times, P, V, A, dict(zip(self.joint_names, q_now)))
         with self._lock:
             if self._closed:
