@@ -166,11 +166,17 @@ class LeggedNode:
             raise ValueError(f"parameter mode must be one of {MODES}, got {self.mode!r}")
         self.server_timeout = float(p("server_timeout", 2.0))
         self.pubs, self.clients = {}, {}
+        #: action mode: the controllers' trajectory topics, used only once the middleware was lost under the
+        #: node (``transport.reopened``: serve re-created the publishers on a fresh participant, the action
+        #: clients are gone) for the closing hold; joint_trajectory_controller takes a trajectory on its topic
+        #: as on its action, the newest replacing the running one
+        self.fallback_pubs = {}
         for g in self.groups:
+            topic = transport.create_publisher(f"/{g.name}/joint_trajectory", TRAJECTORY, qos.DEFAULT)
             if self.mode == "topic":
-                self.pubs[g.name] = transport.create_publisher(f"/{g.name}/joint_trajectory", TRAJECTORY,
-                                                               qos.DEFAULT)
+                self.pubs[g.name] = topic
             else:
+                self.fallback_pubs[g.name] = topic
                 self.clients[g.name] = transport.create_action_client(f"/{g.name}/follow_joint_trajectory", ACTION)
         self._outbox: dict = {}                  # group -> the newest trajectory message not yet sent
         self._outbox_cv = threading.Condition()
@@ -437,6 +443,9 @@ class LeggedNode:
         if self.mode == "topic":
             self.pubs[group].publish(msg)
             return
+        if getattr(self.transport, "reopened", False):      # the action clients went with the lost middleware
+            self.fallback_pubs[group].publish(msg)
+            return
         with self._outbox_cv:
             self._outbox[group] = msg
             self._outbox_cv.notify()
@@ -520,7 +529,7 @@ class LeggedNode:
             except Exception as exc:       # noqa: BLE001 -- the sender below must still stop
                 self.log.error("legged: the closing hold failed: %s: %s", type(exc).__name__, exc)
             self._closed = True
-        for pub in self.pubs.values():
+        for pub in [*self.pubs.values(), *self.fallback_pubs.values()]:
             try:
                 pub.wait_for_acks(ack_timeout)
             except Exception:              # noqa: BLE001

@@ -260,6 +260,9 @@ class Transport(abc.ABC):
 
     node_name: str
     namespace: str
+    #: True once :meth:`reopen_publishers` re-created the publishers on a fresh participant (the node's
+    #: subscriptions, services and action clients are gone: a node's last commands must use publishers)
+    reopened: bool = False
 
     @abc.abstractmethod
     def message_class(self, ros_type: str) -> type:

@@ -1037,6 +1037,7 @@ class CycloneNode(ActionsOverServices, Transport):
             pub.rebind(fresh)
             if fresh.graph is not None:
                 fresh.graph.add_entity(self.namespace, self.node_name, "writers", pub.writer)
+        self.reopened = True
         return len(self._publishers)
 
     def create_subscription(self, topic: str, ros_type: str, qos: QoS, callback: Callable[[Any], None],
