@@ -18,6 +18,8 @@ from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
+from mechanism_model_ros.launch_files import LaunchFiles, node_key, removal_actions
+
 
 def _truth(text):
     return text.lower() in ("1", "true", "yes")
@@ -35,10 +37,17 @@ def _nodes(context):
             overrides[flag] = _truth(get(flag))
     if _truth(get("use_sim_time")):
         overrides["use_sim_time"] = True
-    params = [get("params_file")] + ([overrides] if overrides else [])
-    return [Node(package="mechanism_model_ros", executable="locomotor", name="locomotor",
-                 namespace=get("namespace"), parameters=params, arguments=["--transport", "rclpy"],
-                 output="screen")]
+    params = [get("params_file")]
+    actions = []
+    if overrides:
+        # the overrides in a file of this launch's own, removed when it is over (launch_files), not one that
+        # launch_ros would write for a dict and leave in /tmp
+        files = LaunchFiles()
+        actions += removal_actions(files)
+        params.append(files.parameters("locomotor.yaml", overrides, node=node_key(get("namespace"), "locomotor")))
+    return actions + [Node(package="mechanism_model_ros", executable="locomotor", name="locomotor",
+                           namespace=get("namespace"), parameters=params, arguments=["--transport", "rclpy"],
+                           output="screen")]
 
 
 def generate_launch_description():

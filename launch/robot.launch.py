@@ -8,8 +8,9 @@
     ros2 launch mechanism_model_ros arm.launch.py          # MER IDD (arm_controller, manipulator node)
 
 At launch time (``mechanism_model_ros.bringup_plan``) the model's motor groups give the ``<ros2_control>``
-block and the controller_manager YAML (``mechanism-model ros2-control`` in memory; the YAML goes to a
-temporary file ros2_control_node reads), and the model tells the robot's kind: a rover (wheels in its
+block and the controller_manager YAML (``mechanism-model ros2-control`` in memory; that YAML and the nodes'
+parameter files go to a temporary directory of this launch, ``mechanism_model_ros.launch_files``, removed when
+the launch has shut down and its last process has exited), and the model tells the robot's kind: a rover (wheels in its
 ``<Mobility>``) gets the locomotor (and the manipulator for its mast and arm), a walker the legged node, an arm
 the manipulator. Started: the state publisher (publishing that URDF on ``robot_description``, where
 ``ros2_control_node`` takes it from: ``~/robot_description`` remapped, Humble's non-deprecated way), the
@@ -30,7 +31,6 @@ the model's own plugin, by default mock_components/GenericSystem; or a plugin na
 
 import os
 import sys
-import tempfile
 
 from ament_index_python.packages import get_package_share_directory
 from launch import LaunchDescription
@@ -39,6 +39,8 @@ from launch.event_handlers import OnProcessExit
 from launch.events import Shutdown
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
+
+from mechanism_model_ros.launch_files import LaunchFiles, node_key, removal_actions
 
 
 #: seconds ros2_control_node keeps running after a launch shutdown begins (mechanism_model_ros.shutdown_delay):
@@ -68,20 +70,24 @@ def _bringup(context):
         check_controller_plugins(p.controllers_yaml)
     except (BringupError, ValueError) as exc:
         raise RuntimeError(f"mechanism_model bringup of {model}: {exc}") from None
-    yaml_file = tempfile.NamedTemporaryFile("w", prefix="mm_controllers_", suffix=".yaml", delete=False)
-    with yaml_file:
-        yaml_file.write(p.controllers_yaml)
-
+    # every generated file in one directory of this launch, removed when the launch is over (launch_files)
+    files = LaunchFiles()
+    controllers_yaml = files.write("controllers.yaml", p.controllers_yaml)
     sim = {"use_sim_time": True} if _truth(get("use_sim_time")) else {}
-    common = [{"model": model, **sim}] + ([get("params_file")] if get("params_file") else [])
+    sim_file = [files.parameters("use_sim_time.yaml", sim)] if sim else []
     actions = [LogInfo(msg=f"mechanism_model: {p.kind} {model}: nodes {', '.join(p.nodes)}; hardware "
-                           f"{p.hardware}; controllers {', '.join(p.controllers)}; RViz fixed frame {p.fixed_frame}")]
+                           f"{p.hardware}; controllers {', '.join(p.controllers)}; RViz fixed frame {p.fixed_frame}; "
+                           f"generated files in {files.path}")]
+    actions += removal_actions(files)
     for name in p.nodes:
-        params = list(common)
+        key = node_key(namespace, name)
+        params = [files.parameters(f"{name}.yaml", {"model": model, **sim}, node=key)] + \
+            ([get("params_file")] if get("params_file") else [])
         extra = []
         if name == "state_publisher":
             # the URDF with its <ros2_control> block, published verbatim for ros2_control_node and RViz
-            params.append({"robot_description": p.robot_description})
+            params.append(files.parameters("robot_description.yaml", {"robot_description": p.robot_description},
+                                           node=key))
             extra = ["--model", model]
         actions.append(Node(package="mechanism_model_ros", executable=name, name=name, namespace=namespace,
                             parameters=params, arguments=["--transport", "rclpy", *extra], output="screen"))
@@ -89,7 +95,7 @@ def _bringup(context):
     # reach the controllers, and the timed controllers zero any group whose commands stopped, before it goes
     control = Node(package="controller_manager", executable="ros2_control_node", namespace=namespace,
                    prefix=f"{sys.executable} -m mechanism_model_ros.shutdown_delay --delay {CONTROL_STOP_DELAY} --",
-                   parameters=[yaml_file.name, sim] if sim else [yaml_file.name],
+                   parameters=[controllers_yaml, *sim_file],
                    remappings=[("~/robot_description", "robot_description")], output="screen")
     spawner = Node(package="controller_manager", executable="spawner", namespace=namespace,
                    arguments=["joint_state_broadcaster", *p.controllers, "--controller-manager", "controller_manager",
@@ -109,7 +115,9 @@ def _bringup(context):
     if _truth(get("rviz")):
         config = get("rviz_config") or os.path.join(share, "rviz", p.rviz_config)
         actions.append(Node(package="rviz2", executable="rviz2", name="rviz2", namespace=namespace,
-                            arguments=["-d", config, "--fixed-frame", p.fixed_frame], parameters=[sim] if sim else [],
+                            arguments=["-d", config, "--fixed-frame", p.fixed_frame],
+                            parameters=[files.parameters("rviz2.yaml", sim, node=node_key(namespace, "rviz2"))] if sim
+                            else [],
                             output="screen"))
     return actions
 

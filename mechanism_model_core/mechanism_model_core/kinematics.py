@@ -52,7 +52,7 @@ import numpy as np
 from .model import Mechanism
 from .kinematics_banded import BandedPlan, banded_pass, estimated_cost as _banded_cost, plan_banded
 from .errors import MechanismModelError
-from .spatial import cross_rows, relative_motion
+from .spatial import canonical_quaternion, cross_rows, matrix_to_quaternion, relative_motion
 
 _dot = np.dot
 _sin = np.sin
@@ -1084,7 +1084,17 @@ def frame_jacobian(fk: "ForwardKinematics", frame: str, relative_to=None, conven
 
 # ============================================================================ joint steps (TF edges)
 class _EdgePlan:
-    __slots__ = ("K0", "K1", "K2", "coords", "prismatic")
+    __slots__ = ("K0", "K1", "K2", "coords", "prismatic", "coords2", "scale2", "C")
+
+
+def _quaternion_product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Hamilton product of quaternions ``(x, y, z, w)`` (shape (..., 4)), signs kept (no canonical sign)."""
+    ax, ay, az, aw = np.moveaxis(a, -1, 0)
+    bx, by, bz, bw = np.moveaxis(b, -1, 0)
+    return np.stack([aw * bx + ax * bw + ay * bz - az * by,
+                     aw * by - ax * bz + ay * bw + az * bx,
+                     aw * bz + ax * by - ay * bx + az * bw,
+                     aw * bw - ax * bx - ay * by - az * bz], axis=-1)
 
 
 def _edge_plan(plan: KinematicsPlan) -> _EdgePlan:
@@ -1101,6 +1111,28 @@ def _edge_plan(plan: KinematicsPlan) -> _EdgePlan:
     ep.K2 = _ro(np.where(pri[:, None, None], 0.0, L @ _CS @ R))
     ep.coords = _ro(t.seg_coord[1:], np.intp)
     ep.prismatic = _ro(np.flatnonzero(pri), np.intp) if pri.any() else None
+    # the same edges as translation and quaternion (joint_step_xyzquat): features f = (cos x, cos x/2, sin x,
+    # sin x/2, x, 1) of each step's value x, and per step a (6, 7) matrix C with xyzquat = f @ C. The
+    # translation is column 3 of K0 + c K1 + s K2 (c = x, s = 0 for a prismatic step); the rotation L Rz(x) R
+    # is qL (cos x/2 + sin x/2 k) qR = cos(x/2) qL qR + sin(x/2) qL k qR, with one sign of qL and qR in both
+    # terms (a prismatic step: qL qR, constant)
+    n = len(pri)
+    ep.coords2 = _ro(np.concatenate([ep.coords, ep.coords]), np.intp)
+    ep.scale2 = _ro(np.concatenate([np.ones(n), np.full(n, 0.5)]))
+    qL = matrix_to_quaternion(L[:, :3, :3])
+    qR = matrix_to_quaternion(R[:, :3, :3])
+    qa = _quaternion_product(qL, qR)
+    qb = _quaternion_product(_quaternion_product(qL, np.array([0.0, 0.0, 1.0, 0.0])), qR)
+    C = np.zeros((n, 6, 7))
+    rev = ~pri
+    C[:, 5, :3] = ep.K0[:, :3, 3]
+    C[rev, 0, :3] = ep.K1[rev, :3, 3]
+    C[rev, 2, :3] = ep.K2[rev, :3, 3]
+    C[pri, 4, :3] = ep.K1[pri, :3, 3]
+    C[rev, 1, 3:] = qa[rev]
+    C[rev, 3, 3:] = qb[rev]
+    C[pri, 5, 3:] = qa[pri]
+    ep.C = _ro(C)
     plan._edges = ep
     return ep
 
@@ -1127,6 +1159,33 @@ def joint_transforms(mechanism: Mechanism, q) -> np.ndarray:
         c[..., ep.prismatic] = x[..., ep.prismatic]
         s[..., ep.prismatic] = 0.0
     return ep.K0 + c[..., None, None] * ep.K1 + s[..., None, None] * ep.K2
+
+
+def joint_step_xyzquat(mechanism: Mechanism, q) -> np.ndarray:
+    """The transforms of :func:`joint_transforms` as a TF message carries them, without building matrices:
+    shape (S - 1, 7) (or (B, S - 1, 7) for a batch), each row ``(x, y, z, qx, qy, qz, qw)`` (Pinocchio's
+    XYZQUAT layout): the translation in metres in the ``from`` frame, then the rotation's quaternion in the
+    package's sign convention (:func:`~.spatial.canonical_quaternion`). A revolute step's quaternion is the
+    fixed quaternions of its frames around ``cos(q/2) + sin(q/2) k``: the same rotation as the matrix to
+    rounding, at a fraction of the cost of converting the matrices."""
+    p = _PLANS.get(id(mechanism))
+    if p is None:
+        p = kinematics_plan(mechanism)
+    q = _configuration(mechanism, q, p.nq)
+    ep = _edge_plan(p)
+    n = len(ep.coords)
+    z = q[..., ep.coords2] * ep.scale2           # (x, x/2) of every step
+    f = np.concatenate([np.cos(z), np.sin(z), z[..., :n], np.ones(z.shape[:-1] + (n,))], axis=-1)
+    f = f.reshape(z.shape[:-1] + (6, n)).swapaxes(-1, -2)[..., None, :]        # (..., n, 1, 6)
+    out = (f @ ep.C)[..., 0, :]
+    w = out[..., 6]
+    if not w.all():
+        out[..., 3:] = canonical_quaternion(out[..., 3:])
+        return out
+    # w > 0 kept, w < 0 flipped; + 0.0 turns the flips' negative zeros into zeros, as canonical_quaternion
+    out[..., 3:] *= np.where(w < 0.0, -1.0, 1.0)[..., None]
+    out[..., 3:] += 0.0
+    return out
 
 
 # ============================================================================ one frame's chain

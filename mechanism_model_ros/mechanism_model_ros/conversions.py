@@ -20,6 +20,30 @@ class BadMessage(ValueError):
     """A message field holds something unusable (NaN, a zero quaternion, mismatched lengths)."""
 
 
+class TwistRejected(BadMessage):
+    """A ``cmd_vel`` no motion may follow: ``key`` is ``"cmd_nan"`` (a NaN or infinite component) or
+    ``"cmd_range"`` (faster than the limits), for rate-limited logging."""
+
+    def __init__(self, key: str, message: str):
+        super().__init__(message)
+        self.key = key
+
+
+def planar_twist(msg, max_linear: float, max_angular: float, *, angular_y: bool = False) -> tuple:
+    """``(vx, vy, wz, wy)`` of a ``geometry_msgs/Twist`` commanding a planar base (m/s, rad/s, body frame,
+    REP-103), checked as every base node checks ``cmd_vel``: all six components finite, the planar speed
+    ``hypot(vx, vy)`` at most ``max_linear`` and ``|wz|`` at most ``max_angular`` (and ``|wy|`` too when
+    ``angular_y``: a locomotor that turns in place from ``angular.y``); else :class:`TwistRejected`."""
+    v = tuple(float(x) for x in (msg.linear.x, msg.linear.y, msg.angular.z, msg.angular.y))
+    if not all(math.isfinite(x) for x in v + (float(msg.linear.z), float(msg.angular.x))):
+        raise TwistRejected("cmd_nan", "cmd_vel rejected: NaN or infinite components")
+    speed, rate = math.hypot(v[0], v[1]), max(abs(v[2]), abs(v[3]) if angular_y else 0.0)
+    if speed > max_linear or rate > max_angular:
+        raise TwistRejected("cmd_range", f"cmd_vel rejected: |v| {speed:.3g} m/s or |w| {rate:.3g} rad/s beyond "
+                                         f"max_linear_speed {max_linear} / max_angular_speed {max_angular}")
+    return v
+
+
 def _finite(values, what: str) -> list[float]:
     out = [float(v) for v in values]
     if not all(math.isfinite(v) for v in out):
@@ -158,6 +182,41 @@ def configuration_from(mechanism, values: dict[str, float]) -> np.ndarray:
         return mechanism.configuration(values, measured=True)
     except InvalidConfiguration as exc:
         raise BadMessage(str(exc)) from None
+
+
+class ReportedConfiguration:
+    """:func:`configuration_from` for a caller that converts the same set of reported joints again and again
+    (the state publisher, at the rate of joint_states): the names' coordinate indices are looked up once per
+    distinct set of names, not per call. ``values`` must be what the joint-state cache keeps (finite floats of
+    the model's coordinates); anything else -- an unknown name, a value that is not finite -- goes through
+    :func:`configuration_from`, which names the problem."""
+
+    def __init__(self, mechanism):
+        self.mechanism = mechanism
+        self._home = np.array(mechanism.home, dtype=float)
+        self._index = mechanism.coordinate_indices
+        self._coupled = bool(mechanism.couplings)
+        self._names: tuple = ()
+        self._at = np.zeros(0, dtype=np.intp)
+        self._given: frozenset = frozenset()
+
+    def __call__(self, values: dict[str, float]) -> np.ndarray:
+        names = tuple(values)
+        if names != self._names:
+            if not all(n in self._index for n in names):
+                return configuration_from(self.mechanism, values)
+            self._at = np.array([self._index[n] for n in names], dtype=np.intp)
+            self._names, self._given = names, frozenset(names)
+        v = list(values.values())
+        if not all(type(x) is float for x in v):       # what the cache holds; else the checks of the full path
+            return configuration_from(self.mechanism, values)
+        q = self._home.copy()
+        q[self._at] = v
+        if self._coupled:
+            q = self.mechanism.apply_couplings(q, skip=self._given)
+        if not np.isfinite(q.dot(q)):           # finite q has a finite q . q below 1e154: else check fully
+            return configuration_from(self.mechanism, values)
+        return q
 
 
 # ---------------------------------------------------------------------------------------------- constraints

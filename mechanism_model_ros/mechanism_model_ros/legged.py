@@ -70,6 +70,7 @@ from mechanism_model_core.locomotion.motor_group import (ControllerKind, Invalid
                                                          MotorLimits)
 
 from . import qos
+from .conversions import TwistRejected, planar_twist
 from .transports.base import STATUS_ABORTED, RateLimitedLogger, Transport
 
 TRAJECTORY = "trajectory_msgs/msg/JointTrajectory"
@@ -215,20 +216,15 @@ class LeggedNode:
 
     # ---------------------------------------------------------------------------------------- input
     def on_cmd_vel(self, msg) -> None:
-        v = (float(msg.linear.x), float(msg.linear.y), float(msg.angular.z))
         self.counts["cmd_vel"] += 1
-        if not all(math.isfinite(x) for x in v) or not all(
-                math.isfinite(float(x)) for x in (msg.linear.z, msg.angular.x, msg.angular.y)):
+        try:
+            vx, vy, wz, _ = planar_twist(msg, self.max_v, self.max_w)
+        except TwistRejected as exc:
             self.counts["rejected"] += 1
-            self.warn.warning("cmd_nan", "cmd_vel rejected: NaN or infinite components")
-            return
-        if math.hypot(v[0], v[1]) > self.max_v or abs(v[2]) > self.max_w:
-            self.counts["rejected"] += 1
-            self.warn.warning("cmd_range", f"cmd_vel rejected: beyond max_linear_speed {self.max_v} m/s or "
-                                           f"max_angular_speed {self.max_w} rad/s")
+            self.warn.warning(exc.key, str(exc))
             return
         with self._lock:
-            self._twist = np.array(v)
+            self._twist = np.array((vx, vy, wz))
             self._cmd_time = self.transport.monotonic()
 
     def on_joint_states(self, update) -> None:

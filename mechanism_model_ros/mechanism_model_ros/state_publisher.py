@@ -72,7 +72,7 @@ import threading
 import numpy as np
 
 from . import qos
-from .conversions import BadMessage, configuration_from, fill_transform, matrices_to_quaternions_xyzw, set_stamp
+from .conversions import BadMessage, ReportedConfiguration, fill_transform, matrices_to_quaternions_xyzw, set_stamp
 from .joint_state_cache import JointStateCache, JointStateUpdate, MergedJointStates
 from .state_merge import Publication, StateMerger
 from .tf_tree import build_tf_tree
@@ -118,6 +118,7 @@ class StatePublisher:
         self._silent: set[str] = set()
 
         self.static_edges, self.all_moving = build_tf_tree(mechanism)
+        self._configuration = ReportedConfiguration(mechanism)
         self.floating_joints = str(transport.get_parameter("floating_joints", "when_reported")).strip().lower()
         if self.floating_joints not in FLOATING_MODES:
             raise ValueError(f"parameter floating_joints must be one of {', '.join(FLOATING_MODES)}, "
@@ -338,7 +339,7 @@ class StatePublisher:
 
     def _publish_state(self, latest: dict, pub: Publication) -> None:
         try:
-            q = configuration_from(self.mechanism, latest)
+            q = self._configuration(latest)
         except BadMessage as exc:
             self.messages_rejected_here += 1
             self.warn.warning("bad-configuration", f"joint_states state not published: {exc}")
@@ -391,8 +392,8 @@ class StatePublisher:
             self._tf_template = make(msg, {
                 "sec": ("i4", [(t.header.stamp, "sec") for t in tss]),
                 "nanosec": ("u4", [(t.header.stamp, "nanosec") for t in tss]),
-                "translation": ("f8", [(t.transform.translation, a) for t in tss for a in "xyz"]),
-                "rotation": ("f8", [(t.transform.rotation, a) for t in tss for a in "xyzw"]),
+                "pose": ("f8", [(o, a) for t in tss for o, axes in ((t.transform.translation, "xyz"),
+                                                                     (t.transform.rotation, "xyzw")) for a in axes]),
             })
         except ValueError as exc:
             self.log.info("fast TF serialization unavailable (%s); using the generic path", exc)
@@ -403,24 +404,22 @@ class StatePublisher:
         with self._publish_lock:
             if not len(self.moving):
                 return
-            T = self.moving.transforms(q)
-            quats = matrices_to_quaternions_xyzw(T[:, :3, :3])
+            poses = self.moving.xyzquat(q)
             if self._tf_msg is None:
                 self._prepare_tf_message()
             if self._tf_template is not None:
-                E = len(T)
-                self._tf_template.publish({
-                    "sec": np.full(E, sec, dtype=np.int32), "nanosec": np.full(E, nsec, dtype=np.uint32),
-                    "translation": T[:, :3, 3].reshape(-1), "rotation": quats.reshape(-1)})
+                self._tf_template.publish({"sec": sec, "nanosec": nsec, "pose": poses})
             else:
                 # the message objects are reused: publish() serializes before it returns
                 msg = self._tf_msg
-                for ts, Ti, qi in zip(msg.transforms, T, quats):
+                for ts, (x, y, z, qx, qy, qz, qw) in zip(msg.transforms, poses.tolist()):
                     h = ts.header.stamp
                     h.sec, h.nanosec = sec, nsec
-                    fill_transform(ts.transform, Ti, qi)
+                    tr = ts.transform
+                    tr.translation.x, tr.translation.y, tr.translation.z = x, y, z
+                    tr.rotation.x, tr.rotation.y, tr.rotation.z, tr.rotation.w = qx, qy, qz, qw
                 self.tf_pub.publish(msg)
-        self.transforms_out += len(T)
+        self.transforms_out += len(poses)
 
     @classmethod
     def from_served(cls, transport, served) -> "StatePublisher":

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mechanism_model_core.joints import JointType
-from mechanism_model_core.kinematics import joint_transforms
+from mechanism_model_core.kinematics import joint_step_xyzquat, joint_transforms
 from mechanism_model_core.model import Mechanism
 
 
@@ -44,6 +44,8 @@ class MovingEdges:
         #: name of the joint each edge belongs to, and whether that joint is floating (6 DOF)
         self.joints = list(joints)
         self.floating = np.asarray(floating, dtype=bool)
+        n_steps = mechanism.segment_tree.n_seg - 1
+        self._all = len(self.index) == n_steps and bool(np.all(self.index == np.arange(n_steps)))
 
     def __len__(self) -> int:
         return len(self.children)
@@ -58,6 +60,12 @@ class MovingEdges:
     def transforms(self, q: np.ndarray) -> np.ndarray:
         """``T_parent_child`` of every moving edge, shape (E, 4, 4), for full joint coordinates ``q``."""
         return joint_transforms(self.mechanism, q)[self.index]
+
+    def xyzquat(self, q: np.ndarray) -> np.ndarray:
+        """The same edges as a TF message carries them: shape (E, 7), each row the translation ``x, y, z``
+        (m) then the quaternion ``x, y, z, w`` (:func:`mechanism_model_core.kinematics.joint_step_xyzquat`)."""
+        p = joint_step_xyzquat(self.mechanism, q)
+        return p if self._all else p[self.index]
 
 
 def build_tf_tree(mechanism: Mechanism) -> tuple[list[StaticEdge], MovingEdges]:

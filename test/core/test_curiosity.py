@@ -53,8 +53,9 @@ def test_the_arm_reaches_random_poses_by_ik():
     lo, hi = np.maximum(arm.lower, -3.0), np.minimum(arm.upper, 3.0)
     for _ in range(20):
         goal = arm.fk(rng.uniform(lo, hi))
-        # 5 joints: the tool's position and its z axis (the turret's), the rotation about it free
-        r = arm.ik(goal, q0=np.zeros(5), mask=(1, 1, 1, 1, 1, 0), max_iterations=2000,
+        # 5 joints: the tool's position and its z axis (the turret's), the rotation about it free; bounded by
+        # iterations (the wall-clock timeout only a safety net on a loaded machine)
+        r = arm.ik(goal, q0=np.zeros(5), mask=(1, 1, 1, 1, 1, 0), max_iterations=2000, timeout=60.0,
                    tol_position=1e-9, tol_orientation=1e-9)
         assert r.success, r.reason
         fk = forward_kinematics(MECH, _full(dict(zip(arm.joint_names, r.q))))

@@ -244,8 +244,8 @@ def packages(distro: str) -> tuple[str, ...]:
 def _sources_digest(distro: str) -> str:
     """Hash of what a workspace build of ``distro`` depends on: the standard interface packages it builds
     (:func:`missing_interfaces`; none for a full distribution), this checkout's path, the interface files and package
-    manifests (contents), and the names of the files installed into share/ (launch, config, models: the
-    workspace is built with --symlink-install, so edits to those files need no rebuild, new files do)."""
+    manifests (contents), and the files installed into share/ (launch, config, models, rviz: names and contents;
+    colcon installs them as copies even with --symlink-install, so an edit needs a rebuild)."""
     h = hashlib.sha256(TOP.encode())
     h.update(",".join(missing_interfaces(distro) + list(packages(distro))).encode())
     content = [os.path.join(TOP, p, f) for p in ("mechanism_model_core", "mechanism_model_ros")
@@ -267,6 +267,8 @@ def _sources_digest(distro: str) -> str:
             for n in sorted(names):
                 if "__pycache__" not in dirpath:
                     h.update(os.path.relpath(os.path.join(dirpath, n), TOP).encode())
+                    with open(os.path.join(dirpath, n), "rb") as fh:
+                        h.update(hashlib.sha256(fh.read()).digest())
     return h.hexdigest()[:16]
 
 

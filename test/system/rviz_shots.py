@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+import tempfile
 
 import numpy as np
 import pytest
@@ -70,6 +71,37 @@ def take(domain: int, config: str, out: str, seconds: int = 15, **env) -> np.nda
 
     script = require_rviz()
     p = ros_env.run(["bash", script, config, out, str(seconds)], domain, timeout=seconds + 120, **env)
+    assert p.returncode == 0 and os.path.exists(out), p.stdout[-2000:] + p.stderr[-2000:]
+    img = matplotlib.image.imread(out)
+    return np.asarray(img[..., :3], dtype=float)
+
+
+#: how rviz_screenshot.sh runs rviz2, with any shell command in its place: Xvfb with Mesa's software OpenGL,
+#: a screenshot of the whole screen after $4 seconds, then Ctrl-C (SIGKILL after 5 s)
+_XVFB_COMMAND = """
+bash -c "exec $1" > "$3" 2>&1 & pid=$!
+for _ in $(seq "$4"); do sleep 1; kill -0 $pid 2>/dev/null || { echo "rviz exited early (log: $3)" >&2; exit 1; }; done
+import -window root "$2"; rc=$?
+kill -INT $pid 2>/dev/null
+for _ in 1 2 3 4 5; do kill -0 $pid 2>/dev/null || break; sleep 1; done
+kill -KILL $pid 2>/dev/null; wait $pid 2>/dev/null
+exit $rc
+"""
+
+
+def take_command(domain: int, command: str, out: str, seconds: int = 15, **env) -> np.ndarray:
+    """Run the shell ``command`` that starts RViz -- a docs line such as ``rviz2 -d $(ros2 pkg prefix ...)/...
+    -f chassis``, by bash as written, in the sourced workspace -- headless as ``rviz_screenshot.sh`` runs its
+    ``rviz2 -d CONFIG`` (which takes no other arguments), and return the screenshot after ``seconds`` as
+    :func:`take` does (PNG at ``out``, RViz's output at ``out`` with ``.log``)."""
+    import matplotlib.image
+
+    require_rviz()
+    log = os.path.splitext(out)[0] + ".log"
+    with tempfile.TemporaryDirectory() as runtime:
+        p = ros_env.run(["xvfb-run", "-a", "-s", "-screen 0 1280x800x24 +extension GLX", "bash", "-c", _XVFB_COMMAND,
+                         "_", command, out, log, str(seconds)], domain, timeout=seconds + 120,
+                        **{"LIBGL_ALWAYS_SOFTWARE": "1", "QT_QPA_PLATFORM": "xcb", "XDG_RUNTIME_DIR": runtime, **env})
     assert p.returncode == 0 and os.path.exists(out), p.stdout[-2000:] + p.stderr[-2000:]
     img = matplotlib.image.imread(out)
     return np.asarray(img[..., :3], dtype=float)

@@ -230,3 +230,17 @@ def test_the_rviz_configs_and_launch_files_the_docs_name_are_installed():
     assert not missing, missing
     for kind in ("rover", "walker", "arm"):
         assert os.path.exists(os.path.join(share, "rviz", f"{kind}.rviz"))
+
+
+def test_the_docs_colcon_build_lines_build_every_package_the_launches_need():
+    """README's and docs/ros.md's ``colcon build --packages-select ...`` name the packages the test workspace
+    builds (:data:`ros_env.PACKAGES`): without mechanism_model_controllers the robot launches stop, their wheel
+    controller (TimedForwardCommandController) not installed."""
+    lines = []
+    for doc in ("README.md", os.path.join("docs", "ros.md")):
+        with open(os.path.join(TOP, doc), encoding="utf-8") as fh:
+            lines += [line.split(" # ")[0] for line in fh.read().splitlines() if line.startswith("colcon build")]
+    assert len(lines) == 2, lines
+    for line in lines:
+        argv = shlex.split(line)
+        assert argv[:3] == ["colcon", "build", "--packages-select"] and set(argv[3:]) == set(ros_env.PACKAGES), argv

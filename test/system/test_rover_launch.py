@@ -18,16 +18,19 @@ Skipped without ROS 2 Humble + ros2_control (+ rviz2 for the screenshots); faile
 stay in the test's temporary folder.
 """
 
+import contextlib
 import math
 import os
 import re
+import shlex
 import signal
 import time
 
 import numpy as np
 import pytest
+import yaml
 
-from mechanism_model_core import load_model
+from mechanism_model_core import forward_kinematics, load_model
 from mechanism_model_core.library import model_path
 from mechanism_model_core.locomotion.wheeled import WheeledLocomotorModel
 
@@ -50,9 +53,17 @@ def collision_pythonpath(domain: int) -> str:
     return os.pathsep.join([ros_env.ros_env(domain)["PYTHONPATH"], site])
 
 
-def launch(domain: int, *args: str) -> ros_env.RosProcess:
-    return ros_env.start(["ros2", "launch", "mechanism_model_ros", "rover.launch.py", *args], domain,
-                         name="rover_launch", PYTHONPATH=collision_pythonpath(domain))
+def launch_doc_command(domain: int, prefix: str, replace: dict | None = None, name: str = "rover_launch",
+                       **env) -> ros_env.RosProcess:
+    """Start the one README/docs command that begins with ``prefix``, as written (by bash, in the sourced
+    workspace), with the texts of ``replace`` (placeholders) replaced."""
+    found = list(doc_commands(prefix))
+    assert len(found) == 1, (prefix, found)
+    command = found[0]
+    for old, new in (replace or {}).items():
+        assert old in command, (old, command)
+        command = command.replace(old, new)
+    return ros_env.start(["bash", "-c", "exec " + command], domain, name=name, **env)
 
 
 def active_controllers(domain: int) -> dict[str, str]:
@@ -69,7 +80,9 @@ def rover():
             pytest.fail("ros2_control is missing from /opt/ros/humble")
         pytest.skip("needs ros2_control (ROS 2 Humble)")
     d = ros_env.domain()
-    proc = launch(d, "rviz:=false")
+    # docs/ros.md's "your own model, no RViz" line as written, its placeholder replaced by Rocky 8's file
+    proc = launch_doc_command(d, "ros2 launch mechanism_model_ros rover.launch.py model:=/path/to/my_rover.xml",
+                              {"/path/to/my_rover.xml": model_path(MODEL)}, PYTHONPATH=collision_pythonpath(d))
     configure_this_process(d)
     from mechanism_model_ros import qos
     from mechanism_model_ros.transports.cyclone import CycloneContext, CycloneNode
@@ -89,6 +102,7 @@ def rover():
                         all(state.get(c) == "active" for c in CONTROLLERS) or not proc.running(), 120, 1.0), \
             (state, proc.output()[-6000:])
         assert all(state.get(c) == "active" for c in CONTROLLERS), (state, proc.output()[-6000:])
+        generated = generated_dir(proc.output())
         yield d, proc, node, joint_states, odom
     finally:
         node.close()
@@ -96,11 +110,56 @@ def rover():
         text = proc.stop()
         ros_env.stop_daemon(d)
     assert "Traceback" not in text, text[-6000:]
+    assert_generated_files_removed_last(generated, text)
     # Humble's current invocation: robot_description from the topic, not the deprecated parameter; spawner
     # (not spawner.py) with --controller-manager. (joint_trajectory_controller's own notice about
     # allow_nonzero_velocity_at_trajectory_end stays: the legged node's gait cycles end in motion.)
     ours = [line for line in text.splitlines() if "eprecated" in line and "allow_nonzero_velocity" not in line]
     assert not ours, ours
+
+
+def generated_dir(output: str) -> str:
+    """The launch's directory of generated files, as its first log line names it."""
+    m = re.search(r"generated files in (\S+)", output)
+    assert m, output[-3000:]
+    return m.group(1)
+
+
+def assert_generated_files_removed_last(generated: str, output: str) -> None:
+    """After the launch: its generated files are gone, and were removed after every process it started had
+    exited (the controller manager, which shutdown_delay keeps up after the signal, could read them to the
+    end)."""
+    assert not os.path.exists(generated), (generated, os.listdir(generated))
+    lines = output.splitlines()
+    removed = [k for k, line in enumerate(lines) if f"removed the launch's generated files ({generated})" in line]
+    exits = [k for k, line in enumerate(lines) if re.search(r"\]: process (has finished|has died|started)", line)]
+    assert len(removed) == 1 and exits and max(exits) < removed[0], (removed, exits, output[-4000:])
+
+
+def _process_group_cmdlines(pgid: int) -> list[list[str]]:
+    out = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if os.getpgid(int(pid)) == pgid:
+                with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                    out.append(fh.read().decode(errors="replace").split("\0"))
+        except (OSError, ProcessLookupError):
+            pass
+    return out
+
+
+def test_every_generated_file_is_in_the_launch_directory(rover):
+    """ros2_control_node's YAML and the nodes' parameter files (robot_description among them) are all in the
+    launch's own directory, not launch_ros' /tmp/launch_params_* files that nobody removes."""
+    d, proc, node, joint_states, odom = rover
+    generated = generated_dir(proc.output())
+    assert {"controllers.yaml", "robot_description.yaml", "state_publisher.yaml", "locomotor.yaml"} <= set(
+        os.listdir(generated))
+    files = {c[k + 1] for c in _process_group_cmdlines(proc.pid) for k, a in enumerate(c[:-1])
+             if a == "--params-file"}
+    assert os.path.join(generated, "controllers.yaml") in files, files
+    assert os.path.join(generated, "robot_description.yaml") in files, files
+    assert all(os.path.dirname(f) == generated for f in files), files
 
 
 def test_cmd_vel_turns_the_wheels_and_odometry_follows(rover):
@@ -128,6 +187,56 @@ def test_cmd_vel_turns_the_wheels_and_odometry_follows(rover):
     assert math.isclose(last.twist.twist.linear.x, twist[0], abs_tol=1e-3)
     x0 = odom[0].pose.pose.position.x
     assert wait_for(lambda: pub.publish(msg) or odom[-1].pose.pose.position.x > x0 + 0.005, 30, 0.05)
+
+
+def test_the_docs_cmd_vel_command_turns_the_wheels_and_ctrl_c_stops_them(rover):
+    """README's and docs/ros.md's ``ros2 topic pub -r 10 /cmd_vel ...`` run as written with the real ``ros2``
+    CLI against the launched rover: ros2_control_node's ``/joint_states`` show every wheel at the core's rate
+    for the command's twist; after Ctrl-C on the publisher (the README: "the wheels stop") they are at rest."""
+    d, proc, node, joint_states, odom = rover
+    commands = doc_commands("ros2 topic pub -r 10 /cmd_vel")
+    assert len(commands) == 1 and sorted(next(iter(commands.values()))) == ["README.md", "docs/ros.md"], commands
+    command = next(iter(commands))
+    argv = shlex.split(command)
+    assert argv[:6] == ["ros2", "topic", "pub", "-r", "10", "/cmd_vel"] and argv[6] == "geometry_msgs/msg/Twist", argv
+    sent = yaml.safe_load(argv[7])
+    twist = (sent.get("linear", {}).get("x", 0.0), sent.get("linear", {}).get("y", 0.0),
+             sent.get("angular", {}).get("z", 0.0))
+    assert twist != (0.0, 0.0, 0.0), sent
+    core = WheeledLocomotorModel(load_model(model_path(MODEL)))
+    drive = [w.drive_joint for w in core.wheels]
+    want = core.drive(twist, mode="auto").rates       # rad/s per wheel
+
+    def rates():
+        return [joint_states.get(j, (0.0, math.nan))[1] for j in drive]
+    assert wait_for(lambda: np.allclose(rates(), 0.0, atol=1e-9), 30, 0.05), rates()   # at rest before
+    pub = ros_env.start(["bash", "-c", "exec " + command], d, name="docs_cmd_vel")
+    try:
+        assert wait_for(lambda: np.allclose(rates(), want, atol=1e-6) or not pub.running(), 60, 0.05), \
+            (rates(), list(want), pub.output()[-2000:])
+        assert pub.running(), pub.output()[-2000:]
+    finally:
+        out = pub.stop()                 # SIGINT: Ctrl-C
+    assert "Traceback" not in out, out[-2000:]
+    assert wait_for(lambda: np.allclose(rates(), 0.0, atol=1e-9), 30, 0.05), rates()
+
+
+def test_the_docs_manipulator_service_calls_move_the_mast(rover):
+    """docs/ros.md's ``ros2 service call /manipulator/execute_trajectory ...`` and ``.../point_at ...`` as written
+    (real ``ros2`` CLI) against the launched rover's manipulator node and the real joint_trajectory_controller:
+    both SUCCESS, and ros2_control_node's ``/joint_states`` show the mast at the trajectory's end point."""
+    d, proc, node, joint_states, odom = rover
+    calls = doc_commands("ros2 service call /manipulator/")
+    assert len(calls) == 2, calls
+    execute = next(c for c in calls if "/execute_trajectory" in c)
+    sent = yaml.safe_load(shlex.split(execute)[-1])["trajectory"]
+    end = dict(zip(sent["joint_names"], sent["points"][-1]["positions"]))
+    for command in (execute, next(c for c in calls if "/point_at" in c)):
+        p = ros_env.run(["bash", "-c", command], d, timeout=120)
+        assert p.returncode == 0 and "error_code=mechanism_model_msgs.msg.ErrorCodes(val=1)" in p.stdout, \
+            (command, p.stdout[-2000:], p.stderr[-2000:])
+        if command is execute:     # the trajectory was waited for: the mast is there
+            assert all(abs(joint_states[j][0] - q) < 1e-3 for j, q in end.items()), (end, joint_states)
 
 
 def _call(node, name, srv_type, data):
@@ -161,13 +270,15 @@ def test_ik_statics_and_validity_services_answer_success(rover):
 def test_an_unknown_hardware_plugin_stops_the_launch_before_anything_starts():
     ros_env.require("humble")
     d = ros_env.domain()
-    proc = launch(d, "rviz:=false", "hardware:=no_such_vendor/NoSuchSystem")
+    # docs/ros.md's "any hardware_interface plugin" line as written: its example plugin is not installed here
+    proc = launch_doc_command(d, "ros2 launch mechanism_model_ros rover.launch.py hardware:=my_vendor_hardware/",
+                              PYTHONPATH=collision_pythonpath(d))
     try:
         assert wait_for(lambda: not proc.running(), 60, 0.2), proc.output()[-4000:]
         assert proc.proc.returncode != 0
     finally:
         text = proc.stop()
-    assert "hardware plugin 'no_such_vendor/NoSuchSystem' is not installed" in text, text[-4000:]
+    assert "hardware plugin 'my_vendor_hardware/MySystem' is not installed" in text, text[-4000:]
     assert "mock_components/GenericSystem" in text          # the installed ones are named
     assert "process started" not in text, text[-4000:]      # no half-started robot
 
@@ -237,19 +348,135 @@ def test_rviz_draws_the_rover_served_over_the_cyclone_transport(tmp_path):
         assert "Traceback" not in err, err[-3000:]
 
 
+def test_the_docs_bringup_rviz_and_joint_states_commands(tmp_path):
+    """The README's no-motors block as written: ``ros2 launch mechanism_model_ros bringup.launch.py
+    floating_joints:=always`` (its overrides on the command line, no launch_ros parameter file), then ``rviz2 -d
+    $(ros2 pkg prefix ...)/rover.rviz -f ground`` (headless, ``rviz_shots.take_command``) draws the rover --
+    chassis amber where it stands, against a screenshot with RobotModel off -- with no display in Error; then
+    ``ros2 topic pub --once /joint_states ... arm_shoulder 0.5`` moves the arm on ``/tf`` to the core's
+    forward kinematics at that angle."""
+    rviz_shots.require_rviz()
+    ros_env.require("humble")
+    launch_line = "ros2 launch mechanism_model_ros bringup.launch.py floating_joints:=always"
+    launches = doc_commands(launch_line)
+    rviz = doc_commands("rviz2 ")
+    pubs = doc_commands("ros2 topic pub --once /joint_states")
+    assert sorted(launches.get(launch_line, [])) == ["README.md", "docs/ros.md"], launches
+    assert len(rviz) == 1 and len(pubs) == 1, (rviz, pubs)
+    frame = shlex.split(next(iter(rviz)))[-1]
+    d = ros_env.domain()
+    proc = ros_env.start(["bash", "-c", "exec " + launch_line], d, name="docs_bringup",
+                         PYTHONPATH=collision_pythonpath(d))
+    try:
+        assert ros_env.wait_for_messages(d, "/tf_static", "tf2_msgs/msg/TFMessage", timeout=60), proc.output()
+        # the package's parameter file and the override in the launch's own directory (no launch_params_*)
+        params = {c[k + 1] for c in _process_group_cmdlines(proc.pid) for k, a in enumerate(c[:-1])
+                  if a == "--params-file"}
+        generated = {os.path.dirname(p) for p in params if not p.endswith("/mechanism_model_ros/config/rocky8.yaml")}
+        assert len(generated) == 1 and os.path.basename(next(iter(generated))).startswith("mechanism_model_launch_"), \
+            params
+        shot = str(tmp_path / "docs_rviz.png")
+        on = rviz_shots.take_command(d, next(iter(rviz)), shot)
+        if rviz_shots.amber_pixels(on, ROBOT_REGION) < 500 or rviz_shots.error_pixels(on):
+            on = rviz_shots.take_command(d, next(iter(rviz)), shot, seconds=30)    # a loaded machine: more time
+        off = rviz_shots.take(d, rviz_shots.config_copy(_installed_config(), str(tmp_path / "off.rviz"),
+                                                        robot_model=False, fixed_frame=frame),
+                              str(tmp_path / "docs_robot_model_off.png"))
+        drawn, without = rviz_shots.amber_pixels(on, ROBOT_REGION), rviz_shots.amber_pixels(off, ROBOT_REGION)
+        assert drawn >= 500 and without * 20 < drawn, (drawn, without, str(tmp_path))
+        assert rviz_shots.error_pixels(on) == 0, ("a display is in Error", str(tmp_path))
+        log = open(str(tmp_path / "docs_rviz.log"), errors="replace").read()
+        assert "incompatible QoS" not in log and "Could not load resource" not in log, log[-3000:]
+
+        # the README's joint state, then /tf at it
+        model = load_model(model_path(MODEL))
+        sent = yaml.safe_load(shlex.split(next(iter(pubs)))[-1])
+        with tf_verdicts(d, model, dict(zip(sent["name"], sent["position"]))) as verdicts:
+            pub = ros_env.run(["bash", "-c", next(iter(pubs))], d, timeout=60)
+            assert pub.returncode == 0, pub.stdout[-2000:] + pub.stderr[-2000:]
+            assert wait_for(lambda: (True, True) in verdicts, 30, 0.05), verdicts[-5:]
+    finally:
+        text = proc.stop()
+        ros_env.stop_daemon(d)
+    assert "Traceback" not in text, text[-4000:]
+    assert not os.path.exists(next(iter(generated))), "the launch's generated files stayed"
+
+
+def test_the_docs_bringup_of_another_robot_serves_it():
+    """docs/ros.md's ``bringup.launch.py params_file:=$(ros2 pkg prefix ...)/config/mer_idd.yaml`` as written:
+    the MER IDD's description on ``robot_description`` and its frames on ``/tf_static``; no traceback."""
+    ros_env.require("humble")
+    d = ros_env.domain()
+    proc = launch_doc_command(d, "ros2 launch mechanism_model_ros bringup.launch.py params_file:=", name="docs_mer",
+                              PYTHONPATH=collision_pythonpath(d))
+    try:
+        desc = ros_env.wait_for_messages(d, "/robot_description", "std_msgs/msg/String", timeout=60)
+        assert desc and '<robot name="mer_idd"' in desc[0].data, (desc[:1], proc.output()[-3000:])
+        static = ros_env.wait_for_messages(d, "/tf_static", "tf2_msgs/msg/TFMessage", timeout=60)
+        frames = {f for m in static for t in m.transforms for f in (t.header.frame_id, t.child_frame_id)}
+        mer = set(load_model(model_path("mer/mer_idd.xml")).frame_names)
+        assert frames and frames <= mer, (frames - mer, frames)
+    finally:
+        text = proc.stop()
+        ros_env.stop_daemon(d)
+    assert "Traceback" not in text, text[-4000:]
+
+
+@contextlib.contextmanager
+def tf_verdicts(domain: int, model, values: dict):
+    """While open, a list of ``(at_values, moved)`` per ``/tf`` message received: whether every transform between
+    frames of the model (parent to child; not the URDF's helper links of a floating joint) is the core's forward
+    kinematics at the joint ``values`` (the others at home) within 1e-6, and whether one is not at home."""
+    from scipy.spatial.transform import Rotation
+
+    from mechanism_model_ros import qos
+    from mechanism_model_ros.transports.cyclone import CycloneContext, CycloneNode
+    fk, home = forward_kinematics(model, values), forward_kinematics(model, {})
+    frames = set(model.frame_names)
+    verdicts = []
+
+    def on_tf(msg):
+        at_values, moved = True, False
+        for t in msg.transforms:
+            if not {t.header.frame_id, t.child_frame_id} <= frames:
+                continue
+            T = np.eye(4)
+            r = t.transform.rotation
+            T[:3, :3] = Rotation.from_quat([r.x, r.y, r.z, r.w]).as_matrix()
+            T[:3, 3] = [t.transform.translation.x, t.transform.translation.y, t.transform.translation.z]
+            rel = lambda k: np.linalg.inv(k.pose(t.header.frame_id)) @ k.pose(t.child_frame_id)
+            at_values &= bool(np.allclose(T, rel(fk), atol=1e-6))
+            moved |= not np.allclose(T, rel(home), atol=1e-6)
+        verdicts.append((at_values, moved))
+    configure_this_process(domain)
+    ctx = CycloneContext(domain)
+    node = CycloneNode("mm_docs_tf_listener", context=ctx)
+    try:
+        node.create_subscription("/tf", "tf2_msgs/msg/TFMessage", qos.DEFAULT, on_tf)
+        yield verdicts
+    finally:
+        node.close()
+        ctx.close()
+
+
 @pytest.mark.parametrize("launch_file, controllers, mover", [
+    ("rover.launch.py", CONTROLLERS, "/locomotor"),
     ("walker.launch.py", ["joint_state_broadcaster", "legs_controller"], "/legged"),
     ("arm.launch.py", ["joint_state_broadcaster", "arm_controller"], "/manipulator"),
 ])
-def test_the_walker_and_arm_launches_bring_up_their_controllers_nodes_and_rviz(launch_file, controllers, mover):
-    """walker.launch.py (LEMUR: legged node) and arm.launch.py (MER IDD: manipulator node) with RViz (rviz:=true,
-    under Xvfb): their controllers active, the node that moves them, the servers and rviz2 running."""
+def test_the_docs_rover_walker_and_arm_launches_bring_up_their_controllers_nodes_and_rviz(launch_file, controllers,
+                                                                                        mover):
+    """The docs' ``ros2 launch mechanism_model_ros rover.launch.py`` (Rocky 8: locomotor), ``walker.launch.py``
+    (LEMUR: legged node) and ``arm.launch.py`` (MER IDD: manipulator node) as written, RViz included (under
+    Xvfb): their controllers active, the node that moves them, the servers and rviz2 running."""
     rviz_shots.require_rviz()
     if not os.path.exists("/opt/ros/humble/lib/controller_manager/ros2_control_node"):
         pytest.skip("needs ros2_control (ROS 2 Humble)")
     d = ros_env.domain()
-    proc = ros_env.start(["xvfb-run", "-a", "-s", "-screen 0 1280x800x24 +extension GLX", "ros2", "launch",
-                          "mechanism_model_ros", launch_file], d, name=launch_file,
+    command = f"ros2 launch mechanism_model_ros {launch_file}"
+    assert command in doc_commands(command), doc_commands(command)
+    proc = ros_env.start(["xvfb-run", "-a", "-s", "-screen 0 1280x800x24 +extension GLX", "bash", "-c",
+                          "exec " + command], d, name=launch_file,
                          PYTHONPATH=collision_pythonpath(d), LIBGL_ALWAYS_SOFTWARE="1", QT_QPA_PLATFORM="xcb")
     try:
         state = {}
@@ -274,6 +501,21 @@ def _docs_block(heading: str) -> list[str]:
         text = fh.read()
     block = text.split(heading, 1)[1].split("```bash", 1)[1].split("```", 1)[0].replace("\\\n", " ")
     return [line.strip() for line in block.splitlines() if line.strip()]
+
+
+def doc_commands(prefix: str) -> dict[str, list[str]]:
+    """Every command line starting with ``prefix`` in README.md's and docs/ros.md's shell blocks (continuations
+    joined, a trailing ``# comment`` dropped): ``{command: [documents that give it]}``."""
+    found: dict[str, list[str]] = {}
+    for doc in ("README.md", os.path.join("docs", "ros.md")):
+        with open(os.path.join(ros_env.TOP, doc), encoding="utf-8") as fh:
+            text = fh.read()
+        for block in re.findall(r"```bash\n(.*?)```", text, re.S):
+            for line in block.replace("\\\n", " ").splitlines():
+                line = line.split(" # ")[0].strip()
+                if line.startswith(prefix):
+                    found.setdefault(line, []).append(doc)
+    return found
 
 
 def test_the_docs_by_hand_commands_bring_up_the_rover(tmp_path):

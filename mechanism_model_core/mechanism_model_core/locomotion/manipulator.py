@@ -558,7 +558,9 @@ class ManipulatorModel:
         of the mechanism (its origin, with the rest of the mechanism at ``q_full``, home by default).
 
         A two-axis chain (pan-tilt) whose line of sight is perpendicular to its second axis is solved in
-        closed form (:mod:`~mechanism_model_core.ik.closed_form.pan_tilt`: exact, the in-range solution nearest ``q0``). Otherwise, or when no
+        closed form (:mod:`~mechanism_model_core.ik.closed_form.pan_tilt`: exact, the in-range solution nearest ``q0``); a longer chain ending in such a pair (a mast's
+        deploy joint below its pan-tilt) first tries that closed form with its other joints held at ``q0``.
+        Otherwise, or when no
         exact solution is within the joint limits, the generic solver runs from ``q0`` and from the guess
         that turns every joint toward the target, and the best is returned with its residual: ``error``
         (rad) is the angle between the line of sight and the target at the configuration returned,

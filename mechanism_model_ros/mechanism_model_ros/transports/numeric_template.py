@@ -5,6 +5,7 @@ frames) by patching numbers into its serialized bytes: shared by the Cyclone and
 from __future__ import annotations
 
 import itertools
+import threading
 from typing import Callable
 
 import numpy as np
@@ -17,7 +18,8 @@ class NumericTemplate:
     bytes are exactly what serializing the updated message would give (checked at construction).
 
     ``groups``: ``{name: (dtype, [(object, attribute), ...])}`` with dtype ``"f8"``, ``"i4"`` or ``"u4"``;
-    :meth:`publish` takes ``{name: array}`` in the same order. ``pad4``: pad the bytes to a multiple of 4
+    :meth:`publish` takes ``{name: array}`` in the same order (or a scalar for a group whose fields all take one
+    value, such as the stamps of a TF message). ``pad4``: pad the bytes to a multiple of 4
     (what Cyclone DDS's Python writer expects). Raises ValueError when a sentinel is not unique or the
     template does not reproduce the serialization (the caller then uses the ordinary path).
     """
@@ -50,29 +52,51 @@ class NumericTemplate:
         self.little = blob[1] & 1 == 1
         end = "<" if self.little else ">"
         size = (len(blob) + 3) & ~3 if pad4 else len(blob)
-        self.template = np.frombuffer(blob.ljust(size, b"\0"), np.uint8).copy()
+        # one buffer, patched in place under a lock and copied out as bytes: padded to a multiple of 8 so that
+        # every dtype can view it whole
+        self.size = size
+        self.buffer = np.frombuffer(blob.ljust((size + 7) & ~7, b"\0"), np.uint8).copy()
+        self._out = self.buffer[:size]
+        self._lock = threading.Lock()
+        #: name -> (view, indices): when every field of the group is aligned to its size (CDR aligns them,
+        #: counting from the payload after the 4-byte encapsulation header), the buffer viewed as the group's
+        #: dtype and the fields' element indices in it; else the bytes and an (n, size) array of byte indices
         self.index = {}
         for name, (dtype, refs, sentinels) in self.groups.items():
             n = self._SIZES[dtype]
+            dt = np.dtype(end + dtype)
             offsets = []
             for v in sentinels:
-                pattern = np.array([v], dtype=end + dtype).tobytes()
+                pattern = np.array([v], dtype=dt).tobytes()
                 at = blob.find(pattern)
                 if at < 0 or blob.find(pattern, at + 1) >= 0:
                     raise ValueError(f"field group {name!r}: sentinel not unique in the serialized message")
                 offsets.append(at)
-            self.index[name] = (np.dtype(end + dtype), np.asarray(offsets)[:, None] + np.arange(n)[None, :])
+            offsets = np.asarray(offsets)
+            base = 4 % n
+            if np.all((offsets - base) % n == 0):
+                view = self.buffer[base:len(self.buffer) - (len(self.buffer) - base) % n].view(dt)
+                self.index[name] = (view, (offsets - base) // n)
+            else:
+                self.index[name] = (None, offsets[:, None] + np.arange(n)[None, :])
+        self.dtypes = {name: np.dtype(end + dtype) for name, (dtype, _, _) in self.groups.items()}
         # the template with the message's current numbers must equal the ordinary serialization
         current = {name: np.array([getattr(o, a) for o, a in refs]) for name, (_, refs, _) in
                    self.groups.items()}
-        if self.bytes_for(current) != serialize(msg).ljust(len(self.template), b"\0"):
+        if self.bytes_for(current) != serialize(msg).ljust(size, b"\0"):
             raise ValueError("template does not reproduce the message's serialization")
 
     def bytes_for(self, values: dict) -> bytes:
-        buf = self.template.copy()
-        for name, (dt, idx) in self.index.items():
-            buf[idx] = np.ascontiguousarray(values[name], dtype=dt).view(np.uint8).reshape(idx.shape)
-        return buf.tobytes()
+        """The message's bytes with ``values`` (``{name: array}``, any shape with the group's number of
+        elements, or a scalar for a whole group) patched in."""
+        with self._lock:
+            for name, (view, idx) in self.index.items():
+                if view is not None:
+                    view[idx] = np.ravel(values[name])
+                else:
+                    v = np.broadcast_to(np.ravel(np.asarray(values[name], dtype=self.dtypes[name])), idx.shape[:1])
+                    self.buffer[idx] = np.ascontiguousarray(v).view(np.uint8).reshape(idx.shape)
+            return self._out.tobytes()
 
     def publish(self, values: dict) -> None:
         self.write(self.bytes_for(values))

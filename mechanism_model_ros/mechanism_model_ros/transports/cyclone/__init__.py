@@ -3,7 +3,7 @@
 * Topics: ROS name ``/a/b`` is DDS topic ``rt/a/b``; services ``/s`` use ``rq/sRequest`` and
   ``rr/sReply``. Type names are rosidl's (``sensor_msgs::msg::dds_::JointState_``,
   ``pkg::srv::dds_::Name_Request_`` / ``_Response_``), message classes are generated from the ROS
-  definitions (:mod:`mechanism_model_ros.typegen`).
+  definitions (:mod:`mechanism_model_ros.transports.typegen`).
 * Every reader and writer is restricted to plain CDR (XCDR1), the only representation rmw_cyclonedds
   accepts.
 * QoS: KEEP_LAST depth (or KEEP_ALL), reliability, durability (transient-local with the durability-service
@@ -16,7 +16,7 @@
   requesting client's reply reader, and warns when it gives up.
 * On Iron and later (``ROS_DISTRO``, as for ``ros_discovery_info``), every reader's and writer's USER_DATA
   also carries ``typehash=RIHS01_<hex>;``, the REP-2011 hash of its message type
-  (:mod:`mechanism_model_ros.type_hash`); on Humble it does not, as there.
+  (:mod:`mechanism_model_ros.transports.cyclone.type_hash`); on Humble it does not, as there.
 * The participant's USER_DATA is ``enclave=/;``; ``ros_discovery_info`` lists the process's nodes and their
   readers and writers (:class:`GraphInfo`), for ``ros2 node list``.
 * Discovery settings follow rcl and rmw_cyclonedds (Jazzy): ``ROS_DOMAIN_ID`` (default 0),
@@ -54,15 +54,16 @@ from cyclonedds.sub import DataReader
 from cyclonedds.topic import Topic
 from cyclonedds.util import duration
 
-from ..qos import QoS, SERVICES
-from . import joint_state_cdr
-from ..typegen import HEADER_GUID, HEADER_SEQ, message_class, service_wire_class
-from .numeric_template import NumericTemplate
-from .base import (REOPEN_MATCH_TIMEOUT, SERVICE_CONCURRENCY, SERVICE_QUEUE, CallbackTimer, Client, Publisher,
+from ...qos import QoS, SERVICES
+from ..base import (REOPEN_MATCH_TIMEOUT, SERVICE_CONCURRENCY, SERVICE_QUEUE, CallbackTimer, Client, Publisher,
                    RateLimitedLogger, ServiceGate, ThreadTimer, Timer, Transport, TransportError, _set_arrival,
                    _set_cancel, busy_or_fallback, check_period, describe_exception, failure_response, guarded,
                    resolve_name, short_traceback)
-from .rcl_action import ActionsOverServices
+from ..numeric_template import NumericTemplate
+from ..rcl_action import ActionsOverServices
+from . import joint_state_cdr
+from .type_hash import user_data
+from ..typegen import HEADER_GUID, HEADER_SEQ, message_class, service_wire_class
 
 _RANGES = ("SUBNET", "LOCALHOST", "OFF", "SYSTEM_DEFAULT")
 
@@ -192,7 +193,7 @@ def _reader(participant, topic, qos, listener=None):
 _ANY = SampleState.Any | ViewState.Any | InstanceState.Any
 
 
-#: message class -> a fast reader of its samples (transports.joint_state_cdr), made by create_subscription
+#: message class -> a fast reader of its samples (.joint_state_cdr), made by create_subscription
 _FAST_READERS: dict = {}
 
 
@@ -313,7 +314,6 @@ class GraphInfo:
 
     def __init__(self, participant, size: int, type_hashes: bool = False):
         from rosbags.typesys import Stores, get_typestore
-        from ..qos import QoS
 
         store = get_typestore(Stores.ROS2_HUMBLE if size == 24 else Stores.ROS2_JAZZY)
         self.size = size
@@ -366,7 +366,6 @@ class GraphInfo:
 def _type_hash_user_data(ros_type: str) -> bytes:
     """``typehash=RIHS01_...;`` for an endpoint of ``ros_type``; empty (with a warning, as rmw_cyclonedds) when
     the type has no hash."""
-    from ..type_hash import user_data
     try:
         return user_data(ros_type).encode()
     except Exception as exc:
