@@ -294,7 +294,9 @@ class MemoryNode(ActionsOverServices, Transport):
         return sub
 
     def create_service(self, name: str, srv_type: str, handler, *, concurrency: int = SERVICE_CONCURRENCY,
-                       queue: int = SERVICE_QUEUE, busy=None):
+                       queue: int = SERVICE_QUEUE, busy=None, limits=()):
+        """See :meth:`~.base.Transport.create_service` (``limits``: the handler checks them; nothing is
+        serialized here)."""
         full = self._name(name)
         if full in self.bus.services:
             raise TransportError(f"service {full} already exists on this bus")
