@@ -99,7 +99,7 @@ def action_rows():
             ControlledRobot("mer/mer_idd.xml", unique_domain_id(), tmp, real=True) as mer:
         names = list(mer.motors["arm_controller"].joint_names)
         poses = [[0.02, -0.02, 0.02, 0.01, -0.01], [0.0] * 5]
-        from mechanism_model_ros.typegen import message_class
+        from mechanism_model_ros.transports.typegen import message_class
         Point = message_class("trajectory_msgs/msg/JointTrajectoryPoint")
         client = mer.node.create_action_client("/arm_controller/follow_joint_trajectory",
                                                "control_msgs/action/FollowJointTrajectory")

@@ -155,7 +155,7 @@ def role_listener(domain, out, done):
 
     from mechanism_model_ros import qos
     from mechanism_model_ros.transports.cyclone import _ANY, CycloneContext, _reader, dds_qos
-    from mechanism_model_ros.typegen import message_class
+    from mechanism_model_ros.transports.typegen import message_class
     ctx = CycloneContext(domain)
     reader = _reader(ctx.participant, ctx.topic("rt/tf", message_class("tf2_msgs/msg/TFMessage")),
                      dds_qos(qos.TF.with_depth(10000), ctx.endpoint_user_data("tf2_msgs/msg/TFMessage")))

@@ -50,6 +50,8 @@ setup(
     license="Apache-2.0",
     entry_points={"console_scripts": [
         "mechanism-model-serve = mechanism_model_ros.serve:main",
+        "mechanism-model-call = mechanism_model_ros.client_cli:call_main",
+        "mechanism-model-echo = mechanism_model_ros.client_cli:echo_main",
         "state_publisher = mechanism_model_ros.state_publisher:main",
         "kinematics_server = mechanism_model_ros.kinematics_server:main",
         "manipulator = mechanism_model_ros.manipulator:main",

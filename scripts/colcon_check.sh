@@ -50,7 +50,8 @@ for p in mechanism_model_core mechanism_model_ros; do
   check "$p package.xml" test -f "$inst/$p/share/$p/package.xml"
 done
 # every node the launch files start (robot.launch.py: the kind's node too)
-for exe in state_publisher kinematics_server statics_server locomotor legged manipulator mechanism-model-serve; do
+for exe in state_publisher kinematics_server statics_server locomotor legged manipulator mechanism-model-serve \
+    mechanism-model-call mechanism-model-echo; do
   check "executable lib/mechanism_model_ros/$exe" test -x "$inst/mechanism_model_ros/lib/mechanism_model_ros/$exe"
 done
 share="$inst/mechanism_model_ros/share/mechanism_model_ros"
@@ -68,7 +69,7 @@ check "bin/mechanism-model (PATH)" test -x "$inst/mechanism_model_core/bin/mecha
 # the installed executables run (help only: no DDS traffic)
 pp="$(ls -d "$inst"/mechanism_model_core/lib/python3*/site-packages):$(ls -d "$inst"/mechanism_model_ros/lib/python3*/site-packages)"
 # (run with $PYTHON, a Python that has numpy/scipy/lxml/cyclonedds: the colcon venv may not)
-for exe in state_publisher kinematics_server mechanism-model-serve; do
+for exe in state_publisher kinematics_server mechanism-model-serve mechanism-model-call mechanism-model-echo; do
   check "$exe --help runs" quietly env PYTHONPATH="$pp${PYTHONPATH:+:$PYTHONPATH}" \
     "${PYTHON:-python3}" "$inst/mechanism_model_ros/lib/mechanism_model_ros/$exe" --help
 done

@@ -14,9 +14,10 @@ from .builder import MechanismBuilder, attach, edit
 from .kinematics import ForwardKinematics, forward_kinematics, relative_pose
 from .jacobians import (LOCAL, LOCAL_WORLD_ALIGNED, WORLD, Convention, frame_velocity, jacobian)
 from .io import load_model, save_model
+from .io.constraints_xml import load_constraints
 from .constraints import (ContactConstraint, JointCoupling, JointLock, JointTarget, LoopClosure,
                           OrientationConstraint, PointAtConstraint, PoseConstraint, PositionConstraint,
-                          Posture, load_constraints)
+                          Posture)
 from .ik import ConstraintManager, IKResult, available_solvers, register_solver, solve_ik, solve_ik_batch
 
 __version__ = "0.1.0"

@@ -145,8 +145,6 @@ class MechanismBuilder:
         specs = _specs_of(appendage)
         app_ground = appendage.ground
         renamed_joints = {b.joint.name for b in specs}
-        from .io.expressions import parse_expression  # noqa: F401  (validates expressions below)
-
         for b in specs:
             joint = b.joint
             parent = b.parent

@@ -44,11 +44,11 @@ from __future__ import annotations
 import itertools
 import math
 import threading
-import weakref
 from enum import Enum
 
 import numpy as np
 
+from .data import BY_ID as _DATA, data_of
 from .model import Mechanism
 from .kinematics_banded import BandedPlan, banded_pass, estimated_cost as _banded_cost, plan_banded
 from .errors import MechanismModelError
@@ -514,22 +514,10 @@ class KinematicsPlan:
         return fj
 
 
-_PLANS: dict[int, KinematicsPlan] = {}
-_PLANS_LOCK = threading.Lock()
-
-
 def kinematics_plan(mechanism: Mechanism) -> KinematicsPlan:
-    """The evaluation plan of ``mechanism`` (built once, dropped when the mechanism is collected)."""
-    p = _PLANS.get(id(mechanism))
-    if p is not None:
-        return p
-    with _PLANS_LOCK:
-        p = _PLANS.get(id(mechanism))
-        if p is None:
-            p = KinematicsPlan(mechanism)
-            _PLANS[id(mechanism)] = p
-            weakref.finalize(mechanism, _PLANS.pop, id(mechanism), None)
-    return p
+    """The evaluation plan of ``mechanism``: built once, kept in the mechanism's derived data
+    (:mod:`.data`, dropped when the mechanism is collected)."""
+    return data_of(mechanism).set_kinematics(lambda: KinematicsPlan(mechanism))
 
 
 def _frame_index(plan: KinematicsPlan, mechanism: Mechanism, frame: str) -> int:
@@ -815,7 +803,8 @@ def single_pass_output(mechanism: Mechanism, q: np.ndarray, qq: float = math.inf
     """The raw output of the one-configuration pass for the full configuration ``q`` (a finite float array
     (nq,), couplings filled in: :meth:`Mechanism.configuration` gives one; ``qq``: ``q . q`` when the caller
     has it); a new array, read it with the indices of :func:`single_pass_index`."""
-    p = _PLANS.get(id(mechanism))
+    d = _DATA.get(id(mechanism))
+    p = None if d is None else d.kinematics
     if p is None:
         p = kinematics_plan(mechanism)
     return p.single_pass(p.single, q, qq)
@@ -955,7 +944,8 @@ def forward_kinematics(mechanism: Mechanism, q=None) -> ForwardKinematics:
     ``q``: array (nq,), batch (B, nq), independent-only values, or a ``{coordinate: value}`` mapping
     (see :meth:`Mechanism.configuration`); ``None`` means the home configuration.
     """
-    p = _PLANS.get(id(mechanism))
+    d = _DATA.get(id(mechanism))
+    p = None if d is None else d.kinematics
     if p is None:
         p = kinematics_plan(mechanism)
     fk = _new(ForwardKinematics)
@@ -984,7 +974,8 @@ def ground_jacobian(mechanism: Mechanism, q, frame: str, point: str = "frame") -
     (B, 6, nq); ``point="frame"``: LOCAL_WORLD_ALIGNED, ``"ground"``: WORLD): :func:`.jacobians.jacobian`'s
     path for those two conventions, lean for one plain configuration of a frame whose Jacobian constants
     exist (no result object is built)."""
-    p = _PLANS.get(id(mechanism))
+    d = _DATA.get(id(mechanism))
+    p = None if d is None else d.kinematics
     if p is not None and type(q) is _ndarray and q.dtype is _F64 and q.shape == p.qshape:
         fj = p._jac.get(p.frame_index.get(frame))
         if fj is not None and q.dot(q) <= _REDUCE2:
@@ -1148,7 +1139,8 @@ def joint_transforms(mechanism: Mechanism, q) -> np.ndarray:
     step (the previous step's frame otherwise) and ``to`` the frame after the step (the child body frame
     after a joint's last step): for a one-DOF joint ``placement @ M(q + offset)``. Exact for any finite
     angle (sine and cosine of each angle, no sums of angles)."""
-    p = _PLANS.get(id(mechanism))
+    d = _DATA.get(id(mechanism))
+    p = None if d is None else d.kinematics
     if p is None:
         p = kinematics_plan(mechanism)
     q = _configuration(mechanism, q, p.nq)
@@ -1169,7 +1161,8 @@ def joint_step_xyzquat(mechanism: Mechanism, q) -> np.ndarray:
     package's sign convention (:func:`~.spatial.canonical_quaternion`). A revolute step's quaternion is the
     fixed quaternions of its frames around ``cos(q/2) + sin(q/2) k``: the same rotation as the matrix to
     rounding, at a fraction of the cost of converting the matrices."""
-    p = _PLANS.get(id(mechanism))
+    d = _DATA.get(id(mechanism))
+    p = None if d is None else d.kinematics
     if p is None:
         p = kinematics_plan(mechanism)
     q = _configuration(mechanism, q, p.nq)

@@ -28,8 +28,9 @@ from typing import Iterator, Mapping
 
 import numpy as np
 
-from .errors import (InvalidConfiguration, ModelStructureError, UnknownBody, UnknownFrame,
+from .errors import (ExpressionError, InvalidConfiguration, ModelStructureError, UnknownBody, UnknownFrame,
                      UnknownJoint)
+from .expressions import parse_expression
 from .joints import Joint
 from .named_values import finite_value as _finite_scalar
 from .spatial import inverse, rotation_z_to
@@ -424,9 +425,6 @@ class Mechanism:
             raise UnknownJoint(name, list(self.coordinate_names)) from None
 
     def _build_couplings(self):
-        from .io.expressions import parse_expression
-        from .errors import ExpressionError
-
         coords = set(self.coordinate_names)
         exprs = {}
         for j in self._joints:

@@ -94,7 +94,7 @@ def fill_message(msg, data, ros_type: str, where: str = "") -> None:
         if kind == Nodetype.NAME:
             fill_message(getattr(msg, key), value, detail, path)
         elif kind in (Nodetype.SEQUENCE, Nodetype.ARRAY) and detail[0][0] == Nodetype.NAME:
-            from .typegen import message_class
+            from .transports.typegen import message_class
             if not isinstance(value, list):
                 raise FieldError(f"{path}: expected a list")
             cls = message_class(detail[0][1])

@@ -20,6 +20,30 @@ class BadMessage(ValueError):
     """A message field holds something unusable (NaN, a zero quaternion, mismatched lengths)."""
 
 
+class TwistRejected(BadMessage):
+    """A ``cmd_vel`` no motion may follow: ``key`` is ``"cmd_nan"`` (a NaN or infinite component) or
+    ``"cmd_range"`` (faster than the limits), for rate-limited logging."""
+
+    def __init__(self, key: str, message: str):
+        super().__init__(message)
+        self.key = key
+
+
+def planar_twist(msg, max_linear: float, max_angular: float, *, angular_y: bool = False) -> tuple:
+    """``(vx, vy, wz, wy)`` of a ``geometry_msgs/Twist`` commanding a planar base (m/s, rad/s, body frame,
+    REP-103), checked as every base node checks ``cmd_vel``: all six components finite, the planar speed
+    ``hypot(vx, vy)`` at most ``max_linear`` and ``|wz|`` at most ``max_angular`` (and ``|wy|`` too when
+    ``angular_y``: a locomotor that turns in place from ``angular.y``); else :class:`TwistRejected`."""
+    v = tuple(float(x) for x in (msg.linear.x, msg.linear.y, msg.angular.z, msg.angular.y))
+    if not all(math.isfinite(x) for x in v + (float(msg.linear.z), float(msg.angular.x))):
+        raise TwistRejected("cmd_nan", "cmd_vel rejected: NaN or infinite components")
+    speed, rate = math.hypot(v[0], v[1]), max(abs(v[2]), abs(v[3]) if angular_y else 0.0)
+    if speed > max_linear or rate > max_angular:
+        raise TwistRejected("cmd_range", f"cmd_vel rejected: |v| {speed:.3g} m/s or |w| {rate:.3g} rad/s beyond "
+                                         f"max_linear_speed {max_linear} / max_angular_speed {max_angular}")
+    return v
+
+
 def _finite(values, what: str) -> list[float]:
     out = [float(v) for v in values]
     if not all(math.isfinite(v) for v in out):

@@ -109,11 +109,11 @@ class KinematicsServer:
                                      self._guard("compute_cartesian_path", CartesianPathService(self))),
         ]
         # state validity and the bounding-shape markers (state_validity.py)
-        from .state_validity import StateValidity
+        from .state_validity import REQUEST_LIMITS, StateValidity
         self.state_validity = StateValidity(self)
         self.services.append(transport.create_service(
             "check_state_validity", "mechanism_model_msgs/srv/CheckStateValidity",
-            self._guard("check_state_validity", self.state_validity.check)))
+            self._guard("check_state_validity", self.state_validity.check), limits=REQUEST_LIMITS))
 
     # ------------------------------------------------------------------ state
     def on_joint_state(self, msg) -> None:

@@ -70,6 +70,7 @@ from mechanism_model_core.locomotion.motor_group import (ControllerKind, Invalid
                                                          MotorLimits)
 
 from . import qos
+from .conversions import TwistRejected, planar_twist
 from .transports.base import STATUS_ABORTED, RateLimitedLogger, Transport
 
 TRAJECTORY = "trajectory_msgs/msg/JointTrajectory"
@@ -165,11 +166,17 @@ class LeggedNode:
             raise ValueError(f"parameter mode must be one of {MODES}, got {self.mode!r}")
         self.server_timeout = float(p("server_timeout", 2.0))
         self.pubs, self.clients = {}, {}
+        #: action mode: the controllers' trajectory topics, used only once the middleware was lost under the
+        #: node (``transport.reopened``: serve re-created the publishers on a fresh participant, the action
+        #: clients are gone) for the closing hold; joint_trajectory_controller takes a trajectory on its topic
+        #: as on its action, the newest replacing the running one
+        self.fallback_pubs = {}
         for g in self.groups:
+            topic = transport.create_publisher(f"/{g.name}/joint_trajectory", TRAJECTORY, qos.DEFAULT)
             if self.mode == "topic":
-                self.pubs[g.name] = transport.create_publisher(f"/{g.name}/joint_trajectory", TRAJECTORY,
-                                                               qos.DEFAULT)
+                self.pubs[g.name] = topic
             else:
+                self.fallback_pubs[g.name] = topic
                 self.clients[g.name] = transport.create_action_client(f"/{g.name}/follow_joint_trajectory", ACTION)
         self._outbox: dict = {}                  # group -> the newest trajectory message not yet sent
         self._outbox_cv = threading.Condition()
@@ -215,20 +222,15 @@ class LeggedNode:
 
     # ---------------------------------------------------------------------------------------- input
     def on_cmd_vel(self, msg) -> None:
-        v = (float(msg.linear.x), float(msg.linear.y), float(msg.angular.z))
         self.counts["cmd_vel"] += 1
-        if not all(math.isfinite(x) for x in v) or not all(
-                math.isfinite(float(x)) for x in (msg.linear.z, msg.angular.x, msg.angular.y)):
+        try:
+            vx, vy, wz, _ = planar_twist(msg, self.max_v, self.max_w)
+        except TwistRejected as exc:
             self.counts["rejected"] += 1
-            self.warn.warning("cmd_nan", "cmd_vel rejected: NaN or infinite components")
-            return
-        if math.hypot(v[0], v[1]) > self.max_v or abs(v[2]) > self.max_w:
-            self.counts["rejected"] += 1
-            self.warn.warning("cmd_range", f"cmd_vel rejected: beyond max_linear_speed {self.max_v} m/s or "
-                                           f"max_angular_speed {self.max_w} rad/s")
+            self.warn.warning(exc.key, str(exc))
             return
         with self._lock:
-            self._twist = np.array(v)
+            self._twist = np.array((vx, vy, wz))
             self._cmd_time = self.transport.monotonic()
 
     def on_joint_states(self, update) -> None:
@@ -297,32 +299,21 @@ class LeggedNode:
                 self.warn.warning("unmeasured", "no joint_states for some walking joints: not walking")
                 self._hold("walking joints not measured", now)
             return
-        P, V, A, t = traj.positions, traj.velocities, traj.accelerations, traj.times
-        if float(np.max(np.abs(P[0] - q_now))) > 1e-3:
-            # the legs are elsewhere (standing, or a gait stopped mid-cycle): onto the cycle's first pose
-            # first, one leg at a time with the others planted (never every foot sliding at once), then the cycle
-            try:
-                back = self.model.plan_stand(q_now, swing_height=self.swing_height, min_margin=self.min_margin,
-                                             acceleration_limits=self.amax, target=P[0],
-                                             tolerance=self.reposition_tolerance)
-            except GaitInfeasible as exc:
-                with self._lock:
-                    self.counts["refused"] += 1
-                    self.last_refusal = f"{exc.reason}: {exc}"
-                    self.warn.warning("refused", f"return to the standing pose refused ({exc.reason}): {exc}")
-                    self._hold("return to the standing pose refused", now)
-                return
-            if len(back) > 1:
-                self.counts["returns"] += 1
-                P = np.vstack([back.positions[1:], P[1:]])
-                V = np.vstack([back.velocities[1:], V[1:]])
-                A = np.vstack([back.accelerations[1:], A[1:]])
-                t = np.concatenate([back.times[1:], back.duration + t[1:]])
-        # the first point: far enough ahead for the move from the measured positions at the motors' speeds
-        # (a cycle following the last one starts where that one ended: one controller period or two)
-        jump = np.abs(P[0] - q_now) / self.vmax
-        transition = max(0.02, 1.5 * float(np.max(jump)))
-        times = t + transition
+        # onto the cycle's first pose first when the legs are elsewhere (core: start_from)
+        try:
+            spliced, returned = self.model.start_from(
+                q_now, traj, swing_height=self.swing_height, min_margin=self.min_margin,
+                acceleration_limits=self.amax, tolerance=self.reposition_tolerance)
+        except GaitInfeasible as exc:
+            with self._lock:
+                self.counts["refused"] += 1
+                self.last_refusal = f"{exc.reason}: {exc}"
+                self.warn.warning("refused", f"return to the standing pose refused ({exc.reason}): {exc}")
+                self._hold("return to the standing pose refused", now)
+            return
+        if returned:
+            self.counts["returns"] += 1
+        times, P, V, A = spliced.times, spliced.positions, spliced.velocities, spliced.accelerations
         commands, why = self._group_commands(times, P, V, A, dict(zip(self.joint_names, q_now)))
         with self._lock:
             if self._closed:
@@ -452,6 +443,9 @@ class LeggedNode:
         if self.mode == "topic":
             self.pubs[group].publish(msg)
             return
+        if getattr(self.transport, "reopened", False):      # the action clients went with the lost middleware
+            self.fallback_pubs[group].publish(msg)
+            return
         with self._outbox_cv:
             self._outbox[group] = msg
             self._outbox_cv.notify()
@@ -535,7 +529,7 @@ class LeggedNode:
             except Exception as exc:       # noqa: BLE001 -- the sender below must still stop
                 self.log.error("legged: the closing hold failed: %s: %s", type(exc).__name__, exc)
             self._closed = True
-        for pub in self.pubs.values():
+        for pub in [*self.pubs.values(), *self.fallback_pubs.values()]:
             try:
                 pub.wait_for_acks(ack_timeout)
             except Exception:              # noqa: BLE001

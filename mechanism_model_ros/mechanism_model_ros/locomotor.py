@@ -92,6 +92,7 @@ from mechanism_model_core.locomotion.wheeled import Odometry, WheeledLocomotorMo
 from mechanism_model_core.spatial import matrix_to_quaternion, rpy_to_matrix
 
 from . import markers, qos
+from .conversions import TwistRejected, planar_twist
 from .drive_adapters import ADAPTERS, OsrJointStates, make_adapter
 from .transports.base import RateLimitedLogger, Transport
 
@@ -297,22 +298,16 @@ class Locomotor:
         self.on_cmd_vel(msg.twist)
 
     def on_cmd_vel(self, msg, intuitive: bool = False) -> None:
-        v = (float(msg.linear.x), float(msg.linear.y), float(msg.angular.z))
         self.counts["cmd_vel"] += 1
-        if not all(math.isfinite(x) for x in v) or not all(
-                math.isfinite(float(x)) for x in (msg.linear.z, msg.angular.x, msg.angular.y)):
+        try:
+            vx, vy, wz, wy = planar_twist(msg, self.max_v, self.max_w, angular_y=True)
+        except TwistRejected as exc:
             self.counts["rejected"] += 1
-            self.warn.warning("cmd_nan", "cmd_vel rejected: NaN or infinite components")
-            return
-        if math.hypot(v[0], v[1]) > self.max_v or max(abs(v[2]), abs(float(msg.angular.y))) > self.max_w:
-            self.counts["rejected"] += 1
-            self.warn.warning("cmd_range", f"cmd_vel rejected: |v| {math.hypot(v[0], v[1]):.3g} m/s or "
-                                           f"|wz| {abs(v[2]):.3g} rad/s beyond max_linear_speed "
-                                           f"{self.max_v} / max_angular_speed {self.max_w}")
+            self.warn.warning(exc.key, str(exc))
             return
         with self._lock:
-            self._twist = np.array(v)
-            self._angular_y = float(msg.angular.y)
+            self._twist = np.array((vx, vy, wz))
+            self._angular_y = wy
             self._policy = self.intuitive_policy if intuitive else self.policy
             self._cmd_time = self.transport.monotonic()
         self.step()

@@ -29,7 +29,7 @@ non-finite margin, an unknown operation or primitive type, missing, non-finite o
 dimensions, mismatched shape and pose lists, NaN or zero-quaternion poses, broken meshes (bad indices,
 more than MAX_MESH_TRIANGLES in one mesh or in all), zero plane normals, an object without shapes, more than
 MAX_WORLD_OBJECTS objects or more than MAX_SHAPES shapes in all objects together (counted before any is
-built); COLLISION_CHECKING_UNAVAILABLE (-22) when ``coal`` is missing. The node keeps
+built; over Cyclone before the request is even decoded: REQUEST_LIMITS); COLLISION_CHECKING_UNAVAILABLE (-22) when ``coal`` is missing. The node keeps
 serving.
 """
 
@@ -43,6 +43,7 @@ from . import markers
 from .conversions import BadMessage, fill_pose, fill_primitive_marker, pose_to_matrix, set_stamp
 from .error_codes import ErrorCodes, RequestError
 from . import qos
+from .transports.base import SequenceLimit
 
 MARKER_TOPIC = "collision_shapes"
 #: Most world objects one request may carry, most shapes (primitives + meshes + planes) of all its objects
@@ -50,6 +51,18 @@ MARKER_TOPIC = "collision_shapes"
 MAX_WORLD_OBJECTS = 1000
 MAX_SHAPES = 1000
 MAX_MESH_TRIANGLES = 200_000
+#: the same limits as the transport checks them (the Cyclone transport: in the serialized request, before it
+#: is decoded, so that a request of 100,000 boxes costs microseconds rather than seconds of decoding);
+#: :meth:`StateValidity.request_environment` checks them again in the decoded request (rclpy, in memory)
+OBJECTS_LIMIT = SequenceLimit((("world_objects",),), MAX_WORLD_OBJECTS,
+                              "{where}: {count} objects, more than the limit of {most}")
+SHAPES_LIMIT = SequenceLimit((("world_objects", "primitives"), ("world_objects", "meshes"), ("world_objects", "planes")),
+                             MAX_SHAPES, "{where}: more than {most} shapes (primitives, meshes and planes) in the "
+                                         "request's objects, the limit of one request")
+TRIANGLES_LIMIT = SequenceLimit((("world_objects", "meshes", "triangles"),), MAX_MESH_TRIANGLES,
+                                "{where}: more than {most} mesh triangles in the request's objects, the limit of "
+                                "one request")
+REQUEST_LIMITS = (OBJECTS_LIMIT, SHAPES_LIMIT, TRIANGLES_LIMIT)
 #: CollisionObject operations and shape_msgs/SolidPrimitive types
 ADD, REMOVE = 0, 1
 BOX, SPHERE, CYLINDER, CONE = 1, 2, 3, 4
@@ -213,20 +226,16 @@ class StateValidity:
         if not objects:
             return self.environment, {}
         if len(objects) > MAX_WORLD_OBJECTS:
-            raise RequestError(ErrorCodes.FAILURE, f"world_objects: {len(objects)} objects, more than the "
-                                                   f"limit of {MAX_WORLD_OBJECTS}")
+            raise RequestError(ErrorCodes.FAILURE, OBJECTS_LIMIT.message.format(
+                where="world_objects", count=len(objects), most=MAX_WORLD_OBJECTS))
         shapes = triangles = 0
         for k, obj in enumerate(objects):
             shapes += len(obj.primitives) + len(obj.meshes) + len(obj.planes)
             triangles += sum(len(m.triangles) for m in obj.meshes)
-            if shapes > MAX_SHAPES:
-                raise RequestError(ErrorCodes.FAILURE, f"world_objects[{k}] ({str(obj.id)[:64]!r}): more than "
-                                                       f"{MAX_SHAPES} shapes (primitives, meshes and planes) in "
-                                                       f"the request's objects, the limit of one request")
-            if triangles > MAX_MESH_TRIANGLES:
-                raise RequestError(ErrorCodes.FAILURE, f"world_objects[{k}] ({str(obj.id)[:64]!r}): more than "
-                                                       f"{MAX_MESH_TRIANGLES} mesh triangles in the request's "
-                                                       f"objects, the limit of one request")
+            for lim, count in ((SHAPES_LIMIT, shapes), (TRIANGLES_LIMIT, triangles)):
+                if count > lim.most:
+                    raise RequestError(ErrorCodes.FAILURE, lim.message.format(
+                        where=f"world_objects[{k}] ({str(obj.id)[:64]!r})", count=count, most=lim.most))
         from mechanism_model_core.collision import Environment
 
         kept = {o.name: o for o in self.environment.obstacles}

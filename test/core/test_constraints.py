@@ -13,7 +13,8 @@ from mechanism_model_core import Joint, MechanismBuilder, forward_kinematics
 from mechanism_model_core.constraints import (ContactConstraint, Evaluation, JointCoupling,
                                               JointTarget, LoopClosure, OrientationConstraint,
                                               PointAtConstraint, PoseConstraint, PositionConstraint, Posture,
-                                              inverse_left_jacobian_so3, load_constraints, log_so3)
+                                              inverse_left_jacobian_so3, log_so3)
+from mechanism_model_core.io.constraints_xml import load_constraints
 from mechanism_model_core.errors import ExpressionError, ModelFileError, UnknownJoint
 from mechanism_model_core.ik import solve_ik
 from mechanism_model_core.spatial import rot_x, rot_y, rot_z, translation, axis_angle_matrix

@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mechanism_model_core import ExpressionError
-from mechanism_model_core.io.expressions import evaluate, parse_expression
+from mechanism_model_core.expressions import evaluate, parse_expression
 
 
 @pytest.mark.parametrize("text, value", [

@@ -162,7 +162,7 @@ def test_huge_integer_literal_in_urdf_mimic_and_kindsl(tmp_path):
 
 def test_expression_evaluator_refuses_huge_integers_and_infinite_intermediates():
     from mechanism_model_core.errors import ExpressionError
-    from mechanism_model_core.io.expressions import evaluate, parse_expression
+    from mechanism_model_core.expressions import evaluate, parse_expression
 
     with pytest.raises(ExpressionError, match="too large"):
         evaluate(BIG)

@@ -221,6 +221,9 @@ def test_starting_lanes_are_the_seed_table_entries_nearest_the_target():
                 score = score + ORIENTATION_WEIGHT * (3.0 - np.einsum("kij,ij->k", F[:, :3, :3], T[k, :3, :3]))
             best = np.argsort(score)[:5]
             np.testing.assert_array_equal(near[k], X[best])
+            # one target alone (solve_ik's look-up) takes the same entries
+            one = E.nearest_starts(T[k:k + 1, :3, 3], T[k:k + 1, :3, :3].transpose(0, 2, 1), 5)
+            np.testing.assert_array_equal(one[0], X[best])
 
 
 def test_batch_position_targets_and_one_seed_for_all():

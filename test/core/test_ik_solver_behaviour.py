@@ -231,7 +231,7 @@ def test_rover_mast_points_at_ground_points_all_around():
 def test_malformed_constraint_files_name_file_and_line(tmp_path, text, line, words):
     """Malformed pieces that used to raise a bare IndexError/AttributeError or were silently ignored
     (a fractional normal axis truncated, stray text, unknown child elements) name the file and line."""
-    from mechanism_model_core.constraints import load_constraints
+    from mechanism_model_core.io.constraints_xml import load_constraints
     from mechanism_model_core.errors import ModelFileError
 
     p = tmp_path / "bad.xml"

@@ -303,3 +303,34 @@ def test_back_to_the_standing_pose_one_leg_at_a_time(lemur, gait, stop):
         lemur.plan_stand(wq[:-1])
     with pytest.raises(InvalidConfiguration):
         lemur.plan_stand(np.full_like(wq, np.nan))
+
+
+def test_a_cycle_starts_from_where_the_legs_are(lemur):
+    """start_from (what the legged node sends, tested here without ROS): from the cycle's own first pose the
+    cycle unchanged, after the minimum delay; from elsewhere (standing, a gait stopped mid-swing) a return
+    onto the first pose, then the cycle: continuous (the join is the cycle's first pose to 1e-9), times
+    strictly increasing, the first point no sooner than the velocity limits allow (x1.5), the tail the cycle
+    itself; a return that cannot keep its margin is refused."""
+    plan = lemur.plan_gait("tripod", (0.03, 0.0, 0.0), period=2.0)
+    cycle = plan.trajectory
+    same, returned = lemur.start_from(cycle.positions[0], cycle)
+    assert not returned
+    np.testing.assert_array_equal(same.positions, cycle.positions)
+    np.testing.assert_allclose(same.times, cycle.times + 0.02, atol=1e-15)
+    idx = [lemur.mechanism.coordinate_index(n) for n in lemur.joint_names]
+    for wq in (lemur.stand[idx], cycle.positions[30]):
+        tr, returned = lemur.start_from(wq, cycle)
+        assert returned and len(tr) > len(cycle)
+        assert np.all(np.diff(tr.times) > 0)
+        n = len(cycle) - 1                                   # the cycle's points after its first
+        np.testing.assert_array_equal(tr.positions[-n:], cycle.positions[1:])
+        np.testing.assert_allclose(np.diff(tr.times[-n - 1:]), np.diff(cycle.times), atol=1e-12)
+        np.testing.assert_allclose(tr.positions[-n - 1], cycle.positions[0], atol=1e-9)
+        assert tr.times[0] >= 1.5 * np.max(np.abs(tr.positions[0] - wq) / lemur.velocity_limits) - 1e-12
+        assert tr.times[0] >= 0.02
+        back = lemur.plan_stand(wq, target=cycle.positions[0])
+        np.testing.assert_array_equal(tr.positions[:len(back) - 1], back.positions[1:])
+    with pytest.raises(GaitInfeasible):
+        lemur.start_from(cycle.positions[30], cycle, min_margin=0.5)
+    with pytest.raises(InvalidConfiguration):
+        lemur.start_from(cycle.positions[0][:-1], cycle)

@@ -363,7 +363,7 @@ def test_a_mechanism_pickles_for_other_processes():
     import pickle
 
     from mechanism_model_core import load_model
-    from mechanism_model_core.io.expressions import parse_expression
+    from mechanism_model_core.expressions import parse_expression
     from mechanism_model_core.library import model_path
 
     rover = load_model(model_path("rocky8/rocky8_rover.xml"))        # couplings, mounts, ground frames

@@ -103,7 +103,7 @@ class StandIn:
     def execute(self, group, handle):
         """FollowJointTrajectory as joint_trajectory_controller answers it: feedback while moving, a cancel
         holds the current position, the result when the last point's time has passed."""
-        from mechanism_model_ros.typegen import message_class
+        from mechanism_model_ros.transports.typegen import message_class
 
         Result = message_class("control_msgs/action/FollowJointTrajectory_Result")
         Feedback = message_class("control_msgs/action/FollowJointTrajectory_Feedback")

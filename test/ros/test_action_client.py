@@ -51,7 +51,7 @@ def mer(tmp_path_factory):
 def _goal(client, names, points):
     goal = client.goal()
     goal.trajectory.joint_names = list(names)
-    from mechanism_model_ros.typegen import message_class
+    from mechanism_model_ros.transports.typegen import message_class
     Point = message_class("trajectory_msgs/msg/JointTrajectoryPoint")
     for t, q in points:
         p = Point(positions=list(q))

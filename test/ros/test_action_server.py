@@ -24,7 +24,7 @@ class Server:
     without ending its goal; a goal without joints is rejected."""
 
     def __init__(self, node):
-        from mechanism_model_ros.typegen import message_class
+        from mechanism_model_ros.transports.typegen import message_class
         self.Result = message_class("control_msgs/action/FollowJointTrajectory_Result")
         self.Feedback = message_class("control_msgs/action/FollowJointTrajectory_Feedback")
         self.executed = []

@@ -42,7 +42,7 @@ def _fill_pose(pose, T):
 
 
 def _request(client, waypoints, frame="arm_mount", **fields):
-    from mechanism_model_ros.typegen import message_class
+    from mechanism_model_ros.transports.typegen import message_class
     Pose = message_class("geometry_msgs/msg/Pose")
     r = client.request()
     r.header.frame_id = frame
@@ -212,7 +212,7 @@ def test_a_departed_clients_path_is_cut_short(client):
     from mechanism_model_ros.cartesian_path_service import CartesianPathService
     from mechanism_model_ros.error_codes import RequestError
     from mechanism_model_ros.transports.base import _set_cancel
-    from mechanism_model_ros.typegen import service_wire_class
+    from mechanism_model_ros.transports.typegen import service_wire_class
 
     svc = CartesianPathService(client.node)
     q0 = MODEL.configuration(dict(zip(ARM, Q_ARM)))

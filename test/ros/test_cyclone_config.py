@@ -100,7 +100,7 @@ def test_qos_of_real_entities_is_rmw_cyclonedds():
     from cyclonedds.core import Policy
     from cyclonedds.util import duration
     from mechanism_model_ros.transports.cyclone import CycloneContext
-    from mechanism_model_ros.typegen import message_class
+    from mechanism_model_ros.transports.typegen import message_class
     from ros.dds_helpers import configure_this_process, unique_domain_id
 
     domain = unique_domain_id()

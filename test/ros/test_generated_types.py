@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mechanism_model_ros.interfaces_store import own_types, typestore
-from mechanism_model_ros.typegen import (HEADER_GUID, HEADER_SEQ, dds_type_name, message_class,
+from mechanism_model_ros.transports.typegen import (HEADER_GUID, HEADER_SEQ, dds_type_name, message_class,
                                          service_wire_class)
 
 pytestmark = pytest.mark.ros

@@ -377,7 +377,7 @@ def _follow_joint_trajectory(robot, walker):
     from mechanism_model_ros.error_codes import ErrorCodes
     from mechanism_model_ros.manipulator import Manipulator
     from mechanism_model_ros.transports.cyclone import CycloneNode
-    from mechanism_model_ros.typegen import message_class
+    from mechanism_model_ros.transports.typegen import message_class
 
     transport = CycloneNode("legs_manipulator", context=robot.node.ctx,
                             parameters={"controllers": ["legs_controller"]})

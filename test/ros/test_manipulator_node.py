@@ -53,7 +53,7 @@ class Node:
 
 def _msg(node, names, times, positions, velocities=None, accelerations=None):
     from mechanism_model_ros.conversions import fill_joint_trajectory
-    from mechanism_model_ros.typegen import message_class
+    from mechanism_model_ros.transports.typegen import message_class
 
     msg = message_class("trajectory_msgs/msg/JointTrajectory")()
     fill_joint_trajectory(msg, message_class("trajectory_msgs/msg/JointTrajectoryPoint"), names, times, positions,

@@ -142,7 +142,7 @@ def test_the_planned_path_markers_follow_the_straight_line_in_the_base_frame():
     start to the goal (arm_mount frame), start and end included; green for a whole path."""
     pytest.importorskip("toppra")
     from mechanism_model_ros import qos
-    from mechanism_model_ros.typegen import message_class
+    from mechanism_model_ros.transports.typegen import message_class
     arm = ["arm_yaw", "arm_shoulder", "arm_elbow", "arm_wrist", "arm_turret"]
     q_arm = [0.2, 0.5, -1.2, 0.4, 0.1]
     bus, node, viewer = _rig("kinematics_server", ROVER)

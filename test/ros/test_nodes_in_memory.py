@@ -40,7 +40,7 @@ def _client(bus, name, srv):
 def test_error_codes_are_the_interface_definition_s():
     """Every constant of ErrorCodes.msg as rosbags parses the same file, and MoveIt's values."""
     from mechanism_model_ros.error_codes import ErrorCodes
-    from mechanism_model_ros.typegen import message_class
+    from mechanism_model_ros.transports.typegen import message_class
     generated = message_class("mechanism_model_msgs/msg/ErrorCodes")
     names = [k for k, _ in ErrorCodes.items()]
     assert len(names) >= 10
@@ -183,7 +183,7 @@ def test_fk_request_stamp_is_normalised_and_bad_one_refused(bus):
 def test_contact_constraint_plane_follows_the_axis():
     """CONTACT: the surface frame's z is the normalised axis, through target_point (checked by hand)."""
     from mechanism_model_ros.conversions import BadMessage, constraint_from
-    from mechanism_model_ros.typegen import message_class
+    from mechanism_model_ros.transports.typegen import message_class
     KC = message_class("mechanism_model_msgs/msg/KinematicConstraint")
     c = KC(link_name="arm_turret", kind=KC.CONTACT)
     c.axis.x, c.axis.y, c.axis.z = 0.0, 3.0, 4.0
@@ -204,9 +204,9 @@ def test_ik_budget_counts_from_the_request_s_arrival(bus):
     from mechanism_model_ros.transports import base
     _served(bus, ("kinematics_server",))
     server = bus.services["/compute_ik"]
-    from mechanism_model_ros.typegen import service_wire_class
+    from mechanism_model_ros.transports.typegen import service_wire_class
     req = service_wire_class("mechanism_model_msgs/srv/ComputeIK_Request")()
-    KC = __import__("mechanism_model_ros.typegen", fromlist=["message_class"]).message_class(
+    KC = __import__("mechanism_model_ros.transports.typegen", fromlist=["message_class"]).message_class(
         "mechanism_model_msgs/msg/KinematicConstraint")
     req.constraints = [KC(link_name="arm_turret", kind=KC.POSITION)]
     req.timeout.sec = 2
@@ -223,7 +223,7 @@ def test_ik_avoiding_collisions_without_the_collision_extra_says_what_to_install
     an "internal error", and the next request is served."""
     import sys
     from mechanism_model_core.collision import coal_backend
-    from mechanism_model_ros.typegen import message_class
+    from mechanism_model_ros.transports.typegen import message_class
     monkeypatch.setattr(coal_backend, "_coal", None)
     monkeypatch.setitem(sys.modules, "coal", None)      # `import coal` raises ImportError: as if not installed
     _served(bus, ("kinematics_server",))

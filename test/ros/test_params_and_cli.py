@@ -9,7 +9,7 @@ import pytest
 
 from mechanism_model_ros.conversions import BadMessage, joint_state_positions, pose_to_matrix
 from mechanism_model_ros.params import load_parameter_file, parse_override
-from mechanism_model_ros.typegen import message_class
+from mechanism_model_ros.transports.typegen import message_class
 
 from ros.dds_helpers import ROS_PKG, dds_env, unique_domain_id
 

@@ -72,7 +72,7 @@ def test_a_raising_handler_is_answered_with_an_error_and_logged(nodes, caplog):
 
 def test_failure_response_marks_every_kind_of_error_field():
     from mechanism_model_ros.transports.base import failure_response
-    from mechanism_model_ros.typegen import service_wire_class
+    from mechanism_model_ros.transports.typegen import service_wire_class
     rep = failure_response(service_wire_class("std_srvs/srv/Trigger_Response")(), KeyError("k"), "/t")
     assert rep.success is False and "KeyError" in rep.message and "/t" in rep.message
     rep = service_wire_class("action_msgs/srv/CancelGoal_Response")()
@@ -95,7 +95,7 @@ def _late_reader_client(client_node, name):
 
 def test_a_reply_waits_for_a_client_reader_discovered_late(nodes):
     from mechanism_model_ros.transports.cyclone import take_valid
-    from mechanism_model_ros.typegen import HEADER_GUID, HEADER_SEQ
+    from mechanism_model_ros.transports.typegen import HEADER_GUID, HEADER_SEQ
     server, client = nodes
     handled = threading.Event()
 
@@ -128,7 +128,7 @@ def test_a_reply_waits_for_a_client_reader_discovered_late(nodes):
 
 def test_a_reply_whose_reader_never_appears_is_reported(nodes, caplog):
     server, client = nodes
-    from mechanism_model_ros.typegen import HEADER_GUID, HEADER_SEQ
+    from mechanism_model_ros.transports.typegen import HEADER_GUID, HEADER_SEQ
     done = concurrent.futures.Future()
 
     def handler(req, rep):

@@ -80,7 +80,7 @@ def test_real_clock_timers_run_on_their_own():
 def _trajectory_goal(client, names, positions, seconds):
     goal = client.goal()
     goal.trajectory.joint_names = list(names)
-    from mechanism_model_ros.typegen import message_class
+    from mechanism_model_ros.transports.typegen import message_class
     pt = message_class("trajectory_msgs/msg/JointTrajectoryPoint")()
     pt.positions = [float(v) for v in positions]
     pt.time_from_start.sec = int(seconds)
@@ -202,7 +202,7 @@ def test_manipulator_sends_goals_and_its_watchdog_cancels_on_stale_states(bus):
     the running goal."""
     from mechanism_model_ros import qos
     from mechanism_model_ros.manipulator import WATCHDOG_PERIOD, Manipulator
-    from mechanism_model_ros.typegen import message_class
+    from mechanism_model_ros.transports.typegen import message_class
     from mechanism_model_ros.conversions import fill_joint_trajectory
     from ros.watchdog_timing import LIMIT
 

@@ -1,4 +1,4 @@
-"""REP-2011 type hashes (mechanism_model_ros.type_hash) against rosidl's own, and the USER_DATA the Cyclone
+"""REP-2011 type hashes (mechanism_model_ros.transports.cyclone.type_hash) against rosidl's own, and the USER_DATA the Cyclone
 transport gives its endpoints per distribution.
 
 Oracles: the ``hash_string`` values rosidl_generator_type_description wrote into Jazzy's
@@ -69,7 +69,7 @@ NAMED = {
 
 @pytest.mark.parametrize("ros_type", sorted(NAMED))
 def test_hash_equals_rosidl_for_named_types(ros_type):
-    from mechanism_model_ros.type_hash import type_hash
+    from mechanism_model_ros.transports.cyclone.type_hash import type_hash
 
     share = _jazzy_share()
     expected = _rosidl_hashes([os.path.join(share, NAMED[ros_type])])[ros_type]
@@ -78,7 +78,7 @@ def test_hash_equals_rosidl_for_named_types(ros_type):
 
 def test_hash_equals_rosidl_for_every_type_jazzy_ships():
     """Every type of every json file in Jazzy's share/ (messages, services and actions with all their parts)."""
-    from mechanism_model_ros.type_hash import type_hash
+    from mechanism_model_ros.transports.cyclone.type_hash import type_hash
 
     expected = _rosidl_hashes(sorted(glob.glob(os.path.join(_jazzy_share(), "*", "*", "*.json"))))
     assert len(expected) > 200      # 226 types in Jazzy 2024-2025
@@ -91,7 +91,7 @@ def test_hash_equals_rosidl_for_our_interfaces():
     """mechanism_model_msgs (every message and service, with request, response and event) and the standard
     interfaces the workspace builds for a core-only Jazzy, against the json rosidl generated for them."""
     from mechanism_model_ros.interfaces_store import interface_files
-    from mechanism_model_ros.type_hash import type_hash
+    from mechanism_model_ros.transports.cyclone.type_hash import type_hash
 
     ros_env.require("jazzy")
     ws = ros_env.workspace("jazzy")
@@ -145,7 +145,7 @@ def test_hash_equals_rosidl_for_the_action_we_serve():
     feedback, the send-goal and get-result services with request, response and event, the feedback message,
     the action type) and of its tolerance messages."""
     from mechanism_model_ros.action_types import ACTIONS, EXTRA, interface_source
-    from mechanism_model_ros.type_hash import type_hash
+    from mechanism_model_ros.transports.cyclone.type_hash import type_hash
 
     ros_env.require("jazzy")
     ros_env.workspace("jazzy")         # trajectory_msgs for a core-only Jazzy
@@ -164,7 +164,7 @@ def test_hash_equals_rosidl_for_the_action_we_serve():
 
 
 def test_unknown_type_is_a_key_error():
-    from mechanism_model_ros.type_hash import type_hash
+    from mechanism_model_ros.transports.cyclone.type_hash import type_hash
 
     with pytest.raises(KeyError):
         type_hash("no_such_msgs/msg/Nothing")
@@ -179,7 +179,7 @@ def _peer_endpoints(participant):
 
     from mechanism_model_ros.qos import DEFAULT, SERVICES
     from mechanism_model_ros.transports.cyclone import dds_qos
-    from mechanism_model_ros.typegen import message_class, service_wire_class
+    from mechanism_model_ros.transports.typegen import message_class, service_wire_class
 
     def topic(name, cls):
         return Topic(participant, name, cls)
@@ -224,7 +224,7 @@ def test_endpoint_user_data_per_distribution(distro):
 
     from mechanism_model_ros.qos import DEFAULT
     from mechanism_model_ros.transports.cyclone import CycloneContext, CycloneNode
-    from mechanism_model_ros.type_hash import type_hash
+    from mechanism_model_ros.transports.cyclone.type_hash import type_hash
     from ros.dds_helpers import configure_this_process, unique_domain_id, wait_for
 
     domain = unique_domain_id()

@@ -126,6 +126,45 @@ def test_world_object_primitives_are_capped_per_request(served):
     _still_serving(served)
 
 
+def test_a_hundred_thousand_boxes_are_refused_before_decoding():
+    """The 100,000-box request (9.6 MB) through Cyclone: refused with FAILURE and the shapes limit, naming the
+    object, by the transport's check of the serialized request (the server's log says "refused before
+    decoding"; the handler's own check would give the same reply after seconds of decoding on the dispatcher
+    thread, BENCHMARKS.md); the request after it is served. Its own server: the log is the evidence."""
+    import concurrent.futures
+
+    from mechanism_model_ros.state_validity import MAX_SHAPES
+    from mechanism_model_ros.transports.cyclone import CycloneContext, CycloneNode, _write_serialized
+
+    from ros.big_requests import boxes_request
+
+    domain = unique_domain_id()
+    configure_this_process(domain)
+    server = Server("cyclone", domain, "--log-level", "WARNING")
+    ctx = CycloneContext(domain)
+    node = CycloneNode("hostile_boxes", context=ctx)
+    out = ""
+    try:
+        sv = node.create_client("check_state_validity", "mechanism_model_msgs/srv/CheckStateValidity")
+        assert sv.wait_for_service(60), "the server did not come up:\n" + server.stop()
+        # the request as bytes (rosbags writes them in 0.2 s), sent through the client's own writer
+        seq = next(sv._seq)
+        reply = concurrent.futures.Future()
+        sv._pending[seq] = reply
+        _write_serialized(sv.writer, boxes_request(guid=sv.guid, seq=seq))
+        rep = reply.result(60)
+        assert rep.error_code.val == 99999, (rep.error_code.val, rep.message)
+        assert rep.message == (f"world_objects[0] ('sand'): more than {MAX_SHAPES} shapes (primitives, meshes and "
+                               f"planes) in the request's objects, the limit of one request"), rep.message
+        rep = _call(sv, lambda r: setattr(r, "world_objects", [_boxes_object(node, "pebble", 3)]), 60)
+        assert rep.error_code.val == 1 and rep.valid, rep.message
+    finally:
+        node.close()
+        ctx.close()
+        out = server.stop()
+    assert "refused before decoding" in out and "Traceback" not in out, out[-3000:]
+
+
 # ------------------------------------------------------------------------------------------- item 8
 def test_a_cartesian_path_too_slow_for_the_message_gets_an_error_reply(served):
     """max_velocity_scaling_factor 1e-12 (inside [0, 1]) makes a trajectory of ~1e12 s, beyond the int32

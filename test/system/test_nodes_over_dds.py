@@ -518,7 +518,7 @@ def test_ros_discovery_info_lists_the_nodes_and_their_endpoints(served_cyclone):
     from rosbags.typesys import Stores, get_typestore
     from mechanism_model_ros.qos import QoS
     from mechanism_model_ros.transports.cyclone import _reader, dds_qos
-    from mechanism_model_ros.typegen import message_class
+    from mechanism_model_ros.transports.typegen import message_class
     ctx = served_cyclone["ctx"]
     Info = message_class("rmw_dds_common/msg/ParticipantEntitiesInfo", get_typestore(Stores.ROS2_JAZZY))
     reader = _reader(ctx.participant, Topic(ctx.participant, "ros_discovery_info", Info),

@@ -221,6 +221,24 @@ def test_the_docs_cmd_vel_command_turns_the_wheels_and_ctrl_c_stops_them(rover):
     assert wait_for(lambda: np.allclose(rates(), 0.0, atol=1e-9), 30, 0.05), rates()
 
 
+def test_the_docs_manipulator_service_calls_move_the_mast(rover):
+    """docs/ros.md's ``ros2 service call /manipulator/execute_trajectory ...`` and ``.../point_at ...`` as written
+    (real ``ros2`` CLI) against the launched rover's manipulator node and the real joint_trajectory_controller:
+    both SUCCESS, and ros2_control_node's ``/joint_states`` show the mast at the trajectory's end point."""
+    d, proc, node, joint_states, odom = rover
+    calls = doc_commands("ros2 service call /manipulator/")
+    assert len(calls) == 2, calls
+    execute = next(c for c in calls if "/execute_trajectory" in c)
+    sent = yaml.safe_load(shlex.split(execute)[-1])["trajectory"]
+    end = dict(zip(sent["joint_names"], sent["points"][-1]["positions"]))
+    for command in (execute, next(c for c in calls if "/point_at" in c)):
+        p = ros_env.run(["bash", "-c", command], d, timeout=120)
+        assert p.returncode == 0 and "error_code=mechanism_model_msgs.msg.ErrorCodes(val=1)" in p.stdout, \
+            (command, p.stdout[-2000:], p.stderr[-2000:])
+        if command is execute:     # the trajectory was waited for: the mast is there
+            assert all(abs(joint_states[j][0] - q) < 1e-3 for j, q in end.items()), (end, joint_states)
+
+
 def _call(node, name, srv_type, data):
     from mechanism_model_ros.client_cli import fill_message
     client = node.create_client(name, srv_type)

@@ -65,7 +65,7 @@ UNSET = "INVALID"      # str() of rclpy's TypeHash when the endpoint carries non
 
 
 def test_jazzy_graph_reports_our_endpoint_type_hashes():
-    from mechanism_model_ros.type_hash import type_hash
+    from mechanism_model_ros.transports.cyclone.type_hash import type_hash
 
     ros_env.require("jazzy")
     ros_env.workspace("jazzy")          # the peer imports the rosidl-generated mechanism_model_msgs

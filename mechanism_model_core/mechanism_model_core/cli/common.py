@@ -9,6 +9,7 @@ import sys
 import numpy as np
 
 from ..errors import MechanismModelError
+from ..expressions import evaluate
 from ..spatial import matrix_to_quaternion, matrix_to_rpy
 
 PROG = "mechanism-model"
@@ -68,8 +69,6 @@ def apply_model_options(args) -> None:
 # ---------------------------------------------------------------------------------------------- joint values
 def parse_values(mech, pairs, degrees: bool = False) -> dict:
     """``["joint1=0.3", "chassis.z=0.1"]`` -> ``{name: float}`` (safe expressions; degrees for angles)."""
-    from ..io.expressions import evaluate
-
     out = {}
     for item in pairs or ():
         for token in item.split(","):

@@ -35,8 +35,9 @@ joint limits and the model's own couplings are not weighted at all: the solver e
 (locked joints and coupled joints are eliminated from the unknowns, limits are an active set), which realises
 MSim's order *invariant > limit > lock > target > posture* for them.
 
-Constraints can also be read from a small XML file with :func:`load_constraints` (CLARAty 8.8;
-:mod:`mechanism_model_core.io.constraints_xml`).
+Constraints can also be read from a small XML file with
+:func:`mechanism_model_core.io.constraints_xml.load_constraints` (CLARAty 8.8; also
+``mechanism_model_core.load_constraints``).
 
 Constraints are immutable: a solver calls ``bind(mechanism)`` once per problem and evaluates what it returns
 (the constraint itself for the Cartesian kinds, a new :class:`BoundConstraint` holding coordinate indices for
@@ -55,15 +56,8 @@ from .pointing import PointAtConstraint
 from ..spatial import inverse_left_jacobian_so3, log_so3
 
 
-def load_constraints(path, mechanism=None):
-    """Read constraints from an XML file: :func:`mechanism_model_core.io.constraints_xml.load_constraints`."""
-    from ..io.constraints_xml import load_constraints as load
-
-    return load(path, mechanism)
-
-
 __all__ = [
     "BoundConstraint", "Constraint", "ContactConstraint", "Evaluation", "JointCoupling", "JointLock", "JointTarget",
     "LoopClosure", "OrientationConstraint", "PointAtConstraint", "PoseConstraint", "PositionConstraint",
-    "Posture", "load_constraints", "log_so3", "inverse_left_jacobian_so3",
+    "Posture", "log_so3", "inverse_left_jacobian_so3",
 ]

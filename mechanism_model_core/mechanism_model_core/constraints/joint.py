@@ -13,6 +13,7 @@ from typing import ClassVar, Mapping, Sequence
 import numpy as np
 
 from ..errors import ExpressionError, InvalidConfiguration, UnknownJoint
+from ..expressions import parse_expression
 from ..model import Mechanism, as_real_array
 from .base import BoundConstraint, Constraint, _Common, _frozen_array, _set
 
@@ -43,8 +44,6 @@ class JointCoupling(_Common, Constraint):
     kind: ClassVar[str] = "joint"
 
     def bind(self, mechanism) -> "BoundJointCoupling":
-        from ..io.expressions import parse_expression
-
         i = _joint_index(mechanism, self.joint)
         others = [c for c in mechanism.coordinate_names if c != self.joint]
         if isinstance(self.expression, str):

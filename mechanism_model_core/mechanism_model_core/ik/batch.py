@@ -236,6 +236,11 @@ class LaneEngine:
         if kind != "position":
             cols.append(-ORIENTATION_WEIGHT * RtTs.transpose(0, 2, 1).reshape(B, 9))
         V = np.hstack(cols).T                               # (k, B)
+        if B == 1:                                          # one target (solve_ik): no chunks, no gathers
+            S = A @ V[:, 0]
+            S += n2
+            idx = np.argpartition(S, count - 1)[:count]
+            return X[idx[np.argsort(S[idx], kind="stable")]][None]
         out = np.empty((B, count, self.nv))
         for i in range(0, B, 256):
             S = A @ V[:, i:i + 256]
@@ -555,12 +560,13 @@ class LaneEngine:
         tid = np.repeat(np.arange(B), nl)
         X = np.repeat(best_x, nl, axis=0)
         if w0 > 1:
-            first_lane = np.concatenate([[0], np.cumsum(nl)[:-1]])
-            rank = np.arange(len(tid)) - first_lane[tid]           # 0: the seed, k: restart k
-            extra = rank > 0
-            near = self.nearest_starts(pts, RtTs, w0 - 1)
-            X[extra] = (self.restarts(seed, w0 - 1)[rank[extra] - 1] if near is None
-                        else near[tid[extra], rank[extra] - 1])
+            if not far.all():                       # (a target beyond reach keeps its one lane)
+                first_lane = np.concatenate([[0], np.cumsum(nl)[:-1]])
+                rank = np.arange(len(tid)) - first_lane[tid]           # 0: the seed, k: restart k
+                extra = rank > 0
+                near = self.nearest_starts(pts, RtTs, w0 - 1)
+                X[extra] = (self.restarts(seed, w0 - 1)[rank[extra] - 1] if near is None
+                            else near[tid[extra], rank[extra] - 1])
             nrest[:] = nl - 1
             widened[:] = (nl >= width) | far
         L = len(tid)

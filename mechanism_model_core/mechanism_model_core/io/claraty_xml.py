@@ -42,7 +42,7 @@ from ..joints import Joint, JointType
 from ..model import BodySpec, BoundingShape, MassProperties, Mechanism
 from .. import spatial
 from . import dh
-from .expressions import CONSTANTS, evaluate
+from ..expressions import CONSTANTS, evaluate
 from . import limits, validation
 from .safe_xml import parse_file, validate_with_dtd
 

@@ -13,7 +13,7 @@ from ..constraints.pointing import PointAtConstraint
 from ..errors import ExpressionError, InvalidConfiguration, MechanismModelError, ModelFileError
 from ..model import Mechanism
 from .claraty_xml import parse_transform
-from .expressions import evaluate
+from ..expressions import CONSTANTS, FUNCTIONS, evaluate, parse_expression
 from .safe_xml import parse_file
 
 __all__ = ["MAX_CONSTRAINT_FILE_BYTES", "load_constraints"]
@@ -163,8 +163,6 @@ def load_constraints(path, mechanism: Mechanism | None = None) -> list[Constrain
             elif t == "Coupling":
                 if el.get("expr") is not None:
                     relation = el.get("expr")
-                    from .expressions import parse_expression
-
                     parse_expression(relation, _names_in(relation))   # syntax check with the line number
                 else:
                     names = required(el, "coefficients").split()
@@ -197,8 +195,6 @@ def load_constraints(path, mechanism: Mechanism | None = None) -> list[Constrain
 
 def _names_in(text: str) -> list[str]:
     import ast
-
-    from .expressions import CONSTANTS, FUNCTIONS
 
     try:
         return [n.id for n in ast.walk(ast.parse(text, mode="eval"))

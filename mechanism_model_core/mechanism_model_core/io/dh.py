@@ -34,7 +34,7 @@ import numpy as np
 from ..errors import ExpressionError, MechanismModelError, ModelFileError, SourceLines
 from ..joints import Joint, JointType
 from ..spatial import rot_x, rot_z, translation
-from .expressions import evaluate
+from ..expressions import evaluate
 
 
 def craig_placement(a: float, alpha: float, d: float, theta: float) -> np.ndarray:

@@ -40,7 +40,7 @@ from ..joints import Joint, JointType
 from ..model import BodySpec, MassProperties, Mechanism
 from .. import spatial
 from . import limits, validation
-from .expressions import CONSTANTS, FUNCTIONS
+from ..expressions import CONSTANTS, FUNCTIONS
 
 GRAMMAR_PATH = os.path.join(os.path.dirname(__file__), "kindsl.lark")
 MAX_BYTES = 4 * 1024 * 1024

@@ -46,7 +46,7 @@ from ..errors import ExpressionError, MechanismModelError, ModelFileError, Unkno
 from ..joints import JointType
 from ..locomotion.motor_group import (CommandInterface, ControllerKind, Motor, MotorGroup, MotorGroups,
                                       motor_limits_for)
-from .expressions import evaluate
+from ..expressions import CONSTANTS, evaluate
 from .yaml_lines import line_of as _line, read_yaml_with_lines
 
 _CONTROLLER_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
@@ -188,7 +188,6 @@ def motor_groups_from_xml(path, mechanism) -> MotorGroups:
 
 
 def _xml_groups(path, b: _Builder, prefix: str, depth: int):
-    from .expressions import CONSTANTS
     from .limits import ReadLimits
     from .safe_xml import parse_file, validate_with_dtd
 

@@ -32,6 +32,7 @@ import re
 from typing import Mapping
 
 from ..errors import MechanismModelError
+from ..expressions import parse_expression
 from ..joints import JointType
 from ..locomotion.motor_group import CommandInterface, ControllerKind, MotorGroups
 
@@ -66,7 +67,6 @@ def _mimic(mechanism, joint) -> tuple[str, float] | None:
     if joint.coupling is None:
         return None
     try:
-        from .expressions import parse_expression
         expr = parse_expression(joint.coupling, mechanism.joint_names)
         lin = expr.linear_coefficients()
     except MechanismModelError:

@@ -504,6 +504,41 @@ class LeggedLocomotorModel:
         return JointTrajectory(self.joint_names, t, J, vel, acc, {"stand": True})
 
     # ------------------------------------------------------------------ gaits
+    def start_from(self, walking_q, cycle: JointTrajectory, *, swing_height: float = 0.03, min_margin: float = 0.0,
+                   tolerance: float = 2e-3, acceleration_limits=None, at_start: float = 1e-3,
+                   min_delay: float = 0.02) -> tuple[JointTrajectory, bool]:
+        """``cycle`` (a gait cycle of :meth:`plan_gait`) made to start from where the legs are, ``walking_q``
+        (values of :attr:`joint_names`: the pose a controller is commanding, or the measured one), as a node
+        sends it: ``(trajectory, returned)``.
+
+        When the legs are more than ``at_start`` (rad or m, any joint) from the cycle's first pose (standing,
+        a gait stopped mid-cycle, a new twist with another stride), the trajectory first steps onto that
+        pose one leg at a time with the others planted (:meth:`plan_stand` with ``swing_height``,
+        ``min_margin``, ``tolerance``, ``acceleration_limits``), then follows the cycle; ``returned`` says
+        whether it does. Its times count from the moment it is sent: the first point (the one after
+        ``walking_q``) comes after the time to reach it from ``walking_q`` at the joints' velocity limits,
+        1.5 times over and at least ``min_delay`` s (a cycle that follows the last one starts where that one
+        ended: one controller period). Raises :class:`GaitInfeasible` when the return is (the legs stay
+        where they are)."""
+        wq = np.asarray(walking_q, dtype=float).reshape(-1)
+        if wq.shape != (len(self.joint_names),) or not np.all(np.isfinite(wq)):
+            raise InvalidConfiguration(f"walking_q needs {len(self.joint_names)} finite values "
+                                       f"({list(self.joint_names)})")
+        P, V, A, t = cycle.positions, cycle.velocities, cycle.accelerations, cycle.times
+        returned = False
+        if float(np.max(np.abs(P[0] - wq))) > at_start:
+            back = self.plan_stand(wq, swing_height=swing_height, min_margin=min_margin,
+                                   acceleration_limits=acceleration_limits, target=P[0], tolerance=tolerance)
+            if len(back) > 1:
+                returned = True
+                P = np.vstack([back.positions[1:], P[1:]])
+                V = np.vstack([back.velocities[1:], V[1:]])
+                A = np.vstack([back.accelerations[1:], A[1:]])
+                t = np.concatenate([back.times[1:], back.duration + t[1:]])
+        delay = max(min_delay, 1.5 * float(np.max(np.abs(P[0] - wq) / self.velocity_limits)))
+        info = dict(cycle.info, start_delay=delay, returned=returned)
+        return JointTrajectory(self.joint_names, t + delay, P, V, A, info), returned
+
     def plan_gait(self, gait: str, twist, *, period: float = 2.0, cycles: float = 1.0, swing_height: float = 0.03,
                   samples_per_cycle: int = 48, q0=None, terrain=None, body_tilt: str = "level",
                   min_margin: float = 0.0, duty: float | None = None, check_speed: bool = True) -> GaitPlan:

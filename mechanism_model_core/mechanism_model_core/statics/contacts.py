@@ -27,12 +27,12 @@ solved again (an active set), until every normal force is >= 0 or too few contac
 
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass, field
 from typing import Sequence
 
 import numpy as np
 
+from ..data import derived
 from ..errors import MechanismModelError, UnknownBody, UnknownFrame
 from ..joints import JointType
 from ..kinematics import single_pass_output
@@ -123,22 +123,19 @@ class ContactLoads:
     coordinates: tuple = field(default=())
 
 
-_PASSIVE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-
-
 def passive_coordinates(mechanism: Mechanism) -> tuple:
     """Independent coordinates that no actuator drives: those of floating and planar joints (a free base)
     and of joints marked not actuated."""
-    cached = _PASSIVE.get(mechanism)
-    if cached is not None:
-        return cached
+    return derived(mechanism, "statics.passive_coordinates", _passive_coordinates)
+
+
+def _passive_coordinates(mechanism: Mechanism) -> tuple:
     out = []
     for c in mechanism.independent_coordinates:
         j = mechanism.joint(mechanism.coordinate_joint[mechanism.coordinate_names.index(c)])
         if not j.actuated or j.type in (JointType.FLOATING, JointType.PLANAR):
             out.append(c)
-    _PASSIVE[mechanism] = tuple(out)
-    return _PASSIVE[mechanism]
+    return tuple(out)
 
 
 def wheel_contacts(mechanism: Mechanism, normal=(0.0, 0.0, 1.0), friction: float = 0.6) -> list[Contact]:
@@ -235,17 +232,12 @@ def _ro_index(a) -> np.ndarray:
     return a
 
 
-_PLANS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-
-
 def _contact_plan(mechanism: Mechanism, contacts: tuple):
     """``(plan, B^T, bases, friction, normals, friction * (1 + 1e-9))`` of a contact tuple: the :class:`_ContactPlan` (shared by every list
     with the same frames and wheels) and the per-contact bases (n, 3, 3), their transposes and friction
     coefficients (n,). Cached per mechanism, by the contact objects themselves (a controller calls again
     with the same list) and by their frames (a service builds new ones per request)."""
-    per = _PLANS.get(mechanism)
-    if per is None:
-        per = _PLANS[mechanism] = {}
+    per = derived(mechanism, "statics.contact_plans", lambda m: {})     # a memo of at most 129 entries
     hit = per.get(contacts)
     if hit is None:
         if len(per) > 128:
@@ -562,18 +554,15 @@ def _tangent_selector(n: int) -> np.ndarray:
     return T
 
 
-_DEFAULT_PASSIVE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-
-
 def _default_passive(mechanism: Mechanism):
     """(passive names, their rows among the independent coordinates, ((row, name) of the actuated ones))."""
-    out = _DEFAULT_PASSIVE.get(mechanism)
-    if out is None:
-        names = passive_coordinates(mechanism)
-        indep = mechanism.independent_coordinates
-        idx = {c: i for i, c in enumerate(indep)}
-        prow = np.array([idx[c] for c in names], dtype=int)
-        pset = set(names)
-        out = (names, prow, tuple((i, c) for i, c in enumerate(indep) if c not in pset))
-        _DEFAULT_PASSIVE[mechanism] = out
-    return out
+    return derived(mechanism, "statics.default_passive", _build_default_passive)
+
+
+def _build_default_passive(mechanism: Mechanism):
+    names = passive_coordinates(mechanism)
+    indep = mechanism.independent_coordinates
+    idx = {c: i for i, c in enumerate(indep)}
+    prow = np.array([idx[c] for c in names], dtype=int)
+    pset = set(names)
+    return names, prow, tuple((i, c) for i, c in enumerate(indep) if c not in pset)

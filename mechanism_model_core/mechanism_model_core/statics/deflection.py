@@ -21,12 +21,12 @@ is the rigid one, exactly.
 from __future__ import annotations
 
 import math
-import weakref
 from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
 
+from ..data import derived
 from ..builder import edit
 from ..errors import MechanismModelError, NoSolution
 from ..joints import Joint
@@ -64,17 +64,15 @@ def compliant_joints(mechanism: Mechanism) -> dict:
     return out
 
 
-_AUG: "weakref.WeakKeyDictionary[Mechanism, Mechanism]" = weakref.WeakKeyDictionary()
-
-
 def compliant_mechanism(mechanism: Mechanism) -> Mechanism:
     """``mechanism`` with a 6-DOF deflection joint ``<joint>__deflection`` (coordinates ``.x`` ... ``.yaw``)
     under every compliant joint: the joint's body becomes a massless ``<body>__rigid`` carrier and the body
     itself, with its mass, frames and children, sits on the deflection joint. At zero deflection every frame
-    is where it is in ``mechanism``. Cached per mechanism."""
-    aug = _AUG.get(mechanism)
-    if aug is not None:
-        return aug
+    is where it is in ``mechanism``. Kept in the mechanism's derived data (:mod:`..data`)."""
+    return derived(mechanism, "statics.compliant_mechanism", _build_compliant)
+
+
+def _build_compliant(mechanism: Mechanism) -> Mechanism:
     b = edit(mechanism)
     for name in compliant_joints(mechanism):
         body = mechanism.child_body_of_joint(name)
@@ -82,9 +80,7 @@ def compliant_mechanism(mechanism: Mechanism) -> Mechanism:
         carrier = f"{body}__rigid"
         b.add_body(carrier, spec.parent, spec.joint)
         b.update_body(body, parent=carrier, joint=Joint.floating(f"{name}{_SUFFIX}"))
-    aug = b.build()
-    _AUG[mechanism] = aug
-    return aug
+    return b.build()
 
 
 @dataclass(frozen=True, eq=False)

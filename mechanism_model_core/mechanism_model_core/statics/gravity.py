@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import ast
 import math
-import weakref
 from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
 
+from ..data import derived
 from ..errors import InvalidConfiguration, MechanismModelError, UnknownFrame
 from ..kinematics import forward_kinematics, segment_poses, single_pass_output
 from ..model import Mechanism
@@ -107,24 +107,22 @@ def _is_affine(node, variables) -> bool:
 
 
 _NOT_CONSTANT = object()
-_D_CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-
-
 def _constant_coupling_jacobian(mechanism: Mechanism):
     """The coupling Jacobian when every coupling is affine (URDF mimic joints, gear ratios): computed once
-    per mechanism and cached beside it; ``None`` otherwise."""
-    D = _D_CACHE.get(mechanism)
-    if D is None:
-        D = _NOT_CONSTANT
-        try:
-            if all(_is_affine(ast.parse(e.source, mode="eval"), e.variables)
-                   for e in mechanism.couplings.values()):
-                D = np.array(mechanism.coupling_jacobian(mechanism.home))
-                D.setflags(write=False)
-        except SyntaxError:
-            pass
-        _D_CACHE[mechanism] = D
+    per mechanism and kept in its derived data (:mod:`..data`); ``None`` otherwise."""
+    D = derived(mechanism, "statics.constant_coupling_jacobian", _coupling_jacobian_if_constant)
     return None if D is _NOT_CONSTANT else D
+
+
+def _coupling_jacobian_if_constant(mechanism: Mechanism):
+    try:
+        if all(_is_affine(ast.parse(e.source, mode="eval"), e.variables) for e in mechanism.couplings.values()):
+            D = np.array(mechanism.coupling_jacobian(mechanism.home))
+            D.setflags(write=False)
+            return D
+    except SyntaxError:
+        pass
+    return _NOT_CONSTANT
 
 
 def coupling_jacobian(mechanism: Mechanism, qf: np.ndarray) -> np.ndarray:
@@ -254,14 +252,10 @@ def _gravity_matrix(g: np.ndarray) -> np.ndarray:
     return _ro_float(K)
 
 
-_SINGLE_PLANS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-
-
 def _single_plan(mechanism: Mechanism):
-    sp = _SINGLE_PLANS.get(mechanism)
-    if sp is None:
-        sp = _SINGLE_PLANS[mechanism] = _SinglePlan(mechanism) if len(mass_model(mechanism).moving) else False
-    return sp
+    """The one-configuration gravity plan (False for a mechanism with no moving mass), in its derived data."""
+    return derived(mechanism, "statics.gravity_plan",
+                   lambda m: _SinglePlan(m) if len(mass_model(m).moving) else False)
 
 
 def _gravity_single(sp: _SinglePlan, out: np.ndarray, g: np.ndarray, to=None) -> np.ndarray:
@@ -421,9 +415,7 @@ def gravity_torques(mechanism: Mechanism, q, gravity=DEFAULT_GRAVITY,
     (n,) or (B, n) on the independent coordinates (see the module docstring) or, with
     ``coordinates="full"``, on every coordinate. Any tree: multi-DOF joints get one entry per coordinate
     (a floating base's entries are the force and torque that would hold the base)."""
-    sp = _SINGLE_PLANS.get(mechanism)
-    if sp is None:
-        sp = _single_plan(mechanism)
+    sp = _single_plan(mechanism)
     if sp and not payloads:
         # the hot path of a controller's feed-forward: a finite float array of length nq
         if type(q) is np.ndarray and q.dtype is _F64 and q.shape == sp.q_shape:

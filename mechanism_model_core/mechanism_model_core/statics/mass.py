@@ -13,12 +13,12 @@ segment is ``z_i x (H_i - M_i o_i) / M`` and of a prismatic one ``z_i M_i / M``;
 
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
 
+from ..data import derived
 from ..errors import MechanismModelError, UnknownBody, UnknownFrame
 from ..kinematics import segment_poses
 from ..model import Mechanism
@@ -147,16 +147,9 @@ def lever_weights(mm: "MassModel", seg_mass, seg_moment) -> np.ndarray:
     return V.reshape(k, 4 * S)
 
 
-_CACHE: "weakref.WeakKeyDictionary[Mechanism, MassModel]" = weakref.WeakKeyDictionary()
-
-
 def mass_model(mechanism: Mechanism) -> MassModel:
-    """The :class:`MassModel` of ``mechanism`` (built on first use, then cached beside it)."""
-    mm = _CACHE.get(mechanism)
-    if mm is None:
-        mm = MassModel(mechanism)
-        _CACHE[mechanism] = mm
-    return mm
+    """The :class:`MassModel` of ``mechanism`` (built on first use, kept in its derived data: :mod:`..data`)."""
+    return derived(mechanism, "statics.mass_model", MassModel)
 
 
 def total_mass(mechanism: Mechanism, subtree: str | None = None) -> float:

@@ -38,6 +38,25 @@ class TransportError(RuntimeError):
 REOPEN_MATCH_TIMEOUT = 0.5
 
 
+@dataclass(frozen=True)
+class SequenceLimit:
+    """At most ``most`` elements in all the sequences at ``paths`` of one request together. A path names the
+    fields from the request down, through sequences and nested messages: ``("world_objects",)`` is the
+    request's ``world_objects``, ``("world_objects", "primitives")`` every object's ``primitives``.
+    ``message``: the refusal's text, a format string with ``{where}`` (the element of the top-level sequence
+    being read, ``world_objects[3] ('rock')``, or the field for a limit on a top-level sequence), ``{count}``
+    (elements counted so far) and ``{most}``.
+
+    Given to :meth:`Transport.create_service` (``limits=``), the Cyclone transport checks them in the
+    serialized request before decoding it (:mod:`.cdr_limits`) and answers a request over a limit with
+    :func:`refusal_response`; the handler must check the same limits itself (rclpy and the in-memory transport
+    hand it the decoded request)."""
+
+    paths: tuple
+    most: int
+    message: str
+
+
 class Publisher(abc.ABC):
     @abc.abstractmethod
     def publish(self, msg) -> None: ...
@@ -241,6 +260,9 @@ class Transport(abc.ABC):
 
     node_name: str
     namespace: str
+    #: True once :meth:`reopen_publishers` re-created the publishers on a fresh participant (the node's
+    #: subscriptions, services and action clients are gone: a node's last commands must use publishers)
+    reopened: bool = False
 
     @abc.abstractmethod
     def message_class(self, ros_type: str) -> type:
@@ -271,12 +293,15 @@ class Transport(abc.ABC):
     @abc.abstractmethod
     def create_service(self, name: str, srv_type: str,
                        handler: Callable[[Any, Any], Any], *, concurrency: int = SERVICE_CONCURRENCY,
-                       queue: int = SERVICE_QUEUE, busy: Callable[[Any, Any], Any] | None = None) -> Any:
+                       queue: int = SERVICE_QUEUE, busy: Callable[[Any, Any], Any] | None = None,
+                       limits: tuple = ()) -> Any:
         """``handler(request, response)`` fills and returns ``response`` (as rclpy).
 
         Each service is served apart from the others (:class:`ServiceGate`): at most ``concurrency`` of its
         requests run at once, ``queue`` more wait, and one beyond that gets ``busy(request, response)`` at
-        once. :func:`request_arrival` tells a handler when its request arrived."""
+        once. :func:`request_arrival` tells a handler when its request arrived. ``limits``
+        (:class:`SequenceLimit`): where the transport can, a request over one is refused before it is decoded
+        (Cyclone); the handler checks them too."""
 
     @abc.abstractmethod
     def create_client(self, name: str, srv_type: str) -> Client: ...
@@ -483,6 +508,23 @@ def short_traceback(exc: BaseException, frames: int = 6) -> str:
     replacement for ``exc_info=True``, whose last line repeats the whole exception message)."""
     tb = "".join(traceback.format_tb(exc.__traceback__, limit=-frames)) if exc.__traceback__ else ""
     return f"Traceback (most recent call last, {frames} frames at most):\n{tb}{describe_exception(exc)}"
+
+
+def refusal_response(response, text: str):
+    """``response`` (a fresh response object) refusing its request: ``error_code.val`` FAILURE (as a handler's
+    own refusal of a request over a limit), ``success``/``accepted`` false, ``text`` in ``message`` (or
+    ``error_message`` / ``error_string``). Returns ``response``."""
+    ec = getattr(response, "error_code", None)
+    if ec is not None and hasattr(ec, "val"):
+        ec.val = _FAILURE
+    for flag in ("success", "accepted"):
+        if isinstance(getattr(response, flag, None), bool):
+            setattr(response, flag, False)
+    for field in ("message", "error_message", "error_string"):
+        if isinstance(getattr(response, field, None), str):
+            setattr(response, field, text)
+            break
+    return response
 
 
 def failure_response(response, exc: BaseException, service: str):

@@ -1,7 +1,7 @@
 """An in-memory transport for fast unit tests of node logic: no DDS, no network.
 
 Nodes on one :class:`MemoryBus` see each other's topics, services and actions. Messages are the Cyclone transport's
-classes, generated from the real ROS definitions (:mod:`mechanism_model_ros.typegen`; needs ``cyclonedds``
+classes, generated from the real ROS definitions (:mod:`mechanism_model_ros.transports.typegen`; needs ``cyclonedds``
 and ``rosbags``), and every message and request crosses the bus serialized to plain CDR and back, so a
 node cannot share a mutable object with its peer and a field the wire cannot carry fails here as it
 would over DDS.
@@ -34,7 +34,7 @@ from collections import defaultdict, deque
 from typing import Any, Callable
 
 from ..qos import QoS
-from ..typegen import message_class, service_wire_class
+from .typegen import message_class, service_wire_class
 from .base import (SERVICE_CONCURRENCY, SERVICE_QUEUE, CallbackTimer, Client, Publisher, ServiceGate, Timer,
                    Transport, TransportError, _set_arrival, busy_or_fallback, check_period, guarded, resolve_name)
 from .rcl_action import ActionsOverServices
@@ -294,7 +294,9 @@ class MemoryNode(ActionsOverServices, Transport):
         return sub
 
     def create_service(self, name: str, srv_type: str, handler, *, concurrency: int = SERVICE_CONCURRENCY,
-                       queue: int = SERVICE_QUEUE, busy=None):
+                       queue: int = SERVICE_QUEUE, busy=None, limits=()):
+        """See :meth:`~.base.Transport.create_service` (``limits``: the handler checks them; nothing is
+        serialized here)."""
         full = self._name(name)
         if full in self.bus.services:
             raise TransportError(f"service {full} already exists on this bus")

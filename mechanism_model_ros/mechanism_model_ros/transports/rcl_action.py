@@ -17,7 +17,7 @@ import uuid
 from typing import Callable
 
 from ..qos import DEFAULT, QoS
-from ..typegen import message_class
+from .typegen import message_class
 from .base import (STATUS_ABORTED, STATUS_CANCELED, STATUS_SUCCEEDED, ActionClient, ActionResult, GoalHandle,
                    ServerGoalHandle, Transport, describe_exception, resolve_name)
 

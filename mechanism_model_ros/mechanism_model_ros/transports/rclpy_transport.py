@@ -24,7 +24,7 @@ import time
 import rclpy
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
-from rclpy.executors import MultiThreadedExecutor, SingleThreadedExecutor
+from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
@@ -331,6 +331,7 @@ class RclpyNode(Transport):
         self._fresh_node = Node(self.node_name, namespace=self.namespace, context=fresh)
         for pub in self._publishers:
             pub.rebind(self._fresh_node)
+        self.reopened = True
         return len(self._publishers)
 
     def create_subscription(self, topic, ros_type, qos, callback, on_drained=None, max_bytes=None):
@@ -379,9 +380,11 @@ class RclpyNode(Transport):
         return sub
 
     def create_service(self, name, srv_type, handler, *, concurrency=SERVICE_CONCURRENCY, queue=SERVICE_QUEUE,
-                       busy=None):
+                       busy=None, limits=()):
         """Requests run on the executor's threads (enough for every service's gate: see RclpyRuntime);
-        the gate bounds this service's share and refuses the excess with ``busy`` at once."""
+        the gate bounds this service's share and refuses the excess with ``busy`` at once. ``limits`` are left
+        to the handler: rclpy hands a service only the decoded request (its C conversion to Python objects
+        runs before any Python code sees the request; docs/ros.md has the cost)."""
         self.serves_requests = True
         log = self.get_logger()
 
@@ -601,8 +604,11 @@ class RclpyRuntime:
         return n
 
     def _spin_alone(self, executor, stop: threading.Event) -> None:
-        while self.context.ok() and not stop.is_set():
-            executor.spin_once(timeout_sec=0.2)
+        try:
+            while self.context.ok() and not stop.is_set():
+                executor.spin_once(timeout_sec=0.2)
+        except ExternalShutdownException:   # the context shut down under it: serve sees that and closes
+            pass
 
     def spin(self, stop: threading.Event) -> None:
         """Spin every node until ``stop`` is set (see the class doc for which thread runs what)."""

@@ -23,7 +23,7 @@ import threading
 from cyclonedds.idl import IdlMeta, IdlStruct
 from cyclonedds.idl import types as t
 
-from .interfaces_store import typestore
+from ..interfaces_store import typestore
 
 #: Names of the two header fields of a service request/reply (rmw_cyclonedds' cdds_request_header_t).
 HEADER_GUID = "rmw_client_guid"

@@ -19,7 +19,7 @@ from typing import Callable, Iterable, Mapping
 
 import numpy as np
 
-from ..errors import ExpressionError
+from .errors import ExpressionError
 
 #: Named constants every expression may use (C's math.h names, KinDSL's PI, and plain pi / e).
 CONSTANTS: dict[str, float] = {

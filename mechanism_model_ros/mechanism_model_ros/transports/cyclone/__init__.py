@@ -3,7 +3,7 @@
 * Topics: ROS name ``/a/b`` is DDS topic ``rt/a/b``; services ``/s`` use ``rq/sRequest`` and
   ``rr/sReply``. Type names are rosidl's (``sensor_msgs::msg::dds_::JointState_``,
   ``pkg::srv::dds_::Name_Request_`` / ``_Response_``), message classes are generated from the ROS
-  definitions (:mod:`mechanism_model_ros.typegen`).
+  definitions (:mod:`mechanism_model_ros.transports.typegen`).
 * Every reader and writer is restricted to plain CDR (XCDR1), the only representation rmw_cyclonedds
   accepts.
 * QoS: KEEP_LAST depth (or KEEP_ALL), reliability, durability (transient-local with the durability-service
@@ -16,7 +16,7 @@
   requesting client's reply reader, and warns when it gives up.
 * On Iron and later (``ROS_DISTRO``, as for ``ros_discovery_info``), every reader's and writer's USER_DATA
   also carries ``typehash=RIHS01_<hex>;``, the REP-2011 hash of its message type
-  (:mod:`mechanism_model_ros.type_hash`); on Humble it does not, as there.
+  (:mod:`mechanism_model_ros.transports.cyclone.type_hash`); on Humble it does not, as there.
 * The participant's USER_DATA is ``enclave=/;``; ``ros_discovery_info`` lists the process's nodes and their
   readers and writers (:class:`GraphInfo`), for ``ros2 node list``.
 * Discovery settings follow rcl and rmw_cyclonedds (Jazzy): ``ROS_DOMAIN_ID`` (default 0),
@@ -54,15 +54,17 @@ from cyclonedds.sub import DataReader
 from cyclonedds.topic import Topic
 from cyclonedds.util import duration
 
-from ..qos import QoS, SERVICES
-from . import joint_state_cdr
-from ..typegen import HEADER_GUID, HEADER_SEQ, message_class, service_wire_class
-from .numeric_template import NumericTemplate
-from .base import (REOPEN_MATCH_TIMEOUT, SERVICE_CONCURRENCY, SERVICE_QUEUE, CallbackTimer, Client, Publisher,
+from ...qos import QoS, SERVICES
+from ..base import (REOPEN_MATCH_TIMEOUT, SERVICE_CONCURRENCY, SERVICE_QUEUE, CallbackTimer, Client, Publisher,
                    RateLimitedLogger, ServiceGate, ThreadTimer, Timer, Transport, TransportError, _set_arrival,
                    _set_cancel, busy_or_fallback, check_period, describe_exception, failure_response, guarded,
-                   resolve_name, short_traceback)
-from .rcl_action import ActionsOverServices
+                   refusal_response, resolve_name, short_traceback)
+from ..numeric_template import NumericTemplate
+from ..rcl_action import ActionsOverServices
+from ..cdr_limits import CdrLimits
+from . import joint_state_cdr
+from .type_hash import user_data
+from ..typegen import HEADER_GUID, HEADER_SEQ, message_class, service_wire_class
 
 _RANGES = ("SUBNET", "LOCALHOST", "OFF", "SYSTEM_DEFAULT")
 
@@ -192,7 +194,7 @@ def _reader(participant, topic, qos, listener=None):
 _ANY = SampleState.Any | ViewState.Any | InstanceState.Any
 
 
-#: message class -> a fast reader of its samples (transports.joint_state_cdr), made by create_subscription
+#: message class -> a fast reader of its samples (.joint_state_cdr), made by create_subscription
 _FAST_READERS: dict = {}
 
 
@@ -206,6 +208,15 @@ class OversizedSample(TransportError):
     """A sample longer than its subscription's ``max_bytes``, dropped before deserialization."""
 
 
+class RefusedSample(TransportError):
+    """A sample its reader's ``mm_precheck`` refused before deserialization (a service request over one of its
+    limits, :class:`~.base.SequenceLimit`): ``text`` says why; ``data`` and ``info`` are the sample's."""
+
+    def __init__(self, text: str, data, info):
+        super().__init__(text)
+        self.text, self.data, self.info = text, data, info
+
+
 def take_valid(reader: DataReader, n: int = 256, max_bytes: int | None = None) -> tuple[list, list]:
     """Take up to ``n`` samples: ``(messages, errors)``. Samples without valid data (Cyclone's notices that
     a writer unregistered or disposed an instance: a peer left) never become messages; a sample that does
@@ -217,6 +228,7 @@ def take_valid(reader: DataReader, n: int = 256, max_bytes: int | None = None) -
         raise TransportError(f"DDS take failed ({ret})")
     cls = reader.topic.data_type
     fast = _FAST_READERS.get(cls)
+    precheck = getattr(reader, "mm_precheck", None)
     out, errors = [], []
     for data, info in ret:
         if not info.valid_data:
@@ -225,6 +237,11 @@ def take_valid(reader: DataReader, n: int = 256, max_bytes: int | None = None) -
             errors.append(OversizedSample(f"a sample of {len(data)} bytes is longer than the subscription's "
                                           f"limit of {max_bytes} bytes"))
             continue
+        if precheck is not None:
+            text = precheck(data)
+            if text is not None:
+                errors.append(RefusedSample(text, data, info))
+                continue
         try:
             msg = None
             if fast is not None:
@@ -313,7 +330,6 @@ class GraphInfo:
 
     def __init__(self, participant, size: int, type_hashes: bool = False):
         from rosbags.typesys import Stores, get_typestore
-        from ..qos import QoS
 
         store = get_typestore(Stores.ROS2_HUMBLE if size == 24 else Stores.ROS2_JAZZY)
         self.size = size
@@ -366,7 +382,6 @@ class GraphInfo:
 def _type_hash_user_data(ros_type: str) -> bytes:
     """``typehash=RIHS01_...;`` for an endpoint of ``ros_type``; empty (with a warning, as rmw_cyclonedds) when
     the type has no hash."""
-    from ..type_hash import user_data
     try:
         return user_data(ros_type).encode()
     except Exception as exc:
@@ -555,6 +570,13 @@ class CycloneContext:
                 except Exception:   # a deleted reader
                     continue
                 if errors:
+                    refuse = getattr(reader, "mm_on_refused", None)
+                    if refuse is not None:
+                        for e in errors:
+                            if isinstance(e, RefusedSample):
+                                refuse(e)
+                        errors = [e for e in errors if not isinstance(e, RefusedSample)]
+                if errors:
                     self._undecodable(reader, errors)
                 if samples:
                     try:
@@ -719,6 +741,17 @@ class _CycloneClient(Client):
 
 
 _U64 = (1 << 64) - 1
+#: bytes of rmw_cyclonedds' request header (client guid, sequence number) before a request's fields
+_REQUEST_HEADER = 16
+
+
+class _RequestHeader:
+    """What a reply needs of a request that was never decoded: its header and sample info."""
+
+    def __init__(self, guid: int, seq: int, info):
+        setattr(self, HEADER_GUID, guid)
+        setattr(self, HEADER_SEQ, seq)
+        self.sample_info = info
 
 
 class _CycloneService:
@@ -733,7 +766,7 @@ class _CycloneService:
     departed_poll = 0.1
 
     def __init__(self, node: "CycloneNode", name: str, srv_type: str, handler, concurrency: int = SERVICE_CONCURRENCY,
-                 queue: int = SERVICE_QUEUE, busy=None):
+                 queue: int = SERVICE_QUEUE, busy=None, limits=()):
         ctx = node.ctx
         self.ctx = ctx
         self.node = node
@@ -756,7 +789,27 @@ class _CycloneService:
         #: requests of departed clients: dropped before their handler ran, and cancelled while it ran
         self.departed_dropped = 0
         self.departed_cancelled = 0
+        #: requests refused before decoding (over one of ``limits``, or malformed)
+        self.refused = 0
+        if limits:
+            self.reader.mm_precheck = CdrLimits(srv_type + "_Request", limits, header=_REQUEST_HEADER).check
+            self.reader.mm_on_refused = self._on_refused
         ctx.add_reader(self.reader, self._on_requests)
+
+    def _on_refused(self, sample: RefusedSample) -> None:
+        """A request its limits refused before decoding: an error reply (:func:`~.base.refusal_response`) to
+        the client named in its header, off the dispatcher thread (the reply may wait for the client's
+        reader)."""
+        data = sample.data
+        order = "<" if bytes(data[:2]) == b"\x00\x01" else ">"
+        if len(data) < 4 + _REQUEST_HEADER:
+            return                      # no header: nobody to answer
+        guid, seq = struct.unpack_from(order + "Qq", data, 4)
+        self.refused += 1
+        request = _RequestHeader(guid, seq, sample.info)
+        self.ctx._warn.warning(f"refused:{self.name}", f"service {self.name}: request {seq} refused before "
+                                                       f"decoding: {sample.text}")
+        self.ctx.pool.submit(self._reply, request, refusal_response(self.rep_cls(), sample.text))
 
     def _on_requests(self, samples):
         now = time.monotonic()
@@ -984,6 +1037,7 @@ class CycloneNode(ActionsOverServices, Transport):
             pub.rebind(fresh)
             if fresh.graph is not None:
                 fresh.graph.add_entity(self.namespace, self.node_name, "writers", pub.writer)
+        self.reopened = True
         return len(self._publishers)
 
     def create_subscription(self, topic: str, ros_type: str, qos: QoS, callback: Callable[[Any], None],
@@ -1016,8 +1070,11 @@ class CycloneNode(ActionsOverServices, Transport):
         return r
 
     def create_service(self, name: str, srv_type: str, handler, *, concurrency: int = SERVICE_CONCURRENCY,
-                       queue: int = SERVICE_QUEUE, busy=None):
-        s = _CycloneService(self, self._service(name), srv_type, handler, concurrency, queue, busy)
+                       queue: int = SERVICE_QUEUE, busy=None, limits=()):
+        """See :meth:`~.base.Transport.create_service`; ``limits`` are checked in the serialized request
+        before it is decoded (:mod:`.cdr_limits`), a request over one answered with FAILURE and the
+        limit's text."""
+        s = _CycloneService(self, self._service(name), srv_type, handler, concurrency, queue, busy, limits)
         self._entities.append(s)
         self._graph("readers", s.reader)
         self._graph("writers", s.writer)

@@ -30,6 +30,9 @@ from __future__ import annotations
 import functools
 import threading
 
+from ...action_types import action_types, all_types, extra_types
+from ...interfaces_store import own_types
+
 _lock = threading.RLock()
 
 #: USER_DATA key rmw_dds_common uses
@@ -59,9 +62,6 @@ def _rosidl_types(types: dict) -> dict:
 def hash_store():
     """The rosbags type store the hashes are computed from (built once, on first use)."""
     from rosbags.typesys import Stores, get_typestore
-
-    from .action_types import all_types
-    from .interfaces_store import own_types
 
     jazzy = get_typestore(Stores.ROS2_JAZZY)
     types = dict(jazzy.fielddefs)
@@ -103,8 +103,6 @@ def _installed_types(ros_type: str, store) -> dict:
     """Definitions of the interface ``ros_type`` belongs to, read from its ``.msg``/``.srv``/``.action`` file
     in an installed ROS 2 (see :func:`~mechanism_model_ros.action_types.interface_source`), when the store
     lacks them; empty when it has them."""
-    from .action_types import action_types, extra_types
-
     pkg, kind, base = ros_type.split("/")
     root = base.split("_")[0] if kind in ("srv", "action") else base
     interface = f"{pkg}/{kind}/{root}"
