@@ -1,4 +1,4 @@
-"""The Cyclone transport's fast JointState reader (transports/cyclone/joint_state_cdr.py) against the generic
+"""The Cyclone transport's fast JointState reader (transports/joint_state_cdr.py) against the generic
 deserializer of the cyclonedds package, on random messages (names of any length and alphabet, empty and
 mismatched sequences, both byte orders), and its refusal of truncated samples."""
 
@@ -56,7 +56,7 @@ def _to_big_endian(data: bytes, m) -> bytes:
 @given(st.integers(0, 2**31 - 1), st.integers(0, 2**32 - 1), names, st.lists(names, max_size=30),
        st.lists(floats, max_size=30), st.lists(floats, max_size=5), st.lists(floats, max_size=30))
 def test_fast_reader_equals_the_generic_deserializer(sec, nsec, frame, joint_names, pos, vel, eff):
-    from mechanism_model_ros.transports.cyclone.joint_state_cdr import reader
+    from mechanism_model_ros.transports.joint_state_cdr import reader
     JS, H, T = _classes()
     m = JS(name=joint_names, position=pos, velocity=vel, effort=eff)
     m.header.stamp.sec, m.header.stamp.nanosec, m.header.frame_id = sec, nsec, frame
@@ -71,7 +71,7 @@ def test_fast_reader_equals_the_generic_deserializer(sec, nsec, frame, joint_nam
 
 
 def test_truncated_or_foreign_samples_are_refused():
-    from mechanism_model_ros.transports.cyclone.joint_state_cdr import reader
+    from mechanism_model_ros.transports.joint_state_cdr import reader
     JS, H, T = _classes()
     m = JS(name=["a", "b"], position=[1.0, 2.0])
     data = m.serialize(use_version_2=False)
