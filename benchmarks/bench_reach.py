@@ -12,16 +12,20 @@ one core's CPU over the workers' total (1.0: no overhead; the two-worker speed-u
 most ``workers x efficiency``); the Dask overhead is the Dask run's total CPU (workers and driver) over the
 pool's.
 
+Search: the map's default flood search; with ``--exhaustive`` the exhaustive search (every sample the whole
+budget) too, on one core in the same process, for the ratio between the two.
+
 Checks: the three runs give identical maps (seeded sampling); on a random 1 % of the cells (at least
 ``--min-cells``), every reached sample's stored best configuration is put through Pinocchio FK (tool on the
 voxel centre within the tolerance, approach axis along the sample's direction), every sample is solved again
 on its own with ``solve_ik`` (position + pointing constraints, the map's tolerances, a different solver: the
 DLS loop) with 4000 iterations (20x the 200 a single DLS solve of the same search gets; the map's 1000 are
-lane-iterations shared by up to 6 seeds), and the samples the map missed that this finds are counted.
+lane-iterations shared by up to 6 seeds), and the samples the map missed that this finds are counted; with
+``--recheck-unreached N``, also N random unreached samples of the whole map re-tried the same way.
 
 Usage::
 
-    python benchmarks/bench_reach.py --robot mer --resolution 0.25 --directions 50 --min-cells 5
+    python benchmarks/bench_reach.py --robot mer --resolution 0.25 --directions 50 --min-cells 3 --recheck-unreached 200
     python benchmarks/bench_reach.py --robot panda --resolution 0.4 --directions 20 --min-cells 3 --loop-samples 60 --skip-dask
 """
 
@@ -67,11 +71,15 @@ def main():
     ap.add_argument("--loop-samples", type=int, default=300)
     ap.add_argument("--min-cells", type=int, default=10)
     ap.add_argument("--skip-dask", action="store_true")
+    ap.add_argument("--skip-pool", action="store_true")
+    ap.add_argument("--exhaustive", action="store_true", help="also the exhaustive search on one core")
+    ap.add_argument("--chunk-size", type=int, default=64)
+    ap.add_argument("--recheck-unreached", type=int, default=0)
     ap.add_argument("--recheck-iterations", type=int, default=4000,
                     help="budget of the independent DLS solves (20x a single solve's 200)")
     a = ap.parse_args()
     mech, chain = robot(a.robot)
-    kw = dict(directions=a.directions, chunk_size=16)
+    kw = dict(directions=a.directions, chunk_size=a.chunk_size)
     print(f"# {a.robot} {chain}, {a.resolution} m, {a.directions} directions; load average at start "
           f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
 
@@ -82,17 +90,29 @@ def main():
     print(f"one core: {S} samples, {w1:.1f} s wall, {c1:.1f} s CPU, {S / c1:.0f} samples per CPU second; "
           f"{int((one.index > 0).sum())} reachable voxels, {int(one.reached.sum())} samples reached")
 
+    if a.exhaustive:
+        c = time.process_time()
+        ex = compute_map(mech, chain, a.resolution, executor="serial", search="exhaustive", **kw)
+        ce = time.process_time() - c
+        print(f"exhaustive search, one core: {ce:.1f} s CPU, {S / ce:.0f} samples per CPU second, "
+              f"{int(ex.reached.sum())} samples reached; flood over exhaustive {ce / c1:.1f}x; samples only the "
+              f"exhaustive reached {int((ex.reached & ~one.reached).sum())}, only the flood "
+              f"{int((one.reached & ~ex.reached).sum())}")
+    if a.skip_pool:
+        c2 = None
     t, c = time.perf_counter(), time.process_time()
-    pool = compute_map(mech, chain, a.resolution, executor="pool", workers=a.workers, **kw)
-    w2, c2 = time.perf_counter() - t, time.process_time() - c + pool.stats["worker_cpu"]
-    print(f"pool x{a.workers}: {w2:.1f} s wall, {c2:.1f} s CPU (workers {pool.stats['worker_cpu']:.1f}); "
+    pool = None if a.skip_pool else compute_map(mech, chain, a.resolution, executor="pool", workers=a.workers, **kw)
+    if pool is not None:
+        w2, c2 = time.perf_counter() - t, time.process_time() - c + pool.stats["worker_cpu"]
+        print(f"pool x{a.workers}: {w2:.1f} s wall, {c2:.1f} s CPU (workers {pool.stats['worker_cpu']:.1f}); "
           f"efficiency {c1 / c2:.3f}; identical to one core: {same(one, pool)}; load {os.getloadavg()[0]:.1f}")
     if not a.skip_dask:
         t, c = time.perf_counter(), time.process_time()
         dk = compute_map(mech, chain, a.resolution, executor="dask", workers=a.workers, **kw)
         w3, c3 = time.perf_counter() - t, time.process_time() - c + dk.stats["worker_cpu"]
         print(f"dask LocalCluster x{a.workers}: {w3:.1f} s wall, {c3:.1f} s CPU (workers "
-              f"{dk.stats['worker_cpu']:.1f}); CPU over the pool's {c3 / c2:.3f}; identical: {same(one, dk)}; "
+              f"{dk.stats['worker_cpu']:.1f}); CPU over the pool's {c3 / c2 if c2 else float('nan'):.3f}; "
+              f"identical: {same(one, dk)}; "
               f"load {os.getloadavg()[0]:.1f}")
 
     base, tip, cm = chain_of(mech, chain)
@@ -147,10 +167,24 @@ def main():
             else:
                 unreached += 1
                 missed += r.success
-    print(f"re-check of {len(cells)} cells ({time.process_time() - c:.0f} s CPU): Pinocchio FK of the stored "
+    msg = (f"re-check of {len(cells)} cells ({time.process_time() - c:.0f} s CPU): Pinocchio FK of the stored "
           f"configurations off target in {fk_bad}/{fk_n}; reached samples the independent solve did not reach "
           f"{disagree}/{reached_n}; unreached samples the 20x-budget solve reached {missed}/{unreached} "
           f"({100 * missed / max(1, unreached):.2f} %)")
+    print(msg)
+    if a.recheck_unreached:
+        un = np.argwhere(one.computed[..., None] & ~one.reached)
+        pick = un[rng.choice(len(un), size=min(a.recheck_unreached, len(un)), replace=False)]
+        c = time.process_time()
+        hits = 0
+        for u in pick:
+            _, _, cons = constraints(u[:3], u[3])
+            hits += solve_ik(cm, cons, None, solver="dls", timeout=600, tol_position=req["tol_position"],
+                             tol_orientation=req["tol_orientation"], max_iterations=a.recheck_iterations,
+                             rng=7).success
+        print(f"{len(pick)} random unreached samples of the map re-tried at 20x budget "
+              f"({time.process_time() - c:.0f} s CPU): {hits} reached ({100 * hits / max(1, len(pick)):.2f} %); "
+              f"load {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":

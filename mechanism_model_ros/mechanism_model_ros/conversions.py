@@ -12,6 +12,7 @@ import math
 import numpy as np
 from scipy.spatial.transform import Rotation
 
+from mechanism_model_core import shapes as S
 from mechanism_model_core.errors import InvalidConfiguration
 from mechanism_model_core.spatial import matrix_to_quaternion, rotation_z_to
 
@@ -347,7 +348,6 @@ MARKER_CUBE, MARKER_SPHERE, MARKER_CYLINDER = 1, 2, 3
 def fill_primitive_marker(marker, g) -> bool:
     """Type and scale (m) of a ``visualization_msgs/Marker`` for the primitive collision shape ``g`` (box,
     sphere; cylinder, cone and capsule drawn as the cylinder that bounds them); False for other kinds."""
-    from mechanism_model_core.collision import shapes as S
     if isinstance(g, S.Box):
         marker.type = MARKER_CUBE
         marker.scale.x, marker.scale.y, marker.scale.z = g.x, g.y, g.z

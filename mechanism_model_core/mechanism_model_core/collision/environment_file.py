@@ -33,7 +33,7 @@ import numpy as np
 from .. import terrain as T
 from ..errors import ModelFileError
 from ..io.yaml_lines import line_of as _line, read_yaml_with_lines
-from . import shapes as S
+from .. import shapes as S
 from .environment import Environment, Obstacle, terrain_obstacle
 
 _TOP_KEYS = {"terrain", "obstacles"}

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ModelFileError, UnknownBody
-from . import shapes as S
+from .. import shapes as S
 from .matrix import CollisionMatrix
 
 

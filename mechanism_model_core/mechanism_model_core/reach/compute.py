@@ -376,7 +376,8 @@ def compute_chunk(ctx: ReachContext, voxels) -> dict:
     order): ``reached`` (n, S) bool, ``manipulability`` and ``margin`` (n,) best over the reached samples
     (0 when none), ``q`` (n, nq) the reached configuration with the largest limit margin (NaN when none) and
     ``best_sample`` its sample index (-1 when none), and
-    the totals ``samples`` and ``iterations``, and ``cpu`` the CPU seconds the chunk took on its worker.
+    the totals ``samples`` and ``iterations``, and ``cpu`` the CPU seconds of the worker's process while the
+    chunk ran (all its threads: a Dask worker's own too), ``thread_cpu`` those of the thread that ran it.
 
     **Search** (pose mode, ``search="flood"``):
 
@@ -396,7 +397,7 @@ def compute_chunk(ctx: ReachContext, voxels) -> dict:
     inputs only, so the map depends on the chunk's voxels (the request's ``chunk_size``) but not on the
     executor, the workers or the machine.
     ``search="exhaustive"``: every sample the full budget from its FK seed."""
-    cpu0 = time.process_time()
+    cpu0, th0 = time.process_time(), time.thread_time()
     voxels = np.asarray(voxels, dtype=np.int64)
     n, S, nq = len(voxels), ctx.samples_per_voxel, ctx.chain.nq
     centers = ctx.grid.centers(voxels)
@@ -434,4 +435,4 @@ def compute_chunk(ctx: ReachContext, voxels) -> dict:
     best_sample = np.where(any_ok, pick, -1).astype(np.int32)
     return {"voxels": voxels, "reached": ok2, "manipulability": m2.max(axis=1), "margin": g2.max(axis=1),
             "q": best_q, "best_sample": best_sample, "samples": int(n * S), "iterations": int(iterations),
-            "cpu": time.process_time() - cpu0}
+            "cpu": time.process_time() - cpu0, "thread_cpu": time.thread_time() - th0}

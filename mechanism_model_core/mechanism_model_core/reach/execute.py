@@ -125,10 +125,23 @@ def _run_pool(ctx, chunks, workers):
 
 def _run_dask(ctx, chunks, workers, scheduler, processes):
     try:
+        import dask
         from distributed import Client, LocalCluster, wait
     except ImportError as exc:   # pragma: no cover - the 'dask' extra
         raise MechanismModelError("executor 'dask' needs distributed: pip install 'mechanism_model_core[dask]'") \
             from exc
+    # a LocalCluster's own settings (a real cluster keeps its operator's): no statistical profiler sampling
+    # every worker's stack each 10 ms, no work stealing (equal tasks, at most 4 per worker in flight), the
+    # event-loop watchdog, memory and system monitors every second or two instead of every 20, 100 and 500 ms
+    # -- CPU the map does not need
+    quiet = {"distributed.worker.profile.enabled": False, "distributed.scheduler.work-stealing": False,
+             "distributed.admin.tick.interval": "1s", "distributed.worker.memory.monitor-interval": "1s",
+             "distributed.admin.system-monitor.interval": "2s"} if scheduler is None else {}
+    with dask.config.set(quiet):
+        yield from _dask_run(ctx, chunks, workers, scheduler, processes, Client, LocalCluster, wait)
+
+
+def _dask_run(ctx, chunks, workers, scheduler, processes, Client, LocalCluster, wait):
     cluster = None
     if scheduler is None:
         where = {"host": "127.0.0.1"} if processes else {}       # loopback, or in-process without sockets

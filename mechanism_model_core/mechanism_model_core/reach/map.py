@@ -333,7 +333,7 @@ def compute_map(mechanism: Mechanism, chain, resolution: float = 0.05, *, direct
         total = len(active) * S
         journal = None
         done_ids: set = set()
-        stats = {"worker_cpu": 0.0, "chunks": 0}
+        stats = {"worker_cpu": 0.0, "worker_thread_cpu": 0.0, "chunks": 0}
         if path is not None:
             journal = Journal(path, {"model_hash": mhash, "request": request})
             done_ids = journal.open(restart=restart)
@@ -349,6 +349,7 @@ def compute_map(mechanism: Mechanism, chain, resolution: float = 0.05, *, direct
             samples += res["samples"]
             iterations += res["iterations"]
             stats["worker_cpu"] += float(res.get("cpu", 0.0))
+            stats["worker_thread_cpu"] += float(res.get("thread_cpu", 0.0))
             stats["chunks"] += 1
 
         for cid in sorted(done_ids):
@@ -364,7 +365,7 @@ def compute_map(mechanism: Mechanism, chain, resolution: float = 0.05, *, direct
                 progress(samples, total)
     shape = grid.shape
     if mode == "fk":
-        stats = {"worker_cpu": 0.0, "chunks": 0}
+        stats = {"worker_cpu": 0.0, "worker_thread_cpu": 0.0, "chunks": 0}
     attrs = {"format": FORMAT, "format_version": FORMAT_VERSION, "software_version": __version__,
              "model_name": mechanism.name, "model_hash": mhash, "request": json.dumps(request),
              "samples": samples, "iterations": iterations}

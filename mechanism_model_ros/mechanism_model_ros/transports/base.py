@@ -32,10 +32,12 @@ class TransportError(RuntimeError):
     """The middleware refused something (bad name, no ROS installation, service unavailable)."""
 
 
-#: longest the first message through a publisher re-created on a fresh participant waits for its subscribers to
-#: be discovered (s; see :meth:`Transport.reopen_publishers`): a command written before its reader is matched
-#: reaches nobody (the controllers' readers are volatile)
-REOPEN_MATCH_TIMEOUT = 0.5
+#: how long after :meth:`Transport.reopen_publishers` the first message through a re-created publisher may wait
+#: for its subscribers to be discovered (s, one deadline for all of a node's publishers): a command written
+#: before its reader is matched reaches nobody (the controllers' readers are volatile). No longer than the
+#: exported controllers' command timeout: a publisher nobody subscribes to (a steering controller not
+#: running) must not hold back the wheels' zero beyond the time they stop by themselves anyway.
+REOPEN_MATCH_TIMEOUT = 0.25
 
 
 @dataclass(frozen=True)
