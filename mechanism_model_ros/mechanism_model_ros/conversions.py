@@ -185,6 +185,9 @@ def configuration_from(mechanism, values: dict[str, float]) -> np.ndarray:
         raise BadMessage(str(exc)) from None
 
 
+_FLOAT_ONLY = frozenset([float])
+
+
 class ReportedConfiguration:
     """:func:`configuration_from` for a caller that converts the same set of reported joints again and again
     (the state publisher, at the rate of joint_states): the names' coordinate indices are looked up once per
@@ -209,7 +212,7 @@ class ReportedConfiguration:
             self._at = np.array([self._index[n] for n in names], dtype=np.intp)
             self._names, self._given = names, frozenset(names)
         v = list(values.values())
-        if not all(type(x) is float for x in v):       # what the cache holds; else the checks of the full path
+        if not _FLOAT_ONLY.issuperset(map(type, v)):    # what the cache holds; else the checks of the full path
             return configuration_from(self.mechanism, values)
         q = self._home.copy()
         q[self._at] = v
