@@ -906,7 +906,11 @@ class LMPopulationSolver:
             return DLSSolver(mu0=self.mu0).solve(P, o)
         xf, x0, pt, RtT, _ = lane_data(P)
         seed = _seed_of(o.rng)
-        width = self.start_width or (self.population if E.nv >= WIDE_FROM else 1)
+        # table starts for full poses only: a position or orientation alone leaves the chain free in other
+        # directions, and an answer from a table entry would not depend on the caller's seed (a UR5's tool
+        # position reached from three seeds gave one configuration), where the field returns the solution
+        # the seed leads to
+        width = self.start_width or (self.population if E.nv >= WIDE_FROM and len(E.rows) == 6 else 1)
         if o.restarts:
             E.restarts(seed, 1)
             if min(width, self.population) > 1:
