@@ -1075,7 +1075,7 @@ def frame_jacobian(fk: "ForwardKinematics", frame: str, relative_to=None, conven
 
 # ============================================================================ joint steps (TF edges)
 class _EdgePlan:
-    __slots__ = ("K0", "K1", "K2", "coords", "prismatic", "coords2", "scale2", "C")
+    __slots__ = ("K0", "K1", "K2", "coords", "prismatic", "coords2", "scale2", "C", "ones")
 
 
 def _quaternion_product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -1110,6 +1110,7 @@ def _edge_plan(plan: KinematicsPlan) -> _EdgePlan:
     n = len(pri)
     ep.coords2 = _ro(np.concatenate([ep.coords, ep.coords]), np.intp)
     ep.scale2 = _ro(np.concatenate([np.ones(n), np.full(n, 0.5)]))
+    ep.ones = _ro(np.ones(n))
     qL = matrix_to_quaternion(L[:, :3, :3])
     qR = matrix_to_quaternion(R[:, :3, :3])
     qa = _quaternion_product(qL, qR)
@@ -1168,7 +1169,8 @@ def joint_step_xyzquat(mechanism: Mechanism, q) -> np.ndarray:
     ep = _edge_plan(p)
     n = len(ep.coords)
     z = q[..., ep.coords2] * ep.scale2           # (x, x/2) of every step
-    f = np.concatenate([np.cos(z), np.sin(z), z[..., :n], np.ones(z.shape[:-1] + (n,))], axis=-1)
+    ones = ep.ones if z.ndim == 1 else np.ones(z.shape[:-1] + (n,))
+    f = np.concatenate([np.cos(z), np.sin(z), z[..., :n], ones], axis=-1)
     f = f.reshape(z.shape[:-1] + (6, n)).swapaxes(-1, -2)[..., None, :]        # (..., n, 1, 6)
     out = (f @ ep.C)[..., 0, :]
     w = out[..., 6]

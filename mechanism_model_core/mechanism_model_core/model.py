@@ -33,6 +33,7 @@ from .errors import (ExpressionError, InvalidConfiguration, ModelStructureError,
 from .expressions import parse_expression
 from .joints import Joint
 from .named_values import finite_value as _finite_scalar
+from .shapes import geometry_from
 from .spatial import inverse, rotation_z_to
 
 GROUND = "ground"
@@ -89,7 +90,7 @@ class BoundingShape:
     length along z), ``sphere`` (radius), ``mesh`` or ``convex`` (``mesh`` holds the file reference as
     written, ``mesh_path`` the file it resolved to on this machine or None, dimensions the scale; ``convex``
     uses the mesh's convex hull) or ``none`` (a pure container). :attr:`geometry` is the typed shape
-    (:mod:`mechanism_model_core.collision.shapes`). ``parent`` names the enclosing shape of the same body
+    (:mod:`mechanism_model_core.shapes`). ``parent`` names the enclosing shape of the same body
     (``None`` at the top; a parent contains its children); ``level`` is the resolution (1 coarsest);
     leaves are the finest shapes. ``tolerance`` (m) pads the shape in collision checks (a negative value,
     as the CLARAty samples' -1, means none); shapes with
@@ -114,8 +115,6 @@ class BoundingShape:
     color: tuple | None = None
 
     def __post_init__(self):
-        from .collision.shapes import geometry_from
-
         object.__setattr__(self, "transform", _readonly(self.transform))
         if self.color is not None:
             try:
@@ -140,9 +139,7 @@ class BoundingShape:
 
     @property
     def geometry(self):
-        """The typed shape (:class:`~mechanism_model_core.collision.shapes.Geometry`), None for ``none``."""
-        from .collision.shapes import geometry_from
-
+        """The typed shape (:class:`~mechanism_model_core.shapes.Geometry`), None for ``none``."""
         return geometry_from(self.type, self.dimensions, self.mesh, self.mesh_path)
 
 

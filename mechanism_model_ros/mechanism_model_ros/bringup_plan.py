@@ -27,9 +27,11 @@ from mechanism_model_core.io.urdf import to_urdf
 from mechanism_model_core.io.urdf_subtree import urdf_subtree
 from mechanism_model_core.joints import JointType
 from mechanism_model_core.io.motor_groups import load_motor_groups
-from mechanism_model_core.locomotion import ControllerKind, MotorGroups
+from mechanism_model_core.locomotion import MotorGroups
 from mechanism_model_core.locomotion.legged import LeggedLocomotorModel
 from mechanism_model_core.locomotion.wheeled import WheeledLocomotorModel
+
+from .motor_group_owners import motor_group_owners
 
 #: robot kind -> the node that moves it (besides the state publisher and the three servers)
 KIND_NODES = {"rover": ("locomotor",), "walker": ("legged",), "arm": ("manipulator",)}
@@ -53,6 +55,8 @@ class BringupPlan:
     controllers_yaml: str       #: controller_manager parameter file text
     hardware: str               #: hardware plugin
     base_frame: str | None = None   #: the floating body (odometry's child frame), if any
+    #: motor group -> the node commanding it (:func:`.motor_group_owners.motor_group_owners`: one node each)
+    owners: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
 
@@ -172,9 +176,9 @@ def plan(mechanism, motors: MotorGroups | None = None, *, hardware: str = "mock"
     if kind not in KIND_NODES:
         raise BringupError(f"unknown robot kind {kind!r} (auto, {', '.join(KIND_NODES)})")
     nodes = list(SERVERS) + list(KIND_NODES[kind])
-    trajectory_groups = [g.name for g in motors.groups if g.controller is ControllerKind.JOINT_TRAJECTORY]
-    if kind == "rover" and trajectory_groups:
-        nodes.append("manipulator")        # the rover's mast and arm
+    owners = motor_group_owners(mechanism, motors)
+    if kind == "rover" and "manipulator" in owners.values():
+        nodes.append("manipulator")        # the rover's mast and arm (never its steering: motor_group_owners)
     base = floating_body(mechanism)
     urdf = to_urdf(mechanism)
     if base is not None:
@@ -187,7 +191,8 @@ def plan(mechanism, motors: MotorGroups | None = None, *, hardware: str = "mock"
         fixed = base or mechanism.bodies[0].name
     return BringupPlan(kind=kind, nodes=nodes, controllers=[g.name for g in motors.groups],
                        fixed_frame=fixed, rviz_config=f"{kind}.rviz", robot_description=description,
-                       controllers_yaml=controllers_yaml(motors), hardware=plugin, base_frame=base)
+                       controllers_yaml=controllers_yaml(motors), hardware=plugin, base_frame=base,
+                       owners=owners)
 
 
 __all__ = ["BringupError", "BringupPlan", "KIND_NODES", "check_hardware_plugin", "floating_body",

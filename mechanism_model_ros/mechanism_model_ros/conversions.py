@@ -12,6 +12,7 @@ import math
 import numpy as np
 from scipy.spatial.transform import Rotation
 
+from mechanism_model_core import shapes as S
 from mechanism_model_core.errors import InvalidConfiguration
 from mechanism_model_core.spatial import matrix_to_quaternion, rotation_z_to
 
@@ -184,6 +185,9 @@ def configuration_from(mechanism, values: dict[str, float]) -> np.ndarray:
         raise BadMessage(str(exc)) from None
 
 
+_FLOAT_ONLY = frozenset([float])
+
+
 class ReportedConfiguration:
     """:func:`configuration_from` for a caller that converts the same set of reported joints again and again
     (the state publisher, at the rate of joint_states): the names' coordinate indices are looked up once per
@@ -208,7 +212,7 @@ class ReportedConfiguration:
             self._at = np.array([self._index[n] for n in names], dtype=np.intp)
             self._names, self._given = names, frozenset(names)
         v = list(values.values())
-        if not all(type(x) is float for x in v):       # what the cache holds; else the checks of the full path
+        if not _FLOAT_ONLY.issuperset(map(type, v)):    # what the cache holds; else the checks of the full path
             return configuration_from(self.mechanism, values)
         q = self._home.copy()
         q[self._at] = v
@@ -344,7 +348,6 @@ MARKER_CUBE, MARKER_SPHERE, MARKER_CYLINDER = 1, 2, 3
 def fill_primitive_marker(marker, g) -> bool:
     """Type and scale (m) of a ``visualization_msgs/Marker`` for the primitive collision shape ``g`` (box,
     sphere; cylinder, cone and capsule drawn as the cylinder that bounds them); False for other kinds."""
-    from mechanism_model_core.collision import shapes as S
     if isinstance(g, S.Box):
         marker.type = MARKER_CUBE
         marker.scale.x, marker.scale.y, marker.scale.z = g.x, g.y, g.z

@@ -18,6 +18,7 @@ driving).
 
 from __future__ import annotations
 
+import math
 import threading
 from dataclasses import dataclass
 from typing import Callable
@@ -57,6 +58,9 @@ class JointStateCache:
         self._coords = set(mechanism.coordinate_names)
         self._latest: dict[str, float] = {}
         self._heard: dict[str, float] = {}          # joint -> transport.monotonic() of its last finite value
+        #: the names of the last message that passed every check with all names known (unique, all finite):
+        #: a message naming the same joints needs only its positions checked (controllers repeat their names)
+        self._clean_names: list | None = None
         self._lock = threading.Lock()
         self._listeners: list[Callable[[JointStateUpdate], None]] = []
         self._drained: list[Callable[[], None]] = []
@@ -118,12 +122,28 @@ class JointStateCache:
 
     def on_message(self, msg) -> None:
         self.messages_in += 1
+        names, pos = msg.name, msg.position
+        if names == self._clean_names and len(pos) == len(names) and _all_finite(pos):
+            # the names of the last clean message: known and unique, so only the positions need checking
+            values, unknown, nonfinite = dict(zip(names, map(float, pos))), (), ()
+        else:
+            values, unknown, nonfinite = self._parse(msg)
+            if values is None:
+                return
+            if not unknown and not nonfinite:
+                self._clean_names = list(names)
+        self._accept(msg, values, unknown, nonfinite)
+
+    def _parse(self, msg):
+        """``(values, unknown names, non-finite names)`` of a message (full checks), None values if dropped."""
         try:
-            values, unknown, nonfinite = joint_state_positions(msg, self._coords, skip_nonfinite=True)
+            return joint_state_positions(msg, self._coords, skip_nonfinite=True)
         except BadMessage as exc:
             self.messages_rejected += 1
             self.warn.warning("bad-joint-state", f"joint_states message dropped: {exc}")
-            return
+            return None, (), ()
+
+    def _accept(self, msg, values: dict, unknown, nonfinite) -> None:
         if unknown:
             self.warn.warning("unknown-joint", f"joint_states names joints the model does not have: "
                                                f"{', '.join(sorted(unknown)[:5])} (ignored)")
@@ -144,8 +164,7 @@ class JointStateCache:
         now = self.transport.monotonic()
         with self._lock:
             self._latest.update(values)
-            for n in values:
-                self._heard[n] = now
+            self._heard.update(dict.fromkeys(values, now))
             latest = dict(self._latest)
         update = JointStateUpdate(values, latest, stamp, msg)
         for listener in self._listeners:
@@ -162,6 +181,15 @@ class JointStateCache:
         big = self.samples_oversized()
         return (f"joint_states in: {self.messages_in} (rejected {self.messages_rejected}"
                 + (f", lost by DDS {lost}" if lost else "") + (f", oversized {big}" if big else "") + ")")
+
+
+def _all_finite(values) -> bool:
+    """True when every value is a finite number (their sum is finite unless one is not, or the sum overflows:
+    then False, and the caller's full check decides)."""
+    try:
+        return math.isfinite(sum(values))
+    except (TypeError, ValueError, OverflowError):
+        return False
 
 
 class MergedJointStates:

@@ -2,7 +2,7 @@
 ``joint_trajectory_controller`` s after checking them against the motor groups (CLARAty 13.4.3).
 
 For each joint-trajectory motor group (``arm_controller``, ``mast_controller``; parameter ``controllers``,
-default: all of the model's) the node is a client of the controller's
+default: every one no locomotion node commands, :mod:`.motor_group_owners`: never a rover's steering) the node is a client of the controller's
 ``/<controller>/follow_joint_trajectory`` action (``control_msgs/action/FollowJointTrajectory``, as MoveIt
 drives controllers), or, with parameter ``mode: topic``, a publisher on its ``/<controller>/joint_trajectory``
 topic (no result beyond "sent").
@@ -37,7 +37,8 @@ so the cancel goes out within ``state_timeout + WATCHDOG_PERIOD`` (0.4 s) of the
 the project's rule that silence on state topics stops motion within ``STOP_LIMIT`` (0.5 s); a
 ``state_timeout`` that would break the rule is refused with ``ValueError`` (no larger value is allowed).
 
-Parameters: ``controllers`` (list of group names; empty: every joint_trajectory group), ``mode``
+Parameters: ``controllers`` (list of group names; empty: every joint_trajectory group that the locomotor or
+the legged node does not command, :func:`~.motor_group_owners.manipulator_groups`), ``mode``
 (``action`` or ``topic``), ``motors`` (motor-group file; empty: the model's own), ``state_timeout`` (s),
 ``server_timeout`` (s to wait for an action server, default 5), ``result_timeout_margin`` (s added to the
 trajectory's duration when waiting for a result, default 10). The node holds no mathematics: the checks
@@ -58,6 +59,7 @@ from mechanism_model_core.locomotion.manipulator import ManipulatorModel
 
 from .conversions import BadMessage, fill_joint_trajectory, joint_trajectory_arrays
 from .error_codes import ErrorCodes
+from .motor_group_owners import manipulator_groups, motor_group_owners
 from .qos import DEFAULT
 from .transports.base import STATUS_CANCELED, STATUS_SUCCEEDED, RateLimitedLogger, Transport
 
@@ -102,7 +104,6 @@ class Manipulator:
         motors_file = str(transport.get_parameter("motors", ""))
         self.motors = motors if motors is not None else load_motor_groups(mechanism, motors_file or None)
         wanted = list(transport.get_parameter("controllers", []))
-        trajectory_groups = self.motors.of_kind(ControllerKind.JOINT_TRAJECTORY)
         if wanted:
             unknown = [c for c in wanted if c not in self.motors]
             if unknown:
@@ -112,10 +113,17 @@ class Manipulator:
             bad = [c for c, g in self.groups.items() if g.controller is not ControllerKind.JOINT_TRAJECTORY]
             if bad:
                 raise ValueError(f"controllers {bad} are not joint_trajectory controllers")
+            owners = motor_group_owners(mechanism, self.motors)
+            for c in wanted:
+                if owners.get(c, "manipulator") != "manipulator":
+                    self.log.warning(f"controllers names {c!r}, which the {owners[c]} node commands: run only "
+                                     f"one of the two nodes on it")
         else:
-            self.groups = {g.name: g for g in trajectory_groups}
+            # the one rule of motor_group_owners: never a group the locomotor or legged node commands
+            self.groups = {g.name: g for g in manipulator_groups(mechanism, self.motors)}
         if not self.groups:
-            raise ValueError("the model has no joint_trajectory motor group for the manipulator node")
+            raise ValueError("the model has no joint_trajectory motor group for the manipulator node (groups "
+                             "commanded by the locomotor or legged node are not the manipulator's)")
         self.mode = str(transport.get_parameter("mode", "action"))
         if self.mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {self.mode!r}")

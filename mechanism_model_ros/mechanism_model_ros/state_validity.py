@@ -39,6 +39,8 @@ import math
 
 import numpy as np
 
+from mechanism_model_core import shapes as S
+
 from . import markers
 from .conversions import BadMessage, fill_pose, fill_primitive_marker, pose_to_matrix, set_stamp
 from .error_codes import ErrorCodes, RequestError
@@ -103,7 +105,6 @@ class StateValidity:
         """The MarkerArray of every bounding shape that collision checks use; bodies in ``highlighted`` red."""
         MarkerArray = self.transport.message_class("visualization_msgs/msg/MarkerArray")
         Marker = self.transport.message_class("visualization_msgs/msg/Marker")
-        from mechanism_model_core.collision import shapes as S
 
         prefix = self.server.frame_prefix
         stamp = self.transport.now()
@@ -135,7 +136,6 @@ class StateValidity:
 
     def _environment_markers(self, Marker, stamp, hot):
         """Markers of the node's obstacles (ground frame, namespace ``environment``)."""
-        from mechanism_model_core.collision import shapes as S
         from mechanism_model_core.collision.coal_backend import heightfield_surface
 
         Point = self.transport.message_class("geometry_msgs/msg/Point")
@@ -291,7 +291,6 @@ class StateValidity:
         """``(obstacle name, Obstacle)`` of every shape of one CollisionObject (names ``id`` for a single
         shape, ``id/primitive/k``, ``id/mesh/k``, ``id/plane/k`` otherwise)."""
         from mechanism_model_core.collision import Obstacle
-        from mechanism_model_core.collision import shapes as S
 
         groups = (("primitive", list(obj.primitives), list(obj.primitive_poses)),
                   ("mesh", list(obj.meshes), list(obj.mesh_poses)),
@@ -330,7 +329,6 @@ class StateValidity:
 
     @staticmethod
     def _primitive(p, w):
-        from mechanism_model_core.collision import shapes as S
 
         d = [float(v) for v in p.dimensions]
         need = {BOX: 3, SPHERE: 1, CYLINDER: 2, CONE: 2}.get(int(p.type))

@@ -20,7 +20,7 @@ require("coal", "collision")
 import coal  # noqa: E402
 
 from mechanism_model_core.collision import height_field_tiles as tiles_module  # noqa: E402
-from mechanism_model_core.collision import shapes as S  # noqa: E402
+from mechanism_model_core import shapes as S  # noqa: E402
 from mechanism_model_core.collision.coal_backend import _bvh, heightfield_surface, to_coal  # noqa: E402
 from mechanism_model_core.collision.height_field_tiles import TiledHeightField  # noqa: E402
 

@@ -604,7 +604,7 @@ def test_avoid_collisions_ignores_pairs_the_chain_does_not_move(rover):
     body touches the rock); the moving bodies are the arm's links, not the wheels or the chassis."""
     require("coal", "collision")
     from mechanism_model_core.collision import Environment, Obstacle, collisions
-    from mechanism_model_core.collision import shapes as S
+    from mechanism_model_core import shapes as S
 
     arm, q0 = _rover_arm(rover)
     moving = arm.moving_bodies()

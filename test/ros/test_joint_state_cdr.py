@@ -1,4 +1,4 @@
-"""The Cyclone transport's fast JointState reader (transports/cyclone/joint_state_cdr.py) against the generic
+"""The Cyclone transport's fast JointState reader (transports/joint_state_cdr.py) against the generic
 deserializer of the cyclonedds package, on random messages (names of any length and alphabet, empty and
 mismatched sequences, both byte orders), and its refusal of truncated samples."""
 
@@ -56,7 +56,7 @@ def _to_big_endian(data: bytes, m) -> bytes:
 @given(st.integers(0, 2**31 - 1), st.integers(0, 2**32 - 1), names, st.lists(names, max_size=30),
        st.lists(floats, max_size=30), st.lists(floats, max_size=5), st.lists(floats, max_size=30))
 def test_fast_reader_equals_the_generic_deserializer(sec, nsec, frame, joint_names, pos, vel, eff):
-    from mechanism_model_ros.transports.cyclone.joint_state_cdr import reader
+    from mechanism_model_ros.transports.joint_state_cdr import reader
     JS, H, T = _classes()
     m = JS(name=joint_names, position=pos, velocity=vel, effort=eff)
     m.header.stamp.sec, m.header.stamp.nanosec, m.header.frame_id = sec, nsec, frame
@@ -71,7 +71,7 @@ def test_fast_reader_equals_the_generic_deserializer(sec, nsec, frame, joint_nam
 
 
 def test_truncated_or_foreign_samples_are_refused():
-    from mechanism_model_ros.transports.cyclone.joint_state_cdr import reader
+    from mechanism_model_ros.transports.joint_state_cdr import reader
     JS, H, T = _classes()
     m = JS(name=["a", "b"], position=[1.0, 2.0])
     data = m.serialize(use_version_2=False)
@@ -80,3 +80,50 @@ def test_truncated_or_foreign_samples_are_refused():
         with pytest.raises((ValueError, struct.error)):
             read(bad)
     assert math.isclose(read(data).position[1], 2.0)
+
+
+RCLPY_COMPARE = r"""
+import math, random, sys
+from rclpy.serialization import deserialize_message, serialize_message
+from sensor_msgs.msg import JointState
+from mechanism_model_ros.transports.joint_state_cdr import PlainJointState, plain_reader
+
+rng = random.Random(5)
+read = plain_reader()
+alphabet = "abc_/.xyz" + "\u00e9\u4e2d\U0001f600"
+special = [math.nan, math.inf, -math.inf, 0.0, -0.0, 1e-310, 1.7e308]
+def number():
+    return rng.choice(special) if rng.random() < 0.2 else rng.uniform(-1e3, 1e3)
+def fields(m):
+    return (m.header.stamp.sec, m.header.stamp.nanosec, m.header.frame_id, list(m.name),
+            [repr(float(x)) for x in m.position], [repr(float(x)) for x in m.velocity],
+            [repr(float(x)) for x in m.effort])
+for k in range(300):
+    m = JointState()
+    m.header.stamp.sec, m.header.stamp.nanosec = rng.randrange(2**31), rng.randrange(10**9)
+    m.header.frame_id = "".join(rng.choice(alphabet) for _ in range(rng.randrange(6)))
+    n = rng.randrange(31)
+    m.name = ["".join(rng.choice(alphabet) for _ in range(rng.randrange(1, 12))) for _ in range(n)]
+    m.position = [number() for _ in range(rng.choice([n, n, 0, rng.randrange(31)]))]
+    m.velocity = [number() for _ in range(rng.choice([n, 0]))]
+    m.effort = [number() for _ in range(rng.choice([n, 0]))]
+    data = serialize_message(m)
+    for _ in range(2):              # the second read takes the names from the reader's cache
+        got = read(data)
+        assert type(got) is PlainJointState
+        assert fields(got) == fields(deserialize_message(data, JointState)), k
+print("ok")
+"""
+
+
+@pytest.mark.rclpy
+@pytest.mark.parametrize("distro", ["humble", "jazzy"])
+def test_plain_reader_equals_rclpy_s_deserializer(distro):
+    """What the rclpy transport's joint-state subscription delivers (the struct reader's plain objects) holds
+    what rclpy's own deserializer gives, on messages rclpy serialized (unicode names, NaN and infinities,
+    empty and mismatched sequences)."""
+    from ros import ros_env
+    ros_env.require(distro)
+    from ros.dds_helpers import unique_domain_id
+    p = ros_env.run_python(RCLPY_COMPARE, unique_domain_id(), distro, timeout=120, with_workspace=False)
+    assert p.returncode == 0 and p.stdout.strip().endswith("ok"), p.stdout + p.stderr

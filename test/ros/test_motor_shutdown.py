@@ -59,6 +59,17 @@ def plain_robot(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
+def standin_robot(tmp_path_factory):
+    """The ros2_control stand-in (test/ros/ros2_control_standin.py: the same topics, plain forward command
+    controllers) for the node over rclpy on Jazzy, which has no ros2_control here (shared/ros2 installs a core
+    Jazzy)."""
+    with ControlledRobot(MODEL, unique_domain_id(), tmp_path_factory.mktemp("rocky8_standin"),
+                         controllers=["steering_controller", "wheel_controller"], command_timeout=0.0,
+                         real=False) as r:
+        yield r
+
+
+@pytest.fixture(scope="module")
 def timed_robot(tmp_path_factory):
     """The default export: the wheel controller stops by itself when commands stop."""
     with _robot(tmp_path_factory, None) as r:
@@ -101,13 +112,15 @@ class Locomotor:
 
     def __init__(self, robot, transport: str, launched: bool, tmp_path, faulty: bool = False, env=None):
         self.launched = launched
+        transport, _, distro = transport.partition("-")       # rclpy-jazzy: rclpy on ROS 2 Jazzy
+        distro = distro or "humble"
         if transport == "rclpy":
-            ros_env.require("humble")
+            ros_env.require(distro)
         if faulty:                      # serve under faulty_serve.py: SIGUSR1/SIGUSR2 trigger its faults
             args = [FAULTY, "--transport", transport, "--status-period", "0", "--log-level", "WARNING", *ARGS]
             if transport == "rclpy":
-                self.proc = ros_env.start([ros_env.ROS_PYTHON, *args], robot.domain, name="faulty_serve",
-                                          **(env or {}))
+                self.proc = ros_env.start([ros_env.ROS_PYTHON, *args], robot.domain, distro=distro,
+                                          name="faulty_serve", **(env or {}))
             else:
                 self.proc = subprocess.Popen([sys.executable, *args], env={**dds_env(robot.domain), **(env or {})},
                                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -234,3 +247,16 @@ def test_a_participant_lost_for_good_leaves_the_controller_to_stop_the_wheels(ti
                             env={"MM_FAULT_NO_REOPEN": "1"})
     assert code == 1, out[-3000:]
     assert "cannot re-create the publishers" in out and "MM_FAULT_NO_REOPEN" in out, out[-3000:]
+
+
+@pytest.mark.parametrize("how", ["exception", "participant_lost"])
+def test_on_jazzy_an_exception_or_a_lost_participant_stops_the_wheels(standin_robot, how, tmp_path, capsys):
+    """The same two endings over rclpy on ROS 2 Jazzy (its fresh context for the last command included),
+    against the ros2_control stand-in: Jazzy here has no ros2_control."""
+    code, out = _drive_then(standin_robot, "rclpy-jazzy", how, tmp_path, capsys)
+    assert code != 0, out[-3000:]
+    if how == "participant_lost":
+        assert "the rclpy context was shut down" in out and "on a fresh participant" in out, out[-3000:]
+        assert "Traceback" not in out, out[-3000:]
+    else:
+        assert "serve failed: stopping the nodes" in out, out[-3000:]

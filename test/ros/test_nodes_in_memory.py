@@ -252,3 +252,50 @@ def test_ik_beyond_its_gate_is_answered_busy(bus):
         svc.gate.leave()
     assert rep.error_code.val == -50 and "busy" in rep.message
     assert nodes["kinematics_server"].busy == 1
+
+
+def test_joint_state_cache_repeated_names_take_the_same_checks():
+    """The cache checks a message that repeats the last clean message's names by its positions alone: the result
+    must be what the full checks give, message after message (NaN and infinite positions, lengths that do not
+    match, repeated and unknown names, sums that overflow), as a reference built from the pure parser says."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from mechanism_model_ros.conversions import BadMessage, joint_state_positions
+    from mechanism_model_ros.joint_state_cache import JointStateCache
+    from mechanism_model_ros.transports.memory import MemoryBus, MemoryNode
+
+    known = list(MODEL.coordinate_names)
+    name_lists = [known[:6], known[:6], known[3:9], known[:2] + ["not_a_joint"], [known[0], known[0]]]
+    special = st.sampled_from([math.nan, math.inf, -math.inf, 1e308, -1e308])
+    step = st.tuples(st.integers(0, len(name_lists) - 1), st.lists(st.floats(-3, 3), min_size=6, max_size=6),
+                     st.one_of(st.none(), st.tuples(st.integers(0, 5), special)), st.booleans())
+
+    @settings(max_examples=60, deadline=None)
+    @given(steps=st.lists(step, min_size=1, max_size=12))
+    def run(steps):
+        node = MemoryNode("cache", bus=MemoryBus())
+        cache = JointStateCache(node, MODEL)
+        JS = node.message_class("sensor_msgs/msg/JointState")
+        latest, rejected = {}, 0
+        for k, (which, numbers, odd, short) in enumerate(steps):
+            names = list(name_lists[which])
+            pos = numbers[:len(names)]
+            if odd is not None and odd[0] < len(pos):
+                pos[odd[0]] = odd[1]
+            if short:
+                pos = pos[:-1]
+            msg = JS(name=names, position=pos)
+            msg.header.stamp.sec = 100 + k
+            try:
+                values, _, _ = joint_state_positions(msg, set(known), skip_nonfinite=True)
+                if values:
+                    latest.update(values)
+                else:
+                    rejected += 1
+            except BadMessage:
+                rejected += 1
+            cache.on_message(msg)
+            assert cache.latest() == latest, (k, names, pos)
+            assert cache.messages_rejected == rejected
+    run()

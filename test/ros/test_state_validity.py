@@ -229,7 +229,7 @@ def _pairs(rep):
 
 def test_the_node_environment_and_the_world_objects_of_a_request(env_server):
     from mechanism_model_core.collision import Environment, Obstacle, load_environment
-    from mechanism_model_core.collision import shapes as S
+    from mechanism_model_core import shapes as S
     node, client, srv, path = env_server
     env = load_environment(path)
     # the node's own world: every wheel in the terrain (3 cm, closed form), the arm in the rock

@@ -1,6 +1,6 @@
 """Collision detection on a mechanism's bounding-shape trees (CLARAty 2.2.4, 4.12, 4.15.1, section 10).
 
-* :mod:`.shapes` -- typed shapes (sphere, box, cylinder, capsule, cone, convex hull, triangle mesh, height
+* :mod:`mechanism_model_core.shapes` (re-exported here) -- typed shapes (sphere, box, cylinder, capsule, cone, convex hull, triangle mesh, height
   field, half-space, mesh-file reference), numpy only;
 * :mod:`.model` -- :class:`CollisionModel`, the shapes of a mechanism beside it (Pinocchio's
   GeometryModel), and the per-thread coal objects (:class:`CollisionData`) kept outside it;
@@ -20,7 +20,7 @@ from .generate import generate_collision_matrix
 from .matrix import CollisionMatrix, read_srdf, with_collision_matrix
 from .model import CollisionData, CollisionModel, GeometryObject, collision_data, collision_model
 from .queries import Contact, DistanceResult, collisions, distance, in_collision, minimum_distance
-from .shapes import (Box, Capsule, Cone, ConvexHull, Cylinder, Geometry, HalfSpace, HeightField, MeshFile,
+from ..shapes import (Box, Capsule, Cone, ConvexHull, Cylinder, Geometry, HalfSpace, HeightField, MeshFile,
                      Sphere, TriangleMesh)
 
 __all__ = [

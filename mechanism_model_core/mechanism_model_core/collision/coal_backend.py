@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import shapes as S
+from .. import shapes as S
 
 _coal = None
 

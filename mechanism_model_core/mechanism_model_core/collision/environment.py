@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import shapes as S
+from .. import shapes as S
 from .height_field_tiles import TiledHeightField
 
 

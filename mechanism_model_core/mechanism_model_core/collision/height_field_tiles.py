@@ -22,7 +22,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from . import shapes as S
+from .. import shapes as S
 from .coal_backend import _bvh, heightfield_surface, to_coal
 
 #: cells along each side of a tile

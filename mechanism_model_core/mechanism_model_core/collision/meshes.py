@@ -21,7 +21,7 @@ import struct
 import numpy as np
 
 from ..errors import ModelFileError
-from .shapes import ConvexHull, MeshFile, TriangleMesh
+from ..shapes import ConvexHull, MeshFile, TriangleMesh
 
 #: Meshes with more triangles than this are refused (a bounding shape should be coarse).
 MAX_TRIANGLES = 200_000

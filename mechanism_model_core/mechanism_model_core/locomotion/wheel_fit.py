@@ -27,6 +27,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..shapes import MeshFile
+
 #: Angular sectors around the axis in which the outer radius is measured.
 SECTORS = 24
 #: Smallest accepted ratio of the smallest to the largest sector radius (tread lugs make it below 1).
@@ -110,7 +112,6 @@ def body_mesh_points(mechanism, body: str):
     shape pose applied), or ``(None, [])`` when it has none; raises
     :class:`~mechanism_model_core.errors.ModelFileError` for a mesh that cannot be found or read."""
     from ..collision.meshes import load_mesh_geometry
-    from ..collision.shapes import MeshFile
 
     pts, names = [], []
     for s in mechanism.body(body).shapes:

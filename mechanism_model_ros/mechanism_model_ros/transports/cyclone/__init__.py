@@ -62,7 +62,7 @@ from ..base import (REOPEN_MATCH_TIMEOUT, SERVICE_CONCURRENCY, SERVICE_QUEUE, Ca
 from ..numeric_template import NumericTemplate
 from ..rcl_action import ActionsOverServices
 from ..cdr_limits import CdrLimits
-from . import joint_state_cdr
+from .. import joint_state_cdr
 from .type_hash import user_data
 from ..typegen import HEADER_GUID, HEADER_SEQ, message_class, service_wire_class
 
@@ -194,7 +194,7 @@ def _reader(participant, topic, qos, listener=None):
 _ANY = SampleState.Any | ViewState.Any | InstanceState.Any
 
 
-#: message class -> a fast reader of its samples (.joint_state_cdr), made by create_subscription
+#: message class -> a fast reader of its samples (..joint_state_cdr), made by create_subscription
 _FAST_READERS: dict = {}
 
 

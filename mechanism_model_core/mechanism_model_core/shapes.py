@@ -2,7 +2,7 @@
 
 Every shape is given in its own frame; a :class:`~mechanism_model_core.model.BoundingShape` places it in a
 body frame (``transform`` = ``T_body_shape``) and says where it sits in the body's shape tree. These classes
-are plain, immutable data (numpy only); :mod:`.coal_backend` turns them into ``coal`` geometry.
+are plain, immutable data (numpy only); :mod:`.collision.coal_backend` turns them into ``coal`` geometry.
 
 ========================  =========================================================================
 kind                      geometry, in the shape frame
@@ -18,7 +18,7 @@ kind                      geometry, in the shape frame
 :class:`HalfSpace`        every point with ``normal . p <= offset`` (an infinite flat ground)
 :class:`MeshFile`         a reference to a mesh file (``uri`` as written, ``path`` as resolved,
                           ``scale``); loaded into a :class:`TriangleMesh` or :class:`ConvexHull` when
-                          a collision model is built (:mod:`.meshes`)
+                          a collision model is built (:mod:`.collision.meshes`)
 ========================  =========================================================================
 
 Sizes may be 0 (a flat box is a wall, a zero-radius capsule a segment). Bad dimensions (negative, NaN,
