@@ -25,6 +25,8 @@ Usage::
     python benchmarks/bench_ik.py --n 1000                      # every arm found, both seed modes
     python benchmarks/bench_ik.py --n 200 --arms ur5,panda --only ours,tracik
     python benchmarks/bench_ik.py --n 1000 --cpu-budget ours --write BENCHMARKS.md   # the IK table
+    python benchmarks/bench_ik.py --n 1000 --arms '' --urdf xarm6=/tmp/xarm6.urdf \
+        --urdf fetch=/tmp/fetch.urdf:base_link:gripper_link --cpu-budget ours   # URDFs of your own
     python benchmarks/bench_ik.py --n 10000 --arms panda,z1 --only ours,tracik,rtb_ik_LM --batch 0 \
         --cpu-budget ours --write BENCHMARKS.md --block 10k-closed   # another marked block
 """
@@ -80,8 +82,24 @@ ARMS = {
 }
 
 
+def add_arm(spec):
+    """``NAME=PATH[:BASE:TIP]`` (``--urdf``): an arm from a URDF file outside the wheel and the shared folder;
+    returns NAME. An empty BASE or TIP takes the default (the root; the frame with the longest chain)."""
+    name, sep, rest = spec.partition("=")
+    if not sep or not name or not rest:
+        raise SystemExit(f"--urdf {spec!r}: expected NAME=PATH[:BASE:TIP]")
+    path, *links = rest.split(":")
+    if len(links) not in (0, 2):
+        raise SystemExit(f"--urdf {spec!r}: give both BASE and TIP (either may be empty) or neither")
+    base, tip = (links or ["", ""])
+    ARMS[name] = (os.path.abspath(path), base or None, tip or None)
+    return name
+
+
 def _resolve(name):
     rel, base, tip = ARMS[name]
+    if os.path.isfile(rel):
+        return rel, base, tip
     if os.path.isabs(rel):
         files = sorted(glob.glob(os.path.join(rel, "*.urdf")))
         return (files[0] if files else None), base, tip
@@ -473,6 +491,9 @@ def main(argv=None):
                          f"only within the budget of CPU (x2 for TRAC-IK's two threads): ours ended by a CPU clock, "
                          f"TRAC-IK given {CPU_WALL}x its wall budget; the protocol on an idle machine, measured on "
                          f"a loaded one")
+    ap.add_argument("--urdf", action="append", default=[], metavar="NAME=PATH[:BASE:TIP]",
+                    help="an extra arm from a URDF file (repeat for more; run after --arms, which may be empty): "
+                         "BASE and TIP default to the root and the frame with the longest chain")
     ap.add_argument("--block", default="", help="name of the marked block --write replaces (several tables "
                                                 "can live in BENCHMARKS.md: --block 10k)")
     a = ap.parse_args(argv)
@@ -481,9 +502,10 @@ def main(argv=None):
             print(f"{k}: median {ms:.3f} ms CPU, success {100 * ok:.1f} %")
         return
     only = [s for s in a.only.split(",") if s]
+    names = [n for n in a.arms.split(",") if n] + [add_arm(spec) for spec in a.urdf]
     rows, unreach, missing = [], [], []
     load0 = os.getloadavg()[0]
-    for name in a.arms.split(","):
+    for name in names:
         try:
             arm = Arm(name)
         except Exception as e:
@@ -495,7 +517,7 @@ def main(argv=None):
         if "ours" in only:
             unreach.append((name, *unreachable(arm)))
     thr = None
-    if a.batch and "panda" in a.arms.split(","):
+    if a.batch and "panda" in names:
         thr = batch_throughput(Arm("panda"), a.batch)
         print(f"batch: {thr[0]:.0f} Panda solves/s CPU, success {100 * thr[1]:.2f} %")
     load1 = os.getloadavg()[0]

@@ -51,7 +51,7 @@ def _nodes(context):
     for name in names:
         params = [params_file]
         if files is not None:
-            params.append(files.parameters(f"{name}.yaml", overrides, node=node_key(namespace, name)))
+            params.append(files.parameters(f"{name}.yaml", overrides, node=node_key(name)))
         actions.append(Node(package="mechanism_model_ros", executable=name, name=name, namespace=namespace,
                             parameters=params, arguments=["--transport", "rclpy"], output="screen"))
     return actions

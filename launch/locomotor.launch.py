@@ -44,7 +44,7 @@ def _nodes(context):
         # launch_ros would write for a dict and leave in /tmp
         files = LaunchFiles()
         actions += removal_actions(files)
-        params.append(files.parameters("locomotor.yaml", overrides, node=node_key(get("namespace"), "locomotor")))
+        params.append(files.parameters("locomotor.yaml", overrides, node=node_key("locomotor")))
     return actions + [Node(package="mechanism_model_ros", executable="locomotor", name="locomotor",
                            namespace=get("namespace"), parameters=params, arguments=["--transport", "rclpy"],
                            output="screen")]

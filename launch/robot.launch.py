@@ -80,7 +80,7 @@ def _bringup(context):
                            f"generated files in {files.path}")]
     actions += removal_actions(files)
     for name in p.nodes:
-        key = node_key(namespace, name)
+        key = node_key(name)
         params = [files.parameters(f"{name}.yaml", {"model": model, **sim}, node=key)] + \
             ([get("params_file")] if get("params_file") else [])
         extra = []
@@ -116,7 +116,7 @@ def _bringup(context):
         config = get("rviz_config") or os.path.join(share, "rviz", p.rviz_config)
         actions.append(Node(package="rviz2", executable="rviz2", name="rviz2", namespace=namespace,
                             arguments=["-d", config, "--fixed-frame", p.fixed_frame],
-                            parameters=[files.parameters("rviz2.yaml", sim, node=node_key(namespace, "rviz2"))] if sim
+                            parameters=[files.parameters("rviz2.yaml", sim, node=node_key("rviz2"))] if sim
                             else [],
                             output="screen"))
     return actions

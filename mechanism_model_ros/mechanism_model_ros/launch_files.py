@@ -8,9 +8,10 @@ which ``shutdown_delay`` keeps running for a second after the others are signall
 it is gone. If the launching Python exits first (an exception, a second Ctrl-C), an ``atexit`` hook removes
 the directory then. Only a SIGKILL of the launch itself leaves it behind.
 
-A parameter file is keyed by the node's full name (:func:`node_key`), as ``launch_ros`` keys the files it
-writes for a named node: a key ``/**`` would lose against the ``/**/<node>`` sections of the package's parameter
-files (rcl applies a file's sections in order, and a later file's ``/**`` joins the first one's place).
+A parameter file is keyed ``/**/<node>`` (:func:`node_key`), as the package's parameter files key their node
+sections: a later file's section of the same key joins the earlier one and overrides its values, and any
+namespace (the launch's ``namespace``, an including launch's ``PushRosNamespace``) matches. A key ``/**``
+would lose against those ``/**/<node>`` sections (rcl applies the sections in the order they first appear).
 
 :func:`removal_actions` gives the launch event handlers that feed :meth:`LaunchFiles.started`,
 :meth:`LaunchFiles.exited` and :meth:`LaunchFiles.shutting_down` (``launch`` is imported there only: the rest
@@ -51,7 +52,7 @@ class LaunchFiles:
 
     def parameters(self, name: str, params: dict, node: str = "/**") -> str:
         """A ROS 2 parameter file ``name`` (``node: ros__parameters: params``, for ``--params-file``); ``node``:
-        the node's full name (:func:`node_key`), or ``/**`` for every node of the process."""
+        :func:`node_key` of the node, or ``/**`` for every node of the process."""
         return self.write(name, yaml.safe_dump({node: {"ros__parameters": dict(params)}}, default_flow_style=False,
                                                allow_unicode=True, width=float("inf")))
 
@@ -84,9 +85,9 @@ class LaunchFiles:
         return True
 
 
-def node_key(namespace: str, name: str) -> str:
-    """The full name of node ``name`` in ``namespace`` (``""``, ``"ns"`` or ``"/ns"``) as a parameter file key."""
-    return "/" + "/".join(part for part in (namespace.strip("/"), name) if part)
+def node_key(name: str) -> str:
+    """The parameter file key of node ``name`` in any namespace."""
+    return f"/**/{name}"
 
 
 def removal_actions(files: LaunchFiles) -> list:

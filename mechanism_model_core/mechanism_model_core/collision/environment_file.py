@@ -121,10 +121,14 @@ class _Reader:
     # ------------------------------------------------------------------ terrain
     def terrain(self, spec, line) -> Obstacle:
         t, depth = self._terrain(spec, line)
-        if isinstance(t, tuple):                      # a mesh: its obstacle straight from the triangles
-            return Obstacle("terrain", S.TriangleMesh(*t))
-        return terrain_obstacle(t, "terrain", depth=depth) if isinstance(t, T.HeightField) else \
-            terrain_obstacle(t, "terrain")
+        try:
+            if isinstance(t, tuple):                  # a mesh: its obstacle straight from the triangles
+                return Obstacle("terrain", S.TriangleMesh(*t))
+            return terrain_obstacle(t, "terrain", depth=depth) if isinstance(t, T.HeightField) else \
+                terrain_obstacle(t, "terrain")
+        except (ValueError, TypeError) as exc:        # what coal cannot take (heights beyond +-1e6 m ...)
+            (kind, body), = spec.items()
+            raise self.fail(f"terrain {kind}: {exc}", _line(body, line)) from None
 
     def terrain_object(self, spec, line):
         t, _ = self._terrain(spec, line)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..data import derived
 from ..errors import ModelFileError, UnknownBody
 from .. import shapes as S
 from .matrix import CollisionMatrix
@@ -334,27 +335,15 @@ class CollisionData:
         self.rp_hits = np.ones(len(model.rp_a_list))
 
 
-_models: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-_models_lock = threading.Lock()
 _local = threading.local()
 
 
 def collision_model(mechanism_or_model) -> CollisionModel:
-    """The :class:`CollisionModel` of a mechanism (built once per mechanism and cached beside it), or the
-    model itself when given one."""
+    """The :class:`CollisionModel` of a mechanism (built once per mechanism, kept in its derived data:
+    :mod:`..data`), or the model itself when given one."""
     if isinstance(mechanism_or_model, CollisionModel):
         return mechanism_or_model
-    m = _models.get(mechanism_or_model)
-    if m is not None:
-        return m
-    with _models_lock:
-        m = _models.get(mechanism_or_model)
-    if m is None:
-        m = CollisionModel(mechanism_or_model)
-        with _models_lock:
-            _models.setdefault(mechanism_or_model, m)
-            m = _models[mechanism_or_model]
-    return m
+    return derived(mechanism_or_model, "collision.model", CollisionModel)
 
 
 def collision_data(model: CollisionModel) -> CollisionData:

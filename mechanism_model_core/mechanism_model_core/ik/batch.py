@@ -906,7 +906,11 @@ class LMPopulationSolver:
             return DLSSolver(mu0=self.mu0).solve(P, o)
         xf, x0, pt, RtT, _ = lane_data(P)
         seed = _seed_of(o.rng)
-        width = self.start_width or (self.population if E.nv >= WIDE_FROM else 1)
+        # table starts for full poses only: a position or orientation alone leaves the chain free in other
+        # directions, and an answer from a table entry would not depend on the caller's seed (a UR5's tool
+        # position reached from three seeds gave one configuration), where the field returns the solution
+        # the seed leads to
+        width = self.start_width or (self.population if E.nv >= WIDE_FROM and len(E.rows) == 6 else 1)
         if o.restarts:
             E.restarts(seed, 1)
             if min(width, self.population) > 1:
@@ -950,3 +954,33 @@ def _result_of(P: IKProblem, o: IKOptions, x, status: str, iterations: int, rest
 
 
 register_solver("lm", LMPopulationSolver)
+
+
+def top_level_nearest_starts(P: IKProblem, count: int):
+    """For :class:`DLSSolver`'s restarts on the generic path: each pose, position or orientation task of the
+    problem's top priority level whose chain has a lane engine (every chain joint free, no coupling on it)
+    gives ``(var_x, X)``: the indices of its chain's unknowns in the problem's unknowns and the ``count``
+    configurations of the engine's seed table whose frame pose is nearest the task's target (nearest
+    first). Tasks whose engine would see other unknowns than the problem's are left out."""
+    if not P.levels:
+        return []
+    names = [P.mechanism.coordinate_names[i] for i in P.locked]
+    out = []
+    for c in P.levels[0]:
+        if type(c) not in (PoseConstraint, PositionConstraint, OrientationConstraint):
+            continue
+        sub = IKProblem(P.mechanism, [c], P.template, names, [c])
+        if not np.array_equal(sub.free, P.free):
+            continue
+        E = chain_engine(sub)
+        if E is None:
+            continue
+        _, _, pt, RtT, _ = lane_data(sub)
+        S = E.nearest_starts(pt[None], RtT[None], count)
+        if S is not None:
+            out.append((np.asarray(E.var_x), S[0]))
+    return out
+
+
+DLSSolver.start_table = staticmethod(top_level_nearest_starts)
+
