@@ -858,11 +858,11 @@ def _chain_engine(P: IKProblem):
 class LMPopulationSolver:
     """``solve_ik(..., solver="lm")``: the lane engine on one target with a population of seeds (module
     docstring); problems it does not suit go to ``"dls"``. ``population``: lanes per target;
-    ``start_width``: lanes from the start (default: ``population`` for chains of ``WIDE_FROM`` (6) or more
-    unknowns -- the caller's seed and the seed table's configurations nearest the target advance together
-    from the first iteration, which halves the iterations of an arm's solve -- and 1 for shorter chains, whose
-    seed alone
-    usually converges: a pan-tilt mast); ``mu0``: initial damping factor."""
+    ``start_width``: lanes from the start (default: ``population`` for full poses on chains of ``WIDE_FROM``
+    (6) or more unknowns -- the caller's seed and the seed table's configurations nearest the target advance
+    together from the first iteration, which halves the iterations of an arm's solve -- and 1 for shorter
+    chains, whose seed alone usually converges (a pan-tilt mast), and for a position or orientation alone,
+    whose answer is then the one the seed leads to); ``mu0``: initial damping factor."""
 
     name = "lm"
 
