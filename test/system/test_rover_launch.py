@@ -353,14 +353,14 @@ def test_the_docs_bringup_rviz_and_joint_states_commands(tmp_path):
     floating_joints:=always`` (its overrides on the command line, no launch_ros parameter file), then ``rviz2 -d
     $(ros2 pkg prefix ...)/rover.rviz -f ground`` (headless, ``rviz_shots.take_command``) draws the rover --
     chassis amber where it stands, against a screenshot with RobotModel off -- with no display in Error; then
-    ``ros2 topic pub --once /joint_states ... arm_shoulder 0.5`` moves the arm on ``/tf`` to the core's
+    ``ros2 topic pub -r 10 -t 10 -w 3 /joint_states ... arm_shoulder 0.5`` moves the arm on ``/tf`` to the core's
     forward kinematics at that angle."""
     rviz_shots.require_rviz()
     ros_env.require("humble")
     launch_line = "ros2 launch mechanism_model_ros bringup.launch.py floating_joints:=always"
     launches = doc_commands(launch_line)
     rviz = doc_commands("rviz2 ")
-    pubs = doc_commands("ros2 topic pub --once /joint_states")
+    pubs = {c: docs for c, docs in doc_commands("ros2 topic pub").items() if " /joint_states " in c}
     assert sorted(launches.get(launch_line, [])) == ["README.md", "docs/ros.md"], launches
     assert len(rviz) == 1 and len(pubs) == 1, (rviz, pubs)
     frame = shlex.split(next(iter(rviz)))[-1]
@@ -400,14 +400,10 @@ def test_the_docs_bringup_rviz_and_joint_states_commands(tmp_path):
         ros_env.stop_daemon(d)
     assert "Traceback" not in text, text[-4000:]
     assert not os.path.exists(next(iter(generated))), "the launch's generated files stayed"
-    if not moved:
-        # passed 3 of 3 runs before main's state-publisher change 5fa919f (ReportedConfiguration, xyzquat, the
-        # template patched in place), 2 of 6 after it (2026-11-27, load 10-15): with floating_joints:=always over
-        # rclpy the joint state of `ros2 topic pub --once` is counted as an input ("joint_states in: 1") but no
-        # /tf message shows it; the same launch with a JointState publisher that stays, or with floating_joints
-        # when_reported, moved the arm every time. Remove this once the state publisher is fixed.
-        pytest.xfail("known regression: README's `ros2 topic pub --once /joint_states` does not move the arm on "
-                     "/tf after `bringup.launch.py floating_joints:=always` (state publisher, since 5fa919f)")
+    # (a single message, `ros2 topic pub --once`, even with -w 3, was lost in about 1 of 3 runs: the state
+    # publisher's best-effort subscription drops a sample that arrives before it has discovered the writer;
+    # hence the README's ten)
+    assert moved, "README's joint state did not move the arm on /tf"
 
 
 def test_the_docs_bringup_of_another_robot_serves_it():

@@ -36,11 +36,13 @@ Solvers by name (``solve_ik(..., solver=name)``):
 ``"auto"``   the default: a closed form registered for this mechanism and frame when the problem suits it,
              else (full poses) the eaik closed form when the chain decomposes, else ``"lm"`` for one
              pose/position/orientation on a chain of 6 or more unknowns, else ``"dls"``.
-``"lm"``     :class:`~.batch.LMPopulationSolver`: ``q0`` and (chains of 6 or more unknowns) the entries of a
-             fixed table whose frame pose is nearest the target advance together; stalled seeds restart from
+``"lm"``     :class:`~.batch.LMPopulationSolver`: ``q0`` and (full poses on chains of 6 or more unknowns) the
+             entries of a fixed table whose frame pose is nearest the target advance together; stalled seeds restart from
              a fixed restart sequence; the first within tolerance wins.
 ``"dls"``    prioritized damped least squares (:class:`~.solvers.DLSSolver`): priorities, several
-             constraints, postures, coupled and closed chains.
+             constraints, postures, coupled and closed chains; its first restarts start from the seed
+             table's configurations nearest the top level's pose/position targets
+             (:func:`~.batch.top_level_nearest_starts`), later ones from the best of a few random draws.
 ``"scipy"``  :func:`scipy.optimize.least_squares` with bounds; levels become weights (1e3 per level).
 
 Plugging in a solver: a class with ``name`` and ``solve(problem, options) -> IKResult`` (:class:`Solver`),

@@ -41,7 +41,7 @@ from ..kinematics import frame_chain
 from ..spatial import log_so3
 from .problem import IKOptions, IKProblem, IKResult, diagnose_failure
 from .registry import register_solver
-from .solvers import DLSSolver, _ChainKernel, _dls as _dls1
+from .solvers import DLSSolver, _ChainKernel, chain_residual, _dls as _dls1
 
 __all__ = ["BatchIKResult", "LMPopulationSolver", "LaneEngine", "chain_engine"]
 
@@ -336,33 +336,7 @@ class LaneEngine:
             th = self.theta.copy()
             th[self.var_seg] = x
         Tf, J = self.chain.evaluate(th)
-        e = np.empty(6)
-        e[:3] = Tf[:3, 3] - pt
-        if self.need_rot:
-            e[3:] = log_so3(Tf[:3, :3] @ RtT)
-        else:
-            e[3:] = 0.0
-        R = self.Rrow
-        if R is not None:
-            e[:3] = R @ e[:3]
-            e[3:] = R @ e[3:]
-            J[:3] = R @ J[:3]
-            J[3:] = R @ J[3:]
-        if self.all_rows:
-            r, Jm = e, J
-        else:
-            r, Jm = e[self.rows], J[self.rows]
-        if not self.all_vars:
-            Jm = Jm[:, self.var_seg]
-        if self.masked:
-            ep = math.sqrt(float(np.sum(r[self.pos_rows] ** 2)))
-            er = math.sqrt(float(np.sum(r[self.rot_rows] ** 2)))
-        else:
-            ep = math.sqrt(e[0] * e[0] + e[1] * e[1] + e[2] * e[2]) if self.need_pos else 0.0
-            er = math.sqrt(e[3] * e[3] + e[4] * e[4] + e[5] * e[5]) if self.need_rot else 0.0
-        if not self.unit_weights:
-            r = r * self.wrow
-            Jm = Jm * self.wrow[:, None]
+        r, Jm, ep, er = chain_residual(self, Tf, J, pt, RtT)
         return r[None], Jm[None], np.array([ep]), np.array([er])
 
     def _step_one(self, x, r, J, lam):
@@ -884,11 +858,11 @@ def _chain_engine(P: IKProblem):
 class LMPopulationSolver:
     """``solve_ik(..., solver="lm")``: the lane engine on one target with a population of seeds (module
     docstring); problems it does not suit go to ``"dls"``. ``population``: lanes per target;
-    ``start_width``: lanes from the start (default: ``population`` for chains of ``WIDE_FROM`` (6) or more
-    unknowns -- the caller's seed and the seed table's configurations nearest the target advance together
-    from the first iteration, which halves the iterations of an arm's solve -- and 1 for shorter chains, whose
-    seed alone
-    usually converges: a pan-tilt mast); ``mu0``: initial damping factor."""
+    ``start_width``: lanes from the start (default: ``population`` for full poses on chains of ``WIDE_FROM``
+    (6) or more unknowns -- the caller's seed and the seed table's configurations nearest the target advance
+    together from the first iteration, which halves the iterations of an arm's solve -- and 1 for shorter
+    chains, whose seed alone usually converges (a pan-tilt mast), and for a position or orientation alone,
+    whose answer is then the one the seed leads to); ``mu0``: initial damping factor."""
 
     name = "lm"
 
@@ -906,7 +880,11 @@ class LMPopulationSolver:
             return DLSSolver(mu0=self.mu0).solve(P, o)
         xf, x0, pt, RtT, _ = lane_data(P)
         seed = _seed_of(o.rng)
-        width = self.start_width or (self.population if E.nv >= WIDE_FROM else 1)
+        # table starts for full poses only: a position or orientation alone leaves the chain free in other
+        # directions, and an answer from a table entry would not depend on the caller's seed (a UR5's tool
+        # position reached from three seeds gave one configuration), where the field returns the solution
+        # the seed leads to
+        width = self.start_width or (self.population if E.nv >= WIDE_FROM and len(E.rows) == 6 else 1)
         if o.restarts:
             E.restarts(seed, 1)
             if min(width, self.population) > 1:
@@ -950,3 +928,33 @@ def _result_of(P: IKProblem, o: IKOptions, x, status: str, iterations: int, rest
 
 
 register_solver("lm", LMPopulationSolver)
+
+
+def top_level_nearest_starts(P: IKProblem, count: int):
+    """For :class:`DLSSolver`'s restarts on the generic path: each pose, position or orientation task of the
+    problem's top priority level whose chain has a lane engine (every chain joint free, no coupling on it)
+    gives ``(var_x, X)``: the indices of its chain's unknowns in the problem's unknowns and the ``count``
+    configurations of the engine's seed table whose frame pose is nearest the task's target (nearest
+    first). Tasks whose engine would see other unknowns than the problem's are left out."""
+    if not P.levels:
+        return []
+    names = [P.mechanism.coordinate_names[i] for i in P.locked]
+    out = []
+    for c in P.levels[0]:
+        if type(c) not in (PoseConstraint, PositionConstraint, OrientationConstraint):
+            continue
+        sub = IKProblem(P.mechanism, [c], P.template, names, [c])
+        if not np.array_equal(sub.free, P.free):
+            continue
+        E = chain_engine(sub)
+        if E is None:
+            continue
+        _, _, pt, RtT, _ = lane_data(sub)
+        S = E.nearest_starts(pt[None], RtT[None], count)
+        if S is not None:
+            out.append((np.asarray(E.var_x), S[0]))
+    return out
+
+
+DLSSolver.start_table = staticmethod(top_level_nearest_starts)
+
