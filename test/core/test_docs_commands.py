@@ -9,10 +9,12 @@ import subprocess
 import sys
 from xml.etree import ElementTree
 
+import numpy as np
 import pytest
 
 from mechanism_model_core import load_model
-from mechanism_model_core.collision import read_srdf
+from mechanism_model_core import shapes as S
+from mechanism_model_core.collision import load_environment, read_srdf
 from mechanism_model_core.library import model_path
 from mechanism_model_core.reach import ReachMap
 
@@ -167,3 +169,27 @@ def test_the_xacro_lines(tmp_path):
     out = shlex.split(convert_line[0])[3]
     robot = load_model(str(work / out))
     assert {j.name for j in robot.joints} >= {"r1_j"}
+
+
+def test_the_collision_docs_world_file_loads_as_written(tmp_path):
+    """docs/collision.md's example environment file (the YAML that ``environment_file`` names), with the height
+    field and mesh it refers to written beside it: a height field spanning the grid from its origin, the box
+    rock at its pose, the boulder as a convex hull."""
+    require("trimesh", "mesh")
+    with open(os.path.join(TOP, "docs", "collision.md"), encoding="utf-8") as fh:
+        section = fh.read().split("\n## ROS", 1)[1]
+    (world,) = [b.split("```", 1)[0] for b in section.split("```yaml\n")[1:]]
+    np.savetxt(tmp_path / "dem.csv", np.zeros((41, 41)), delimiter=",")
+    (tmp_path / "boulder.obj").write_text("".join(f"v {x} {y} {z}\n" for x in (0, 1) for y in (0, 1) for z in (0, 1))
+                                          + "f 1 2 4\nf 1 4 3\nf 5 7 8\nf 5 8 6\nf 1 5 6\nf 1 6 2\n"
+                                          "f 3 4 8\nf 3 8 7\nf 1 3 7\nf 1 7 5\nf 2 6 8\nf 2 8 4\n")
+    (tmp_path / "world.yaml").write_text(world)
+    env = load_environment(tmp_path / "world.yaml")
+    ob = {o.name: o for o in env.obstacles}
+    assert list(ob) == ["terrain", "rock_1", "boulder"], list(ob)
+    hf = ob["terrain"].geometry
+    assert isinstance(hf, S.HeightField) and hf.x[0] == -10 and hf.x[-1] == 10 and hf.bottom == pytest.approx(-1)
+    assert (ob["rock_1"].geometry.x, ob["rock_1"].geometry.y, ob["rock_1"].geometry.z) == (0.4, 0.3, 0.2)
+    np.testing.assert_allclose(ob["rock_1"].pose[:3, 3], [1.2, 0.0, 0.1])
+    assert isinstance(ob["boulder"].geometry, S.ConvexHull)
+    np.testing.assert_allclose(ob["boulder"].pose[:3, 3], [3, 1, 0])
