@@ -54,6 +54,28 @@ def test_the_readme_install_lines_are_what_setup_env_installs(tmp_path):
     assert installs[-1] == shlex.split(pip_lines[0])[2:], (installs, pip_lines)
 
 
+@pytest.mark.slow
+def test_the_readme_install_lines_install_a_working_suite(tmp_path):
+    """The README's "Without ROS" venv and ``pip install`` lines run as written by bash (about 16 s from pip's
+    cache), in a folder where ``./mechanism_model_core`` and ``./mechanism_model_ros`` are this checkout's
+    (links, so the checkout's own .venv is untouched): the venv's ``mechanism-model`` runs and the extras the
+    line names (coal for collision, cyclonedds) are importable in it."""
+    lines = doc_lines("README.md", "python3 -m venv", heading="## Without ROS") + \
+        doc_lines("README.md", "pip install", heading="## Without ROS")
+    assert len(lines) == 2, lines
+    for pkg in ("mechanism_model_core", "mechanism_model_ros"):
+        (tmp_path / pkg).symlink_to(os.path.join(TOP, pkg))
+    p = subprocess.run(["bash", "-ec", "\n".join(lines)], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr[-3000:]
+    bin_dir = tmp_path / ".venv" / "bin"
+    info = subprocess.run([str(bin_dir / "mechanism-model"), "info", "rocky8/rocky8_rover.xml"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert info.returncode == 0 and "rocky8" in info.stdout, info.stderr[-3000:]
+    q = subprocess.run([str(bin_dir / "python"), "-c", "import coal, cyclonedds, mechanism_model_ros"],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert q.returncode == 0, q.stderr[-3000:]
+
+
 def test_the_collision_matrix_line(tmp_path):
     """docs/collision.md's ``collision-matrix`` line as written: the SRDF it writes names only the model's
     bodies, with MoveIt's reasons, disables the arm base's mount on the chassis (adjacent), leaves pairs to
