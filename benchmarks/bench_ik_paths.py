@@ -32,6 +32,7 @@ import math
 import os
 import sys
 import time
+import warnings
 
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
@@ -47,6 +48,8 @@ from mechanism_model_core.spatial import translation  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+from bench_ik import _erd_root  # noqa: E402  (the example-robot-data wheel's robots folder)
+
 TOL_P, TOL_O = 1e-6, 1e-5
 
 
@@ -78,8 +81,6 @@ def _random_q(m, rng):
 
 def problems(rng, n):
     """name -> (mechanism, [constraints per target], [seed per target])."""
-    from bench_ik import _erd_root
-
     out = {}
     panda = load_model(os.path.join(HERE, "..", "test", "data", "robots", "panda", "panda.urdf"))
     cs, seeds = [], []
@@ -92,8 +93,6 @@ def problems(rng, n):
 
     root = _erd_root()
     if root is not None:
-        import warnings
-
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             bax = load_model(os.path.join(root, "baxter_description", "urdf", "baxter.urdf"))

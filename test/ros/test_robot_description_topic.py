@@ -18,6 +18,7 @@ import sys
 import numpy as np
 import pytest
 
+from docs_text import doc_lines, venv_argv
 from ros.dds_helpers import (configure_this_process, dds_env, start_serve, stop, transform_to_matrix,
                              unique_domain_id, wait_for)
 
@@ -137,11 +138,19 @@ def _publish_description(domain):
     return ctx, node
 
 
+# docs/urdf.md's "The live description" lines, run as written by the two tests below
+URDF_DOC_SERVE, URDF_DOC_INFO = (doc_lines(os.path.join("docs", "urdf.md"), p, heading="## The live description")[0]
+                                 for p in ("mechanism-model serve --robot-description-topic",
+                                           "mechanism-model info --from-topic"))
+
+
 def test_cyclone_nodes_from_the_topic_publish_the_same_tf_as_from_the_file(urdf_file):
     d_topic, d_file = unique_domain_id(), unique_domain_id()
     ctx, node = _publish_description(d_topic)           # published before serve subscribes: transient local
-    from_topic = start_serve(d_topic, "--robot-description-topic", "/robot_description",
-                             "--description-timeout", "60", "--nodes", "state_publisher,kinematics_server")
+    # docs/urdf.md's serve line as written, then the test's timeout and nodes
+    from_topic = subprocess.Popen(venv_argv(URDF_DOC_SERVE) + ["--description-timeout", "60", "--nodes",
+                                  "state_publisher,kinematics_server"], env=dds_env(d_topic),
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     from_file = start_serve(d_file, "--model", urdf_file, "--nodes", "state_publisher,kinematics_server")
     try:
         tf_topic = _collect_tf(d_topic)
@@ -180,8 +189,8 @@ def test_info_reads_the_live_description_over_cyclone():
     d = unique_domain_id()
     ctx, node = _publish_description(d)
     try:
-        p = subprocess.run([sys.executable, "-m", "mechanism_model_core", "info", "--from-topic",
-                            "/robot_description", "--timeout", "60"], env=dds_env(d), capture_output=True,
+        # docs/urdf.md's info line as written, then the test's timeout
+        p = subprocess.run(venv_argv(URDF_DOC_INFO) + ["--timeout", "60"], env=dds_env(d), capture_output=True,
                            text=True, timeout=120, cwd=os.path.dirname(__file__))
     finally:
         node.close()

@@ -3,6 +3,8 @@ in-memory transport (real message definitions, CDR on the bus) against the core'
 once over real Cyclone DDS in a separate ``serve`` process."""
 
 import math
+import os
+import subprocess
 
 import numpy as np
 import pytest
@@ -11,7 +13,8 @@ from mechanism_model_core import forward_kinematics, load_model
 from mechanism_model_core.collision import collisions, minimum_distance
 from mechanism_model_core.library import default_model_path
 
-from ros.dds_helpers import configure_this_process, start_serve, stop, unique_domain_id, wait_for
+from docs_text import doc_lines, venv_argv
+from ros.dds_helpers import configure_this_process, dds_env, start_serve, stop, unique_domain_id, wait_for
 
 pytestmark = pytest.mark.ros
 
@@ -355,7 +358,11 @@ def test_the_world_over_dds(tmp_path):
     domain = unique_domain_id()
     configure_this_process(domain)
     from mechanism_model_ros.transports.cyclone import CycloneContext, CycloneNode
-    proc = start_serve(domain, "--nodes", "kinematics_server", "-p", f"environment_file:={path}")
+    # docs/collision.md's environment_file line as written, its placeholder path this test's world file
+    (line,) = doc_lines(os.path.join("docs", "collision.md"), "mechanism-model-serve -p environment_file:=")
+    assert "/path/world.yaml" in line, line
+    proc = subprocess.Popen(venv_argv(line.replace("/path/world.yaml", str(path))),
+                            env=dds_env(domain), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     ctx = CycloneContext(domain)
     node = CycloneNode("world_tester", context=ctx)
     try:

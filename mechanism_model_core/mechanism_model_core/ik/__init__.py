@@ -36,8 +36,8 @@ Solvers by name (``solve_ik(..., solver=name)``):
 ``"auto"``   the default: a closed form registered for this mechanism and frame when the problem suits it,
              else (full poses) the eaik closed form when the chain decomposes, else ``"lm"`` for one
              pose/position/orientation on a chain of 6 or more unknowns, else ``"dls"``.
-``"lm"``     :class:`~.batch.LMPopulationSolver`: ``q0`` and (chains of 6 or more unknowns) the entries of a
-             fixed table whose frame pose is nearest the target advance together; stalled seeds restart from
+``"lm"``     :class:`~.batch.LMPopulationSolver`: ``q0`` and (full poses on chains of 6 or more unknowns) the
+             entries of a fixed table whose frame pose is nearest the target advance together; stalled seeds restart from
              a fixed restart sequence; the first within tolerance wins.
 ``"dls"``    prioritized damped least squares (:class:`~.solvers.DLSSolver`): priorities, several
              constraints, postures, coupled and closed chains; its first restarts start from the seed

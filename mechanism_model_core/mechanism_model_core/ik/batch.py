@@ -41,7 +41,7 @@ from ..kinematics import frame_chain
 from ..spatial import log_so3
 from .problem import IKOptions, IKProblem, IKResult, diagnose_failure
 from .registry import register_solver
-from .solvers import DLSSolver, _ChainKernel, _dls as _dls1
+from .solvers import DLSSolver, _ChainKernel, chain_residual, _dls as _dls1
 
 __all__ = ["BatchIKResult", "LMPopulationSolver", "LaneEngine", "chain_engine"]
 
@@ -336,33 +336,7 @@ class LaneEngine:
             th = self.theta.copy()
             th[self.var_seg] = x
         Tf, J = self.chain.evaluate(th)
-        e = np.empty(6)
-        e[:3] = Tf[:3, 3] - pt
-        if self.need_rot:
-            e[3:] = log_so3(Tf[:3, :3] @ RtT)
-        else:
-            e[3:] = 0.0
-        R = self.Rrow
-        if R is not None:
-            e[:3] = R @ e[:3]
-            e[3:] = R @ e[3:]
-            J[:3] = R @ J[:3]
-            J[3:] = R @ J[3:]
-        if self.all_rows:
-            r, Jm = e, J
-        else:
-            r, Jm = e[self.rows], J[self.rows]
-        if not self.all_vars:
-            Jm = Jm[:, self.var_seg]
-        if self.masked:
-            ep = math.sqrt(float(np.sum(r[self.pos_rows] ** 2)))
-            er = math.sqrt(float(np.sum(r[self.rot_rows] ** 2)))
-        else:
-            ep = math.sqrt(e[0] * e[0] + e[1] * e[1] + e[2] * e[2]) if self.need_pos else 0.0
-            er = math.sqrt(e[3] * e[3] + e[4] * e[4] + e[5] * e[5]) if self.need_rot else 0.0
-        if not self.unit_weights:
-            r = r * self.wrow
-            Jm = Jm * self.wrow[:, None]
+        r, Jm, ep, er = chain_residual(self, Tf, J, pt, RtT)
         return r[None], Jm[None], np.array([ep]), np.array([er])
 
     def _step_one(self, x, r, J, lam):
@@ -884,11 +858,11 @@ def _chain_engine(P: IKProblem):
 class LMPopulationSolver:
     """``solve_ik(..., solver="lm")``: the lane engine on one target with a population of seeds (module
     docstring); problems it does not suit go to ``"dls"``. ``population``: lanes per target;
-    ``start_width``: lanes from the start (default: ``population`` for chains of ``WIDE_FROM`` (6) or more
-    unknowns -- the caller's seed and the seed table's configurations nearest the target advance together
-    from the first iteration, which halves the iterations of an arm's solve -- and 1 for shorter chains, whose
-    seed alone
-    usually converges: a pan-tilt mast); ``mu0``: initial damping factor."""
+    ``start_width``: lanes from the start (default: ``population`` for full poses on chains of ``WIDE_FROM``
+    (6) or more unknowns -- the caller's seed and the seed table's configurations nearest the target advance
+    together from the first iteration, which halves the iterations of an arm's solve -- and 1 for shorter
+    chains, whose seed alone usually converges (a pan-tilt mast), and for a position or orientation alone,
+    whose answer is then the one the seed leads to); ``mu0``: initial damping factor."""
 
     name = "lm"
 

@@ -323,6 +323,47 @@ def _prioritized_step(stack, lams, free, dx0, post_fast=None):
 
 
 # ---------------------------------------------------------------------------------------------- fast kernel
+def chain_residual(K, Tf, J, pt, RtT):
+    """The residual of one chain task at one configuration, shared by the single-chain kernel
+    (:class:`_ChainKernel`) and the lane engine's one-lane pass (:class:`~.batch.LaneEngine`): from the
+    frame's ground pose ``Tf`` (4x4) and its ground Jacobian ``J`` (6, n; turned in place when the rows are
+    turned), the target position ``pt`` (3,) and transposed rotation ``RtT`` (3, 3), returns the weighted
+    residual (m,) -- position error (m) and ``log3(R R_t^T)`` (rad), in ground axes or turned by ``K.Rrow``,
+    the kept rows -- the weighted Jacobian (m, nv) of the unknowns, and the unweighted position and
+    orientation error norms. ``K`` holds the task's constants (rows, weights, masks: see
+    :class:`_ChainKernel`)."""
+    e = np.empty(6)
+    e[0] = Tf[0, 3] - pt[0]
+    e[1] = Tf[1, 3] - pt[1]
+    e[2] = Tf[2, 3] - pt[2]
+    if K.need_rot:
+        e[3:] = log_so3(Tf[:3, :3] @ RtT)
+    else:
+        e[3:] = 0.0
+    R = K.Rrow
+    if R is not None:
+        e[:3] = R @ e[:3]
+        e[3:] = R @ e[3:]
+        J[:3] = R @ J[:3]
+        J[3:] = R @ J[3:]
+    if K.all_rows:
+        r, Jm = e, J
+    else:
+        r, Jm = e[K.rows], J[K.rows]
+    if not K.all_vars:
+        Jm = Jm[:, K.var_seg]
+    if K.masked:
+        rp, rr = r[K.pos_rows], r[K.rot_rows]
+        ep = math.sqrt(float(rp @ rp))
+        er = math.sqrt(float(rr @ rr))
+    else:
+        ep = math.sqrt(e[0] * e[0] + e[1] * e[1] + e[2] * e[2]) if K.need_pos else 0.0
+        er = math.sqrt(e[3] * e[3] + e[4] * e[4] + e[5] * e[5]) if K.need_rot else 0.0
+    if K.unit_weights:
+        return r, Jm, ep, er
+    return r * K.wrow, Jm * K.wrow[:, None], ep, er
+
+
 class _NoChain(Exception):
     pass
 
@@ -431,36 +472,7 @@ class _ChainKernel:
             th = self.theta
             th[self.var_seg] = xv
         Tf, J = self.chain.evaluate(th, self.work)
-        p = Tf[:3, 3]
-        e = np.empty(6)
-        pt = self.pt
-        e[0] = p[0] - pt[0]
-        e[1] = p[1] - pt[1]
-        e[2] = p[2] - pt[2]
-        if self.need_rot:
-            e[3:] = log_so3(Tf[:3, :3] @ self.RtT)
-        else:
-            e[3:] = 0.0
-        R = self.Rrow
-        if R is not None:
-            e[:3] = R @ e[:3]
-            e[3:] = R @ e[3:]
-            J[:3] = R @ J[:3]
-            J[3:] = R @ J[3:]
-        if self.all_rows:
-            r, Jm = e, J
-        else:
-            r, Jm = e[self.rows], J[self.rows]
-        if not self.all_vars:
-            Jm = Jm[:, self.var_seg]
-        ep = math.sqrt(e[0] * e[0] + e[1] * e[1] + e[2] * e[2]) if self.need_pos else 0.0
-        er = math.sqrt(e[3] * e[3] + e[4] * e[4] + e[5] * e[5]) if self.need_rot else 0.0
-        if self.masked:
-            ep = float(np.linalg.norm(r[self.pos_rows]))
-            er = float(np.linalg.norm(r[self.rot_rows]))
-        if self.unit_weights:
-            return r, Jm, ep, er
-        return r * self.wrow, Jm * self.wrow[:, None], ep, er
+        return chain_residual(self, Tf, J, self.pt, self.RtT)
 
     def attempt(self, xv, o: IKOptions, cap, mu0, window=None, ratio=None):
         window = STALL_WINDOW if window is None else window

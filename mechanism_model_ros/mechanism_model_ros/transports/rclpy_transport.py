@@ -111,12 +111,6 @@ class _Publisher(Publisher):
         self._await_match()
         self.pub.publish(msg)
 
-    def wait_for_acks(self, timeout: float) -> bool:
-        """Block until every matched reliable reader acknowledged what was published (False after ``timeout``
-        s)."""
-        from rclpy.duration import Duration
-        return bool(self.pub.wait_for_all_acked(Duration(nanoseconds=int(timeout * 1e9))))
-
     def numeric_template(self, msg, groups: dict):
         """A :class:`~.numeric_template.NumericTemplate` over rclpy's serializer, publishing the patched bytes
         as a serialized message (``Publisher.publish(bytes)``): the state publisher's /tf message skips

@@ -646,10 +646,6 @@ class _CyclonePublisher(Publisher):
         self._await_match()
         self.writer.write(msg)
 
-    def wait_for_acks(self, timeout: float) -> bool:
-        """Block until every matched reliable reader acknowledged what was written (False after ``timeout`` s)."""
-        return bool(self.writer.wait_for_acks(duration(nanoseconds=int(timeout * 1e9))))
-
     def numeric_template(self, msg, groups: dict) -> NumericTemplate:
         """See :class:`~.numeric_template.NumericTemplate` (an optional transport feature)."""
         def write(data):
