@@ -17,8 +17,8 @@ from mechanism_model_core.library import model_path
 from mechanism_model_core.io.motor_groups import load_motor_groups
 from mechanism_model_core.locomotion.wheeled import WheeledLocomotorModel
 
-from ros import ros_env
 from ros.dds_helpers import configure_this_process, start_serve, stop, unique_domain_id, wait_for
+from system.serving import Server
 from ros.watchdog_timing import check_stop, heartbeat_lateness
 from ros.wheel_standin import WheelStandIn
 
@@ -55,15 +55,11 @@ def expected(twist):
     return np.array([s[j] for j in STEER]), np.array([r[j] for j in WHEELS]), cmd
 
 
-@pytest.fixture(params=["cyclone", "rclpy"])
+@pytest.fixture(params=["cyclone", "rclpy-humble"])
 def served(request):
     domain = unique_domain_id()
     args = ["--params-file", str(CONFIG), "--nodes", "locomotor"]
-    if request.param == "rclpy":
-        ros_env.require("humble")
-        proc = ros_env.start_serve(domain, *args)
-    else:
-        proc = start_serve(domain, "--transport", "cyclone", *args)
+    server = Server(request.param, domain, *args)
     configure_this_process(domain)
     from mechanism_model_ros import qos
     from mechanism_model_ros.transports.cyclone import CycloneContext, CycloneNode
@@ -78,12 +74,9 @@ def served(request):
     finally:
         hw.close()
         user.close()
-        if request.param == "rclpy":
-            proc.stop()
-        else:
-            out, err = stop(proc)
-            if err.strip():
-                print(f"serve (cyclone) stderr:\n{err[-3000:]}")
+        text = server.stop()
+        if text.strip():
+            print(f"serve ({request.param}) output:\n{text[-3000:]}")
 
 
 def _send(user, pub, twist):

@@ -13,8 +13,8 @@ from mechanism_model_core import load_model
 from mechanism_model_core.library import model_path
 from mechanism_model_core.locomotion.wheeled import WheeledLocomotorModel, point_turn_twist
 
-from ros import ros_env
-from ros.dds_helpers import configure_this_process, start_serve, stop, unique_domain_id, wait_for
+from ros.dds_helpers import configure_this_process, unique_domain_id, wait_for
+from system.serving import Server
 from ros.watchdog_timing import LIMIT, check_stop, heartbeat_lateness
 from ros.wheel_standin import WheelStandIn
 
@@ -28,15 +28,11 @@ PARAMS = ["-p", "cmd_vel_timeout:=0.25", "-p", "joint_states_timeout:=0.25", "-p
 HEARTBEAT = 1.0 / 50.0          # s: the locomotor's command_rate above
 
 
-@pytest.fixture(params=["cyclone", "rclpy"])
+@pytest.fixture(params=["cyclone", "rclpy-humble"])
 def served(request):
     domain = unique_domain_id()
     args = ["--model", "rocky8/rocky8_rover.xml", "--nodes", "locomotor", *PARAMS]
-    if request.param == "rclpy":
-        ros_env.require("humble")
-        proc = ros_env.start_serve(domain, *args)
-    else:
-        proc = start_serve(domain, "--transport", "cyclone", *args)
+    server = Server(request.param, domain, *args)
     configure_this_process(domain)
     from mechanism_model_ros import qos
     from mechanism_model_ros.transports.cyclone import CycloneContext, CycloneNode
@@ -47,14 +43,13 @@ def served(request):
     odom = []
     user.create_subscription("odom", "nav_msgs/msg/Odometry", qos.DEFAULT, odom.append)
     try:
-        yield request.param, proc, hw, pub, user, odom
+        yield request.param, server, hw, pub, user, odom
     finally:
         hw.close()
         user.close()
-        if request.param == "rclpy":
-            proc.stop()
-        else:
-            stop(proc)
+        text = server.stop()
+        if text.strip():
+            print(f"serve ({request.param}) output:\n{text[-3000:]}")
 
 
 def test_point_turn_closed_loop_and_watchdog(served):

@@ -18,8 +18,8 @@ from mechanism_model_core import load_model
 from mechanism_model_core.library import model_path
 from mechanism_model_core.locomotion.wheeled import WheeledLocomotorModel
 
-from ros import ros_env
-from ros.dds_helpers import configure_this_process, start_serve, stop, unique_domain_id, wait_for
+from ros.dds_helpers import configure_this_process, unique_domain_id, wait_for
+from system.serving import Server
 from ros.watchdog_timing import check_stop, heartbeat_lateness
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
@@ -112,16 +112,12 @@ def expected(twist, angular_y=0.0, intuitive=False):
     return np.array([s[f"corner_{k}"] for k in CORNERS]), np.array([r[f"drive_{k}"] for k in DRIVES]), cmd
 
 
-@pytest.fixture(params=["cyclone", "rclpy"])
+@pytest.fixture(params=["cyclone", "rclpy-humble"])
 def served(request):
     domain = unique_domain_id()
     args = ["--params-file", str(CONFIG), "--model", "osr/osr_rover.xml", "--nodes", "state_publisher,locomotor",
             *PARAMS]
-    if request.param == "rclpy":
-        ros_env.require("humble")
-        proc = ros_env.start_serve(domain, *args)
-    else:
-        proc = start_serve(domain, "--transport", "cyclone", *args)
+    server = Server(request.param, domain, *args)
     configure_this_process(domain)
     from mechanism_model_ros import qos
     from mechanism_model_ros.transports.cyclone import CycloneContext, CycloneNode
@@ -138,12 +134,9 @@ def served(request):
     finally:
         hw.halt.set()
         user.close()
-        if request.param == "rclpy":
-            proc.stop()
-        else:
-            out, err = stop(proc)
-            if err.strip():
-                print(f"serve (cyclone) stderr:\n{err[-3000:]}")
+        text = server.stop()
+        if text.strip():
+            print(f"serve ({request.param}) output:\n{text[-3000:]}")
 
 
 def drive_until(user, pub, hw, twist, want, angular_y=0.0, timeout=60):

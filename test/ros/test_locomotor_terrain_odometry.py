@@ -13,8 +13,8 @@ from mechanism_model_core.locomotion.wheeled import WheeledLocomotorModel
 from mechanism_model_core.terrain import Plane
 
 from core.test_terrain_odometry import planar, start_pose
-from ros import ros_env
-from ros.dds_helpers import configure_this_process, start_serve, stop, unique_domain_id, wait_for
+from ros.dds_helpers import configure_this_process, unique_domain_id, wait_for
+from system.serving import Server
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
@@ -23,7 +23,7 @@ SLOPE, DIRECTION, YAW = 0.25, 0.7, 0.3
 V, W, DT, STEPS = 0.3, 0.25, 0.1, 30
 
 
-@pytest.fixture(params=["cyclone", "rclpy"])
+@pytest.fixture(params=["cyclone", "rclpy-humble"])
 def served(request, tmp_path):
     plane = Plane.from_slope(SLOPE, DIRECTION)
     x = np.arange(-3.0, 3.0001, 0.25)
@@ -34,11 +34,7 @@ def served(request, tmp_path):
     domain = unique_domain_id()
     args = ["--model", "osr/osr_rover.xml", "--nodes", "locomotor", "-p", "adapter:=osr",
             "-p", f"environment_file:={env}", "-p", f"odometry_start:=[0.0, 0.0, {YAW}]"]
-    if request.param == "rclpy":
-        ros_env.require("humble")
-        proc = ros_env.start_serve(domain, *args)
-    else:
-        proc = start_serve(domain, "--transport", "cyclone", *args)
+    server = Server(request.param, domain, *args)
     configure_this_process(domain)
     from mechanism_model_ros import qos
     from mechanism_model_ros.transports.cyclone import CycloneContext, CycloneNode
@@ -51,10 +47,9 @@ def served(request, tmp_path):
         yield plane, user, pubs, odom
     finally:
         user.close()
-        if request.param == "rclpy":
-            proc.stop()
-        else:
-            stop(proc)
+        text = server.stop()
+        if text.strip():
+            print(f"serve ({request.param}) output:\n{text[-3000:]}")
 
 
 def test_odometry_on_a_slope_is_the_closed_form(served):
