@@ -8,16 +8,24 @@ keeps serving, and the map's markers go out only while someone subscribes. Over 
 transports (Cyclone, and rclpy from /opt/ros where installed): a placement, a bad request and the markers."""
 
 import math
+import os
+import re
+import shlex
+import signal
+import subprocess
+import sys
 
 import numpy as np
 import pytest
+import yaml
 
 from mechanism_model_core import forward_kinematics, load_model
 from mechanism_model_core.library import model_path
 from mechanism_model_core.terrain import Plane
 
+from docs_text import TOP, venv_argv
 from ros import ros_env
-from ros.dds_helpers import configure_this_process, start_serve, stop, unique_domain_id, wait_for
+from ros.dds_helpers import configure_this_process, dds_env, start_serve, stop, unique_domain_id, wait_for
 
 pytestmark = pytest.mark.ros
 
@@ -267,3 +275,34 @@ def test_placement_and_markers_over_dds(served):
     assert wait_for(lambda: got, 30), "no markers while subscribed"
     cubes = [m for m in got[-1].markers if m.type == 6]
     assert len(cubes) == 1 and len(cubes[0].points) > 0 and cubes[0].header.frame_id == "chassis"
+
+
+@pytest.mark.slow
+def test_the_docs_serve_and_call_lines(tmp_path):
+    """docs/reach.md's "Over ROS" lines as written over Cyclone: the ``mechanism-model serve --model ...
+    --nodes reach_server -p reach_map:=rocky8.h5`` of its text (the map this test's small one, written to that
+    name in the working folder) and its ``mechanism-model call compute_base_placement`` block run by bash:
+    the reply is SUCCESS with scored placements (their geometry is checked independently by
+    test_placement_and_markers_over_dds)."""
+    with open(os.path.join(TOP, "docs", "reach.md"), encoding="utf-8") as fh:
+        section = fh.read().split("## Over ROS", 1)[1].split("\n## ", 1)[0]
+    serve_line = " ".join(re.search(r"`(mechanism-model serve [^`]*--nodes reach_server[^`]*)`", section).group(1)
+                          .split())
+    call_block = section.split("```\n", 1)[1].split("```", 1)[0]
+    assert call_block.startswith("mechanism-model call compute_base_placement"), call_block
+    argv = shlex.split(serve_line)
+    _map(tmp_path / argv[-1].split(":=", 1)[1])
+    d = unique_domain_id()
+    env = {**dds_env(d), "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")}
+    proc = subprocess.Popen(venv_argv(serve_line), cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        call = subprocess.run(["bash", "-c", call_block], cwd=tmp_path, env=env, capture_output=True, text=True,
+                              timeout=300)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        out, err = stop(proc)
+    assert "Traceback" not in err, err[-3000:]
+    assert call.returncode == 0, (call.stdout[-2000:], call.stderr[-3000:])
+    reply = yaml.safe_load(call.stdout)
+    assert reply["error_code"]["val"] == 1 and reply["score"], reply
