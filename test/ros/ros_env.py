@@ -361,6 +361,19 @@ def ros_env(domain_id: int, distro: str = "humble", with_workspace: bool = True,
     return env
 
 
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+def default_signal_handling() -> None:
+    """In a child between fork and exec: SIGINT and SIGTERM at their default action and unblocked, whatever the
+    test process had (an ignored disposition survives exec). ``ros2 launch`` leaves an inherited SIG_IGN in
+    place and would then never hear a Ctrl-C: in two full CI runs the launch-shutdown tests saw the launch ignore
+    SIGINT although they pass alone."""
+    for sig in _STOP_SIGNALS:
+        signal.signal(sig, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
+
+
 class RosProcess:
     """A ROS 2 process (or launch tree) in its own process group, its output in a temporary file.
 
@@ -372,7 +385,8 @@ class RosProcess:
         self.name = name or os.path.basename(cmd[0])
         self._log = tempfile.NamedTemporaryFile(prefix=f"mm_{self.name}_", suffix=".log", delete=False)
         self.proc = subprocess.Popen(self.cmd, env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=self._log,
-                                     stderr=subprocess.STDOUT, start_new_session=True)
+                                     stderr=subprocess.STDOUT, start_new_session=True,
+                                     preexec_fn=default_signal_handling)
         self._output = None
 
     @property
