@@ -147,7 +147,14 @@ class Locomotor:
         return self.proc.pid
 
     def signal(self, sig):
-        os.kill(self.pid, sig)          # the process alone (a launch then stops its children itself)
+        if self.launched:
+            # Ctrl-C in the launch's terminal: SIGINT to its whole process group, the locomotor included (as
+            # test_rover_launch does). Sent to the launch process alone, two full clean-clone CI runs saw the
+            # launch never hear it (no "user interrupted" in its log) although the test passes alone, in
+            # test/core + it and in test/ros + it: not understood yet (closing note of stop 19)
+            os.killpg(self.pid, sig)
+        else:
+            os.kill(self.pid, sig)      # the process alone
 
     def exited(self, timeout):
         p = self.proc.proc if hasattr(self.proc, "proc") else self.proc
