@@ -170,6 +170,20 @@ def ypppy(p=YPPPY, limits=True):
 # ------------------------------------------------------------------ independent FK checks
 
 
+def nonlinear_coupled_arm():
+    """A 4-joint arm whose third joint follows sin(3 j2) within +-0.5 rad (a non-linear coupling whose
+    limits cannot be folded into j2's bounds) and whose fourth follows 2 j1 within +-1 rad; frame ``tip``."""
+    b = MechanismBuilder("coupled")
+    b.add_body("l1", None, Joint.revolute("j1", lower=-2, upper=2))
+    b.add_body("l2", "l1", Joint.revolute("j2", translation(1, 0, 0), axis=(0, 1, 0), lower=-2.5, upper=2.5))
+    b.add_body("l3", "l2", Joint.revolute("j3", translation(1, 0, 0), axis=(0, 1, 0), lower=-0.5, upper=0.5,
+                                          coupling="sin(3*j2)"))
+    b.add_body("l4", "l3", Joint.revolute("j4", translation(0.5, 0, 0), axis=(0, 1, 0), lower=-1, upper=1,
+                                          coupling="2*j1"))
+    b.add_frame("l4", "tip", translation(0.5, 0, 0))
+    return b.build()
+
+
 def planar_3r():
     """Planar 3R arm, 1 m links, joints within +-3 rad, frame ``tip`` at the end."""
     b = MechanismBuilder("planar")

@@ -10,15 +10,14 @@ import math
 import numpy as np
 import pytest
 
-from mechanism_model_core import Joint, MechanismBuilder, PoseConstraint, PositionConstraint, forward_kinematics
+from mechanism_model_core import PoseConstraint, PositionConstraint, forward_kinematics
 from mechanism_model_core.ik import solve_ik
 from mechanism_model_core.ik.batch import ORIENTATION_WEIGHT, chain_engine, top_level_nearest_starts
 from mechanism_model_core.ik.problem import IKOptions
 from mechanism_model_core.ik.solve import ConstraintManager
 from mechanism_model_core.ik.solvers import DLSSolver
-from mechanism_model_core.spatial import translation
 
-from .robots import SAFETY
+from .robots import SAFETY, nonlinear_coupled_arm
 from .test_ik_batch import arm
 
 pin = pytest.importorskip("pinocchio")
@@ -124,18 +123,6 @@ def test_prioritized_answers_hold_by_pinocchio(variant):
     assert ok >= 8, ok
 
 
-def _coupled_arm():
-    b = MechanismBuilder("coupled")
-    b.add_body("l1", None, Joint.revolute("j1", lower=-2, upper=2))
-    b.add_body("l2", "l1", Joint.revolute("j2", translation(1, 0, 0), axis=(0, 1, 0), lower=-2.5, upper=2.5))
-    b.add_body("l3", "l2", Joint.revolute("j3", translation(1, 0, 0), axis=(0, 1, 0), lower=-0.5, upper=0.5,
-                                          coupling="sin(3*j2)"))
-    b.add_body("l4", "l3", Joint.revolute("j4", translation(0.5, 0, 0), axis=(0, 1, 0), lower=-1, upper=1,
-                                          coupling="2*j1"))
-    b.add_frame("l4", "tip", translation(0.5, 0, 0))
-    return b.build()
-
-
 def _coupled_tip(j1, j2):
     """Closed form of the coupled arm's tip: yaw j1 about z, then pitches j2, sin(3 j2), 2 j1 about y (links
     1, 1, 0.5, 0.5 m along x; a pitch about y tips x down by the angle)."""
@@ -150,7 +137,7 @@ def test_coupled_arm_best_of_draws_reaches_by_closed_form():
     """The coupled arm (j3 = sin(3 j2), j4 = 2 j1, limits on both; no seed table: the coupling is on the chain)
     with the default restarts (best of RESTART_CANDIDATES draws): every success
     reaches the tip target by the closed form above, the couplings hold and every joint is within limits."""
-    m = _coupled_arm()
+    m = nonlinear_coupled_arm()
     assert top_level_nearest_starts(ConstraintManager(m, [PositionConstraint("tip", [1, 0, 0])]).problem(m.home),
                                     8) == []
     rng = np.random.default_rng(3)

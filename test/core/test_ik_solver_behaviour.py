@@ -19,7 +19,7 @@ from mechanism_model_core.ik import solve_ik
 from mechanism_model_core.library import model_path
 from mechanism_model_core.spatial import translation
 
-from .robots import SAFETY, UR5_DH, _paul_distal
+from .robots import SAFETY, UR5_DH, _paul_distal, nonlinear_coupled_arm
 
 TWO_PI = 2 * math.pi
 
@@ -367,27 +367,13 @@ def test_library_four_bar_stays_on_its_branch(branch):
 
 
 # ---------------------------------------------------------------------------------------------- limits
-def _nonlinear_coupled_arm():
-    """A 4-joint arm whose third joint follows sin(3 j2) within +-0.5 rad (a non-linear coupling whose
-    limits cannot be folded into j2's bounds) and whose fourth follows 2 j1 within +-1 rad."""
-    b = MechanismBuilder("coupled")
-    b.add_body("l1", None, Joint.revolute("j1", lower=-2, upper=2))
-    b.add_body("l2", "l1", Joint.revolute("j2", translation(1, 0, 0), axis=(0, 1, 0), lower=-2.5, upper=2.5))
-    b.add_body("l3", "l2", Joint.revolute("j3", translation(1, 0, 0), axis=(0, 1, 0), lower=-0.5, upper=0.5,
-                                          coupling="sin(3*j2)"))
-    b.add_body("l4", "l3", Joint.revolute("j4", translation(0.5, 0, 0), axis=(0, 1, 0), lower=-1, upper=1,
-                                          coupling="2*j1"))
-    b.add_frame("l4", "tip", translation(0.5, 0, 0))
-    return b.build()
-
-
 @pytest.mark.parametrize("solver", ["dls", "scipy"])
 def test_every_returned_configuration_respects_non_linearly_coupled_limits(solver):
     """Arbitrary targets (most unreachable, so every solve restarts until its iteration budget ends): the returned
     full configuration, coupled joints included, is within every limit (checked on the coupling formulas
     evaluated here, not on the solver's report). Reachable targets (forward kinematics of in-limit
     configurations) are still reached."""
-    m = _nonlinear_coupled_arm()
+    m = nonlinear_coupled_arm()
     lo, hi = m.lower_limits, m.upper_limits
     rng = np.random.default_rng(0)
     for _ in range(40):
