@@ -47,3 +47,72 @@ def test_the_collision_avoiding_search_stops_too():
     r = solve_ik(ROVER, PoseConstraint("arm_tool", T), timeout=60.0, locked=LOCKED, avoid_collisions=True,
                  cancel=cancel)
     assert not r.success and r.iterations < 50
+
+
+def _count_seed_tables(monkeypatch):
+    """The number of seed tables the lane engines build from now on."""
+    from mechanism_model_core.ik import batch
+
+    built = []
+    original = batch.LaneEngine.seed_table
+
+    def counting(self):
+        if self._seeds is None:
+            built.append(self)
+        return original(self)
+
+    monkeypatch.setattr(batch.LaneEngine, "seed_table", counting)
+    return built
+
+
+def test_thousands_of_copies_of_one_constraint_build_one_seed_table(monkeypatch):
+    """A request repeating one pose constraint (a reference frame other than the ground: no engine shared
+    between solves) built a seed table per copy on the first restart, about 6 ms each -- 12 s unbilled for
+    2000 copies, which neither the timeout nor a cancel could end. Repeats now count once, and at most
+    START_TASKS distinct tasks get tables."""
+    from mechanism_model_core.ik.batch import START_TASKS
+
+    built = _count_seed_tables(monkeypatch)
+    T = np.eye(4)
+    T[:3, 3] = [50.0, 0.0, 0.0]
+    r = solve_ik(ROVER, [PoseConstraint("arm_tool", T, relative_to="chassis")] * 300, timeout=60.0,
+                 locked=LOCKED, max_iterations=40)
+    assert not r.success
+    assert len(built) == 1, len(built)
+    built.clear()
+    many = _distinct_unreachable(8)
+    r = solve_ik(ROVER, many, timeout=60.0, locked=LOCKED, max_iterations=40)
+    assert not r.success
+    assert len(built) == START_TASKS, len(built)
+
+
+def test_a_cancel_set_while_seed_tables_are_built_stops_the_building(monkeypatch):
+    """The client leaves while the first restart builds its seed tables: no further table is built (each
+    is about 6 ms, none billed to the timeout), and the solve ends."""
+    from mechanism_model_core.ik import batch
+
+    cancel = threading.Event()
+    built = []
+    original = batch.LaneEngine.seed_table
+
+    def build_then_leave(self):
+        if self._seeds is None:
+            built.append(self)
+            cancel.set()
+        return original(self)
+
+    monkeypatch.setattr(batch.LaneEngine, "seed_table", build_then_leave)
+    r = solve_ik(ROVER, _distinct_unreachable(8), timeout=60.0, locked=LOCKED, max_iterations=100000,
+                 cancel=cancel)
+    assert not r.success
+    assert len(built) == 1, len(built)
+
+
+def _distinct_unreachable(n: int) -> list:
+    """``n`` pose constraints of the arm tool at distinct targets out of reach, in the chassis frame."""
+    out = []
+    for k in range(n):
+        T = np.eye(4)
+        T[:3, 3] = [50.0, 0.1 * k, 0.0]
+        out.append(PoseConstraint("arm_tool", T, relative_to="chassis"))
+    return out

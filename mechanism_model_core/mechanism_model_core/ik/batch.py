@@ -930,19 +930,33 @@ def _result_of(P: IKProblem, o: IKOptions, x, status: str, iterations: int, rest
 register_solver("lm", LMPopulationSolver)
 
 
-def top_level_nearest_starts(P: IKProblem, count: int):
+#: most tasks of a problem's top level that get seed-table starts (each may build a table: about 6 ms)
+START_TASKS = 4
+
+
+def top_level_nearest_starts(P: IKProblem, count: int, options: IKOptions | None = None):
     """For :class:`DLSSolver`'s restarts on the generic path: each pose, position or orientation task of the
     problem's top priority level whose chain has a lane engine (every chain joint free, no coupling on it)
     gives ``(var_x, X)``: the indices of its chain's unknowns in the problem's unknowns and the ``count``
     configurations of the engine's seed table whose frame pose is nearest the task's target (nearest
-    first). Tasks whose engine would see other unknowns than the problem's are left out."""
+    first). Tasks whose engine would see other unknowns than the problem's are left out, and so are
+    repeats of a task (same frame, reference and target) and every task past the first :data:`START_TASKS`
+    distinct ones: a request of thousands of constraints must not build thousands of tables. The search
+    stops early once ``options.deadline`` has passed (a timeout, or a cancelled request)."""
     if not P.levels:
         return []
     names = [P.mechanism.coordinate_names[i] for i in P.locked]
     out = []
+    seen = set()
     for c in P.levels[0]:
         if type(c) not in (PoseConstraint, PositionConstraint, OrientationConstraint):
             continue
+        if len(seen) >= START_TASKS or (options is not None and time.perf_counter() > options.deadline):
+            break
+        key = _task_identity(c)
+        if key in seen:
+            continue
+        seen.add(key)
         sub = IKProblem(P.mechanism, [c], P.template, names, [c])
         if not np.array_equal(sub.free, P.free):
             continue
@@ -954,6 +968,13 @@ def top_level_nearest_starts(P: IKProblem, count: int):
         if S is not None:
             out.append((np.asarray(E.var_x), S[0]))
     return out
+
+
+def _task_identity(c) -> tuple:
+    """What makes two chain tasks the same task for :func:`top_level_nearest_starts`."""
+    target = c.target if isinstance(c, PoseConstraint) else c.target_pose()
+    return (type(c).__name__, c.frame, c.relative_to, c.mask_frame, tuple(np.asarray(c.kept_axes).tolist()),
+            np.asarray(target, dtype=float).tobytes())
 
 
 DLSSolver.start_table = staticmethod(top_level_nearest_starts)

@@ -168,7 +168,7 @@ class DLSSolver(RestartingSolver):
             starts = getattr(P, "_dls_starts", None)
             if starts is None:          # first restart: the top level's chain tasks' nearest table entries
                 t0 = time.perf_counter()
-                starts = P._dls_starts = DLSSolver.start_table(P, self.nearest_starts)
+                starts = P._dls_starts = DLSSolver.start_table(P, self.nearest_starts, o)
                 if time.perf_counter() - t0 > 0.5e-3:     # the table was built: not billed to the caller
                     o.deadline += time.perf_counter() - t0
             if starts and k <= starts[0][1].shape[0]:
