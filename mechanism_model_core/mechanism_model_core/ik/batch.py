@@ -399,7 +399,8 @@ class LaneEngine:
     def _run_single(self, x0, pt, RtT, tp, to, deadline, max_iterations, width, seed, mu0, cancel):
         """:meth:`run` for one reachable target whose lanes all start at once (``start_width ==
         population``, restarts on): the same iterations, restarts and answer, with the population's arrays
-        kept in place (no per-target bookkeeping), which halves the loop's own cost per iteration."""
+        kept in place and the per-lane counters kept as the loop at which they were last reset (no
+        per-target bookkeeping, and the stall test only on the loops where some lane can stall)."""
         nv = self.nv
         L = width
         X = np.empty((L, nv))
@@ -412,31 +413,31 @@ class LaneEngine:
         best_x, best_c = np.array(x0, dtype=float), math.inf
         mu = np.full(L, float(mu0))
         cost = np.full(L, np.inf)
-        r = np.zeros((L, self.m))
-        J = np.zeros((L, self.m, nv))
-        fresh = np.ones(L, dtype=bool)
-        nfresh = L
-        ait = np.zeros(L, dtype=np.int64)
+        r = J = None
+        fresh = None                  # lanes not evaluated yet (None: none; all of them before loop 1)
         rej = np.zeros(L, dtype=np.int64)
+        # a lane's attempt iterations are loops - start, its iterations since its last stall test loops - ref
+        start = np.zeros(L, dtype=np.int64)
+        ref = np.zeros(L, dtype=np.int64)
         ref_c = np.full(L, np.inf)
-        ref_it = np.zeros(L, dtype=np.int64)
         its = 0
         loops = 0
         cap = self.cap
+        gate = STALL_WINDOW           # the first loop at which a lane can stall
         status = "stalled"
         third = 1.0 / 3.0
-        first = True
         while True:
-            if not first and (time.perf_counter() > deadline or (cancel is not None and cancel.is_set())):
+            if loops and (time.perf_counter() > deadline or (cancel is not None and cancel.is_set())):
                 k = int(np.argmin(cost))
                 if cost[k] < best_c:
                     best_c, best_x = cost[k], X[k].copy()
                 status = "timeout"
                 break
-            first = False
-            if nfresh == 0:
-                Xn = self.step(X, r, J, mu * cost + 1e-12)
-            elif nfresh == L:
+            if fresh is None and loops:                 # a step from every lane
+                lam = mu * cost
+                lam += 1e-12
+                Xn = self.step(X, r, J, lam)
+            elif not loops or fresh.all():               # every lane at its start point
                 Xn = X
             else:
                 Xn = X.copy()
@@ -452,37 +453,38 @@ class LaneEngine:
                 status = "converged"
                 break
             ok = costn < cost
-            if ok.all():
+            if r is None:                                # loop 1: every lane was fresh
+                X, r, J, cost = Xn, rn, Jn, costn
+            elif ok.all():
                 X, r, J, cost = Xn, rn, Jn, costn
                 mu *= third
                 np.maximum(mu, 1e-9, out=mu)
                 rej[:] = 0
             else:
-                bad = ~ok
-                Xn[bad] = X[bad]
-                rn[bad] = r[bad]
-                Jn[bad] = J[bad]
-                costn[bad] = cost[bad]
-                X, r, J, cost = Xn, rn, Jn, costn
+                okc = ok[:, None]
+                np.copyto(X, Xn, where=okc)
+                np.copyto(r, rn, where=okc)
+                np.copyto(J, Jn, where=ok[:, None, None])
+                np.copyto(cost, costn, where=ok)
                 mu = np.where(ok, np.maximum(mu * third, 1e-9), np.minimum(mu * 10.0, 1e12))
-                rej += 1
-                rej[ok] = 0
-            if nfresh:
+                rej = np.where(ok, 0, rej + 1)
+            if fresh is not None:
                 mu[fresh] = mu0
-                fresh[:] = False
-                nfresh = 0
-            ait += 1
+                fresh = None
             if its >= max_iterations:
                 k = int(np.argmin(cost))
                 if cost[k] < best_c:
                     best_c, best_x = cost[k], X[k].copy()
                 status = "max_iterations"
                 break
-            chk = (ait - ref_it) >= STALL_WINDOW
+            if loops < gate:
+                continue
+            ait = loops - start
+            chk = (loops - ref) >= STALL_WINDOW
             stalled = (chk & (cost > ref_c * STALL_RATIO)) | (rej > 8) | (ait >= cap)
             if chk.any():
                 ref_c = np.where(chk, cost, ref_c)
-                ref_it = np.where(chk, ait, ref_it)
+                ref[chk] = loops
             if stalled.any():
                 ks = np.flatnonzero(stalled)
                 tab = self.restarts(seed, nrest + len(ks))
@@ -491,14 +493,16 @@ class LaneEngine:
                         best_c, best_x = cost[k], X[k].copy()
                     X[k] = tab[nrest]
                     nrest += 1
-                fresh[ks] = True
-                ait[ks] = 0
+                fresh = stalled
+                start[ks] = loops
+                ref[ks] = loops
                 rej[ks] = 0
-                ref_it[ks] = 0
                 cost[ks] = np.inf
                 ref_c[ks] = np.inf
                 mu[ks] = mu0
-                nfresh = len(ks)
+            # the next loop at which some lane can stall: its stall window full, 9 rejections, the cap
+            gate = loops + int(min(STALL_WINDOW - (loops - ref).max(), 9 - rej.max(),
+                                   cap - (loops - start).max()))
         self.last_loops = np.array([loops])
         return (best_x[None], np.array([status == "converged"]), np.array([status], dtype=object),
                 np.array([its]), np.array([nrest]))
