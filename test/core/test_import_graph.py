@@ -255,7 +255,7 @@ def test_the_package_graph_finds_hidden_circles():
 #: (session 5: formats into io/, Cyclone modules into transports/cyclone/, expressions, shapes: 105 / 60): the figures may only
 #: fall. The style rule is imports at module level, function-level only for optional third-party extras;
 #: lower a figure when you remove some.
-FUNCTION_LEVEL_PROJECT_IMPORTS_TODAY = {PKG: 105, "mechanism_model_ros": 60}
+FUNCTION_LEVEL_PROJECT_IMPORTS_TODAY = {PKG: 99, "mechanism_model_ros": 60}
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 
 

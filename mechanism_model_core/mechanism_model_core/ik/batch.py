@@ -139,11 +139,10 @@ class LaneEngine:
         self.pos_rows, self.rot_rows = K.pos_rows, K.rot_rows
         self.cap = max(ATTEMPT_ITERATIONS, 2 * self.nv)
         # the chain's step transforms M(t) = K0 + sin t A - cos t Bc (+ t Cc for a slider), per step (n, 1, 16)
+        # one product W @ coefs per pass, W (n, L, k) = [1, sin t, cos t (, t)] per step and lane
         coef = ch.coef
-        self._K0 = (ch.Pm + coef[:, 1])[:, None, :]
-        self._A, self._Bc, self._Cc = (np.ascontiguousarray(coef[:, k])[:, None, :] for k in range(3))
-        self._eye_m = np.eye(self.m)
-        self._eye_n = np.eye(self.nv)
+        rows = [ch.Pm + coef[:, 1], coef[:, 0], -coef[:, 1]] + ([coef[:, 2]] if ch.any_prismatic else [])
+        self._coefs = np.ascontiguousarray(np.stack(rows, axis=1))
         m = K.P.mechanism
         key = (K.P.tasks[0].frame, self.lo.tobytes(), self.hi.tobytes(), self.var_seg.tobytes())
         per_m = _CONSTS.get(m)
@@ -174,10 +173,13 @@ class LaneEngine:
             TH = np.empty((n, L))
             TH[:] = self.theta[:, None]
             TH[self.var_seg] = X.T
-        M = self._K0 + np.sin(TH)[:, :, None] * self._A - np.cos(TH)[:, :, None] * self._Bc
+        W = np.empty((n, L, self._coefs.shape[1]))
+        W[:, :, 0] = 1.0
+        np.sin(TH, out=W[:, :, 1])
+        np.cos(TH, out=W[:, :, 2])
         if self.chain.any_prismatic:
-            M += TH[:, :, None] * self._Cc
-        M = M.reshape(n, L, 4, 4)
+            W[:, :, 3] = TH
+        M = np.matmul(W, self._coefs).reshape(n, L, 4, 4)
         C = np.empty((n, L, 4, 4))
         C[0] = M[0]
         for i in range(1, n):
@@ -274,17 +276,22 @@ class LaneEngine:
             Jt[3:, pri] = 0.0
         e = np.empty((L, 6))
         np.subtract(p, pt, out=e[:, :3])
+        th = None
         if self.need_rot:
             Rm = Tf[:, :3, :3] @ RtT
-            c = 0.5 * (Rm[:, 0, 0] + Rm[:, 1, 1] + Rm[:, 2, 2] - 1.0)
-            if c.min() > -0.99:                  # the SO(3) log away from pi (spatial.log_so3's formulas)
+            c = np.einsum("lii->l", Rm)
+            c -= 1.0
+            c *= 0.5                             # cos of the angle
+            if c.min() > -0.99:
+                # away from pi: v = 2 sin(angle) axis from the antisymmetric part, the angle as atan2 of
+                # |v| / 2 and its cosine (exact at small angles, where arccos is not), log = angle v / |v|
+                v = e[:, 3:]
                 np.subtract(Rm[:, 2, 1], Rm[:, 1, 2], out=e[:, 3])
                 np.subtract(Rm[:, 0, 2], Rm[:, 2, 0], out=e[:, 4])
                 np.subtract(Rm[:, 1, 0], Rm[:, 0, 1], out=e[:, 5])
-                small = c > 0.999999
-                th = np.arccos(np.where(small, 0.5, c))
-                f = np.where(small, 0.5 * (1.0 + (1.0 - np.minimum(c, 1.0)) / 3.0), 0.5 * th / np.sin(th))
-                e[:, 3:] *= f[:, None]
+                nv = np.sqrt(np.einsum("li,li->l", v, v))
+                th = np.arctan2(0.5 * nv, c)
+                v *= (th / np.maximum(nv, 1e-300))[:, None]     # v = 0 at the identity: stays 0
             else:
                 e[:, 3:] = log_so3(Rm)
         else:
@@ -306,7 +313,10 @@ class LaneEngine:
             er = np.linalg.norm(r[:, self.rot_rows], axis=1)
         else:
             ep = np.sqrt(np.einsum("li,li->l", e[:, :3], e[:, :3])) if self.need_pos else np.zeros(L)
-            er = np.sqrt(np.einsum("li,li->l", e[:, 3:], e[:, 3:])) if self.need_rot else np.zeros(L)
+            if th is not None and R is None:
+                er = th                                          # |log| is the angle
+            else:
+                er = np.sqrt(np.einsum("li,li->l", e[:, 3:], e[:, 3:])) if self.need_rot else np.zeros(L)
         if not self.unit_weights:
             r = r * self.wrow
             Jm = Jm * self.wrow[:, None]
@@ -319,11 +329,11 @@ class LaneEngine:
         Jt = J.transpose(0, 2, 1)
         if m <= nv:
             A = J @ Jt
-            A += lam[:, None, None] * self._eye_m
+            A.reshape(L, m * m)[:, ::m + 1] += lam[:, None]          # + lam I, on the diagonal's view
             y = _solve(A, e)
             return (Jt @ y[:, :, None])[:, :, 0]
         A = Jt @ J
-        A += lam[:, None, None] * self._eye_n
+        A.reshape(L, nv * nv)[:, ::nv + 1] += lam[:, None]
         g = (Jt @ e[:, :, None])[:, :, 0]
         return _solve(A, g)
 
@@ -364,20 +374,21 @@ class LaneEngine:
         clamped joints held); returns the new in-limit lane configurations."""
         if X.shape[0] == 1:
             return self._step_one(X[0], r[0], J[0], float(lam[0]))
-        Xn = X + self._dls(J, -r, lam)
+        Xn = X - self._dls(J, r, lam)
         clo, chi = self.clo, self.chi
-        out = (Xn < clo) | (Xn > chi)
+        Xc = np.minimum(np.maximum(Xn, clo), chi)
+        out = Xc != Xn
         if out.any():
             # every lane at once (no gather/scatter of the lanes that crossed: fewer array passes); a lane
             # with no joint out gets the same step again (held = 0, Jf = J), so the result is unchanged
-            Xc = np.minimum(np.maximum(Xn, clo), chi)
-            held = np.where(out, Xc - X, 0.0)
-            e = np.einsum("lij,lj->li", J, held)
+            held = Xc - X
+            held *= out
+            e = (J @ held[:, :, None])[:, :, 0]
             e += r
-            np.negative(e, out=e)
             dxf = self._dls(J * ~out[:, None, :], e, lam)
-            dxf += X
-            Xn = np.where(out, Xc, np.minimum(np.maximum(dxf, clo), chi))
+            np.subtract(X, dxf, out=dxf)
+            np.minimum(np.maximum(dxf, clo, out=dxf), chi, out=dxf)
+            Xn = np.where(out, Xc, dxf)
         if self.any_wrap:
             lo, hi = self.lo, self.hi
             wr = self.wrap & ((Xn < lo) | (Xn > hi))
@@ -698,6 +709,11 @@ class LaneEngine:
 
 def _solve(A, b):
     """Batched SPD solve ``A x = b`` ((L, k, k), (L, k)); singular systems fall back to least squares."""
+    if _solve1 is not None:         # numpy's own kernel without np.linalg.solve's checks (half its cost)
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+            x = _solve1(A, b, signature="dd->d")
+        if np.isfinite(x).all():
+            return x
     try:
         return np.linalg.solve(A, b[..., None])[..., 0]
     except np.linalg.LinAlgError:
@@ -705,6 +721,12 @@ def _solve(A, b):
         for k in range(A.shape[0]):
             out[k] = np.linalg.lstsq(A[k], b[k], rcond=None)[0]
         return out
+
+
+try:                                # the gufunc behind np.linalg.solve for a vector right-hand side
+    from numpy.linalg._umath_linalg import solve1 as _solve1
+except ImportError:                 # pragma: no cover - numpy without it: np.linalg.solve
+    _solve1 = None
 
 
 # ---------------------------------------------------------------------------------------------- cache
