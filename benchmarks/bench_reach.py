@@ -73,13 +73,19 @@ def main():
     ap.add_argument("--skip-dask", action="store_true")
     ap.add_argument("--skip-pool", action="store_true")
     ap.add_argument("--exhaustive", action="store_true", help="also the exhaustive search on one core")
-    ap.add_argument("--chunk-size", type=int, default=64)
+    ap.add_argument("--chunk-size", type=int, default=None, help="voxels per chunk (default: the map's automatic size)")
+    ap.add_argument("--bound", nargs=6, type=float, metavar=("XLO", "YLO", "ZLO", "XHI", "YHI", "ZHI"),
+                    help="a box of the map only (m, base frame): a sub-volume of a large map")
+    ap.add_argument("--flood-iterations", type=int, default=200)
     ap.add_argument("--recheck-unreached", type=int, default=0)
+    ap.add_argument("--recheck-cells", type=int, default=None,
+                    help="cells re-checked sample by sample (default: 1 %% of the map's, at least --min-cells)")
     ap.add_argument("--recheck-iterations", type=int, default=4000,
                     help="budget of the independent DLS solves (20x a single solve's 200)")
     a = ap.parse_args()
     mech, chain = robot(a.robot)
-    kw = dict(directions=a.directions, chunk_size=a.chunk_size)
+    kw = dict(directions=a.directions, chunk_size=a.chunk_size, flood_iterations=a.flood_iterations,
+              bound=None if a.bound is None else (tuple(a.bound[:3]), tuple(a.bound[3:])))
     print(f"# {a.robot} {chain}, {a.resolution} m, {a.directions} directions; load average at start "
           f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
 
@@ -87,8 +93,10 @@ def main():
     one = compute_map(mech, chain, a.resolution, executor="serial", **kw)
     w1, c1 = time.perf_counter() - t, time.process_time() - c
     S = one.attrs["samples"]
-    print(f"one core: {S} samples, {w1:.1f} s wall, {c1:.1f} s CPU, {S / c1:.0f} samples per CPU second; "
-          f"{int((one.index > 0).sum())} reachable voxels, {int(one.reached.sum())} samples reached")
+    print(f"one core: {S} samples ({int(one.computed.sum())} voxels in {one.stats['chunks']} chunks of "
+          f"{one.request['chunk_size']}), {w1:.1f} s wall, {c1:.1f} s CPU, {S / c1:.0f} samples per CPU second; "
+          f"{int((one.index > 0).sum())} reachable voxels, {int(one.reached.sum())} samples reached; "
+          f"load {os.getloadavg()[0]:.1f}")
 
     if a.exhaustive:
         c = time.process_time()
@@ -140,7 +148,7 @@ def main():
     pm = pin.buildModelFromXML(to_urdf(cm))
     pd = pm.createData()
     fid = pm.getFrameId(tip)
-    n_cells = max(a.min_cells, int(round(0.01 * len(computed))))
+    n_cells = a.recheck_cells if a.recheck_cells is not None else max(a.min_cells, int(round(0.01 * len(computed))))
     cells = computed[rng.choice(len(computed), size=min(n_cells, len(computed)), replace=False)]
     fk_bad = fk_n = missed = unreached = disagree = reached_n = 0
     c = time.process_time()
