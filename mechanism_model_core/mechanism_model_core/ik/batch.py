@@ -232,6 +232,14 @@ class LaneEngine:
             return None
         X, A, n2, kind = t
         B = pts.shape[0]
+        if B == 1 and kind == "pose":                       # one target (solve_ik): no stacking, no gathers
+            v = np.empty(12)
+            np.multiply(pts[0], -2.0, out=v[:3])
+            np.multiply(RtTs[0].T.ravel(), -ORIENTATION_WEIGHT, out=v[3:])
+            S = A @ v
+            S += n2
+            idx = np.argpartition(S, count - 1)[:count]
+            return X[idx[np.argsort(S[idx], kind="stable")]][None]
         cols = []
         if kind != "orientation":
             cols.append(-2.0 * pts)
@@ -399,7 +407,8 @@ class LaneEngine:
     def _run_single(self, x0, pt, RtT, tp, to, deadline, max_iterations, width, seed, mu0, cancel):
         """:meth:`run` for one reachable target whose lanes all start at once (``start_width ==
         population``, restarts on): the same iterations, restarts and answer, with the population's arrays
-        kept in place (no per-target bookkeeping), which halves the loop's own cost per iteration."""
+        kept in place and the per-lane counters kept as the loop at which they were last reset (no
+        per-target bookkeeping, and the stall test only on the loops where some lane can stall)."""
         nv = self.nv
         L = width
         X = np.empty((L, nv))
@@ -407,42 +416,40 @@ class LaneEngine:
         near = self.nearest_starts(pt[None], RtT[None], L - 1)
         X[1:] = self.restarts(seed, L - 1)[:L - 1] if near is None else near[0]
         nrest = L - 1
-        P = np.broadcast_to(pt, (L, 3))
-        R = np.broadcast_to(RtT, (L, 3, 3))
         best_x, best_c = np.array(x0, dtype=float), math.inf
         mu = np.full(L, float(mu0))
         cost = np.full(L, np.inf)
-        r = np.zeros((L, self.m))
-        J = np.zeros((L, self.m, nv))
-        fresh = np.ones(L, dtype=bool)
-        nfresh = L
-        ait = np.zeros(L, dtype=np.int64)
+        r = J = None
+        fresh = None                  # lanes not evaluated yet (None: none; all of them before loop 1)
         rej = np.zeros(L, dtype=np.int64)
+        # a lane's attempt iterations are loops - start, its iterations since its last stall test loops - ref
+        start = np.zeros(L, dtype=np.int64)
+        ref = np.zeros(L, dtype=np.int64)
         ref_c = np.full(L, np.inf)
-        ref_it = np.zeros(L, dtype=np.int64)
         its = 0
         loops = 0
         cap = self.cap
+        gate = STALL_WINDOW           # the first loop at which a lane can stall
         status = "stalled"
         third = 1.0 / 3.0
-        first = True
         while True:
-            if not first and (time.perf_counter() > deadline or (cancel is not None and cancel.is_set())):
+            if loops and (time.perf_counter() > deadline or (cancel is not None and cancel.is_set())):
                 k = int(np.argmin(cost))
                 if cost[k] < best_c:
                     best_c, best_x = cost[k], X[k].copy()
                 status = "timeout"
                 break
-            first = False
-            if nfresh == 0:
-                Xn = self.step(X, r, J, mu * cost + 1e-12)
-            elif nfresh == L:
+            if fresh is None and loops:                 # a step from every lane
+                lam = mu * cost
+                lam += 1e-12
+                Xn = self.step(X, r, J, lam)
+            elif not loops or fresh.all():               # every lane at its start point
                 Xn = X
             else:
                 Xn = X.copy()
                 ev = ~fresh
                 Xn[ev] = self.step(X[ev], r[ev], J[ev], mu[ev] * cost[ev] + 1e-12)
-            rn, Jn, epn, ern = self.evaluate(Xn, P, R)
+            rn, Jn, epn, ern = self.evaluate(Xn, pt, RtT)     # (one target: broadcast over the lanes)
             costn = np.einsum("li,li->l", rn, rn)
             its += L
             loops += 1
@@ -452,37 +459,38 @@ class LaneEngine:
                 status = "converged"
                 break
             ok = costn < cost
-            if ok.all():
+            if r is None:                                # loop 1: every lane was fresh
+                X, r, J, cost = Xn, rn, Jn, costn
+            elif ok.all():
                 X, r, J, cost = Xn, rn, Jn, costn
                 mu *= third
                 np.maximum(mu, 1e-9, out=mu)
                 rej[:] = 0
             else:
-                bad = ~ok
-                Xn[bad] = X[bad]
-                rn[bad] = r[bad]
-                Jn[bad] = J[bad]
-                costn[bad] = cost[bad]
-                X, r, J, cost = Xn, rn, Jn, costn
+                okc = ok[:, None]
+                np.copyto(X, Xn, where=okc)
+                np.copyto(r, rn, where=okc)
+                np.copyto(J, Jn, where=ok[:, None, None])
+                np.copyto(cost, costn, where=ok)
                 mu = np.where(ok, np.maximum(mu * third, 1e-9), np.minimum(mu * 10.0, 1e12))
-                rej += 1
-                rej[ok] = 0
-            if nfresh:
+                rej = np.where(ok, 0, rej + 1)
+            if fresh is not None:
                 mu[fresh] = mu0
-                fresh[:] = False
-                nfresh = 0
-            ait += 1
+                fresh = None
             if its >= max_iterations:
                 k = int(np.argmin(cost))
                 if cost[k] < best_c:
                     best_c, best_x = cost[k], X[k].copy()
                 status = "max_iterations"
                 break
-            chk = (ait - ref_it) >= STALL_WINDOW
+            if loops < gate:
+                continue
+            ait = loops - start
+            chk = (loops - ref) >= STALL_WINDOW
             stalled = (chk & (cost > ref_c * STALL_RATIO)) | (rej > 8) | (ait >= cap)
             if chk.any():
                 ref_c = np.where(chk, cost, ref_c)
-                ref_it = np.where(chk, ait, ref_it)
+                ref[chk] = loops
             if stalled.any():
                 ks = np.flatnonzero(stalled)
                 tab = self.restarts(seed, nrest + len(ks))
@@ -491,17 +499,70 @@ class LaneEngine:
                         best_c, best_x = cost[k], X[k].copy()
                     X[k] = tab[nrest]
                     nrest += 1
-                fresh[ks] = True
-                ait[ks] = 0
+                fresh = stalled
+                start[ks] = loops
+                ref[ks] = loops
                 rej[ks] = 0
-                ref_it[ks] = 0
                 cost[ks] = np.inf
                 ref_c[ks] = np.inf
                 mu[ks] = mu0
-                nfresh = len(ks)
+            # the next loop at which some lane can stall: its stall window full, 9 rejections, the cap
+            gate = loops + int(min(STALL_WINDOW - (loops - ref).max(), 9 - rej.max(),
+                                   cap - (loops - start).max()))
         self.last_loops = np.array([loops])
         return (best_x[None], np.array([status == "converged"]), np.array([status], dtype=object),
                 np.array([its]), np.array([nrest]))
+
+    def _run_far_one(self, x0, pt, RtT, tp, to, deadline, max_iterations, window, mu0, cancel):
+        """:meth:`run` for one target beyond the reach bound: its one attempt from the seed, the same
+        iterations as in the lane loop with the bookkeeping in scalars (the answer is reported within a
+        few tenths of a millisecond of CPU)."""
+        if self.all_vars:
+            th = None
+        else:
+            th = self.theta.copy()
+        ch = self.chain
+
+        def one(x):
+            if th is not None:
+                th[self.var_seg] = x
+            Tf, Jf = ch.evaluate(x if th is None else th)
+            r, J, ep, er = chain_residual(self, Tf, Jf, pt, RtT)
+            return r, J, ep, er, float(r @ r)
+
+        x = np.array(x0, dtype=float)
+        r, J, ep, er, cost = one(x)
+        its, ait, rej, mu = 1, 1, 0, float(mu0)
+        ref_c, ref_it = math.inf, 0
+        status = "converged" if (ep <= tp and er <= to) else None
+        while status is None:
+            if its >= max_iterations:
+                status = "max_iterations"
+                break
+            chk = ait - ref_it >= window
+            if (chk and cost > ref_c * (1.0 - 1e-3)) or rej > 4 or ait >= FAR_ITERATIONS:
+                break
+            if chk:
+                ref_c, ref_it = cost, ait
+            if time.perf_counter() > deadline or (cancel is not None and cancel.is_set()):
+                status = "timeout"
+                break
+            xn = self._step_one(x, r, J, mu * min(cost, FAR_DAMPING) + 1e-12)[0]
+            rn, Jn, epn, ern, cn = one(xn)
+            its += 1
+            if cn < cost:
+                x, r, J, cost = xn, rn, Jn, cn
+                mu, rej = max(mu * (1.0 / 3.0), 1e-9), 0
+            else:
+                mu, rej = min(mu * 10.0, 1e12), rej + 1
+            ait += 1
+            if epn <= tp and ern <= to:
+                x, status = xn, "converged"
+        if status != "converged":
+            status = "out_of_reach"
+        self.last_loops = np.array([its])
+        return (x[None], np.array([status == "converged"]), np.array([status], dtype=object), np.array([its]),
+                np.array([0]))
 
     # ------------------------------------------------------------------ the loop
     def run(self, x0s, pts, RtTs, tol_position, tol_orientation, *, deadline=math.inf, max_iterations=10000,
@@ -517,6 +578,10 @@ class LaneEngine:
                          and np.linalg.norm(pts[0] - self.origin) > self.reach + tol_position)):
             return self._run_single(x0s[0], pts[0], RtTs[0], tol_position, tol_orientation, deadline,
                                     int(max_iterations), int(population), seed, mu0, cancel)
+        if (pts.shape[0] == 1 and self.bound_applies
+                and np.linalg.norm(pts[0] - self.origin) > self.reach + tol_position):
+            return self._run_far_one(x0s[0], pts[0], RtTs[0], tol_position, tol_orientation, deadline,
+                                     int(max_iterations), STALL_WINDOW if restarts else 10, mu0, cancel)
         B = pts.shape[0]
         nv, m = self.nv, self.m
         tp, to = tol_position, tol_orientation
@@ -850,7 +915,9 @@ def _shape_key(P: IKProblem):
     # the seed's values of the chain's free joints are not part of it (a mechanism with coupled joints off
     # the chain, Baxter's grippers, got an engine per seed)
     coords = frame_chain(m, c.frame).coords
-    held = coords[~np.isin(coords, P.free)]
+    free = np.zeros(m.nq, dtype=bool)
+    free[P.free] = True
+    held = coords[~free[coords]]
     return key + (P.free.tobytes(), held.tobytes(), P.template[held].tobytes())
 
 

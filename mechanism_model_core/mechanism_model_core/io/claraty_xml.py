@@ -47,6 +47,8 @@ from . import limits, validation
 from .safe_xml import parse_file, validate_with_dtd
 from .claraty_xml_export import DTD_PATH, UNBOUNDED  # noqa: F401  (UNBOUNDED: documented here)
 from .claraty_xml_export import save_claraty_xml, to_claraty_xml  # noqa: F401  (the writer, re-exported)
+from . import claraty_extensions, load_model
+from .mobility_xml import read_mobility
 
 #: Default include depth of ``<Attach>`` (the caps: :mod:`mechanism_model_core.io.limits`).
 MAX_ATTACH_DEPTH = limits.ReadLimits().max_include_depth
@@ -193,7 +195,6 @@ class _Reader:
         if matrix_el is not None:
             m = self.collision_matrix(m, matrix_el)
         if mobility_el is not None:
-            from .mobility_xml import read_mobility
             m = read_mobility(self, m, mobility_el)
         return m
 
@@ -493,7 +494,6 @@ class _Reader:
         key = os.path.realpath(path)
         app = self.cache.get(key)
         if app is None:     # a file attached many times is read once per load (mechanisms never change)
-            from . import claraty_extensions, load_model
 
             try:
                 if path.lower().endswith(claraty_extensions()):

@@ -18,6 +18,9 @@ from ..model import BodySpec, MassProperties, Mechanism
 from .. import spatial
 from . import validation
 from .safe_xml import validate_with_dtd
+from .mobility_xml import write_mobility
+from .motor_groups import model_motor_groups, write_motor_groups
+from .safe_xml import parse_bytes
 
 #: The format's DTD, shipped beside this module (the reader validates against it too).
 DTD_PATH = os.path.join(os.path.dirname(__file__), "mechanism_model.dtd")
@@ -164,7 +167,6 @@ def to_claraty_xml(mechanism: Mechanism, motor_groups=None) -> str:
     """
     from lxml import etree
 
-    from .safe_xml import parse_bytes
 
     m = mechanism
     root = etree.Element("Mechanism_Model", name=m.name or "mechanism", version="1.0", ground=m.ground)
@@ -196,9 +198,7 @@ def to_claraty_xml(mechanism: Mechanism, motor_groups=None) -> str:
         if spec.graphics:
             etree.SubElement(bel, "Display_Graphics", path=spec.graphics)
     _matrix_el(etree, root, m)
-    from .motor_groups import model_motor_groups, write_motor_groups
     write_motor_groups(etree, root, m, model_motor_groups(m) if motor_groups is None else motor_groups)
-    from .mobility_xml import write_mobility
     write_mobility(etree, root, m)
     etree.indent(root, space="  ")
     text = etree.tostring(root, pretty_print=True, xml_declaration=True, encoding="utf-8").decode("utf-8")
