@@ -232,6 +232,14 @@ class LaneEngine:
             return None
         X, A, n2, kind = t
         B = pts.shape[0]
+        if B == 1 and kind == "pose":                       # one target (solve_ik): no stacking, no gathers
+            v = np.empty(12)
+            np.multiply(pts[0], -2.0, out=v[:3])
+            np.multiply(RtTs[0].T.ravel(), -ORIENTATION_WEIGHT, out=v[3:])
+            S = A @ v
+            S += n2
+            idx = np.argpartition(S, count - 1)[:count]
+            return X[idx[np.argsort(S[idx], kind="stable")]][None]
         cols = []
         if kind != "orientation":
             cols.append(-2.0 * pts)
@@ -408,8 +416,6 @@ class LaneEngine:
         near = self.nearest_starts(pt[None], RtT[None], L - 1)
         X[1:] = self.restarts(seed, L - 1)[:L - 1] if near is None else near[0]
         nrest = L - 1
-        P = np.broadcast_to(pt, (L, 3))
-        R = np.broadcast_to(RtT, (L, 3, 3))
         best_x, best_c = np.array(x0, dtype=float), math.inf
         mu = np.full(L, float(mu0))
         cost = np.full(L, np.inf)
@@ -443,7 +449,7 @@ class LaneEngine:
                 Xn = X.copy()
                 ev = ~fresh
                 Xn[ev] = self.step(X[ev], r[ev], J[ev], mu[ev] * cost[ev] + 1e-12)
-            rn, Jn, epn, ern = self.evaluate(Xn, P, R)
+            rn, Jn, epn, ern = self.evaluate(Xn, pt, RtT)     # (one target: broadcast over the lanes)
             costn = np.einsum("li,li->l", rn, rn)
             its += L
             loops += 1
@@ -909,7 +915,9 @@ def _shape_key(P: IKProblem):
     # the seed's values of the chain's free joints are not part of it (a mechanism with coupled joints off
     # the chain, Baxter's grippers, got an engine per seed)
     coords = frame_chain(m, c.frame).coords
-    held = coords[~np.isin(coords, P.free)]
+    free = np.zeros(m.nq, dtype=bool)
+    free[P.free] = True
+    held = coords[~free[coords]]
     return key + (P.free.tobytes(), held.tobytes(), P.template[held].tobytes())
 
 
