@@ -187,6 +187,9 @@ def test_pool_with_two_workers_equals_serial_and_a_second_serial_run():
     assert a.reached.any() and not a.reached.all()
     _same(a, b)
     _same(a, c)
+    # the worker processes' whole CPU (start-up included) is at least what their chunks took; none in serial
+    assert c.stats["worker_process_cpu"] >= c.stats["worker_cpu"] > 0
+    assert a.stats["worker_process_cpu"] == 0 and "nanny_cpu" not in a.stats
 
 
 def test_dask_local_cluster_equals_process_pool(tmp_path):
@@ -197,6 +200,7 @@ def test_dask_local_cluster_equals_process_pool(tmp_path):
                     path=tmp_path / "dask.h5", **_small_request(chunk_size=4))
     _same(a, b)
     _same(a, ReachMap.load(tmp_path / "dask.h5", m))
+    assert b.stats["worker_process_cpu"] == 0 and "nanny_cpu" not in b.stats     # workers are threads here
 
 
 class _Stop(Exception):

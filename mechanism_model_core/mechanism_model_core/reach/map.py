@@ -120,7 +120,10 @@ class ReachMap:
     """A computed map (see the module docstring): ``grid``, per-voxel arrays ``index``, ``manipulability``,
     ``margin``, ``q``, ``best_sample``, ``computed``, per-sample ``reached`` (nx, ny, nz, S), the sample
     ``directions`` (D, 3) and ``rotations`` (S, 3, 3), ``attrs`` (the file's metadata: model hash, chain,
-    request) and ``stats`` (this run's worker CPU seconds and chunks; None for a map read from a file)."""
+    request) and ``stats`` (None for a map read from a file): this run's ``chunks``, ``worker_cpu`` (CPU seconds
+    of the worker processes while chunks ran on them), ``worker_process_cpu`` (the worker processes' whole CPU
+    since they started, at their last chunk: start-up and idle threads too; 0 for work in this process) and,
+    on a Dask LocalCluster of processes, ``nanny_cpu`` (its nanny processes')."""
 
     grid: VoxelGrid
     index: np.ndarray
@@ -365,7 +368,7 @@ def compute_map(mechanism: Mechanism, chain, resolution: float = 0.05, *, direct
         total = len(active) * S
         journal = None
         done_ids: set = set()
-        stats = {"worker_cpu": 0.0, "worker_thread_cpu": 0.0, "chunks": 0}
+        stats = {"worker_cpu": 0.0, "worker_thread_cpu": 0.0, "chunks": 0, "process_cpu": {}}
         if path is not None:
             journal = Journal(path, {"model_hash": mhash, "request": request})
             done_ids = journal.open(restart=restart)
@@ -389,7 +392,11 @@ def compute_map(mechanism: Mechanism, chain, resolution: float = 0.05, *, direct
         if progress is not None:
             progress(samples, total)
         todo = [c for c in chunks if c[0] not in done_ids]
-        for cid, res in run_chunks(ctx, todo, executor, workers, scheduler, processes):
+        me = os.getpid()
+        for cid, res in run_chunks(ctx, todo, executor, workers, scheduler, processes, stats):
+            pid = int(res.get("pid", me))
+            if pid != me:               # a worker process: its CPU since it started, at its last chunk
+                stats["process_cpu"][pid] = max(stats["process_cpu"].get(pid, 0.0), float(res["process_cpu"]))
             if journal is not None:
                 journal.write(cid, res)
             take(res)
@@ -397,7 +404,8 @@ def compute_map(mechanism: Mechanism, chain, resolution: float = 0.05, *, direct
                 progress(samples, total)
     shape = grid.shape
     if mode == "fk":
-        stats = {"worker_cpu": 0.0, "worker_thread_cpu": 0.0, "chunks": 0}
+        stats = {"worker_cpu": 0.0, "worker_thread_cpu": 0.0, "chunks": 0, "process_cpu": {}}
+    stats["worker_process_cpu"] = float(sum(stats.pop("process_cpu").values()))
     attrs = {"format": FORMAT, "format_version": FORMAT_VERSION, "software_version": __version__,
              "model_name": mechanism.name, "model_hash": mhash, "request": json.dumps(request),
              "samples": samples, "iterations": iterations}
