@@ -34,7 +34,7 @@ from ros.dds_helpers import start_serve, stop, unique_domain_id, wait_for
 from ros.ros2_control_env import ControlledRobot
 from ros.watchdog_timing import StallProbe, check_stop, heartbeat_lateness
 
-pytestmark = [pytest.mark.ros, pytest.mark.slow]
+pytestmark = [pytest.mark.ros, pytest.mark.slow, pytest.mark.serial]
 
 MODEL = "lemur/lemur_hexapod.xml"
 TWIST = (0.03, 0.0, 0.0)
