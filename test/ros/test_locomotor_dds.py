@@ -18,7 +18,7 @@ from system.serving import Server
 from ros.watchdog_timing import LIMIT, check_stop, heartbeat_lateness
 from ros.wheel_standin import WheelStandIn
 
-pytestmark = [pytest.mark.ros, pytest.mark.slow]
+pytestmark = [pytest.mark.ros, pytest.mark.slow, pytest.mark.serial]
 
 CORE = WheeledLocomotorModel(load_model(model_path("rocky8/rocky8_rover.xml")))
 STEER = [w.steering_joint for w in CORE.wheels]

@@ -15,7 +15,7 @@ from mechanism_model_core.kinematics import forward_kinematics
 from ros.dds_helpers import unique_domain_id, wait_for
 from ros.ros2_control_env import ControlledRobot
 
-pytestmark = [pytest.mark.ros, pytest.mark.slow]
+pytestmark = [pytest.mark.ros, pytest.mark.slow, pytest.mark.serial]
 
 SRV = "mechanism_model_msgs/srv/PointAt"
 MAST = ["mast_pan", "mast_tilt"]
