@@ -6,11 +6,13 @@ Robots: the MER instrument arm (``mer/mer_idd.xml``, chain ``ground:mi``, 5 DOF)
 approach directions per voxel for the tool's z axis, roll free, the map's default IK settings.
 
 Times: wall clock and CPU seconds. The machine is shared (its load average is printed), so the comparisons
-use CPU time: one core's is the process's ``time.process_time``; with workers, the sum over chunks of each
-chunk's CPU time on its worker (``ReachMap.stats['worker_cpu']``), plus the driver's. Parallel efficiency is
-one core's CPU over the workers' total (1.0: no overhead; the two-worker speed-up on an idle machine is at
-most ``workers x efficiency``); the Dask overhead is the Dask run's total CPU (workers and driver) over the
-pool's.
+use CPU time: one core's is the process's ``time.process_time``; an executor's is the whole of it: this
+process (the driver, and a LocalCluster's scheduler), the worker processes' CPU since they started (start-up,
+imports, idle threads; ``ReachMap.stats['worker_process_cpu']``) and a LocalCluster's nannies
+(``stats['nanny_cpu']``). ``--pool-workers 1,2`` runs the pool with one and with two workers: equal CPU per
+sample is what a two-worker speed-up of ~2x on an idle machine needs; the wall-clock speed-up over one core
+is printed too (meaningful on a quiet machine only). The Dask overhead is the LocalCluster's total CPU (and
+wall time) over the pool's with the same workers.
 
 Search: the map's default flood search; with ``--exhaustive`` the exhaustive search (every sample the whole
 budget) too, on one core in the same process, for the ratio between the two.
@@ -23,10 +25,13 @@ DLS loop) with 4000 iterations (20x the 200 a single DLS solve of the same searc
 lane-iterations shared by up to 6 seeds), and the samples the map missed that this finds are counted; with
 ``--recheck-unreached N``, also N random unreached samples of the whole map re-tried the same way.
 
-Usage::
+Usage (the last line: serial, pool x1, pool x2 and Dask x2 on the MER at 0.1 m, about 4 minutes on an
+idle 2-core machine)::
 
     python benchmarks/bench_reach.py --robot mer --resolution 0.25 --directions 50 --min-cells 3 --recheck-unreached 200
     python benchmarks/bench_reach.py --robot panda --resolution 0.4 --directions 20 --min-cells 3 --loop-samples 60 --skip-dask
+    python benchmarks/bench_reach.py --robot panda --resolution 0.05 --directions 50 --bound -1.35 -0.1 -1.35 1.35 0.1 1.35 --skip-pool --skip-dask --loop-samples 200 --recheck-cells 3 --recheck-unreached 200
+    python benchmarks/bench_reach.py --robot mer --resolution 0.1 --directions 50 --pool-workers 1,2 --loop-samples 0
 """
 
 from __future__ import annotations
@@ -67,19 +72,27 @@ def main():
     ap.add_argument("--robot", default="mer", choices=("mer", "panda"))
     ap.add_argument("--resolution", type=float, default=0.15)
     ap.add_argument("--directions", type=int, default=50)
-    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--workers", type=int, default=2, help="Dask LocalCluster workers (default 2)")
+    ap.add_argument("--pool-workers", type=lambda v: [int(x) for x in v.split(",")], default=[2],
+                    help="process pool runs, comma-separated worker counts (default 2; e.g. 1,2)")
     ap.add_argument("--loop-samples", type=int, default=300)
     ap.add_argument("--min-cells", type=int, default=10)
     ap.add_argument("--skip-dask", action="store_true")
     ap.add_argument("--skip-pool", action="store_true")
     ap.add_argument("--exhaustive", action="store_true", help="also the exhaustive search on one core")
-    ap.add_argument("--chunk-size", type=int, default=64)
+    ap.add_argument("--chunk-size", type=int, default=None, help="voxels per chunk (default: the map's automatic size)")
+    ap.add_argument("--bound", nargs=6, type=float, metavar=("XLO", "YLO", "ZLO", "XHI", "YHI", "ZHI"),
+                    help="a box of the map only (m, base frame): a sub-volume of a large map")
+    ap.add_argument("--flood-iterations", type=int, default=200)
     ap.add_argument("--recheck-unreached", type=int, default=0)
+    ap.add_argument("--recheck-cells", type=int, default=None,
+                    help="cells re-checked sample by sample (default: 1 %% of the map's, at least --min-cells)")
     ap.add_argument("--recheck-iterations", type=int, default=4000,
                     help="budget of the independent DLS solves (20x a single solve's 200)")
     a = ap.parse_args()
     mech, chain = robot(a.robot)
-    kw = dict(directions=a.directions, chunk_size=a.chunk_size)
+    kw = dict(directions=a.directions, chunk_size=a.chunk_size, flood_iterations=a.flood_iterations,
+              bound=None if a.bound is None else (tuple(a.bound[:3]), tuple(a.bound[3:])))
     print(f"# {a.robot} {chain}, {a.resolution} m, {a.directions} directions; load average at start "
           f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
 
@@ -87,8 +100,10 @@ def main():
     one = compute_map(mech, chain, a.resolution, executor="serial", **kw)
     w1, c1 = time.perf_counter() - t, time.process_time() - c
     S = one.attrs["samples"]
-    print(f"one core: {S} samples, {w1:.1f} s wall, {c1:.1f} s CPU, {S / c1:.0f} samples per CPU second; "
-          f"{int((one.index > 0).sum())} reachable voxels, {int(one.reached.sum())} samples reached")
+    print(f"one core: {S} samples ({int(one.computed.sum())} voxels in {one.stats['chunks']} chunks of "
+          f"{one.request['chunk_size']}), {w1:.1f} s wall, {c1:.1f} s CPU, {S / c1:.0f} samples per CPU second; "
+          f"{int((one.index > 0).sum())} reachable voxels, {int(one.reached.sum())} samples reached; "
+          f"load {os.getloadavg()[0]:.1f}")
 
     if a.exhaustive:
         c = time.process_time()
@@ -98,22 +113,31 @@ def main():
               f"{int(ex.reached.sum())} samples reached; flood over exhaustive {ce / c1:.1f}x; samples only the "
               f"exhaustive reached {int((ex.reached & ~one.reached).sum())}, only the flood "
               f"{int((one.reached & ~ex.reached).sum())}")
-    if a.skip_pool:
-        c2 = None
-    t, c = time.perf_counter(), time.process_time()
-    pool = None if a.skip_pool else compute_map(mech, chain, a.resolution, executor="pool", workers=a.workers, **kw)
-    if pool is not None:
-        w2, c2 = time.perf_counter() - t, time.process_time() - c + pool.stats["worker_cpu"]
-        print(f"pool x{a.workers}: {w2:.1f} s wall, {c2:.1f} s CPU (workers {pool.stats['worker_cpu']:.1f}); "
-          f"efficiency {c1 / c2:.3f}; identical to one core: {same(one, pool)}; load {os.getloadavg()[0]:.1f}")
+    # every executor's whole CPU: this process (driver, and a LocalCluster's scheduler) + the worker processes
+    # since they started (start-up, imports, idle threads) + a LocalCluster's nannies
+    runs = [] if a.skip_pool else [("pool", w) for w in a.pool_workers]
     if not a.skip_dask:
+        runs.append(("dask", a.workers))
+    out = {}
+    for ex, nw in runs:
         t, c = time.perf_counter(), time.process_time()
-        dk = compute_map(mech, chain, a.resolution, executor="dask", workers=a.workers, **kw)
-        w3, c3 = time.perf_counter() - t, time.process_time() - c + dk.stats["worker_cpu"]
-        print(f"dask LocalCluster x{a.workers}: {w3:.1f} s wall, {c3:.1f} s CPU (workers "
-              f"{dk.stats['worker_cpu']:.1f}); CPU over the pool's {c3 / c2 if c2 else float('nan'):.3f}; "
-              f"identical: {same(one, dk)}; "
-              f"load {os.getloadavg()[0]:.1f}")
+        r = compute_map(mech, chain, a.resolution, executor=ex, workers=nw, **kw)
+        w, cd = time.perf_counter() - t, time.process_time() - c
+        st = r.stats
+        total = cd + st["worker_process_cpu"] + st.get("nanny_cpu", 0.0)
+        out[ex, nw] = (w, total)
+        print(f"{ex} x{nw}: {w:.1f} s wall; CPU {total:.1f} s = driver {cd:.1f} + worker processes "
+              f"{st['worker_process_cpu']:.1f} (of which in chunks {st['worker_cpu']:.1f}) + nannies "
+              f"{st.get('nanny_cpu', 0.0):.1f}; {1e6 * total / S:.0f} us CPU per sample (one core in process "
+              f"{1e6 * c1 / S:.0f}); wall speed-up over one core {w1 / w:.2f}x; identical to one core: "
+              f"{same(one, r)}; load {os.getloadavg()[0]:.1f}")
+    if ("pool", 1) in out and ("pool", 2) in out:
+        print(f"CPU per sample, pool x2 over pool x1: {out['pool', 2][1] / out['pool', 1][1]:.3f} (1.0: the two "
+              f"workers do the work of one at the same cost; the idle 2-core speed-up is then ~2x); wall "
+              f"pool x1 over x2: {out['pool', 1][0] / out['pool', 2][0]:.2f}x")
+    if ("pool", a.workers) in out and ("dask", a.workers) in out:
+        (wp, cp), (wd, cd) = out["pool", a.workers], out["dask", a.workers]
+        print(f"Dask LocalCluster over the pool, x{a.workers}: CPU {cd / cp:.3f}, wall {wd / wp:.3f}")
 
     base, tip, cm = chain_of(mech, chain)
     req = one.request
@@ -127,6 +151,8 @@ def main():
 
     # a plain loop of solve_ik (defaults, from home) over random samples of the map
     picks = [(computed[rng.integers(len(computed))], rng.integers(len(dirs))) for _ in range(a.loop_samples)]
+    if not picks:
+        return
     c = time.process_time()
     hits = sum(solve_ik(cm, constraints(v, s)[2], None).success for v, s in picks)
     cl = time.process_time() - c
@@ -140,7 +166,7 @@ def main():
     pm = pin.buildModelFromXML(to_urdf(cm))
     pd = pm.createData()
     fid = pm.getFrameId(tip)
-    n_cells = max(a.min_cells, int(round(0.01 * len(computed))))
+    n_cells = a.recheck_cells if a.recheck_cells is not None else max(a.min_cells, int(round(0.01 * len(computed))))
     cells = computed[rng.choice(len(computed), size=min(n_cells, len(computed)), replace=False)]
     fk_bad = fk_n = missed = unreached = disagree = reached_n = 0
     c = time.process_time()

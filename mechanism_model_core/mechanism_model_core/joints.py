@@ -33,6 +33,7 @@ from enum import Enum
 import numpy as np
 
 from .errors import ModelStructureError
+from . import spatial
 
 
 class JointType(str, Enum):
@@ -221,8 +222,6 @@ class Joint:
         then each single-axis step of :meth:`elementary_motions` (rotation about / translation along its
         axis by the coordinate, plus ``offset`` for a one-DOF joint). The definition the compiled kinematics
         (:mod:`.kinematics`) is tested against; it is not on any fast path."""
-        from . import spatial
-
         q = np.atleast_1d(np.asarray(q, dtype=float))
         T = np.array(self.placement, dtype=float)
         for kind, axis, i in self.elementary_motions():

@@ -9,6 +9,8 @@ from __future__ import annotations
 import os
 
 from .errors import ModelFileError
+from .io import model_extensions
+from .io.safe_xml import parse_file
 
 #: The model ``mechanism-model`` and the ROS nodes use when none is given.
 DEFAULT_MODEL = "rocky8/rocky8_rover.xml"
@@ -60,7 +62,6 @@ def model_summary(name: str, width: int = 100) -> str:
     path = model_path(name)
     if not path.lower().endswith(".xml"):
         return ""
-    from .io.safe_xml import parse_file
 
     root = parse_file(path)
     comments = [c.text for c in reversed(list(root.itersiblings(preceding=True))) if c.tag is not None
@@ -81,8 +82,6 @@ def model_summary(name: str, width: int = 100) -> str:
 
 def list_models() -> list[str]:
     """Relative paths of every model file in the library."""
-    from .io import model_extensions
-
     extensions = model_extensions()
     out = []
     root = models_dir()

@@ -35,6 +35,7 @@ from .joints import Joint
 from .named_values import finite_value as _finite_scalar
 from .shapes import geometry_from
 from .spatial import inverse, rotation_z_to
+from .named_values import configuration_from_mapping
 
 GROUND = "ground"
 
@@ -491,7 +492,6 @@ class Mechanism:
         if values is None:
             return _all_finite(np.array(self.home), "the home configuration")
         if isinstance(values, Mapping):     # unknown names, couplings given from either side: named_values
-            from .named_values import configuration_from_mapping
 
             return configuration_from_mapping(self, values, measured)
         q = as_real_array(values, "joint values")

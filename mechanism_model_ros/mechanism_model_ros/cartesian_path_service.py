@@ -54,6 +54,7 @@ from .conversions import fill_joint_state
 from .error_codes import ErrorCodes, RequestError
 from .transports.base import request_cancelled
 from .qos import DEFAULT
+from mechanism_model_core.locomotion.manipulator import ManipulatorModel
 
 #: most waypoints / interpolated steps one request may ask for (a bigger one would hold a service thread)
 MAX_WAYPOINTS = 10_000
@@ -101,8 +102,6 @@ class CartesianPathService:
 
     def manipulator(self, base: str | None, link: str):
         """The chain view for (base, link), built once."""
-        from mechanism_model_core.locomotion.manipulator import ManipulatorModel
-
         key = (base, link)
         with self._lock:
             arm = self._arms.get(key)

@@ -72,6 +72,8 @@ from mechanism_model_core.locomotion.motor_group import (ControllerKind, Invalid
 from . import qos
 from .conversions import TwistRejected, planar_twist
 from .transports.base import STATUS_ABORTED, RateLimitedLogger, Transport
+from .joint_state_cache import JointStateCache
+from .serve import run_nodes
 
 TRAJECTORY = "trajectory_msgs/msg/JointTrajectory"
 ACTION = "control_msgs/action/FollowJointTrajectory"
@@ -185,7 +187,6 @@ class LeggedNode:
         self.cmd_sub = transport.create_subscription("cmd_vel", "geometry_msgs/msg/Twist", qos.DEFAULT,
                                                      self.on_cmd_vel)
         if joint_states is None:
-            from .joint_state_cache import JointStateCache
             joint_states = JointStateCache(transport, mechanism)
         self.joint_states = joint_states
         joint_states.add_listener(self.on_joint_states)
@@ -543,5 +544,4 @@ class LeggedNode:
 
 def main(argv=None) -> int:
     """Console script ``legged``: the node alone."""
-    from .serve import run_nodes
     return run_nodes(argv, nodes=("legged",), prog="legged", default_transport="auto")

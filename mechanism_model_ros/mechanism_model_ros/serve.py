@@ -22,6 +22,12 @@ import threading
 import time
 
 from .nodes import DEFAULT_NODES
+from mechanism_model_core.errors import MechanismModelError
+from .model_loading import (load_robot_description, load_robot_description_topic, load_served_model,
+                            receive_robot_description, urdf_text_for)
+from .nodes import Served, create, available
+from .params import load_parameter_file, parse_override
+from .transports.base import TransportError
 
 NODE_NAMES = DEFAULT_NODES
 
@@ -60,8 +66,6 @@ def build_parser(prog: str = "mechanism-model serve", nodes=NODE_NAMES,
 
 
 def _parameters(args, node_name: str) -> dict:
-    from .params import load_parameter_file, parse_override
-
     params = {}
     if args.params_file:
         params.update(load_parameter_file(args.params_file, node_name, args.namespace))
@@ -108,7 +112,6 @@ def run_nodes(argv=None, nodes=NODE_NAMES, prog: str = "mechanism-model serve",
         argv, ros_args = argv[:i], argv[i:]
     args = parser.parse_args(argv)
     if args.nodes:
-        from .nodes import available
         nodes = tuple(n.strip() for n in args.nodes.split(",") if n.strip())
         unknown = [n for n in nodes if n not in available()]
         if unknown or not nodes:
@@ -118,11 +121,7 @@ def run_nodes(argv=None, nodes=NODE_NAMES, prog: str = "mechanism-model serve",
                         format="[%(levelname)s] [%(name)s] %(message)s")
     log = logging.getLogger("mechanism_model_ros.serve")
 
-    from mechanism_model_core.errors import MechanismModelError
 
-    from .model_loading import (load_robot_description, load_robot_description_topic, load_served_model,
-                                receive_robot_description, urdf_text_for)
-    from .transports.base import TransportError
 
     try:
         parameters = {name: _parameters(args, name) for name in nodes}
@@ -211,7 +210,6 @@ def run_nodes(argv=None, nodes=NODE_NAMES, prog: str = "mechanism-model serve",
             return 2
         log.info("model %s (%s): %d joint coordinates, %d frames", mechanism.name, path, mechanism.nq,
                  len(mechanism.frame_names))
-        from .nodes import Served, create
         served = Served(mechanism, path, description, description_owned_elsewhere=from_topic)
         try:
             for name in nodes:

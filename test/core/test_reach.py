@@ -143,6 +143,26 @@ def test_sphere_directions_are_unit_and_spread_and_orientations_put_the_axis_on_
         np.testing.assert_allclose(np.linalg.det(R), 1.0, atol=1e-12)
 
 
+def test_chunks_cover_the_map_once_with_a_split_tail_and_an_automatic_size_of_the_map_alone():
+    from mechanism_model_core.reach.map import auto_chunk_size, chunk_bounds
+
+    for n, size in ((0, 5), (1, 1), (10, 4), (1021, 64), (2000, 1000), (2001, 1000), (56000, 1000), (700, 300)):
+        b = chunk_bounds(n, size)
+        flat = [i for lo, hi in b for i in range(lo, hi)]
+        assert flat == list(range(n)), (n, size)                 # every voxel once, in order
+        sizes = [hi - lo for lo, hi in b]
+        assert max(sizes, default=0) <= size
+        if size > 64 and n > 2 * size:                           # the last size..2 size voxels in quarters
+            tail = [s for s in sizes if s < size]
+            assert size <= sum(tail) <= 2 * size and max(tail) - min(tail) <= 1 and max(tail) <= size // 4 + 1
+        if size <= 64:                                           # small chunks are never split further
+            assert sizes[:-1] == [size] * (len(sizes) - 1)
+    assert [auto_chunk_size(n) for n in (10, 1021, 8000, 27825, 10 ** 6)] == [64, 64, 500, 1000, 1000]
+    m = planar_arm((0.8, 0.5, 0.3))
+    a = compute_map(m, "ground:tool", 0.3, executor="serial", **_small_request(chunk_size=None))
+    assert a.request["chunk_size"] == 64 and a.stats["chunks"] == 2       # 81 voxels: 64 + 17
+
+
 SMALL_DIRECTIONS = [[1, 0, 0], [0, 1, 0], [-0.6, 0.8, 0], [0, 0, 1]]
 
 
@@ -167,6 +187,9 @@ def test_pool_with_two_workers_equals_serial_and_a_second_serial_run():
     assert a.reached.any() and not a.reached.all()
     _same(a, b)
     _same(a, c)
+    # the worker processes' whole CPU (start-up included) is at least what their chunks took; none in serial
+    assert c.stats["worker_process_cpu"] >= c.stats["worker_cpu"] > 0
+    assert a.stats["worker_process_cpu"] == 0 and "nanny_cpu" not in a.stats
 
 
 def test_dask_local_cluster_equals_process_pool(tmp_path):
@@ -177,6 +200,7 @@ def test_dask_local_cluster_equals_process_pool(tmp_path):
                     path=tmp_path / "dask.h5", **_small_request(chunk_size=4))
     _same(a, b)
     _same(a, ReachMap.load(tmp_path / "dask.h5", m))
+    assert b.stats["worker_process_cpu"] == 0 and "nanny_cpu" not in b.stats     # workers are threads here
 
 
 class _Stop(Exception):

@@ -37,6 +37,9 @@ import sys
 from ..errors import MechanismModelError
 from .common import PROG, CommandError
 from .registry import COMMANDS
+from .common import apply_model_options
+from .. import __version__
+from ..io import model_extensions
 
 __all__ = ["main", "build_parser", "command_module", "CommandError", "PROG", "describe", "check_file",
            "save_model", "demo_configuration"]
@@ -50,8 +53,6 @@ def command_module(name: str):
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser: one subparser per entry of :data:`.registry.COMMANDS`; ``args.run`` is the
     command's ``run``."""
-    from .. import __version__
-
     p = argparse.ArgumentParser(prog=PROG, description="Inspect, check, convert and draw mechanism models "
                                 "(CLARAty XML, URDF, KinDSL, D-H tables).",
                                 formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -97,8 +98,6 @@ def _model_before_q(parser: argparse.ArgumentParser, argv: list) -> list:
     """``fk --q a=1 MODEL`` means ``fk MODEL --q a=1``: ``--q`` takes every following word, so a model file
     name after its first value is moved in front, where argparse expects the model. Applies to every
     subcommand that has both a ``model`` positional and ``--q``."""
-    from ..io import model_extensions
-
     sp = _subparser(parser, argv[0]) if argv else None
     if sp is None or "--q" not in sp._option_string_actions \
             or not any(a.dest == "model" and not a.option_strings for a in sp._actions):
@@ -118,8 +117,6 @@ def _model_before_q(parser: argparse.ArgumentParser, argv: list) -> list:
 
 
 def _run(args) -> int:
-    from .common import apply_model_options
-
     try:
         apply_model_options(args)
         return int(args.run(args) or 0)

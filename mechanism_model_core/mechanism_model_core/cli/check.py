@@ -5,6 +5,9 @@ from __future__ import annotations
 import sys
 
 from .common import _xacro_args, model_options
+from ..io.check import check_model
+from ..io.claraty_xml import DTD_PATH
+from ..io.safe_xml import dtd_errors, parse_file
 
 
 def add_parser(subparsers):
@@ -33,9 +36,6 @@ def run(args) -> int:
 
 def dtd_problems(path: str) -> list[str]:
     """Every DTD violation of a CLARAty XML file, as ``file:line: message`` (empty if none or not CLARAty)."""
-    from ..io.claraty_xml import DTD_PATH
-    from ..io.safe_xml import dtd_errors, parse_file
-
     root = parse_file(path)
     if root.tag != "Mechanism_Model":
         return []
@@ -49,7 +49,5 @@ def check_file(path: str) -> list[str]:
 
 def check(path: str):
     """``(problems as text, mechanism or None)`` of one model file (:func:`mechanism_model_core.io.check`)."""
-    from ..io.check import check_model
-
     problems, mech = check_model(path, xacro_args=dict(_xacro_args))
     return [str(p) for p in problems], mech

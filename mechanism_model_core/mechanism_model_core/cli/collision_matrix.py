@@ -13,6 +13,7 @@ import sys
 
 from ..io import save_model
 from .common import CommandError, load, model_arg
+from ..collision import CollisionModel, generate_collision_matrix, with_collision_matrix
 
 
 def add_parser(subparsers):
@@ -31,8 +32,6 @@ def add_parser(subparsers):
 
 
 def run(args) -> int:
-    from ..collision import CollisionModel, generate_collision_matrix, with_collision_matrix
-
     if args.samples < 1:
         raise CommandError("--samples must be at least 1")
     if not 0 < args.always <= 1:

@@ -11,6 +11,9 @@ import numpy as np
 from ..errors import MechanismModelError
 from ..expressions import evaluate
 from ..spatial import matrix_to_quaternion, matrix_to_rpy
+from ..io import load_model
+from ..io.packages import add_package_path
+from ..library import default_model_path, model_path
 
 PROG = "mechanism-model"
 
@@ -22,8 +25,6 @@ class CommandError(MechanismModelError):
 # ---------------------------------------------------------------------------------------------- models
 def resolve(model: str | None) -> str:
     """A file path or a library path (``rocky8/rocky8_rover.xml``) -> an existing path; ``None``: default."""
-    from ..library import default_model_path, model_path
-
     return default_model_path() if model is None else model_path(model)
 
 
@@ -33,8 +34,6 @@ _xacro_args: dict = {}
 def load(model: str | None):
     """Load a model given as a file path or library path (``None``: the default model); a ``.xacro`` file
     is expanded with the ``--xacro-arg`` values (:func:`apply_model_options`)."""
-    from ..io import load_model
-
     path = resolve(model)
     if path.lower().endswith(".xacro"):
         return load_model(path, xacro_args=dict(_xacro_args))
@@ -52,8 +51,6 @@ def model_options(sp) -> None:
 
 def apply_model_options(args) -> None:
     """Take ``--xacro-arg`` and ``--package-path`` from parsed ``args`` (where the command has them)."""
-    from ..io.packages import add_package_path
-
     for item in getattr(args, "xacro_arg", None) or ():
         name, sep, value = item.partition(":=")
         if not sep or not name.strip():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .common import CommandError, load, model_options
+from ..io import save_model as io_save_model
 
 
 def add_parser(subparsers):
@@ -26,7 +27,6 @@ def run(args) -> int:
     if args.floating_base:
         if not args.output.lower().endswith(".urdf"):
             raise CommandError("--floating-base applies to URDF output (.urdf)")
-        from ..io import save_model as io_save_model
         io_save_model(mech, args.output, floating_base=args.floating_base)
     else:
         save_model(mech, args.output)
@@ -36,6 +36,4 @@ def run(args) -> int:
 
 def save_model(mech, path: str) -> None:
     """Write ``mech`` to ``path`` in the format its extension names (:func:`mechanism_model_core.io.save_model`)."""
-    from ..io import save_model as io_save_model
-
     io_save_model(mech, path)

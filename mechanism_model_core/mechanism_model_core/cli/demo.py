@@ -6,6 +6,8 @@ import math
 
 from .common import load, pose_table_header, pose_table_row
 from .info import describe
+from ..kinematics import forward_kinematics
+from ..render import render_png
 
 
 def add_parser(subparsers):
@@ -19,8 +21,6 @@ def add_parser(subparsers):
 
 
 def run(args) -> int:
-    from ..kinematics import forward_kinematics
-
     mech = load(args.model)
     describe(mech, frames=False)
     frames = demo_frames(mech)
@@ -34,8 +34,6 @@ def run(args) -> int:
         for f in frames:
             pose_table_row(f, fk.pose(f))
     if args.render:
-        from ..render import render_png
-
         render_png(mech, mech.configuration(sample), args.render)
         print(f"\nwrote {args.render} (sample configuration)")
     print("\nnext: mechanism-model info | fk MODEL --q name=value --frame F | render MODEL -o out.png "

@@ -7,6 +7,7 @@ import sys
 
 from .common import configuration, load, model_arg, pose_dict, pose_table_header, pose_table_row, print_pose, \
     q_args
+from ..kinematics import forward_kinematics
 
 
 def add_parser(subparsers):
@@ -23,8 +24,6 @@ def add_parser(subparsers):
 
 
 def run(args) -> int:
-    from ..kinematics import forward_kinematics
-
     mech = load(args.model)
     q = configuration(mech, args.q, args.degrees)
     fk = forward_kinematics(mech, q)

@@ -16,6 +16,10 @@ import math
 import numpy as np
 
 from .common import CommandError, configuration, fmt, load, model_arg, pose_dict, print_pose, q_args
+from ..constraints import PoseConstraint, PositionConstraint
+from ..ik import solve_ik
+from ..kinematics import forward_kinematics
+from ..spatial import make_transform, quaternion_to_matrix, rpy_to_matrix
 
 
 def add_parser(subparsers):
@@ -48,8 +52,6 @@ def add_parser(subparsers):
 
 def target_pose(args) -> np.ndarray | None:
     """The 4x4 target, or None when only the position is asked for (then the caller uses the xyz)."""
-    from ..spatial import make_transform, quaternion_to_matrix, rpy_to_matrix
-
     xyz = np.array(args.xyz, dtype=float)
     values = list(xyz) + list(args.rpy or ()) + list(args.quat or ())
     if not all(math.isfinite(v) for v in values):
@@ -66,10 +68,6 @@ def target_pose(args) -> np.ndarray | None:
 
 
 def run(args) -> int:
-    from ..constraints import PoseConstraint, PositionConstraint
-    from ..ik import solve_ik
-    from ..kinematics import forward_kinematics
-
     mech = load(args.model)
     for name in [args.frame] + ([args.relative_to] if args.relative_to else []):
         mech.frame(name)                                    # UnknownFrame with "did you mean"

@@ -7,6 +7,7 @@ import sys
 import numpy as np
 
 from .common import CommandError, limit_text, load, model_arg
+from ..io.urdf import loads_urdf
 
 
 def add_parser(subparsers):
@@ -38,7 +39,6 @@ def _from_topic(topic: str, timeout: float):
     """The mechanism of the URDF on ``topic`` (through ``mechanism_model_ros``: the core imports no ROS)."""
     import importlib
 
-    from ..io.urdf import loads_urdf
 
     try:
         fetch = importlib.import_module("mechanism_model_ros.client_cli").fetch_robot_description

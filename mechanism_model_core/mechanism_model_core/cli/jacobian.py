@@ -7,6 +7,7 @@ import json
 import numpy as np
 
 from .common import configuration, fmt, load, model_arg, q_args
+from ..jacobians import jacobian
 
 
 def add_parser(subparsers):
@@ -27,8 +28,6 @@ def add_parser(subparsers):
 
 
 def run(args) -> int:
-    from ..jacobians import jacobian
-
     mech = load(args.model)
     q = configuration(mech, args.q, args.degrees)
     J = jacobian(mech, q, args.frame, args.relative_to, args.convention)

@@ -7,6 +7,9 @@ from __future__ import annotations
 import sys
 
 from .common import CommandError, load, model_arg
+from ..io.mobility_xml import mobility_element
+from ..locomotion.mobility import mobility_for, propose_mobility
+from ..locomotion.wheeled import WheeledLocomotorModel
 
 
 def add_parser(subparsers):
@@ -28,9 +31,6 @@ def add_parser(subparsers):
 
 
 def run(args) -> int:
-    from ..locomotion.mobility import mobility_for, propose_mobility
-    from ..locomotion.wheeled import WheeledLocomotorModel
-
     mech = load(args.model)
     spec = propose_mobility(mech) if args.propose else mobility_for(mech)
     for note in spec.notes:
@@ -47,7 +47,6 @@ def run(args) -> int:
     else:
         from lxml import etree
 
-        from ..io.mobility_xml import mobility_element
         holder = etree.Element("Mechanism_Model")
         el = mobility_element(etree, holder, d)
         etree.indent(el, space="  ")

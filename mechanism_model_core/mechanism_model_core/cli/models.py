@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from ..errors import MechanismModelError
+from ..io import load_model
+from ..library import DEFAULT_MODEL, list_models, model_path, model_summary, models_dir
 
 
 def add_parser(subparsers):
@@ -14,9 +16,6 @@ def add_parser(subparsers):
 
 
 def run(args) -> int:
-    from ..io import load_model
-    from ..library import DEFAULT_MODEL, list_models, model_path, model_summary, models_dir
-
     print(f"robot library in {models_dir()} (default: {DEFAULT_MODEL})")
     for rel in list_models():
         path = model_path(rel)

@@ -52,7 +52,8 @@ def add_parser(subparsers):
                    help="pool (default; dask when --scheduler is given)")
     m.add_argument("--workers", type=int, default=None, help="local workers (default: the cores available)")
     m.add_argument("--scheduler", default=None, metavar="tcp://HOST:PORT", help="a Dask scheduler to use")
-    m.add_argument("--chunk-size", type=int, default=64, help="voxels per task (default 64)")
+    m.add_argument("--chunk-size", type=int, default=None,
+                   help="voxels per task (default: a sixteenth of the map, 64 to 1000)")
     m.add_argument("--max-iterations", type=int, default=1000, help="IK iteration budget per sample")
     m.add_argument("--search", default="flood", choices=("flood", "exhaustive"),
                    help="flood: probe every sample, grow from the reached ones (default); exhaustive: every "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .common import CommandError, configuration, load, model_arg, q_args
+from ..render import render_png
 
 
 def add_parser(subparsers):
@@ -21,10 +22,6 @@ def add_parser(subparsers):
 
 
 def run(args) -> int:
-    try:
-        from ..render import render_png
-    except ImportError as exc:  # pragma: no cover - matplotlib missing
-        raise CommandError(f"render needs matplotlib ({exc}); pip install matplotlib") from None
     mech = load(args.model)
     q = configuration(mech, args.q, args.degrees)
     try:

@@ -8,6 +8,9 @@ import re
 
 from ..io.ros2_control import COMMAND_TIMEOUT
 from .common import CommandError, load, model_arg
+from ..io.motor_groups import load_motor_groups
+from ..io.ros2_control import controllers_yaml, ros2_control_element, timed, urdf_with_ros2_control
+from ..locomotion import MotorGroups
 
 
 def add_parser(subparsers):
@@ -63,10 +66,6 @@ def inside(folder: str, name: str) -> str:
 
 
 def run(args) -> int:
-    from ..io.ros2_control import controllers_yaml, ros2_control_element, timed, urdf_with_ros2_control
-    from ..io.motor_groups import load_motor_groups
-    from ..locomotion import MotorGroups
-
     mech = load(args.model)
     motors = load_motor_groups(mech, args.motors)
     if not len(motors):

@@ -18,6 +18,8 @@ import numpy as np
 
 from .. import shapes as S
 from .height_field_tiles import TiledHeightField
+from .coal_backend import coal, to_coal, transform
+from .. import terrain as terrains
 
 
 @dataclass(frozen=True, eq=False)
@@ -90,16 +92,14 @@ def terrain_obstacle(terrain, name: str = "terrain", depth: float = 1.0) -> Obst
     * ``terrain.TriangleMesh`` -> a :class:`~.shapes.TriangleMesh` (an open surface);
     * ``terrain.Plane`` -> a :class:`~.shapes.HalfSpace` (everything below the plane).
     """
-    from .. import terrain as T
-
-    if isinstance(terrain, T.HeightField):
+    if isinstance(terrain, terrains.HeightField):
         H = np.asarray(terrain.heights, dtype=float)            # heights[ix, iy]
         x = terrain.origin[0] + terrain.spacing[0] * np.arange(H.shape[0])
         y = terrain.origin[1] + terrain.spacing[1] * np.arange(H.shape[1])
         return Obstacle(name, S.HeightField(x, y, H.T, bottom=float(H.min()) - depth))
-    if isinstance(terrain, T.TriangleMesh):
+    if isinstance(terrain, terrains.TriangleMesh):
         return Obstacle(name, S.TriangleMesh(terrain.vertices, terrain.faces))
-    if isinstance(terrain, T.Plane):
+    if isinstance(terrain, terrains.Plane):
         n = np.asarray(terrain.unit_normal, dtype=float)
         return Obstacle(name, S.HalfSpace(n, float(n @ np.asarray(terrain.point, dtype=float))))
     raise TypeError(f"{type(terrain).__name__} is not a terrain of mechanism_model_core.terrain (Plane, "
@@ -119,8 +119,6 @@ def _obstacle_coal(o: Obstacle):
         cache = _obstacle_cache.d = weakref.WeakKeyDictionary()
     got = cache.get(o)
     if got is None:
-        from .coal_backend import coal, to_coal, transform
-
         if isinstance(o.geometry, S.HeightField):    # tiles built as queries reach them (height_field_tiles)
             tiles = TiledHeightField(o.geometry, o.pose, coal())
             got = cache[o] = (tiles, o.pose, tiles.tf, tiles)
@@ -135,8 +133,6 @@ class EnvironmentData:
     """coal objects of an environment (each obstacle's built once per thread, see :func:`_obstacle_coal`)."""
 
     def __init__(self, env: Environment):
-        from .coal_backend import coal
-
         c = coal()
         self.geoms, self.poses, self.tf, self.centers, self.radii, self.tiles = [], [], [], [], [], []
         for o in env.obstacles:

@@ -35,6 +35,8 @@ from ..errors import ModelFileError
 from ..io.yaml_lines import line_of as _line, read_yaml_with_lines
 from .. import shapes as S
 from .environment import Environment, Obstacle, terrain_obstacle
+from .meshes import MeshError, read_mesh
+from ..spatial import make_transform, quaternion_to_matrix, rpy_to_matrix
 
 _TOP_KEYS = {"terrain", "obstacles"}
 _SHAPE_KEYS = ("box", "sphere", "cylinder", "capsule", "cone", "mesh")
@@ -196,8 +198,6 @@ class _Reader:
         return H
 
     def mesh_file(self, body, line):
-        from .meshes import MeshError, read_mesh
-
         p = self.file(body.get("file"), line)
         scale = self.numbers(body.get("scale", [1, 1, 1]), 3, "mesh scale", line, positive=True)
         try:
@@ -208,8 +208,6 @@ class _Reader:
 
     # ------------------------------------------------------------------ obstacles
     def obstacle(self, item, line) -> Obstacle:
-        from ..spatial import make_transform, quaternion_to_matrix, rpy_to_matrix
-
         if not isinstance(item, dict):
             raise self.fail("each obstacle is a mapping with a name, a shape and a pose", line)
         self.keys(item, _OBSTACLE_KEYS, "obstacle", line)

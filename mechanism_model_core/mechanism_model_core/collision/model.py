@@ -21,6 +21,10 @@ from ..data import derived
 from ..errors import ModelFileError, UnknownBody
 from .. import shapes as S
 from .matrix import CollisionMatrix
+from .coal_backend import coal, to_coal
+from .matrix import read_srdf
+from .meshes import load_mesh_geometry
+from ..kinematics import single_pass_index, forward_kinematics
 
 
 @dataclass(frozen=True, eq=False)
@@ -63,8 +67,6 @@ class CollisionModel:
     """
 
     def __init__(self, mechanism, matrix: CollisionMatrix | None = None, srdf=None):
-        from .matrix import read_srdf
-
         self.mechanism = mechanism
         if srdf is not None:
             matrix = read_srdf(srdf, mechanism)
@@ -80,8 +82,6 @@ class CollisionModel:
                 if s.ignore_collisions:
                     geo = None
                 if isinstance(geo, S.MeshFile):
-                    from .meshes import load_mesh_geometry
-
                     file, line = s.source if s.source else (mechanism.source, None)
                     geo = load_mesh_geometry(geo, file, line)
                 by_name[s.name] = len(pending)
@@ -153,7 +153,6 @@ class CollisionModel:
         self.broad_objects = np.array([i for b in self.bodies for i in self.broad[b]], dtype=int)
         # every shape's pose from the segment poses of forward kinematics: T_ground_shape =
         # T_ground_segment @ obj_P, with obj_P = T_segment_body @ T_body_shape (taken once at home)
-        from ..kinematics import forward_kinematics
 
         fk0 = forward_kinematics(mechanism, mechanism.home)
         segs0 = fk0.segments
@@ -229,7 +228,6 @@ class CollisionModel:
         # the one-configuration hot path reads the kinematics pass output directly: flat indices of
         # W_s = [T3 | T3] per segment (the second half is made |T3| in place) and of every shape's
         # segment T3 (N, 3, 4) (its pose is that @ obj_P)
-        from ..kinematics import single_pass_index
 
         sf = single_pass_index(mechanism)
         self.nq = mechanism.nq
@@ -268,8 +266,6 @@ class CollisionData:
     geometry per shape and cached pair functors. Made by :func:`collision_data`; not shared between threads."""
 
     def __init__(self, model: CollisionModel):
-        from .coal_backend import coal, to_coal
-
         c = coal()
         self.coal = c
         self.geoms = []

@@ -33,6 +33,7 @@ import numpy as np
 from ..kinematics import forward_kinematics, single_pass_output
 from .coal_backend import transform as _tf
 from .model import CollisionModel, collision_data, collision_model
+from .environment import EnvironmentData
 
 RESOLUTIONS = ("fine", "coarse", "leaves")
 
@@ -255,7 +256,6 @@ def _environment_data(env):
     import threading
     import weakref
 
-    from .environment import EnvironmentData
 
     key = threading.get_ident()
     cache = _env_data.get(key)

@@ -75,6 +75,12 @@ SEED_TABLE_RNG = 20
 #: m^2 per unit of (3 - trace(R_t^T R)) (about the squared angle) in the nearness of a pose to the target
 ORIENTATION_WEIGHT = 0.3
 _BUILD_LOCK = threading.Lock()
+#: (z_j d_k for j, k in 0..2) @ _LEVI_CIVITA = z x d
+_LEVI_CIVITA = np.zeros((3, 3, 3))
+_LEVI_CIVITA[1, 2, 0] = _LEVI_CIVITA[2, 0, 1] = _LEVI_CIVITA[0, 1, 2] = 1.0
+_LEVI_CIVITA[2, 1, 0] = _LEVI_CIVITA[0, 2, 1] = _LEVI_CIVITA[1, 0, 2] = -1.0
+_LEVI_CIVITA = _LEVI_CIVITA.reshape(9, 3)
+_LEVI_CIVITA.flags.writeable = False
 
 
 @dataclass
@@ -139,11 +145,10 @@ class LaneEngine:
         self.pos_rows, self.rot_rows = K.pos_rows, K.rot_rows
         self.cap = max(ATTEMPT_ITERATIONS, 2 * self.nv)
         # the chain's step transforms M(t) = K0 + sin t A - cos t Bc (+ t Cc for a slider), per step (n, 1, 16)
+        # one product W @ coefs per pass, W (n, L, k) = [1, sin t, cos t (, t)] per step and lane
         coef = ch.coef
-        self._K0 = (ch.Pm + coef[:, 1])[:, None, :]
-        self._A, self._Bc, self._Cc = (np.ascontiguousarray(coef[:, k])[:, None, :] for k in range(3))
-        self._eye_m = np.eye(self.m)
-        self._eye_n = np.eye(self.nv)
+        rows = [ch.Pm + coef[:, 1], coef[:, 0], -coef[:, 1]] + ([coef[:, 2]] if ch.any_prismatic else [])
+        self._coefs = np.ascontiguousarray(np.stack(rows, axis=1))
         m = K.P.mechanism
         key = (K.P.tasks[0].frame, self.lo.tobytes(), self.hi.tobytes(), self.var_seg.tobytes())
         per_m = _CONSTS.get(m)
@@ -174,10 +179,13 @@ class LaneEngine:
             TH = np.empty((n, L))
             TH[:] = self.theta[:, None]
             TH[self.var_seg] = X.T
-        M = self._K0 + np.sin(TH)[:, :, None] * self._A - np.cos(TH)[:, :, None] * self._Bc
+        W = np.empty((n, L, self._coefs.shape[1]))
+        W[:, :, 0] = 1.0
+        np.sin(TH, out=W[:, :, 1])
+        np.cos(TH, out=W[:, :, 2])
         if self.chain.any_prismatic:
-            M += TH[:, :, None] * self._Cc
-        M = M.reshape(n, L, 4, 4)
+            W[:, :, 3] = TH
+        M = np.matmul(W, self._coefs).reshape(n, L, 4, 4)
         C = np.empty((n, L, 4, 4))
         C[0] = M[0]
         for i in range(1, n):
@@ -230,6 +238,14 @@ class LaneEngine:
             return None
         X, A, n2, kind = t
         B = pts.shape[0]
+        if B == 1 and kind == "pose":                       # one target (solve_ik): no stacking, no gathers
+            v = np.empty(12)
+            np.multiply(pts[0], -2.0, out=v[:3])
+            np.multiply(RtTs[0].T.ravel(), -ORIENTATION_WEIGHT, out=v[3:])
+            S = A @ v
+            S += n2
+            idx = np.argpartition(S, count - 1)[:count]
+            return X[idx[np.argsort(S[idx], kind="stable")]][None]
         cols = []
         if kind != "orientation":
             cols.append(-2.0 * pts)
@@ -264,9 +280,10 @@ class LaneEngine:
         d = p - C[:, :, :3, 3]
         J = np.empty((L, 6, n))
         Jt = J.transpose(1, 2, 0)                          # (6, n, L) view
-        np.subtract(z[..., 1] * d[..., 2], z[..., 2] * d[..., 1], out=Jt[0])
-        np.subtract(z[..., 2] * d[..., 0], z[..., 0] * d[..., 2], out=Jt[1])
-        np.subtract(z[..., 0] * d[..., 1], z[..., 1] * d[..., 0], out=Jt[2])
+        # linear rows z x d: the products z_j d_k of every step and lane contracted with the Levi-Civita
+        # symbol (two calls where the components take nine)
+        O = np.matmul(z[..., :, None], d[..., None, :]).reshape(n, L, 9)
+        Jt[:3] = (O @ _LEVI_CIVITA).transpose(2, 0, 1)
         Jt[3:] = z.transpose(2, 0, 1)
         if ch.any_prismatic:
             pri = ch.prismatic
@@ -274,17 +291,22 @@ class LaneEngine:
             Jt[3:, pri] = 0.0
         e = np.empty((L, 6))
         np.subtract(p, pt, out=e[:, :3])
+        th = None
         if self.need_rot:
             Rm = Tf[:, :3, :3] @ RtT
-            c = 0.5 * (Rm[:, 0, 0] + Rm[:, 1, 1] + Rm[:, 2, 2] - 1.0)
-            if c.min() > -0.99:                  # the SO(3) log away from pi (spatial.log_so3's formulas)
+            c = np.einsum("lii->l", Rm)
+            c -= 1.0
+            c *= 0.5                             # cos of the angle
+            if c.min() > -0.99:
+                # away from pi: v = 2 sin(angle) axis from the antisymmetric part, the angle as atan2 of
+                # |v| / 2 and its cosine (exact at small angles, where arccos is not), log = angle v / |v|
+                v = e[:, 3:]
                 np.subtract(Rm[:, 2, 1], Rm[:, 1, 2], out=e[:, 3])
                 np.subtract(Rm[:, 0, 2], Rm[:, 2, 0], out=e[:, 4])
                 np.subtract(Rm[:, 1, 0], Rm[:, 0, 1], out=e[:, 5])
-                small = c > 0.999999
-                th = np.arccos(np.where(small, 0.5, c))
-                f = np.where(small, 0.5 * (1.0 + (1.0 - np.minimum(c, 1.0)) / 3.0), 0.5 * th / np.sin(th))
-                e[:, 3:] *= f[:, None]
+                nv = np.sqrt(np.einsum("li,li->l", v, v))
+                th = np.arctan2(0.5 * nv, c)
+                v *= (th / np.maximum(nv, 1e-300))[:, None]     # v = 0 at the identity: stays 0
             else:
                 e[:, 3:] = log_so3(Rm)
         else:
@@ -306,7 +328,10 @@ class LaneEngine:
             er = np.linalg.norm(r[:, self.rot_rows], axis=1)
         else:
             ep = np.sqrt(np.einsum("li,li->l", e[:, :3], e[:, :3])) if self.need_pos else np.zeros(L)
-            er = np.sqrt(np.einsum("li,li->l", e[:, 3:], e[:, 3:])) if self.need_rot else np.zeros(L)
+            if th is not None and R is None:
+                er = th                                          # |log| is the angle
+            else:
+                er = np.sqrt(np.einsum("li,li->l", e[:, 3:], e[:, 3:])) if self.need_rot else np.zeros(L)
         if not self.unit_weights:
             r = r * self.wrow
             Jm = Jm * self.wrow[:, None]
@@ -319,11 +344,11 @@ class LaneEngine:
         Jt = J.transpose(0, 2, 1)
         if m <= nv:
             A = J @ Jt
-            A += lam[:, None, None] * self._eye_m
+            A.reshape(L, m * m)[:, ::m + 1] += lam[:, None]          # + lam I, on the diagonal's view
             y = _solve(A, e)
             return (Jt @ y[:, :, None])[:, :, 0]
         A = Jt @ J
-        A += lam[:, None, None] * self._eye_n
+        A.reshape(L, nv * nv)[:, ::nv + 1] += lam[:, None]
         g = (Jt @ e[:, :, None])[:, :, 0]
         return _solve(A, g)
 
@@ -345,17 +370,17 @@ class LaneEngine:
         xn = x + dx
         clo, chi = self.clo, self.chi
         out = (xn < clo) | (xn > chi)
-        if out.any():
+        if np.count_nonzero(out):
             xn = np.minimum(np.maximum(xn, clo), chi)
             free = ~out
-            if free.any():
+            if np.count_nonzero(free):
                 e = -r - J[:, out] @ (xn[out] - x[out])
                 dxf = _dls1(J[:, free], e, lam)
                 xn[free] = np.minimum(np.maximum(x[free] + dxf, clo[free]), chi[free])
         if self.any_wrap:
             lo, hi = self.lo, self.hi
             wr = self.wrap & ((xn < lo) | (xn > hi))
-            if wr.any():
+            if np.count_nonzero(wr):
                 xn[wr] = lo[wr] + np.mod(xn[wr] - lo[wr], 2 * math.pi)
         return xn[None]
 
@@ -364,31 +389,33 @@ class LaneEngine:
         clamped joints held); returns the new in-limit lane configurations."""
         if X.shape[0] == 1:
             return self._step_one(X[0], r[0], J[0], float(lam[0]))
-        Xn = X + self._dls(J, -r, lam)
+        Xn = X - self._dls(J, r, lam)
         clo, chi = self.clo, self.chi
-        out = (Xn < clo) | (Xn > chi)
-        if out.any():
+        Xc = np.minimum(np.maximum(Xn, clo), chi)
+        out = Xc != Xn
+        if np.count_nonzero(out):
             # every lane at once (no gather/scatter of the lanes that crossed: fewer array passes); a lane
             # with no joint out gets the same step again (held = 0, Jf = J), so the result is unchanged
-            Xc = np.minimum(np.maximum(Xn, clo), chi)
-            held = np.where(out, Xc - X, 0.0)
-            e = np.einsum("lij,lj->li", J, held)
+            held = Xc - X
+            held *= out
+            e = (J @ held[:, :, None])[:, :, 0]
             e += r
-            np.negative(e, out=e)
             dxf = self._dls(J * ~out[:, None, :], e, lam)
-            dxf += X
-            Xn = np.where(out, Xc, np.minimum(np.maximum(dxf, clo), chi))
+            np.subtract(X, dxf, out=dxf)
+            np.minimum(np.maximum(dxf, clo, out=dxf), chi, out=dxf)
+            Xn = np.where(out, Xc, dxf)
         if self.any_wrap:
             lo, hi = self.lo, self.hi
             wr = self.wrap & ((Xn < lo) | (Xn > hi))
-            if wr.any():
+            if np.count_nonzero(wr):
                 Xn = np.where(wr, lo + np.mod(Xn - lo, 2 * math.pi), Xn)
         return Xn
 
     def _run_single(self, x0, pt, RtT, tp, to, deadline, max_iterations, width, seed, mu0, cancel):
         """:meth:`run` for one reachable target whose lanes all start at once (``start_width ==
         population``, restarts on): the same iterations, restarts and answer, with the population's arrays
-        kept in place (no per-target bookkeeping), which halves the loop's own cost per iteration."""
+        kept in place and the per-lane counters kept as the loop at which they were last reset (no
+        per-target bookkeeping, and the stall test only on the loops where some lane can stall)."""
         nv = self.nv
         L = width
         X = np.empty((L, nv))
@@ -396,83 +423,83 @@ class LaneEngine:
         near = self.nearest_starts(pt[None], RtT[None], L - 1)
         X[1:] = self.restarts(seed, L - 1)[:L - 1] if near is None else near[0]
         nrest = L - 1
-        P = np.broadcast_to(pt, (L, 3))
-        R = np.broadcast_to(RtT, (L, 3, 3))
         best_x, best_c = np.array(x0, dtype=float), math.inf
         mu = np.full(L, float(mu0))
         cost = np.full(L, np.inf)
-        r = np.zeros((L, self.m))
-        J = np.zeros((L, self.m, nv))
-        fresh = np.ones(L, dtype=bool)
-        nfresh = L
-        ait = np.zeros(L, dtype=np.int64)
+        r = J = None
+        fresh = None                  # lanes not evaluated yet (None: none; all of them before loop 1)
         rej = np.zeros(L, dtype=np.int64)
+        # a lane's attempt iterations are loops - start, its iterations since its last stall test loops - ref
+        start = np.zeros(L, dtype=np.int64)
+        ref = np.zeros(L, dtype=np.int64)
         ref_c = np.full(L, np.inf)
-        ref_it = np.zeros(L, dtype=np.int64)
         its = 0
         loops = 0
         cap = self.cap
+        gate = STALL_WINDOW           # the first loop at which a lane can stall
         status = "stalled"
         third = 1.0 / 3.0
-        first = True
         while True:
-            if not first and (time.perf_counter() > deadline or (cancel is not None and cancel.is_set())):
+            if loops and (time.perf_counter() > deadline or (cancel is not None and cancel.is_set())):
                 k = int(np.argmin(cost))
                 if cost[k] < best_c:
                     best_c, best_x = cost[k], X[k].copy()
                 status = "timeout"
                 break
-            first = False
-            if nfresh == 0:
-                Xn = self.step(X, r, J, mu * cost + 1e-12)
-            elif nfresh == L:
+            if fresh is None and loops:                 # a step from every lane
+                lam = mu * cost
+                lam += 1e-12
+                Xn = self.step(X, r, J, lam)
+            elif not loops or np.count_nonzero(fresh) == L:          # every lane at its start point
                 Xn = X
             else:
                 Xn = X.copy()
                 ev = ~fresh
                 Xn[ev] = self.step(X[ev], r[ev], J[ev], mu[ev] * cost[ev] + 1e-12)
-            rn, Jn, epn, ern = self.evaluate(Xn, P, R)
+            rn, Jn, epn, ern = self.evaluate(Xn, pt, RtT)     # (one target: broadcast over the lanes)
             costn = np.einsum("li,li->l", rn, rn)
             its += L
             loops += 1
             conv = (epn <= tp) & (ern <= to)
-            if conv.any():                               # the lowest converged lane
+            if np.count_nonzero(conv):                   # the lowest converged lane (count_nonzero: a
+                # fifth of .any()'s cost on arrays of a few lanes)
                 best_x = Xn[int(np.argmax(conv))].copy()
                 status = "converged"
                 break
             ok = costn < cost
-            if ok.all():
+            if r is None:                                # loop 1: every lane was fresh
+                X, r, J, cost = Xn, rn, Jn, costn
+            elif np.count_nonzero(ok) == ok.size:
                 X, r, J, cost = Xn, rn, Jn, costn
                 mu *= third
                 np.maximum(mu, 1e-9, out=mu)
                 rej[:] = 0
             else:
-                bad = ~ok
-                Xn[bad] = X[bad]
-                rn[bad] = r[bad]
-                Jn[bad] = J[bad]
-                costn[bad] = cost[bad]
-                X, r, J, cost = Xn, rn, Jn, costn
+                okc = ok[:, None]
+                np.copyto(X, Xn, where=okc)
+                np.copyto(r, rn, where=okc)
+                np.copyto(J, Jn, where=ok[:, None, None])
+                np.copyto(cost, costn, where=ok)
                 mu = np.where(ok, np.maximum(mu * third, 1e-9), np.minimum(mu * 10.0, 1e12))
-                rej += 1
-                rej[ok] = 0
-            if nfresh:
+                rej = np.where(ok, 0, rej + 1)
+            if fresh is not None:
                 mu[fresh] = mu0
-                fresh[:] = False
-                nfresh = 0
-            ait += 1
+                fresh = None
             if its >= max_iterations:
                 k = int(np.argmin(cost))
                 if cost[k] < best_c:
                     best_c, best_x = cost[k], X[k].copy()
                 status = "max_iterations"
                 break
-            chk = (ait - ref_it) >= STALL_WINDOW
+            if loops < gate:
+                continue
+            ait = loops - start
+            chk = (loops - ref) >= STALL_WINDOW
             stalled = (chk & (cost > ref_c * STALL_RATIO)) | (rej > 8) | (ait >= cap)
-            if chk.any():
+            if np.count_nonzero(chk):
                 ref_c = np.where(chk, cost, ref_c)
-                ref_it = np.where(chk, ait, ref_it)
-            if stalled.any():
+                ref[chk] = loops
+            if np.count_nonzero(stalled):
                 ks = np.flatnonzero(stalled)
                 tab = self.restarts(seed, nrest + len(ks))
                 for k in ks.tolist():
@@ -480,17 +507,70 @@ class LaneEngine:
                         best_c, best_x = cost[k], X[k].copy()
                     X[k] = tab[nrest]
                     nrest += 1
-                fresh[ks] = True
-                ait[ks] = 0
+                fresh = stalled
+                start[ks] = loops
+                ref[ks] = loops
                 rej[ks] = 0
-                ref_it[ks] = 0
                 cost[ks] = np.inf
                 ref_c[ks] = np.inf
                 mu[ks] = mu0
-                nfresh = len(ks)
+            # the next loop at which some lane can stall: its stall window full, 9 rejections, the cap
+            gate = loops + int(min(STALL_WINDOW - (loops - ref).max(), 9 - rej.max(),
+                                   cap - (loops - start).max()))
         self.last_loops = np.array([loops])
         return (best_x[None], np.array([status == "converged"]), np.array([status], dtype=object),
                 np.array([its]), np.array([nrest]))
+
+    def _run_far_one(self, x0, pt, RtT, tp, to, deadline, max_iterations, window, mu0, cancel):
+        """:meth:`run` for one target beyond the reach bound: its one attempt from the seed, the same
+        iterations as in the lane loop with the bookkeeping in scalars (the answer is reported within a
+        few tenths of a millisecond of CPU)."""
+        if self.all_vars:
+            th = None
+        else:
+            th = self.theta.copy()
+        ch = self.chain
+
+        def one(x):
+            if th is not None:
+                th[self.var_seg] = x
+            Tf, Jf = ch.evaluate(x if th is None else th)
+            r, J, ep, er = chain_residual(self, Tf, Jf, pt, RtT)
+            return r, J, ep, er, float(r @ r)
+
+        x = np.array(x0, dtype=float)
+        r, J, ep, er, cost = one(x)
+        its, ait, rej, mu = 1, 1, 0, float(mu0)
+        ref_c, ref_it = math.inf, 0
+        status = "converged" if (ep <= tp and er <= to) else None
+        while status is None:
+            if its >= max_iterations:
+                status = "max_iterations"
+                break
+            chk = ait - ref_it >= window
+            if (chk and cost > ref_c * (1.0 - 1e-3)) or rej > 4 or ait >= FAR_ITERATIONS:
+                break
+            if chk:
+                ref_c, ref_it = cost, ait
+            if time.perf_counter() > deadline or (cancel is not None and cancel.is_set()):
+                status = "timeout"
+                break
+            xn = self._step_one(x, r, J, mu * min(cost, FAR_DAMPING) + 1e-12)[0]
+            rn, Jn, epn, ern, cn = one(xn)
+            its += 1
+            if cn < cost:
+                x, r, J, cost = xn, rn, Jn, cn
+                mu, rej = max(mu * (1.0 / 3.0), 1e-9), 0
+            else:
+                mu, rej = min(mu * 10.0, 1e12), rej + 1
+            ait += 1
+            if epn <= tp and ern <= to:
+                x, status = xn, "converged"
+        if status != "converged":
+            status = "out_of_reach"
+        self.last_loops = np.array([its])
+        return (x[None], np.array([status == "converged"]), np.array([status], dtype=object), np.array([its]),
+                np.array([0]))
 
     # ------------------------------------------------------------------ the loop
     def run(self, x0s, pts, RtTs, tol_position, tol_orientation, *, deadline=math.inf, max_iterations=10000,
@@ -506,6 +586,10 @@ class LaneEngine:
                          and np.linalg.norm(pts[0] - self.origin) > self.reach + tol_position)):
             return self._run_single(x0s[0], pts[0], RtTs[0], tol_position, tol_orientation, deadline,
                                     int(max_iterations), int(population), seed, mu0, cancel)
+        if (pts.shape[0] == 1 and self.bound_applies
+                and np.linalg.norm(pts[0] - self.origin) > self.reach + tol_position):
+            return self._run_far_one(x0s[0], pts[0], RtTs[0], tol_position, tol_orientation, deadline,
+                                     int(max_iterations), STALL_WINDOW if restarts else 10, mu0, cancel)
         B = pts.shape[0]
         nv, m = self.nv, self.m
         tp, to = tol_position, tol_orientation
@@ -698,6 +782,11 @@ class LaneEngine:
 
 def _solve(A, b):
     """Batched SPD solve ``A x = b`` ((L, k, k), (L, k)); singular systems fall back to least squares."""
+    if _solve1 is not None:         # numpy's own kernel without np.linalg.solve's checks (half its cost)
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+            x = _solve1(A, b, signature="dd->d")
+        if np.count_nonzero(np.isfinite(x)) == x.size:
+            return x
     try:
         return np.linalg.solve(A, b[..., None])[..., 0]
     except np.linalg.LinAlgError:
@@ -705,6 +794,12 @@ def _solve(A, b):
         for k in range(A.shape[0]):
             out[k] = np.linalg.lstsq(A[k], b[k], rcond=None)[0]
         return out
+
+
+try:                                # the gufunc behind np.linalg.solve for a vector right-hand side
+    from numpy.linalg._umath_linalg import solve1 as _solve1
+except ImportError:                 # pragma: no cover - numpy without it: np.linalg.solve
+    _solve1 = None
 
 
 # ---------------------------------------------------------------------------------------------- cache
@@ -828,7 +923,9 @@ def _shape_key(P: IKProblem):
     # the seed's values of the chain's free joints are not part of it (a mechanism with coupled joints off
     # the chain, Baxter's grippers, got an engine per seed)
     coords = frame_chain(m, c.frame).coords
-    held = coords[~np.isin(coords, P.free)]
+    free = np.zeros(m.nq, dtype=bool)
+    free[P.free] = True
+    held = coords[~free[coords]]
     return key + (P.free.tobytes(), held.tobytes(), P.template[held].tobytes())
 
 

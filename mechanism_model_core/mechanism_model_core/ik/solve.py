@@ -219,6 +219,8 @@ def solve_ik(mechanism: Mechanism, constraints: Sequence[Constraint] | Constrain
     _check_rng(rng)
     if isinstance(constraints, Constraint):
         constraints = [constraints]
+    elif type(constraints) in (list, tuple):
+        pass
     elif isinstance(constraints, (str, bytes)) or not isinstance(constraints, Iterable):
         raise InvalidConfiguration(f"constraints must be a constraint or a sequence of them, got {constraints!r}")
     cm = ConstraintManager(mechanism, constraints, locked)

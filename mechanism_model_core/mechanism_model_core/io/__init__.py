@@ -13,6 +13,8 @@ import os
 
 from ..errors import ModelFileError
 from .mobility_yaml import with_mobility_file
+from .limits import using
+from .safe_xml import root_tag
 
 #: extension -> (module, function); modules are imported on first use.
 _READERS = {
@@ -61,8 +63,6 @@ def load_model(path, limits=None, **options):
         raise ModelFileError("is a directory, not a model file", path)
     ext = os.path.splitext(path)[1].lower()
     if ext == ".xml":
-        from .safe_xml import root_tag
-
         if root_tag(path) == "robot":
             ext = ".urdf"
     if ext not in _READERS:
@@ -74,7 +74,6 @@ def load_model(path, limits=None, **options):
         raise ModelFileError(f"no reader for {ext!r} files in this version ({exc.name})", path) from None
     if limits is None:
         return with_mobility_file(getattr(mod, function)(path, **options))
-    from .limits import using
 
     with using(limits):
         return with_mobility_file(getattr(mod, function)(path, **options))

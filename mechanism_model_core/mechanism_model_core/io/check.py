@@ -10,24 +10,23 @@ from __future__ import annotations
 import os
 
 from ..errors import MechanismModelError, ModelFileError
+from . import claraty_extensions, load_model
+from .claraty_xml import DTD_PATH, claraty_xml_problems
+from .dh import dh_table_problems
+from .safe_xml import dtd_errors, parse_file, root_tag
+from .urdf import urdf_problems
 
 
 def check_model(path, xacro_args: dict | None = None):
     """``(problems, mechanism or None)`` for the model file ``path``; each problem a
     :class:`~mechanism_model_core.errors.ModelFileError` naming the file and line (``xacro_args``: for a
     ``.xacro`` file)."""
-    from . import claraty_extensions, load_model
-
     path = os.fspath(path)
     if not os.path.exists(path):
         return [ModelFileError("no such file", path)], None
     try:
         if path.lower().endswith(claraty_extensions()) and not os.path.isdir(path):
-            from .claraty_xml import DTD_PATH, claraty_xml_problems
-            from .safe_xml import dtd_errors, parse_file, root_tag
-
             if root_tag(path) == "robot":       # read as urdfdom reads it (a URDF named .xml)
-                from .urdf import urdf_problems
 
                 return urdf_problems(path)
             root = parse_file(path)
@@ -37,16 +36,10 @@ def check_model(path, xacro_args: dict | None = None):
                     return [ModelFileError(message, path, line) for line, message in errors], None
                 return claraty_xml_problems(path)
             if root.tag == "robot":
-                from .urdf import urdf_problems
-
                 return urdf_problems(path)
         if path.lower().endswith(".urdf") and not os.path.isdir(path):
-            from .urdf import urdf_problems
-
             return urdf_problems(path)
         if path.lower().endswith(".dh"):
-            from .dh import dh_table_problems
-
             return dh_table_problems(path)
         if path.lower().endswith(".xacro"):
             return [], load_model(path, xacro_args=xacro_args)

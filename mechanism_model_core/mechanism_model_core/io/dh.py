@@ -35,6 +35,9 @@ from ..errors import ExpressionError, MechanismModelError, ModelFileError, Sourc
 from ..joints import Joint, JointType
 from ..spatial import rot_x, rot_z, translation
 from ..expressions import evaluate
+from . import limits, validation
+from .safe_xml import read_limited
+from ..builder import MechanismBuilder
 
 
 def craig_placement(a: float, alpha: float, d: float, theta: float) -> np.ndarray:
@@ -134,10 +137,6 @@ def load_dh_table(path, name: str | None = None, problems: list | None = None):
     Errors name the file and line. With a list as ``problems`` (check mode) every bad row is appended to it
     and reading goes on; the mechanism is then built from the good rows.
     """
-    from ..builder import MechanismBuilder
-    from . import limits, validation
-    from .safe_xml import read_limited
-
     path = os.fspath(path)
     convention = None
     rows = []

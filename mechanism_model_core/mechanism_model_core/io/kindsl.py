@@ -41,6 +41,7 @@ from ..model import BodySpec, MassProperties, Mechanism
 from .. import spatial
 from . import limits, validation
 from ..expressions import CONSTANTS, FUNCTIONS
+from .safe_xml import read_limited
 
 GRAMMAR_PATH = os.path.join(os.path.dirname(__file__), "kindsl.lark")
 MAX_BYTES = 4 * 1024 * 1024
@@ -404,8 +405,6 @@ def _read_guarded(text: str, file: str, parameters: dict | None, name: str | Non
 
 def load_kindsl(path, parameters: dict | None = None, name: str | None = None) -> Mechanism:
     """Load a RobCoGen KinDSL robot model; ``parameters`` binds the model's named parameters (SI units)."""
-    from .safe_xml import read_limited
-
     path = os.fspath(path)
     data = read_limited(path, MAX_BYTES)
     try:

@@ -48,6 +48,8 @@ from ..locomotion.motor_group import (CommandInterface, ControllerKind, Motor, M
                                       motor_limits_for)
 from ..expressions import CONSTANTS, evaluate
 from .yaml_lines import line_of as _line, read_yaml_with_lines
+from .limits import ReadLimits
+from .safe_xml import root_tag, parse_file, validate_with_dtd
 
 _CONTROLLER_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 _MOTOR_KEYS = {"joint", "name", "direction", "gear", "offset", "min", "max", "vmax", "amax", "effort"}
@@ -77,7 +79,6 @@ def load_motor_groups(mechanism, path=None) -> MotorGroups:
     if ext in (".urdf", ".xacro"):
         return _urdf_groups(mechanism)
     if ext in (".xml", ".mm"):
-        from .safe_xml import root_tag
         tag = root_tag(path)
         if tag == "Mechanism_Model":
             return motor_groups_from_xml(path, mechanism)
@@ -188,9 +189,6 @@ def motor_groups_from_xml(path, mechanism) -> MotorGroups:
 
 
 def _xml_groups(path, b: _Builder, prefix: str, depth: int):
-    from .limits import ReadLimits
-    from .safe_xml import parse_file, validate_with_dtd
-
     root = parse_file(path)
     if root.tag != "Mechanism_Model":
         raise ModelFileError(f"root element is <{root.tag}>, expected <Mechanism_Model>", path, root.sourceline)

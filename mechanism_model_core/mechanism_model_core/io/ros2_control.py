@@ -35,6 +35,8 @@ from ..errors import MechanismModelError
 from ..expressions import parse_expression
 from ..joints import JointType
 from ..locomotion.motor_group import CommandInterface, ControllerKind, MotorGroups
+from .safe_xml import parse_bytes
+from .urdf import to_urdf
 
 MOCK = "mock_components/GenericSystem"
 #: the suite's forward command controller with a command watchdog (package mechanism_model_controllers)
@@ -143,10 +145,7 @@ def urdf_with_ros2_control(mechanism, motors: MotorGroups, *, urdf: str | None =
     """The model's URDF (``urdf``, or :func:`~mechanism_model_core.io.urdf.to_urdf` of the mechanism) with
     the ``<ros2_control>`` block before ``</robot>``: a ``robot_description`` for ``ros2_control_node``.
     Every joint the block names must be a joint of that URDF."""
-    from .safe_xml import parse_bytes
-
     if urdf is None:
-        from .urdf import to_urdf
         urdf = to_urdf(mechanism)
     root = parse_bytes(urdf, "<urdf>")
     if root.tag != "robot":

@@ -20,6 +20,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from ..errors import ModelStructureError
+from ..kinematics import forward_kinematics
 
 #: Position limits at or beyond this magnitude are unbounded.
 UNBOUNDED = 1e9
@@ -117,8 +119,6 @@ def axis_direction(axis) -> np.ndarray:
 def nonfinite_frame(mechanism) -> str | None:
     """The first body (in tree order), else named frame, whose pose at the home configuration is not
     finite, or None."""
-    from ..kinematics import forward_kinematics
-
     with np.errstate(all="ignore"):
         W = forward_kinematics(mechanism, mechanism.home).frame_array()
     ok = np.all(np.isfinite(W.reshape(len(W), -1)), axis=1)
@@ -134,8 +134,6 @@ def nonfinite_frame(mechanism) -> str | None:
 def check_poses(mechanism) -> None:
     """Raise :class:`~mechanism_model_core.errors.ModelStructureError` about the frame (see
     :func:`nonfinite_frame`) whose pose at home is not finite; a reader maps it to the frame's line."""
-    from ..errors import ModelStructureError
-
     frame = nonfinite_frame(mechanism)
     if frame is not None:
         raise ModelStructureError(f"the pose of {frame!r} at the home configuration is not finite: its "

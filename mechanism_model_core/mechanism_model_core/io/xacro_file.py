@@ -24,6 +24,7 @@ import threading
 from ..errors import ModelFileError
 from . import packages
 from .safe_xml import _refuse_entity_declarations, read_limited
+from .urdf import loads_urdf
 
 _lock = threading.Lock()     # xacro keeps its state in module globals
 
@@ -85,8 +86,6 @@ def expand_xacro(path, xacro_args: dict | None = None) -> str:
 def load_xacro(path, *, xacro_args: dict | None = None, **options):
     """Expand ``path`` with xacro (``xacro_args``) and read the result as URDF (``options`` as
     :func:`~mechanism_model_core.io.urdf.load_urdf`); the mechanism's ``source`` is ``path``."""
-    from .urdf import loads_urdf
-
     path = os.fspath(path)
     text = expand_xacro(path, xacro_args)
     return loads_urdf(text, name=f"{path} (xacro expansion)", model_file=path, **options)

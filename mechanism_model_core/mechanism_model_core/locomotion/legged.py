@@ -58,6 +58,7 @@ from ..ik.closed_form.ypp_leg import YPPLegSolver
 from ..ik.leg_points import GenericLegSolver
 from .manipulator import ManipulatorModel
 from .trajectory import JointTrajectory
+from ..statics import center_of_mass, support_polygon_margin, support_polygon
 
 __all__ = ["GAITS", "GaitInfeasible", "GaitPlan", "LegSpec", "LeggedLocomotorModel", "YPPLegSolver",
            "register_leg_solver"]
@@ -355,14 +356,10 @@ class LeggedLocomotorModel:
 
     # ------------------------------------------------------------------ stability
     def center_of_mass(self, q) -> np.ndarray:
-        from ..statics import center_of_mass
-
         return center_of_mass(self.mechanism, self.mechanism.configuration(q))
 
     def static_margin(self, q, stance: Sequence[bool] | None = None, gravity=(0.0, 0.0, -9.81)) -> float:
         """Support-polygon margin (m) of the centre of mass over the feet in stance (default all)."""
-        from ..statics import support_polygon_margin
-
         F = self.feet_positions(q)
         st = np.ones(len(self.legs), dtype=bool) if stance is None else np.asarray(stance, dtype=bool)
         return support_polygon_margin(F[st], self.center_of_mass(q), gravity).margin
@@ -373,8 +370,6 @@ class LeggedLocomotorModel:
         polygon of each group comes from :func:`~mechanism_model_core.statics.support_polygon` once, and the
         margin of every centre of mass is its signed distance to the nearest polygon edge (the definition of
         :func:`~mechanism_model_core.statics.support_polygon_margin`, which handles degenerate supports)."""
-        from ..statics import center_of_mass, support_polygon, support_polygon_margin
-
         com = center_of_mass(self.mechanism, q)
         upv = np.asarray(up, dtype=float)
         groups: dict = {}

@@ -30,6 +30,7 @@ import numpy as np
 from ..builder import edit
 from ..kinematics import forward_kinematics
 from ..terrain import Plane
+from ..statics import total_mass, Contact, contact_loads, passive_coordinates, center_of_mass, support_polygon_margin
 
 __all__ = ["WheelLoads", "LiftOffPose", "SlopeSweep", "wheel_loads", "settle_with_lift_off", "slope_sweep"]
 
@@ -108,8 +109,6 @@ def _rim_mechanism(model, terrain, q, wheels):
 def wheel_loads(model, terrain, q, in_contact=None, gravity=GRAVITY, friction: float = 1.0) -> WheelLoads:
     """Least-traction contact forces of the rover at ``q`` on ``terrain`` at the rim contacts of the wheels
     ``in_contact`` (bool (N,); default all). ``friction`` only flags slip, it does not limit the forces."""
-    from ..statics import Contact, contact_loads, passive_coordinates
-
     q = np.asarray(q, dtype=float)
     mask = np.ones(model.n, bool) if in_contact is None else np.asarray(in_contact, bool)
     idx = [i for i in range(model.n) if mask[i]]
@@ -128,14 +127,12 @@ def wheel_loads(model, terrain, q, in_contact=None, gravity=GRAVITY, friction: f
     forces[idx] = loads.forces
     # contact_loads' own equilibrium flag allows about 1e-3 of the weight; near the tipping point that is a
     # few micro-radians of slope: judge the passive joints' balance to 1e-9 of the weight instead
-    from ..statics import total_mass
     weight = total_mass(m) * float(np.linalg.norm(gravity))
     balanced = bool(loads.equilibrium) and float(loads.residual) <= 1e-9 * max(1.0, weight)
     return WheelLoads(normal, forces, mask, balanced, loads)
 
 
 def _potential(model, q, gravity):
-    from ..statics import center_of_mass, total_mass
     return -total_mass(model.mechanism) * float(np.asarray(gravity) @ center_of_mass(model.mechanism, q))
 
 
@@ -249,7 +246,6 @@ def _relax(model, terrain, q_start, in_contact, lifting, gravity):
 
 def _margin(model, points, q, g):
     """Support-polygon margin (m) of the centre of mass over ``points`` along gravity (negative: outside)."""
-    from ..statics import center_of_mass, support_polygon_margin
     if len(points) < 3:
         return -math.inf
     return float(support_polygon_margin(points, center_of_mass(model.mechanism, q), g).margin)

@@ -59,6 +59,8 @@ from ..ik.path_tracker import PathTracker
 from ..ik.registry import find_specialized, register_specialized
 from .trajectory import JointTrajectory, time_parameterize
 from ..ik.closed_form.pan_tilt import pan_tilt_solutions
+from ..collision import collisions, in_collision
+from ..statics import gravity_torques
 
 __all__ = ["CartesianPath", "ManipulatorModel", "PointingResult", "register_chain_solver"]
 
@@ -511,8 +513,6 @@ class ManipulatorModel:
         an obstacle of ``environment``), else the colliding pairs. Pairs of bodies the chain does not move
         are the same at every step of a path and are not its business (a rover's wheels resting on the
         terrain; MoveIt users allow such pairs in the allowed collision matrix)."""
-        from ..collision import collisions, in_collision
-
         margin = float(margin)
         if not (math.isfinite(margin) and margin >= 0):
             raise InvalidConfiguration(f"collision_margin must be >= 0 m, got {margin!r}")
@@ -690,8 +690,6 @@ class ManipulatorModel:
         :class:`~mechanism_model_core.statics.Payload` point masses (an instrument, a sample). Computed by
         :mod:`mechanism_model_core.statics` on the whole mechanism, so everything the chain carries (a hand,
         fingers beyond the tool frame) is included; returned in the order of :attr:`joint_names`."""
-        from ..statics import gravity_torques
-
         qf = self.full_q(q, q_full)
         tau = gravity_torques(self.mechanism, qf, gravity=gravity, payloads=payloads, coordinates="full")
         return np.asarray(tau, dtype=float)[self._full_index]

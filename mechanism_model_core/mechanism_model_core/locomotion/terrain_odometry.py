@@ -33,7 +33,8 @@ import numpy as np
 from ..errors import InvalidConfiguration
 from ..kinematics import forward_kinematics
 from ..spatial import matrix_to_rpy
-from .wheeled import Odometry
+from .planar_motion import Odometry
+from .wheeled_terrain import floating_joint
 
 __all__ = ["TerrainOdometry"]
 
@@ -51,7 +52,7 @@ class TerrainOdometry(Odometry):
         self.settle_tol = float(settle_tol)
         m = model.mechanism
         self._frame = model.spec.body_frame
-        base = model._floating_joint()
+        base = floating_joint(model)
         self._base_body = m.child_body_of_joint(base)
         if m.frame(self._frame).body != self._base_body:
             raise InvalidConfiguration(f"TerrainOdometry: the body frame {self._frame!r} must be on the body of "

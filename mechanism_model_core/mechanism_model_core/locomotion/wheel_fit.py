@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..shapes import MeshFile
+from ..collision.meshes import load_mesh_geometry
 
 #: Angular sectors around the axis in which the outer radius is measured.
 SECTORS = 24
@@ -111,8 +112,6 @@ def body_mesh_points(mechanism, body: str):
     """``(points (N, 3) in the body frame, [mesh names])`` of every collision mesh of ``body`` (scale and
     shape pose applied), or ``(None, [])`` when it has none; raises
     :class:`~mechanism_model_core.errors.ModelFileError` for a mesh that cannot be found or read."""
-    from ..collision.meshes import load_mesh_geometry
-
     pts, names = [], []
     for s in mechanism.body(body).shapes:
         if s.type not in ("mesh", "convex") or not s.mesh:

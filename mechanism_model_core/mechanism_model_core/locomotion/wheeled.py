@@ -67,58 +67,23 @@ from typing import Mapping
 
 import numpy as np
 
-from ..constraints import Constraint, _Common
-from ..errors import InvalidConfiguration, UnknownFrame, UnknownJoint
+from ..errors import InvalidConfiguration, UnknownJoint
 from ..joints import JointType
 from ..kinematics import forward_kinematics
 from ..jacobians import jacobian
-from ..spatial import rpy_to_matrix, skew, wrap_angle
+from ..spatial import skew, wrap_angle
+from . import lift_off, wheeled_terrain
 from .drive_policy import DrivePolicy, interpret
 from .mobility import MODES, MobilityError, MobilitySpec, WheelSpec, mobility_for
+from .planar_motion import (Odometry, arc_twist, crab_twist, icr_twist, integrate_planar,  # noqa: F401
+                            point_turn_twist)           # (re-exported: their home was this module)
+from .wheeled_terrain import SettledPose, WheelTerrainContact  # noqa: F401  (re-exported, as above)
 
 __all__ = ["WheelGeometry", "DriveCommand", "WheeledLocomotorModel", "Odometry", "WheelTerrainContact",
            "SettledPose", "arc_twist", "crab_twist", "point_turn_twist", "icr_twist", "integrate_planar"]
 
 
 _EPS_SPEED = 1e-9
-
-
-# ------------------------------------------------------------------------------------------ twists
-def arc_twist(speed: float, radius: float) -> np.ndarray:
-    """Twist of an arc of ``radius`` (m; positive: centre on the left, inf: straight) at ``speed`` (m/s)."""
-    return np.array([speed, 0.0, 0.0 if math.isinf(radius) else speed / radius])
-
-
-def crab_twist(speed: float, heading: float) -> np.ndarray:
-    """Straight motion at ``heading`` (rad from the body's x axis, positive to the left)."""
-    return np.array([speed * math.cos(heading), speed * math.sin(heading), 0.0])
-
-
-def point_turn_twist(rate: float) -> np.ndarray:
-    """Turn in place about the body origin at ``rate`` rad/s."""
-    return np.array([0.0, 0.0, rate])
-
-
-def icr_twist(x: float, y: float, rate: float) -> np.ndarray:
-    """Rotation at ``rate`` (rad/s) about the instantaneous centre ``(x, y)`` (m, body frame)."""
-    return np.array([rate * y, -rate * x, rate])
-
-
-def integrate_planar(pose, twist, dt: float) -> np.ndarray:
-    """Pose ``(x, y, yaw)`` after moving with the constant body twist ``(vx, vy, wz)`` for ``dt`` seconds
-    (exact: straight lines and circular arcs)."""
-    x, y, th = (float(v) for v in pose)
-    vx, vy, wz = (float(v) for v in twist)
-    a = wz * dt
-    if abs(a) > 1e-9:
-        s, c = math.sin(a), math.cos(a)
-        dx = (vx * s + vy * (c - 1.0)) / wz
-        dy = (vx * (1.0 - c) + vy * s) / wz
-    else:                                   # series to second order: exact within rounding for tiny angles
-        dx = (vx - 0.5 * vy * a) * dt
-        dy = (vy + 0.5 * vx * a) * dt
-    ct, st = math.cos(th), math.sin(th)
-    return np.array([x + ct * dx - st * dy, y + st * dx + ct * dy, math.atan2(math.sin(th + a), math.cos(th + a))])
 
 
 # ------------------------------------------------------------------------------------------ results
@@ -176,24 +141,6 @@ class DriveCommand:
         return {w.drive_joint: float(r) for w, r in zip(model.wheels, self.rates)}
 
 
-@dataclass(frozen=True)
-class SettledPose:
-    """A rover settled on terrain: ``q`` full configuration, ``success``/``reason``, per wheel ``points``
-    (N, 3) rim contact points and ``normals`` (N, 3) terrain normals (ground frame), ``distances`` (N,) m,
-    ``rim_angles`` (N,) rad where each contact lies on its rim (:mod:`.settling` defines the angle; the
-    hints of the next pose when this one is passed as ``q0``), ``sensitivity`` (U, 3) the derivatives of the
-    settled unknowns (z, roll, pitch, free suspension joints, in that order) with respect to the body's x, y
-    and yaw (m/m, rad/m, 1/rad...): how the rover follows the terrain, used to predict the next pose."""
-
-    q: np.ndarray
-    success: bool
-    reason: str
-    points: np.ndarray
-    normals: np.ndarray
-    distances: np.ndarray
-    iterations: int = 0
-    rim_angles: np.ndarray | None = None
-    sensitivity: np.ndarray | None = None
 
 
 def _geometry_rows(g: WheelGeometry) -> dict:
@@ -597,133 +544,35 @@ class WheeledLocomotorModel:
     def settle(self, terrain, x: float, y: float, yaw: float, q0=None, *, tol: float = 1e-9,
                max_iterations: int = 30, solver: str = "newton", timeout: float = 0.1,
                rim_angles=None) -> SettledPose:
-        """Settle the body (z, roll, pitch) and the suspension joints on ``terrain`` with the body's x, y and
-        yaw given (m, rad, ground frame) so that every wheel rim touches it (couplings such as a rocker
-        differential kept).
-
-        ``q0`` warm-starts: the previous :class:`SettledPose` along a path (its configuration and its
-        contact angles on the wheel rims, ``rim_angles``, are the hints) or a configuration; steering,
-        wheels and every other joint keep ``q0``'s values. ``solver="newton"`` (default) is the reduced
-        Newton of :mod:`~mechanism_model_core.locomotion.settling` (unknowns z, roll, pitch and the free
-        suspension joints only, analytic rim and terrain derivatives); ``solver="ik"`` hands one
-        :class:`WheelTerrainContact` constraint per wheel to :func:`~mechanism_model_core.ik.solve_ik`
-        (DLS, with the locks; slower, for comparison). ``tol`` (m) is the largest rim distance accepted;
-        ``rim_angles`` (N,) overrides the rim-angle hints (rad, as :attr:`SettledPose.rim_angles`). A wrong
-        hint costs iterations, never the answer: at convergence every rim is sampled once more for a lower
-        point."""
-        m = self.mechanism
-        if self._settle_cache is None:
-            self._settle_cache = self._prepare_settle()
-        base, sl, free, idx, cols, lo, hi, refs, axes, radii, settler = self._settle_cache
-        previous = None
-        if isinstance(q0, SettledPose):
-            if rim_angles is None:
-                rim_angles = q0.rim_angles
-            if q0.success:
-                previous = (q0.q, q0.sensitivity)
-            q0 = q0.q
-        if isinstance(q0, np.ndarray) and q0.shape == (m.nq,):
-            q = np.array(q0, dtype=float)
-        else:
-            q = self.configuration(q0).copy()
-        q[sl.start + 0], q[sl.start + 1], q[sl.start + 5] = x, y, yaw
-        if q0 is None:
-            q[sl.start + 2] = self.home[sl.start + 2] + float(terrain.height(x, y))
-        if solver == "ik":
-            from ..ik import solve_ik
-            locked = [c for c in m.independent_coordinates if c not in free]
-            cons = [WheelTerrainContact(wheel=r, terrain=terrain, name=r.name) for r in refs]
-            res = solve_ik(m, cons, q, solver="dls", timeout=timeout, tol_position=tol, locked=locked,
-                           restarts=False)
-            pts, nrm, dist = self.contacts(terrain, res.q)
-            ok = bool(np.all(np.abs(dist) <= tol))
-            return SettledPose(res.q, ok, "converged" if ok else res.reason, pts, nrm, dist, 0)
-        if solver != "newton":
-            raise InvalidConfiguration(f"settle: solver is 'newton' or 'ik', got {solver!r}")
-        r = settler.solve(terrain, q, tol=tol, max_iterations=max_iterations, rim_angles=rim_angles,
-                          previous=previous)
-        return SettledPose(r.q, r.success, r.reason, r.points, r.normals, r.distances, r.iterations,
-                           r.rim_angles, r.sensitivity)
-
-    def _prepare_settle(self):
-        m = self.mechanism
-        base = self._floating_joint()
-        sl = m.joint_slice(base)
-        free = [f"{base}.z", f"{base}.roll", f"{base}.pitch"] + [
-            j for j in self.spec.suspension_joints if m.joint(j).coupling is None]
-        idx = np.array([m.coordinate_index(c) for c in free])
-        indep = {c: k for k, c in enumerate(m.independent_coordinates)}
-        cols = np.array([indep[c] for c in free])
-        lo, hi = m.lower_limits[idx], m.upper_limits[idx]
-        refs = self._contact_wheels()
-        axes = np.array([r.axis for r in refs])
-        radii = np.array([r.radius for r in refs])
-        from .settling import WheelSettler
-        settler = WheelSettler(m, [(r.body, r.axis, r.radius) for r in refs], free,
-                               given=[f"{base}.x", f"{base}.y", f"{base}.yaw"])
-        return base, sl, free, idx, cols, lo, hi, refs, axes, radii, settler
-
-    def _contact_wheels(self):
-        m = self.mechanism
-        return [_WheelRef(m.child_body_of_joint(w.drive_joint), m.joint(w.drive_joint).axis, w.radius, w.name)
-                for w in self.wheels]
-
-    def _floating_joint(self) -> str:
-        m = self.mechanism
-        for b in m.path_to_ground(self.spec.body_frame if not m.has_frame(self.spec.body_frame)
-                                  else m.frame(self.spec.body_frame).body):
-            j = m.body(b).joint
-            if j is not None and j.type is JointType.FLOATING:
-                return j.name
-        raise InvalidConfiguration(f"{m.name!r}: settling needs a floating joint above the body")
+        """Settle the body (z, roll, pitch) and the suspension on ``terrain`` at the body's x, y, yaw (m, rad,
+        ground frame) so that every wheel rim touches it (:func:`.wheeled_terrain.settle`, which documents
+        the warm start ``q0``, the solvers and ``tol``)."""
+        return wheeled_terrain.settle(self, terrain, x, y, yaw, q0, tol=tol, max_iterations=max_iterations,
+                                      solver=solver, timeout=timeout, rim_angles=rim_angles)
 
     def contacts(self, terrain, q):
         """Per wheel rim contact points, terrain normals (ground frame) and signed distances (m) at ``q``."""
-        fk = forward_kinematics(self.mechanism, q)
-        refs = self._contact_wheels()
-        C = np.array([fk.position(r.body) for r in refs])
-        A = np.array([fk.rotation(r.body) @ r.axis for r in refs])
-        ct = terrain.wheel_contact(C, A, np.array([r.radius for r in refs]))
-        return ct.point, ct.normal, ct.distance
+        return wheeled_terrain.contacts(self, terrain, q)
 
     def tipover_margin(self, terrain, q, method: str = "force_angle", gravity=(0.0, 0.0, -9.81),
                        contact_tol: float = 1e-6):
-        """Tip-over stability of the rover at ``q`` on ``terrain`` (settle first, with
-        :meth:`settle_with_lift_off` near the limits): the rim contact points of the wheels **in contact**
-        (rim distance within ``contact_tol`` m; a lifted wheel supports nothing) as the support, the whole
-        mechanism's centre of mass, through the statics module's
-        :func:`~mechanism_model_core.statics.force_angle_margin` (Papadopoulos and Rey, N rad; default) or
-        :func:`~mechanism_model_core.statics.support_polygon_margin` (``method="support_polygon"``, m).
-        Returns its :class:`~mechanism_model_core.statics.StabilityMargin` (tip-over axis and direction;
-        its indices count the wheels in contact only)."""
-        from ..statics import center_of_mass, force_angle_margin, support_polygon_margin, total_mass
-
-        pts, _, dist = self.contacts(terrain, q)
-        pts = pts[np.abs(dist) <= contact_tol]
-        com = center_of_mass(self.mechanism, q)
-        g = np.asarray(gravity, dtype=float)
-        if method == "force_angle":
-            return force_angle_margin(pts, com, total_mass(self.mechanism) * g)
-        if method == "support_polygon":
-            return support_polygon_margin(pts, com, g)
-        raise InvalidConfiguration(f"tipover_margin: method is 'force_angle' or 'support_polygon', got {method!r}")
+        """Tip-over stability at ``q`` on ``terrain`` from the wheels in contact
+        (:func:`.wheeled_terrain.tipover_margin`: ``method`` "force_angle" (N rad) or "support_polygon" (m))."""
+        return wheeled_terrain.tipover_margin(self, terrain, q, method, gravity, contact_tol)
 
     def wheel_loads(self, terrain, q, in_contact=None, gravity=(0.0, 0.0, -9.81)):
         """Quasi-static wheel loads at the rim contacts (:func:`.lift_off.wheel_loads`)."""
-        from .lift_off import wheel_loads
-        return wheel_loads(self, terrain, q, in_contact, gravity)
+        return lift_off.wheel_loads(self, terrain, q, in_contact, gravity)
 
     def settle_with_lift_off(self, terrain, x: float, y: float, yaw: float, q0=None, *,
                              gravity=(0.0, 0.0, -9.81)):
         """:meth:`settle`, then lift the wheels the terrain would have to pull down and find the pose the
         suspension takes without them, or report that the rover tips (:func:`.lift_off.settle_with_lift_off`)."""
-        from .lift_off import settle_with_lift_off
-        return settle_with_lift_off(self, terrain, x, y, yaw, q0, gravity=gravity)
+        return lift_off.settle_with_lift_off(self, terrain, x, y, yaw, q0, gravity=gravity)
 
     def slope_sweep(self, slopes, direction: float = 0.0, **kw):
         """The first slope where a wheel lifts and the slope where the rover tips (:func:`.lift_off.slope_sweep`)."""
-        from .lift_off import slope_sweep
-        return slope_sweep(self, slopes, direction, **kw)
+        return lift_off.slope_sweep(self, slopes, direction, **kw)
 
     def slope_drive(self, terrain, q, twist, steering_tolerance: float | None = None) -> DriveCommand:
         """Steering angles and wheel rates that move the rover settled at ``q`` on ``terrain`` with the body
@@ -741,11 +590,11 @@ class WheeledLocomotorModel:
         m = self.mechanism
         q = self.configuration(q)
         t = np.asarray(twist, dtype=float)
-        base = self._floating_joint()
+        base = wheeled_terrain.floating_joint(self)
         sl = m.joint_slice(base)
         fk = forward_kinematics(m, q)
         R = fk.rotation(self.spec.body_frame)
-        refs = self._contact_wheels()
+        refs = wheeled_terrain.contact_wheels(self)
         pts, nrm, _ = self.contacts(terrain, q)
         # the floating joint's coordinate rates that give a body spatial velocity (ground axes, body origin)
         J_body = jacobian(m, q, self.spec.body_frame, convention="LOCAL_WORLD_ALIGNED")[:, sl]
@@ -827,110 +676,3 @@ class WheeledLocomotorModel:
             rates *= scale
             t = t * scale
         return DriveCommand(target, rates, t, True, "", scale, None, False, None, qd * scale)
-
-
-@dataclass
-class _WheelRef:
-    body: str
-    axis: np.ndarray
-    radius: float
-    name: str
-
-
-@dataclass(frozen=True, eq=False)
-class WheelTerrainContact(_Common, Constraint):
-    """A wheel rim touching a terrain (one residual row: the signed distance of the rim's contact point from
-    the terrain's tangent plane, m). ``wheel`` has ``body`` (the spinning wheel's body: its origin is the
-    wheel centre), ``axis`` (spin axis in that body) and ``radius``; ``terrain`` is a
-    :class:`~mechanism_model_core.terrain.Terrain`. Jacobian: ``n . (J_v - [p - c]x J_w)`` of the rim point."""
-
-    wheel: object = None
-    terrain: object = None
-    dimension = 1
-
-    def bind(self, mechanism):
-        if not mechanism.has_frame(self.wheel.body):
-            raise UnknownFrame(self.wheel.body, mechanism.frame_names)
-        return self
-
-    def evaluate(self, ev, jac=True):
-        T, J = ev.world(self.wheel.body, jac)
-        c = T[:3, 3]
-        a = T[:3, :3] @ self.wheel.axis
-        ct = self.terrain.wheel_contact(c, a, self.wheel.radius)
-        r = np.array([float(ct.distance)])
-        if J is None:
-            return r, None
-        n = ct.normal
-        row = n @ (J[:3] - skew(ct.point - c) @ J[3:])
-        return r, row[None, :]
-
-    def errors(self, r):
-        return abs(float(r[0])), math.nan
-
-
-# ------------------------------------------------------------------------------------------ odometry
-class Odometry:
-    """Dead reckoning from body twists: ``update(twist, dt)`` integrates exactly along arcs (SE(2)); with
-    ``attitude=(roll, pitch)`` (rad, from settling or an IMU) the step is taken in the body's tilted plane
-    and the pose is 3-D. ``pose`` is ``(x, y, yaw)``; ``position`` (3,) and ``orientation_rpy`` (3,) give
-    the 3-D pose (m, rad, odom frame). ``covariance`` (3, 3): of ``(x, y, yaw)``, grown by each update's
-    ``twist_covariance`` (3x3 of ``(vx, vy, wz)``, e.g. :meth:`WheeledLocomotorModel.odometry_twist`'s) through
-    the exact step's Jacobians: ``P' = F P F^T + G Q G^T`` (first order in the noise)."""
-
-    def __init__(self, x: float = 0.0, y: float = 0.0, yaw: float = 0.0, z: float = 0.0):
-        self.position = np.array([x, y, z], dtype=float)
-        self.yaw = float(yaw)
-        self.roll = 0.0
-        self.pitch = 0.0
-        self.covariance = np.zeros((3, 3))
-
-    @property
-    def pose(self) -> np.ndarray:
-        return np.array([self.position[0], self.position[1], self.yaw])
-
-    @property
-    def orientation_rpy(self) -> np.ndarray:
-        return np.array([self.roll, self.pitch, self.yaw])
-
-    def reset(self, x=0.0, y=0.0, yaw=0.0, z=0.0):
-        self.__init__(x, y, yaw, z)
-
-    def update(self, twist, dt: float, attitude=None, twist_covariance=None) -> np.ndarray:
-        t, local = self._step(twist, dt, twist_covariance)
-        if attitude is not None:
-            self.roll, self.pitch = float(attitude[0]), float(attitude[1])
-        R = rpy_to_matrix((self.roll, self.pitch, self.yaw))
-        self.position = self.position + R @ np.array([local[0], local[1], 0.0])
-        self.yaw = float(wrap_angle(self.yaw + local[2]))
-        return self.pose
-
-    def _step(self, twist, dt: float, twist_covariance=None):
-        """Check the inputs, grow :attr:`covariance` by one step (the pose's yaw as it is before the step);
-        ``(twist, local step (dx, dy, dyaw) in the body's plane)``."""
-        t = np.asarray(twist, dtype=float)
-        if not (t.shape == (3,) and np.all(np.isfinite(t)) and math.isfinite(dt) and dt >= 0):
-            raise InvalidConfiguration("Odometry.update: finite twist (vx, vy, wz) and dt >= 0 required")
-        local = integrate_planar((0.0, 0.0, 0.0), t, dt)
-        if twist_covariance is not None:
-            Q = np.asarray(twist_covariance, dtype=float)
-            if Q.shape != (3, 3) or not np.all(np.isfinite(Q)):
-                raise InvalidConfiguration("Odometry.update: twist_covariance must be a finite 3x3 matrix")
-            c, s_ = math.cos(self.yaw), math.sin(self.yaw)
-            R = np.array([[c, -s_, 0.0], [s_, c, 0.0], [0.0, 0.0, 1.0]])
-            F = np.eye(3)
-            F[0, 2] = -s_ * local[0] - c * local[1]
-            F[1, 2] = c * local[0] - s_ * local[1]
-            G = np.empty((3, 3))                          # d(local step)/d(twist): central differences
-            for k in range(3):
-                h = 1e-6 * max(1.0, abs(t[k]))
-                dp, dm = t.copy(), t.copy()
-                dp[k] += h
-                dm[k] -= h
-                a = integrate_planar((0.0, 0.0, 0.0), dp, dt)
-                b = integrate_planar((0.0, 0.0, 0.0), dm, dt)
-                G[:, k] = (a - b) / (2 * h)
-                G[2, k] = (dp[2] - dm[2]) * dt / (2 * h)      # yaw: no wrap in the derivative
-            G = R @ G
-            self.covariance = F @ self.covariance @ F.T + G @ Q @ G.T
-        return t, local

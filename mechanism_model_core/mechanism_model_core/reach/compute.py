@@ -18,6 +18,7 @@ chunking).
 from __future__ import annotations
 
 import math
+import os
 import time
 from dataclasses import dataclass, field
 
@@ -377,7 +378,9 @@ def compute_chunk(ctx: ReachContext, voxels) -> dict:
     (0 when none), ``q`` (n, nq) the reached configuration with the largest limit margin (NaN when none) and
     ``best_sample`` its sample index (-1 when none), and
     the totals ``samples`` and ``iterations``, and ``cpu`` the CPU seconds of the worker's process while the
-    chunk ran (all its threads: a Dask worker's own too), ``thread_cpu`` those of the thread that ran it.
+    chunk ran (all its threads: a Dask worker's own too), ``thread_cpu`` those of the thread that ran it,
+    ``pid`` and ``process_cpu`` the worker process and its CPU seconds since it started (start-up, imports and
+    idle threads included: the driver sums the last report of each process).
 
     **Search** (pose mode, ``search="flood"``):
 
@@ -435,4 +438,5 @@ def compute_chunk(ctx: ReachContext, voxels) -> dict:
     best_sample = np.where(any_ok, pick, -1).astype(np.int32)
     return {"voxels": voxels, "reached": ok2, "manipulability": m2.max(axis=1), "margin": g2.max(axis=1),
             "q": best_q, "best_sample": best_sample, "samples": int(n * S), "iterations": int(iterations),
-            "cpu": time.process_time() - cpu0, "thread_cpu": time.thread_time() - th0}
+            "cpu": time.process_time() - cpu0, "thread_cpu": time.thread_time() - th0, "pid": os.getpid(),
+            "process_cpu": time.process_time()}

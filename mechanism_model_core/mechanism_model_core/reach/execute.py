@@ -28,6 +28,7 @@ import multiprocessing
 import os
 import pickle
 import sys
+import time
 
 from ..errors import InvalidConfiguration, MechanismModelError
 from .compute import ReachContext, compute_chunk
@@ -77,8 +78,9 @@ def check_executor(executor: str, workers, scheduler) -> int:
 
 
 def run_chunks(ctx: ReachContext, chunks, executor: str = "pool", workers: int | None = None,
-               scheduler: str | None = None, processes: bool = True):
-    """Yield ``(chunk_id, result)`` for ``chunks`` (a list of ``(chunk_id, voxel indices)``)."""
+               scheduler: str | None = None, processes: bool = True, stats: dict | None = None):
+    """Yield ``(chunk_id, result)`` for ``chunks`` (a list of ``(chunk_id, voxel indices)``). ``stats``: a dict
+    that a LocalCluster of processes adds ``nanny_cpu`` to (its nanny processes' CPU seconds, at the end)."""
     workers = check_executor(executor, workers, scheduler)
     chunks = list(chunks)
     if not chunks:
@@ -89,7 +91,7 @@ def run_chunks(ctx: ReachContext, chunks, executor: str = "pool", workers: int |
     elif executor == "pool":
         yield from _run_pool(ctx, chunks, workers)
     else:
-        yield from _run_dask(ctx, chunks, workers, scheduler, processes)
+        yield from _run_dask(ctx, chunks, workers, scheduler, processes, stats)
 
 
 def _windowed(submit, chunks, window: int, wait_first):
@@ -123,7 +125,7 @@ def _run_pool(ctx, chunks, workers):
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _run_dask(ctx, chunks, workers, scheduler, processes):
+def _run_dask(ctx, chunks, workers, scheduler, processes, stats):
     try:
         import dask
         from distributed import Client, LocalCluster, wait
@@ -138,10 +140,14 @@ def _run_dask(ctx, chunks, workers, scheduler, processes):
              "distributed.admin.tick.interval": "1s", "distributed.worker.memory.monitor-interval": "1s",
              "distributed.admin.system-monitor.interval": "2s"} if scheduler is None else {}
     with dask.config.set(quiet):
-        yield from _dask_run(ctx, chunks, workers, scheduler, processes, Client, LocalCluster, wait)
+        yield from _dask_run(ctx, chunks, workers, scheduler, processes, stats, Client, LocalCluster, wait)
 
 
-def _dask_run(ctx, chunks, workers, scheduler, processes, Client, LocalCluster, wait):
+def _process_cpu() -> float:
+    return time.process_time()
+
+
+def _dask_run(ctx, chunks, workers, scheduler, processes, stats, Client, LocalCluster, wait):
     cluster = None
     if scheduler is None:
         where = {"host": "127.0.0.1"} if processes else {}       # loopback, or in-process without sockets
@@ -161,6 +167,8 @@ def _dask_run(ctx, chunks, workers, scheduler, processes, Client, LocalCluster, 
             res = wait(list(pending), return_when="FIRST_COMPLETED")
             return res.done, set(res.not_done)
         yield from _windowed(submit, chunks, 4 * n, wait_first)
+        if stats is not None and cluster is not None and processes:
+            stats["nanny_cpu"] = float(sum(client.run(_process_cpu, nanny=True).values()))
     finally:
         client.close()
         if cluster is not None:

@@ -120,7 +120,10 @@ class ReachMap:
     """A computed map (see the module docstring): ``grid``, per-voxel arrays ``index``, ``manipulability``,
     ``margin``, ``q``, ``best_sample``, ``computed``, per-sample ``reached`` (nx, ny, nz, S), the sample
     ``directions`` (D, 3) and ``rotations`` (S, 3, 3), ``attrs`` (the file's metadata: model hash, chain,
-    request) and ``stats`` (this run's worker CPU seconds and chunks; None for a map read from a file)."""
+    request) and ``stats`` (None for a map read from a file): this run's ``chunks``, ``worker_cpu`` (CPU seconds
+    of the worker processes while chunks ran on them), ``worker_process_cpu`` (the worker processes' whole CPU
+    since they started, at their last chunk: start-up and idle threads too; 0 for work in this process) and,
+    on a Dask LocalCluster of processes, ``nanny_cpu`` (its nanny processes')."""
 
     grid: VoxelGrid
     index: np.ndarray
@@ -224,6 +227,33 @@ def _in_reach(grid: VoxelGrid, radius: float) -> np.ndarray:
     return (x[:, None] ** 2 + yz2[None, :] <= radius * radius).reshape(-1)
 
 
+#: the automatic chunk size: about ``len(active) / AUTO_CHUNKS`` voxels, within these bounds
+AUTO_CHUNK_MIN, AUTO_CHUNK_MAX, AUTO_CHUNKS = 64, 1000, 16
+
+
+def auto_chunk_size(n_active: int) -> int:
+    """The default voxels per chunk for a map of ``n_active`` voxels to solve: about a sixteenth of the map,
+    at least 64 and at most 1000. A chunk's fixed cost (per approach direction and flood wave, one batch IK
+    call) is amortized over its voxels, so large maps get large chunks (Panda at 0.15 m, 20 directions: 1000
+    voxels per chunk 1.8x the samples per CPU second of 64, BENCHMARKS.md); small maps still get enough chunks
+    to share among workers. It depends on the map only, never on the workers, so the map does not either."""
+    return int(min(AUTO_CHUNK_MAX, max(AUTO_CHUNK_MIN, math.ceil(n_active / AUTO_CHUNKS))))
+
+
+def chunk_bounds(n: int, size: int) -> list:
+    """``[(start, stop), ...]`` slices of ``n`` ordered voxels: chunks of ``size``, except that the last
+    ``size`` to ``2 size`` voxels go in near-equal chunks of at most ``max(size / 4, 64)`` voxels, so that no
+    worker is left alone on a whole chunk at the end of a run. Depends on ``n`` and ``size`` only."""
+    size = max(1, int(size))
+    small = max(min(size, AUTO_CHUNK_MIN), size // 4)
+    if small == size:
+        return [(a, min(n, a + size)) for a in range(0, n, size)]
+    tail_from = size * max(0, -(-(n - 2 * size) // size))     # the last (size, 2 size] voxels, or all of them
+    parts = -(-(n - tail_from) // small)                        # the tail in that many near-equal chunks
+    cuts = [tail_from + (n - tail_from) * k // parts for k in range(parts + 1)] if parts else [tail_from]
+    return [(a, a + size) for a in range(0, tail_from, size)] + list(zip(cuts[:-1], cuts[1:]))
+
+
 def _brick_order(grid: VoxelGrid, active: np.ndarray, chunk_size: int) -> np.ndarray:
     """``active`` ordered brick by brick (bricks of about ``chunk_size`` voxels, C order inside), so that a
     chunk is a compact block whose voxels seed each other (:func:`.compute.compute_chunk`)."""
@@ -248,7 +278,7 @@ def _fk_mode(ctx: ReachContext) -> np.ndarray:
 def compute_map(mechanism: Mechanism, chain, resolution: float = 0.05, *, directions=50, rolls: int = 0,
                 axis: str = "z", mode: str = "pose", bound=None, path=None, executor: str = "pool",
                 workers: int | None = None, scheduler: str | None = None, processes: bool = True,
-                chunk_size: int = 64, seed: int = 0, n_seeds: int = 20000, tol_position: float = 1e-4,
+                chunk_size: int | None = None, seed: int = 0, n_seeds: int = 20000, tol_position: float = 1e-4,
                 tol_orientation: float = 1e-3, max_iterations: int = 1000, solver: str = "batch",
                 self_collision: bool = False, search: str = "flood", probe_iterations: int = 30,
                 flood_iterations: int = 200,
@@ -280,7 +310,8 @@ def compute_map(mechanism: Mechanism, chain, resolution: float = 0.05, *, direct
             raise InvalidConfiguration("directions must be finite non-zero 3-vectors")
         D = D / n[:, None]
     rolls = _int(rolls, "rolls", 0, 360)
-    chunk_size = _int(chunk_size, "chunk_size", 1, 1_000_000)
+    if chunk_size is not None:
+        chunk_size = _int(chunk_size, "chunk_size", 1, 1_000_000)
     seed = _int(seed, "seed", 0, 2 ** 32 - 1)
     n_seeds = _int(n_seeds, "n_seeds", 1, 10_000_000)
     ik = IKSettings(_tol(tol_position, "tol_position", 1.0), _tol(tol_orientation, "tol_orientation", math.pi),
@@ -302,6 +333,9 @@ def compute_map(mechanism: Mechanism, chain, resolution: float = 0.05, *, direct
     check_caps(grid, 0 if mode == "fk" else min(grid.n_voxels, int(ball)), S, cm.nq, max_samples, max_voxels,
                max_file_bytes)
     active_mask = _in_reach(grid, reach + 2 * ik.tol_position)
+    n_active = int(np.count_nonzero(active_mask))
+    if chunk_size is None:
+        chunk_size = auto_chunk_size(n_active)
     active = _brick_order(grid, np.nonzero(active_mask)[0], chunk_size)
     check_caps(grid, 0 if mode == "fk" else len(active), S, cm.nq, max_samples, max_voxels, max_file_bytes)
     if path is not None:
@@ -329,11 +363,12 @@ def compute_map(mechanism: Mechanism, chain, resolution: float = 0.05, *, direct
     if mode == "fk":
         reached = _fk_mode(ctx)
     else:
-        chunks = [(i, active[k:k + chunk_size]) for i, k in enumerate(range(0, len(active), chunk_size))]
+        chunks = list(enumerate(chunk_bounds(len(active), chunk_size)))
+        chunks = [(i, active[a:b]) for i, (a, b) in chunks]
         total = len(active) * S
         journal = None
         done_ids: set = set()
-        stats = {"worker_cpu": 0.0, "worker_thread_cpu": 0.0, "chunks": 0}
+        stats = {"worker_cpu": 0.0, "worker_thread_cpu": 0.0, "chunks": 0, "process_cpu": {}}
         if path is not None:
             journal = Journal(path, {"model_hash": mhash, "request": request})
             done_ids = journal.open(restart=restart)
@@ -357,7 +392,11 @@ def compute_map(mechanism: Mechanism, chain, resolution: float = 0.05, *, direct
         if progress is not None:
             progress(samples, total)
         todo = [c for c in chunks if c[0] not in done_ids]
-        for cid, res in run_chunks(ctx, todo, executor, workers, scheduler, processes):
+        me = os.getpid()
+        for cid, res in run_chunks(ctx, todo, executor, workers, scheduler, processes, stats):
+            pid = int(res.get("pid", me))
+            if pid != me:               # a worker process: its CPU since it started, at its last chunk
+                stats["process_cpu"][pid] = max(stats["process_cpu"].get(pid, 0.0), float(res["process_cpu"]))
             if journal is not None:
                 journal.write(cid, res)
             take(res)
@@ -365,7 +404,8 @@ def compute_map(mechanism: Mechanism, chain, resolution: float = 0.05, *, direct
                 progress(samples, total)
     shape = grid.shape
     if mode == "fk":
-        stats = {"worker_cpu": 0.0, "worker_thread_cpu": 0.0, "chunks": 0}
+        stats = {"worker_cpu": 0.0, "worker_thread_cpu": 0.0, "chunks": 0, "process_cpu": {}}
+    stats["worker_process_cpu"] = float(sum(stats.pop("process_cpu").values()))
     attrs = {"format": FORMAT, "format_version": FORMAT_VERSION, "software_version": __version__,
              "model_name": mechanism.name, "model_hash": mhash, "request": json.dumps(request),
              "samples": samples, "iterations": iterations}

@@ -42,6 +42,9 @@ from .gravity import (DEFAULT_GRAVITY, Wrench, _configuration, _gravity_full, _g
                       _wrench_full, coupling_jacobian)
 from .gravity import parse_gravity
 from .mass import Payload
+from .gravity import _constant_coupling_jacobian
+from .mass import tree_arrays
+from ..kinematics import single_pass_index
 
 __all__ = ["Contact", "ContactLoads", "contact_loads", "passive_coordinates", "wheel_contacts"]
 
@@ -163,9 +166,6 @@ class _ContactPlan:
     __slots__ = ("gather", "prismatic", "prismatic_z", "scatter", "indep", "n", "nq", "points")
 
     def __init__(self, mechanism: Mechanism, contacts):
-        from ..kinematics import single_pass_index
-        from .mass import tree_arrays
-
         t = tree_arrays(mechanism)
         seg = single_pass_index(mechanism)
         frm = single_pass_index(mechanism, frames=True)
@@ -205,8 +205,6 @@ class _ContactPlan:
         # the pairs that land on the same entry, e.g. a mimic joint and its master in one chain)
         self.indep = None
         if mechanism.couplings:
-            from .gravity import _constant_coupling_jacobian
-
             D = _constant_coupling_jacobian(mechanism)
             if D is not None:
                 m = D.shape[1]

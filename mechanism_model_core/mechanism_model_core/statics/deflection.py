@@ -34,6 +34,7 @@ from ..kinematics import forward_kinematics
 from ..model import Mechanism
 from .gravity import DEFAULT_GRAVITY, Wrench, parse_gravity, static_torques
 from .mass import Payload
+from ..spatial import rotation_vector
 
 __all__ = ["Deflection", "compliant_joints", "compliant_mechanism", "deflected_equilibrium"]
 
@@ -121,8 +122,6 @@ class Deflection:
     def frame_deflection(self, frame: str) -> np.ndarray:
         """``[dp; dtheta]`` (6,): the frame's origin displacement (m) and rotation vector (rad) from its rigid
         pose to its deflected pose, both in the ground frame (a tool's sag)."""
-        from ..spatial import rotation_vector
-
         Td, Tr = self.pose(frame), self.rigid_pose(frame)
         return np.concatenate([Td[:3, 3] - Tr[:3, 3], rotation_vector(Td[:3, :3] @ Tr[:3, :3].T)])
 

@@ -26,6 +26,7 @@ from ..errors import InvalidConfiguration, MechanismModelError, UnknownFrame
 from ..kinematics import forward_kinematics, segment_poses, single_pass_output
 from ..model import Mechanism
 from .mass import Payload, _segment_masses, lever_weights, mass_model
+from ..kinematics import batch_segment_components, single_pass_index
 
 __all__ = ["Wrench", "gravity_torques", "wrench_torques", "static_torques", "parse_gravity"]
 
@@ -190,8 +191,6 @@ class _SinglePlan:
                  "full4", "indep4")
 
     def __init__(self, mechanism: Mechanism):
-        from ..kinematics import single_pass_index
-
         mm = mass_model(mechanism)
         seg = single_pass_index(mechanism)                           # (S, 4, 4) flat indices of T[i, j]
         S = seg.shape[0]
@@ -309,8 +308,6 @@ def _batch_components(mechanism: Mechanism, Q: np.ndarray) -> np.ndarray:
     """Pose components of every moving segment from the kinematics batch pass, (S - 1, chunks, 12, chunk):
     component ``3*j + i`` is ``T[i, j]``, configurations in chunks (the last padded). The one place statics
     reads the batch pass's layout (it saves building (B, S, 4, 4) poses and transposing them back)."""
-    from ..kinematics import batch_segment_components
-
     return batch_segment_components(mechanism, Q)
 
 

@@ -30,6 +30,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import MechanismModelError
+from .gravity import Wrench, parse_gravity
+from .mass import center_of_mass, total_mass
+from ..kinematics import forward_kinematics
 
 __all__ = ["StabilityMargin", "support_polygon", "support_polygon_margin", "force_angle_margin",
            "mechanism_stability"]
@@ -236,10 +239,6 @@ def mechanism_stability(mechanism, q, contacts, gravity=(0.0, 0.0, -9.81), metho
     :class:`~.contacts.Contact` objects; their origins are the contact points): ``method`` is
     ``"force_angle"`` (net force: weight with ``payloads`` plus the forces of applied ``wrenches``; net moment
     about the centre of mass) or ``"support_polygon"`` (the static margin in metres)."""
-    from ..kinematics import forward_kinematics
-    from .gravity import Wrench, parse_gravity
-    from .mass import center_of_mass, total_mass
-
     if method not in ("force_angle", "support_polygon"):
         raise MechanismModelError(f"method must be 'force_angle' or 'support_polygon', got {method!r}")
     g = parse_gravity(gravity)
