@@ -19,7 +19,9 @@ done at the first lane within tolerance (lowest lane first when several meet it 
 
 A target farther from the chain's first moving axis origin than the chain can reach (the sum of the distances
 between consecutive joint origins, prismatic strokes included) gets one attempt from its seed and no
-restarts (the answer is the compromise stretched toward it) and is reported ``"unreachable"``.
+restarts (the answer is the compromise stretched toward it) and is reported ``"unreachable"``; a single such
+target runs that attempt in a scalar loop (:meth:`LaneEngine._run_far_one`: the lane loop's iterations, a few
+tenths of a millisecond of CPU).
 
 Everything per chain (the chain, its limits, the reach bound, the restart and seed tables, the engine) is
 cached per mechanism on first use, outside the caller's time budget.
@@ -81,6 +83,12 @@ _LEVI_CIVITA[1, 2, 0] = _LEVI_CIVITA[2, 0, 1] = _LEVI_CIVITA[0, 1, 2] = 1.0
 _LEVI_CIVITA[2, 1, 0] = _LEVI_CIVITA[0, 2, 1] = _LEVI_CIVITA[1, 0, 2] = -1.0
 _LEVI_CIVITA = _LEVI_CIVITA.reshape(9, 3)
 _LEVI_CIVITA.flags.writeable = False
+#: R (row-major 9) @ _SKEW_TRACE = (R21 - R12, R02 - R20, R10 - R01, trace R)
+_SKEW_TRACE = np.zeros((9, 4))
+_SKEW_TRACE[7, 0] = _SKEW_TRACE[2, 1] = _SKEW_TRACE[3, 2] = 1.0
+_SKEW_TRACE[5, 0] = _SKEW_TRACE[6, 1] = _SKEW_TRACE[1, 2] = -1.0
+_SKEW_TRACE[[0, 4, 8], 3] = 1.0
+_SKEW_TRACE.flags.writeable = False
 
 
 @dataclass
@@ -294,19 +302,17 @@ class LaneEngine:
         th = None
         if self.need_rot:
             Rm = Tf[:, :3, :3] @ RtT
-            c = np.einsum("lii->l", Rm)
-            c -= 1.0
+            # one product gives v = 2 sin(angle) axis (the antisymmetric part) and the trace
+            W = Rm.reshape(L, 9) @ _SKEW_TRACE
+            c = W[:, 3] - 1.0
             c *= 0.5                             # cos of the angle
             if c.min() > -0.99:
-                # away from pi: v = 2 sin(angle) axis from the antisymmetric part, the angle as atan2 of
-                # |v| / 2 and its cosine (exact at small angles, where arccos is not), log = angle v / |v|
-                v = e[:, 3:]
-                np.subtract(Rm[:, 2, 1], Rm[:, 1, 2], out=e[:, 3])
-                np.subtract(Rm[:, 0, 2], Rm[:, 2, 0], out=e[:, 4])
-                np.subtract(Rm[:, 1, 0], Rm[:, 0, 1], out=e[:, 5])
+                # away from pi: the angle as atan2 of |v| / 2 and its cosine (exact at small angles, where
+                # arccos is not), log = angle v / |v|
+                v = W[:, :3]
                 nv = np.sqrt(np.einsum("li,li->l", v, v))
                 th = np.arctan2(0.5 * nv, c)
-                v *= (th / np.maximum(nv, 1e-300))[:, None]     # v = 0 at the identity: stays 0
+                np.multiply(v, (th / np.maximum(nv, 1e-300))[:, None], out=e[:, 3:])  # v = 0: stays 0
             else:
                 e[:, 3:] = log_so3(Rm)
         else:
@@ -580,6 +586,14 @@ class LaneEngine:
         within tolerance, else the lowest-cost point seen; ``status`` ``"converged"``, ``"out_of_reach"``,
         ``"timeout"``, ``"max_iterations"`` or ``"stalled"``; ``iterations`` the lane-iterations spent.
         ``cancel`` (``is_set()``): once set, the run ends as at the deadline."""
+        # floating-point flags quiet for the whole run (a singular damped system is caught by _solve's
+        # finiteness test and solved again by least squares) rather than set and reset on every solve
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+            return self._run(x0s, pts, RtTs, tol_position, tol_orientation, deadline, max_iterations, restarts,
+                             population, seed, mu0, start_width, cancel)
+
+    def _run(self, x0s, pts, RtTs, tol_position, tol_orientation, deadline, max_iterations, restarts, population,
+             seed, mu0, start_width, cancel):
         if (pts.shape[0] == 1 and restarts and int(population) > 1 and min(max(1, int(start_width)),
                                                                              int(population)) == int(population)
                 and not (self.bound_applies
@@ -782,9 +796,8 @@ class LaneEngine:
 
 def _solve(A, b):
     """Batched SPD solve ``A x = b`` ((L, k, k), (L, k)); singular systems fall back to least squares."""
-    if _solve1 is not None:         # numpy's own kernel without np.linalg.solve's checks (half its cost)
-        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-            x = _solve1(A, b, signature="dd->d")
+    if _solve1 is not None:         # numpy's own kernel without np.linalg.solve's checks (half its cost;
+        x = _solve1(A, b, signature="dd->d")     # LaneEngine.run keeps the floating-point flags quiet)
         if np.count_nonzero(np.isfinite(x)) == x.size:
             return x
     try:
