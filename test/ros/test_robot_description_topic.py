@@ -22,7 +22,7 @@ from docs_text import doc_lines, venv_argv
 from ros.dds_helpers import (configure_this_process, dds_env, start_serve, stop, transform_to_matrix,
                              unique_domain_id, wait_for)
 
-pytestmark = pytest.mark.ros
+pytestmark = [pytest.mark.ros, pytest.mark.serial]
 
 URDF = """\
 <?xml version="1.0"?>
