@@ -3,7 +3,8 @@
 #
 # Two passes, so that a 2-core machine is kept busy while many ROS tests wait on their subprocesses:
 #   1. the tests not marked `serial`, on MM_TEST_WORKERS pytest-xdist workers (default 2), each test file whole
-#      on one worker (`--dist loadfile`: a module's fixtures -- ROS graphs, servers, ros2_control -- start once);
+#      on one worker (`--dist loadfile`: a module's fixtures -- ROS graphs, servers, ros2_control -- start once),
+#      the system and ROS files handed out first (test/conftest.py);
 #   2. the tests marked `serial` (timing verdicts such as "silence stops motion within 0.5 s", whole launches
 #      with RViz) alone, in one process, after the first pass.
 # MM_TEST_WORKERS=0, or a `-m` expression among the arguments, runs everything in one process, in one pass.
@@ -19,7 +20,7 @@ if [ "$workers" = 0 ]; then
 fi
 t0=$(date +%s)
 rc1=0
-"$VENV/bin/pytest" -n "$workers" --dist loadfile -m "not serial" "$@" || rc1=$?
+"$VENV/bin/pytest" -n "$workers" --dist loadfile --no-loadscope-reorder -m "not serial" "$@" || rc1=$?
 t1=$(date +%s)
 echo "test.sh: pass 1 (not serial, $workers workers): exit $rc1 in $((t1 - t0)) s; pass 2: the serial tests" >&2
 rc2=0
