@@ -32,6 +32,7 @@ from mechanism_model_core.locomotion.legged import LeggedLocomotorModel
 from mechanism_model_core.locomotion.wheeled import WheeledLocomotorModel
 
 from .motor_group_owners import motor_group_owners
+from mechanism_model_core.io.safe_xml import parse_bytes
 
 #: robot kind -> the node that moves it (besides the state publisher and the three servers)
 KIND_NODES = {"rover": ("locomotor",), "walker": ("legged",), "arm": ("manipulator",)}
@@ -85,8 +86,6 @@ def installed_hardware_plugins(prefixes: list[str] | None = None,
     """Every ``hardware_interface`` plugin class pluginlib can load (``resource``: another base class's
     plugin index, e.g. :data:`CONTROLLER_RESOURCE`): name -> description file, from the ament index of the
     ``AMENT_PREFIX_PATH`` prefixes (or ``prefixes``)."""
-    from mechanism_model_core.io.safe_xml import parse_bytes
-
     if prefixes is None:
         prefixes = [p for p in os.environ.get("AMENT_PREFIX_PATH", "").split(os.pathsep) if p]
     found: dict[str, str] = {}

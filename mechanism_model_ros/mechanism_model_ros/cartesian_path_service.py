@@ -48,12 +48,14 @@ import numpy as np
 from mechanism_model_core import forward_kinematics
 from mechanism_model_core.collision import coal_backend
 from mechanism_model_core.errors import InvalidConfiguration, MechanismModelError, ModelStructureError
+from mechanism_model_core.extras import install_hint
 
 from . import markers
 from .conversions import fill_joint_state
 from .error_codes import ErrorCodes, RequestError
 from .transports.base import request_cancelled
 from .qos import DEFAULT
+from mechanism_model_core.locomotion.manipulator import ManipulatorModel
 
 #: most waypoints / interpolated steps one request may ask for (a bigger one would hold a service thread)
 MAX_WAYPOINTS = 10_000
@@ -101,8 +103,6 @@ class CartesianPathService:
 
     def manipulator(self, base: str | None, link: str):
         """The chain view for (base, link), built once."""
-        from mechanism_model_core.locomotion.manipulator import ManipulatorModel
-
         key = (base, link)
         with self._lock:
             arm = self._arms.get(key)
@@ -153,9 +153,8 @@ class CartesianPathService:
                 coal_backend.coal()   # the collision extra, imported on first use
             except ImportError:
                 raise RequestError(ErrorCodes.FAILURE, "avoid_collisions: collision checking is not available "
-                                                       "in this installation (pip install "
-                                                       "'mechanism_model_core[collision]', or send avoid_collisions "
-                                                       "false)") from None
+                                                       f"in this installation ({install_hint('collision')}, or send "
+                                                       "avoid_collisions false)") from None
         # waypoints in the chain's base frame (the reference frame's pose at the start state)
         fk = forward_kinematics(m, q_full)
         T_base_ref = np.linalg.inv(fk.pose(arm.base)) @ (fk.pose(ref) if ref else fk.pose(arm.base))

@@ -23,6 +23,10 @@ import time
 
 import yaml
 from mechanism_model_core.io.yaml_lines import bounded_loader
+from . import qos
+from .error_codes import ErrorCodes
+from .interfaces_store import typestore
+from .model_loading import receive_robot_description
 
 #: service name -> type, for every service the suite's nodes offer (``--type`` names any other). Node-private
 #: services (``~/stop``) are keyed by their name below the node, so ``locomotor/stop`` and ``rover1/locomotor/stop``
@@ -73,7 +77,6 @@ class FieldError(ValueError):
 
 
 def _fielddefs(ros_type: str):
-    from .interfaces_store import typestore
     return typestore().fielddefs[ros_type][1]
 
 
@@ -153,8 +156,6 @@ def _context():
 def fetch_robot_description(topic: str = "/robot_description", timeout: float = 10.0) -> str:
     """The URDF text on ``topic`` (reliable, transient local) over the Cyclone transport, as ``mechanism-model
     info --from-topic`` reads it; :class:`TimeoutError` naming the topic when none arrives in ``timeout`` s."""
-    from .model_loading import receive_robot_description
-
     ctx, node = _context()
     try:
         return receive_robot_description(node, topic, timeout)
@@ -204,7 +205,6 @@ def call_main(argv=None) -> int:
         code = getattr(getattr(reply, "error_code", None), "val", None)
         if code is None or code == 1:
             return 0
-        from .error_codes import ErrorCodes
         print(f"error code {code} ({ErrorCodes.name(code)}): {getattr(reply, 'message', '')}", file=sys.stderr)
         return 1
     finally:
@@ -221,7 +221,6 @@ def echo_main(argv=None) -> int:
                    "topics 1, others until interrupted)")
     p.add_argument("--timeout", type=float, default=0.0, help="give up after this many seconds (default: never)")
     args = p.parse_args(argv)
-    from . import qos
     topic = args.topic if args.topic.startswith("/") else "/" + args.topic
     known = TOPICS.get(topic)
     if args.type is None and known is None:

@@ -15,6 +15,7 @@ from scipy.spatial.transform import Rotation
 from mechanism_model_core import shapes as S
 from mechanism_model_core.errors import InvalidConfiguration
 from mechanism_model_core.spatial import matrix_to_quaternion, rotation_z_to
+from mechanism_model_core import constraints as C
 
 
 class BadMessage(ValueError):
@@ -230,7 +231,6 @@ CONSTRAINT_KINDS = {0: "POSE", 1: "POSITION", 2: "ORIENTATION", 3: "POINT_AT", 4
 
 def pose_constraint_from(frame: str, pose, relative_to: str | None, what: str):
     """A core ``PoseConstraint`` on ``frame`` for a ``geometry_msgs/Pose`` target given in ``relative_to``."""
-    from mechanism_model_core import constraints as C
     return C.PoseConstraint(frame=frame, target=pose_to_matrix(pose, what), relative_to=relative_to)
 
 
@@ -243,8 +243,6 @@ def constraint_from(msg, frame: str, relative_to: str | None, what: str):
     ``target_point`` normal to ``axis``, the frame's z axis on it. Raises :class:`BadMessage` for an unknown
     kind, negative or non-finite weights and non-finite or zero-quaternion targets.
     """
-    from mechanism_model_core import constraints as C
-
     kind = CONSTRAINT_KINDS.get(int(msg.kind))
     if kind is None:
         raise BadMessage(f"{what}: unknown kind {int(msg.kind)}")

@@ -35,6 +35,7 @@ from mechanism_model_core.errors import (InvalidConfiguration, MechanismModelErr
 
 from .interfaces_store import INTERFACES_DIR
 from .transports.base import MAX_ERROR_TEXT, short_text
+from .conversions import BadMessage
 
 _CONSTANT = re.compile(r"^\s*int32\s+([A-Z][A-Z0-9_]*)\s*=\s*(-?\d+)\s*(#.*)?$")
 
@@ -90,8 +91,6 @@ def code_for(exc: BaseException) -> tuple[int, str]:
 
 
 def _code_for(exc: BaseException) -> tuple[int, str]:
-    from .conversions import BadMessage
-
     if isinstance(exc, RequestError):
         return exc.code, exc.message
     if isinstance(exc, UnknownFrame):

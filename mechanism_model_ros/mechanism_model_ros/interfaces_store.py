@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+from .action_types import all_types
 
 #: Where the interface files live: a link to the ``mechanism_model_msgs`` package in a source checkout,
 #: a copy in an installed wheel.
@@ -74,7 +75,6 @@ def typestore():
 
     store = get_typestore(Stores.ROS2_HUMBLE)
     store.register(own_types())
-    from .action_types import all_types      # actions (FollowJointTrajectory) and what rosbags lacks for them
     store.register(all_types())
     return store
 

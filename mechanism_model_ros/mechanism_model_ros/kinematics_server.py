@@ -48,6 +48,9 @@ from .cartesian_path_service import CartesianPathService
 from .error_codes import ErrorCodes, RequestError, code_for
 from .joint_state_cache import JointStateCache
 from .transports.base import RateLimitedLogger, Transport, request_arrival, request_cancelled
+from mechanism_model_core.ik import solve_ik      # (loads the IK solvers and their LAPACK bindings, ~0.1 s, at start)
+from .serve import run_nodes
+from .state_validity import REQUEST_LIMITS, StateValidity
 
 # the codes by name, for code that imported them from here
 SUCCESS = ErrorCodes.SUCCESS
@@ -91,9 +94,6 @@ class KinematicsServer:
         self.calls = {"compute_fk": 0, "compute_jacobian": 0, "compute_ik": 0, "compute_cartesian_path": 0,
                       "check_state_validity": 0}
         self.failures = 0
-        # load the IK solvers (and the LAPACK bindings they use, ~0.1 s) now rather than in the first call
-        from mechanism_model_core import ik  # noqa: F401
-
         self.services = [
             transport.create_service("compute_fk", "mechanism_model_msgs/srv/ComputeFK",
                                      self._guard("compute_fk", self.compute_fk)),
@@ -109,7 +109,6 @@ class KinematicsServer:
                                      self._guard("compute_cartesian_path", CartesianPathService(self))),
         ]
         # state validity and the bounding-shape markers (state_validity.py)
-        from .state_validity import REQUEST_LIMITS, StateValidity
         self.state_validity = StateValidity(self)
         self.services.append(transport.create_service(
             "check_state_validity", "mechanism_model_msgs/srv/CheckStateValidity",
@@ -225,11 +224,6 @@ class KinematicsServer:
         rep.reference_frame = self.frame_prefix + (ref or self.mechanism.ground)
 
     def compute_ik(self, req, rep) -> None:
-        try:
-            from mechanism_model_core.ik import solve_ik
-        except ImportError:
-            raise RequestError(FAILURE, "inverse kinematics is not available in this "
-                                        "mechanism_model_core") from None
         q0 = self.configuration(req.robot_state)
         constraints = self.constraints_from(req)
         active = list(req.active_joints)
@@ -331,5 +325,4 @@ def _check_length(items, field: str, code: int) -> None:
 
 def main(argv=None) -> int:
     """Console script ``kinematics_server``: the node alone."""
-    from .serve import run_nodes
     return run_nodes(argv, nodes=("kinematics_server",), prog="kinematics_server", default_transport="auto")

@@ -24,7 +24,10 @@ use, and the one ``mechanism-model ros2-control`` exports):
   delivers the action's replies): a newer trajectory for a group replaces one not yet sent (the controller
   would replace it anyway). Each goal replaces the running one in joint_trajectory_controller; a goal the
   controller rejects, or one that ends aborted, is logged and counted (``counts["goal_rejected"]``,
-  ``counts["goal_aborted"]``); goals superseded by the next cycle end cancelled, which is normal.
+  ``counts["goal_aborted"]``); goals superseded by the next cycle end cancelled, which is normal. A cycle's
+  timeline (when the next one goes out, what a hold samples) starts when the controller accepts its goal,
+  not when it was planned: a goal that reaches the controller late never has its last poses cut short by
+  the next one.
 
 Safety (the rover's rules, every case logged, rate-limited):
 
@@ -72,6 +75,8 @@ from mechanism_model_core.locomotion.motor_group import (ControllerKind, Invalid
 from . import qos
 from .conversions import TwistRejected, planar_twist
 from .transports.base import STATUS_ABORTED, RateLimitedLogger, Transport
+from .joint_state_cache import JointStateCache
+from .serve import run_nodes
 
 TRAJECTORY = "trajectory_msgs/msg/JointTrajectory"
 ACTION = "control_msgs/action/FollowJointTrajectory"
@@ -185,7 +190,6 @@ class LeggedNode:
         self.cmd_sub = transport.create_subscription("cmd_vel", "geometry_msgs/msg/Twist", qos.DEFAULT,
                                                      self.on_cmd_vel)
         if joint_states is None:
-            from .joint_state_cache import JointStateCache
             joint_states = JointStateCache(transport, mechanism)
         self.joint_states = joint_states
         joint_states.add_listener(self.on_joint_states)
@@ -194,7 +198,8 @@ class LeggedNode:
         self._cmd_time = -math.inf
         self._js_time = -math.inf
         self._cycle_end = -math.inf          # monotonic time the published cycle ends
-        self._sent = None                    # (monotonic publish time, times, {joint: positions}) of the last cycle
+        self._sent = None                    # (monotonic start time, times, {joint: positions}) of the last cycle
+        self._sent_msgs = ()                 # its trajectory messages (action mode: started when accepted)
         self._holding = False
         self._last_plan = None               # (twist, plan) of the last cycle planned
         self._last_hold = -math.inf
@@ -326,8 +331,8 @@ class LeggedNode:
                 self.warn.warning("unsafe", f"trajectory not sent: {why}")
                 self._hold("trajectory outside the motor limits", now)
                 return
-            for g, (names, Q, V, A) in commands.items():
-                self._publish(g, names, times, Q, V, A)
+            self._sent_msgs = tuple(self._publish(g, names, times, Q, V, A)
+                                    for g, (names, Q, V, A) in commands.items())
             sent = self.transport.monotonic()
             self._sent = (sent, times, {n: Q[:, k] for _, (names, Q, _V, _A) in commands.items()
                                         for k, n in enumerate(names)})
@@ -425,8 +430,11 @@ class LeggedNode:
             self._holding = True
             self._last_hold = now
             self._sent = None
+            self._sent_msgs = ()
 
-    def _publish(self, group, names, times, Q, V, A) -> None:
+    def _publish(self, group, names, times, Q, V, A):
+        """Send one trajectory to ``group``'s controller (topic, or a goal queued for the sender); returns
+        the message."""
         msg = self._Traj()
         msg.joint_names = list(names)
         pts = []
@@ -442,13 +450,14 @@ class LeggedNode:
         msg.points = pts
         if self.mode == "topic":
             self.pubs[group].publish(msg)
-            return
+            return msg
         if getattr(self.transport, "reopened", False):      # the action clients went with the lost middleware
             self.fallback_pubs[group].publish(msg)
-            return
+            return msg
         with self._outbox_cv:
             self._outbox[group] = msg
             self._outbox_cv.notify()
+        return msg
 
     # ------------------------------------------------------------------------------- action goals
     def _send_loop(self) -> None:
@@ -480,7 +489,27 @@ class LeggedNode:
             self.counts["goal_rejected"] += 1
             self.warn.warning("goal_rejected", f"{group} rejected the goal")
             return
+        self._started(msg, self.transport.monotonic())
         handle.result_future().add_done_callback(lambda f, g=group: self._goal_done(g, f))
+
+    def _started(self, msg, t: float) -> None:
+        """The controller accepted ``msg`` at ``t`` (monotonic s, when the acceptance reached the node). A goal
+        without a header stamp starts when joint_trajectory_controller accepts it, not when the planner
+        queued it: on a loaded machine the goal reaches the controller late (the sender thread still busy
+        with the previous goal, a slow round trip), and a cycle timeline kept from the queueing runs ahead
+        of the legs. The next cycle, sent at that timeline's end, would then replace the running one before
+        its end: the controller cuts from where the legs are straight to the next cycle's start, across the
+        last poses of the gait (a swing foot set down short, poses the planner never checked). So the
+        running cycle's timeline starts at the acceptance: the next cycle goes out on time or a little late
+        (the legs then wait at the cycle's last pose, a planned one), and a hold samples the cycle nearer to
+        where the legs are."""
+        with self._lock:
+            if self._sent is None or not any(msg is m for m in self._sent_msgs):
+                return                                       # held, or a newer cycle since: not the running one
+            t0, times, Q = self._sent
+            if t > t0:
+                self._sent = (t, times, Q)
+                self._cycle_end = t + float(times[-1])
 
     def _goal_done(self, group: str, future) -> None:
         try:
@@ -543,5 +572,4 @@ class LeggedNode:
 
 def main(argv=None) -> int:
     """Console script ``legged``: the node alone."""
-    from .serve import run_nodes
     return run_nodes(argv, nodes=("legged",), prog="legged", default_transport="auto")

@@ -95,6 +95,10 @@ from . import markers, qos
 from .conversions import TwistRejected, planar_twist
 from .drive_adapters import ADAPTERS, OsrJointStates, make_adapter
 from .transports.base import RateLimitedLogger, Transport
+from mechanism_model_core.spatial import matrix_to_rpy
+from .conversions import BadMessage, quaternion_to_matrix
+from .joint_state_cache import JointStateCache
+from .serve import run_nodes
 
 TRIGGER = "std_srvs/srv/Trigger"
 
@@ -235,7 +239,6 @@ class Locomotor:
         if self.adapter_kind == "osr":            # OSR's state topics, not the process's joint_states
             joint_states = OsrJointStates(transport, mechanism)
         if joint_states is None:
-            from .joint_state_cache import JointStateCache
             joint_states = JointStateCache(transport, mechanism,
                                            reliable=bool(p("joint_states_reliable", False)))
         self.joint_states = joint_states
@@ -358,8 +361,6 @@ class Locomotor:
     def on_imu(self, msg) -> None:
         """Roll and pitch of the body from an IMU (its orientation in a gravity-aligned frame): odometry
         steps then follow the body's tilted plane (3-D odometry)."""
-        from .conversions import BadMessage, quaternion_to_matrix
-        from mechanism_model_core.spatial import matrix_to_rpy
         try:
             R = quaternion_to_matrix(msg.orientation, "imu orientation")
         except BadMessage as exc:
@@ -578,5 +579,4 @@ class Locomotor:
 
 def main(argv=None) -> int:
     """Console script ``locomotor``: the node alone (with the state publisher's joint-state cache)."""
-    from .serve import run_nodes
     return run_nodes(argv, nodes=("locomotor",), prog="locomotor", default_transport="auto")

@@ -13,13 +13,13 @@ from __future__ import annotations
 import numpy as np
 
 from mechanism_model_core.errors import MechanismModelError
+from mechanism_model_core.constraints import LoopClosure
+from mechanism_model_core.ik import solve_ik
 
 
 class LoopCloser:
     def __init__(self, mechanism, specs, timeout: float = 0.02, max_iterations: int = 10000):
         """``timeout`` (s) and ``max_iterations`` bound each solve (whichever ends it first)."""
-        from mechanism_model_core.constraints import LoopClosure
-
         self.mechanism = mechanism
         self.timeout = float(timeout)
         self.max_iterations = int(max_iterations)
@@ -43,8 +43,6 @@ class LoopCloser:
     def close(self, q: np.ndarray, reported: set[str]) -> tuple[np.ndarray, bool]:
         """``(q with the unreported independent joints solved, closed?)``. On failure the previous
         closed values of the passive joints are kept (or ``q``'s)."""
-        from mechanism_model_core.ik import solve_ik
-
         m = self.mechanism
         locked = [c for c in m.independent_coordinates if c in reported]
         q0 = np.array(q)

@@ -62,6 +62,8 @@ from .error_codes import ErrorCodes
 from .motor_group_owners import manipulator_groups, motor_group_owners
 from .qos import DEFAULT
 from .transports.base import STATUS_CANCELED, STATUS_SUCCEEDED, RateLimitedLogger, Transport
+from .conversions import joint_state_positions
+from .serve import run_nodes
 
 ACTION = "control_msgs/action/FollowJointTrajectory"
 MODES = ("action", "topic")
@@ -181,7 +183,6 @@ class Manipulator:
             self._state_time = self.transport.monotonic()
 
     def _on_joint_state(self, msg) -> None:
-        from .conversions import joint_state_positions
         try:
             values, _unknown, _nonfinite = joint_state_positions(msg, skip_nonfinite=True)
         except BadMessage as exc:
@@ -512,5 +513,4 @@ class Manipulator:
 
 def main(argv=None) -> int:
     """Console script ``manipulator``: the node alone."""
-    from .serve import run_nodes
     return run_nodes(argv, nodes=("manipulator",), prog="manipulator", default_transport="auto")

@@ -28,6 +28,9 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
+from mechanism_model_core import forward_kinematics
+from mechanism_model_core.joints import JointType
+from mechanism_model_core.statics import Contact, wheel_contacts, center_of_mass, contact_loads, mechanism_stability
 
 ARROW, CUBE, SPHERE, CYLINDER, LINE_STRIP, LINE_LIST, CUBE_LIST, SPHERE_LIST, TEXT = 0, 1, 2, 3, 4, 5, 6, 7, 9
 ADD, DELETEALL = 0, 3
@@ -159,7 +162,6 @@ def contact_markers(points, normals, frame: str, normal_length: float = 0.1) -> 
 def marker_frame(mechanism) -> str:
     """The frame model-wide markers are drawn in: the body on the first floating joint (a rover's chassis,
     on TF below odom or a localization frame), else the root."""
-    from mechanism_model_core.joints import JointType
     for spec in mechanism.bodies[1:]:
         if spec.joint is not None and spec.joint.type is JointType.FLOATING:
             return spec.name
@@ -169,7 +171,6 @@ def marker_frame(mechanism) -> str:
 def support_contacts(mechanism) -> list:
     """The contacts a mechanism stands on, by the library's naming: wheels (``<wheel>_contact`` frames, see
     ``statics.wheel_contacts``), else feet (frames ending in ``foot``); [] when it has neither."""
-    from mechanism_model_core.statics import Contact, wheel_contacts
     try:
         contacts = wheel_contacts(mechanism)
     except Exception:
@@ -183,9 +184,6 @@ def standing_statics_markers(mechanism, q, frame: str | None = None, gravity=(0.
     """:func:`statics_markers` of ``mechanism`` at ``q`` standing on :func:`support_contacts` on flat ground
     (normals up): the core's centre of mass, least-traction contact loads and support-polygon margin, moved
     into ``frame`` (default :func:`marker_frame`)."""
-    from mechanism_model_core import forward_kinematics
-    from mechanism_model_core.statics import center_of_mass, contact_loads, mechanism_stability
-
     frame = frame or marker_frame(mechanism)
     fk = forward_kinematics(mechanism, q)
     to_frame = np.linalg.inv(fk.pose(frame))
@@ -215,8 +213,6 @@ def planned_path_markers(arm, positions, complete: bool) -> list:
 def checked_contact_markers(mechanism, q, contacts, frame: str | None = None) -> list:
     """:func:`contact_markers` of ``mechanism_model_core.collision`` contacts (points and normals in the root
     frame) at ``q``, moved into ``frame`` (default :func:`marker_frame`)."""
-    from mechanism_model_core import forward_kinematics
-
     frame = frame or marker_frame(mechanism)
     T = np.linalg.inv(forward_kinematics(mechanism, q).pose(frame)) if frame != mechanism.bodies[0].name \
         else np.eye(4)

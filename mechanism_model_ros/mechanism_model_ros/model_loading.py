@@ -7,6 +7,9 @@ from __future__ import annotations
 
 from mechanism_model_core import load_model
 from mechanism_model_core.library import default_model_path, model_path
+from mechanism_model_core.io.safe_xml import parse_bytes
+from mechanism_model_core.io.urdf import loads_urdf
+from . import qos
 
 
 def resolve_model_path(model: str | None) -> str:
@@ -26,8 +29,6 @@ def urdf_text_for(mechanism, text: str) -> str | None:
     ``mechanism``: every URDF link is a frame the state publisher puts on TF, so RViz finds each link
     (and keeps the file's meshes and materials, which the model's own URDF export does not carry).
     ``None`` otherwise."""
-    from mechanism_model_core.io.safe_xml import parse_bytes
-
     try:
         root = parse_bytes(text, "robot_description")
     except Exception:
@@ -44,8 +45,6 @@ def urdf_text_for(mechanism, text: str) -> str | None:
 
 def load_robot_description(text: str):
     """``(mechanism, URDF text)`` of a ``robot_description`` parameter."""
-    from mechanism_model_core.io.urdf import loads_urdf
-
     return loads_urdf(text, name="robot_description parameter"), text
 
 
@@ -55,7 +54,6 @@ def receive_robot_description(transport, topic: str = "/robot_description", time
     :class:`TimeoutError` naming the topic when none comes."""
     import threading
 
-    from . import qos
 
     got: list = []
     arrived = threading.Event()
@@ -74,6 +72,4 @@ def receive_robot_description(transport, topic: str = "/robot_description", time
 
 def load_robot_description_topic(text: str, topic: str):
     """``(mechanism, URDF text)`` of a description received on ``topic`` (errors name the topic and line)."""
-    from mechanism_model_core.io.urdf import loads_urdf
-
     return loads_urdf(text, name=f"robot_description topic {topic}"), text

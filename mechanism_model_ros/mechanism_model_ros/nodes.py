@@ -17,6 +17,7 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass, field
 from typing import Any
+from .joint_state_cache import JointStateCache
 
 #: node name -> "module:attribute" (module relative to this package when it starts with a dot)
 NODES: dict[str, str] = {
@@ -48,7 +49,6 @@ class Served:
         """The one :class:`~.joint_state_cache.JointStateCache` of the process (subscribed on the
         ``transport`` of the first node that asks; its ``joint_states_reliable`` parameter chooses the QoS)."""
         if self.joint_state_cache is None:
-            from .joint_state_cache import JointStateCache
             self.joint_state_cache = JointStateCache(
                 transport, self.mechanism, reliable=bool(transport.get_parameter("joint_states_reliable", False)))
         return self.joint_state_cache

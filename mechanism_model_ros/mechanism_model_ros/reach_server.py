@@ -51,6 +51,7 @@ from .conversions import fill_joint_state, fill_pose
 from .error_codes import ErrorCodes, RequestError, code_for
 from .qos import DEFAULT
 from .transports.base import RateLimitedLogger, Transport
+from .serve import run_nodes
 
 SRV_TYPE = "mechanism_model_msgs/srv/ComputeBasePlacement"
 #: most triangles a request's terrain mesh may have
@@ -229,5 +230,4 @@ class ReachServer:
 
 def main(argv=None) -> int:
     """Console script ``reach_server``: the node alone."""
-    from .serve import run_nodes
     return run_nodes(argv, nodes=("reach_server",), prog="reach_server", default_transport="auto")

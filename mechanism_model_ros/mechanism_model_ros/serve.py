@@ -14,6 +14,7 @@ The core's ``mechanism-model`` command delegates its ``serve`` subcommand here
 from __future__ import annotations
 
 import argparse
+import gc
 import logging
 import signal
 import sys
@@ -21,6 +22,12 @@ import threading
 import time
 
 from .nodes import DEFAULT_NODES
+from mechanism_model_core.errors import MechanismModelError
+from .model_loading import (load_robot_description, load_robot_description_topic, load_served_model,
+                            receive_robot_description, urdf_text_for)
+from .nodes import Served, create, available
+from .params import load_parameter_file, parse_override
+from .transports.base import TransportError
 
 NODE_NAMES = DEFAULT_NODES
 
@@ -59,8 +66,6 @@ def build_parser(prog: str = "mechanism-model serve", nodes=NODE_NAMES,
 
 
 def _parameters(args, node_name: str) -> dict:
-    from .params import load_parameter_file, parse_override
-
     params = {}
     if args.params_file:
         params.update(load_parameter_file(args.params_file, node_name, args.namespace))
@@ -107,7 +112,6 @@ def run_nodes(argv=None, nodes=NODE_NAMES, prog: str = "mechanism-model serve",
         argv, ros_args = argv[:i], argv[i:]
     args = parser.parse_args(argv)
     if args.nodes:
-        from .nodes import available
         nodes = tuple(n.strip() for n in args.nodes.split(",") if n.strip())
         unknown = [n for n in nodes if n not in available()]
         if unknown or not nodes:
@@ -117,11 +121,7 @@ def run_nodes(argv=None, nodes=NODE_NAMES, prog: str = "mechanism-model serve",
                         format="[%(levelname)s] [%(name)s] %(message)s")
     log = logging.getLogger("mechanism_model_ros.serve")
 
-    from mechanism_model_core.errors import MechanismModelError
 
-    from .model_loading import (load_robot_description, load_robot_description_topic, load_served_model,
-                                receive_robot_description, urdf_text_for)
-    from .transports.base import TransportError
 
     try:
         parameters = {name: _parameters(args, name) for name in nodes}
@@ -210,7 +210,6 @@ def run_nodes(argv=None, nodes=NODE_NAMES, prog: str = "mechanism-model serve",
             return 2
         log.info("model %s (%s): %d joint coordinates, %d frames", mechanism.name, path, mechanism.nq,
                  len(mechanism.frame_names))
-        from .nodes import Served, create
         served = Served(mechanism, path, description, description_owned_elsewhere=from_topic)
         try:
             for name in nodes:
@@ -220,6 +219,7 @@ def run_nodes(argv=None, nodes=NODE_NAMES, prog: str = "mechanism-model serve",
         except (ValueError, TypeError, TransportError) as exc:    # bad parameters
             print(f"error: {exc}", file=sys.stderr)
             return 2
+        freeze_start_up_heap()
         log.info("serving over %s (ROS domain %s): %s", kind,
                  getattr(getattr(transports[nodes[0]], "ctx", None), "domain_id", "from ROS"),
                  ", ".join(running))
@@ -271,6 +271,17 @@ def run_nodes(argv=None, nodes=NODE_NAMES, prog: str = "mechanism-model serve",
                     pass
         elif kind == "rclpy" and transports:
             runtime.shutdown()
+
+
+def freeze_start_up_heap() -> None:
+    """Collect once, then move every object start-up made (modules, the model, the nodes' tables: some
+    56,000 in a state publisher's process) out of reach of Python's cyclic garbage collector (``gc.freeze``).
+    A full collection scans every tracked object while holding the interpreter: 20-30 ms of CPU over that heap
+    (the rclpy state publisher, Humble and Jazzy), a pause every node of the process takes whenever one
+    comes; after the freeze it scans only what was made since. Objects made at start-up are kept for the
+    process's life anyway; cycles among them that die later are not reclaimed (none are expected)."""
+    gc.collect()
+    gc.freeze()
 
 
 def reopen_for_last_commands(kind: str, runtime, transports: dict, log):

@@ -77,6 +77,10 @@ from .joint_state_cache import JointStateCache, JointStateUpdate, MergedJointSta
 from .state_merge import Publication, StateMerger
 from .tf_tree import build_tf_tree
 from .transports.base import RateLimitedLogger, Transport
+from mechanism_model_core.io.urdf import to_urdf
+from .gravity_compensation import maybe_start
+from .loop_closures import LoopCloser
+from .serve import run_nodes
 
 
 #: values of the ``floating_joints`` parameter
@@ -151,7 +155,6 @@ class StatePublisher:
         self.closer = None
         closures = transport.get_parameter("loop_closures", [])
         if closures:
-            from .loop_closures import LoopCloser
             self.closer = LoopCloser(mechanism, closures,
                                      float(transport.get_parameter("loop_closure_timeout", 0.02)),
                                      int(transport.get_parameter("loop_closure_max_iterations", 10000)))
@@ -164,7 +167,6 @@ class StatePublisher:
         self.joint_states = joint_states
         self.messages_rejected_here = 0
         joint_states.add_listener(self.on_update, self.on_drained)
-        from .gravity_compensation import maybe_start    # optional feed-forward topic, off by default
         self.gravity_compensation = maybe_start(transport, mechanism, joint_states)
         self.diagnostics_pub = None
         if self.diagnostics_period > 0:
@@ -208,12 +210,6 @@ class StatePublisher:
         String = self.transport.message_class("std_msgs/msg/String")
         if self.description is not None:
             self.description_pub.publish(String(data=self.description))
-            return
-        try:
-            from mechanism_model_core.io.urdf import to_urdf
-        except ImportError:
-            self.log.warning("URDF export is not available in this mechanism_model_core; "
-                             "robot_description is not published")
             return
         try:
             text = to_urdf(self.mechanism)
@@ -449,5 +445,4 @@ def _non_negative(name: str, value) -> float:
 
 def main(argv=None) -> int:
     """Console script ``state_publisher``: the node alone."""
-    from .serve import run_nodes
     return run_nodes(argv, nodes=("state_publisher",), prog="state_publisher", default_transport="auto")

@@ -46,6 +46,9 @@ from .conversions import BadMessage, fill_pose, fill_primitive_marker, pose_to_m
 from .error_codes import ErrorCodes, RequestError
 from . import qos
 from .transports.base import SequenceLimit
+from mechanism_model_core import forward_kinematics
+from mechanism_model_core.collision import Environment, load_environment, collisions, minimum_distance, Obstacle
+from mechanism_model_core.collision.coal_backend import heightfield_surface
 
 MARKER_TOPIC = "collision_shapes"
 #: Most world objects one request may carry, most shapes (primitives + meshes + planes) of all its objects
@@ -90,7 +93,6 @@ class StateValidity:
         self.server = server
         self.transport = server.transport
         self.mechanism = server.mechanism
-        from mechanism_model_core.collision import Environment, load_environment
         path = str(self.transport.get_parameter("environment_file", "") or "")
         self.environment = load_environment(path) if path else Environment()
         self.markers_pub = self.transport.create_publisher(MARKER_TOPIC, "visualization_msgs/msg/MarkerArray",
@@ -136,8 +138,6 @@ class StateValidity:
 
     def _environment_markers(self, Marker, stamp, hot):
         """Markers of the node's obstacles (ground frame, namespace ``environment``)."""
-        from mechanism_model_core.collision.coal_backend import heightfield_surface
-
         Point = self.transport.message_class("geometry_msgs/msg/Point")
         out = []
         for k, ob in enumerate(self.environment.obstacles):
@@ -172,7 +172,6 @@ class StateValidity:
             raise RequestError(ErrorCodes.FAILURE, f"margin must be finite and >= 0, got {margin}")
         env, ids = self.request_environment(req, q)
         try:
-            from mechanism_model_core.collision import collisions, minimum_distance
             contacts = collisions(self.mechanism, q, margin=margin, environment=env)
         except ImportError as exc:
             raise RequestError(ErrorCodes.COLLISION_CHECKING_UNAVAILABLE, str(exc)) from None
@@ -236,7 +235,6 @@ class StateValidity:
                 if count > lim.most:
                     raise RequestError(ErrorCodes.FAILURE, lim.message.format(
                         where=f"world_objects[{k}] ({str(obj.id)[:64]!r})", count=count, most=lim.most))
-        from mechanism_model_core.collision import Environment
 
         kept = {o.name: o for o in self.environment.obstacles}
         added, ids, seen = [], {}, set()
@@ -283,15 +281,12 @@ class StateValidity:
             raise RequestError(ErrorCodes.FRAME_TRANSFORM_FAILURE,
                                f"{what}: header.frame_id {frame_id!r} is not a frame of the model")
         if not fk:
-            from mechanism_model_core import forward_kinematics
             fk.append(forward_kinematics(self.mechanism, q))
         return fk[0].pose(frame)
 
     def _obstacles(self, obj, oid, what, T):
         """``(obstacle name, Obstacle)`` of every shape of one CollisionObject (names ``id`` for a single
         shape, ``id/primitive/k``, ``id/mesh/k``, ``id/plane/k`` otherwise)."""
-        from mechanism_model_core.collision import Obstacle
-
         groups = (("primitive", list(obj.primitives), list(obj.primitive_poses)),
                   ("mesh", list(obj.meshes), list(obj.mesh_poses)),
                   ("plane", list(obj.planes), list(obj.plane_poses)))

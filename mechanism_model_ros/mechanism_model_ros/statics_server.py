@@ -39,6 +39,7 @@ from .error_codes import ErrorCodes, RequestError, code_for
 from .joint_state_cache import JointStateCache
 from .qos import DEFAULT
 from .transports.base import RateLimitedLogger, Transport
+from .serve import run_nodes
 
 #: longest wrench / payload / contact list a request may carry
 MAX_ENTRIES = 1000
@@ -301,5 +302,4 @@ class StaticsServer:
 
 def main(argv=None) -> int:
     """Console script ``statics_server``: the node alone."""
-    from .serve import run_nodes
     return run_nodes(argv, nodes=("statics_server",), prog="statics_server", default_transport="auto")

@@ -89,7 +89,7 @@ def _dae(unit="1.0", first="-0.5"):
 def test_dae_units_that_are_not_a_length_are_refused(tmp_path, unit):
     require("trimesh", "mesh")
     require("collada", "mesh")
-    from mechanism_model_core.collision.meshes import MeshError, read_mesh
+    from mechanism_model_core.io.meshes import MeshError, read_mesh
 
     p = tmp_path / "m.dae"
     p.write_text(_dae(unit=unit))
@@ -102,7 +102,7 @@ def test_dae_units_that_are_not_a_length_are_refused(tmp_path, unit):
 def test_dae_float_arrays_must_hold_finite_numbers(tmp_path, value, words):
     require("trimesh", "mesh")
     require("collada", "mesh")
-    from mechanism_model_core.collision.meshes import MeshError, read_mesh
+    from mechanism_model_core.io.meshes import MeshError, read_mesh
 
     p = tmp_path / "m.dae"
     p.write_text(_dae(first=value))
@@ -116,7 +116,7 @@ def test_dae_float_arrays_must_hold_finite_numbers(tmp_path, value, words):
 
 def test_a_binary_stl_with_a_wrong_triangle_count_says_so(tmp_path):
     require("trimesh", "mesh")
-    from mechanism_model_core.collision.meshes import MeshError, read_mesh
+    from mechanism_model_core.io.meshes import MeshError, read_mesh
 
     tri = struct.pack("<12fH", 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0)
     p = tmp_path / "m.stl"

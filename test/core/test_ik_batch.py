@@ -249,6 +249,26 @@ def test_out_of_reach_is_reported_without_restarts():
     assert list(res.reason) == ["unreachable", "converged"] and res.restarts[0] == 0
 
 
+def test_out_of_reach_single_target_takes_the_lane_loops_steps():
+    """A single target beyond the reach bound runs its one attempt in a scalar loop (LaneEngine._run_far_one);
+    the same target in a batch with a reachable one runs in the lane loop: the same iterations and the same
+    stretched compromise (to rounding: the batch evaluates its lanes together), reported unreachable."""
+    m, tip, _, _ = arm("panda")
+    rng = np.random.default_rng(11)
+    home_tip = forward_kinematics(m, m.home).pose(tip)
+    seeds = m.random_configuration(rng, size=6)
+    for k in range(6):
+        d = rng.normal(size=3)
+        T = np.eye(4)
+        T[:3, 3] = (1.5 + k) * d / np.linalg.norm(d)             # the Panda reaches about 1.2 m
+        single = solve_ik(m, PoseConstraint(tip, T), seeds[k], solver="lm", timeout=SAFETY)
+        both = solve_ik_batch(m, tip, np.stack([T, home_tip]), np.stack([seeds[k], m.home]), start_width=6)
+        assert single.reason == "unreachable" and list(both.reason) == ["unreachable", "converged"]
+        assert single.iterations == both.iterations[0] <= FAR_ITERATIONS and single.restarts == 0
+        np.testing.assert_allclose(single.q, both.q[0], atol=1e-9)
+        assert _within(m, single.q)
+
+
 @pytest.mark.parametrize("solver", ["lm", "auto"])
 def test_first_solve_on_a_new_model_is_not_billed_for_caches(monkeypatch, solver):
     """A fake clock jumps by 1 s whenever a per-chain cache (the chain, the LM constants, the closed form) is

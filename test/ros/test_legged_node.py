@@ -368,3 +368,65 @@ def test_action_mode_sends_cycles_and_holds_as_goals():
     node, goals, _ = run(False)
     assert goals and node.counts["goal_rejected"] == len(goals) == node.counts["goals"]
     assert node.counts["holds"] >= 1
+
+
+def test_action_mode_times_the_next_cycle_from_the_goals_acceptance():
+    """A controller that accepts each goal 0.4 s after it was sent (a loaded machine: a slow round trip to
+    joint_trajectory_controller, which starts a goal without a stamp when it accepts it): each next cycle
+    reaches it no earlier than one command period before the running cycle, started at its acceptance,
+    ends. A timeline kept from the queueing ran 0.4 s ahead of the legs, and each next cycle replaced the
+    running one 0.4 s before its end, cutting across the gait's last poses (CI: the legs 0.11 rad off the
+    gait on a loaded machine)."""
+    from mechanism_model_ros.nodes import Served, create
+    from mechanism_model_ros.transports.memory import MemoryBus, MemoryNode
+    from mechanism_model_ros import qos
+
+    delay, rate = 0.4, 20.0
+    bus = MemoryBus()
+    ctrl = MemoryNode("controller", bus=bus)
+    goals, lock = [], threading.Lock()        # (arrival, acceptance, duration, points) of each goal
+
+    def on_goal(goal):
+        arrived = time.monotonic()
+        time.sleep(delay)
+        pts = goal.trajectory.points
+        d = pts[-1].time_from_start
+        with lock:
+            goals.append((arrived, time.monotonic(), d.sec + d.nanosec * 1e-9, len(pts)))
+        return True
+
+    ctrl.create_action_server("/legs_controller/follow_joint_trajectory",
+                              "control_msgs/action/FollowJointTrajectory", lambda h: h.succeed(),
+                              goal_callback=on_goal)
+    node = create("legged", MemoryNode("legged", bus=bus, parameters={
+        "gait": "tripod", "period": 2.0, "command_rate": rate, "max_linear_speed": 0.5,
+        # the cycles' timing is tested here, not the watchdog: a stall of this process on a loaded machine
+        # must not end a cycle with a hold
+        "cmd_vel_timeout": 3.0, "joint_states_timeout": 3.0}), Served(MODEL, "test"))
+    drv = MemoryNode("driver", bus=bus)
+    cmd = drv.create_publisher("cmd_vel", "geometry_msgs/msg/Twist", qos.DEFAULT)
+    js = drv.create_publisher("joint_states", "sensor_msgs/msg/JointState", qos.DEFAULT)
+    names = list(node.joint_names)
+    q = [float(node.model.stand[MODEL.coordinate_index(n)]) for n in names]
+    twist = drv.message_class("geometry_msgs/msg/Twist")()
+    twist.linear.x = 0.03
+    JS = drv.message_class("sensor_msgs/msg/JointState")
+    try:
+        end = time.monotonic() + 60.0                    # a safety net: planning is slower on a busy machine
+        while time.monotonic() < end:
+            with lock:
+                if sum(n > 1 for *_, n in goals) >= 3:
+                    break
+            js.publish(JS(name=names, position=q))
+            cmd.publish(twist)
+            time.sleep(0.02)
+    finally:
+        node.close()
+    with lock:
+        got = list(goals)
+    # consecutive cycles (a hold between two, on this process not being scheduled for cmd_vel_timeout on a
+    # loaded machine, rightly ends the running cycle at once)
+    early = [(a1 - (acc0 + d0)) for (_, acc0, d0, n0), (a1, _, _, n1) in zip(got, got[1:]) if n0 > 1 and n1 > 1]
+    assert early, got
+    # sent at most one command period (plus 10 ms) before the running cycle's end
+    assert min(early) > -(1.0 / rate + 0.01), early

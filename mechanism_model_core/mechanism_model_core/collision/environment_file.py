@@ -35,7 +35,7 @@ from ..errors import ModelFileError
 from ..io.yaml_lines import line_of as _line, read_yaml_with_lines
 from .. import shapes as S
 from .environment import Environment, Obstacle, terrain_obstacle
-from .meshes import MeshError, read_mesh
+from ..io.meshes import MeshError, read_mesh
 from ..spatial import make_transform, quaternion_to_matrix, rpy_to_matrix
 
 _TOP_KEYS = {"terrain", "obstacles"}

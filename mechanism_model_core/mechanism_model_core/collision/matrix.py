@@ -19,8 +19,9 @@ from __future__ import annotations
 import os
 from typing import Iterable, Mapping
 
-
 from ..errors import ModelFileError, UnknownBody
+from ..io.safe_xml import parse_file
+from ..model import Mechanism
 
 METADATA_KEY = "collision_matrix"
 
@@ -142,9 +143,6 @@ def read_srdf(path, mech, default: bool = True) -> CollisionMatrix:
     """The collision matrix of ``mech`` with the SRDF file's ``disable_collisions`` (and
     ``enable_collisions``) applied on top of the default rule (``default=False``: on top of nothing).
     Unknown link names are a :class:`ModelFileError` naming the file and line."""
-    from .. import io as _io  # noqa: F401  (safe XML parsing lives in io)
-    from ..io.safe_xml import parse_file
-
     path = os.fspath(path)
     root = parse_file(path)
     if root.tag != "robot":
@@ -169,8 +167,6 @@ def read_srdf(path, mech, default: bool = True) -> CollisionMatrix:
 
 def with_collision_matrix(mech, matrix: CollisionMatrix):
     """A new mechanism like ``mech`` carrying ``matrix`` (written by the CLARAty XML saver)."""
-    from ..model import Mechanism
-
     meta = dict(mech.metadata)
     meta[METADATA_KEY] = matrix.as_metadata()
     return Mechanism(mech.name, list(mech.bodies), mech.ground, mech.source, meta)

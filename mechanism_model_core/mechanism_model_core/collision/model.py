@@ -23,7 +23,7 @@ from .. import shapes as S
 from .matrix import CollisionMatrix
 from .coal_backend import coal, to_coal
 from .matrix import read_srdf
-from .meshes import load_mesh_geometry
+from ..io.meshes import load_mesh_geometry
 from ..kinematics import single_pass_index, forward_kinematics
 
 

@@ -19,7 +19,9 @@ done at the first lane within tolerance (lowest lane first when several meet it 
 
 A target farther from the chain's first moving axis origin than the chain can reach (the sum of the distances
 between consecutive joint origins, prismatic strokes included) gets one attempt from its seed and no
-restarts (the answer is the compromise stretched toward it) and is reported ``"unreachable"``.
+restarts (the answer is the compromise stretched toward it) and is reported ``"unreachable"``; a single such
+target runs that attempt in a scalar loop (:meth:`LaneEngine._run_far_one`: the lane loop's iterations, a few
+tenths of a millisecond of CPU).
 
 Everything per chain (the chain, its limits, the reach bound, the restart and seed tables, the engine) is
 cached per mechanism on first use, outside the caller's time budget.
@@ -75,6 +77,18 @@ SEED_TABLE_RNG = 20
 #: m^2 per unit of (3 - trace(R_t^T R)) (about the squared angle) in the nearness of a pose to the target
 ORIENTATION_WEIGHT = 0.3
 _BUILD_LOCK = threading.Lock()
+#: (z_j d_k for j, k in 0..2) @ _LEVI_CIVITA = z x d
+_LEVI_CIVITA = np.zeros((3, 3, 3))
+_LEVI_CIVITA[1, 2, 0] = _LEVI_CIVITA[2, 0, 1] = _LEVI_CIVITA[0, 1, 2] = 1.0
+_LEVI_CIVITA[2, 1, 0] = _LEVI_CIVITA[0, 2, 1] = _LEVI_CIVITA[1, 0, 2] = -1.0
+_LEVI_CIVITA = _LEVI_CIVITA.reshape(9, 3)
+_LEVI_CIVITA.flags.writeable = False
+#: R (row-major 9) @ _SKEW_TRACE = (R21 - R12, R02 - R20, R10 - R01, trace R)
+_SKEW_TRACE = np.zeros((9, 4))
+_SKEW_TRACE[7, 0] = _SKEW_TRACE[2, 1] = _SKEW_TRACE[3, 2] = 1.0
+_SKEW_TRACE[5, 0] = _SKEW_TRACE[6, 1] = _SKEW_TRACE[1, 2] = -1.0
+_SKEW_TRACE[[0, 4, 8], 3] = 1.0
+_SKEW_TRACE.flags.writeable = False
 
 
 @dataclass
@@ -274,9 +288,10 @@ class LaneEngine:
         d = p - C[:, :, :3, 3]
         J = np.empty((L, 6, n))
         Jt = J.transpose(1, 2, 0)                          # (6, n, L) view
-        np.subtract(z[..., 1] * d[..., 2], z[..., 2] * d[..., 1], out=Jt[0])
-        np.subtract(z[..., 2] * d[..., 0], z[..., 0] * d[..., 2], out=Jt[1])
-        np.subtract(z[..., 0] * d[..., 1], z[..., 1] * d[..., 0], out=Jt[2])
+        # linear rows z x d: the products z_j d_k of every step and lane contracted with the Levi-Civita
+        # symbol (two calls where the components take nine)
+        O = np.matmul(z[..., :, None], d[..., None, :]).reshape(n, L, 9)
+        Jt[:3] = (O @ _LEVI_CIVITA).transpose(2, 0, 1)
         Jt[3:] = z.transpose(2, 0, 1)
         if ch.any_prismatic:
             pri = ch.prismatic
@@ -287,19 +302,17 @@ class LaneEngine:
         th = None
         if self.need_rot:
             Rm = Tf[:, :3, :3] @ RtT
-            c = np.einsum("lii->l", Rm)
-            c -= 1.0
+            # one product gives v = 2 sin(angle) axis (the antisymmetric part) and the trace
+            W = Rm.reshape(L, 9) @ _SKEW_TRACE
+            c = W[:, 3] - 1.0
             c *= 0.5                             # cos of the angle
             if c.min() > -0.99:
-                # away from pi: v = 2 sin(angle) axis from the antisymmetric part, the angle as atan2 of
-                # |v| / 2 and its cosine (exact at small angles, where arccos is not), log = angle v / |v|
-                v = e[:, 3:]
-                np.subtract(Rm[:, 2, 1], Rm[:, 1, 2], out=e[:, 3])
-                np.subtract(Rm[:, 0, 2], Rm[:, 2, 0], out=e[:, 4])
-                np.subtract(Rm[:, 1, 0], Rm[:, 0, 1], out=e[:, 5])
+                # away from pi: the angle as atan2 of |v| / 2 and its cosine (exact at small angles, where
+                # arccos is not), log = angle v / |v|
+                v = W[:, :3]
                 nv = np.sqrt(np.einsum("li,li->l", v, v))
                 th = np.arctan2(0.5 * nv, c)
-                v *= (th / np.maximum(nv, 1e-300))[:, None]     # v = 0 at the identity: stays 0
+                np.multiply(v, (th / np.maximum(nv, 1e-300))[:, None], out=e[:, 3:])  # v = 0: stays 0
             else:
                 e[:, 3:] = log_so3(Rm)
         else:
@@ -363,17 +376,17 @@ class LaneEngine:
         xn = x + dx
         clo, chi = self.clo, self.chi
         out = (xn < clo) | (xn > chi)
-        if out.any():
+        if np.count_nonzero(out):
             xn = np.minimum(np.maximum(xn, clo), chi)
             free = ~out
-            if free.any():
+            if np.count_nonzero(free):
                 e = -r - J[:, out] @ (xn[out] - x[out])
                 dxf = _dls1(J[:, free], e, lam)
                 xn[free] = np.minimum(np.maximum(x[free] + dxf, clo[free]), chi[free])
         if self.any_wrap:
             lo, hi = self.lo, self.hi
             wr = self.wrap & ((xn < lo) | (xn > hi))
-            if wr.any():
+            if np.count_nonzero(wr):
                 xn[wr] = lo[wr] + np.mod(xn[wr] - lo[wr], 2 * math.pi)
         return xn[None]
 
@@ -386,7 +399,7 @@ class LaneEngine:
         clo, chi = self.clo, self.chi
         Xc = np.minimum(np.maximum(Xn, clo), chi)
         out = Xc != Xn
-        if out.any():
+        if np.count_nonzero(out):
             # every lane at once (no gather/scatter of the lanes that crossed: fewer array passes); a lane
             # with no joint out gets the same step again (held = 0, Jf = J), so the result is unchanged
             held = Xc - X
@@ -400,7 +413,7 @@ class LaneEngine:
         if self.any_wrap:
             lo, hi = self.lo, self.hi
             wr = self.wrap & ((Xn < lo) | (Xn > hi))
-            if wr.any():
+            if np.count_nonzero(wr):
                 Xn = np.where(wr, lo + np.mod(Xn - lo, 2 * math.pi), Xn)
         return Xn
 
@@ -443,7 +456,7 @@ class LaneEngine:
                 lam = mu * cost
                 lam += 1e-12
                 Xn = self.step(X, r, J, lam)
-            elif not loops or fresh.all():               # every lane at its start point
+            elif not loops or np.count_nonzero(fresh) == L:          # every lane at its start point
                 Xn = X
             else:
                 Xn = X.copy()
@@ -454,14 +467,15 @@ class LaneEngine:
             its += L
             loops += 1
             conv = (epn <= tp) & (ern <= to)
-            if conv.any():                               # the lowest converged lane
+            if np.count_nonzero(conv):                   # the lowest converged lane (count_nonzero: a
+                # fifth of .any()'s cost on arrays of a few lanes)
                 best_x = Xn[int(np.argmax(conv))].copy()
                 status = "converged"
                 break
             ok = costn < cost
             if r is None:                                # loop 1: every lane was fresh
                 X, r, J, cost = Xn, rn, Jn, costn
-            elif ok.all():
+            elif np.count_nonzero(ok) == ok.size:
                 X, r, J, cost = Xn, rn, Jn, costn
                 mu *= third
                 np.maximum(mu, 1e-9, out=mu)
@@ -488,10 +502,10 @@ class LaneEngine:
             ait = loops - start
             chk = (loops - ref) >= STALL_WINDOW
             stalled = (chk & (cost > ref_c * STALL_RATIO)) | (rej > 8) | (ait >= cap)
-            if chk.any():
+            if np.count_nonzero(chk):
                 ref_c = np.where(chk, cost, ref_c)
                 ref[chk] = loops
-            if stalled.any():
+            if np.count_nonzero(stalled):
                 ks = np.flatnonzero(stalled)
                 tab = self.restarts(seed, nrest + len(ks))
                 for k in ks.tolist():
@@ -572,6 +586,14 @@ class LaneEngine:
         within tolerance, else the lowest-cost point seen; ``status`` ``"converged"``, ``"out_of_reach"``,
         ``"timeout"``, ``"max_iterations"`` or ``"stalled"``; ``iterations`` the lane-iterations spent.
         ``cancel`` (``is_set()``): once set, the run ends as at the deadline."""
+        # floating-point flags quiet for the whole run (a singular damped system is caught by _solve's
+        # finiteness test and solved again by least squares) rather than set and reset on every solve
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+            return self._run(x0s, pts, RtTs, tol_position, tol_orientation, deadline, max_iterations, restarts,
+                             population, seed, mu0, start_width, cancel)
+
+    def _run(self, x0s, pts, RtTs, tol_position, tol_orientation, deadline, max_iterations, restarts, population,
+             seed, mu0, start_width, cancel):
         if (pts.shape[0] == 1 and restarts and int(population) > 1 and min(max(1, int(start_width)),
                                                                              int(population)) == int(population)
                 and not (self.bound_applies
@@ -774,10 +796,9 @@ class LaneEngine:
 
 def _solve(A, b):
     """Batched SPD solve ``A x = b`` ((L, k, k), (L, k)); singular systems fall back to least squares."""
-    if _solve1 is not None:         # numpy's own kernel without np.linalg.solve's checks (half its cost)
-        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-            x = _solve1(A, b, signature="dd->d")
-        if np.isfinite(x).all():
+    if _solve1 is not None:         # numpy's own kernel without np.linalg.solve's checks (half its cost;
+        x = _solve1(A, b, signature="dd->d")     # LaneEngine.run keeps the floating-point flags quiet)
+        if np.count_nonzero(np.isfinite(x)) == x.size:
             return x
     try:
         return np.linalg.solve(A, b[..., None])[..., 0]

@@ -49,6 +49,7 @@ from .claraty_xml_export import DTD_PATH, UNBOUNDED  # noqa: F401  (UNBOUNDED: d
 from .claraty_xml_export import save_claraty_xml, to_claraty_xml  # noqa: F401  (the writer, re-exported)
 from . import claraty_extensions, load_model
 from .mobility_xml import read_mobility
+from .meshes import resolved_mesh_path
 
 #: Default include depth of ``<Attach>`` (the caps: :mod:`mechanism_model_core.io.limits`).
 MAX_ATTACH_DEPTH = limits.ReadLimits().max_include_depth
@@ -477,7 +478,7 @@ class _Reader:
                 out.append(BoundingShape(name, stype, self.transform(o.find("Transform")), dims, parent,
                                          o.get("is_container", "false") == "true", level,
                                          o.get("ignore_collisions", "false") == "true", self.num(o, "tol", 0),
-                                         o.get("link"), mesh, _mesh_path(mesh, self.path),
+                                         o.get("link"), mesh, resolved_mesh_path(mesh, self.path),
                                          (self.path, o.sourceline)))
             except MechanismModelError as exc:
                 raise self.error(o, str(exc)) from None
@@ -539,18 +540,6 @@ class _Reader:
             dh.build_dh_chain(b, rows, "craig" if kinds == {"DH_Craig"} else "paul", js)
         except MechanismModelError as exc:
             raise self.error(el, str(exc)) from None
-
-
-def _mesh_path(uri, model_file):
-    """The resolved path of a mesh reference, or None (the collision model reports why, with the line)."""
-    if not uri:
-        return None
-    from ..collision.meshes import MeshError, resolve_mesh_uri
-
-    try:
-        return resolve_mesh_uri(uri, model_file)
-    except MeshError:
-        return None
 
 
 def _first_element(el):

@@ -81,6 +81,7 @@ from .safe_xml import parse_bytes, parse_file
 from .urdf_drives import read_drive_blocks
 from .urdf_export import UNBOUNDED, URDFWarning
 from .urdf_export import FLOATING_BASE_STYLES, save_urdf, to_urdf  # noqa: F401  (the export, re-exported)
+from .meshes import resolved_mesh_path
 
 _URDF_TYPES = {"revolute": JointType.REVOLUTE, "continuous": JointType.CONTINUOUS,
                "prismatic": JointType.PRISMATIC, "fixed": JointType.FIXED,
@@ -88,18 +89,6 @@ _URDF_TYPES = {"revolute": JointType.REVOLUTE, "continuous": JointType.CONTINUOU
 
 
 # ====================================================================================== import
-def _mesh_path(uri, model_file):
-    """The resolved path of a mesh reference, or None (the collision model reports why, with the line)."""
-    if not uri:
-        return None
-    from ..collision.meshes import MeshError, resolve_mesh_uri
-
-    try:
-        return resolve_mesh_uri(uri, model_file if model_file and os.path.isfile(model_file) else None)
-    except MeshError:
-        return None
-
-
 class _Reader:
     def __init__(self, name: str, model_file: str | None = None):
         self.file = name                                   # in messages
@@ -246,7 +235,7 @@ class _Reader:
             used.add(name)
             try:
                 out.append(BoundingShape(name, stype, self.origin(cel), dims, link=link, mesh=mesh,
-                                         mesh_path=_mesh_path(mesh, self.model_file),
+                                         mesh_path=resolved_mesh_path(mesh, self.model_file),
                                          source=(self.file, cel.sourceline), color=self.color(link_el)))
             except MechanismModelError as exc:
                 raise self.error(cel, str(exc)) from None

@@ -32,6 +32,7 @@ import time
 
 from ..errors import InvalidConfiguration, MechanismModelError
 from .compute import ReachContext, compute_chunk
+from ..extras import install_hint
 
 __all__ = ["EXECUTORS", "run_chunks", "default_workers"]
 
@@ -131,8 +132,7 @@ def _run_dask(ctx, chunks, workers, scheduler, processes, stats):
         import dask
         from distributed import Client, LocalCluster, wait
     except ImportError as exc:   # pragma: no cover - the 'dask' extra
-        raise MechanismModelError("executor 'dask' needs distributed: pip install 'mechanism_model_core[dask]'") \
-            from exc
+        raise MechanismModelError(f"executor 'dask' needs distributed: {install_hint('dask')}") from exc
     # a LocalCluster's own settings (a real cluster keeps its operator's): no statistical profiler sampling
     # every worker's stack each 10 ms, no work stealing (equal tasks, at most 4 per worker in flight), the
     # event-loop watchdog, memory and system monitors every second or two instead of every 20, 100 and 500 ms

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..qos import QoS
+from ..params import coerce_parameter
 
 
 #: defaults of :meth:`Transport.create_service`'s ``concurrency`` and ``queue``
@@ -352,7 +353,6 @@ class Transport(abc.ABC):
     def get_parameter(self, name: str, default):
         """Value of parameter ``name`` in the type of ``default`` (see
         :func:`mechanism_model_ros.params.coerce_parameter`); ``default`` when nobody set it."""
-        from ..params import coerce_parameter
         return coerce_parameter(name, self._parameter_value(name, default), default)
 
     def _parameter_value(self, name: str, default):
