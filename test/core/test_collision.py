@@ -540,7 +540,8 @@ def test_missing_coal_says_what_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "coal", None)
     monkeypatch.setattr(coal_backend, "_coal", None)
     monkeypatch.setattr(cmodel, "_local", __import__("threading").local())
-    with pytest.raises(ImportError, match=r"pip install 'mechanism_model_core\[collision\]'"):
+    with pytest.raises(ImportError, match=r"needs coal: pip install coal \(the 'collision' extra; from a source checkout: "
+                                          r"pip install '\./mechanism_model_core\[collision\]'\)"):
         in_collision(m, q_of((3, 0, 0)))
 
 

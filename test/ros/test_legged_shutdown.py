@@ -32,7 +32,7 @@ from ros.dds_helpers import dds_env, start_serve, stop, unique_domain_id, wait_f
 from ros.ros2_control_env import ControlledRobot
 from ros.watchdog_timing import LIMIT
 
-pytestmark = [pytest.mark.ros, pytest.mark.slow]
+pytestmark = [pytest.mark.ros, pytest.mark.slow, pytest.mark.serial]
 
 MODEL = "lemur/lemur_hexapod.xml"
 FAULTY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "faulty_serve.py")

@@ -21,7 +21,7 @@ from ros.watchdog_timing import StallProbe, check_stop, heartbeat_lateness
 ControlledRobot = pytest.importorskip("ros.ros2_control_env",
                                       reason="needs test/ros/ros2_control_env.py (motor groups)").ControlledRobot
 
-pytestmark = [pytest.mark.ros, pytest.mark.slow]
+pytestmark = [pytest.mark.ros, pytest.mark.slow, pytest.mark.serial]
 
 PARAMS = ["-p", "cmd_vel_timeout:=0.25", "-p", "joint_states_timeout:=0.25", "-p", "max_linear_speed:=1.0",
           "-p", "max_angular_speed:=2.0", "-p", "command_rate:=50.0"]

@@ -17,7 +17,7 @@ from ros.dds_helpers import unique_domain_id, wait_for
 from ros.ros2_control_env import ControlledRobot, use_real_ros
 from ros.watchdog_timing import LIMIT, StallProbe, check_stop
 
-pytestmark = [pytest.mark.ros, pytest.mark.slow]
+pytestmark = [pytest.mark.ros, pytest.mark.slow, pytest.mark.serial]
 
 SRV = "mechanism_model_msgs/srv/ExecuteTrajectory"
 

@@ -36,7 +36,7 @@ from ros.dds_helpers import configure_this_process, wait_for
 from ros.watchdog_timing import LIMIT
 from system.test_rover_launch import active_controllers, collision_pythonpath, launch_doc_command
 
-pytestmark = [pytest.mark.ros, pytest.mark.slow]
+pytestmark = [pytest.mark.ros, pytest.mark.slow, pytest.mark.serial]
 
 MODEL = "curiosity/curiosity_rover.xml"
 MECH = load_model(model_path(MODEL))

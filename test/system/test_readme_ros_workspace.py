@@ -132,9 +132,10 @@ def test_every_rosdep_key_of_the_packages_resolves_offline():
 
 
 def _user_env(home) -> dict:
-    """A ROS 2 user's shell before sourcing: HOME ``home``, no ROS, colcon or venv variables, and ``python3``
-    on PATH the interpreter ROS is built for (directories holding another ``python3``, such as pyenv's shims
-    or this test's venv, left out); loopback Cyclone DDS in a test domain for the ``ros2`` commands."""
+    """A ROS 2 user's shell before sourcing: HOME ``home`` (git's global settings still the real HOME's), no ROS,
+    colcon or venv variables, and ``python3`` on PATH the interpreter ROS is built for (directories holding
+    another ``python3``, such as pyenv's shims or this test's venv, left out); loopback Cyclone DDS in a test
+    domain for the ``ros2`` commands."""
     drop = ("AMENT_PREFIX_PATH", "COLCON_PREFIX_PATH", "CMAKE_PREFIX_PATH", "PYTHONPATH", "LD_LIBRARY_PATH",
             "VIRTUAL_ENV", "PYTHONHOME", "ROS_DISTRO", "ROS_VERSION", "ROS_PYTHON_VERSION")
     env = {k: v for k, v in os.environ.items() if k not in drop and not k.startswith(("ROS_", "CYCLONEDDS"))}
@@ -144,6 +145,9 @@ def _user_env(home) -> dict:
         exe = os.path.join(d, "python3")
         if d and (not os.path.exists(exe) or os.path.realpath(exe) == ros_python):
             keep.append(d)
+    own = os.path.join(os.path.expanduser("~"), ".gitconfig")
+    if os.path.isfile(own) and "GIT_CONFIG_GLOBAL" not in env:
+        env["GIT_CONFIG_GLOBAL"] = own       # git's settings (safe.directory ...) stay those of the real HOME
     env.update(HOME=str(home), PATH=os.pathsep.join(keep), ROS_DOMAIN_ID=str(ros_env.domain()),
                RMW_IMPLEMENTATION="rmw_cyclonedds_cpp", CYCLONEDDS_URI=LOOPBACK_URI, ROS_LOCALHOST_ONLY="0",
                RCUTILS_COLORIZED_OUTPUT="0", ROS_LOG_DIR=str(home / "ros_log"))

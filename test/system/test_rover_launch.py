@@ -38,7 +38,7 @@ from ros import ros_env
 from ros.dds_helpers import configure_this_process, start_serve, stop, wait_for
 from system import rviz_shots
 
-pytestmark = [pytest.mark.ros, pytest.mark.rclpy, pytest.mark.slow]
+pytestmark = [pytest.mark.ros, pytest.mark.rclpy, pytest.mark.slow, pytest.mark.serial]
 
 MODEL = "rocky8/rocky8_rover.xml"
 CONTROLLERS = ["joint_state_broadcaster", "steering_controller", "wheel_controller", "mast_controller",

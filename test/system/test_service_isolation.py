@@ -10,7 +10,7 @@ import pytest
 from ros.dds_helpers import configure_this_process, unique_domain_id, wait_for
 from system.serving import TRANSPORTS, Server
 
-pytestmark = pytest.mark.ros
+pytestmark = [pytest.mark.ros, pytest.mark.serial]
 
 SERVER_BUSY, TIMED_OUT, NO_IK_SOLUTION = -50, -6, -31
 

@@ -17,7 +17,7 @@ from mechanism_model_core.library import default_model_path
 from ros.dds_helpers import configure_this_process, unique_domain_id, wait_for
 from system.serving import TRANSPORTS, Server
 
-pytestmark = [pytest.mark.ros, pytest.mark.slow]
+pytestmark = [pytest.mark.ros, pytest.mark.slow, pytest.mark.serial]
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SECONDS = 3.0

@@ -18,7 +18,7 @@ from mechanism_model_core.library import default_model_path
 
 from ros.dds_helpers import configure_this_process, start_serve, stop, unique_domain_id, wait_for
 
-pytestmark = [pytest.mark.ros, pytest.mark.slow]
+pytestmark = [pytest.mark.ros, pytest.mark.slow, pytest.mark.serial]
 
 RATE = 500.0
 SECONDS = 10.0
