@@ -9,7 +9,6 @@ import mechanism_model_core as mm
 from mechanism_model_core.library import model_path
 from mechanism_model_core.io.mobility_yaml import load_mobility
 from mechanism_model_core.locomotion.mobility import MobilityError, mobility_for, propose_mobility
-from mechanism_model_core.locomotion.planar_motion import integrate_planar
 from mechanism_model_core.locomotion.wheeled import (Odometry, WheeledLocomotorModel, arc_twist, crab_twist,
                                                      icr_twist, integrate_planar, point_turn_twist)
 from mechanism_model_core.terrain import HeightField, Plane, TriangleMesh
