@@ -121,8 +121,6 @@ def run_nodes(argv=None, nodes=NODE_NAMES, prog: str = "mechanism-model serve",
                         format="[%(levelname)s] [%(name)s] %(message)s")
     log = logging.getLogger("mechanism_model_ros.serve")
 
-
-
     try:
         parameters = {name: _parameters(args, name) for name in nodes}
     except ValueError as exc:           # a missing or malformed --params-file, a bad -p
