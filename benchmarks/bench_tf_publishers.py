@@ -14,14 +14,16 @@ DDS domain of its own, and per scenario:
 The sender (this script, ``--role sender``) publishes every moving, non-mimic joint of our URDF export of the
 default rover (28) over Cyclone, stamped with its send time (``time.time_ns``), its serialized message patched
 in place so that it costs a few microseconds; it runs 1 s of warm-up first (not counted). The listener
-(``--role listener``) takes /tf samples raw and reads only the stamp of the first transform and its arrival
-time, so that it does not measure itself. The publisher's CPU time (user + system of the process tree, from
-/proc) over the counted window is divided by the messages sent (CPU per input) and by its /tf messages (CPU
-per update). Medians and percentiles are over every message of the window; a message whose state never
-arrived counts as unanswered.
+(``--role listener``) takes /tf samples raw and reads only the stamp of the first transform, its arrival
+time and its DDS source timestamp (the publisher's write), so that it does not measure itself and a delay is
+told apart: in the publisher (staleness at its write) or in delivery (the transport, the listener). The
+publisher's CPU time (user + system of the process tree, from /proc) over the counted window is divided by the
+messages sent (CPU per input) and by its /tf messages (CPU per update). Medians and percentiles are over every
+message of the window; a message whose state never arrived counts as unanswered.
 
     python benchmarks/bench_tf_publishers.py                        # ~2 min; rewrites its BENCHMARKS.md section
     python benchmarks/bench_tf_publishers.py --who rsp cyclone --scenarios 2kHz --seconds 3 --no-write
+    python benchmarks/bench_tf_publishers.py --realtime --no-write    # on a shared machine (root): see --help
 
 Needs ROS 2 (test/ros/ros_env.py); a distribution that is missing is left out. Targets (issue 24): staleness
 p99 <= 5 ms at 1 kHz with stalls and at steady 2 kHz, on both transports and on Jazzy; CPU per input within 2x
@@ -32,8 +34,10 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import gc
 import json
 import os
+import shutil
 import struct
 import subprocess
 import sys
@@ -92,6 +96,13 @@ def cpu_seconds(pid: int) -> float:
     return total
 
 
+def _quiet_collector() -> None:
+    """The sender and the listener are instruments: no full collection of their start-up heap (tens of ms) may
+    pause them while they measure (as serve does for the publisher, ``freeze_start_up_heap``)."""
+    gc.collect()
+    gc.freeze()
+
+
 class _Slot:
     """One element of a list as an attribute (what NumericTemplate patches)."""
 
@@ -119,20 +130,23 @@ def role_sender(domain, names, rate, stall_every, stall_len, seconds, out, marke
     tpl = pub.numeric_template(msg, {"sec": ("i4", [(msg.header.stamp, "sec")]),
                                      "nanosec": ("u4", [(msg.header.stamp, "nanosec")]),
                                      "position": ("f8", [(s, "v") for s in slots])})
+    _quiet_collector()
     end = time.monotonic() + 60
     while not pub.subscription_count and time.monotonic() < end:
         time.sleep(0.05)
-    sent = []
+    sent, late = [], []
     n_warm, n = int(WARMUP * rate), int(seconds * rate)
     pos = np.zeros(len(names))
     t0 = time.perf_counter()
     next_stall = t0 + WARMUP + stall_every if stall_every else None
+    stall_end = t0
     for i in range(n_warm + n):
         if i == n_warm:
             open(marker, "w").close()
         target = t0 + i / rate
         if next_stall is not None and target >= next_stall:
             time.sleep(stall_len)                         # the stall; then the missed messages go out at once
+            stall_end = time.perf_counter()
             next_stall += stall_every
         delay = target - time.perf_counter()
         if delay > 0:
@@ -142,7 +156,9 @@ def role_sender(domain, names, rate, stall_every, stall_len, seconds, out, marke
         tpl.publish({"sec": [ns // 10**9], "nanosec": [ns % 10**9], "position": pos})
         if i >= n_warm:
             sent.append(ns)
-    np.save(out, np.array(sent, dtype=np.int64))
+            # the sender's own lateness, not planned (a stall's missed messages are due when it ends)
+            late.append(int((time.perf_counter() - max(target, stall_end)) * 1e9))
+    np.save(out, np.array([sent, late], dtype=np.int64))
     node.close()
     ctx.close()
 
@@ -162,6 +178,7 @@ def role_listener(domain, out, done):
     ws = WaitSet(ctx.participant)
     ws.attach(ReadCondition(reader, _ANY))
     rec = []
+    _quiet_collector()
     quiet_since = done_at = None
     while True:
         ws.wait(duration(milliseconds=50))
@@ -173,7 +190,7 @@ def role_listener(domain, out, done):
                 if not info.valid_data or len(data) < 16 or struct.unpack_from("<I", data, 4)[0] == 0:
                     continue
                 sec, nsec = struct.unpack_from("<iI", data, 8)      # first transform's header.stamp (CDR LE)
-                rec.append((now, sec * 10**9 + nsec))
+                rec.append((now, sec * 10**9 + nsec, info.source_timestamp))
         else:
             quiet_since = quiet_since or time.monotonic()
         if done_at is None and os.path.exists(done):
@@ -182,7 +199,7 @@ def role_listener(domain, out, done):
         if done_at is not None and ((quiet_since and time.monotonic() - quiet_since > 0.5)
                                     or time.monotonic() - done_at > 3.0):
             break
-    np.save(out, np.array(rec, dtype=np.int64).reshape(-1, 2))
+    np.save(out, np.array(rec, dtype=np.int64).reshape(-1, 3))
     os._exit(0)
 
 
@@ -225,11 +242,14 @@ def run_one(who, domain, pid, names, scenario, seconds, work):
     except subprocess.TimeoutExpired:
         listener.kill()
         raise
-    sent = np.load(files["sent.npy"])
+    sent, late = np.load(files["sent.npy"])
     tf = np.load(files["tf.npy"])
     window = tf[(tf[:, 1] >= sent[0]) & (tf[:, 0] <= sent[-1] + 2 * 10**9)] if len(tf) else tf
     st = staleness_ms(sent, tf)
     ok = st[np.isfinite(st)]
+    at_write = staleness_ms(sent, tf[:, [2, 1]])        # to the publisher's write of that /tf (its source time)
+    at_write = at_write[np.isfinite(at_write)]
+    delivery = (window[:, 0] - window[:, 2]) * 1e-6 if len(window) else np.zeros(1)
     stamps = tf[:, 1] if len(tf) else np.zeros(0, dtype=np.int64)
     backwards = int(np.sum(np.diff(stamps) < 0)) if len(stamps) > 1 else 0
     cpu = cpu1 - cpu0
@@ -237,7 +257,11 @@ def run_one(who, domain, pid, names, scenario, seconds, work):
             "p99": float(np.percentile(ok, 99)) if len(ok) else float("nan"),
             "max": float(ok.max()) if len(ok) else float("nan"), "inputs": len(sent), "updates": len(window),
             "cpu_per_input": cpu / len(sent) * 1e3, "cpu_per_update": cpu / max(1, len(window)) * 1e3,
-            "backwards": backwards}
+            "backwards": backwards,
+            "p99_at_write": float(np.percentile(at_write, 99)) if len(at_write) else float("nan"),
+            "max_at_write": float(at_write.max()) if len(at_write) else float("nan"),
+            "delivery_p99": float(np.percentile(delivery, 99)), "delivery_max": float(delivery.max()),
+            "sender_late_max": float(late.max()) * 1e-6, "sender_late_2ms": int(np.sum(late > 2_000_000))}
 
 
 def start_publisher(who, d, urdf_path, params):
@@ -262,6 +286,10 @@ def main():
     ap.add_argument("--who", nargs="+", choices=list(PUBLISHERS), default=list(PUBLISHERS))
     ap.add_argument("--no-write", action="store_true", help="do not rewrite BENCHMARKS.md")
     ap.add_argument("--json", help="also write the figures to this file")
+    ap.add_argument("--realtime", action="store_true",
+                    help="run every process of the benchmark (publishers, sender, listener) at real-time priority "
+                         "(SCHED_RR 1; needs root or CAP_SYS_NICE) so that other work on a shared machine does not "
+                         "preempt them; staleness then shows the publishers' own delays, not the machine's load")
     # the child processes' roles
     ap.add_argument("--role", choices=["sender", "listener"], help=argparse.SUPPRESS)
     ap.add_argument("--domain", type=int, help=argparse.SUPPRESS)
@@ -278,6 +306,12 @@ def main():
                            args.seconds, args.out, args.marker)
     if args.role == "listener":
         return role_listener(args.domain, args.out, args.done)
+
+    if args.realtime:       # inherited by every process started from here
+        try:
+            os.sched_setscheduler(0, os.SCHED_RR, os.sched_param(1))
+        except (AttributeError, PermissionError) as exc:
+            ap.error(f"--realtime: cannot set SCHED_RR ({exc}); run as root or with CAP_SYS_NICE")
 
     from lxml import etree
     from mechanism_model_core import load_model
@@ -296,6 +330,15 @@ def main():
                                                                       "publish_frequency": 1000.0}}}, fh)
     load0 = os.getloadavg()[0]
     rows = {}
+    try:
+        run_all(args, rows, moving, urdf_path, params, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    load1 = os.getloadavg()[0]
+    report(args, rows, moving, load0, load1)
+
+
+def run_all(args, rows, moving, urdf_path, params, work):
     for who in args.who:
         distro = "humble" if who in ("rsp", "cyclone") else who.split("-")[1]
         if who != "cyclone" and not ros_env.available(distro):
@@ -311,15 +354,21 @@ def main():
                 print(f"{PUBLISHERS[who]:38s} {sc:12s} answered {100 * r['answered']:5.1f} %  median "
                       f"{r['median']:6.2f} ms  p99 {r['p99']:7.2f} ms  max {r['max']:7.2f} ms  CPU/input "
                       f"{r['cpu_per_input']:.3f} ms  CPU/update {r['cpu_per_update']:.3f} ms  updates/input "
-                      f"{r['updates'] / r['inputs']:.2f}  stamps back {r['backwards']}", flush=True)
+                      f"{r['updates'] / r['inputs']:.2f}  stamps back {r['backwards']}\n{'':51s}at the publisher's "
+                      f"write: p99 {r['p99_at_write']:.2f} ms, max {r['max_at_write']:.1f} ms; delivery to the "
+                      f"listener p99 {r['delivery_p99']:.2f} ms, max {r['delivery_max']:.1f} ms; sender late by "
+                      f"> 2 ms {r['sender_late_2ms']} times, at most {r['sender_late_max']:.1f} ms", flush=True)
         finally:
             stopper()
-    load1 = os.getloadavg()[0]
+
+
+def report(args, rows, moving, load0, load1):
     if args.json:
         with open(args.json, "w") as fh:
             json.dump({f"{w}|{s}": r for (w, s), r in rows.items()}, fh, indent=1)
-    lines = ["| publisher | scenario | answered | staleness median | p99 | max | CPU per input | CPU per update | "
-             "/tf per input | stamps back |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    lines = ["| publisher | scenario | answered | staleness median | p99 | max | p99 at write | delivery p99 (max) | "
+             "sender late > 2 ms | CPU per input | CPU per update | /tf per input | stamps back |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for (who, sc), r in rows.items():
         base = rows.get(("rsp", sc))
         ratio = ratio_u = ""
@@ -327,7 +376,9 @@ def main():
             ratio = f" ({r['cpu_per_input'] / base['cpu_per_input']:.1f}x rsp)"
             ratio_u = f" ({r['cpu_per_update'] / base['cpu_per_update']:.1f}x rsp)"
         lines.append(f"| {PUBLISHERS[who]} | {sc} | {100 * r['answered']:.1f} % | {r['median']:.2f} ms | "
-                     f"{r['p99']:.2f} ms | {r['max']:.1f} ms | {r['cpu_per_input']:.3f} ms{ratio} | "
+                     f"{r['p99']:.2f} ms | {r['max']:.1f} ms | {r['p99_at_write']:.2f} ms | "
+                     f"{r['delivery_p99']:.2f} ms ({r['delivery_max']:.1f} ms) | {r['sender_late_2ms']} "
+                     f"({r['sender_late_max']:.1f} ms) | {r['cpu_per_input']:.3f} ms{ratio} | "
                      f"{r['cpu_per_update']:.3f} ms{ratio_u} | {r['updates'] / r['inputs']:.2f} | {r['backwards']} |")
     targets = []
     for who in ("cyclone", "rclpy-humble", "rclpy-jazzy"):
@@ -348,14 +399,20 @@ def main():
                            f"{'met' if ok else 'NOT met'}{cpu}")
     table = "\n".join(lines)
     cores = os.cpu_count() or 1
+    rt = ", every process at real-time priority (--realtime)" if args.realtime else ""
     print(f"\n{len(moving)} joints per message, {args.seconds:g} s per scenario, load average {load0:.1f} at the "
-          f"start, {load1:.1f} at the end\n\n{table}\n\n" + "\n".join(targets))
+          f"start, {load1:.1f} at the end{rt}\n\n{table}\n\n" + "\n".join(targets))
     if args.no_write:
         return
     from common import replace_marked_section
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     loaded = ""
-    if max(load0, load1) > cores:
+    if args.realtime:
+        loaded = (f"\n\nEvery process of the benchmark (publishers, sender, listener) ran at real-time priority "
+                  f"(`--realtime`, SCHED_RR 1), so the other work on the machine (load average up to "
+                  f"{max(load0, load1):.1f} on {cores} cores) did not preempt them; CPU figures still include the "
+                  f"cache contention of a loaded machine.")
+    elif max(load0, load1) > cores:
         loaded = (f"\n\nThe machine was loaded while this ran (load average up to {max(load0, load1):.1f} on {cores} "
                   f"cores): staleness includes each process's wait for a core (sender, publisher and listener "
                   f"alike). CPU time is less distorted, but how many inputs one /tf update merges (the /tf per input "
@@ -371,8 +428,14 @@ domain, fed the same `joint_states` (our URDF export of the default rover: {len(
 by a sender process, /tf read by a listener process (raw samples: only the first stamp is read, so that it does
 not measure itself). **Staleness**: from a joint_states publication to the arrival of the first /tf update whose
 state includes it (its stamp or a later one). Scenarios: 1 kHz with a 20 ms sender stall every 0.5 s (then the
-missed messages at once: a controller catching up), steady 2 kHz, and 2 kHz with stalls. CPU: user + system time
-of the publisher's process tree over the counted window, per input message and per /tf update. Run:
+missed messages at once: a controller catching up), steady 2 kHz, and 2 kHz with stalls. Where a delay arises:
+**p99 at write** is the staleness to the publisher's write of that /tf (its DDS source timestamp), **delivery**
+from that write to the listener's take (the transport and the listener: a late listener shows here, not in the
+publisher's figure), **sender late** counts the sender's own unplanned delays (after its planned stalls) and
+the longest (its messages are stamped when sent, so they do not add to staleness; they bunch up the input).
+The sender and the listener freeze their start-up heap (no full garbage collection while they measure), as
+`serve` does. CPU: user + system time of the publisher's process tree over the counted window, per input
+message and per /tf update. Run:
 `python benchmarks/bench_tf_publishers.py` (about 2 minutes).
 
 Measured {now} on a {cores}-core machine shared with other work (load average {load0:.1f} at the start,

@@ -22,7 +22,7 @@ Terrains
     Any triangle soup seen from above: the height at ``(x, y)`` is that of the highest triangle the
     vertical line through the point crosses (vertical faces never answer, so steps and boxes are exact).
     ``TriangleMesh.from_trimesh`` / ``from_file`` use the optional ``trimesh`` package
-    (``pip install mechanism_model_core[mesh]``).
+    (:func:`~.extras.install_hint` ``('mesh')``).
 
 Contacts
 --------
@@ -43,6 +43,7 @@ import numpy as np
 
 from .errors import InvalidConfiguration
 from .spatial import wrap_angle
+from .extras import install_hint
 
 __all__ = ["Contact", "Terrain", "Plane", "HeightField", "TriangleMesh"]
 
@@ -495,7 +496,7 @@ class TriangleMesh(Terrain):
         try:
             import trimesh
         except ImportError as exc:  # pragma: no cover - depends on the environment
-            raise ImportError("TriangleMesh.from_file needs trimesh: pip install mechanism_model_core[mesh]") from exc
+            raise ImportError(f"TriangleMesh.from_file needs trimesh: {install_hint('mesh')}") from exc
         mesh = trimesh.load(str(path), force="mesh")
         return cls.from_trimesh(mesh, **kw)
 

@@ -48,6 +48,7 @@ import numpy as np
 from mechanism_model_core import forward_kinematics
 from mechanism_model_core.collision import coal_backend
 from mechanism_model_core.errors import InvalidConfiguration, MechanismModelError, ModelStructureError
+from mechanism_model_core.extras import install_hint
 
 from . import markers
 from .conversions import fill_joint_state
@@ -152,9 +153,8 @@ class CartesianPathService:
                 coal_backend.coal()   # the collision extra, imported on first use
             except ImportError:
                 raise RequestError(ErrorCodes.FAILURE, "avoid_collisions: collision checking is not available "
-                                                       "in this installation (pip install "
-                                                       "'mechanism_model_core[collision]', or send avoid_collisions "
-                                                       "false)") from None
+                                                       f"in this installation ({install_hint('collision')}, or send "
+                                                       "avoid_collisions false)") from None
         # waypoints in the chain's base frame (the reference frame's pose at the start state)
         fk = forward_kinematics(m, q_full)
         T_base_ref = np.linalg.inv(fk.pose(arm.base)) @ (fk.pose(ref) if ref else fk.pose(arm.base))

@@ -54,7 +54,6 @@ def receive_robot_description(transport, topic: str = "/robot_description", time
     :class:`TimeoutError` naming the topic when none comes."""
     import threading
 
-
     got: list = []
     arrived = threading.Event()
 

@@ -14,5 +14,5 @@ def require(module: str, extra: str):
         return importlib.import_module(module)
     except ImportError as e:
         if os.environ.get("CI") and not os.environ.get("MM_OLDEST_DEPS"):
-            pytest.fail(f"{module} is missing in the main CI run (pip install mechanism_model_core[{extra}]): {e}")
+            pytest.fail(f"{module} is missing in the main CI run (pip install './mechanism_model_core[{extra}]'): {e}")
         pytest.skip(f"{module} not installed (mechanism_model_core[{extra}])", allow_module_level=True)

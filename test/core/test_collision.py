@@ -4,9 +4,13 @@ hostile shape input (ModelFileError naming file and line)."""
 
 from __future__ import annotations
 
+import concurrent.futures
+import gc
 import math
 import os
 import struct
+import threading
+import weakref
 
 import numpy as np
 import pytest
@@ -27,6 +31,7 @@ from mechanism_model_core.collision import (Box, CollisionMatrix, CollisionModel
                                             Obstacle, collision_model, collisions, distance,
                                             generate_collision_matrix, in_collision, minimum_distance,
                                             read_srdf)
+from mechanism_model_core.collision import scene  # noqa: E402
 from mechanism_model_core.collision.queries import _pair_hits  # noqa: E402
 
 DATA = os.path.join(os.path.dirname(__file__), "..", "data", "robots")
@@ -238,6 +243,35 @@ def test_fast_verdicts_equal_the_contact_search():
             assert [in_collision(m, q, **kw) for q in Q] == expect, kw
             if (kw.get("self_collision") is False) if m is rover else ("environment" not in kw):
                 assert 0 < sum(expect) < len(Q), kw          # both verdicts exercised
+
+
+def test_threads_each_get_their_own_environment_data_and_the_same_verdicts():
+    """The coal data of an environment is per thread (coal objects are not shared): four threads querying
+    one environment at once give the verdicts of one thread, each thread's data is its own, and a thread's
+    data goes with it (no map keyed by thread id keeps it)."""
+    rover = load_model(model_path("rocky8/rocky8_rover.xml"))
+    env = Environment([Obstacle.ground_plane(height=-0.02), Obstacle.box("rock", (0.3, 0.3, 0.3),
+                                                                         translation(1.0, 0.0, 0.2))])
+    Q = rover.random_configuration(5, size=24)
+    expect = [in_collision(rover, q, environment=env, self_collision=False) for q in Q]
+    assert 0 < sum(expect) < len(Q)
+    seen, start = [], threading.Barrier(4)
+
+    def run(_):
+        start.wait(timeout=60)
+        got = [in_collision(rover, q, environment=env, self_collision=False) for q in Q]
+        seen.append(id(scene._environment_data(env)))
+        return got
+
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        assert all(got == expect for got in pool.map(run, range(4)))
+    assert len(set(seen)) == 4
+    refs = []
+    worker = threading.Thread(target=lambda: refs.append(weakref.ref(scene._environment_data(env))))
+    worker.start()
+    worker.join()
+    gc.collect()
+    assert refs and refs[0]() is None, "a finished thread's environment data is still alive"
 
 
 # ---------------------------------------------------------------------------------------------- shape trees
@@ -540,7 +574,8 @@ def test_missing_coal_says_what_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "coal", None)
     monkeypatch.setattr(coal_backend, "_coal", None)
     monkeypatch.setattr(cmodel, "_local", __import__("threading").local())
-    with pytest.raises(ImportError, match=r"pip install 'mechanism_model_core\[collision\]'"):
+    with pytest.raises(ImportError, match=r"needs coal: pip install coal \(the 'collision' extra; from a source checkout: "
+                                          r"pip install '\./mechanism_model_core\[collision\]'\)"):
         in_collision(m, q_of((3, 0, 0)))
 
 

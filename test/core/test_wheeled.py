@@ -557,3 +557,15 @@ def test_cli_prints_and_proposes_mobility_that_loads_back(tmp_path, capsys):
     out = tmp_path / "r8_mobility.yaml"
     assert main(["mobility", "rocky8/rocky8_rover.xml", "--format", "yaml", "-o", str(out)]) == 0
     assert load_mobility(out).to_dict() == ref
+
+
+def test_integrate_planar_wraps_yaw_as_the_package_does():
+    """The yaw after a step lies in [-pi, pi) (``spatial.wrap_angle``'s convention: pi itself is -pi) and
+    equals the start yaw plus wz dt modulo 2 pi."""
+    assert integrate_planar((0.0, 0.0, math.pi - 0.25), (0.0, 0.0, 0.5), 0.5)[2] == -math.pi
+    rng = np.random.default_rng(7)
+    for th, wz, dt in zip(rng.uniform(-10, 10, 200), rng.uniform(-5, 5, 200), rng.uniform(0, 3, 200)):
+        yaw = integrate_planar((0.0, 0.0, th), (0.3, -0.1, wz), dt)[2]
+        assert -math.pi <= yaw < math.pi
+        d = (yaw - (th + wz * dt)) / (2 * math.pi)
+        assert abs(d - round(d)) < 1e-12

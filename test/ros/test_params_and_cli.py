@@ -153,3 +153,33 @@ def test_serve_with_a_bad_override_says_so(capsys):
     from mechanism_model_ros.serve import main
     assert main(["-p", "ik_timeout:=[1,", "--transport", "cyclone", "--duration", "0.1"]) == 2
     assert "not valid YAML" in capsys.readouterr().err
+
+
+def test_serve_freezes_its_start_up_heap_once_the_nodes_run(monkeypatch):
+    """What start-up made (modules, the model, the nodes) is out of the cyclic collector's reach while the nodes
+    serve, so a full collection scans only what was made since (a 20-30 ms pause over the whole heap before)."""
+    import gc
+
+    from mechanism_model_ros import serve
+    from ros.dds_helpers import LOOPBACK_URI
+    monkeypatch.setenv("ROS_DOMAIN_ID", str(unique_domain_id()))
+    monkeypatch.setenv("CYCLONEDDS_URI", LOOPBACK_URI)
+    for k in ("ROS_AUTOMATIC_DISCOVERY_RANGE", "ROS_LOCALHOST_ONLY", "ROS_STATIC_PEERS"):
+        monkeypatch.delenv(k, raising=False)
+    seen = []
+
+    def freeze():
+        publishers = [o for o in gc.get_objects() if type(o).__name__ == "StatePublisher"]
+        real()
+        seen.append((len(publishers), gc.get_freeze_count(), len(gc.get_objects())))
+    real = serve.freeze_start_up_heap
+    monkeypatch.setattr(serve, "freeze_start_up_heap", freeze)
+    try:
+        assert serve.main(["--transport", "cyclone", "--nodes", "state_publisher", "--duration", "0.2",
+                           "--status-period", "0"]) == 0
+    finally:
+        gc.unfreeze()           # this test process goes on collecting as before
+    assert len(seen) == 1, seen
+    nodes, frozen, left = seen[0]
+    assert nodes == 1                   # frozen once the node was made, not before
+    assert frozen > 10 * max(left, 1), seen

@@ -39,7 +39,6 @@ def _from_topic(topic: str, timeout: float):
     """The mechanism of the URDF on ``topic`` (through ``mechanism_model_ros``: the core imports no ROS)."""
     import importlib
 
-
     try:
         fetch = importlib.import_module("mechanism_model_ros.client_cli").fetch_robot_description
     except ImportError as exc:

@@ -10,6 +10,7 @@ from .common import CommandError, load, model_arg
 from ..io.mobility_xml import mobility_element
 from ..locomotion.mobility import mobility_for, propose_mobility
 from ..locomotion.wheeled import WheeledLocomotorModel
+from ..extras import install_hint
 
 
 def add_parser(subparsers):
@@ -41,7 +42,7 @@ def run(args) -> int:
         try:
             import yaml
         except ImportError:
-            raise CommandError("--format yaml needs PyYAML: pip install mechanism_model_core[yaml]") from None
+            raise CommandError(f"--format yaml needs PyYAML: {install_hint('yaml')}") from None
         text = f"# mobility of {mech.name} (models/README.md, \"Mobility\"); SI units, radians\n" + \
             yaml.safe_dump({"mobility": d}, sort_keys=False)
     else:

@@ -10,8 +10,7 @@
   configuration or a batch);
 * :mod:`.constraint` -- a minimum-distance constraint for IK and ``solve_ik(avoid_collisions=True)``.
 
-Everything that touches geometry uses ``coal`` (optional extra: ``pip install
-'mechanism_model_core[collision]'``), imported on the first query; importing this package needs only numpy.
+Everything that touches geometry uses ``coal`` (optional extra ``collision``: ``pip install coal``), imported on the first query; importing this package needs only numpy.
 """
 
 from .environment import Environment, Obstacle, terrain_obstacle

@@ -1,6 +1,7 @@
 """The bridge to ``coal`` (the collision library behind Pinocchio: GJK/EPA, BVH meshes, height fields).
 
-``coal`` is an optional extra, imported on first use: ``pip install 'mechanism_model_core[collision]'``.
+``coal`` is an optional extra, imported on first use: ``pip install coal`` (the ``collision``
+extra).
 """
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import shapes as S
+from ..extras import install_hint
 
 _coal = None
 
@@ -19,8 +21,7 @@ def coal():
         try:
             import coal as _c
         except ImportError:
-            raise ImportError("collision checking needs coal: pip install 'mechanism_model_core[collision]'") \
-                from None
+            raise ImportError(f"collision checking needs coal: {install_hint('collision')}") from None
         _coal = _c
     return _coal
 

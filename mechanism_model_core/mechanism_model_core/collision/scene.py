@@ -235,14 +235,16 @@ def _tree_distance(sc: _Scene, ra, rb, resolution: str, best):
 
 
 # ---------------------------------------------------------------------------------------------- setup
-_env_data = {}
+_env_data = threading.local()
 
 
 def _environment_data(env):
-    key = threading.get_ident()
-    cache = _env_data.get(key)
+    """The coal data of ``env`` for this thread (coal objects are not shared between threads), built once per
+    environment and thread, and dropped with either (a dict keyed by thread id kept one entry per thread ever
+    started)."""
+    cache = getattr(_env_data, "d", None)
     if cache is None:
-        cache = _env_data[key] = weakref.WeakKeyDictionary()
+        cache = _env_data.d = weakref.WeakKeyDictionary()
     d = cache.get(env)
     if d is None:
         d = cache[env] = EnvironmentData(env)

@@ -167,7 +167,6 @@ def to_claraty_xml(mechanism: Mechanism, motor_groups=None) -> str:
     """
     from lxml import etree
 
-
     m = mechanism
     root = etree.Element("Mechanism_Model", name=m.name or "mechanism", version="1.0", ground=m.ground)
     root.append(etree.Comment(" written by mechanism_model_core (CLARAty Mechanism Model XML, corrected "

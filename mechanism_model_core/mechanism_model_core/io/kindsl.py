@@ -1,7 +1,7 @@
 """RobCoGen Kinematics-DSL (KinDSL) import.
 
 The grammar is ``kindsl.lark`` next to this module, parsed with lark (an optional dependency:
-``pip install mechanism_model_core[kindsl]``). What a file means (RobCoGen's documentation):
+``pip install lark``). What a file means (RobCoGen's documentation):
 
 * ``RobotBase`` is the base link. A fixed base becomes the ground body (named like the base); a
   ``RobotBase <name> floating`` hangs from a new ground body ``world`` by a 6-DOF floating joint named
@@ -42,6 +42,7 @@ from .. import spatial
 from . import limits, validation
 from ..expressions import CONSTANTS, FUNCTIONS
 from .safe_xml import read_limited
+from ..extras import install_hint
 
 GRAMMAR_PATH = os.path.join(os.path.dirname(__file__), "kindsl.lark")
 MAX_BYTES = 4 * 1024 * 1024
@@ -56,8 +57,8 @@ def _parser():
         try:
             import lark
         except ImportError:
-            raise ModelFileError("reading KinDSL files needs the 'lark' package "
-                                 "(pip install 'mechanism_model_core[kindsl]' or pip install lark)") from None
+            raise ModelFileError(f"reading KinDSL files needs the 'lark' package: {install_hint('kindsl')}") \
+                from None
         with open(GRAMMAR_PATH, encoding="utf-8") as fh:
             _PARSER = lark.Lark(fh.read(), parser="lalr", propagate_positions=True, maybe_placeholders=False)
     return _PARSER

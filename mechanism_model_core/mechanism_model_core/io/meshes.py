@@ -24,6 +24,7 @@ import numpy as np
 from ..errors import ModelFileError
 from ..shapes import ConvexHull, MeshFile, TriangleMesh
 from .packages import package_dirs, where_looked
+from ..extras import install_hint
 
 #: Meshes with more triangles than this are refused (a bounding shape should be coarse).
 MAX_TRIANGLES = 200_000
@@ -90,8 +91,7 @@ def _trimesh():
     try:
         import trimesh
     except ImportError:
-        raise ImportError("reading mesh files needs trimesh: pip install 'mechanism_model_core[mesh]'") \
-            from None
+        raise ImportError(f"reading mesh files needs trimesh: {install_hint('mesh')}") from None
     return trimesh
 
 

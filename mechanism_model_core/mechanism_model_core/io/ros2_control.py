@@ -37,6 +37,7 @@ from ..joints import JointType
 from ..locomotion.motor_group import CommandInterface, ControllerKind, MotorGroups
 from .safe_xml import parse_bytes
 from .urdf import to_urdf
+from ..extras import install_hint
 
 MOCK = "mock_components/GenericSystem"
 #: the suite's forward command controller with a command watchdog (package mechanism_model_controllers)
@@ -175,8 +176,7 @@ def _yaml(doc) -> str:
     try:
         import yaml
     except ImportError:
-        raise MechanismModelError("writing the controller YAML needs PyYAML: pip install "
-                                  "'mechanism_model_core[yaml]'") from None
+        raise MechanismModelError(f"writing the controller YAML needs PyYAML: {install_hint('yaml')}") from None
 
     class Quoted(yaml.SafeDumper):
         pass

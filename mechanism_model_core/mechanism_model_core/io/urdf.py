@@ -413,7 +413,6 @@ class _Reader:
             reaches_root.update(path)
         root_link = roots[0]
 
-
         robot_name = name or root.get("name") or "robot"
         specs: list[BodySpec] = []
         if root_joint is None:

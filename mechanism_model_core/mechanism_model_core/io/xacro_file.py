@@ -25,6 +25,7 @@ from ..errors import ModelFileError
 from . import packages
 from .safe_xml import _refuse_entity_declarations, read_limited
 from .urdf import loads_urdf
+from ..extras import install_hint
 
 _lock = threading.Lock()     # xacro keeps its state in module globals
 
@@ -34,8 +35,7 @@ def _xacro():
         import xacro
         import xacro.substitution_args
     except ImportError:
-        raise ModelFileError("reading xacro files needs the xacro package: pip install "
-                             "'mechanism_model_core[xacro]'") from None
+        raise ModelFileError(f"reading xacro files needs the xacro package: {install_hint('xacro')}") from None
     return xacro
 
 

@@ -16,6 +16,7 @@ import re
 
 from ..errors import ModelFileError, UnsafeModelFileError
 from .safe_xml import read_limited
+from ..extras import install_hint
 
 #: Deepest nesting of mappings and sequences a YAML model file may have (a height field needs 4).
 MAX_DEPTH = 64
@@ -42,8 +43,7 @@ def _yaml(what: str, path: str):
     try:
         import yaml
     except ImportError:
-        raise ModelFileError(f"reading {what} needs PyYAML: pip install 'mechanism_model_core[yaml]'",
-                             path) from None
+        raise ModelFileError(f"reading {what} needs PyYAML: {install_hint('yaml')}", path) from None
     return yaml
 
 

@@ -133,7 +133,7 @@ def cartesian_path(arm, waypoints, q_start=None, *, tool: str | None = None, max
     with ``environment`` (a :class:`~mechanism_model_core.collision.Environment`), obstacles and terrain
     -- closer than ``collision_margin`` (m); the path stops before the first colliding step (reason
     ``"collision"``, the message naming the bodies), as MoveIt's ``computeCartesianPath`` stops at the
-    first invalid waypoint. Needs the collision extra (``pip install 'mechanism_model_core[collision]'``).
+    first invalid waypoint. Needs the collision extra (``pip install coal``).
     Each step's IK: damped Newton steps from a prediction continuing the previous steps' solutions along
     the segment -- the steps of a segment are solved in blocks of up to 32 at once (batched forward
     kinematics and Jacobians; every configuration confirmed within the tolerances by forward kinematics,

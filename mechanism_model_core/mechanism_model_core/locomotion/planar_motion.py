@@ -41,7 +41,7 @@ def icr_twist(x: float, y: float, rate: float) -> np.ndarray:
 
 def integrate_planar(pose, twist, dt: float) -> np.ndarray:
     """Pose ``(x, y, yaw)`` after moving with the constant body twist ``(vx, vy, wz)`` for ``dt`` seconds
-    (exact: straight lines and circular arcs)."""
+    (exact: straight lines and circular arcs); yaw wrapped to [-pi, pi) (:func:`~..spatial.wrap_angle`)."""
     x, y, th = (float(v) for v in pose)
     vx, vy, wz = (float(v) for v in twist)
     a = wz * dt
@@ -53,7 +53,7 @@ def integrate_planar(pose, twist, dt: float) -> np.ndarray:
         dx = (vx - 0.5 * vy * a) * dt
         dy = (vy + 0.5 * vx * a) * dt
     ct, st = math.cos(th), math.sin(th)
-    return np.array([x + ct * dx - st * dy, y + st * dx + ct * dy, math.atan2(math.sin(th + a), math.cos(th + a))])
+    return np.array([x + ct * dx - st * dy, y + st * dx + ct * dy, wrap_angle(th + a)])
 
 
 class Odometry:

@@ -12,7 +12,7 @@ path parameterization of `toppra <https://github.com/hungpham2511/toppra>`_ (rea
 Pham, IEEE T-RO 2018): the path is a cubic spline through the configurations in a path parameter ``s``, toppra
 finds the fastest ``s(t)`` that keeps every joint's ``|qd| <= vmax`` and ``|qdd| <= amax`` at the grid points,
 and the result is verified on the executed quintics (uniformly slowed down if a sample exceeds a limit between
-grid points). toppra is an optional dependency: ``pip install mechanism_model_core[trajectory]``.
+grid points). toppra is an optional dependency: ``pip install toppra``.
 
 Units: seconds, radians (metres for prismatic joints), rad/s, rad/s^2.
 """
@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import InvalidConfiguration, MechanismModelError
+from ..extras import install_hint
 
 __all__ = ["JointTrajectory", "TrajectoryError", "limit_ratios", "time_parameterize"]
 
@@ -140,8 +141,8 @@ def _import_toppra():
         import toppra.algorithm
         import toppra.constraint
     except ImportError as e:  # pragma: no cover - exercised where the extra is missing
-        raise TrajectoryError("time parameterization needs toppra: pip install mechanism_model_core[trajectory]"
-                              f" ({e})") from None
+        raise TrajectoryError(f"time parameterization needs toppra: {install_hint('trajectory')} ({e})") \
+            from None
     import logging
 
     logging.getLogger("toppra").setLevel(logging.WARNING)

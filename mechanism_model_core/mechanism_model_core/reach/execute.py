@@ -32,6 +32,7 @@ import time
 
 from ..errors import InvalidConfiguration, MechanismModelError
 from .compute import ReachContext, compute_chunk
+from ..extras import install_hint
 
 __all__ = ["EXECUTORS", "run_chunks", "default_workers"]
 
@@ -80,7 +81,8 @@ def check_executor(executor: str, workers, scheduler) -> int:
 def run_chunks(ctx: ReachContext, chunks, executor: str = "pool", workers: int | None = None,
                scheduler: str | None = None, processes: bool = True, stats: dict | None = None):
     """Yield ``(chunk_id, result)`` for ``chunks`` (a list of ``(chunk_id, voxel indices)``). ``stats``: a dict
-    that a LocalCluster of processes adds ``nanny_cpu`` to (its nanny processes' CPU seconds, at the end)."""
+    that a LocalCluster of processes adds ``nanny_cpu`` to: the CPU seconds of its nannies that run in processes
+    of their own (0 for ``distributed``'s LocalCluster, whose nannies run in this process)."""
     workers = check_executor(executor, workers, scheduler)
     chunks = list(chunks)
     if not chunks:
@@ -130,8 +132,7 @@ def _run_dask(ctx, chunks, workers, scheduler, processes, stats):
         import dask
         from distributed import Client, LocalCluster, wait
     except ImportError as exc:   # pragma: no cover - the 'dask' extra
-        raise MechanismModelError("executor 'dask' needs distributed: pip install 'mechanism_model_core[dask]'") \
-            from exc
+        raise MechanismModelError(f"executor 'dask' needs distributed: {install_hint('dask')}") from exc
     # a LocalCluster's own settings (a real cluster keeps its operator's): no statistical profiler sampling
     # every worker's stack each 10 ms, no work stealing (equal tasks, at most 4 per worker in flight), the
     # event-loop watchdog, memory and system monitors every second or two instead of every 20, 100 and 500 ms
@@ -143,8 +144,8 @@ def _run_dask(ctx, chunks, workers, scheduler, processes, stats):
         yield from _dask_run(ctx, chunks, workers, scheduler, processes, stats, Client, LocalCluster, wait)
 
 
-def _process_cpu() -> float:
-    return time.process_time()
+def _pid_cpu() -> tuple:
+    return os.getpid(), time.process_time()
 
 
 def _dask_run(ctx, chunks, workers, scheduler, processes, stats, Client, LocalCluster, wait):
@@ -168,7 +169,9 @@ def _dask_run(ctx, chunks, workers, scheduler, processes, stats, Client, LocalCl
             return res.done, set(res.not_done)
         yield from _windowed(submit, chunks, 4 * n, wait_first)
         if stats is not None and cluster is not None and processes:
-            stats["nanny_cpu"] = float(sum(client.run(_process_cpu, nanny=True).values()))
+            # a LocalCluster's nannies run in this process (their CPU is the driver's): only other processes'
+            me = os.getpid()
+            stats["nanny_cpu"] = float(sum(c for pid, c in client.run(_pid_cpu, nanny=True).values() if pid != me))
     finally:
         client.close()
         if cluster is not None:

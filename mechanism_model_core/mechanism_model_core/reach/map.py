@@ -31,7 +31,8 @@ neighbouring voxels that seed each other), which the request records. Per voxel 
 (:func:`.grid.chain_reach`) are unreachable by the bound and never solved.
 
 **Execution** (:mod:`.execute`): ``executor="pool"`` (default, local cores), ``"serial"`` or ``"dask"``
-(``scheduler="tcp://host:8786"`` or a LocalCluster); chunks of ``chunk_size`` voxels. With ``path``, finished
+(``scheduler="tcp://host:8786"`` or a LocalCluster); chunks of ``chunk_size`` voxels (default
+:func:`auto_chunk_size`: 64 to 1000 by the map's size, the tail in smaller chunks). With ``path``, finished
 chunks are journalled beside the file and the map file is written atomically at the end; the same call
 after a kill resumes (:mod:`.storage`). The result never depends on the executor or the workers (nor, with
 ``search="exhaustive"``, on the chunking).
@@ -123,7 +124,7 @@ class ReachMap:
     request) and ``stats`` (None for a map read from a file): this run's ``chunks``, ``worker_cpu`` (CPU seconds
     of the worker processes while chunks ran on them), ``worker_process_cpu`` (the worker processes' whole CPU
     since they started, at their last chunk: start-up and idle threads too; 0 for work in this process) and,
-    on a Dask LocalCluster of processes, ``nanny_cpu`` (its nanny processes')."""
+    on a Dask LocalCluster of processes, ``nanny_cpu`` (its nannies' in processes other than this one's)."""
 
     grid: VoxelGrid
     index: np.ndarray

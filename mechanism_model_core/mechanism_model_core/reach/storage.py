@@ -32,6 +32,7 @@ import tempfile
 import numpy as np
 
 from ..errors import MechanismModelError
+from ..extras import install_hint
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "MapFileError", "write_map_file", "read_map_file", "Journal"]
 
@@ -49,8 +50,7 @@ def _h5py():
     try:
         import h5py
     except ImportError as exc:   # pragma: no cover - the 'reach' extra
-        raise MechanismModelError("reachability map files need h5py: pip install "
-                                  "'mechanism_model_core[reach]'") from exc
+        raise MechanismModelError(f"reachability map files need h5py: {install_hint('reach')}") from exc
     return h5py
 
 

@@ -1,4 +1,4 @@
-"""Analytic IK of decomposable revolute chains through ``eaik`` (optional extra ``mechanism_model_core[eaik]``;
+"""Analytic IK of decomposable revolute chains through ``eaik`` (optional extra ``eaik``: ``pip install eaik``;
 Ostermeier et al., "Automatic geometric decomposition for analytical inverse kinematics", 2025).
 
 ``eaik`` solves 1-6R chains whose axes it can decompose into Paden-Kahan subproblems (spherical wrists, three
@@ -36,6 +36,7 @@ from ...spatial import log_so3
 from ..batch import LMPopulationSolver
 from ..problem import IKOptions, IKProblem, IKResult
 from ..registry import register_solver
+from ...extras import install_hint
 
 __all__ = ["EAIKSolver", "eaik_available", "eaik_solver_for", "ik_solutions"]
 
@@ -75,7 +76,7 @@ class EAIKSolver:
         their ``theta`` values (a rover's chassis, locked joints); by default every step is variable."""
         EAIK = _eaik()
         if EAIK is None:
-            raise MechanismModelError("the closed-form solver needs eaik: pip install 'mechanism_model_core[eaik]'")
+            raise MechanismModelError(f"the closed-form solver needs eaik: {install_hint('eaik')}")
         m = mechanism
         self._mechanism = weakref.ref(m)
         self.frame = frame
