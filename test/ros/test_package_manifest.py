@@ -45,8 +45,10 @@ def _needed() -> set[str]:
                 top = n.split(".")[0]
                 if top not in sys.stdlib_module_names and top not in OPTIONAL | OWN:
                     need.add(ROSDEP.get(top, top))
-        # their types come from rosbags (type_hash.py names service_msgs, which Humble does not have)
-        if not path.endswith((os.path.join("transports", "cyclone", "__init__.py"), "type_hash.py")):
+        # the Cyclone transport's types come from rosbags (its graph cache names rmw_dds_common), and type_hash.py
+        # names service_msgs, which Humble does not have
+        cyclone = os.path.join("transports", "cyclone") + os.sep
+        if cyclone not in path and not path.endswith("type_hash.py"):
             need.update(m.group(1) for m in re.finditer(r'"([a-z0-9_]+)/(?:msg|srv)/[A-Za-z0-9]+', text))
     return need - FOREIGN_INTERFACES
 

@@ -168,8 +168,12 @@ def test_serve_freezes_its_start_up_heap_once_the_nodes_run(monkeypatch):
         monkeypatch.delenv(k, raising=False)
     seen = []
 
+    # state publishers of earlier tests in this process (held here, so that no new one can reuse their ids)
+    earlier = [o for o in gc.get_objects() if type(o).__name__ == "StatePublisher"]
+    before = {id(o) for o in earlier}
+
     def freeze():
-        publishers = [o for o in gc.get_objects() if type(o).__name__ == "StatePublisher"]
+        publishers = [o for o in gc.get_objects() if type(o).__name__ == "StatePublisher" and id(o) not in before]
         real()
         seen.append((len(publishers), gc.get_freeze_count(), len(gc.get_objects())))
     real = serve.freeze_start_up_heap
