@@ -80,6 +80,7 @@ def test_the_collision_matrix_line(tmp_path):
     """docs/collision.md's ``collision-matrix`` line as written: the SRDF it writes names only the model's
     bodies, with MoveIt's reasons, disables the arm base's mount on the chassis (adjacent), leaves pairs to
     check, and is read back by ``read_srdf``."""
+    require("coal", "collision")
     lines = doc_lines(os.path.join("docs", "collision.md"), "mechanism-model collision-matrix")
     assert len(lines) == 1, lines
     _run(lines[0], tmp_path)
@@ -105,6 +106,7 @@ def _reach_lines():
 def test_the_reach_map_show_and_place_lines(tmp_path):
     """docs/reach.md's first ``reach map`` line, ``reach show`` and ``reach place`` as written, in order: the
     map file and the PNG exist, ``show`` summarizes the map, ``place`` lists placements at the target."""
+    require("h5py", "reach")
     map_line, _, show_line, place_line = _reach_lines()
     _run(map_line, tmp_path)
     argv = shlex.split(map_line)
