@@ -49,8 +49,8 @@ def test_the_collision_avoiding_search_stops_too():
     assert not r.success and r.iterations < 50
 
 
-def _count_seed_tables(monkeypatch):
-    """The number of seed tables the lane engines build from now on."""
+def _count_seed_tables(monkeypatch, on_build=None):
+    """The list of seed tables the lane engines build from now on; ``on_build()`` is called at each build."""
     from mechanism_model_core.ik import batch
 
     built = []
@@ -59,6 +59,8 @@ def _count_seed_tables(monkeypatch):
     def counting(self):
         if self._seeds is None:
             built.append(self)
+            if on_build is not None:
+                on_build()
         return original(self)
 
     monkeypatch.setattr(batch.LaneEngine, "seed_table", counting)
@@ -89,19 +91,8 @@ def test_thousands_of_copies_of_one_constraint_build_one_seed_table(monkeypatch)
 def test_a_cancel_set_while_seed_tables_are_built_stops_the_building(monkeypatch):
     """The client leaves while the first restart builds its seed tables: no further table is built (each
     is about 6 ms, none billed to the timeout), and the solve ends."""
-    from mechanism_model_core.ik import batch
-
     cancel = threading.Event()
-    built = []
-    original = batch.LaneEngine.seed_table
-
-    def build_then_leave(self):
-        if self._seeds is None:
-            built.append(self)
-            cancel.set()
-        return original(self)
-
-    monkeypatch.setattr(batch.LaneEngine, "seed_table", build_then_leave)
+    built = _count_seed_tables(monkeypatch, on_build=cancel.set)
     r = solve_ik(ROVER, _distinct_unreachable(8), timeout=60.0, locked=LOCKED, max_iterations=100000,
                  cancel=cancel)
     assert not r.success

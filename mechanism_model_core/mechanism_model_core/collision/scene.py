@@ -403,14 +403,20 @@ class _Direct:
             d.tfs[i].setTransform(T[:3, :3], T[:3, 3])
         self.placed.add(i)
 
-    def collide(self, k: int) -> bool:
-        """Whether direct pair ``k`` collides (within the margin and the shapes' paddings)."""
+    def _placed_pair(self, k: int):
+        """The object indices of direct pair ``k``, each placed at its pose (once per query)."""
         m = self.model
         i, j = m.rp_a_list[k], m.rp_b_list[k]
         if i not in self.placed:
             self._place(i)
         if j not in self.placed:
             self._place(j)
+        return i, j
+
+    def collide(self, k: int) -> bool:
+        """Whether direct pair ``k`` collides (within the margin and the shapes' paddings)."""
+        m = self.model
+        i, j = self._placed_pair(k)
         d = self.data
         if m.rp_any_pad:
             d.creq.security_margin = self.margin + m.rp_pad[k]
@@ -424,11 +430,7 @@ class _Direct:
     def distance(self, k: int):
         """Signed distance of direct pair ``k`` less the paddings; the witness points via :meth:`witness`."""
         m = self.model
-        i, j = m.rp_a_list[k], m.rp_b_list[k]
-        if i not in self.placed:
-            self._place(i)
-        if j not in self.placed:
-            self._place(j)
+        i, j = self._placed_pair(k)
         d = self.data
         res = d.dres
         res.clear()
