@@ -57,7 +57,8 @@ def test_kinematics_statics_and_ik_data_go_with_the_mechanism():
         res = solve_ik(m, PoseConstraint("link7", target), q + 0.1, solver="lm", timeout=60)
         assert res.success
         d = data_of(m)
-        for key in ("ik.angle_coordinates", "ik.coupling_linear_forms", "ik.chain_constants", "ik.lane_engines"):
+        for key in ("ik.angle_coordinates", "ik.coupling_linear_forms", "ik.chain_constants", "ik.lane_engines",
+                    "ik.problem_structures"):
             assert key in d, key
         return m
     assert _collected(use)
