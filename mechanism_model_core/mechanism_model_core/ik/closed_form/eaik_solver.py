@@ -260,11 +260,14 @@ class EAIKSolver:
         pos = {int(i): k for k, i in enumerate(problem.free)}
         cols = [pos[int(i)] for i in self.coords]
         far = np.linalg.norm(c.target[:3, 3] - self.origin) > self.reach + options.tol_position
+        plain = problem.plain_pose is not None
         for q in ([] if far else self.candidates(c.target, x0[cols], options.deadline)):
             x = x0.copy()
             x[cols] = q
             # the result's residuals are the core's forward kinematics: the confirmation of the branch
-            r = problem.result(x, True, "converged", options, 1, 0, self.name)
+            # (a plain pose: the frame's pose alone, handed to result rather than evaluated a second time)
+            e = problem.plain_residual(problem.expand(x)) if plain else None
+            r = problem.result(x, True, "converged", options, 1, 0, self.name, residual=e)
             if r.success and r.residuals[0].satisfied:
                 return r
         res = self._fallback.solve(problem, options)
