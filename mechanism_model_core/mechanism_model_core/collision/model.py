@@ -20,8 +20,7 @@ from ..errors import ModelFileError, UnknownBody
 from .. import shapes as S
 from .matrix import CollisionMatrix
 from .coal_backend import coal, to_coal
-from .matrix import read_srdf
-from ..io.meshes import load_mesh_geometry
+from ..mesh_files import load_mesh_geometry
 from ..kinematics import single_pass_index, forward_kinematics
 
 
@@ -55,7 +54,7 @@ class CollisionModel:
     """The geometry of ``mechanism`` for collision queries.
 
     ``matrix``: a :class:`CollisionMatrix` (default: the mechanism's own, from its model file, or the default
-    rule); ``srdf``: an SRDF file whose ``disable_collisions`` are applied instead. Mesh shapes are read here
+    rule; an SRDF file's: ``io.read_srdf(path, mechanism)``). Mesh shapes are read here
     (a missing or broken mesh is a :class:`ModelFileError` naming the model file and line).
 
     Attributes: ``objects`` (every :class:`GeometryObject`), ``bodies`` (names of the bodies that have at
@@ -64,10 +63,8 @@ class CollisionModel:
     (``obj_center``, ``obj_half``: centre and half extents, padding included).
     """
 
-    def __init__(self, mechanism, matrix: CollisionMatrix | None = None, srdf=None):
+    def __init__(self, mechanism, matrix: CollisionMatrix | None = None):
         self.mechanism = mechanism
-        if srdf is not None:
-            matrix = read_srdf(srdf, mechanism)
         self.matrix = matrix if matrix is not None else CollisionMatrix.of(mechanism)
         objects: list[GeometryObject] = []
         roots, leaves = {}, {}
