@@ -32,12 +32,12 @@ from __future__ import annotations
 import math
 import threading
 import time
-import weakref
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..constraints import OrientationConstraint, PoseConstraint, PositionConstraint
+from ..data import data_of
 from ..errors import InvalidConfiguration
 from ..kinematics import frame_chain
 from ..spatial import log_so3
@@ -159,12 +159,9 @@ class LaneEngine:
         self._coefs = np.ascontiguousarray(np.stack(rows, axis=1))
         m = K.P.mechanism
         key = (K.P.tasks[0].frame, self.lo.tobytes(), self.hi.tobytes(), self.var_seg.tobytes())
-        per_m = _CONSTS.get(m)
-        if per_m is None:
-            per_m = _CONSTS[m] = {}
-        consts = per_m.get(key)
-        if consts is None:
-            consts = per_m[key] = _ChainConstants(m, ch, self.lo, self.hi)
+        lo, hi = self.lo, self.hi
+        consts = data_of(m).memo("ik.chain_constants", _CONSTS_MAX).get(
+            key, lambda: _ChainConstants(m, ch, lo, hi))
         self.consts = consts
         self._seeds = None              # seed_table(), built on first use
         self.origin, self.reach = consts.origin, consts.reach
@@ -820,8 +817,9 @@ except ImportError:                 # pragma: no cover - numpy without it: np.li
 
 
 # ---------------------------------------------------------------------------------------------- cache
-#: mechanism -> {(frame, limits, unknowns): _ChainConstants}; weak, so cached mechanisms can be collected
-_CONSTS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+#: chain constants kept per mechanism (a memo of its derived data, :mod:`..data`, by frame, limits and
+#: unknowns)
+_CONSTS_MAX = 64
 
 
 class _ChainConstants:
@@ -885,8 +883,8 @@ def chain_engine(P: IKProblem):
     if E is not _UNSET:
         return E
     key = _shape_key(P)
-    per = _SHARED.get(P.mechanism) if key is not None else None
-    E = per.get(key) if per is not None else None
+    shared = data_of(P.mechanism).memo("ik.lane_engines", _SHARED_MAX) if key is not None else None
+    E = shared.peek(key) if shared is not None else None
     if E is not None:
         c = P.tasks[0]
         Tt = c.target if isinstance(c, PoseConstraint) else c.target_pose()
@@ -896,14 +894,8 @@ def chain_engine(P: IKProblem):
         E, K = _chain_engine(P)
         if E is not None:
             P._lane_data = (K.x_full0, K.x0, K.pt, K.RtT, K.T_wr)
-            if key is not None:
-                with _SHARED_LOCK:
-                    per = _SHARED.get(P.mechanism)
-                    if per is None:
-                        per = _SHARED[P.mechanism] = {}
-                    if len(per) >= _SHARED_MAX:      # many chassis poses: keep the cache small
-                        per.clear()
-                    per.setdefault(key, E)
+            if shared is not None:
+                shared.put(key, E)           # many chassis poses: the memo clears itself when full
     P._lane_engine = E
     return E
 
@@ -916,9 +908,8 @@ def lane_data(P: IKProblem):
 
 
 _UNSET = object()
-_SHARED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-_SHARED_LOCK = threading.Lock()
-#: engines kept per mechanism (problem shapes, chassis poses of locked rovers)
+#: engines kept per mechanism (a memo of its derived data, :mod:`..data`, by problem shape and chassis pose of
+#: locked rovers)
 _SHARED_MAX = 64
 
 

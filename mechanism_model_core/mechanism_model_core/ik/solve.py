@@ -11,6 +11,7 @@ from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
+from ..collision.constraint import solve_ik_avoiding_collisions   # collision never imports ik: solve_ik is passed in
 from ..constraints import Constraint, OrientationConstraint, PoseConstraint, PositionConstraint
 from ..errors import InvalidConfiguration
 from .closed_form.eaik_solver import eaik_solver_for
@@ -216,8 +217,6 @@ def solve_ik(mechanism: Mechanism, constraints: Sequence[Constraint] | Constrain
     iteration as a timeout (reason ``"timeout"``), e.g. when the client that asked for it has left.
     """
     if avoid_collisions:    # MoveIt's flag: never a colliding success (collision/constraint.py)
-        from ..collision.constraint import solve_ik_avoiding_collisions
-
         return solve_ik_avoiding_collisions(
             solve_ik, mechanism, constraints, q0, environment=environment, margin=collision_margin, timeout=timeout,
             rng=rng, solver=solver, tol_position=tol_position, tol_orientation=tol_orientation,
