@@ -372,11 +372,10 @@ class IKProblem:
     def result(self, x, success, reason, options, iterations, restarts, solver, message="", residual=None):
         """The :class:`IKResult` at unknowns ``x``. ``residual``: for a :attr:`plain_pose` problem, the
         constraint's residual (6,) at ``x`` as the solver evaluated it (``[p - p_t, log3(R R_t^T)]``, ground
-        axes); the report is built from it instead of a second forward pass (not when ``x`` has a periodic
-        angle moved by a whole turn: then evaluated again)."""
-        xw = self.wrap_near_reference(x)
-        q = self.expand(xw)
-        if residual is not None and xw is x and self.plain_pose is not None:
+        axes); the report is built from it instead of a second forward pass (periodic angles moved by whole
+        turns, :meth:`wrap_near_reference`, leave the pose as it was)."""
+        q = self.expand(self.wrap_near_reference(x))
+        if residual is not None and self.plain_pose is not None:
             res = [self._plain_report(residual, options)]
         else:
             res = self.report(q, options)
