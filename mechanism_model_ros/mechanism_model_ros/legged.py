@@ -320,6 +320,10 @@ class LeggedNode:
             self.counts["returns"] += 1
         times, P, V, A = spliced.times, spliced.positions, spliced.velocities, spliced.accelerations
         commands, why = self._group_commands(times, P, V, A, dict(zip(self.joint_names, q_now)))
+        # the messages are built before taking the lock (a cycle's hundreds of points cost milliseconds
+        # under load, and the watchdog's hold must not wait for them)
+        msgs = {} if commands is None else {g: self._trajectory_msg(names, times, Q, V, A)
+                                            for g, (names, Q, V, A) in commands.items()}
         with self._lock:
             if self._closed:
                 return                                       # closed while planning: the hold was the last command
@@ -331,8 +335,7 @@ class LeggedNode:
                 self.warn.warning("unsafe", f"trajectory not sent: {why}")
                 self._hold("trajectory outside the motor limits", now)
                 return
-            self._sent_msgs = tuple(self._publish(g, names, times, Q, V, A)
-                                    for g, (names, Q, V, A) in commands.items())
+            self._sent_msgs = tuple(self._send(g, msg) for g, msg in msgs.items())
             sent = self.transport.monotonic()
             self._sent = (sent, times, {n: Q[:, k] for _, (names, Q, _V, _A) in commands.items()
                                         for k, n in enumerate(names)})
@@ -422,7 +425,7 @@ class LeggedNode:
                 dist = np.maximum(dist, np.where(np.isfinite(meas), np.abs(res.values - meas), 0.0))
             t = max(HOLD_TIME, float(np.max(dist / g.velocity)))
             z = np.zeros((1, len(names)))
-            self._publish(g.name, names, np.array([t]), res.values[None], z, z)
+            self._send(g.name, self._trajectory_msg(names, np.array([t]), res.values[None], z, z))
             published = True
         if published:
             self.warn.warning("hold", f"legs holding: {reason}")
@@ -432,9 +435,9 @@ class LeggedNode:
             self._sent = None
             self._sent_msgs = ()
 
-    def _publish(self, group, names, times, Q, V, A):
-        """Send one trajectory to ``group``'s controller (topic, or a goal queued for the sender); returns
-        the message."""
+    def _trajectory_msg(self, names, times, Q, V, A):
+        """A ``trajectory_msgs/JointTrajectory`` over ``names`` (times in s from the start; positions in
+        rad or m, velocities and accelerations per s and per s^2)."""
         msg = self._Traj()
         msg.joint_names = list(names)
         pts = []
@@ -448,6 +451,11 @@ class LeggedNode:
             pt.time_from_start.nanosec = min(int(round((t - math.floor(t)) * 1e9)), 999_999_999)
             pts.append(pt)
         msg.points = pts
+        return msg
+
+    def _send(self, group, msg):
+        """Send one trajectory to ``group``'s controller (topic, or a goal queued for the sender); returns
+        the message."""
         if self.mode == "topic":
             self.pubs[group].publish(msg)
             return msg

@@ -172,6 +172,40 @@ def test_watchdog_holds_within_half_a_second(rig):
     check_stop(t_hold - t_last, probe.stall(t_last + node.js_timeout, t_hold), "the hold")
 
 
+def test_the_hold_does_not_wait_for_a_cycle_being_built(rig):
+    """Building a cycle's messages (hundreds of points: milliseconds, more under load) happens outside the
+    node's lock: with the planner stuck building one, cmd_vel silence still gets its hold in time, and the
+    cycle built meanwhile is dropped, not sent after the hold."""
+    node = rig["node"]
+    building, release = threading.Event(), threading.Event()
+    real = node._trajectory_msg
+
+    def slow(names, times, *rest):
+        if len(times) > 1:
+            building.set()
+            release.wait(10.0)
+        return real(names, times, *rest)
+
+    node._trajectory_msg = slow
+    try:
+        end = time.monotonic() + 10.0
+        while not building.is_set() and time.monotonic() < end:
+            _pump(rig, 0.05)
+        assert building.is_set(), "the planner never built a cycle"
+        with StallProbe() as probe:
+            t_last = node._cmd_time
+            t_hold, _ = _pump_until_hold(rig, t_last, cmd=False)
+        assert t_hold is not None, "no hold while a cycle was being built"
+        assert not release.is_set()
+        check_stop(t_hold - t_last, probe.stall(t_last + node.cmd_timeout, t_hold), "the hold")
+    finally:
+        release.set()
+    _pump(rig, 0.3, cmd=False)                    # the planner returns from the stuck build
+    with rig["lock"]:
+        late = [m for t, m in rig["got"] if t > t_hold and len(m.points) > 1]
+    assert not late, "a cycle built before the hold was sent after it"
+
+
 def test_bad_and_infeasible_commands(rig):
     node = rig["node"]
     rig["send_js"]()
