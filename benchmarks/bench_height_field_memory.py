@@ -21,7 +21,8 @@ import time
 import numpy as np
 
 from mechanism_model_core import load_model
-from mechanism_model_core.collision import in_collision, load_environment, minimum_distance
+from mechanism_model_core.collision import in_collision, minimum_distance
+from mechanism_model_core.io import load_environment
 from mechanism_model_core.library import default_model_path
 
 

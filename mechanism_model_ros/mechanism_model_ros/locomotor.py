@@ -63,7 +63,7 @@ Parameters (units): ``mobility`` (path of a mobility YAML overriding the model f
 ``odom_frame``, ``base_frame``, ``publish_tf`` (bool), ``imu_topic`` (``sensor_msgs/Imu``; empty: none.
 With one, odometry steps follow the body's roll and pitch: 3-D odometry), ``pose_covariance_diagonal``,
 ``twist_covariance_diagonal`` (6 values each: m^2 and rad^2, (m/s)^2 and (rad/s)^2),
-``environment_file`` (a YAML environment file, :mod:`mechanism_model_core.collision.environment_file`: with a
+``environment_file`` (a YAML environment file, :mod:`mechanism_model_core.io.environment_file`: with a
 ``terrain`` -- height field, plane or mesh -- odometry is 3-D on it,
 :class:`~mechanism_model_core.locomotion.terrain_odometry.TerrainOdometry`: each step in the body's plane, z,
 roll and pitch from settling the rover on the terrain; the terrain's frame is ``odom_frame``),
@@ -80,7 +80,7 @@ import threading
 
 import numpy as np
 
-from mechanism_model_core.collision.environment_file import load_terrain
+from mechanism_model_core.io.environment_file import load_terrain
 from mechanism_model_core.locomotion.drive_policy import POLICY_KEYS
 from mechanism_model_core.locomotion.odometry_guard import MAX_STEP, RATE_MARGIN, OdometryGuard
 from mechanism_model_core.io.mobility_yaml import load_mobility

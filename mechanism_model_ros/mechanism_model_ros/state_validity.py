@@ -8,7 +8,7 @@ are built from the model's typed shapes (no ``coal`` needed); the service needs 
 
 The world: the node's environment comes from its ``environment_file`` parameter (a YAML file of terrain --
 plane, height field or mesh -- and obstacle boxes, spheres, cylinders, capsules, cones and meshes in the
-ground frame; format in :mod:`mechanism_model_core.collision.environment_file`); a request adds
+ground frame; format in :mod:`mechanism_model_core.io.environment_file`); a request adds
 ``world_objects`` (``mechanism_model_msgs/CollisionObject``, MoveIt's CollisionObject: shape_msgs
 primitives, meshes and planes with poses, in the ground frame or attached to a frame of the model), which
 replace node obstacles of the same id or, with operation REMOVE, leave them out; ``ignore_environment``
@@ -47,7 +47,8 @@ from .error_codes import ErrorCodes, RequestError
 from . import qos
 from .transports.base import SequenceLimit
 from mechanism_model_core import forward_kinematics
-from mechanism_model_core.collision import Environment, load_environment, collisions, minimum_distance, Obstacle
+from mechanism_model_core.collision import Environment, collisions, minimum_distance, Obstacle
+from mechanism_model_core.io import load_environment
 from mechanism_model_core.collision.coal_backend import heightfield_surface
 
 MARKER_TOPIC = "collision_shapes"

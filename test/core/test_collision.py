@@ -29,8 +29,8 @@ coal = require("coal", "collision")
 
 from mechanism_model_core.collision import (Box, CollisionMatrix, CollisionModel, Environment, HeightField,  # noqa: E402
                                             Obstacle, collision_model, collisions, distance,
-                                            generate_collision_matrix, in_collision, minimum_distance,
-                                            read_srdf)
+                                            generate_collision_matrix, in_collision, minimum_distance)
+from mechanism_model_core.io import read_srdf  # noqa: E402
 from mechanism_model_core.collision import scene  # noqa: E402
 from mechanism_model_core.collision.queries import _pair_hits  # noqa: E402
 
@@ -386,7 +386,7 @@ def test_srdf_and_claraty_collision_matrix(tmp_path):
                     '  <disable_collisions link1="base" link2="link4" reason="User"/>\n</robot>\n')
     M = read_srdf(srdf, m)
     assert not M.allowed("link3", "link5") and not M.allowed("base", "link4") and M.allowed("base", "link5")
-    model = CollisionModel(m, srdf=srdf)
+    model = CollisionModel(m, read_srdf(srdf, m))
     assert ("link3", "link5") not in model.pairs_checked
     bad = tmp_path / "bad.srdf"
     bad.write_text('<robot name="x">\n\n  <disable_collisions link1="link3" link2="nope"/>\n</robot>\n')
@@ -568,12 +568,10 @@ def test_missing_coal_says_what_to_install(monkeypatch):
     import sys
 
     from mechanism_model_core.collision import coal_backend
-    from mechanism_model_core.collision import model as cmodel
 
-    m = two_bodies(shape("s1", "sphere", (0.5,)), shape("s2", "sphere", (0.5,)))
+    m = two_bodies(shape("s1", "sphere", (0.5,)), shape("s2", "sphere", (0.5,)))     # new: no collision data yet
     monkeypatch.setitem(sys.modules, "coal", None)
     monkeypatch.setattr(coal_backend, "_coal", None)
-    monkeypatch.setattr(cmodel, "_local", __import__("threading").local())
     with pytest.raises(ImportError, match=r"needs coal: pip install coal \(the 'collision' extra; from a source checkout: "
                                           r"pip install '\./mechanism_model_core\[collision\]'\)"):
         in_collision(m, q_of((3, 0, 0)))

@@ -14,8 +14,8 @@ require("trimesh", "mesh")
 require("yaml", "yaml")
 
 from mechanism_model_core import load_model  # noqa: E402
-from mechanism_model_core.collision import (collisions, distance, in_collision, load_environment,  # noqa: E402
-                                            minimum_distance)
+from mechanism_model_core.collision import collisions, distance, in_collision, minimum_distance  # noqa: E402
+from mechanism_model_core.io import load_environment  # noqa: E402
 from mechanism_model_core import shapes as S  # noqa: E402
 from mechanism_model_core.errors import ModelFileError  # noqa: E402
 from mechanism_model_core.library import default_model_path  # noqa: E402

@@ -17,7 +17,7 @@ import numpy as np  # noqa: E402
 from mechanism_model_core import ModelFileError  # noqa: E402
 from mechanism_model_core.collision import CollisionModel, ConvexHull, Environment, Obstacle, Sphere, TriangleMesh, \
     distance  # noqa: E402
-from mechanism_model_core.io import meshes  # noqa: E402
+from mechanism_model_core import mesh_files as meshes  # noqa: E402
 from mechanism_model_core.io.claraty_xml import load_claraty_xml  # noqa: E402
 from mechanism_model_core.io.urdf import load_urdf  # noqa: E402
 from mechanism_model_core.spatial import translation  # noqa: E402

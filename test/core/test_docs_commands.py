@@ -14,7 +14,7 @@ import pytest
 
 from mechanism_model_core import load_model
 from mechanism_model_core import shapes as S
-from mechanism_model_core.collision import load_environment, read_srdf
+from mechanism_model_core.io import load_environment, read_srdf
 from mechanism_model_core.library import model_path
 from mechanism_model_core.reach import ReachMap
 

@@ -28,7 +28,7 @@ def _write(tmp_path, name, text):
 ])
 def test_height_fields_coal_cannot_take_are_refused_with_the_line(tmp_path, heights, words):
     require("coal", "collision")
-    from mechanism_model_core.collision import load_environment
+    from mechanism_model_core.io import load_environment
 
     p = _write(tmp_path, "env.yaml", f"""
         obstacles: []
@@ -43,7 +43,7 @@ def test_height_fields_coal_cannot_take_are_refused_with_the_line(tmp_path, heig
 def test_exponent_floats_read_as_numbers_in_every_yaml_model_file(tmp_path):
     """``1e-3`` (YAML 1.2 float, a string to YAML 1.1) is a number in environments as in motor groups."""
     require("coal", "collision")
-    from mechanism_model_core.collision import load_environment
+    from mechanism_model_core.io import load_environment
 
     p = _write(tmp_path, "env.yaml", """
         terrain:
@@ -66,7 +66,7 @@ def test_exponent_floats_read_as_numbers_in_every_yaml_model_file(tmp_path):
 
 def test_a_huge_quaternion_in_an_environment_is_normalised(tmp_path):
     require("coal", "collision")
-    from mechanism_model_core.collision import load_environment
+    from mechanism_model_core.io import load_environment
 
     p = _write(tmp_path, "env.yaml", """
         obstacles:
@@ -89,7 +89,7 @@ def _dae(unit="1.0", first="-0.5"):
 def test_dae_units_that_are_not_a_length_are_refused(tmp_path, unit):
     require("trimesh", "mesh")
     require("collada", "mesh")
-    from mechanism_model_core.io.meshes import MeshError, read_mesh
+    from mechanism_model_core.mesh_files import MeshError, read_mesh
 
     p = tmp_path / "m.dae"
     p.write_text(_dae(unit=unit))
@@ -102,7 +102,7 @@ def test_dae_units_that_are_not_a_length_are_refused(tmp_path, unit):
 def test_dae_float_arrays_must_hold_finite_numbers(tmp_path, value, words):
     require("trimesh", "mesh")
     require("collada", "mesh")
-    from mechanism_model_core.io.meshes import MeshError, read_mesh
+    from mechanism_model_core.mesh_files import MeshError, read_mesh
 
     p = tmp_path / "m.dae"
     p.write_text(_dae(first=value))
@@ -116,7 +116,7 @@ def test_dae_float_arrays_must_hold_finite_numbers(tmp_path, value, words):
 
 def test_a_binary_stl_with_a_wrong_triangle_count_says_so(tmp_path):
     require("trimesh", "mesh")
-    from mechanism_model_core.io.meshes import MeshError, read_mesh
+    from mechanism_model_core.mesh_files import MeshError, read_mesh
 
     tri = struct.pack("<12fH", 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0)
     p = tmp_path / "m.stl"

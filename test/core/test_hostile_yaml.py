@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from mechanism_model_core import ModelFileError, load_model
-from mechanism_model_core.collision.environment_file import load_environment
+from mechanism_model_core.io.environment_file import load_environment
 from mechanism_model_core.errors import UnsafeModelFileError
 from mechanism_model_core.io.yaml_lines import MAX_DEPTH, MAX_EXPANDED_NODES, read_yaml_with_lines
 from mechanism_model_core.library import model_path

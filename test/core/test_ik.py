@@ -522,3 +522,25 @@ def test_property_masked_axes_are_met(mask, u, frame):
     else:   # a masked pose that this arm cannot reach: the compromise is at least as good as the start's
         assert r.reason in ("unreachable", "limits", "singular")
     assert within(m, r.q)
+
+
+def test_problems_of_one_mechanism_keep_their_own_locked_joints_and_limits():
+    """The unknowns, bounds and locked joints a problem takes from its mechanism are kept per set of locked
+    joints (built once): problems with other locks, made in any order, get their own, read-only."""
+    m = MechanismBuilder("lk")
+    parent = None
+    for i in range(3):
+        m.add_body(f"b{i}", parent, Joint.revolute(f"j{i}", translation(0.2, 0, 0) if i else np.eye(4),
+                                                     lower=-1.0 - i, upper=1.0 + i))
+        parent = f"b{i}"
+    m = m.build()
+    c = PoseConstraint("b2", np.eye(4))
+    for locked, free in ((("j1",), [0, 2]), ((), [0, 1, 2]), (("j0", "j2"), [1]), (("j1",), [0, 2])):
+        P = ConstraintManager(m, [c], locked).problem(np.array([5.0, -5.0, 5.0]))
+        assert P.free.tolist() == free
+        assert P.locked.tolist() == sorted(set(range(3)) - set(free))
+        np.testing.assert_array_equal(P.lower, m.lower_limits[free])
+        np.testing.assert_array_equal(P.upper, m.upper_limits[free])
+        np.testing.assert_array_equal(P.template, np.clip([5.0, -5.0, 5.0], m.lower_limits, m.upper_limits))
+        with pytest.raises(ValueError):
+            P.lower[0] = 0.0

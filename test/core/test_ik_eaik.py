@@ -141,3 +141,24 @@ def test_unreachable_pose_on_a_decomposable_chain():
     r = solve_ik(m, PoseConstraint("tool", T), m.home, timeout=SAFETY)
     assert not r.success and r.reason == "unreachable"
     assert len(ik_solutions(m, "tool", T)) == 0
+
+
+@pytest.mark.parametrize("name", sorted(URDF_ARMS))
+def test_closed_form_answers_report_the_residual_at_the_returned_configuration(name):
+    """The closed form's confirmation (the frame's pose by the core's forward kinematics, handed to the result)
+    is the residual at the returned configuration: errors and vector equal Pinocchio's there."""
+    rel, tip = URDF_ARMS[name]
+    path = os.path.join(DATA, rel)
+    m = load_urdf(path)
+    pose = _pin(path, tip, m)
+    rng = np.random.default_rng(8)
+    for qt, q0 in zip(m.random_configuration(rng, size=15), m.random_configuration(rng, size=15)):
+        T = pose(qt)
+        r = solve_ik(m, PoseConstraint(tip, T), q0, timeout=SAFETY, tol_position=1e-9, tol_orientation=1e-9)
+        assert r.success and r.solver == "eaik", r
+        F = pose(r.q)
+        res = r.residuals[0]
+        pe, oe = _errors(F, T)
+        assert res.satisfied and abs(res.position - pe) <= 1e-12 and abs(res.orientation - oe) <= 1e-12
+        np.testing.assert_allclose(res.vector[:3], F[:3, 3] - T[:3, 3], atol=1e-12)
+        np.testing.assert_allclose(res.vector[3:], pin.log3(F[:3, :3] @ T[:3, :3].T), atol=1e-12)

@@ -132,3 +132,22 @@ def test_clamped_step_solves_the_held_joint_problem(xarm7):
         expect[free] = np.clip(X[k][free] + dxf, E.clo[free], E.chi[free])
         np.testing.assert_allclose(Xn[k], wrapped(expect), atol=1e-9)
     assert crossed >= 3          # the case under test occurs
+
+
+def test_reported_residuals_are_those_at_the_returned_configuration(xarm7):
+    """A converged solve reports the residual of the lane it converged in (no second forward pass): position
+    and orientation errors and the residual vector equal Pinocchio's at the returned configuration."""
+    a = xarm7
+    rng = np.random.default_rng(41)
+    for qt, s in zip(rng.uniform(a.lo, a.hi, (40, len(a.coords))), rng.uniform(a.lo, a.hi, (40, len(a.coords)))):
+        T = a.pose(qt)
+        r = solve_ik(a.m, PoseConstraint(a.tip, T), a.full(s), timeout=600.0, max_iterations=600,
+                     tol_position=TOL, tol_orientation=TOL)
+        assert r.success
+        F = a.pose(r.q[a.coords])
+        res = r.residuals[0]
+        pe, oe = a.errors(r.q[a.coords], T)
+        assert res.satisfied and res.kind == "cartesian"
+        assert abs(res.position - pe) <= 1e-12 and abs(res.orientation - oe) <= 1e-12
+        np.testing.assert_allclose(res.vector[:3], F[:3, 3] - T[:3, 3], atol=1e-12)
+        np.testing.assert_allclose(res.vector[3:], pin.log3(F[:3, :3] @ T[:3, :3].T), atol=1e-12)

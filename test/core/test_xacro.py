@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from mechanism_model_core import ModelFileError, UnsafeModelFileError, forward_kinematics, load_model
-from mechanism_model_core.io import packages
+from mechanism_model_core import package_paths as packages
 from mechanism_model_core.io.xacro_file import expand_xacro
 
 from .optional_deps import require

@@ -231,7 +231,8 @@ def _pairs(rep):
 
 
 def test_the_node_environment_and_the_world_objects_of_a_request(env_server):
-    from mechanism_model_core.collision import Environment, Obstacle, load_environment
+    from mechanism_model_core.collision import Environment, Obstacle
+    from mechanism_model_core.io import load_environment
     from mechanism_model_core import shapes as S
     node, client, srv, path = env_server
     env = load_environment(path)

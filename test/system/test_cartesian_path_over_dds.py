@@ -124,7 +124,8 @@ def test_avoid_collisions_checks_the_nodes_environment_over_dds(tmp_path):
     line against the rock finds; the wheels resting on the terrain plane do not stop it (the arm does not move
     them); every returned point is clear of the rock; without avoid_collisions the line is whole."""
     require("coal", "collision")
-    from mechanism_model_core.collision import collisions, load_environment
+    from mechanism_model_core.collision import collisions
+    from mechanism_model_core.io import load_environment
     from mechanism_model_core.locomotion.manipulator import ManipulatorModel
     q0 = MODEL.configuration(dict(zip(ARM, Q_ARM)))
     arm = ManipulatorModel(MODEL, tool="arm_tool", base="arm_mount")

@@ -12,7 +12,7 @@ from ..errors import MechanismModelError
 from ..expressions import evaluate
 from ..spatial import matrix_to_quaternion, matrix_to_rpy
 from ..io import load_model
-from ..io.packages import add_package_path
+from ..package_paths import add_package_path
 from ..library import default_model_path, model_path
 
 PROG = "mechanism-model"

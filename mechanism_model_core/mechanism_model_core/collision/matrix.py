@@ -8,7 +8,7 @@ Default rule: every pair of bodies is checked except
   body is checked against what is fixed to the ground).
 
 A model file may change it: SRDF ``<disable_collisions link1= link2= reason=/>`` (MoveIt's format, read by
-:func:`read_srdf`) or the CLARAty XML ``<Collision_Matrix>`` element (``default="true|false"``, ``<Disable
+:func:`mechanism_model_core.io.srdf.read_srdf`) or the CLARAty XML ``<Collision_Matrix>`` element (``default="true|false"``, ``<Disable
 body1= body2= reason=/>`` and ``<Enable body1= body2=/>`` children), kept in ``Mechanism.metadata
 ["collision_matrix"]``. :func:`.generate.generate_collision_matrix` builds one as MoveIt's setup assistant
 does.
@@ -16,11 +16,9 @@ does.
 
 from __future__ import annotations
 
-import os
 from typing import Iterable, Mapping
 
-from ..errors import ModelFileError, UnknownBody
-from ..io.safe_xml import parse_file
+from ..errors import UnknownBody
 from ..model import Mechanism
 
 METADATA_KEY = "collision_matrix"
@@ -137,32 +135,6 @@ class CollisionMatrix:
 
     def __repr__(self):
         return f"<CollisionMatrix: {len(self.bodies)} bodies, {len(self.disabled)} disabled pairs>"
-
-
-def read_srdf(path, mech, default: bool = True) -> CollisionMatrix:
-    """The collision matrix of ``mech`` with the SRDF file's ``disable_collisions`` (and
-    ``enable_collisions``) applied on top of the default rule (``default=False``: on top of nothing).
-    Unknown link names are a :class:`ModelFileError` naming the file and line."""
-    path = os.fspath(path)
-    root = parse_file(path)
-    if root.tag != "robot":
-        raise ModelFileError(f"root element is <{root.tag}>, expected <robot> (SRDF)", path, root.sourceline)
-    disabled = default_disabled(mech) if default else {}
-    known = set(mech.body_names)
-    for el in root:
-        if el.tag not in ("disable_collisions", "enable_collisions"):
-            continue
-        a, b = el.get("link1"), el.get("link2")
-        for n in (a, b):
-            if not n:
-                raise ModelFileError(f"<{el.tag}> needs link1 and link2", path, el.sourceline)
-            if n not in known:
-                raise ModelFileError(f"<{el.tag}>: {n!r} is not a body of {mech.name!r}", path, el.sourceline)
-        if el.tag == "disable_collisions":
-            disabled[_key(a, b)] = el.get("reason", "User")
-        else:
-            disabled.pop(_key(a, b), None)
-    return CollisionMatrix(mech.body_names, disabled)
 
 
 def with_collision_matrix(mech, matrix: CollisionMatrix):

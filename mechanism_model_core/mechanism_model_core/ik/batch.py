@@ -32,12 +32,12 @@ from __future__ import annotations
 import math
 import threading
 import time
-import weakref
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..constraints import OrientationConstraint, PoseConstraint, PositionConstraint
+from ..data import data_of
 from ..errors import InvalidConfiguration
 from ..kinematics import frame_chain
 from ..spatial import log_so3
@@ -159,12 +159,9 @@ class LaneEngine:
         self._coefs = np.ascontiguousarray(np.stack(rows, axis=1))
         m = K.P.mechanism
         key = (K.P.tasks[0].frame, self.lo.tobytes(), self.hi.tobytes(), self.var_seg.tobytes())
-        per_m = _CONSTS.get(m)
-        if per_m is None:
-            per_m = _CONSTS[m] = {}
-        consts = per_m.get(key)
-        if consts is None:
-            consts = per_m[key] = _ChainConstants(m, ch, self.lo, self.hi)
+        lo, hi = self.lo, self.hi
+        consts = data_of(m).memo("ik.chain_constants", _CONSTS_MAX).get(
+            key, lambda: _ChainConstants(m, ch, lo, hi))
         self.consts = consts
         self._seeds = None              # seed_table(), built on first use
         self.origin, self.reach = consts.origin, consts.reach
@@ -417,7 +414,7 @@ class LaneEngine:
                 Xn = np.where(wr, lo + np.mod(Xn - lo, 2 * math.pi), Xn)
         return Xn
 
-    def _run_single(self, x0, pt, RtT, tp, to, deadline, max_iterations, width, seed, mu0, cancel):
+    def _run_single(self, x0, pt, RtT, tp, to, deadline, max_iterations, width, seed, mu0, cancel, out=None):
         """:meth:`run` for one reachable target whose lanes all start at once (``start_width ==
         population``, restarts on): the same iterations, restarts and answer, with the population's arrays
         kept in place and the per-lane counters kept as the loop at which they were last reset (no
@@ -469,7 +466,10 @@ class LaneEngine:
             conv = (epn <= tp) & (ern <= to)
             if np.count_nonzero(conv):                   # the lowest converged lane (count_nonzero: a
                 # fifth of .any()'s cost on arrays of a few lanes)
-                best_x = Xn[int(np.argmax(conv))].copy()
+                k = int(np.argmax(conv))
+                best_x = Xn[k].copy()
+                if out is not None:
+                    out.append(rn[k].copy())
                 status = "converged"
                 break
             ok = costn < cost
@@ -580,26 +580,27 @@ class LaneEngine:
 
     # ------------------------------------------------------------------ the loop
     def run(self, x0s, pts, RtTs, tol_position, tol_orientation, *, deadline=math.inf, max_iterations=10000,
-            restarts=True, population=POPULATION, seed=0, mu0=MU0, start_width=1, cancel=None):
+            restarts=True, population=POPULATION, seed=0, mu0=MU0, start_width=1, cancel=None, residual=None):
         """Solve targets ``pts`` (B, 3) / ``RtTs`` (B, 3, 3) from seeds ``x0s`` (B, nv). Returns per target
         ``(x (B, nv), success (B,), status (B,) str, iterations (B,), restarts (B,))``: ``x`` the first lane
         within tolerance, else the lowest-cost point seen; ``status`` ``"converged"``, ``"out_of_reach"``,
         ``"timeout"``, ``"max_iterations"`` or ``"stalled"``; ``iterations`` the lane-iterations spent.
-        ``cancel`` (``is_set()``): once set, the run ends as at the deadline."""
+        ``cancel`` (``is_set()``): once set, the run ends as at the deadline. ``residual``: a list that a single
+        target converged in the population loop appends its lane's weighted residual (m,) to."""
         # floating-point flags quiet for the whole run (a singular damped system is caught by _solve's
         # finiteness test and solved again by least squares) rather than set and reset on every solve
         with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
             return self._run(x0s, pts, RtTs, tol_position, tol_orientation, deadline, max_iterations, restarts,
-                             population, seed, mu0, start_width, cancel)
+                             population, seed, mu0, start_width, cancel, residual)
 
     def _run(self, x0s, pts, RtTs, tol_position, tol_orientation, deadline, max_iterations, restarts, population,
-             seed, mu0, start_width, cancel):
+             seed, mu0, start_width, cancel, residual=None):
         if (pts.shape[0] == 1 and restarts and int(population) > 1 and min(max(1, int(start_width)),
                                                                              int(population)) == int(population)
                 and not (self.bound_applies
                          and np.linalg.norm(pts[0] - self.origin) > self.reach + tol_position)):
             return self._run_single(x0s[0], pts[0], RtTs[0], tol_position, tol_orientation, deadline,
-                                    int(max_iterations), int(population), seed, mu0, cancel)
+                                    int(max_iterations), int(population), seed, mu0, cancel, residual)
         if (pts.shape[0] == 1 and self.bound_applies
                 and np.linalg.norm(pts[0] - self.origin) > self.reach + tol_position):
             return self._run_far_one(x0s[0], pts[0], RtTs[0], tol_position, tol_orientation, deadline,
@@ -816,8 +817,9 @@ except ImportError:                 # pragma: no cover - numpy without it: np.li
 
 
 # ---------------------------------------------------------------------------------------------- cache
-#: mechanism -> {(frame, limits, unknowns): _ChainConstants}; weak, so cached mechanisms can be collected
-_CONSTS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+#: chain constants kept per mechanism (a memo of its derived data, :mod:`..data`, by frame, limits and
+#: unknowns)
+_CONSTS_MAX = 64
 
 
 class _ChainConstants:
@@ -881,8 +883,8 @@ def chain_engine(P: IKProblem):
     if E is not _UNSET:
         return E
     key = _shape_key(P)
-    per = _SHARED.get(P.mechanism) if key is not None else None
-    E = per.get(key) if per is not None else None
+    shared = data_of(P.mechanism).memo("ik.lane_engines", _SHARED_MAX) if key is not None else None
+    E = shared.peek(key) if shared is not None else None
     if E is not None:
         c = P.tasks[0]
         Tt = c.target if isinstance(c, PoseConstraint) else c.target_pose()
@@ -892,14 +894,8 @@ def chain_engine(P: IKProblem):
         E, K = _chain_engine(P)
         if E is not None:
             P._lane_data = (K.x_full0, K.x0, K.pt, K.RtT, K.T_wr)
-            if key is not None:
-                with _SHARED_LOCK:
-                    per = _SHARED.get(P.mechanism)
-                    if per is None:
-                        per = _SHARED[P.mechanism] = {}
-                    if len(per) >= _SHARED_MAX:      # many chassis poses: keep the cache small
-                        per.clear()
-                    per.setdefault(key, E)
+            if shared is not None:
+                shared.put(key, E)           # many chassis poses: the memo clears itself when full
     P._lane_engine = E
     return E
 
@@ -912,9 +908,8 @@ def lane_data(P: IKProblem):
 
 
 _UNSET = object()
-_SHARED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-_SHARED_LOCK = threading.Lock()
-#: engines kept per mechanism (problem shapes, chassis poses of locked rovers)
+#: engines kept per mechanism (a memo of its derived data, :mod:`..data`, by problem shape and chassis pose of
+#: locked rovers)
 _SHARED_MAX = 64
 
 
@@ -1001,13 +996,15 @@ class LMPopulationSolver:
                 E.seed_table()
         if time.perf_counter() - o.start > 0.5e-3:       # building the caches is not billed to the caller
             o.deadline += time.perf_counter() - o.start
+        # a plain pose with unit weights: the converged lane's residual is the constraint's (no second pass)
+        res = [] if P.plain_pose is not None and E.unit_weights and E.Rrow is None else None
         x, ok, st, its, nr = E.run(x0[None, :], pt[None, :], RtT[None], o.tol_position, o.tol_orientation,
                                    deadline=o.deadline, max_iterations=o.max_iterations, restarts=o.restarts,
                                    population=self.population, seed=seed, mu0=self.mu0, start_width=width,
-                                   cancel=getattr(o, "cancel", None))
+                                   cancel=getattr(o, "cancel", None), residual=res)
         full = xf.copy()
         full[E.var_x] = x[0]
-        return _result_of(P, o, full, st[0], int(its[0]), int(nr[0]), self.name)
+        return _result_of(P, o, full, st[0], int(its[0]), int(nr[0]), self.name, res[0] if res else None)
 
 
 def _seed_of(rng):
@@ -1024,9 +1021,10 @@ def _seed_of(rng):
     return 0
 
 
-def _result_of(P: IKProblem, o: IKOptions, x, status: str, iterations: int, restarts: int, name: str):
+def _result_of(P: IKProblem, o: IKOptions, x, status: str, iterations: int, restarts: int, name: str,
+               residual=None):
     if status == "converged":
-        return P.result(x, True, "converged", o, iterations, restarts, name)
+        return P.result(x, True, "converged", o, iterations, restarts, name, residual=residual)
     if status == "out_of_reach":
         return P.result(x, False, "unreachable", o, iterations, 0, name,
                         "the target lies beyond the chain's reach (sum of its link lengths)")

@@ -8,15 +8,17 @@ from __future__ import annotations
 
 import math
 import time
-import weakref
 from dataclasses import dataclass
 from typing import Protocol, Sequence
 
 import numpy as np
 
-from ..constraints import Constraint, Evaluation, JointLock, Posture
+from ..constraints import Constraint, Evaluation, JointLock, PoseConstraint, Posture
+from ..data import data_of, derived
 from ..errors import InvalidConfiguration
+from ..kinematics import forward_kinematics
 from ..model import Mechanism
+from ..spatial import log_so3
 
 __all__ = ["IKOptions", "IKProblem", "IKResult", "Residual", "RestartingSolver", "Solver", "diagnose_failure",
            "restart_sample"]
@@ -137,8 +139,10 @@ class IKProblem:
         tasks = []
         #: the constraints bound to this mechanism (``bind``), in the order given
         self.bound = [c.bind(mechanism) for c in self.constraints] if bound is None else list(bound)
+        has_lock_constraint = False
         for c, b in zip(self.constraints, self.bound):
             if isinstance(c, JointLock):
+                has_lock_constraint = True
                 vals = c.lock_values(mechanism)
                 for i in c.coordinates(mechanism):
                     lock_idx[i] = vals.get(i)
@@ -148,43 +152,35 @@ class IKProblem:
                 self.posture = b
             else:
                 tasks.append(b)
-        dependent = {mechanism.coordinate_index(n) for n in mechanism.couplings}
-        # a coupled coordinate locked without a value is fine when every joint it follows is locked (or so
-        # determined) too, as when locking "everything but the mast" on a rover with a differential
-        determined: set[int] = set()
-        for n, expr in mechanism.couplings.items():          # dependencies first
-            i = mechanism.coordinate_index(n)
-            if i in lock_idx and lock_idx[i] is None and all(
-                    (k in lock_idx or k in determined) for k in map(mechanism.coordinate_index, expr.variables)):
-                del lock_idx[i]
-                determined.add(i)
-        bad = sorted(mechanism.coordinate_names[i] for i in lock_idx if i in dependent)
-        if bad:
-            raise InvalidConfiguration(f"cannot lock coupled coordinate(s) {bad}: lock the joints they follow")
+        key = None
+        if not has_lock_constraint:
+            try:
+                key = tuple(locked)
+                hash(key)
+            except TypeError:
+                key = None
+        if key is None:
+            st = _Structure(mechanism, lock_idx)
+        else:
+            st = data_of(mechanism).memo("ik.problem_structures", _STRUCTURE_MAX).get(
+                key, lambda: _Structure(mechanism, lock_idx))
         q = np.array(q0, dtype=float)
         for i, v in lock_idx.items():
             if v is not None:
                 q[i] = v
-        self.free = np.array([i for i in range(mechanism.nq) if i not in dependent and i not in lock_idx],
-                             dtype=int)
-        self.locked = np.array(sorted(lock_idx), dtype=int)
+        self.free, self.locked, self.dependent = st.free, st.locked, st.dependent
         if self.locked.size:
             # MSim's order: a limit outranks a lock, so a lock value (given, or the initial one) beyond a limit
             # holds the joint at that limit; every returned configuration stays within limits
             k = self.locked
             q[k] = np.clip(q[k], mechanism.lower_limits[k], mechanism.upper_limits[k])
-        #: indices of the coupled (dependent) coordinates
-        self.dependent = dependent
-        self.all_free = len(self.free) == mechanism.nq
-        self.has_couplings = bool(mechanism.couplings)
-        lo = np.array(mechanism.lower_limits[self.free])
-        hi = np.array(mechanism.upper_limits[self.free])
-        self._fold_coupling_limits(lo, hi)
+        self.all_free = st.all_free
+        self.has_couplings = st.has_couplings
+        lo, hi = st.lower, st.upper
+        self.limit_checked, self._lc_lo, self._lc_hi = st.limit_checked, st.lc_lo, st.lc_hi
         self.lower, self.upper = lo, hi
-        span = hi - lo
         #: revolute unknowns whose range spans a full turn: solvers wrap them (q and q +- 2 pi are one pose)
-        self.wrap = (~mechanism.coordinate_is_prismatic[self.free]) & np.isfinite(span) & \
-            (span >= 2 * math.pi - 1e-9)
+        self.wrap = st.wrap
         q[self.free] = np.clip(q[self.free], lo, hi)
         self.template = self._apply(q)
         self._init_periodic(tasks)
@@ -193,6 +189,11 @@ class IKProblem:
         self.level_priorities = prios
         self._weights = {id(c): c.row_weights() for c in tasks}
         self.tasks = tasks
+        c = self.constraints[0] if len(self.constraints) == 1 else None
+        #: the problem's one constraint when it is a full pose in the ground frame (no mask, nothing else):
+        #: a solver that has its residual at the answer may hand it to :meth:`result` (no second evaluation)
+        self.plain_pose = c if (type(c) is PoseConstraint and c.relative_to in (None, mechanism.ground)
+                                and c.mask_frame == "reference" and len(c.kept_axes) == 6) else None
 
     @property
     def n(self) -> int:
@@ -235,39 +236,6 @@ class IKProblem:
 
     def _apply(self, q):
         return self.mechanism.apply_couplings(q) if self.has_couplings else q
-
-    def _fold_coupling_limits(self, lo, hi):
-        """Fold the limits of coupled coordinates that follow one unknown linearly into that unknown's
-        bounds; the others (non-linear or several-variable couplings) are listed in ``limit_checked`` and
-        solvers keep them within limits by rejecting steps that would leave them (see :meth:`violation`)."""
-        m = self.mechanism
-        pos = {int(i): k for k, i in enumerate(self.free)}
-        checked = []
-        lins = _LINEAR.get(m)
-        if lins is None:              # the couplings' linear forms: constant per mechanism, parsed once
-            lins = _LINEAR[m] = {name: expr.linear_coefficients() for name, expr in m.couplings.items()}
-        for name, expr in m.couplings.items():
-            lin = lins[name]
-            i = m.coordinate_index(name)
-            bounded = bool(np.isfinite(m.lower_limits[i]) or np.isfinite(m.upper_limits[i]))
-            if lin is None or len(lin[0]) != 1:
-                if bounded:
-                    checked.append(i)
-                continue
-            (var, a), b = next(iter(lin[0].items())), lin[1]
-            k = pos.get(m.coordinate_index(var))
-            if k is None or a == 0:
-                continue
-            i = m.coordinate_index(name)
-            bounds = sorted(((m.lower_limits[i] - b) / a, (m.upper_limits[i] - b) / a))
-            lo[k] = max(lo[k], bounds[0])
-            hi[k] = min(hi[k], bounds[1])
-            if lo[k] > hi[k]:
-                raise InvalidConfiguration(f"limits of {name!r} and of {var!r} leave no valid value")
-        #: coupled coordinates (indices into q) whose limits are checked rather than folded into bounds
-        self.limit_checked = np.array(checked, dtype=int)
-        self._lc_lo = m.lower_limits[self.limit_checked]
-        self._lc_hi = m.upper_limits[self.limit_checked]
 
     def violation(self, q: np.ndarray) -> float:
         """How far (rad or m, summed) the coupled coordinates of ``limit_checked`` are outside their limits
@@ -370,6 +338,15 @@ class IKProblem:
             out.append(Residual(name, c.kind, float(c.priority), p, o, ok, r))
         return out
 
+    def _plain_report(self, r: np.ndarray, options: IKOptions) -> Residual:
+        """:meth:`report`'s entry for :attr:`plain_pose` from its residual ``r`` (6,)."""
+        c = self.plain_pose
+        r = np.array(r, dtype=float)
+        p = math.sqrt(r[0] * r[0] + r[1] * r[1] + r[2] * r[2])
+        o = math.sqrt(r[3] * r[3] + r[4] * r[4] + r[5] * r[5])
+        ok = p <= options.tol_position and o <= options.tol_orientation
+        return Residual(c.name or "PoseConstraint_0", c.kind, float(c.priority), p, o, ok, r)
+
     def random_x(self, rng, k: int = 0) -> np.ndarray:
         """Random in-limit unknowns for restart number ``k`` (see :func:`restart_sample`); with
         checked coupled limits, redrawn (up to 50 times) until those hold as well."""
@@ -380,9 +357,28 @@ class IKProblem:
                     return x
         return restart_sample(rng, self.lower, self.upper, k)
 
-    def result(self, x, success, reason, options, iterations, restarts, solver, message=""):
+    def plain_residual(self, q: np.ndarray) -> np.ndarray:
+        """The residual (6,) of :attr:`plain_pose` at full coordinates ``q``: position error (m) and
+        ``log3(R R_t^T)`` (rad) in ground axes, as the constraint's own evaluation gives it (the frame's pose
+        from the core's forward kinematics, without the generic evaluation's Jacobians and bookkeeping)."""
+        c = self.plain_pose
+        Tf = forward_kinematics(self.mechanism, q).pose(c.frame)
+        Tt = c.target
+        r = np.empty(6)
+        np.subtract(Tf[:3, 3], Tt[:3, 3], out=r[:3])
+        r[3:] = log_so3(Tf[:3, :3] @ Tt[:3, :3].T)
+        return r
+
+    def result(self, x, success, reason, options, iterations, restarts, solver, message="", residual=None):
+        """The :class:`IKResult` at unknowns ``x``. ``residual``: for a :attr:`plain_pose` problem, the
+        constraint's residual (6,) at ``x`` as the solver evaluated it (``[p - p_t, log3(R R_t^T)]``, ground
+        axes); the report is built from it instead of a second forward pass (periodic angles moved by whole
+        turns, :meth:`wrap_near_reference`, leave the pose as it was)."""
         q = self.expand(self.wrap_near_reference(x))
-        res = self.report(q, options)
+        if residual is not None and self.plain_pose is not None:
+            res = [self._plain_report(residual, options)]
+        else:
+            res = self.report(q, options)
         if success and not self.within_limits(q):
             success, reason = False, "limits"
             message = message or "a coupled joint is outside its limits"
@@ -395,27 +391,107 @@ class IKProblem:
                         self.mechanism.coordinate_names, message, met, len(self.level_priorities))
 
 
-_ANGLES = weakref.WeakKeyDictionary()
-#: mechanism -> {coupled coordinate: linear_coefficients() of its expression}
-_LINEAR = weakref.WeakKeyDictionary()
+class _Structure:
+    """What an :class:`IKProblem` takes from its mechanism and locked joints alone (cached per mechanism and
+    tuple of locked names, so that a solve does not rebuild it): the unknowns, locked and coupled indices,
+    the unknowns' bounds with the limits of linearly coupled joints folded in, the coupled coordinates whose
+    limits are checked instead, and the full-turn unknowns. Read-only."""
+
+    def __init__(self, mechanism: Mechanism, lock_idx: dict):
+        lock_idx = dict(lock_idx)
+        dependent = {mechanism.coordinate_index(n) for n in mechanism.couplings}
+        # a coupled coordinate locked without a value is fine when every joint it follows is locked (or so
+        # determined) too, as when locking "everything but the mast" on a rover with a differential
+        determined: set[int] = set()
+        for n, expr in mechanism.couplings.items():          # dependencies first
+            i = mechanism.coordinate_index(n)
+            if i in lock_idx and lock_idx[i] is None and all(
+                    (k in lock_idx or k in determined) for k in map(mechanism.coordinate_index, expr.variables)):
+                del lock_idx[i]
+                determined.add(i)
+        bad = sorted(mechanism.coordinate_names[i] for i in lock_idx if i in dependent)
+        if bad:
+            raise InvalidConfiguration(f"cannot lock coupled coordinate(s) {bad}: lock the joints they follow")
+        self.mechanism = mechanism
+        self.free = _ro(np.array([i for i in range(mechanism.nq) if i not in dependent and i not in lock_idx],
+                                 dtype=int))
+        self.locked = _ro(np.array(sorted(lock_idx), dtype=int))
+        #: indices of the coupled (dependent) coordinates
+        self.dependent = frozenset(dependent)
+        self.all_free = len(self.free) == mechanism.nq
+        self.has_couplings = bool(mechanism.couplings)
+        lo = np.array(mechanism.lower_limits[self.free])
+        hi = np.array(mechanism.upper_limits[self.free])
+        self._fold_coupling_limits(lo, hi)
+        self.lower, self.upper = _ro(lo), _ro(hi)
+        span = hi - lo
+        self.wrap = _ro((~mechanism.coordinate_is_prismatic[self.free]) & np.isfinite(span) &
+                        (span >= 2 * math.pi - 1e-9))
+        del self.mechanism
+
+    def _fold_coupling_limits(self, lo, hi):
+        """Fold the limits of coupled coordinates that follow one unknown linearly into that unknown's
+        bounds; the others (non-linear or several-variable couplings) are listed in ``limit_checked`` and
+        solvers keep them within limits by rejecting steps that would leave them (see :meth:`violation`)."""
+        m = self.mechanism
+        pos = {int(i): k for k, i in enumerate(self.free)}
+        checked = []
+        lins = derived(m, "ik.coupling_linear_forms", _linear_forms)     # constant per mechanism, parsed once
+        for name, expr in m.couplings.items():
+            lin = lins[name]
+            i = m.coordinate_index(name)
+            bounded = bool(np.isfinite(m.lower_limits[i]) or np.isfinite(m.upper_limits[i]))
+            if lin is None or len(lin[0]) != 1:
+                if bounded:
+                    checked.append(i)
+                continue
+            (var, a), b = next(iter(lin[0].items())), lin[1]
+            k = pos.get(m.coordinate_index(var))
+            if k is None or a == 0:
+                continue
+            i = m.coordinate_index(name)
+            bounds = sorted(((m.lower_limits[i] - b) / a, (m.upper_limits[i] - b) / a))
+            lo[k] = max(lo[k], bounds[0])
+            hi[k] = min(hi[k], bounds[1])
+            if lo[k] > hi[k]:
+                raise InvalidConfiguration(f"limits of {name!r} and of {var!r} leave no valid value")
+        #: coupled coordinates (indices into q) whose limits are checked rather than folded into bounds
+        self.limit_checked = _ro(np.array(checked, dtype=int))
+        self.lc_lo = _ro(m.lower_limits[self.limit_checked])
+        self.lc_hi = _ro(m.upper_limits[self.limit_checked])
+
+
+
+def _ro(a: np.ndarray) -> np.ndarray:
+    a.flags.writeable = False
+    return a
+
+
+#: structures kept per mechanism (a memo of its derived data, :mod:`..data`, by tuple of locked names)
+_STRUCTURE_MAX = 64
+
+
+def _linear_forms(m: Mechanism) -> dict:
+    """``{coupled coordinate: linear_coefficients() of its expression}`` of ``m``."""
+    return {name: expr.linear_coefficients() for name, expr in m.couplings.items()}
 
 
 def _angle_coordinates(m: Mechanism) -> np.ndarray:
-    """Per coordinate of ``m`` (cached, read-only): the angle of a one-axis revolute joint that no model
-    coupling reads."""
-    angle = _ANGLES.get(m)
-    if angle is None:
-        angle = np.zeros(m.nq, dtype=bool)
-        for j in m.joints:
-            if j.dof == 1 and j.type.value in ("revolute", "continuous"):
-                angle[m.joint_slice(j.name).start] = True
-        for expr in m.couplings.values():
-            for v in expr.variables:
-                angle[m.coordinate_index(v)] = False
-        angle.flags.writeable = False
-        _ANGLES[m] = angle
-    return angle
+    """Per coordinate of ``m`` (kept in its derived data, read-only): the angle of a one-axis revolute joint
+    that no model coupling reads."""
+    return derived(m, "ik.angle_coordinates", _build_angle_coordinates)
 
+
+def _build_angle_coordinates(m: Mechanism) -> np.ndarray:
+    angle = np.zeros(m.nq, dtype=bool)
+    for j in m.joints:
+        if j.dof == 1 and j.type.value in ("revolute", "continuous"):
+            angle[m.joint_slice(j.name).start] = True
+    for expr in m.couplings.values():
+        for v in expr.variables:
+            angle[m.coordinate_index(v)] = False
+    angle.flags.writeable = False
+    return angle
 
 
 def restart_sample(rng, lo, hi, k):

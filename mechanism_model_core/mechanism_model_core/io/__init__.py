@@ -12,9 +12,11 @@ from __future__ import annotations
 import os
 
 from ..errors import ModelFileError
+from .environment_file import load_environment, load_terrain  # noqa: F401 (public: the environment file)
 from .mobility_yaml import with_mobility_file
 from .limits import using
 from .safe_xml import root_tag
+from .srdf import read_srdf  # noqa: F401 (public: SRDF collision matrices)
 
 #: extension -> (module, function); modules are imported on first use.
 _READERS = {

@@ -49,7 +49,7 @@ from .claraty_xml_export import DTD_PATH, UNBOUNDED  # noqa: F401  (UNBOUNDED: d
 from .claraty_xml_export import save_claraty_xml, to_claraty_xml  # noqa: F401  (the writer, re-exported)
 from . import claraty_extensions, load_model
 from .mobility_xml import read_mobility
-from .meshes import resolved_mesh_path
+from ..mesh_files import resolved_mesh_path
 
 #: Default include depth of ``<Attach>`` (the caps: :mod:`mechanism_model_core.io.limits`).
 MAX_ATTACH_DEPTH = limits.ReadLimits().max_include_depth

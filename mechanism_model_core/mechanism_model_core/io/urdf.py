@@ -81,7 +81,7 @@ from .safe_xml import parse_bytes, parse_file
 from .urdf_drives import read_drive_blocks
 from .urdf_export import UNBOUNDED, URDFWarning
 from .urdf_export import FLOATING_BASE_STYLES, save_urdf, to_urdf  # noqa: F401  (the export, re-exported)
-from .meshes import resolved_mesh_path
+from ..mesh_files import resolved_mesh_path
 
 _URDF_TYPES = {"revolute": JointType.REVOLUTE, "continuous": JointType.CONTINUOUS,
                "prismatic": JointType.PRISMATIC, "fixed": JointType.FIXED,

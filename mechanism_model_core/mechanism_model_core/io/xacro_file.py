@@ -22,7 +22,7 @@ import os
 import threading
 
 from ..errors import ModelFileError
-from . import packages
+from ..package_paths import find_package
 from .safe_xml import _refuse_entity_declarations, read_limited
 from .urdf import loads_urdf
 from ..extras import install_hint
@@ -54,7 +54,7 @@ def expand_xacro(path, xacro_args: dict | None = None) -> str:
             return os.path.abspath(stack[-1]) if stack else path
 
         def find(pkg):
-            return packages.find_package(pkg, current_file())
+            return find_package(pkg, current_file())
 
         def parse(inp, filename=None):
             if inp is None and filename is not None:

@@ -1,4 +1,5 @@
-"""An :class:`~.environment.Environment` from a YAML file: the terrain and the obstacles around a robot, in
+"""A :class:`~mechanism_model_core.collision.Environment` from a YAML file (a format, so in ``io``, which
+imports ``collision`` one way; until session 7 it was ``collision.environment_file``): the terrain and the obstacles around a robot, in
 the ground frame (a node's ``environment_file`` parameter, or a script's)::
 
     terrain:                              # optional; exactly one of:
@@ -32,10 +33,10 @@ import numpy as np
 
 from .. import terrain as T
 from ..errors import ModelFileError
-from ..io.yaml_lines import line_of as _line, read_yaml_with_lines
+from .yaml_lines import line_of as _line, read_yaml_with_lines
 from .. import shapes as S
-from .environment import Environment, Obstacle, terrain_obstacle
-from ..io.meshes import MeshError, read_mesh
+from ..collision.environment import Environment, Obstacle, terrain_obstacle
+from ..mesh_files import MeshError, read_mesh
 from ..spatial import make_transform, quaternion_to_matrix, rpy_to_matrix
 
 _TOP_KEYS = {"terrain", "obstacles"}
