@@ -44,7 +44,7 @@ from typing import Callable, Hashable
 
 import numpy as np
 
-__all__ = ["ATTR", "Data", "Memo", "PerThread", "data_of", "derived", "work"]
+__all__ = ["ATTR", "Data", "Memo", "PerThread", "check_data", "data_of", "derived", "work"]
 
 #: the attribute of an owner that holds its :class:`Data` (hot paths read it with ``getattr(m, ATTR, None)``)
 ATTR = "_mm_data"
@@ -163,6 +163,19 @@ def data_of(owner) -> Data:
                 d = Data()
                 object.__setattr__(owner, ATTR, d)       # owners may be frozen dataclasses
     return d
+
+
+def check_data(owner, data) -> Data:
+    """What a function taking ``data=`` does with it: ``owner``'s :class:`Data` (``data`` itself, which must be
+    the owner's -- ``data_of(owner)`` -- else ValueError: derived data of another mechanism would give wrong
+    answers silently; ``data=None``: found from the owner)."""
+    d = getattr(owner, ATTR, None)
+    if data is None:
+        return d if d is not None else data_of(owner)
+    if d is not data:
+        raise ValueError(f"data= is not the Data of {getattr(owner, 'name', type(owner).__name__)!r}: pass "
+                         f"data_of(mechanism) of the mechanism the call is about")
+    return data
 
 
 def derived(owner, key: Hashable, build: Callable[[object], object]):

@@ -47,7 +47,7 @@ from enum import Enum
 
 import numpy as np
 
-from .data import ATTR as _DATA_ATTR, data_of, work as _work
+from .data import ATTR as _DATA_ATTR, check_data as _check_data, data_of, work as _work
 from .model import Mechanism
 from .kinematics_banded import BandedPlan, banded_pass, estimated_cost as _banded_cost, plan_banded
 from .errors import MechanismModelError
@@ -752,18 +752,18 @@ def _configuration(mechanism: Mechanism, q, nq: int):
     return mechanism.configuration(q)
 
 
-def segment_poses(mechanism: Mechanism, q) -> np.ndarray:
+def segment_poses(mechanism: Mechanism, q, *, data=None) -> np.ndarray:
     """``T_ground_segment`` for every segment of :attr:`Mechanism.segment_tree`: shape (S, 4, 4) for one
     configuration, (B, S, 4, 4) for a batch. Prefer :func:`forward_kinematics` to reuse one pass."""
-    return forward_kinematics(mechanism, q).segments
+    return forward_kinematics(mechanism, q, data=data).segments
 
 
-def batch_segment_components(mechanism: Mechanism, Q) -> np.ndarray:
+def batch_segment_components(mechanism: Mechanism, Q, *, data=None) -> np.ndarray:
     """The batch pass's own layout, for algorithms that work on it directly (statics' batch gravity): pose
     components of every moving segment, shape (S - 1, n_chunks, 12, chunk); component ``3*j + i`` of a pose
     is ``T_ground_seg[i, j]``; the configurations ``Q`` (B, nq) are cut into chunks of up to 1024 (the last
     one padded with zeros)."""
-    p = kinematics_plan(mechanism)
+    p = _check_data(mechanism, data).set_kinematics(lambda: KinematicsPlan(mechanism))
     Q = _configuration(mechanism, Q, p.nq)
     if Q.ndim != 2:
         Q = Q[None]
@@ -779,11 +779,13 @@ def single_pass_index(mechanism: Mechanism, frames: bool = False) -> np.ndarray:
     return sp.frame_flat if frames else sp.seg_flat
 
 
-def single_pass_output(mechanism: Mechanism, q: np.ndarray, qq: float = math.inf) -> np.ndarray:
+def single_pass_output(mechanism: Mechanism, q: np.ndarray, qq: float = math.inf, *, data=None) -> np.ndarray:
     """The raw output of the one-configuration pass for the full configuration ``q`` (a finite float array
     (nq,), couplings filled in: :meth:`Mechanism.configuration` gives one; ``qq``: ``q . q`` when the caller
     has it); a new array, read it with the indices of :func:`single_pass_index`."""
     d = getattr(mechanism, _DATA_ATTR, None)
+    if data is not None and d is not data:
+        _check_data(mechanism, data)
     p = None if d is None else d.kinematics
     if p is None:
         p = kinematics_plan(mechanism)
@@ -918,13 +920,17 @@ def _relative(Tr, T):
     return relative_motion(T, None, Tr, None)[0]
 
 
-def forward_kinematics(mechanism: Mechanism, q=None) -> ForwardKinematics:
+def forward_kinematics(mechanism: Mechanism, q=None, *, data=None) -> ForwardKinematics:
     """Forward kinematics of every frame of ``mechanism`` for joint values ``q``.
 
     ``q``: array (nq,), batch (B, nq), independent-only values, or a ``{coordinate: value}`` mapping
-    (see :meth:`Mechanism.configuration`); ``None`` means the home configuration.
+    (see :meth:`Mechanism.configuration`); ``None`` means the home configuration. ``data``: the mechanism's
+    :class:`~.data.Data` (``data_of(mechanism)``, checked), as Pinocchio's functions take ``data``; found from
+    the mechanism when None (every function of the kernel that takes a mechanism takes ``data=`` alike).
     """
     d = getattr(mechanism, _DATA_ATTR, None)
+    if data is not None and d is not data:
+        _check_data(mechanism, data)
     p = None if d is None else d.kinematics
     if p is None:
         p = kinematics_plan(mechanism)
@@ -949,12 +955,14 @@ def forward_kinematics(mechanism: Mechanism, q=None) -> ForwardKinematics:
     return fk
 
 
-def ground_jacobian(mechanism: Mechanism, q, frame: str, point: str = "frame") -> np.ndarray:
+def ground_jacobian(mechanism: Mechanism, q, frame: str, point: str = "frame", *, data=None) -> np.ndarray:
     """``forward_kinematics(mechanism, q).ground_jacobian(frame, point)`` (relative to the ground; (6, nq) or
     (B, 6, nq); ``point="frame"``: LOCAL_WORLD_ALIGNED, ``"ground"``: WORLD): :func:`.jacobians.jacobian`'s
     path for those two conventions, lean for one plain configuration of a frame whose Jacobian constants
     exist (no result object is built)."""
     d = getattr(mechanism, _DATA_ATTR, None)
+    if data is not None and d is not data:
+        _check_data(mechanism, data)
     p = None if d is None else d.kinematics
     if p is not None and type(q) is _ndarray and q.dtype is _F64 and q.shape == p.qshape:
         fj = p._jac.get(p.frame_index.get(frame))
@@ -969,15 +977,16 @@ def ground_jacobian(mechanism: Mechanism, q, frame: str, point: str = "frame") -
             Tb = _batch_pass(p, Q, _work("kinematics.Tb", (len(p.batch.steps), nch, 12, bc)))
             return _batch_ground_jacobian(p, Tb, f, B, point)
         q = Q
-    return forward_kinematics(mechanism, q).ground_jacobian(frame, point)
+    return forward_kinematics(mechanism, q, data=data).ground_jacobian(frame, point)
 
 
 _new = object.__new__
 
 
-def relative_pose(mechanism: Mechanism, q, frame: str, relative_to: str | None = None) -> np.ndarray:
+def relative_pose(mechanism: Mechanism, q, frame: str, relative_to: str | None = None, *,
+                  data=None) -> np.ndarray:
     """``T_relative_to_frame`` for joint values ``q`` (a shortcut for ``forward_kinematics(...).pose``)."""
-    return forward_kinematics(mechanism, q).pose(frame, relative_to)
+    return forward_kinematics(mechanism, q, data=data).pose(frame, relative_to)
 
 
 # ============================================================================ Jacobian conventions
@@ -1109,7 +1118,7 @@ def _edge_plan(plan: KinematicsPlan) -> _EdgePlan:
     return ep
 
 
-def joint_transforms(mechanism: Mechanism, q) -> np.ndarray:
+def joint_transforms(mechanism: Mechanism, q, *, data=None) -> np.ndarray:
     """The transform across every single-axis joint step, as a TF publisher needs them (robot_state_publisher
     takes the same from KDL's segments): shape (S - 1, 4, 4), or (B, S - 1, 4, 4) for a batch.
 
@@ -1120,6 +1129,8 @@ def joint_transforms(mechanism: Mechanism, q) -> np.ndarray:
     after a joint's last step): for a one-DOF joint ``placement @ M(q + offset)``. Exact for any finite
     angle (sine and cosine of each angle, no sums of angles)."""
     d = getattr(mechanism, _DATA_ATTR, None)
+    if data is not None and d is not data:
+        _check_data(mechanism, data)
     p = None if d is None else d.kinematics
     if p is None:
         p = kinematics_plan(mechanism)
@@ -1134,7 +1145,7 @@ def joint_transforms(mechanism: Mechanism, q) -> np.ndarray:
     return ep.K0 + c[..., None, None] * ep.K1 + s[..., None, None] * ep.K2
 
 
-def joint_step_xyzquat(mechanism: Mechanism, q) -> np.ndarray:
+def joint_step_xyzquat(mechanism: Mechanism, q, *, data=None) -> np.ndarray:
     """The transforms of :func:`joint_transforms` as a TF message carries them, without building matrices:
     shape (S - 1, 7) (or (B, S - 1, 7) for a batch), each row ``(x, y, z, qx, qy, qz, qw)`` (Pinocchio's
     XYZQUAT layout): the translation in metres in the ``from`` frame, then the rotation's quaternion in the
@@ -1142,6 +1153,8 @@ def joint_step_xyzquat(mechanism: Mechanism, q) -> np.ndarray:
     fixed quaternions of its frames around ``cos(q/2) + sin(q/2) k``: the same rotation as the matrix to
     rounding, at a fraction of the cost of converting the matrices."""
     d = getattr(mechanism, _DATA_ATTR, None)
+    if data is not None and d is not data:
+        _check_data(mechanism, data)
     p = None if d is None else d.kinematics
     if p is None:
         p = kinematics_plan(mechanism)

@@ -10,6 +10,7 @@ import threading
 import weakref
 
 import numpy as np
+import pytest
 
 from mechanism_model_core import PoseConstraint, forward_kinematics, load_model
 from mechanism_model_core.data import ATTR, Memo, data_of, derived, work
@@ -200,3 +201,63 @@ def test_data_of_is_the_owners_attribute():
     assert getattr(m, ATTR, None) is None
     d = data_of(m)
     assert getattr(m, ATTR) is d and data_of(m) is d
+
+
+def test_functions_take_the_mechanisms_data_explicitly():
+    """Kinematics, statics and collision functions take ``data=data_of(m)`` (Pinocchio's style) with the same
+    answers as without; the Data of another mechanism, or a Data of none, is refused (its plans would give
+    wrong answers silently)."""
+    from mechanism_model_core import jacobian
+    from mechanism_model_core.data import Data
+    from mechanism_model_core.kinematics import batch_segment_components, joint_transforms, single_pass_output
+    from mechanism_model_core.statics import center_of_mass, contact_loads, static_torques, wheel_contacts
+
+    m, other = panda(), panda()
+    rover = load_model(model_path("rocky8/rocky8_rover.xml"))      # has masses
+    Q, Qr = m.random_configuration(3, size=5), rover.random_configuration(4, size=5)
+    q, qr = Q[0], Qr[0]
+    contacts = wheel_contacts(rover)
+    calls = {
+        "fk batch": (m, lambda **k: forward_kinematics(m, Q, **k).pose("link7")),
+        "fk": (m, lambda **k: forward_kinematics(m, q, **k).frame_array()),
+        "jacobian batch": (m, lambda **k: jacobian(m, Q, "link7", **k)),
+        "jacobian WORLD": (m, lambda **k: jacobian(m, q, "link7", convention="WORLD", **k)),
+        "segment components": (m, lambda **k: batch_segment_components(m, Q, **k)),
+        "pass output": (m, lambda **k: single_pass_output(m, q, **k)),
+        "joint transforms": (m, lambda **k: joint_transforms(m, Q, **k)),
+        "gravity": (rover, lambda **k: gravity_torques(rover, qr, **k)),
+        "gravity batch": (rover, lambda **k: gravity_torques(rover, Qr, **k)),
+        "static torques": (rover, lambda **k: static_torques(rover, qr, **k)),
+        "centre of mass": (rover, lambda **k: center_of_mass(rover, Qr, **k)),
+        "contact loads": (rover, lambda **k: contact_loads(rover, rover.home, contacts, **k).forces),
+    }
+    for name, (mech, f) in calls.items():
+        np.testing.assert_array_equal(f(data=data_of(mech)), f(), err_msg=name)
+        for wrong in (data_of(other), Data()):
+            with pytest.raises(ValueError, match="not the Data of"):
+                f(data=wrong)
+
+
+def test_collision_queries_take_the_mechanisms_data_explicitly():
+    require("coal", "collision")
+    from mechanism_model_core.collision import Environment, Obstacle, collisions, distance, in_collision, \
+        minimum_distance
+    from mechanism_model_core.collision.model import collision_model
+
+    rover = load_model(model_path("rocky8/rocky8_rover.xml"))
+    d = data_of(rover)
+    env = Environment([Obstacle.ground_plane(height=-0.02)])
+    Q = rover.random_configuration(5, size=8)
+    assert list(in_collision(rover, Q, environment=env, data=d)) == list(in_collision(rover, Q, environment=env))
+    assert d.get("collision.model", lambda: None) is collision_model(rover, data=d) is collision_model(rover)
+    a = minimum_distance(rover, Q[0], data=d)
+    b = minimum_distance(rover, Q[0])
+    assert (a.distance, a.body_a, a.body_b) == (b.distance, b.body_a, b.body_b)
+    assert len(collisions(rover, Q[0], data=d)) == len(collisions(rover, Q[0]))
+    bodies = collision_model(rover).bodies
+    assert distance(rover, Q[0], bodies[0], bodies[-1], data=d).distance == \
+        distance(rover, Q[0], bodies[0], bodies[-1]).distance
+    for f in (lambda: in_collision(rover, Q[0], data=data_of(panda())),
+              lambda: minimum_distance(collision_model(rover), Q[0], data=data_of(panda()))):
+        with pytest.raises(ValueError, match="not the Data of"):
+            f()

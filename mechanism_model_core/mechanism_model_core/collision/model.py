@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..data import ATTR as _DATA_ATTR, data_of, derived
+from ..data import ATTR as _DATA_ATTR, check_data, data_of, derived
 from ..errors import ModelFileError, UnknownBody
 from .. import shapes as S
 from .matrix import CollisionMatrix
@@ -326,12 +326,17 @@ class CollisionData:
         self.rp_hits = np.ones(len(model.rp_a_list))
 
 
-def collision_model(mechanism_or_model) -> CollisionModel:
+def collision_model(mechanism_or_model, *, data=None) -> CollisionModel:
     """The :class:`CollisionModel` of a mechanism (built once per mechanism, kept in its derived data:
-    :mod:`..data`), or the model itself when given one."""
+    :mod:`..data`), or the model itself when given one. ``data``: the mechanism's
+    :class:`~..data.Data` (``data_of(mechanism)``, checked) to take it from."""
     if isinstance(mechanism_or_model, CollisionModel):
+        if data is not None:
+            check_data(mechanism_or_model.mechanism, data)
         return mechanism_or_model
-    return derived(mechanism_or_model, "collision.model", CollisionModel)
+    if data is None:
+        return derived(mechanism_or_model, "collision.model", CollisionModel)
+    return check_data(mechanism_or_model, data).get("collision.model", lambda: CollisionModel(mechanism_or_model))
 
 
 def collision_data(model: CollisionModel) -> CollisionData:
