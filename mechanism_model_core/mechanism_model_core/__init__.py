@@ -11,6 +11,7 @@ from .errors import (ExpressionError, InvalidConfiguration, MechanismModelError,
 from .joints import Joint, JointType
 from .model import GROUND, Body, BodySpec, BoundingShape, MassProperties, Mechanism
 from .builder import MechanismBuilder, attach, edit
+from .data import Data, data_of
 from .kinematics import ForwardKinematics, forward_kinematics, relative_pose
 from .jacobians import (LOCAL, LOCAL_WORLD_ALIGNED, WORLD, Convention, frame_velocity, jacobian)
 from .io import load_model, save_model
@@ -23,11 +24,11 @@ from .ik import ConstraintManager, IKResult, available_solvers, register_solver,
 __version__ = "0.1.0"
 
 __all__ = [
-    "Body", "BodySpec", "BoundingShape", "Convention", "ExpressionError", "ForwardKinematics", "GROUND",
+    "Body", "BodySpec", "BoundingShape", "Convention", "Data", "ExpressionError", "ForwardKinematics", "GROUND",
     "InvalidConfiguration", "Joint", "JointType", "LOCAL", "LOCAL_WORLD_ALIGNED", "MassProperties",
     "Mechanism", "MechanismBuilder", "MechanismModelError", "ModelFileError", "ModelStructureError",
     "NoSolution", "UnknownBody", "UnknownFrame", "UnknownJoint", "UnsafeModelFileError", "WORLD",
-    "attach", "edit", "forward_kinematics", "frame_velocity", "jacobian", "load_model", "relative_pose",
+    "attach", "data_of", "edit", "forward_kinematics", "frame_velocity", "jacobian", "load_model", "relative_pose",
     "save_model", "ContactConstraint", "JointCoupling", "JointLock", "JointTarget", "LoopClosure",
     "OrientationConstraint", "PointAtConstraint", "PoseConstraint", "PositionConstraint", "Posture",
     "load_constraints", "ConstraintManager", "IKResult", "available_solvers", "register_solver", "solve_ik",

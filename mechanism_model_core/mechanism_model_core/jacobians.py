@@ -46,31 +46,31 @@ def jacobian_from_fk(fk, frame: str, relative_to: str | None = None,
 
 
 def jacobian(mechanism: Mechanism, q, frame: str, relative_to: str | None = None,
-             convention=Convention.LOCAL_WORLD_ALIGNED) -> np.ndarray:
+             convention=Convention.LOCAL_WORLD_ALIGNED, *, data=None) -> np.ndarray:
     """Geometric Jacobian of ``frame`` relative to ``relative_to`` for joint values ``q``.
 
     Returns (6, nq), or (B, 6, nq) for a batch of configurations (B, nq). Columns are with respect to the
     full coordinate vector; for coupled mechanisms multiply by :meth:`Mechanism.coupling_jacobian` to get
     the Jacobian in the independent coordinates. To get poses and Jacobians of one configuration from a
     single forward pass, use ``fk = forward_kinematics(mechanism, q)`` then ``fk.pose(...)`` and
-    ``fk.jacobian(...)``.
+    ``fk.jacobian(...)``. ``data``: the mechanism's :class:`~.data.Data` (``data_of(mechanism)``, checked).
     """
     if relative_to is None:                      # relative to the ground: kept lean
         if convention is _LWA:
-            return _ground_jacobian(mechanism, q, frame)
+            return _ground_jacobian(mechanism, q, frame, data=data)
         if convention is _WORLD or (type(convention) is str and convention == "WORLD"):
-            return _ground_jacobian(mechanism, q, frame, "ground")
-    return _kin.frame_jacobian(_kin.forward_kinematics(mechanism, q), frame, relative_to, convention)
+            return _ground_jacobian(mechanism, q, frame, "ground", data=data)
+    return _kin.frame_jacobian(_kin.forward_kinematics(mechanism, q, data=data), frame, relative_to, convention)
 
 
 def frame_velocity(mechanism: Mechanism, q, qdot, frame: str, relative_to: str | None = None,
-                   convention=Convention.LOCAL_WORLD_ALIGNED) -> np.ndarray:
+                   convention=Convention.LOCAL_WORLD_ALIGNED, *, data=None) -> np.ndarray:
     """Twist ``[v; w]`` (m/s, rad/s) of ``frame`` relative to ``relative_to`` for joint positions ``q``
     and rates ``qdot``, in the given convention (7.2). For one configuration ``qdot`` may be an array of
     length nq, the independent rates only, or a ``{coordinate: rate}`` mapping (coupled rates follow, see
     :meth:`Mechanism.joint_rates`); for a batch of configurations, an array (B, nq)."""
     qf = mechanism.configuration(q)
-    J = jacobian(mechanism, qf, frame, relative_to, convention)
+    J = jacobian(mechanism, qf, frame, relative_to, convention, data=data)
     if qf.ndim == 1:
         qd = mechanism.joint_rates(qf, qdot)
     else:

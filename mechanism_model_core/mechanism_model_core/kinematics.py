@@ -43,12 +43,11 @@ from __future__ import annotations
 
 import itertools
 import math
-import threading
 from enum import Enum
 
 import numpy as np
 
-from .data import BY_ID as _DATA, data_of
+from .data import ATTR as _DATA_ATTR, check_data as _check_data, data_of, work as _work
 from .model import Mechanism
 from .kinematics_banded import BandedPlan, banded_pass, estimated_cost as _banded_cost, plan_banded
 from .errors import MechanismModelError
@@ -594,25 +593,6 @@ def _chunking(B: int):
     return -(-B // bc), bc
 
 
-#: per-thread work arrays of the batch passes (see _work)
-_WORK = threading.local()
-#: work arrays above this many bytes are not kept between calls
-_WORK_MAX_BYTES = 32 << 20
-
-
-def _work(name: str, shape: tuple) -> np.ndarray:
-    """A work array of ``shape``, this thread's own, reused between calls: a fresh megabyte-sized temporary
-    costs more in page faults than the arithmetic on it (glibc hands large blocks back to the kernel on
-    free). Only for arrays that never leave the function using them; large ones are fresh every time."""
-    d = _WORK.__dict__
-    a = d.get(name)
-    if a is None or a.shape != shape:
-        a = np.empty(shape)
-        if a.nbytes <= _WORK_MAX_BYTES:
-            d[name] = a
-    return a
-
-
 def _batch_pass(plan: KinematicsPlan, Q, Tb=None):
     """Batch pass: pose components of every moving segment, shape (S - 1, n_chunks, 12, chunk): the
     configurations ``Q`` (B, nq) are cut into chunks (the last one padded with zeros), and component
@@ -626,15 +606,15 @@ def _batch_pass(plan: KinematicsPlan, Q, Tb=None):
     if not S1:
         return Tb
     coord = plan.tree.seg_coord[1:]
-    X = _work("X", (S1, nch * bc))
+    X = _work("kinematics.X", (S1, nch * bc))
     np.take(Q.T, coord, axis=0, out=X[:, :B], mode="clip")         # coord: valid columns
     if nch * bc != B:
         X[:, B:] = 0.0
     X = X.reshape(S1, nch, 1, bc)
-    cs = np.cos(X, out=_work("cos", X.shape))
-    sn = np.sin(X, out=_work("sin", X.shape))
-    U = _work("U", (nch, 3, bc))
-    V = _work("V", (nch, 3, bc))
+    cs = np.cos(X, out=_work("kinematics.cos", X.shape))
+    sn = np.sin(X, out=_work("kinematics.sin", X.shape))
+    U = _work("kinematics.U", (nch, 3, bc))
+    V = _work("kinematics.V", (nch, 3, bc))
     for i, (kind, p, M, M1) in enumerate(steps):
         Ti = Tb[i]
         if kind == 1:
@@ -672,7 +652,7 @@ def _batch_frame_comps(plan: KinematicsPlan, Tb, f):
     if bp.frame_identity[f]:
         return Tb[s - 1]
     src = Tb[s - 1]
-    return _matmul(bp.frame_M[f], src, out=_work("W", src.shape))
+    return _matmul(bp.frame_M[f], src, out=_work("kinematics.W", src.shape))
 
 
 def _comps_to_poses(W, B: int):
@@ -742,9 +722,9 @@ def _batch_columns(plan: KinematicsPlan, Tb, f: int, B: int):
     else:
         A = Tb[anc - 1, :, 6:]                          # (k, n_chunks, 6, chunk): axis z, origin
     Z = A[:, :, :3]
-    D = np.subtract(W[None, :, 9:], A[:, :, 3:], out=_work("D", (k, nch, 3, bc)))
-    G = _work("G", (6, k, nch, bc))                     # rows [linear; angular] x ancestor x configuration
-    tmp = _work("G1", (k, nch, bc))
+    D = np.subtract(W[None, :, 9:], A[:, :, 3:], out=_work("kinematics.D", (k, nch, 3, bc)))
+    G = _work("kinematics.G", (6, k, nch, bc))          # rows [linear; angular] x ancestor x configuration
+    tmp = _work("kinematics.G1", (k, nch, bc))
     for i, (a, b) in enumerate(((1, 2), (2, 0), (0, 1))):
         np.multiply(Z[:, :, a], D[:, :, b], out=G[i])
         G[i] -= np.multiply(Z[:, :, b], D[:, :, a], out=tmp)
@@ -772,18 +752,18 @@ def _configuration(mechanism: Mechanism, q, nq: int):
     return mechanism.configuration(q)
 
 
-def segment_poses(mechanism: Mechanism, q) -> np.ndarray:
+def segment_poses(mechanism: Mechanism, q, *, data=None) -> np.ndarray:
     """``T_ground_segment`` for every segment of :attr:`Mechanism.segment_tree`: shape (S, 4, 4) for one
     configuration, (B, S, 4, 4) for a batch. Prefer :func:`forward_kinematics` to reuse one pass."""
-    return forward_kinematics(mechanism, q).segments
+    return forward_kinematics(mechanism, q, data=data).segments
 
 
-def batch_segment_components(mechanism: Mechanism, Q) -> np.ndarray:
+def batch_segment_components(mechanism: Mechanism, Q, *, data=None) -> np.ndarray:
     """The batch pass's own layout, for algorithms that work on it directly (statics' batch gravity): pose
     components of every moving segment, shape (S - 1, n_chunks, 12, chunk); component ``3*j + i`` of a pose
     is ``T_ground_seg[i, j]``; the configurations ``Q`` (B, nq) are cut into chunks of up to 1024 (the last
     one padded with zeros)."""
-    p = kinematics_plan(mechanism)
+    p = _check_data(mechanism, data).set_kinematics(lambda: KinematicsPlan(mechanism))
     Q = _configuration(mechanism, Q, p.nq)
     if Q.ndim != 2:
         Q = Q[None]
@@ -799,11 +779,13 @@ def single_pass_index(mechanism: Mechanism, frames: bool = False) -> np.ndarray:
     return sp.frame_flat if frames else sp.seg_flat
 
 
-def single_pass_output(mechanism: Mechanism, q: np.ndarray, qq: float = math.inf) -> np.ndarray:
+def single_pass_output(mechanism: Mechanism, q: np.ndarray, qq: float = math.inf, *, data=None) -> np.ndarray:
     """The raw output of the one-configuration pass for the full configuration ``q`` (a finite float array
     (nq,), couplings filled in: :meth:`Mechanism.configuration` gives one; ``qq``: ``q . q`` when the caller
     has it); a new array, read it with the indices of :func:`single_pass_index`."""
-    d = _DATA.get(id(mechanism))
+    d = getattr(mechanism, _DATA_ATTR, None)
+    if data is not None and d is not data:
+        _check_data(mechanism, data)
     p = None if d is None else d.kinematics
     if p is None:
         p = kinematics_plan(mechanism)
@@ -938,13 +920,17 @@ def _relative(Tr, T):
     return relative_motion(T, None, Tr, None)[0]
 
 
-def forward_kinematics(mechanism: Mechanism, q=None) -> ForwardKinematics:
+def forward_kinematics(mechanism: Mechanism, q=None, *, data=None) -> ForwardKinematics:
     """Forward kinematics of every frame of ``mechanism`` for joint values ``q``.
 
     ``q``: array (nq,), batch (B, nq), independent-only values, or a ``{coordinate: value}`` mapping
-    (see :meth:`Mechanism.configuration`); ``None`` means the home configuration.
+    (see :meth:`Mechanism.configuration`); ``None`` means the home configuration. ``data``: the mechanism's
+    :class:`~.data.Data` (``data_of(mechanism)``, checked), as Pinocchio's functions take ``data``; found from
+    the mechanism when None (every function of the kernel that takes a mechanism takes ``data=`` alike).
     """
-    d = _DATA.get(id(mechanism))
+    d = getattr(mechanism, _DATA_ATTR, None)
+    if data is not None and d is not data:
+        _check_data(mechanism, data)
     p = None if d is None else d.kinematics
     if p is None:
         p = kinematics_plan(mechanism)
@@ -969,12 +955,14 @@ def forward_kinematics(mechanism: Mechanism, q=None) -> ForwardKinematics:
     return fk
 
 
-def ground_jacobian(mechanism: Mechanism, q, frame: str, point: str = "frame") -> np.ndarray:
+def ground_jacobian(mechanism: Mechanism, q, frame: str, point: str = "frame", *, data=None) -> np.ndarray:
     """``forward_kinematics(mechanism, q).ground_jacobian(frame, point)`` (relative to the ground; (6, nq) or
     (B, 6, nq); ``point="frame"``: LOCAL_WORLD_ALIGNED, ``"ground"``: WORLD): :func:`.jacobians.jacobian`'s
     path for those two conventions, lean for one plain configuration of a frame whose Jacobian constants
     exist (no result object is built)."""
-    d = _DATA.get(id(mechanism))
+    d = getattr(mechanism, _DATA_ATTR, None)
+    if data is not None and d is not data:
+        _check_data(mechanism, data)
     p = None if d is None else d.kinematics
     if p is not None and type(q) is _ndarray and q.dtype is _F64 and q.shape == p.qshape:
         fj = p._jac.get(p.frame_index.get(frame))
@@ -986,18 +974,19 @@ def ground_jacobian(mechanism: Mechanism, q, frame: str, point: str = "frame") -
             f = _frame_index(p, mechanism, frame)
             B = Q.shape[0]
             nch, bc = _chunking(B)
-            Tb = _batch_pass(p, Q, _work("Tb", (len(p.batch.steps), nch, 12, bc)))
+            Tb = _batch_pass(p, Q, _work("kinematics.Tb", (len(p.batch.steps), nch, 12, bc)))
             return _batch_ground_jacobian(p, Tb, f, B, point)
         q = Q
-    return forward_kinematics(mechanism, q).ground_jacobian(frame, point)
+    return forward_kinematics(mechanism, q, data=data).ground_jacobian(frame, point)
 
 
 _new = object.__new__
 
 
-def relative_pose(mechanism: Mechanism, q, frame: str, relative_to: str | None = None) -> np.ndarray:
+def relative_pose(mechanism: Mechanism, q, frame: str, relative_to: str | None = None, *,
+                  data=None) -> np.ndarray:
     """``T_relative_to_frame`` for joint values ``q`` (a shortcut for ``forward_kinematics(...).pose``)."""
-    return forward_kinematics(mechanism, q).pose(frame, relative_to)
+    return forward_kinematics(mechanism, q, data=data).pose(frame, relative_to)
 
 
 # ============================================================================ Jacobian conventions
@@ -1129,7 +1118,7 @@ def _edge_plan(plan: KinematicsPlan) -> _EdgePlan:
     return ep
 
 
-def joint_transforms(mechanism: Mechanism, q) -> np.ndarray:
+def joint_transforms(mechanism: Mechanism, q, *, data=None) -> np.ndarray:
     """The transform across every single-axis joint step, as a TF publisher needs them (robot_state_publisher
     takes the same from KDL's segments): shape (S - 1, 4, 4), or (B, S - 1, 4, 4) for a batch.
 
@@ -1139,7 +1128,9 @@ def joint_transforms(mechanism: Mechanism, q) -> np.ndarray:
     step (the previous step's frame otherwise) and ``to`` the frame after the step (the child body frame
     after a joint's last step): for a one-DOF joint ``placement @ M(q + offset)``. Exact for any finite
     angle (sine and cosine of each angle, no sums of angles)."""
-    d = _DATA.get(id(mechanism))
+    d = getattr(mechanism, _DATA_ATTR, None)
+    if data is not None and d is not data:
+        _check_data(mechanism, data)
     p = None if d is None else d.kinematics
     if p is None:
         p = kinematics_plan(mechanism)
@@ -1154,14 +1145,16 @@ def joint_transforms(mechanism: Mechanism, q) -> np.ndarray:
     return ep.K0 + c[..., None, None] * ep.K1 + s[..., None, None] * ep.K2
 
 
-def joint_step_xyzquat(mechanism: Mechanism, q) -> np.ndarray:
+def joint_step_xyzquat(mechanism: Mechanism, q, *, data=None) -> np.ndarray:
     """The transforms of :func:`joint_transforms` as a TF message carries them, without building matrices:
     shape (S - 1, 7) (or (B, S - 1, 7) for a batch), each row ``(x, y, z, qx, qy, qz, qw)`` (Pinocchio's
     XYZQUAT layout): the translation in metres in the ``from`` frame, then the rotation's quaternion in the
     package's sign convention (:func:`~.spatial.canonical_quaternion`). A revolute step's quaternion is the
     fixed quaternions of its frames around ``cos(q/2) + sin(q/2) k``: the same rotation as the matrix to
     rounding, at a fraction of the cost of converting the matrices."""
-    d = _DATA.get(id(mechanism))
+    d = getattr(mechanism, _DATA_ATTR, None)
+    if data is not None and d is not data:
+        _check_data(mechanism, data)
     p = None if d is None else d.kinematics
     if p is None:
         p = kinematics_plan(mechanism)

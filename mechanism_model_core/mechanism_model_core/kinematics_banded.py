@@ -29,9 +29,10 @@ block pass in ``test/core/test_kinematics_passes.py``; figures in ``benchmarks/b
 from __future__ import annotations
 
 import math
-import threading
 
 import numpy as np
+
+from .data import PerThread
 
 _matmul = np.matmul
 
@@ -60,8 +61,8 @@ def _flat(b, i, j):
 class BandedPlan:
     """Constants of the banded pass (read-only arrays). Shares with the block plan the attributes that
     lookups and Jacobians read: ``m`` (1), ``nb`` (output entries), ``seg_be``, ``frame_be``, ``seg_flat``,
-    ``frame_flat``. ``scratch``: per-thread work arrays (reused between calls: a fresh megabyte-sized
-    temporary per call costs more in page faults than the arithmetic)."""
+    ``frame_flat``. ``scratch``: per-thread work arrays (a :class:`~.data.PerThread`, reused between
+    calls: a fresh megabyte-sized temporary per call costs more in page faults than the arithmetic)."""
 
     __slots__ = ("nb", "n_seg", "m", "s", "coords", "K", "prismatic", "level_steps", "anchor_steps",
                  "anchor_of", "n_anchor", "frame_T", "frame_src", "ground_frames", "seg_be", "frame_be",
@@ -183,27 +184,23 @@ def plan_banded(c) -> BandedPlan:
     ii, jj = np.meshgrid(np.arange(4), np.arange(4), indexing="ij")
     bp.seg_flat = _ro(_flat(seg_be[:, 0, None, None], ii, jj), np.intp)
     bp.frame_flat = _ro(_flat(frame_be[:, 0, None, None], ii, jj), np.intp)
-    bp.scratch = threading.local()
+    bp.scratch = PerThread(lambda: _scratch_arrays(bp))
     bp.run = bp                      # what kinematics hands to the pass: the plan itself
     return bp
 
 
-def _scratch(bp: BandedPlan):
-    sc = bp.scratch
-    try:
-        return sc.arrays
-    except AttributeError:
-        N = bp.n_seg
-        W = np.empty((bp.n_anchor + 1, 4, 12))
-        W[0] = _GROUND_EXT.T
-        sc.arrays = (np.empty((N, 16)), np.empty((N, 16)), W, np.empty((N, 4, 12)))
-        return sc.arrays
+def _scratch_arrays(bp: BandedPlan):
+    """A thread's work arrays of the pass (:class:`~.data.PerThread`: each thread fills its own)."""
+    N = bp.n_seg
+    W = np.empty((bp.n_anchor + 1, 4, 12))
+    W[0] = _GROUND_EXT.T
+    return np.empty((N, 16)), np.empty((N, 16)), W, np.empty((N, 4, 12))
 
 
 def banded_pass(bp: BandedPlan, q, qq=None):
     """Pass output for one configuration, shape (entries, 4, 12): entry ``b``'s ``E.T`` in ``out[b]`` (the
     block pass's layout with one entry per block). ``qq`` is unused (sine and cosine are exact)."""
-    R2, T2, W, G = _scratch(bp)
+    R2, T2, W, G = bp.scratch.value
     x = q.take(bp.coords)
     w1 = np.cos(x)
     w2 = np.sin(x)

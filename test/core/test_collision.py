@@ -568,12 +568,10 @@ def test_missing_coal_says_what_to_install(monkeypatch):
     import sys
 
     from mechanism_model_core.collision import coal_backend
-    from mechanism_model_core.collision import model as cmodel
 
-    m = two_bodies(shape("s1", "sphere", (0.5,)), shape("s2", "sphere", (0.5,)))
+    m = two_bodies(shape("s1", "sphere", (0.5,)), shape("s2", "sphere", (0.5,)))     # new: no collision data yet
     monkeypatch.setitem(sys.modules, "coal", None)
     monkeypatch.setattr(coal_backend, "_coal", None)
-    monkeypatch.setattr(cmodel, "_local", __import__("threading").local())
     with pytest.raises(ImportError, match=r"needs coal: pip install coal \(the 'collision' extra; from a source checkout: "
                                           r"pip install '\./mechanism_model_core\[collision\]'\)"):
         in_collision(m, q_of((3, 0, 0)))

@@ -117,7 +117,7 @@ def _tf_and_joint_states(node, prime_stamp):
 def _subscribe_static(node):
     from mechanism_model_ros import qos
     static, desc = [], []
-    node.create_subscription("/tf_static", "tf2_msgs/msg/TFMessage", qos.TF_STATIC, static.append)
+    node.create_subscription("/tf_static", "tf2_msgs/msg/TFMessage", qos.TF_STATIC_LISTENER, static.append)
     node.create_subscription("robot_description", "std_msgs/msg/String", qos.LATCHED, desc.append)
     return static, desc
 

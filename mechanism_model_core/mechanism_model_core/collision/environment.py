@@ -10,13 +10,12 @@ converts the terrain objects of :mod:`mechanism_model_core.terrain` (plane, heig
 from __future__ import annotations
 
 import math
-import threading
-import weakref
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from .. import shapes as S
+from ..data import data_of
 from .height_field_tiles import TiledHeightField
 from .coal_backend import coal, to_coal, transform
 from .. import terrain as terrains
@@ -60,7 +59,7 @@ class Obstacle:
 class Environment:
     """Obstacles in the ground frame (immutable; :meth:`with_obstacles` returns a new one)."""
 
-    __slots__ = ("obstacles", "__weakref__")
+    __slots__ = ("obstacles", "__weakref__", "_mm_data")     # _mm_data: its derived data (data.ATTR)
 
     def __init__(self, obstacles=()):
         obs = tuple(obstacles)
@@ -106,27 +105,21 @@ def terrain_obstacle(terrain, name: str = "terrain", depth: float = 1.0) -> Obst
                     f"HeightField, TriangleMesh)")
 
 
-_obstacle_cache = threading.local()
-
-
 def _obstacle_coal(o: Obstacle):
     """``(coal geometry, T_ground_coal, coal transform, None)`` of one obstacle, or for a height field
     ``(tiles, T_ground_field, coal transform, tiles)`` with its :class:`~.height_field_tiles.TiledHeightField`;
-    built once per obstacle and thread (an environment made per request from the same obstacles, a large
-    terrain among them, reuses them)."""
-    cache = getattr(_obstacle_cache, "d", None)
-    if cache is None:
-        cache = _obstacle_cache.d = weakref.WeakKeyDictionary()
-    got = cache.get(o)
-    if got is None:
-        if isinstance(o.geometry, S.HeightField):    # tiles built as queries reach them (height_field_tiles)
-            tiles = TiledHeightField(o.geometry, o.pose, coal())
-            got = cache[o] = (tiles, o.pose, tiles.tf, tiles)
-            return got
-        g, off = to_coal(o.geometry)
-        T = o.pose @ off
-        got = cache[o] = (g, T, transform(T), None)
-    return got
+    built once per obstacle and thread (a per-thread slot of the obstacle's derived data, :mod:`..data`: an
+    environment made per request from the same obstacles, a large terrain among them, reuses them)."""
+    return data_of(o).per_thread("collision.obstacle_coal", lambda: _build_obstacle_coal(o))
+
+
+def _build_obstacle_coal(o: Obstacle):
+    if isinstance(o.geometry, S.HeightField):    # tiles built as queries reach them (height_field_tiles)
+        tiles = TiledHeightField(o.geometry, o.pose, coal())
+        return tiles, o.pose, tiles.tf, tiles
+    g, off = to_coal(o.geometry)
+    T = o.pose @ off
+    return g, T, transform(T), None
 
 
 class EnvironmentData:

@@ -11,13 +11,11 @@ be shared by any number of threads.
 from __future__ import annotations
 
 import math
-import threading
-import weakref
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..data import derived
+from ..data import ATTR as _DATA_ATTR, check_data, data_of, derived
 from ..errors import ModelFileError, UnknownBody
 from .. import shapes as S
 from .matrix import CollisionMatrix
@@ -328,32 +326,25 @@ class CollisionData:
         self.rp_hits = np.ones(len(model.rp_a_list))
 
 
-_local = threading.local()
-
-
-def collision_model(mechanism_or_model) -> CollisionModel:
+def collision_model(mechanism_or_model, *, data=None) -> CollisionModel:
     """The :class:`CollisionModel` of a mechanism (built once per mechanism, kept in its derived data:
-    :mod:`..data`), or the model itself when given one."""
+    :mod:`..data`), or the model itself when given one. ``data``: the mechanism's
+    :class:`~..data.Data` (``data_of(mechanism)``, checked) to take it from."""
     if isinstance(mechanism_or_model, CollisionModel):
+        if data is not None:
+            check_data(mechanism_or_model.mechanism, data)
         return mechanism_or_model
-    return derived(mechanism_or_model, "collision.model", CollisionModel)
+    if data is None:
+        return derived(mechanism_or_model, "collision.model", CollisionModel)
+    return check_data(mechanism_or_model, data).get("collision.model", lambda: CollisionModel(mechanism_or_model))
 
 
 def collision_data(model: CollisionModel) -> CollisionData:
-    """This thread's :class:`CollisionData` of ``model`` (built on first use)."""
-    last = getattr(_local, "last", None)
-    if last is not None and last[0]() is model:
-        return last[1]
-    d = _collision_data(model)
-    _local.last = (weakref.ref(model), d)
-    return d
-
-
-def _collision_data(model: CollisionModel) -> CollisionData:
-    cache = getattr(_local, "data", None)
-    if cache is None:
-        cache = _local.data = weakref.WeakKeyDictionary()
-    d = cache.get(model)
-    if d is None:
-        d = cache[model] = CollisionData(model)
-    return d
+    """This thread's :class:`CollisionData` of ``model`` (Pinocchio's ``GeometryData``: a per-thread slot of
+    the model's derived data, :mod:`..data`, built on the thread's first use)."""
+    d = getattr(model, _DATA_ATTR, None)
+    if d is not None:
+        p = d._slots.get("collision.data")
+        if p is not None:
+            return p.value
+    return data_of(model).per_thread("collision.data", lambda: CollisionData(model))

@@ -39,13 +39,16 @@ from .scene import (RESOLUTIONS, Contact, DistanceResult, _ONES3, _Direct, _Scen
 
 # ---------------------------------------------------------------------------------------------- queries
 def in_collision(mechanism, q, *, environment=None, self_collision: bool = True, resolution: str = "fine",
-                 margin: float = 0.0):
+                 margin: float = 0.0, data=None):
     """True when some allowed body pair, or a body and an obstacle, collide at ``q`` (stops at the first
     hit). A batch ``q`` (B, n) gives a boolean array (B,).
 
     Broad phase: the world boxes of every checked top-shape pair in one array operation (for a batch, over
     the whole batch at once); coal is called only for pairs whose boxes overlap, through a cached functor
-    per pair and reusable transforms."""
+    per pair and reusable transforms. ``data`` (every query takes it): the mechanism's :class:`~..data.Data`
+    (``data_of(mechanism)``, checked), whose collision model and per-thread collision data it uses."""
+    if data is not None:
+        mechanism = collision_model(mechanism, data=data)
     if resolution not in RESOLUTIONS:
         raise ValueError(f"resolution must be one of {RESOLUTIONS}, got {resolution!r}")
     if margin != 0.0:
@@ -140,9 +143,12 @@ def _batch_in_collision(model, data, segs, environment, edata, self_collision, r
 
 
 def collisions(mechanism, q, *, environment=None, self_collision: bool = True, resolution: str = "fine",
-               margin: float = 0.0):
+               margin: float = 0.0, data=None):
     """Every contact at ``q`` (a list of :class:`Contact`; a list of such lists for a batch): for each
     colliding pair of finest shapes, up to 4 contact points."""
+    if data is not None:
+        mechanism = collision_model(mechanism, data=data)
+
     def fn(sc, gs, ge):
         m = sc.model
         out = []
@@ -165,11 +171,11 @@ def _result(sc, best) -> DistanceResult:
     return DistanceResult(float(d), sc.owner(a), sc.owner(b), sc.name(a), sc.name(b), pa, pb, b < 0)
 
 
-def distance(mechanism, q, body_a: str, body_b: str, *, environment=None, resolution: str = "fine"):
+def distance(mechanism, q, body_a: str, body_b: str, *, environment=None, resolution: str = "fine", data=None):
     """Minimum distance between the shapes of ``body_a`` and ``body_b`` (a body, or an obstacle of
     ``environment``) at ``q``, whatever the collision matrix says: a :class:`DistanceResult` with the
     witness points (a list for a batch)."""
-    model = collision_model(mechanism)
+    model = collision_model(mechanism, data=data)
     ra = model.roots[model.bodies[model.body_position(body_a)]]
     if environment is not None and body_b in [o.name for o in environment.obstacles]:
         k = [o.name for o in environment.obstacles].index(body_b)
@@ -249,7 +255,7 @@ def _name(model, env, i):
 
 
 def minimum_distance(mechanism, q, *, environment=None, self_collision: bool = True,
-                     resolution: str = "fine"):
+                     resolution: str = "fine", data=None):
     """The smallest distance over every allowed body pair (and every body-obstacle pair with an
     ``environment``) at ``q``, as a :class:`DistanceResult` naming the pair (a list for a batch). Pairs are
     visited nearest world boxes first and skipped once their box gap exceeds the best distance; in
@@ -257,16 +263,16 @@ def minimum_distance(mechanism, q, *, environment=None, self_collision: bool = T
     penetration."""
     if resolution not in RESOLUTIONS:
         raise ValueError(f"resolution must be one of {RESOLUTIONS}, got {resolution!r}")
-    model = collision_model(mechanism)
-    data = collision_data(model)
+    model = collision_model(mechanism, data=data)
+    cdata = collision_data(model)
     q, out = _single_output(model, q)          # validates q (couplings filled)
     edata = _environment_data(environment) if environment is not None and len(environment) else None
     if out is not None:
-        Y, D = _single_boxes(model, data, out)
-        return _min_distance_one(model, data, None, environment, edata, self_collision, resolution, Y, D, out)
+        Y, D = _single_boxes(model, cdata, out)
+        return _min_distance_one(model, cdata, None, environment, edata, self_collision, resolution, Y, D, out)
     segs = forward_kinematics(model.mechanism, q).segments
     Y = _world_boxes(model, segs)
-    return [_min_distance_one(model, data, segs[b], environment, edata, self_collision, resolution, Y[b])
+    return [_min_distance_one(model, cdata, segs[b], environment, edata, self_collision, resolution, Y[b])
             for b in range(q.shape[0])]
 
 

@@ -9,12 +9,11 @@ Frames: ground frame; distances in metres, negative when shapes overlap (see :mo
 from __future__ import annotations
 
 import math
-import threading
-import weakref
 from dataclasses import dataclass
 
 import numpy as np
 
+from ..data import ATTR as _DATA_ATTR, data_of
 from ..kinematics import forward_kinematics, single_pass_output
 from .coal_backend import transform as _tf
 from .model import collision_data, collision_model
@@ -235,20 +234,16 @@ def _tree_distance(sc: _Scene, ra, rb, resolution: str, best):
 
 
 # ---------------------------------------------------------------------------------------------- setup
-_env_data = threading.local()
-
-
 def _environment_data(env):
-    """The coal data of ``env`` for this thread (coal objects are not shared between threads), built once per
-    environment and thread, and dropped with either (a dict keyed by thread id kept one entry per thread ever
-    started)."""
-    cache = getattr(_env_data, "d", None)
-    if cache is None:
-        cache = _env_data.d = weakref.WeakKeyDictionary()
-    d = cache.get(env)
-    if d is None:
-        d = cache[env] = EnvironmentData(env)
-    return d
+    """The coal data of ``env`` for this thread (coal objects are not shared between threads): a per-thread
+    slot of the environment's derived data (:mod:`..data`), built once per environment and thread, and
+    dropped with either."""
+    d = getattr(env, _DATA_ATTR, None)
+    if d is not None:
+        p = d._slots.get("collision.environment_data")
+        if p is not None:
+            return p.value
+    return data_of(env).per_thread("collision.environment_data", lambda: EnvironmentData(env))
 
 
 def _check_margin(margin) -> float:

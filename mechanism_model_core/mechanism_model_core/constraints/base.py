@@ -167,13 +167,24 @@ def _as_pose(T, what: str) -> np.ndarray:
     A = _frozen_array(as_real_array(T, f"{what}"))
     if A.shape != (4, 4) or not math.isfinite(float(A.sum())):
         raise InvalidConfiguration(f"{what}: expected a finite 4x4 transform, got shape {A.shape}")
-    R = A[:3, :3]
-    if float(np.abs(R @ R.T - _EYE3).max()) > 1e-6 or np.linalg.det(R) < 0:
+    # orthonormal rows and determinant > 0 (the triple product of the rows), in floats: a twentieth of
+    # the cost of the array calls on a 3x3 matrix, which every solve's constraint pays
+    a, b, c = (row[:3] for row in A[:3].tolist())
+    err = max(abs(a[0] * a[0] + a[1] * a[1] + a[2] * a[2] - 1.0), abs(b[0] * b[0] + b[1] * b[1] + b[2] * b[2] - 1.0),
+              abs(c[0] * c[0] + c[1] * c[1] + c[2] * c[2] - 1.0), abs(a[0] * b[0] + a[1] * b[1] + a[2] * b[2]),
+              abs(a[0] * c[0] + a[1] * c[1] + a[2] * c[2]), abs(b[0] * c[0] + b[1] * c[1] + b[2] * c[2]))
+    det = (a[0] * (b[1] * c[2] - b[2] * c[1]) - a[1] * (b[0] * c[2] - b[2] * c[0])
+           + a[2] * (b[0] * c[1] - b[1] * c[0]))
+    if not err <= 1e-6 or not det > 0:
         raise InvalidConfiguration(f"{what}: the rotation part is not a proper rotation matrix")
     return A
 
 
-_EYE3 = np.eye(3)
+#: n -> (mask of every axis (n,) ones, kept axes arange(n)), read-only: the constraints without a mask share them
+_ALL = {n: (np.ones(n), np.arange(n)) for n in (3, 6)}
+for _a in _ALL.values():
+    for _b in _a:
+        _b.setflags(write=False)
 
 
 def _mask(mask, n: int, what: str) -> np.ndarray:
@@ -208,10 +219,13 @@ class _Cartesian(Constraint):
 
     def _prepare(self):
         n = self._rows.stop - self._rows.start
-        m = _mask(self.mask, n, type(self).__name__)
-        m.setflags(write=False)
-        keep = np.nonzero(m > 0)[0]
-        keep.setflags(write=False)
+        if self.mask is None:
+            m, keep = _ALL[n]                   # every axis (shared, read-only)
+        else:
+            m = _mask(self.mask, n, type(self).__name__)
+            m.setflags(write=False)
+            keep = np.nonzero(m > 0)[0]
+            keep.setflags(write=False)
         _set(self, "_m", m)
         _set(self, "_keep", keep)
         if self.mask_frame not in ("reference", "target"):

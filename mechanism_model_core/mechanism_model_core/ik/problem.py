@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import math
 import time
-import weakref
 from dataclasses import dataclass
 from typing import Protocol, Sequence
 
 import numpy as np
 
 from ..constraints import Constraint, Evaluation, JointLock, PoseConstraint, Posture
+from ..data import data_of, derived
 from ..errors import InvalidConfiguration
 from ..kinematics import forward_kinematics
 from ..model import Mechanism
@@ -159,16 +159,11 @@ class IKProblem:
                 hash(key)
             except TypeError:
                 key = None
-        per = _STRUCTURE.get(mechanism) if key is not None else None
-        st = per.get(key) if per is not None else None
-        if st is None:
+        if key is None:
             st = _Structure(mechanism, lock_idx)
-            if key is not None:
-                if per is None:
-                    per = _STRUCTURE.setdefault(mechanism, {})
-                if len(per) >= _STRUCTURE_MAX:
-                    per.clear()
-                per[key] = st
+        else:
+            st = data_of(mechanism).memo("ik.problem_structures", _STRUCTURE_MAX).get(
+                key, lambda: _Structure(mechanism, lock_idx))
         q = np.array(q0, dtype=float)
         for i, v in lock_idx.items():
             if v is not None:
@@ -377,11 +372,10 @@ class IKProblem:
     def result(self, x, success, reason, options, iterations, restarts, solver, message="", residual=None):
         """The :class:`IKResult` at unknowns ``x``. ``residual``: for a :attr:`plain_pose` problem, the
         constraint's residual (6,) at ``x`` as the solver evaluated it (``[p - p_t, log3(R R_t^T)]``, ground
-        axes); the report is built from it instead of a second forward pass (not when ``x`` has a periodic
-        angle moved by a whole turn: then evaluated again)."""
-        xw = self.wrap_near_reference(x)
-        q = self.expand(xw)
-        if residual is not None and xw is x and self.plain_pose is not None:
+        axes); the report is built from it instead of a second forward pass (periodic angles moved by whole
+        turns, :meth:`wrap_near_reference`, leave the pose as it was)."""
+        q = self.expand(self.wrap_near_reference(x))
+        if residual is not None and self.plain_pose is not None:
             res = [self._plain_report(residual, options)]
         else:
             res = self.report(q, options)
@@ -442,9 +436,7 @@ class _Structure:
         m = self.mechanism
         pos = {int(i): k for k, i in enumerate(self.free)}
         checked = []
-        lins = _LINEAR.get(m)
-        if lins is None:              # the couplings' linear forms: constant per mechanism, parsed once
-            lins = _LINEAR[m] = {name: expr.linear_coefficients() for name, expr in m.couplings.items()}
+        lins = derived(m, "ik.coupling_linear_forms", _linear_forms)     # constant per mechanism, parsed once
         for name, expr in m.couplings.items():
             lin = lins[name]
             i = m.coordinate_index(name)
@@ -475,33 +467,31 @@ def _ro(a: np.ndarray) -> np.ndarray:
     return a
 
 
-#: mechanism -> {tuple of locked names: _Structure}
-_STRUCTURE = weakref.WeakKeyDictionary()
-#: structures kept per mechanism (sets of locked joints)
+#: structures kept per mechanism (a memo of its derived data, :mod:`..data`, by tuple of locked names)
 _STRUCTURE_MAX = 64
 
 
-_ANGLES = weakref.WeakKeyDictionary()
-#: mechanism -> {coupled coordinate: linear_coefficients() of its expression}
-_LINEAR = weakref.WeakKeyDictionary()
+def _linear_forms(m: Mechanism) -> dict:
+    """``{coupled coordinate: linear_coefficients() of its expression}`` of ``m``."""
+    return {name: expr.linear_coefficients() for name, expr in m.couplings.items()}
 
 
 def _angle_coordinates(m: Mechanism) -> np.ndarray:
-    """Per coordinate of ``m`` (cached, read-only): the angle of a one-axis revolute joint that no model
-    coupling reads."""
-    angle = _ANGLES.get(m)
-    if angle is None:
-        angle = np.zeros(m.nq, dtype=bool)
-        for j in m.joints:
-            if j.dof == 1 and j.type.value in ("revolute", "continuous"):
-                angle[m.joint_slice(j.name).start] = True
-        for expr in m.couplings.values():
-            for v in expr.variables:
-                angle[m.coordinate_index(v)] = False
-        angle.flags.writeable = False
-        _ANGLES[m] = angle
-    return angle
+    """Per coordinate of ``m`` (kept in its derived data, read-only): the angle of a one-axis revolute joint
+    that no model coupling reads."""
+    return derived(m, "ik.angle_coordinates", _build_angle_coordinates)
 
+
+def _build_angle_coordinates(m: Mechanism) -> np.ndarray:
+    angle = np.zeros(m.nq, dtype=bool)
+    for j in m.joints:
+        if j.dof == 1 and j.type.value in ("revolute", "continuous"):
+            angle[m.joint_slice(j.name).start] = True
+    for expr in m.couplings.values():
+        for v in expr.variables:
+            angle[m.coordinate_index(v)] = False
+    angle.flags.writeable = False
+    return angle
 
 
 def restart_sample(rng, lo, hi, k):

@@ -7,10 +7,10 @@ into them and look solvers up through them.
 from __future__ import annotations
 
 import threading
-import weakref
 from typing import Callable
 
 from ..constraints import PoseConstraint
+from ..data import data_of
 from ..errors import MechanismModelError, ModelStructureError
 from .problem import IKProblem, Solver
 from ..model import Mechanism
@@ -47,28 +47,23 @@ def solver_factory(name: str) -> Callable[..., Solver]:
 
 
 _REGISTRY: dict[tuple[str, str], Callable[[Mechanism], object]] = {}
-#: (id(mechanism), frame) -> (weak reference to the mechanism, solver or _REFUSED). Keyed by identity, not
-#: name: an edited mechanism of the same name gets its own solver built from its own geometry (or refused).
-#: Weak, so cached mechanisms can be collected (dead entries are purged when a new one is added).
-_CACHE: dict[tuple[int, str], tuple[weakref.ref, object]] = {}
-_LOCK = threading.Lock()          # registry and cache are shared by every thread that solves
+_LOCK = threading.Lock()          # the registry is shared by every thread that solves
 _REFUSED = object()               # the factory raised ModelStructureError for this mechanism
+#: specialized solvers kept per mechanism (a memo of its derived data, :mod:`..data`, by frame and factory:
+#: an edited mechanism of the same name gets its own solver built from its own geometry, or refused)
+_SPECIALIZED_MAX = 64
 
 
 def register_specialized(mechanism_name: str, frame: str, factory: Callable[[Mechanism], object]) -> None:
     """Use ``factory(mechanism)`` for pose problems on ``frame`` of mechanisms named ``mechanism_name``.
-    Thread-safe; solvers already built for that frame are dropped."""
+    Thread-safe; solvers built by an earlier factory for that frame are no longer used."""
     with _LOCK:
         _REGISTRY[(mechanism_name, frame)] = factory
-        for k in [k for k in _CACHE if k[1] == frame]:
-            del _CACHE[k]
 
 
 def unregister_specialized(mechanism_name: str, frame: str) -> None:
     with _LOCK:
         _REGISTRY.pop((mechanism_name, frame), None)
-        for k in [k for k in _CACHE if k[1] == frame]:
-            del _CACHE[k]
 
 
 def find_specialized(problem: IKProblem):
@@ -79,23 +74,17 @@ def find_specialized(problem: IKProblem):
     if len(problem.tasks) != 1 or not isinstance(problem.tasks[0], PoseConstraint):
         return None
     frame = problem.tasks[0].frame
-    key = (id(m), frame)
-    with _LOCK:
-        factory = _REGISTRY.get((m.name, frame))
-        hit = _CACHE.get(key)
+    factory = _REGISTRY.get((m.name, frame))
     if factory is None:
         return None
-    solver = hit[1] if hit is not None and hit[0]() is m else None
-    if solver is None:
-        try:
-            solver = factory(m)
-        except ModelStructureError:      # a mechanism of that name without the expected structure
-            solver = _REFUSED
-        with _LOCK:
-            if _REGISTRY.get((m.name, frame)) is factory:        # not re-registered meanwhile
-                for k in [k for k, (ref, _) in _CACHE.items() if ref() is None]:
-                    del _CACHE[k]
-                _CACHE[key] = (weakref.ref(m), solver)
+    solver = data_of(m).memo("ik.specialized", _SPECIALIZED_MAX).get((frame, factory), lambda: _build(factory, m))
     if solver is _REFUSED:
         return None
     return solver if solver.accepts(problem) else None
+
+
+def _build(factory, m):
+    try:
+        return factory(m)
+    except ModelStructureError:      # a mechanism of that name without the expected structure
+        return _REFUSED

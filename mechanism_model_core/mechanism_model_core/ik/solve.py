@@ -68,7 +68,12 @@ class ConstraintManager:
         self._bound.clear()
 
     def problem(self, q0=None) -> IKProblem:
-        q = self.mechanism.configuration(q0)
+        m = self.mechanism
+        if (type(q0) is np.ndarray and q0.dtype == np.float64 and q0.shape == (m.nq,)
+                and math.isfinite(q0.sum())):
+            q = q0                          # the common case, as Mechanism.configuration takes it (copied later)
+        else:
+            q = m.configuration(q0)
         if q.ndim != 1:
             raise InvalidConfiguration("q0 must be one configuration, not a batch")
         fresh = len(self._bound) == len(self.constraints)      # else the list was edited directly: rebind
@@ -122,7 +127,9 @@ MAX_TOL_ORIENTATION = math.pi
 
 
 def _real_option(name, value, lo, hi, unit, open_low=False) -> float:
-    if isinstance(value, (bool, np.bool_, str, bytes)) or not isinstance(value, numbers.Real):
+    if type(value) is float or type(value) is int:          # the common case, without the ABC checks
+        pass
+    elif isinstance(value, (bool, np.bool_, str, bytes)) or not isinstance(value, numbers.Real):
         raise InvalidConfiguration(f"{name} must be a number ({unit}), got {value!r}")
     v = float(value)
     if not (math.isfinite(v) and (v > lo if open_low else v >= lo) and v <= hi):
@@ -133,12 +140,16 @@ def _real_option(name, value, lo, hi, unit, open_low=False) -> float:
 
 def _count_option(name, value) -> int:
     """An integer option that must be >= 1 (iterations, population sizes); bools and floats are refused."""
+    if type(value) is int and value >= 1:
+        return value
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) or value < 1:
         raise InvalidConfiguration(f"{name} must be an integer >= 1, got {value!r}")
     return int(value)
 
 
 def _check_rng(rng) -> None:
+    if rng is None:
+        return
     ok = (rng is None or isinstance(rng, (np.random.Generator, np.random.BitGenerator, np.random.SeedSequence))
           or (isinstance(rng, numbers.Integral) and not isinstance(rng, (bool, np.bool_)) and rng >= 0))
     if not ok:
@@ -147,11 +158,13 @@ def _check_rng(rng) -> None:
 
 
 def _check_weight_and_priority(c: Constraint) -> None:
-    label = getattr(c, "label", type(c).__name__)
     w = getattr(c, "weight", 1.0)
+    p = getattr(c, "priority", 0)
+    if (type(w) is float or type(w) is int) and type(p) is int and math.isfinite(w) and w >= 0:
+        return                                               # the common case, without the ABC checks
+    label = getattr(c, "label", type(c).__name__)
     if isinstance(w, (bool, np.bool_)) or not isinstance(w, numbers.Real) or not (math.isfinite(w) and w >= 0):
         raise InvalidConfiguration(f"constraint {label}: weight must be a finite number >= 0, got {w!r}")
-    p = getattr(c, "priority", 0)
     if (isinstance(p, (bool, np.bool_)) or not isinstance(p, numbers.Real) or not math.isfinite(p)
             or float(p) != int(p)):
         raise InvalidConfiguration(f"constraint {label}: priority must be an integer, got {p!r}")
@@ -299,7 +312,8 @@ def solve_ik_batch(mechanism: Mechanism, constraint, targets, q0=None, *, timeou
     nearest the target, fewer iterations, as single solves do); ``rng`` (an
     integer) seeds the restart sequence, which is the same for every target. Target ``k``'s answer is the
     one ``solve_ik_batch`` gives for that target alone, and with ``start_width=population`` the one of
-    ``solve_ik(..., solver="lm")`` with the same settings and no time limit (to rounding).
+    ``solve_ik(..., solver="lm", solver_options={"focus": False})`` with the same settings and no time limit
+    (to rounding).
 
     Returns a :class:`~.batch.BatchIKResult`. Raises :class:`~.errors.InvalidConfiguration` for malformed
     input before solving: an empty batch, targets of the wrong shape, not finite or not rigid transforms, seeds

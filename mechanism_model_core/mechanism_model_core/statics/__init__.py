@@ -1,8 +1,11 @@
 """Quasi-statics (CLARAty 2.2.2, 6.10, 13.4.4): gravity and applied loads, centre of mass, joint stiffness
 and gravity deflection, contact and wheel loads, tip-over stability.
 
-Every function takes the mechanism and the state (joint values, gravity, loads); nothing is stored on the
-mechanism (the compiled mass arrays, :class:`MassModel`, are cached beside it). Units are SI; generalized
+Every function takes the mechanism and the state (joint values, gravity, loads); what is precomputed from the
+mechanism (the compiled mass arrays, :class:`MassModel`, the gravity and contact plans) is in its derived data
+(:mod:`..data`); ``gravity_torques``, ``wrench_torques``, ``static_torques``, ``center_of_mass``,
+``com_jacobian`` and ``contact_loads`` take it explicitly too (``data=data_of(mechanism)``, checked to be the
+mechanism's own), as Pinocchio's functions take ``data``. Units are SI; generalized
 forces are N m for revolute and N for prismatic coordinates; frames and vectors are in the ground frame
 unless a function says otherwise.
 

@@ -32,7 +32,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..data import derived
+from ..data import check_data, derived
 from ..errors import MechanismModelError, UnknownBody, UnknownFrame
 from ..joints import JointType
 from ..kinematics import single_pass_output
@@ -414,7 +414,7 @@ def _least_traction(A, b, n, tol):
 def contact_loads(mechanism: Mechanism, q, contacts: Sequence[Contact], gravity=DEFAULT_GRAVITY,
                   wrenches: Sequence[Wrench] = (), payloads: Sequence[Payload] | None = None,
                   method: str = "least_traction", passive: Sequence[str] | None = None,
-                  tol: float = 1e-9) -> ContactLoads:
+                  tol: float = 1e-9, *, data=None) -> ContactLoads:
     """Contact forces and actuated joint torques that hold ``mechanism`` still at ``q`` (one configuration)
     under ``gravity`` (m/s^2, ground frame), ``payloads`` and applied ``wrenches``, standing on ``contacts``.
 
@@ -427,6 +427,8 @@ def contact_loads(mechanism: Mechanism, q, contacts: Sequence[Contact], gravity=
     wheels), an SVD route otherwise; a constrained optimiser only with ``method="friction"`` and a contact
     outside its friction cone.
     """
+    if data is not None:
+        check_data(mechanism, data)
     if method not in ("least_traction", "friction"):
         raise MechanismModelError(f"method must be 'least_traction' or 'friction', got {method!r}")
     contacts = tuple(contacts)

@@ -21,7 +21,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..data import derived
+from ..data import check_data, derived
 from ..errors import InvalidConfiguration, MechanismModelError, UnknownFrame
 from ..kinematics import forward_kinematics, segment_poses, single_pass_output
 from ..model import Mechanism
@@ -404,7 +404,8 @@ def _configuration(mechanism: Mechanism, q) -> np.ndarray:
 
 
 def gravity_torques(mechanism: Mechanism, q, gravity=DEFAULT_GRAVITY,
-                    payloads: Sequence[Payload] | None = None, coordinates: str = "independent") -> np.ndarray:
+                    payloads: Sequence[Payload] | None = None, coordinates: str = "independent", *,
+                    data=None) -> np.ndarray:
     """Generalized gravity ``g(q)``: the joint torques (N m) and forces (N) that hold the mechanism still
     against ``gravity`` (m/s^2, ground frame), with optional :class:`~.mass.Payload` point masses.
 
@@ -412,6 +413,8 @@ def gravity_torques(mechanism: Mechanism, q, gravity=DEFAULT_GRAVITY,
     (n,) or (B, n) on the independent coordinates (see the module docstring) or, with
     ``coordinates="full"``, on every coordinate. Any tree: multi-DOF joints get one entry per coordinate
     (a floating base's entries are the force and torque that would hold the base)."""
+    if data is not None:
+        check_data(mechanism, data)
     sp = _single_plan(mechanism)
     if sp and not payloads:
         # the hot path of a controller's feed-forward: a finite float array of length nq
@@ -464,20 +467,25 @@ def _wrench_full(mechanism: Mechanism, qf: np.ndarray, wrenches, fk=None) -> np.
 
 
 def wrench_torques(mechanism: Mechanism, q, wrenches: Sequence[Wrench],
-                   coordinates: str = "independent") -> np.ndarray:
+                   coordinates: str = "independent", *, data=None) -> np.ndarray:
     """``sum_k J_k^T w_k``: the generalized force that the :class:`Wrench` es applied to the mechanism exert
     on its coordinates (the joints feel it; to hold the mechanism they supply its negative). Shapes as
     :func:`gravity_torques`; a wrench's force and torque may be (B, 3) for a batch."""
+    if data is not None:
+        check_data(mechanism, data)
     qf = mechanism.configuration(q)
     return _to_coordinates(mechanism, qf, _wrench_full(mechanism, qf, wrenches), coordinates)
 
 
 def static_torques(mechanism: Mechanism, q, gravity=DEFAULT_GRAVITY, wrenches: Sequence[Wrench] = (),
-                   payloads: Sequence[Payload] | None = None, coordinates: str = "independent") -> np.ndarray:
+                   payloads: Sequence[Payload] | None = None, coordinates: str = "independent", *,
+                   data=None) -> np.ndarray:
     """Joint torques and forces that hold the mechanism still under ``gravity``, ``payloads`` and applied
     ``wrenches``: ``g(q) - sum_k J_k^T w_k`` (Pinocchio's ``computeStaticTorque``). Shapes as
     :func:`gravity_torques`. ``gravity=(0, 0, 0)`` gives the torques of the wrenches alone (``-J^T w``;
     with ``w = -F`` the familiar ``J^T F`` for a force ``F`` the tool exerts on its surroundings)."""
+    if data is not None:
+        check_data(mechanism, data)
     g = parse_gravity(gravity)
     qf = mechanism.configuration(q)
     tau = _gravity_full(mechanism, qf, g, payloads) - _wrench_full(mechanism, qf, wrenches)

@@ -18,7 +18,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..data import derived
+from ..data import check_data, derived
 from ..errors import MechanismModelError, UnknownBody, UnknownFrame
 from ..kinematics import segment_poses
 from ..model import Mechanism
@@ -226,9 +226,12 @@ def _segments(mechanism: Mechanism, q):
     return qf, segment_poses(mechanism, qf)
 
 
-def center_of_mass(mechanism: Mechanism, q, subtree: str | None = None, payloads=None) -> np.ndarray:
+def center_of_mass(mechanism: Mechanism, q, subtree: str | None = None, payloads=None, *,
+                   data=None) -> np.ndarray:
     """Centre of mass (m, ground frame) of the mechanism, or of the bodies from body ``subtree`` down, with
     optional :class:`Payload` point masses; shape (3,) or (B, 3) for a batch of configurations."""
+    if data is not None:
+        check_data(mechanism, data)
     mm = mass_model(mechanism)
     sm, sh = _segment_masses(mechanism, mm, payloads, subtree)
     M = float(sm.sum())
@@ -241,10 +244,12 @@ def center_of_mass(mechanism: Mechanism, q, subtree: str | None = None, payloads
 
 
 def com_jacobian(mechanism: Mechanism, q, subtree: str | None = None, payloads=None,
-                 independent: bool = False) -> np.ndarray:
+                 independent: bool = False, *, data=None) -> np.ndarray:
     """Jacobian (3, nq) of :func:`center_of_mass` (ground frame) with respect to the full joint coordinates,
     or (B, 3, nq) for a batch; with ``independent=True`` and a coupled mechanism, with respect to the
     independent coordinates (single configuration)."""
+    if data is not None:
+        check_data(mechanism, data)
     mm = mass_model(mechanism)
     sm, sh = _segment_masses(mechanism, mm, payloads, subtree)
     M = float(sm.sum())

@@ -29,6 +29,7 @@ import weakref
 import numpy as np
 
 from ...constraints import PoseConstraint
+from ...data import data_of
 from ...errors import InvalidConfiguration, MechanismModelError, ModelStructureError
 from ...kinematics import frame_chain
 from ...model import Mechanism
@@ -285,32 +286,24 @@ def _robot_or_none(EAIK, H, P, R0, fixed):
 
 
 # ---------------------------------------------------------------------------------------------- detection
-_CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 _NONE = object()
-_LOCK = threading.Lock()
 
 
 def eaik_solver_for(mechanism: Mechanism, frame: str, problem: IKProblem | None = None):
     """The :class:`EAIKSolver` of ``frame``'s chain, or None (``eaik`` absent, or the chain does not fit);
     built once per mechanism, frame and -- for a ``problem`` with locked joints on the chain -- the locked
-    joints' values."""
+    joints' values (a memo of the mechanism's derived data, :mod:`...data`)."""
     if not eaik_available():
         return None
     key, theta, variable = _held(mechanism, frame, problem)
-    with _LOCK:
-        per = _CACHE.get(mechanism)
-        if per is None:
-            per = _CACHE[mechanism] = {}
-        hit = per.get(key)
+    memo = data_of(mechanism).memo("ik.eaik_solvers", _MAX_PER_MECHANISM)
+    hit = memo.peek(key)
     if hit is None:
         try:
             hit = EAIKSolver(mechanism, frame, theta, variable)
         except ModelStructureError:
             hit = _NONE
-        with _LOCK:
-            if len(per) >= _MAX_PER_MECHANISM:
-                per.clear()
-            per[key] = hit
+        hit = memo.put(key, hit)
     return None if hit is _NONE else hit
 
 
