@@ -259,8 +259,15 @@ class LaneEngine:
             np.multiply(RtTs[0].T.ravel(), -ORIENTATION_WEIGHT, out=v[3:])
             S = A @ v
             S += n2
-            idx = np.argpartition(S, count - 1)[:count]
-            return X[idx[np.argsort(S[idx], kind="stable")]][None]
+            if count > 8:
+                idx = np.argpartition(S, count - 1)[:count]
+                return X[idx[np.argsort(S[idx], kind="stable")]][None]
+            idx = []                                        # a few: repeated argmin (a third of argpartition's)
+            for _ in range(count):
+                k = int(S.argmin())
+                idx.append(k)
+                S[k] = np.inf
+            return X[idx][None]
         cols = []
         if kind != "orientation":
             cols.append(-2.0 * pts)
@@ -637,14 +644,16 @@ class LaneEngine:
 
     def _run(self, x0s, pts, RtTs, tol_position, tol_orientation, deadline, max_iterations, restarts, population,
              seed, mu0, start_width, cancel, residual=None, focus=True):
+        far1 = False                        # a single target beyond the reach bound
+        if pts.shape[0] == 1 and self.bound_applies:
+            d = pts[0] - self.origin
+            far1 = math.sqrt(float(d @ d)) > self.reach + tol_position
         if (pts.shape[0] == 1 and restarts and int(population) > 1 and min(max(1, int(start_width)),
                                                                              int(population)) == int(population)
-                and not (self.bound_applies
-                         and np.linalg.norm(pts[0] - self.origin) > self.reach + tol_position)):
+                and not far1):
             return self._run_single(x0s[0], pts[0], RtTs[0], tol_position, tol_orientation, deadline,
                                     int(max_iterations), int(population), seed, mu0, cancel, residual, focus)
-        if (pts.shape[0] == 1 and self.bound_applies
-                and np.linalg.norm(pts[0] - self.origin) > self.reach + tol_position):
+        if far1:
             return self._run_far_one(x0s[0], pts[0], RtTs[0], tol_position, tol_orientation, deadline,
                                      int(max_iterations), STALL_WINDOW if restarts else 10, mu0, cancel)
         B = pts.shape[0]
