@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..qos import QoS
-from ..params import coerce_parameter
+from ..param_values import coerce_parameter
 
 
 #: defaults of :meth:`Transport.create_service`'s ``concurrency`` and ``queue``
