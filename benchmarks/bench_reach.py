@@ -12,7 +12,15 @@ imports, idle threads; ``ReachMap.stats['worker_process_cpu']``) and a LocalClus
 (``stats['nanny_cpu']``). ``--pool-workers 1,2`` runs the pool with one and with two workers: equal CPU per
 sample is what a two-worker speed-up of ~2x on an idle machine needs; the wall-clock speed-up over one core
 is printed too (meaningful on a quiet machine only). The Dask overhead is the LocalCluster's total CPU (and
-wall time) over the pool's with the same workers.
+wall time) over the pool's with the same workers; ``--dask-default-malloc`` adds a LocalCluster run whose workers
+have ``distributed``'s default ``MALLOC_TRIM_THRESHOLD_=65536`` (the map's LocalCluster unsets it: with it,
+glibc maps every array above 128 KiB afresh), for the ratio with and without it in one run. Every run prints
+its chunks' CPU (``in chunks``: the worker process while a chunk ran; ``in the chunks' threads``: the thread
+that ran it).
+
+A whole large map on the workers only: ``--skip-serial`` (the first executor's map is the reference),
+``--map-file`` (its size is printed), ``--fk-all`` (Pinocchio FK of every reachable voxel's stored
+configuration) and ``--recheck-cells N`` (the independent solves in N random cells only).
 
 Search: the map's default flood search; with ``--exhaustive`` the exhaustive search (every sample the whole
 budget) too, on one core in the same process, for the ratio between the two.
@@ -25,13 +33,14 @@ DLS loop) with 4000 iterations (20x the 200 a single DLS solve of the same searc
 lane-iterations shared by up to 6 seeds), and the samples the map missed that this finds are counted; with
 ``--recheck-unreached N``, also N random unreached samples of the whole map re-tried the same way.
 
-Usage (the last line: serial, pool x1, pool x2 and Dask x2 on the MER at 0.1 m, about 4 minutes on an
-idle 2-core machine)::
+Usage (the fourth line: serial, pool x1, pool x2 and Dask x2 on the MER at 0.1 m, about 4 minutes on an
+idle 2-core machine; the fifth: the whole Panda map at 5 cm on two workers, its file and its checks)::
 
     python benchmarks/bench_reach.py --robot mer --resolution 0.25 --directions 50 --min-cells 3 --recheck-unreached 200
     python benchmarks/bench_reach.py --robot panda --resolution 0.4 --directions 20 --min-cells 3 --loop-samples 60 --skip-dask
     python benchmarks/bench_reach.py --robot panda --resolution 0.05 --directions 50 --bound -1.35 -0.1 -1.35 1.35 0.1 1.35 --skip-pool --skip-dask --loop-samples 200 --recheck-cells 3 --recheck-unreached 200
-    python benchmarks/bench_reach.py --robot mer --resolution 0.1 --directions 50 --pool-workers 1,2 --loop-samples 0
+    python benchmarks/bench_reach.py --robot mer --resolution 0.1 --directions 50 --pool-workers 1,2 --loop-samples 0 --recheck-cells 0
+    python benchmarks/bench_reach.py --robot panda --resolution 0.05 --directions 50 --skip-serial --pool-workers 2 --skip-dask --loop-samples 0 --fk-all --map-file panda05.h5 --recheck-cells 8 --recheck-unreached 300
 """
 
 from __future__ import annotations
@@ -51,6 +60,7 @@ from mechanism_model_core.ik import solve_ik  # noqa: E402
 from mechanism_model_core.io.urdf import to_urdf  # noqa: E402
 from mechanism_model_core.library import model_path  # noqa: E402
 from mechanism_model_core.reach import compute_map  # noqa: E402
+from mechanism_model_core.reach.execute import LOCAL_CLUSTER_CONFIG  # noqa: E402
 from mechanism_model_core.reach.map import chain_of  # noqa: E402
 
 
@@ -67,6 +77,14 @@ def same(a, b) -> bool:
                for k in ("index", "reached", "manipulability", "margin", "q", "best_sample"))
 
 
+def report(what, m, wall, cpu_total, cpu_driver):
+    S = m.attrs["samples"]
+    print(f"{what}: {S} samples ({int(m.computed.sum())} voxels in {m.stats['chunks']} chunks of "
+          f"{m.request['chunk_size']}), {wall:.1f} s wall, {cpu_total:.1f} s CPU (driver {cpu_driver:.1f}), "
+          f"{S / cpu_total:.0f} samples per CPU second; {int((m.index > 0).sum())} reachable voxels, "
+          f"{int(m.reached.sum())} samples reached; load {os.getloadavg()[0]:.1f}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--robot", default="mer", choices=("mer", "panda"))
@@ -79,6 +97,14 @@ def main():
     ap.add_argument("--min-cells", type=int, default=10)
     ap.add_argument("--skip-dask", action="store_true")
     ap.add_argument("--skip-pool", action="store_true")
+    ap.add_argument("--skip-serial", action="store_true",
+                    help="no run on one core in this process: the first executor's map is the reference")
+    ap.add_argument("--dask-default-malloc", action="store_true",
+                    help="also a Dask LocalCluster run with distributed's default MALLOC_TRIM_THRESHOLD_=65536 "
+                         "in the workers' environment (the library unsets it), last")
+    ap.add_argument("--fk-all", action="store_true",
+                    help="Pinocchio FK of every reachable voxel's stored configuration (not only the re-checked cells')")
+    ap.add_argument("--map-file", help="the first executor run writes its map file here (its size is printed)")
     ap.add_argument("--exhaustive", action="store_true", help="also the exhaustive search on one core")
     ap.add_argument("--chunk-size", type=int, default=None, help="voxels per chunk (default: the map's automatic size)")
     ap.add_argument("--bound", nargs=6, type=float, metavar=("XLO", "YLO", "ZLO", "XHI", "YHI", "ZHI"),
@@ -96,16 +122,15 @@ def main():
     print(f"# {a.robot} {chain}, {a.resolution} m, {a.directions} directions; load average at start "
           f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
 
-    t, c = time.perf_counter(), time.process_time()
-    one = compute_map(mech, chain, a.resolution, executor="serial", **kw)
-    w1, c1 = time.perf_counter() - t, time.process_time() - c
-    S = one.attrs["samples"]
-    print(f"one core: {S} samples ({int(one.computed.sum())} voxels in {one.stats['chunks']} chunks of "
-          f"{one.request['chunk_size']}), {w1:.1f} s wall, {c1:.1f} s CPU, {S / c1:.0f} samples per CPU second; "
-          f"{int((one.index > 0).sum())} reachable voxels, {int(one.reached.sum())} samples reached; "
-          f"load {os.getloadavg()[0]:.1f}")
+    one = c1 = w1 = None
+    if not a.skip_serial:
+        t, c = time.perf_counter(), time.process_time()
+        one = compute_map(mech, chain, a.resolution, executor="serial", **kw)
+        w1, c1 = time.perf_counter() - t, time.process_time() - c
+        report("one core", one, w1, c1, c1)
 
-    if a.exhaustive:
+    if a.exhaustive and one is not None:
+        S = one.attrs["samples"]
         c = time.process_time()
         ex = compute_map(mech, chain, a.resolution, executor="serial", search="exhaustive", **kw)
         ce = time.process_time() - c
@@ -118,19 +143,39 @@ def main():
     runs = [] if a.skip_pool else [("pool", w) for w in a.pool_workers]
     if not a.skip_dask:
         runs.append(("dask", a.workers))
+    if a.dask_default_malloc:
+        runs.append(("dask-malloc", a.workers))
     out = {}
+    environ = dict(os.environ)
     for ex, nw in runs:
+        conf = dict(LOCAL_CLUSTER_CONFIG)
+        if ex == "dask-malloc":     # distributed's default for its nannies' workers (it leaks into this process)
+            LOCAL_CLUSTER_CONFIG["distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_"] = 65536
+        path = a.map_file if a.map_file and not out else None
         t, c = time.perf_counter(), time.process_time()
-        r = compute_map(mech, chain, a.resolution, executor=ex, workers=nw, **kw)
+        try:
+            r = compute_map(mech, chain, a.resolution, executor=ex.split("-")[0], workers=nw, path=path, **kw)
+        finally:
+            LOCAL_CLUSTER_CONFIG.clear()
+            LOCAL_CLUSTER_CONFIG.update(conf)
+            os.environ.clear()
+            os.environ.update(environ)
         w, cd = time.perf_counter() - t, time.process_time() - c
         st = r.stats
         total = cd + st["worker_process_cpu"] + st.get("nanny_cpu", 0.0)
         out[ex, nw] = (w, total)
+        if one is None:
+            one, c1, w1 = r, total, w
+            report(f"{ex} x{nw} (the reference map)", r, w, total, cd)
+        S = one.attrs["samples"]
         print(f"{ex} x{nw}: {w:.1f} s wall; CPU {total:.1f} s = driver {cd:.1f} + worker processes "
-              f"{st['worker_process_cpu']:.1f} (of which in chunks {st['worker_cpu']:.1f}) + nannies "
-              f"{st.get('nanny_cpu', 0.0):.1f}; {1e6 * total / S:.0f} us CPU per sample (one core in process "
-              f"{1e6 * c1 / S:.0f}); wall speed-up over one core {w1 / w:.2f}x; identical to one core: "
-              f"{same(one, r)}; load {os.getloadavg()[0]:.1f}")
+              f"{st['worker_process_cpu']:.1f} (of which in chunks {st['worker_cpu']:.1f}, in the chunks' threads "
+              f"{st['worker_thread_cpu']:.1f}) + nannies {st.get('nanny_cpu', 0.0):.1f}; {1e6 * total / S:.0f} us "
+              f"CPU per sample (reference {1e6 * c1 / S:.0f}); wall speed-up over the reference {w1 / w:.2f}x; "
+              f"identical to the reference: {same(one, r)}; workers' slow malloc settings: "
+              f"{st.get('worker_malloc_env', '-')}; load {os.getloadavg()[0]:.1f}")
+        if path:
+            print(f"map file {path}: {os.path.getsize(path) / 1e6:.2f} MB")
     if ("pool", 1) in out and ("pool", 2) in out:
         print(f"CPU per sample, pool x2 over pool x1: {out['pool', 2][1] / out['pool', 1][1]:.3f} (1.0: the two "
               f"workers do the work of one at the same cost; the idle 2-core speed-up is then ~2x); wall "
@@ -138,8 +183,13 @@ def main():
     if ("pool", a.workers) in out and ("dask", a.workers) in out:
         (wp, cp), (wd, cd) = out["pool", a.workers], out["dask", a.workers]
         print(f"Dask LocalCluster over the pool, x{a.workers}: CPU {cd / cp:.3f}, wall {wd / wp:.3f}")
+    if ("pool", a.workers) in out and ("dask-malloc", a.workers) in out:
+        (wp, cp), (wd, cd) = out["pool", a.workers], out["dask-malloc", a.workers]
+        print(f"Dask LocalCluster with distributed's MALLOC_TRIM_THRESHOLD_ over the pool, x{a.workers}: "
+              f"CPU {cd / cp:.3f}, wall {wd / wp:.3f}")
 
     base, tip, cm = chain_of(mech, chain)
+    S = one.attrs["samples"]
     req = one.request
     rng = np.random.default_rng(1)
     computed = np.argwhere(one.computed)
@@ -151,14 +201,13 @@ def main():
 
     # a plain loop of solve_ik (defaults, from home) over random samples of the map
     picks = [(computed[rng.integers(len(computed))], rng.integers(len(dirs))) for _ in range(a.loop_samples)]
-    if not picks:
-        return
-    c = time.process_time()
-    hits = sum(solve_ik(cm, constraints(v, s)[2], None).success for v, s in picks)
-    cl = time.process_time() - c
-    print(f"plain solve_ik loop: {a.loop_samples} samples in {cl:.2f} s CPU, {a.loop_samples / cl:.0f} per CPU "
-          f"second ({hits} reached; the map reached {sum(bool(one.reached[tuple(v)][s]) for v, s in picks)}); "
-          f"map throughput over the loop's: {(S / c1) / (a.loop_samples / cl):.1f}x")
+    if picks:
+        c = time.process_time()
+        hits = sum(solve_ik(cm, constraints(v, s)[2], None).success for v, s in picks)
+        cl = time.process_time() - c
+        print(f"plain solve_ik loop: {a.loop_samples} samples in {cl:.2f} s CPU, {a.loop_samples / cl:.0f} per CPU "
+              f"second ({hits} reached; the map reached {sum(bool(one.reached[tuple(v)][s]) for v, s in picks)}); "
+              f"map throughput over the loop's: {(S / c1) / (a.loop_samples / cl):.1f}x")
 
     # 1 % of the cells re-checked: Pinocchio FK of the stored configurations, independent solves at 20x budget
     import pinocchio as pin
@@ -166,6 +215,20 @@ def main():
     pm = pin.buildModelFromXML(to_urdf(cm))
     pd = pm.createData()
     fid = pm.getFrameId(tip)
+    if a.fk_all:        # every voxel's stored configuration through Pinocchio FK
+        c = time.process_time()
+        idx = [cm.coordinate_index(pm.names[j]) for j in range(1, pm.njoints)]
+        vs = np.argwhere(one.best_sample >= 0)
+        bad = 0
+        for v in vs:
+            v = tuple(v)
+            p, d, _ = constraints(v, one.best_sample[v])
+            pin.framesForwardKinematics(pm, pd, one.q[v].astype(float)[idx])
+            T = pd.oMf[fid]
+            bad += bool(np.linalg.norm(T.translation - p) > 10 * req["tol_position"] or
+                        np.arccos(np.clip(T.rotation[:, 2] @ d, -1, 1)) > 10 * req["tol_orientation"])
+        print(f"Pinocchio FK of every reachable voxel's stored configuration ({time.process_time() - c:.0f} s CPU): "
+              f"off target (10x the tolerances; stored as float32) in {bad}/{len(vs)}")
     n_cells = a.recheck_cells if a.recheck_cells is not None else max(a.min_cells, int(round(0.01 * len(computed))))
     cells = computed[rng.choice(len(computed), size=min(n_cells, len(computed)), replace=False)]
     fk_bad = fk_n = missed = unreached = disagree = reached_n = 0

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import warnings
 
 import numpy as np
 import pytest
@@ -13,6 +14,7 @@ import pytest
 from mechanism_model_core import save_model
 from mechanism_model_core.errors import InvalidConfiguration, MechanismModelError, UnknownFrame
 from mechanism_model_core.reach import MapFileError, ReachMap, compute_map, sphere_directions
+from mechanism_model_core.reach.execute import slow_malloc
 from mechanism_model_core.reach.sampling import orientation_for
 
 from .optional_deps import require
@@ -201,6 +203,49 @@ def test_dask_local_cluster_equals_process_pool(tmp_path):
     _same(a, b)
     _same(a, ReachMap.load(tmp_path / "dask.h5", m))
     assert b.stats["worker_process_cpu"] == 0 and "nanny_cpu" not in b.stats     # workers are threads here
+
+
+@pytest.fixture
+def restored_environ():
+    """``os.environ`` as it was: a LocalCluster's nannies run in this process and write their workers'
+    variables into it."""
+    saved = dict(os.environ)
+    yield
+    os.environ.clear()
+    os.environ.update(saved)
+
+
+def test_dask_worker_processes_run_without_a_fixed_malloc_threshold(restored_environ):
+    """The map's LocalCluster starts its worker processes without distributed's MALLOC_TRIM_THRESHOLD_ (with it,
+    glibc mmaps every array above 128 KiB afresh: 1.25-1.3x the CPU, BENCHMARKS.md); a cluster whose workers
+    have it (an operator's, at distributed's default) gives the same map and a warning that says what to set."""
+    distributed = require("distributed", "dask")
+    import dask
+
+    os.environ.pop("MALLOC_TRIM_THRESHOLD_", None)
+    m = planar_arm((0.8, 0.5, 0.3))
+    a = compute_map(m, "ground:tool", 0.3, executor="serial", **_small_request())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        b = compute_map(m, "ground:tool", 0.3, executor="dask", workers=1, **_small_request())
+    _same(a, b)
+    assert b.stats["worker_malloc_env"] == {} and b.stats["worker_process_cpu"] > 0
+    with dask.config.set({"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": 65536}), \
+            distributed.LocalCluster(n_workers=1, threads_per_worker=1, host="127.0.0.1", dashboard_address=None,
+                                     silence_logs=40) as cluster:
+        with pytest.warns(RuntimeWarning, match="PRE_SPAWN_ENVIRON.*MALLOC_TRIM_THRESHOLD_.*None"):
+            c = compute_map(m, "ground:tool", 0.3, executor="dask", scheduler=cluster.scheduler_address,
+                            **_small_request())
+    _same(a, c)
+    assert list(c.stats["worker_malloc_env"].values()) == [{"MALLOC_TRIM_THRESHOLD_": "65536"}]
+
+
+@pytest.mark.parametrize("env, slow", [({}, False), ({"MALLOC_TRIM_THRESHOLD_": "65536"}, True),
+                                       ({"MALLOC_TOP_PAD_": "0"}, True), ({"MALLOC_MMAP_THRESHOLD_": "131072"}, True),
+                                       ({"MALLOC_TRIM_THRESHOLD_": "65536", "MALLOC_MMAP_THRESHOLD_": "33554432"}, False),
+                                       ({"MALLOC_MMAP_THRESHOLD_": "lots"}, True)])
+def test_slow_malloc_settings(env, slow):
+    assert slow_malloc(env) is slow
 
 
 class _Stop(Exception):

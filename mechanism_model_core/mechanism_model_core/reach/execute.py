@@ -29,16 +29,36 @@ import os
 import pickle
 import sys
 import time
+import warnings
 
 from ..errors import InvalidConfiguration, MechanismModelError
 from .compute import ReachContext, compute_chunk
 from ..extras import install_hint
 
-__all__ = ["EXECUTORS", "run_chunks", "default_workers"]
+__all__ = ["EXECUTORS", "run_chunks", "default_workers", "LOCAL_CLUSTER_CONFIG", "slow_malloc"]
 
 EXECUTORS = ("serial", "pool", "dask")
 
 _WORKER_CTX: ReachContext | None = None
+
+#: The Dask configuration of a LocalCluster the map creates (a real cluster keeps its operator's):
+#:
+#: * no ``MALLOC_TRIM_THRESHOLD_`` in the workers' environment. ``distributed``'s nannies set it (65536) so that
+#:   glibc returns freed memory sooner; but glibc's malloc, given any fixed trim or mmap threshold, stops adapting
+#:   its mmap threshold, so every array above 128 KiB is then a fresh ``mmap`` whose pages fault in zeroed, and
+#:   a chunk's numpy work takes 1.25-1.3x the CPU (MER chunks, one process, the same chunks with and without
+#:   the variable; BENCHMARKS.md). It was the whole of the LocalCluster's excess CPU over the process pool.
+#: * no statistical profiler sampling every worker's stack each 10 ms, no work stealing (equal tasks, at most 4
+#:   per worker in flight), the event-loop watchdog, memory and system monitors every second or two instead of
+#:   every 20, 100 and 500 ms.
+LOCAL_CLUSTER_CONFIG = {"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None,
+                        "distributed.worker.profile.enabled": False, "distributed.scheduler.work-stealing": False,
+                        "distributed.admin.tick.interval": "1s", "distributed.worker.memory.monitor-interval": "1s",
+                        "distributed.admin.system-monitor.interval": "2s"}
+
+#: glibc malloc settings that, set in a worker's environment, fix its mmap threshold (see LOCAL_CLUSTER_CONFIG)
+#: unless ``MALLOC_MMAP_THRESHOLD_`` is set too, a large one: a Dask worker that has one gets a warning
+SLOW_MALLOC_ENV = ("MALLOC_TRIM_THRESHOLD_", "MALLOC_TOP_PAD_", "MALLOC_MMAP_MAX_")
 
 
 def default_workers() -> int:
@@ -133,15 +153,26 @@ def _run_dask(ctx, chunks, workers, scheduler, processes, stats):
         from distributed import Client, LocalCluster, wait
     except ImportError as exc:   # pragma: no cover - the 'dask' extra
         raise MechanismModelError(f"executor 'dask' needs distributed: {install_hint('dask')}") from exc
-    # a LocalCluster's own settings (a real cluster keeps its operator's): no statistical profiler sampling
-    # every worker's stack each 10 ms, no work stealing (equal tasks, at most 4 per worker in flight), the
-    # event-loop watchdog, memory and system monitors every second or two instead of every 20, 100 and 500 ms
-    # -- CPU the map does not need
-    quiet = {"distributed.worker.profile.enabled": False, "distributed.scheduler.work-stealing": False,
-             "distributed.admin.tick.interval": "1s", "distributed.worker.memory.monitor-interval": "1s",
-             "distributed.admin.system-monitor.interval": "2s"} if scheduler is None else {}
+    quiet = LOCAL_CLUSTER_CONFIG if scheduler is None else {}
     with dask.config.set(quiet):
         yield from _dask_run(ctx, chunks, workers, scheduler, processes, stats, Client, LocalCluster, wait)
+
+
+def _malloc_env() -> dict:
+    """This process's glibc malloc tunables from the environment (run on each Dask worker)."""
+    return {k: os.environ[k] for k in SLOW_MALLOC_ENV + ("MALLOC_MMAP_THRESHOLD_",) if k in os.environ}
+
+
+def slow_malloc(env: dict) -> bool:
+    """Whether a process started with the malloc tunables ``env`` (:func:`_malloc_env`) has a fixed mmap
+    threshold below 4 MiB: numpy arrays above it are mapped and page-faulted afresh on every allocation."""
+    mmap = env.get("MALLOC_MMAP_THRESHOLD_")
+    if mmap is not None:
+        try:
+            return int(mmap) < 4 << 20
+        except ValueError:
+            return True
+    return any(k in env for k in SLOW_MALLOC_ENV)
 
 
 def _pid_cpu() -> tuple:
@@ -159,6 +190,18 @@ def _dask_run(ctx, chunks, workers, scheduler, processes, stats, Client, LocalCl
         client = Client(scheduler, timeout=30)
     try:
         n = max(1, len(client.scheduler_info().get("workers", {})) or workers)
+        envs = client.run(_malloc_env)
+        slow = {addr: env for addr, env in envs.items() if slow_malloc(env)}
+        if stats is not None:
+            stats["worker_malloc_env"] = slow
+        if slow:
+            addr, env = next(iter(slow.items()))
+            warnings.warn(f"{len(slow)} of {len(envs)} Dask workers run with glibc malloc settings {env} (e.g. "
+                          f"{addr}): a fixed mmap threshold makes a map's numpy work take about 1.3x the CPU. "
+                          f"Start the workers without MALLOC_TRIM_THRESHOLD_ (distributed's nannies set it: "
+                          f"DASK_DISTRIBUTED__NANNY__PRE_SPAWN_ENVIRON=\"{{'MALLOC_TRIM_THRESHOLD_': None}}\" "
+                          f"dask worker ...) or with MALLOC_MMAP_THRESHOLD_=33554432 (docs/reach.md)",
+                          RuntimeWarning, stacklevel=2)
         ctx_future = client.scatter(ctx, broadcast=True, hash=False)
 
         def submit(cid, vox):
