@@ -29,7 +29,7 @@ from typing import Iterator, Mapping
 import numpy as np
 
 from .bodies import BodySpec, BoundingShape, MassProperties, ReadOnlyMapping, _readonly  # noqa: F401 (re-exported)
-from .data import data_of
+from .data import memo
 from .errors import (ExpressionError, InvalidConfiguration, ModelStructureError, UnknownBody, UnknownFrame,
                      UnknownJoint)
 from .expressions import parse_expression
@@ -493,7 +493,7 @@ class Mechanism:
         """Indices of the dependent coordinates whose limits some draw of a fixed probe batch meets (a
         property of the model, computed once per sampling range with its own seed and kept in the mechanism's
         derived data, :mod:`.data`)."""
-        return data_of(self).memo("model.attainable_dependents", 8).get(
+        return memo(self, "model.attainable_dependents", 8).get(
             (lo.tobytes(), hi.tobytes()), lambda: self._probe_attainable(lo, hi))
 
     def _probe_attainable(self, lo, hi) -> np.ndarray:
