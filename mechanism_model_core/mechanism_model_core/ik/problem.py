@@ -225,7 +225,7 @@ class IKProblem:
             return x
         k = self.periodic
         v, ref = x[k], self.periodic_reference
-        if np.all(np.abs(v - ref) <= math.pi):
+        if (np.abs(v - ref) <= math.pi).all():
             return x                                  # already the nearest turn (the common case)
         x = np.array(x, dtype=float)
         lo, hi = self.lower[k], self.upper[k]

@@ -187,7 +187,7 @@ class EAIKSolver:
         c = problem.tasks[0]
         return (isinstance(c, PoseConstraint) and c.frame == self.frame and c.relative_to in (None, self.ground)
                 and len(c.kept_axes) == 6 and problem.mechanism is self.mechanism
-                and set(self.coords.tolist()) <= set(problem.free.tolist()))
+                and (problem.all_free or set(self.coords.tolist()) <= set(problem.free.tolist())))
 
     def _nearest(self, q, ref):
         """``q`` with whole turns chosen per joint to lie within limits nearest ``ref``; None if it cannot."""
