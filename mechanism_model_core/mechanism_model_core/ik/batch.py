@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..constraints import OrientationConstraint, PoseConstraint, PositionConstraint
-from ..data import data_of
+from ..data import memo
 from ..errors import InvalidConfiguration
 from ..kinematics import frame_chain
 from ..spatial import log_so3
@@ -170,7 +170,7 @@ class LaneEngine:
         m = K.P.mechanism
         key = (K.P.tasks[0].frame, self.lo.tobytes(), self.hi.tobytes(), self.var_seg.tobytes())
         lo, hi = self.lo, self.hi
-        consts = data_of(m).memo("ik.chain_constants", _CONSTS_MAX).get(
+        consts = memo(m, "ik.chain_constants", _CONSTS_MAX).get(
             key, lambda: _ChainConstants(m, ch, lo, hi))
         self.consts = consts
         self._seeds = None              # seed_table(), built on first use
@@ -934,7 +934,7 @@ def chain_engine(P: IKProblem):
     if E is not _UNSET:
         return E
     key = _shape_key(P)
-    shared = data_of(P.mechanism).memo("ik.lane_engines", _SHARED_MAX) if key is not None else None
+    shared = memo(P.mechanism, "ik.lane_engines", _SHARED_MAX) if key is not None else None
     E = shared.peek(key) if shared is not None else None
     if E is not None:
         c = P.tasks[0]

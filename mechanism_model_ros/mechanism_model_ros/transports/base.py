@@ -52,7 +52,7 @@ class SequenceLimit:
     (elements counted so far) and ``{most}``.
 
     Given to :meth:`Transport.create_service` (``limits=``), the Cyclone transport checks them in the
-    serialized request before decoding it (:mod:`.cdr_limits`) and answers a request over a limit with
+    serialized request before decoding it (:mod:`.cyclone.cdr_limits`) and answers a request over a limit with
     :func:`refusal_response`; the handler must check the same limits itself (rclpy and the in-memory transport
     hand it the decoded request)."""
 

@@ -30,7 +30,7 @@ import weakref
 import numpy as np
 
 from ...constraints import PoseConstraint
-from ...data import data_of
+from ...data import memo
 from ...errors import InvalidConfiguration, MechanismModelError, ModelStructureError
 from ...kinematics import frame_chain
 from ...model import Mechanism
@@ -329,14 +329,14 @@ def eaik_solver_for(mechanism: Mechanism, frame: str, problem: IKProblem | None 
     if not eaik_available():
         return None
     key, theta, variable = _held(mechanism, frame, problem)
-    memo = data_of(mechanism).memo("ik.eaik_solvers", _MAX_PER_MECHANISM)
-    hit = memo.peek(key)
+    solvers = memo(mechanism, "ik.eaik_solvers", _MAX_PER_MECHANISM)
+    hit = solvers.peek(key)
     if hit is None:
         try:
             hit = EAIKSolver(mechanism, frame, theta, variable)
         except ModelStructureError:
             hit = _NONE
-        hit = memo.put(key, hit)
+        hit = solvers.put(key, hit)
     return None if hit is _NONE else hit
 
 

@@ -55,7 +55,7 @@ from ..base import (REOPEN_MATCH_TIMEOUT, SERVICE_CONCURRENCY, SERVICE_QUEUE, Ca
                    refusal_response, resolve_name, short_traceback, Subscription)
 from ..numeric_template import NumericTemplate
 from ..rcl_action import ActionsOverServices
-from ..cdr_limits import CdrLimits
+from .cdr_limits import CdrLimits
 from ..typegen import HEADER_GUID, HEADER_SEQ, message_class, service_wire_class
 from .context import (_ANY, GID_SIZES, CycloneContext, DropCounter, GraphInfo,  # noqa: F401 (re-exported)
                       OversizedSample, RefusedSample, _LISTENERS, _LISTENERS_LOCK, _endpoint_user_data, _reader,
