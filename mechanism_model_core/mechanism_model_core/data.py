@@ -44,7 +44,7 @@ from typing import Callable, Hashable
 
 import numpy as np
 
-__all__ = ["ATTR", "Data", "Memo", "PerThread", "check_data", "data_of", "derived", "work"]
+__all__ = ["ATTR", "Data", "Memo", "PerThread", "check_data", "data_of", "derived", "memo", "work"]
 
 #: the attribute of an owner that holds its :class:`Data` (hot paths read it with ``getattr(m, ATTR, None)``)
 ATTR = "_mm_data"
@@ -163,6 +163,16 @@ def data_of(owner) -> Data:
                 d = Data()
                 object.__setattr__(owner, ATTR, d)       # owners may be frozen dataclasses
     return d
+
+
+def memo(owner, key: Hashable, max_entries: int = 64) -> Memo:
+    """``data_of(owner).memo(key, max_entries)``, one call shorter on the hot path (a solve looks up a few)."""
+    d = getattr(owner, ATTR, None)
+    if d is not None:
+        m = d._slots.get(key)
+        if m is not None:
+            return m
+    return data_of(owner).memo(key, max_entries)
 
 
 def check_data(owner, data) -> Data:

@@ -215,6 +215,7 @@ def test_functions_take_the_mechanisms_data_explicitly():
     m, other = panda(), panda()
     rover = load_model(model_path("rocky8/rocky8_rover.xml"))      # has masses
     Q, Qr = m.random_configuration(3, size=5), rover.random_configuration(4, size=5)
+    assert "model.attainable_dependents" in data_of(rover)      # the sampler's probe of coupled limits
     q, qr = Q[0], Qr[0]
     contacts = wheel_contacts(rover)
     calls = {

@@ -122,7 +122,7 @@ def test_same_tf_and_tf_static_as_robot_state_publisher_for_every_library_model(
             finally:
                 out = rsp.stop()
                 for e in (s1, s2):
-                    tester.ctx.remove_reader(e)
+                    tester.ctx.remove_reader(e.handle)
                 listener.close()
                 ours.close()
             assert "error" not in out.lower() or "Traceback" not in out, out

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..constraints import OrientationConstraint, PoseConstraint, PositionConstraint
-from ..data import data_of
+from ..data import memo
 from ..errors import InvalidConfiguration
 from ..kinematics import frame_chain
 from ..spatial import log_so3
@@ -171,7 +171,7 @@ class LaneEngine:
         m = K.P.mechanism
         key = (K.P.tasks[0].frame, self.lo.tobytes(), self.hi.tobytes(), self.var_seg.tobytes())
         lo, hi = self.lo, self.hi
-        consts = data_of(m).memo("ik.chain_constants", _CONSTS_MAX).get(
+        consts = memo(m, "ik.chain_constants", _CONSTS_MAX).get(
             key, lambda: _ChainConstants(m, ch, lo, hi))
         self.consts = consts
         self._seeds = None              # seed_table(), built on first use
@@ -260,8 +260,15 @@ class LaneEngine:
             np.multiply(RtTs[0].T.ravel(), -ORIENTATION_WEIGHT, out=v[3:])
             S = A @ v
             S += n2
-            idx = np.argpartition(S, count - 1)[:count]
-            return X[idx[np.argsort(S[idx], kind="stable")]][None]
+            if count > 8:
+                idx = np.argpartition(S, count - 1)[:count]
+                return X[idx[np.argsort(S[idx], kind="stable")]][None]
+            idx = []                                        # a few: repeated argmin (a third of argpartition's)
+            for _ in range(count):
+                k = int(S.argmin())
+                idx.append(k)
+                S[k] = np.inf
+            return X[idx][None]
         cols = []
         if kind != "orientation":
             cols.append(-2.0 * pts)
@@ -638,14 +645,16 @@ class LaneEngine:
 
     def _run(self, x0s, pts, RtTs, tol_position, tol_orientation, deadline, max_iterations, restarts, population,
              seed, mu0, start_width, cancel, residual=None, focus=True):
+        far1 = False                        # a single target beyond the reach bound
+        if pts.shape[0] == 1 and self.bound_applies:
+            d = pts[0] - self.origin
+            far1 = math.sqrt(float(d @ d)) > self.reach + tol_position
         if (pts.shape[0] == 1 and restarts and int(population) > 1 and min(max(1, int(start_width)),
                                                                              int(population)) == int(population)
-                and not (self.bound_applies
-                         and np.linalg.norm(pts[0] - self.origin) > self.reach + tol_position)):
+                and not far1):
             return self._run_single(x0s[0], pts[0], RtTs[0], tol_position, tol_orientation, deadline,
                                     int(max_iterations), int(population), seed, mu0, cancel, residual, focus)
-        if (pts.shape[0] == 1 and self.bound_applies
-                and np.linalg.norm(pts[0] - self.origin) > self.reach + tol_position):
+        if far1:
             return self._run_far_one(x0s[0], pts[0], RtTs[0], tol_position, tol_orientation, deadline,
                                      int(max_iterations), STALL_WINDOW if restarts else 10, mu0, cancel)
         B = pts.shape[0]
@@ -926,7 +935,7 @@ def chain_engine(P: IKProblem):
     if E is not _UNSET:
         return E
     key = _shape_key(P)
-    shared = data_of(P.mechanism).memo("ik.lane_engines", _SHARED_MAX) if key is not None else None
+    shared = memo(P.mechanism, "ik.lane_engines", _SHARED_MAX) if key is not None else None
     E = shared.peek(key) if shared is not None else None
     if E is not None:
         c = P.tasks[0]

@@ -14,7 +14,7 @@ from typing import Protocol, Sequence
 import numpy as np
 
 from ..constraints import Constraint, Evaluation, JointLock, PoseConstraint, Posture
-from ..data import data_of, derived
+from ..data import derived, memo
 from ..errors import InvalidConfiguration
 from ..kinematics import forward_kinematics, frame_chain
 from ..model import Mechanism
@@ -162,8 +162,10 @@ class IKProblem:
         if key is None:
             st = _Structure(mechanism, lock_idx)
         else:
-            st = data_of(mechanism).memo("ik.problem_structures", _STRUCTURE_MAX).get(
-                key, lambda: _Structure(mechanism, lock_idx))
+            structures = memo(mechanism, "ik.problem_structures", _STRUCTURE_MAX)
+            st = structures.peek(key)
+            if st is None:
+                st = structures.put(key, _Structure(mechanism, lock_idx))
         q = np.array(q0, dtype=float)
         for i, v in lock_idx.items():
             if v is not None:
@@ -223,7 +225,7 @@ class IKProblem:
             return x
         k = self.periodic
         v, ref = x[k], self.periodic_reference
-        if np.all(np.abs(v - ref) <= math.pi):
+        if (np.abs(v - ref) <= math.pi).all():
             return x                                  # already the nearest turn (the common case)
         x = np.array(x, dtype=float)
         lo, hi = self.lower[k], self.upper[k]

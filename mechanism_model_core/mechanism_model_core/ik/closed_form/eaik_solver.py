@@ -29,7 +29,7 @@ import weakref
 import numpy as np
 
 from ...constraints import PoseConstraint
-from ...data import data_of
+from ...data import memo
 from ...errors import InvalidConfiguration, MechanismModelError, ModelStructureError
 from ...kinematics import forward_kinematics, frame_chain
 from ...model import Mechanism
@@ -187,7 +187,7 @@ class EAIKSolver:
         c = problem.tasks[0]
         return (isinstance(c, PoseConstraint) and c.frame == self.frame and c.mask_frame == "reference"
                 and len(c.kept_axes) == 6 and problem.mechanism is self.mechanism
-                and set(self.coords.tolist()) <= set(problem.free.tolist())
+                and (problem.all_free or set(self.coords.tolist()) <= set(problem.free.tolist()))
                 and (c.relative_to in (None, self.ground) or problem.holds(c.relative_to)))
 
     def _nearest(self, q, ref):
@@ -300,14 +300,14 @@ def eaik_solver_for(mechanism: Mechanism, frame: str, problem: IKProblem | None 
     if not eaik_available():
         return None
     key, theta, variable = _held(mechanism, frame, problem)
-    memo = data_of(mechanism).memo("ik.eaik_solvers", _MAX_PER_MECHANISM)
-    hit = memo.peek(key)
+    solvers = memo(mechanism, "ik.eaik_solvers", _MAX_PER_MECHANISM)
+    hit = solvers.peek(key)
     if hit is None:
         try:
             hit = EAIKSolver(mechanism, frame, theta, variable)
         except ModelStructureError:
             hit = _NONE
-        hit = memo.put(key, hit)
+        hit = solvers.put(key, hit)
     return None if hit is _NONE else hit
 
 
