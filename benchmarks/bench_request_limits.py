@@ -1,5 +1,5 @@
 """What refusing an oversized ``check_state_validity`` request costs (issue 19, item 10), in CPU time (the
-machine is shared): the Cyclone transport's check of the serialized request (transports/cdr_limits.py) next
+machine is shared): the Cyclone transport's check of the serialized request (transports/cyclone/cdr_limits.py) next
 to the decoding it saves (the cyclonedds package's deserializer, what the transport ran before the check),
 for a request of 100,000 boxes (refused), one at the limit of 1,000 boxes and a small one (both accepted: the
 check is then overhead), and rclpy's C decoding of the 100,000-box request under ROS 2 Humble's Python where
@@ -23,7 +23,7 @@ sys.path.insert(0, os.path.join(ROOT, "test"))
 sys.path.insert(0, os.path.join(ROOT, "mechanism_model_ros"))
 
 from mechanism_model_ros.state_validity import REQUEST_LIMITS  # noqa: E402
-from mechanism_model_ros.transports.cdr_limits import CdrLimits  # noqa: E402
+from mechanism_model_ros.transports.cyclone.cdr_limits import CdrLimits  # noqa: E402
 from mechanism_model_ros.transports.typegen import service_wire_class  # noqa: E402
 from ros.big_requests import REQUEST, boxes_request  # noqa: E402
 

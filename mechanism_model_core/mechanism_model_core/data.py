@@ -35,6 +35,9 @@ Kinds of slot (named by their module: ``"statics.mass_model"``, ``("ik.chain_con
   (:attr:`Data.kinematics`);
 * **work arrays** (:func:`work`): per-thread scratch arrays by name and shape, shared by every owner (they
   hold no derived data, only reused memory: one set per thread, not per mechanism).
+
+Derived constants of no owner (a KKT template by problem size, toppra's constraint objects by joint limits)
+are slots of :data:`SHARED`, one process-wide :class:`Data`.
 """
 
 from __future__ import annotations
@@ -44,7 +47,7 @@ from typing import Callable, Hashable
 
 import numpy as np
 
-__all__ = ["ATTR", "Data", "Memo", "PerThread", "check_data", "data_of", "derived", "work"]
+__all__ = ["ATTR", "Data", "Memo", "PerThread", "SHARED", "check_data", "data_of", "derived", "memo", "work"]
 
 #: the attribute of an owner that holds its :class:`Data` (hot paths read it with ``getattr(m, ATTR, None)``)
 ATTR = "_mm_data"
@@ -153,6 +156,11 @@ class Data:
         return len(self._slots) + (self.kinematics is not None)
 
 
+#: derived constants that belong to no owner (templates by problem size, objects by joint limits, a loader
+#: class per YAML module): one process-wide :class:`Data`, with the same kinds of slot
+SHARED = Data()
+
+
 def data_of(owner) -> Data:
     """The :class:`Data` of ``owner`` (created empty on first use; kept by the owner, see :data:`ATTR`)."""
     d = getattr(owner, ATTR, None)
@@ -163,6 +171,16 @@ def data_of(owner) -> Data:
                 d = Data()
                 object.__setattr__(owner, ATTR, d)       # owners may be frozen dataclasses
     return d
+
+
+def memo(owner, key: Hashable, max_entries: int = 64) -> Memo:
+    """``data_of(owner).memo(key, max_entries)``, one call shorter on the hot path (a solve looks up a few)."""
+    d = getattr(owner, ATTR, None)
+    if d is not None:
+        m = d._slots.get(key)
+        if m is not None:
+            return m
+    return data_of(owner).memo(key, max_entries)
 
 
 def check_data(owner, data) -> Data:

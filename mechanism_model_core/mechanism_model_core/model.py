@@ -29,6 +29,7 @@ from typing import Iterator, Mapping
 import numpy as np
 
 from .bodies import BodySpec, BoundingShape, MassProperties, ReadOnlyMapping, _readonly  # noqa: F401 (re-exported)
+from .data import memo
 from .errors import (ExpressionError, InvalidConfiguration, ModelStructureError, UnknownBody, UnknownFrame,
                      UnknownJoint)
 from .expressions import parse_expression
@@ -490,17 +491,18 @@ class Mechanism:
 
     def _attainable_dependents(self, lo, hi) -> np.ndarray:
         """Indices of the dependent coordinates whose limits some draw of a fixed probe batch meets (a
-        property of the model, computed once per sampling range with its own seed)."""
-        key = (lo.tobytes(), hi.tobytes())
-        cached = self.__dict__.get("_attainable")
-        if cached is not None and cached[0] == key:
-            return cached[1]
+        property of the model, computed once per sampling range with its own seed and kept in the mechanism's
+        derived data, :mod:`.data`)."""
+        return memo(self, "model.attainable_dependents", 8).get(
+            (lo.tobytes(), hi.tobytes()), lambda: self._probe_attainable(lo, hi))
+
+    def _probe_attainable(self, lo, hi) -> np.ndarray:
         dep = np.array([self._coord_index[c] for c in self.dependent_coordinates], dtype=int)
         with np.errstate(all="ignore"):
             probe = self.apply_couplings(np.random.default_rng(0).uniform(lo, hi, size=(256, self.nq)))
         inside = (probe[:, dep] >= self.lower_limits[dep]) & (probe[:, dep] <= self.upper_limits[dep])
         result = dep[inside.any(axis=0)]
-        self.__dict__["_attainable"] = (key, result)   # derived constant, same for every caller
+        result.flags.writeable = False
         return result
 
     # ------------------------------------------------------------------ compilation

@@ -25,7 +25,7 @@ from typing import Callable
 
 from . import qos
 from .conversions import BadMessage, joint_state_positions, normalized_stamp
-from .transports.base import RateLimitedLogger, Transport
+from .transports.base import RateLimitedLogger, Subscription, Transport
 
 
 #: depth of the ``joint_states`` subscription's queue: 0.5 s of a 2 kHz source. The queue is one for every
@@ -80,7 +80,7 @@ class JointStateCache:
         self.max_bytes = int(transport.get_parameter("joint_states_max_bytes", MAX_BYTES))
         if self.max_bytes <= 0:
             raise ValueError(f"parameter joint_states_max_bytes must be positive, got {self.max_bytes}")
-        self.sub = transport.create_subscription(
+        self.sub: Subscription = transport.create_subscription(
             topic, "sensor_msgs/msg/JointState",
             qos.DEFAULT.with_depth(QUEUE_DEPTH) if reliable else qos.SENSOR_DATA.with_depth(QUEUE_DEPTH),
             self.on_message,
@@ -118,16 +118,16 @@ class JointStateCache:
         return worst, age
 
     def samples_lost(self) -> int:
-        """Samples DDS reports lost or rejected on the subscription (Cyclone transport; 0 where the transport
-        cannot tell). KEEP_LAST overwrites and network losses are not reported by DDS (see
-        transports.cyclone.DropCounter)."""
-        fn = getattr(self.sub, "samples_lost", None)
-        return int(fn()) if callable(fn) else 0
+        """Samples DDS reports lost or rejected on the subscription (the Cyclone transport's
+        :attr:`~.transports.base.Subscription.samples_lost`; 0 where the transport cannot tell: rclpy, memory).
+        KEEP_LAST overwrites and network losses are not reported by DDS (see transports.cyclone.DropCounter)."""
+        fn = self.sub.samples_lost
+        return 0 if fn is None else int(fn())
 
     def samples_dropped(self) -> dict:
         """``samples_lost`` by cause: ``{"lost": n, "rejected": n}`` (empty where unknown)."""
-        fn = getattr(self.sub, "samples_dropped", None)
-        return dict(fn()) if callable(fn) else {}
+        fn = self.sub.samples_dropped
+        return {} if fn is None else dict(fn())
 
     def on_message(self, msg) -> None:
         self.messages_in += 1
@@ -181,9 +181,9 @@ class JointStateCache:
 
     def samples_oversized(self) -> int:
         """Messages dropped unread because they were longer than :attr:`max_bytes` (0 where the transport
-        cannot tell)."""
-        fn = getattr(self.sub, "samples_oversized", None)
-        return int(fn()) if callable(fn) else 0
+        cannot tell: the in-memory one)."""
+        fn = self.sub.samples_oversized
+        return 0 if fn is None else int(fn())
 
     def status(self) -> str:
         lost = self.samples_lost()

@@ -9,7 +9,9 @@ into the mechanism's ``Data`` (session 7: 25 module-level globals, 17 of them ca
 * ``functools.lru_cache``/``cache`` on a module-level function, and ``weakref.finalize`` anywhere (the keyed-by-id
   maps that needed them).
 
-The few module-level stores that hold no per-mechanism data are listed below, each with its reason; the list
+Derived constants of no owner (templates by size, objects by joint limits) are memos of ``data.SHARED``. The
+few module-level stores left hold no derived data -- registries of what the user registers, optional modules
+once imported, a thread's context -- and are listed below, each with its reason; the list
 must stay exact (an entry whose store went is an error too), so a new store is either moved into ``data``
 (a value, memo or per-thread slot of its owner's ``Data``, or a ``data.work`` array) or argued for here.
 """
@@ -36,12 +38,8 @@ ALLOWED = {
     ("io/kindsl.py", "_PARSER"): "the lark parser of the grammar, built once (not per mechanism)",
     ("reach/execute.py", "_WORKER_CTX"): "a reach-map worker process's task context (one per process)",
     ("statics/contacts.py", "_LAPACK"): "scipy's LAPACK functions once looked up",
-    ("io/yaml_lines.py", "_LOADERS"): "a YAML loader class per yaml module and option (not per mechanism)",
     ("locomotion/legged.py", "_LEG_SOLVERS"): "registry of leg IK factories by mechanism name and foot",
     ("locomotion/trajectory.py", "_TOPPRA"): "the toppra module once imported (an optional extra)",
-    ("locomotion/trajectory.py", "_CONSTRAINTS"): "toppra's constraint objects by joint limits (not per mechanism)",
-    ("statics/contacts.py", "_KKT"): "constant KKT matrix templates by problem size (not per mechanism)",
-    ("statics/contacts.py", "_SELECTORS"): "constant tangent-selector matrices by contact count (not per mechanism)",
 }
 
 _ALWAYS = {"WeakKeyDictionary", "WeakValueDictionary", "local", "WeakSet"}

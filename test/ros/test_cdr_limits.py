@@ -1,4 +1,4 @@
-"""Sequence limits read from a serialized request before it is decoded (transports/cdr_limits.py, issue 19
+"""Sequence limits read from a serialized request before it is decoded (transports/cyclone/cdr_limits.py, issue 19
 item 10): on random CheckStateValidity requests serialized by the cyclonedds package in both byte orders, the
 walk ends exactly where the serializer's message ends, and it refuses exactly the requests the handler's rule
 (counted on the Python objects) refuses, naming the same object; truncated and lying samples are refused as
@@ -34,7 +34,7 @@ def _limits():
 
 
 def _checker():
-    from mechanism_model_ros.transports.cdr_limits import CdrLimits
+    from mechanism_model_ros.transports.cyclone.cdr_limits import CdrLimits
     return CdrLimits(REQUEST, _limits(), header=16)
 
 
@@ -126,7 +126,7 @@ def test_a_truncated_or_lying_request_is_malformed():
 
 def test_a_hundred_thousand_boxes_are_refused_at_the_first_sequence_length():
     from mechanism_model_ros.state_validity import REQUEST_LIMITS
-    from mechanism_model_ros.transports.cdr_limits import CdrLimits
+    from mechanism_model_ros.transports.cyclone.cdr_limits import CdrLimits
     data = boxes_request(guid=7, seq=3)
     assert CdrLimits(REQUEST, (), header=16).scan(data)[1] in range(len(data) - 7, len(data) + 1)   # well-formed
     assert len(data) > 9_000_000

@@ -67,7 +67,7 @@ def test_a_publisher_leaving_delivers_nothing_to_the_callback():
         reader = node.create_subscription("joint_states", "sensor_msgs/msg/JointState", qos.DEFAULT, callback)
         p = _peer(d, "publish")
         assert p.returncode == 0, p.stderr
-        assert wait_for(lambda: got and not reader.get_matched_publications(), 15)   # received, peer gone
+        assert wait_for(lambda: got and not reader.handle.get_matched_publications(), 15)   # received, peer gone
         time.sleep(0.5)
         assert got == [["arm_yaw"]] and not errors
     finally:
@@ -101,7 +101,7 @@ def test_one_undecodable_sample_is_dropped_alone_and_counted(two_participants, c
     reader = a.create_subscription("joint_states", "sensor_msgs/msg/JointState", qos.DEFAULT.with_depth(100),
                                    lambda m: got.append(m.name[0]))
     pub = b.create_publisher("joint_states", "sensor_msgs/msg/JointState", qos.DEFAULT.with_depth(100))
-    assert wait_for(lambda: pub.subscription_count and reader.get_matched_publications(), 15)
+    assert wait_for(lambda: pub.subscription_count and reader.handle.get_matched_publications(), 15)
     JS = b.message_class("sensor_msgs/msg/JointState")
     good = JS(name=["joint_ok"], position=[0.0]).serialize(use_version_2=False)
     bad = good.replace(b"joint_ok", b"joint\xff\xfeX")          # same length: valid CDR, invalid UTF-8

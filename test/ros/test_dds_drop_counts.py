@@ -37,7 +37,6 @@ def test_a_reader_at_its_resource_limits_reports_rejected_samples(two_nodes):
                                                       max_samples_per_instance=-1),
                                 Policy.DataRepresentation(use_cdrv0_representation=True)),
                         listener=drops)
-    reader.drop_counter = drops
     pub = b.create_publisher("joint_states", "sensor_msgs/msg/JointState", qos.SENSOR_DATA)
     assert wait_for(lambda: pub.subscription_count, 15)
     JS = b.message_class("sensor_msgs/msg/JointState")
@@ -49,9 +48,10 @@ def test_a_reader_at_its_resource_limits_reports_rejected_samples(two_nodes):
     assert [m.position[0] for m in msgs] == [float(i) for i in range(20)] and not errors
     # the status line of a joint-state cache reading through this reader shows DDS's count
     from mechanism_model_ros.joint_state_cache import JointStateCache
+    from mechanism_model_ros.transports.base import Subscription
     cache = JointStateCache(a, one_joint_model())
-    cache.sub = reader
-    reader.samples_lost = lambda: drops.lost + drops.rejected
+    cache.sub = Subscription("joint_states", "sensor_msgs/msg/JointState", reader,
+                             samples_lost=lambda: drops.lost + drops.rejected)
     assert cache.status() == "joint_states in: 0 (rejected 0, lost by DDS 180)"
 
 

@@ -112,7 +112,7 @@ def _tf_listener(bus):
     node = MemoryNode("tf_listener", bus=bus)
     tf, static = [], []
     node.create_subscription("/tf", "tf2_msgs/msg/TFMessage", qos.TF, tf.append)
-    node.create_subscription("/tf_static", "tf2_msgs/msg/TFMessage", qos.TF_STATIC, static.append)
+    node.create_subscription("/tf_static", "tf2_msgs/msg/TFMessage", qos.TF_STATIC_LISTENER, static.append)
     return node, tf, static
 
 

@@ -140,7 +140,7 @@ def _listener(bus):
     node = MemoryNode("listener", bus=bus)
     tf, static, diag = [], [], []
     node.create_subscription("/tf", "tf2_msgs/msg/TFMessage", qos.TF, tf.append)
-    node.create_subscription("/tf_static", "tf2_msgs/msg/TFMessage", qos.TF_STATIC, static.append)
+    node.create_subscription("/tf_static", "tf2_msgs/msg/TFMessage", qos.TF_STATIC_LISTENER, static.append)
     node.create_subscription("/diagnostics", "diagnostic_msgs/msg/DiagnosticArray", qos.DEFAULT, diag.append)
     return node, tf, static, diag
 

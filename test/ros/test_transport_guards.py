@@ -61,7 +61,7 @@ def test_a_raising_subscription_callback_loses_no_other_sample():
         reader = node.create_subscription("chatter", "std_msgs/msg/String", DEFAULT.with_depth(100), callback)
         pub = node.create_publisher("chatter", "std_msgs/msg/String", DEFAULT.with_depth(100))
         String = node.message_class("std_msgs/msg/String")
-        assert wait_for(lambda: pub.subscription_count and reader.get_matched_publications(), 10)
+        assert wait_for(lambda: pub.subscription_count and reader.handle.get_matched_publications(), 10)
         for i in range(50):          # written back to back: the dispatcher takes them in batches
             pub.publish(String(data="bad" if i % 5 == 0 else str(i)))
         expected = [str(i) for i in range(50) if i % 5]

@@ -80,7 +80,7 @@ def run(make_node, spin, seconds: float) -> dict:
                 tf_stamps.append(ns)
                 tf_by_stamp[ns] = m
     listener.create_subscription("/tf", "tf2_msgs/msg/TFMessage", qos.TF.with_depth(10000), on_tf)
-    listener.create_subscription("/tf_static", "tf2_msgs/msg/TFMessage", qos.TF_STATIC, static.append)
+    listener.create_subscription("/tf_static", "tf2_msgs/msg/TFMessage", qos.TF_STATIC_LISTENER, static.append)
     try:
         listener.create_subscription("/diagnostics", "diagnostic_msgs/msg/DiagnosticArray", qos.DEFAULT, diag.append)
         have_diagnostics = True

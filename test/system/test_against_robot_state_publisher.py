@@ -75,7 +75,7 @@ def test_same_tf_and_tf_static_as_robot_state_publisher_for_every_library_model(
             params.write_text(yaml.safe_dump({"robot_state_publisher": {"ros__parameters": {
                 "robot_description": urdf}}}))
             static_rsp, tf_rsp, static_ours, tf_ours = [], [], [], []
-            s1 = tester.create_subscription("/tf_static", "tf2_msgs/msg/TFMessage", qos.TF_STATIC,
+            s1 = tester.create_subscription("/tf_static", "tf2_msgs/msg/TFMessage", qos.TF_STATIC_LISTENER,
                                             static_rsp.append)
             s2 = tester.create_subscription("/tf", "tf2_msgs/msg/TFMessage", qos.TF, tf_rsp.append)
             rsp = ros_env.start(["ros2", "run", "robot_state_publisher", "robot_state_publisher", "--ros-args",
@@ -83,7 +83,7 @@ def test_same_tf_and_tf_static_as_robot_state_publisher_for_every_library_model(
             ours = CycloneNode(f"state_publisher_{k}", parameters={"floating_joints": "always"}, context=ctx_ours)
             listener = CycloneNode(f"listener_{k}", context=ctx_ours)
             try:
-                listener.create_subscription("/tf_static", "tf2_msgs/msg/TFMessage", qos.TF_STATIC,
+                listener.create_subscription("/tf_static", "tf2_msgs/msg/TFMessage", qos.TF_STATIC_LISTENER,
                                              static_ours.append)
                 listener.create_subscription("/tf", "tf2_msgs/msg/TFMessage", qos.TF, tf_ours.append)
                 sp = StatePublisher(ours, mech, description=urdf)
@@ -122,7 +122,7 @@ def test_same_tf_and_tf_static_as_robot_state_publisher_for_every_library_model(
             finally:
                 out = rsp.stop()
                 for e in (s1, s2):
-                    tester.ctx.remove_reader(e)
+                    tester.ctx.remove_reader(e.handle)
                 listener.close()
                 ours.close()
             assert "error" not in out.lower() or "Traceback" not in out, out

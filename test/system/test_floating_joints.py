@@ -37,7 +37,7 @@ def test_floating_chassis_is_published_once_joint_states_report_it():
             lambda m: tf.setdefault(m.transforms[0].header.stamp.sec, m) if m.transforms else None)
         pub = node.create_publisher("joint_states", "sensor_msgs/msg/JointState", qos.DEFAULT)
         JS = node.message_class("sensor_msgs/msg/JointState")
-        assert wait_for(lambda: pub.subscription_count >= 1 and reader.get_matched_publications(), 30)
+        assert wait_for(lambda: pub.subscription_count >= 1 and reader.handle.get_matched_publications(), 30)
         arm = JS(name=["arm_yaw"], position=[0.3])
         arm.header.stamp.sec = 10
         assert wait_for(lambda: pub.publish(arm) or 10 in tf, 15, period=0.2)   # discovery is asymmetric

@@ -109,7 +109,7 @@ def _tf_and_joint_states(node, prime_stamp):
     tf_reader = node.create_subscription("/tf", "tf2_msgs/msg/TFMessage", qos.TF, tf.append)
     pub = node.create_publisher("joint_states", "sensor_msgs/msg/JointState", qos.DEFAULT)
     JS = node.message_class("sensor_msgs/msg/JointState")
-    assert wait_for(lambda: pub.subscription_count >= 1 and tf_reader.get_matched_publications(), 15)
+    assert wait_for(lambda: pub.subscription_count >= 1 and tf_reader.handle.get_matched_publications(), 15)
     assert _prime(pub, JS, _stamps(tf), prime_stamp)
     return tf, pub, JS
 
@@ -117,7 +117,7 @@ def _tf_and_joint_states(node, prime_stamp):
 def _subscribe_static(node):
     from mechanism_model_ros import qos
     static, desc = [], []
-    node.create_subscription("/tf_static", "tf2_msgs/msg/TFMessage", qos.TF_STATIC, static.append)
+    node.create_subscription("/tf_static", "tf2_msgs/msg/TFMessage", qos.TF_STATIC_LISTENER, static.append)
     node.create_subscription("robot_description", "std_msgs/msg/String", qos.LATCHED, desc.append)
     return static, desc
 
@@ -172,7 +172,7 @@ def test_transforms_equal_forward_kinematics(served):
     JS = node.message_class("sensor_msgs/msg/JointState")
     arm_pub = node.create_publisher("joint_states", "sensor_msgs/msg/JointState", qos.DEFAULT)
     mob_pub = node.create_publisher("joint_states", "sensor_msgs/msg/JointState", qos.DEFAULT)
-    assert wait_for(lambda: arm_pub.subscription_count >= 1 and static and tf_reader.get_matched_publications(),
+    assert wait_for(lambda: arm_pub.subscription_count >= 1 and static and tf_reader.handle.get_matched_publications(),
                     15)
     assert _prime(arm_pub, JS, _stamps(tf)) and _prime(mob_pub, JS, _stamps(tf), 2)
     rng = np.random.default_rng(7)
@@ -475,7 +475,7 @@ def test_four_bar_passive_joints_close_the_loop(transport):
         tf = []
         tf_reader = node.create_subscription("/tf", "tf2_msgs/msg/TFMessage", qos.TF, tf.append)
         pub = node.create_publisher("joint_states", "sensor_msgs/msg/JointState", qos.DEFAULT)
-        assert wait_for(lambda: pub.subscription_count >= 1 and static and tf_reader.get_matched_publications(),
+        assert wait_for(lambda: pub.subscription_count >= 1 and static and tf_reader.handle.get_matched_publications(),
                         60), "the server did not come up"
         JS = node.message_class("sensor_msgs/msg/JointState")
         m = JS(name=["crank"], position=[math.pi / 2])

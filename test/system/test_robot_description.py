@@ -38,7 +38,7 @@ def _serve_and_listen(domain, *args):
     ctx = CycloneContext(domain)
     node = CycloneNode("description_tester", context=ctx)
     static, desc, tf = [], [], {}
-    node.create_subscription("/tf_static", "tf2_msgs/msg/TFMessage", qos.TF_STATIC, static.append)
+    node.create_subscription("/tf_static", "tf2_msgs/msg/TFMessage", qos.TF_STATIC_LISTENER, static.append)
     node.create_subscription("robot_description", "std_msgs/msg/String", qos.LATCHED, desc.append)
     node.create_subscription("/tf", "tf2_msgs/msg/TFMessage", qos.TF,
                              lambda m: tf.setdefault(m.transforms[0].header.stamp.sec, m) if m.transforms else None)

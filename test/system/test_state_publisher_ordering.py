@@ -82,7 +82,7 @@ def test_a_late_tf_joiner_with_no_joint_states_source_gets_the_whole_robot(trans
     node = CycloneNode("late_joiner", context=ctx)
     try:
         static = []
-        node.create_subscription("/tf_static", "tf2_msgs/msg/TFMessage", qos.TF_STATIC, static.append)
+        node.create_subscription("/tf_static", "tf2_msgs/msg/TFMessage", qos.TF_STATIC_LISTENER, static.append)
         assert wait_for(lambda: static, 60), "no /tf_static: the server did not come up\n" + server.stop()
         wait_for(lambda: False, 1.5)                # well after the home pose went out (not a verdict)
         tf = []

@@ -45,7 +45,7 @@ def test_every_joint_state_at_500_hz_is_published_in_order():
                 stamps.append(st.sec * 10**9 + st.nanosec)
         tf_reader = node.create_subscription("/tf", "tf2_msgs/msg/TFMessage", QoS(depth=1000), on_tf)
         pub = node.create_publisher("joint_states", "sensor_msgs/msg/JointState", DEFAULT.with_depth(100))
-        assert wait_for(lambda: pub.subscription_count >= 1 and tf_reader.get_matched_publications(), 30), \
+        assert wait_for(lambda: pub.subscription_count >= 1 and tf_reader.handle.get_matched_publications(), 30), \
             "server did not come up"
         JS = node.message_class("sensor_msgs/msg/JointState")
         names = ["arm_yaw", "arm_shoulder", "left_front_steer", "chassis.x"]

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..constraints import OrientationConstraint, PoseConstraint, PositionConstraint
-from ..data import data_of
+from ..data import memo
 from ..errors import InvalidConfiguration
 from ..kinematics import frame_chain
 from ..spatial import log_so3
@@ -56,6 +56,16 @@ ATTEMPT_ITERATIONS = 20
 POPULATION = 6
 #: single solves on chains with at least this many unknowns start with the whole population
 WIDE_FROM = 6
+#: a single target's population (:meth:`LaneEngine._run_single`): from loop FOCUS_AFTER on, once its lane of
+#: lowest cost is below FOCUS_COST (m^2, rad^2: about 0.1 m or rad), that lane goes on alone (the one-lane
+#: pass, about half a population loop's cost) for at most FOCUS_STEPS steps while each step divides its cost
+#: by at least 1 / FOCUS_RATIO, as Gauss-Newton's near a solution does; otherwise the population resumes where
+#: it was (the next focus once a lane is FOCUS_RATIO below the one that fell short). xArm7, Baxter, TIAGo, 300
+#: targets, random seeds, engine CPU median in one process (load 8): 0.43 / 0.42 / 0.42 -> 0.32 / 0.30 / 0.28 ms
+FOCUS_AFTER = 2
+FOCUS_STEPS = 5
+FOCUS_RATIO = 0.25
+FOCUS_COST = 1e-2
 #: initial damping factor (lambda = mu |e|^2)
 MU0 = 0.1
 #: beyond reach, the damping factor multiplies min(|e|^2, FAR_DAMPING) (m^2, rad^2)
@@ -151,6 +161,7 @@ class LaneEngine:
         self.unit_weights = K.unit_weights
         self.Rrow = K.Rrow
         self.target_rows = False        # rows turned into each lane's target axes (target_rows_engine)
+        self.T_wr = K.T_wr        # the reference frame's ground pose (None: the ground); part of the shape key
         self.pos_rows, self.rot_rows = K.pos_rows, K.rot_rows
         self.cap = max(ATTEMPT_ITERATIONS, 2 * self.nv)
         # the chain's step transforms M(t) = K0 + sin t A - cos t Bc (+ t Cc for a slider), per step (n, 1, 16)
@@ -161,7 +172,7 @@ class LaneEngine:
         m = K.P.mechanism
         key = (K.P.tasks[0].frame, self.lo.tobytes(), self.hi.tobytes(), self.var_seg.tobytes())
         lo, hi = self.lo, self.hi
-        consts = data_of(m).memo("ik.chain_constants", _CONSTS_MAX).get(
+        consts = memo(m, "ik.chain_constants", _CONSTS_MAX).get(
             key, lambda: _ChainConstants(m, ch, lo, hi))
         self.consts = consts
         self._seeds = None              # seed_table(), built on first use
@@ -250,8 +261,15 @@ class LaneEngine:
             np.multiply(RtTs[0].T.ravel(), -ORIENTATION_WEIGHT, out=v[3:])
             S = A @ v
             S += n2
-            idx = np.argpartition(S, count - 1)[:count]
-            return X[idx[np.argsort(S[idx], kind="stable")]][None]
+            if count > 8:
+                idx = np.argpartition(S, count - 1)[:count]
+                return X[idx[np.argsort(S[idx], kind="stable")]][None]
+            idx = []                                        # a few: repeated argmin (a third of argpartition's)
+            for _ in range(count):
+                k = int(S.argmin())
+                idx.append(k)
+                S[k] = np.inf
+            return X[idx][None]
         cols = []
         if kind != "orientation":
             cols.append(-2.0 * pts)
@@ -421,7 +439,8 @@ class LaneEngine:
                 Xn = np.where(wr, lo + np.mod(Xn - lo, 2 * math.pi), Xn)
         return Xn
 
-    def _run_single(self, x0, pt, RtT, tp, to, deadline, max_iterations, width, seed, mu0, cancel, out=None):
+    def _run_single(self, x0, pt, RtT, tp, to, deadline, max_iterations, width, seed, mu0, cancel, out=None,
+                    focus=True):
         """:meth:`run` for one reachable target whose lanes all start at once (``start_width ==
         population``, restarts on): the same iterations, restarts and answer, with the population's arrays
         kept in place and the per-lane counters kept as the loop at which they were last reset (no
@@ -449,6 +468,7 @@ class LaneEngine:
         gate = STALL_WINDOW           # the first loop at which a lane can stall
         status = "stalled"
         third = 1.0 / 3.0
+        focus_below = FOCUS_COST if focus else -math.inf
         while True:
             if loops and (time.perf_counter() > deadline or (cancel is not None and cancel.is_set())):
                 k = int(np.argmin(cost))
@@ -504,6 +524,33 @@ class LaneEngine:
                     best_c, best_x = cost[k], X[k].copy()
                 status = "max_iterations"
                 break
+            k = int(np.argmin(cost))
+            if loops >= FOCUS_AFTER and cost[k] < focus_below:
+                # the lane of lowest cost alone, in the one-lane pass, while its cost falls as a converging
+                # Gauss-Newton's does; the population resumes where it was if it does not
+                x, rk, Jk, ck, muk = X[k], r[k], J[k], float(cost[k]), float(mu[k])
+                for _ in range(FOCUS_STEPS):
+                    if time.perf_counter() > deadline or (cancel is not None and cancel.is_set()):
+                        break
+                    xn = self._step_one(x, rk, Jk, muk * ck + 1e-12)[0]
+                    r1, J1, ep1, er1 = self._evaluate_one(xn, pt, RtT)
+                    its += 1
+                    if ep1[0] <= tp and er1[0] <= to:
+                        best_x = xn
+                        if out is not None:
+                            out.append(r1[0].copy())
+                        status = "converged"
+                        break
+                    cn = float(r1[0] @ r1[0])
+                    fast = cn < ck * FOCUS_RATIO
+                    if cn < ck:
+                        x, rk, Jk, ck, muk = xn, r1[0], J1[0], cn, max(muk * third, 1e-9)
+                    if not fast:
+                        break
+                if status == "converged":
+                    break
+                X[k], r[k], J[k], cost[k], mu[k] = x, rk, Jk, ck, muk
+                focus_below = ck * FOCUS_RATIO           # again once a lane is well below this one
             if loops < gate:
                 continue
             ait = loops - start
@@ -587,29 +634,34 @@ class LaneEngine:
 
     # ------------------------------------------------------------------ the loop
     def run(self, x0s, pts, RtTs, tol_position, tol_orientation, *, deadline=math.inf, max_iterations=10000,
-            restarts=True, population=POPULATION, seed=0, mu0=MU0, start_width=1, cancel=None, residual=None):
+            restarts=True, population=POPULATION, seed=0, mu0=MU0, start_width=1, cancel=None, residual=None,
+            focus=True):
         """Solve targets ``pts`` (B, 3) / ``RtTs`` (B, 3, 3) from seeds ``x0s`` (B, nv). Returns per target
         ``(x (B, nv), success (B,), status (B,) str, iterations (B,), restarts (B,))``: ``x`` the first lane
         within tolerance, else the lowest-cost point seen; ``status`` ``"converged"``, ``"out_of_reach"``,
         ``"timeout"``, ``"max_iterations"`` or ``"stalled"``; ``iterations`` the lane-iterations spent.
         ``cancel`` (``is_set()``): once set, the run ends as at the deadline. ``residual``: a list that a single
-        target converged in the population loop appends its lane's weighted residual (m,) to."""
+        target converged in the population loop appends its lane's weighted residual (m,) to. ``focus``: a
+        single target whose lanes all start at once may go on with its best lane alone (:data:`FOCUS_AFTER`);
+        False: the batch loop's steps exactly."""
         # floating-point flags quiet for the whole run (a singular damped system is caught by _solve's
         # finiteness test and solved again by least squares) rather than set and reset on every solve
         with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
             return self._run(x0s, pts, RtTs, tol_position, tol_orientation, deadline, max_iterations, restarts,
-                             population, seed, mu0, start_width, cancel, residual)
+                             population, seed, mu0, start_width, cancel, residual, focus)
 
     def _run(self, x0s, pts, RtTs, tol_position, tol_orientation, deadline, max_iterations, restarts, population,
-             seed, mu0, start_width, cancel, residual=None):
+             seed, mu0, start_width, cancel, residual=None, focus=True):
+        far1 = False                        # a single target beyond the reach bound
+        if pts.shape[0] == 1 and self.bound_applies:
+            d = pts[0] - self.origin
+            far1 = math.sqrt(float(d @ d)) > self.reach + tol_position
         if (pts.shape[0] == 1 and restarts and int(population) > 1 and min(max(1, int(start_width)),
                                                                              int(population)) == int(population)
-                and not (self.bound_applies
-                         and np.linalg.norm(pts[0] - self.origin) > self.reach + tol_position)):
+                and not far1):
             return self._run_single(x0s[0], pts[0], RtTs[0], tol_position, tol_orientation, deadline,
-                                    int(max_iterations), int(population), seed, mu0, cancel, residual)
-        if (pts.shape[0] == 1 and self.bound_applies
-                and np.linalg.norm(pts[0] - self.origin) > self.reach + tol_position):
+                                    int(max_iterations), int(population), seed, mu0, cancel, residual, focus)
+        if far1:
             return self._run_far_one(x0s[0], pts[0], RtTs[0], tol_position, tol_orientation, deadline,
                                      int(max_iterations), STALL_WINDOW if restarts else 10, mu0, cancel)
         B = pts.shape[0]
@@ -890,13 +942,15 @@ def chain_engine(P: IKProblem):
     if E is not _UNSET:
         return E
     key = _shape_key(P)
-    shared = data_of(P.mechanism).memo("ik.lane_engines", _SHARED_MAX) if key is not None else None
+    shared = memo(P.mechanism, "ik.lane_engines", _SHARED_MAX) if key is not None else None
     E = shared.peek(key) if shared is not None else None
     if E is not None:
         c = P.tasks[0]
         Tt = c.target if isinstance(c, PoseConstraint) else c.target_pose()
+        if E.T_wr is not None:
+            Tt = E.T_wr @ Tt                  # the target in the ground frame
         xf = P.x_of(P.template)
-        P._lane_data = (xf, xf[E.var_x], np.array(Tt[:3, 3]), np.array(Tt[:3, :3].T), None)
+        P._lane_data = (xf, xf[E.var_x], np.array(Tt[:3, 3]), np.array(Tt[:3, :3].T), E.T_wr)
     else:
         E, K = _chain_engine(P)
         if E is not None:
@@ -921,17 +975,25 @@ _SHARED_MAX = 64
 
 
 def _shape_key(P: IKProblem):
-    """What an engine depends on besides the mechanism, for problems whose every joint is free and whose
-    target is in the ground frame (None for other problems: they get an engine of their own)."""
+    """What an engine depends on besides the mechanism (None for problems that get an engine of their own):
+    the task's kind, frame, rows and weights; with locked joints, the locked values on the chain; with a
+    target in another frame than the ground, that frame and the locked values that place it (a chassis-frame
+    request of the IK service: the rover's pose is locked, so the target is constant in the ground frame and
+    every request at that rover pose shares one engine)."""
     m = P.mechanism
     if len(P.tasks) != 1 or P.posture is not None or P.limit_checked.size:
         return None
     c = P.tasks[0]
     if type(c) not in (PoseConstraint, PositionConstraint, OrientationConstraint):
         return None
-    if c.relative_to not in (None, m.ground) or c.mask_frame != "reference":
+    if c.mask_frame != "reference":
         return None
     key = (type(c).__name__, c.frame, tuple(np.asarray(c.kept_axes).tolist()), c.row_weights().tobytes())
+    if c.relative_to not in (None, m.ground):
+        if not P.holds(c.relative_to):
+            return None                      # the unknowns move the reference frame: no constant ground pose
+        ref = frame_chain(m, c.relative_to).coords
+        key += (c.relative_to, ref.tobytes(), P.template[ref].tobytes())
     if P.all_free and not P.has_couplings:
         return key
     # locked joints: the engine holds the values of the locked joints on the chain (a rover's chassis pose);
@@ -999,17 +1061,20 @@ class LMPopulationSolver:
     (6) or more unknowns -- the caller's seed and the seed table's configurations nearest the target advance
     together from the first iteration, which halves the iterations of an arm's solve -- and 1 for shorter
     chains, whose seed alone usually converges (a pan-tilt mast), and for a position or orientation alone,
-    whose answer is then the one the seed leads to); ``mu0``: initial damping factor."""
+    whose answer is then the one the seed leads to); ``mu0``: initial damping factor; ``focus``: a lane
+    converging fast goes on alone (:data:`FOCUS_AFTER`; False: the steps of :func:`solve_ik_batch`'s loop)."""
 
     name = "lm"
 
-    def __init__(self, population: int = POPULATION, mu0: float = MU0, start_width: int | None = None):
+    def __init__(self, population: int = POPULATION, mu0: float = MU0, start_width: int | None = None,
+                 focus: bool = True):
         for name, v in (("population", population), ("start_width", start_width)):
             if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1):
                 raise InvalidConfiguration(f"{name} must be an integer >= 1, got {v!r}")
         self.population = int(population)
         self.start_width = None if start_width is None else int(start_width)
         self.mu0 = float(mu0)
+        self.focus = bool(focus)
 
     def solve(self, P: IKProblem, o: IKOptions) -> IKResult:
         E = chain_engine(P)
@@ -1033,7 +1098,7 @@ class LMPopulationSolver:
         x, ok, st, its, nr = E.run(x0[None, :], pt[None, :], RtT[None], o.tol_position, o.tol_orientation,
                                    deadline=o.deadline, max_iterations=o.max_iterations, restarts=o.restarts,
                                    population=self.population, seed=seed, mu0=self.mu0, start_width=width,
-                                   cancel=getattr(o, "cancel", None), residual=res)
+                                   cancel=getattr(o, "cancel", None), residual=res, focus=self.focus)
         full = xf.copy()
         full[E.var_x] = x[0]
         return _result_of(P, o, full, st[0], int(its[0]), int(nr[0]), self.name, res[0] if res else None)

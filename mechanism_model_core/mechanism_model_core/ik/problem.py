@@ -14,9 +14,9 @@ from typing import Protocol, Sequence
 import numpy as np
 
 from ..constraints import Constraint, Evaluation, JointLock, PoseConstraint, Posture
-from ..data import data_of, derived
+from ..data import derived, memo
 from ..errors import InvalidConfiguration
-from ..kinematics import forward_kinematics
+from ..kinematics import forward_kinematics, frame_chain
 from ..model import Mechanism
 from ..spatial import log_so3
 
@@ -162,8 +162,10 @@ class IKProblem:
         if key is None:
             st = _Structure(mechanism, lock_idx)
         else:
-            st = data_of(mechanism).memo("ik.problem_structures", _STRUCTURE_MAX).get(
-                key, lambda: _Structure(mechanism, lock_idx))
+            structures = memo(mechanism, "ik.problem_structures", _STRUCTURE_MAX)
+            st = structures.peek(key)
+            if st is None:
+                st = structures.put(key, _Structure(mechanism, lock_idx))
         q = np.array(q0, dtype=float)
         for i, v in lock_idx.items():
             if v is not None:
@@ -223,7 +225,7 @@ class IKProblem:
             return x
         k = self.periodic
         v, ref = x[k], self.periodic_reference
-        if np.all(np.abs(v - ref) <= math.pi):
+        if (np.abs(v - ref) <= math.pi).all():
             return x                                  # already the nearest turn (the common case)
         x = np.array(x, dtype=float)
         lo, hi = self.lower[k], self.upper[k]
@@ -312,6 +314,13 @@ class IKProblem:
                     break
             out.append(ok)
         return out
+
+    def holds(self, frame: str) -> bool:
+        """Whether ``frame``'s ground pose is constant in this problem: no unknown, nor a joint coupled to
+        one, on its chain (the ground; a chassis frame with the rover's pose locked, as the IK service's
+        requests give it)."""
+        coords = frame_chain(self.mechanism, frame).coords
+        return not (np.isin(coords, self.free).any() or any(int(k) in self.dependent for k in coords))
 
     def within_limits(self, q: np.ndarray, tol: float = 1e-9) -> bool:
         return bool(self.mechanism.within_limits(q, tol))

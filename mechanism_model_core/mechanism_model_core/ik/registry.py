@@ -10,7 +10,7 @@ import threading
 from typing import Callable
 
 from ..constraints import PoseConstraint
-from ..data import data_of
+from ..data import memo
 from ..errors import MechanismModelError, ModelStructureError
 from .problem import IKProblem, Solver
 from ..model import Mechanism
@@ -77,7 +77,10 @@ def find_specialized(problem: IKProblem):
     factory = _REGISTRY.get((m.name, frame))
     if factory is None:
         return None
-    solver = data_of(m).memo("ik.specialized", _SPECIALIZED_MAX).get((frame, factory), lambda: _build(factory, m))
+    solvers = memo(m, "ik.specialized", _SPECIALIZED_MAX)
+    solver = solvers.peek((frame, factory))
+    if solver is None:
+        solver = solvers.put((frame, factory), _build(factory, m))
     if solver is _REFUSED:
         return None
     return solver if solver.accepts(problem) else None

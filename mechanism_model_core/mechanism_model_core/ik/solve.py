@@ -313,7 +313,8 @@ def solve_ik_batch(mechanism: Mechanism, constraint, targets, q0=None, *, timeou
     nearest the target, fewer iterations, as single solves do); ``rng`` (an
     integer) seeds the restart sequence, which is the same for every target. Target ``k``'s answer is the
     one ``solve_ik_batch`` gives for that target alone, and with ``start_width=population`` the one of
-    ``solve_ik(..., solver="lm")`` with the same settings and no time limit (to rounding).
+    ``solve_ik(..., solver="lm", solver_options={"focus": False})`` with the same settings and no time limit
+    (to rounding).
 
     Returns a :class:`~.batch.BatchIKResult`. Raises :class:`~.errors.InvalidConfiguration` for malformed
     input before solving: an empty batch, targets of the wrong shape, not finite or not rigid transforms, seeds

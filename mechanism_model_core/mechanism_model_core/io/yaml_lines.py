@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 
+from ..data import SHARED
 from ..errors import ModelFileError, UnsafeModelFileError
 from .safe_xml import read_limited
 from ..extras import install_hint
@@ -70,7 +71,6 @@ def parse_yaml_with_lines(text, path: str = "<string>", what: str = "YAML"):
         raise ModelFileError(f"not valid YAML: {getattr(exc, 'problem', None) or exc}", path, line) from None
 
 
-_LOADERS = {}
 _EXPONENT_FLOAT = re.compile(r"^[-+]?[0-9][0-9_]*(?:\.[0-9_]*)?[eE][-+]?[0-9]+$")
 
 
@@ -79,8 +79,10 @@ def bounded_loader(yaml, lines: bool = False):
     with ``lines``, mappings and sequences are :class:`LineDict` / :class:`LineList`. A document over a
     bound raises a ``yaml.YAMLError`` (a ComposerError with ``hostile = True`` and the line's mark), so
     existing ``except yaml.YAMLError`` handlers report it."""
-    if (id(yaml), lines) in _LOADERS:
-        return _LOADERS[id(yaml), lines]
+    loaders = SHARED.memo("io.yaml_loaders", 16)
+    Loader = loaders.peek((id(yaml), lines))
+    if Loader is not None:
+        return Loader
     from yaml.composer import ComposerError
     from yaml.nodes import CollectionNode, MappingNode
 
@@ -125,8 +127,7 @@ def bounded_loader(yaml, lines: bool = False):
 
         Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, mapping)
         Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, sequence)
-    _LOADERS[id(yaml), lines] = Loader
-    return Loader
+    return loaders.put((id(yaml), lines), Loader)
 
 
 def _children(node, MappingNode):

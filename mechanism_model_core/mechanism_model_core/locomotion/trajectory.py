@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..data import SHARED
 from ..errors import InvalidConfiguration, MechanismModelError
 from ..extras import install_hint
 
@@ -178,20 +179,13 @@ def _memoize_available_solvers(toppra) -> None:
     sw.available_solvers = available_solvers
 
 
-_CONSTRAINTS: dict = {}
-
-
 def _constraints(toppra, vmax, amax):
-    """toppra's limit constraints, cached per limits (building one formats every row into a string)."""
-    key = (vmax.tobytes(), amax.tobytes())
-    c = _CONSTRAINTS.get(key)
-    if c is None:
-        c = [toppra.constraint.JointVelocityConstraint(np.vstack([-vmax, vmax]).T),
-             toppra.constraint.JointAccelerationConstraint(np.vstack([-amax, amax]).T)]
-        if len(_CONSTRAINTS) > 64:
-            _CONSTRAINTS.clear()
-        _CONSTRAINTS[key] = c
-    return c
+    """toppra's limit constraints, kept per limits (a memo of :data:`..data.SHARED`: building one formats
+    every row into a string)."""
+    return SHARED.memo("trajectory.toppra_constraints", 64).get(
+        (vmax.tobytes(), amax.tobytes()),
+        lambda: [toppra.constraint.JointVelocityConstraint(np.vstack([-vmax, vmax]).T),
+                 toppra.constraint.JointAccelerationConstraint(np.vstack([-amax, amax]).T)])
 
 
 def time_parameterize(path, vmax, amax, joint_names=(), *, min_grid: int = 40,

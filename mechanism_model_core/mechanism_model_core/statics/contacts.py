@@ -32,7 +32,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..data import check_data, derived
+from ..data import SHARED, check_data, derived
 from ..errors import MechanismModelError, UnknownBody, UnknownFrame
 from ..joints import JointType
 from ..kinematics import single_pass_output
@@ -387,20 +387,17 @@ def _least_traction_kkt(A: np.ndarray, b: np.ndarray):
     return sol[:c]
 
 
-_KKT: dict = {}
-
-
 def _kkt_template(p: int, c: int) -> np.ndarray:
-    """The constant part of the KKT matrix: ``W`` (ones on the tangential diagonal), zeros elsewhere."""
-    M = _KKT.get((p, c))
+    """The constant part of the KKT matrix: ``W`` (ones on the tangential diagonal), zeros elsewhere (a memo
+    of :data:`..data.SHARED`, by size)."""
+    templates = SHARED.memo("statics.kkt_templates", 256)
+    M = templates.peek((p, c))
     if M is None:
         M = np.zeros((p + c, p + c))
         t = np.flatnonzero(np.arange(c) % 3 != 2)
         M[t, t] = 1.0
         M.setflags(write=False)
-        if len(_KKT) > 256:
-            _KKT.clear()
-        _KKT[(p, c)] = M
+        M = templates.put((p, c), M)
     return M
 
 
@@ -539,18 +536,17 @@ def _named_passive(mechanism: Mechanism, passive):
     return names, prow, tuple((i, c) for i, c in enumerate(indep) if c not in pset)
 
 
-_SELECTORS: dict = {}
-
-
 def _tangent_selector(n: int) -> np.ndarray:
-    """(2n, 3n): picks the two tangential components of each contact's local force."""
-    T = _SELECTORS.get(n)
+    """(2n, 3n): picks the two tangential components of each contact's local force (a memo of
+    :data:`..data.SHARED`, by contact count)."""
+    selectors = SHARED.memo("statics.tangent_selectors", 256)
+    T = selectors.peek(n)
     if T is None:
         T = np.zeros((2 * n, 3 * n))
         for i in range(n):
             T[2 * i, 3 * i] = T[2 * i + 1, 3 * i + 1] = 1.0
         T.setflags(write=False)
-        _SELECTORS[n] = T
+        T = selectors.put(n, T)
     return T
 
 

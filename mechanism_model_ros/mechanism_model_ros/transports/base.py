@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..qos import QoS
-from ..params import coerce_parameter
+from ..param_values import coerce_parameter
 
 
 #: defaults of :meth:`Transport.create_service`'s ``concurrency`` and ``queue``
@@ -52,7 +52,7 @@ class SequenceLimit:
     (elements counted so far) and ``{most}``.
 
     Given to :meth:`Transport.create_service` (``limits=``), the Cyclone transport checks them in the
-    serialized request before decoding it (:mod:`.cdr_limits`) and answers a request over a limit with
+    serialized request before decoding it (:mod:`.cyclone.cdr_limits`) and answers a request over a limit with
     :func:`refusal_response`; the handler must check the same limits itself (rclpy and the in-memory transport
     hand it the decoded request)."""
 
@@ -62,6 +62,11 @@ class SequenceLimit:
 
 
 class Publisher(abc.ABC):
+    #: optional capability, None where the transport has none (in memory): ``numeric_template(msg, groups)``,
+    #: a :class:`~.numeric_template.NumericTemplate` of ``msg`` whose numbers are patched per message (Cyclone
+    #: and rclpy define it as a method)
+    numeric_template: Callable[..., Any] | None = None
+
     @abc.abstractmethod
     def publish(self, msg) -> None: ...
 
@@ -70,6 +75,34 @@ class Publisher(abc.ABC):
         s (True: all acknowledged). Nodes call it for their last command before closing, so that closing the
         transport right after cannot lose it. Transports without acknowledgements return True at once."""
         return True
+
+
+@dataclass(frozen=True, eq=False)
+class Subscription:
+    """What :meth:`Transport.create_subscription` returns, on every transport: the subscription's topic and
+    type, the middleware's own object (``handle``: a Cyclone ``DataReader``, an rclpy ``Subscription``, the
+    in-memory bus's subscriber), and the counters a transport can offer. A capability the transport lacks is
+    None (never a stand-in returning 0), so a node tells "none lost" from "cannot tell":
+
+    * ``samples_lost()``: samples DDS reported lost or rejected (int) -- Cyclone; None on rclpy and memory;
+    * ``samples_dropped()``: the same by cause, ``{"lost": n, "rejected": n}`` -- Cyclone only;
+    * ``samples_undecodable()``: samples that did not deserialize (int) -- Cyclone only;
+    * ``samples_oversized()``: messages dropped unread, longer than ``max_bytes`` -- Cyclone; rclpy when
+      ``max_bytes`` was given; None in memory (nothing is serialized there);
+    * ``publisher_count()``: the publishers matched with this subscription -- every transport (rclpy: the
+      graph's count of the topic's publishers).
+
+    KEEP_LAST overwrites and network losses are not reported by DDS (see ``transports.cyclone.DropCounter``).
+    """
+
+    topic: str
+    ros_type: str
+    handle: Any = None
+    samples_lost: Callable[[], int] | None = None
+    samples_dropped: Callable[[], dict] | None = None
+    samples_undecodable: Callable[[], int] | None = None
+    samples_oversized: Callable[[], int] | None = None
+    publisher_count: Callable[[], int] | None = None
 
 
 class Client(abc.ABC):
@@ -282,15 +315,17 @@ class Transport(abc.ABC):
     @abc.abstractmethod
     def create_subscription(self, topic: str, ros_type: str, qos: QoS,
                             callback: Callable[[Any], None],
-                            on_drained: Callable[[], None] | None = None, max_bytes: int | None = None) -> Any:
-        """``callback(msg)`` for every message, in arrival order. ``on_drained()``, if given, after the
+                            on_drained: Callable[[], None] | None = None,
+                            max_bytes: int | None = None) -> Subscription:
+        """``callback(msg)`` for every message, in arrival order; returns a :class:`Subscription` (its
+        optional capabilities, None where the transport lacks them, are listed there). ``on_drained()``, if given, after the
         callbacks of all the messages one wake-up took from the queue (Cyclone: the samples of one take;
         rclpy's take loop: until the queue is empty; an executor or the in-memory bus: after each message),
         on the same thread: a subscriber that only needs the newest state merges in ``callback`` and acts once
         in ``on_drained``, so a backlog costs one action instead of one per message.
 
         ``max_bytes``: a message whose serialized form is longer is dropped before it is deserialized
-        (counted: the subscription's ``samples_oversized()``, and logged, rate-limited), so a flood of huge
+        (counted: :attr:`Subscription.samples_oversized`, and logged, rate-limited), so a flood of huge
         messages costs their size check only (Cyclone and rclpy, which then subscribes to serialized
         messages; the in-memory transport has no serialized form and ignores it)."""
 

@@ -36,7 +36,8 @@ from typing import Any, Callable
 from ..qos import QoS
 from .typegen import message_class, service_wire_class
 from .base import (SERVICE_CONCURRENCY, SERVICE_QUEUE, CallbackTimer, Client, Publisher, ServiceGate, Timer,
-                   Transport, TransportError, _set_arrival, busy_or_fallback, check_period, guarded, resolve_name)
+                   Subscription, Transport, TransportError, _set_arrival, busy_or_fallback, check_period, guarded,
+                   resolve_name)
 from .rcl_action import ActionsOverServices
 
 
@@ -283,7 +284,8 @@ class MemoryNode(ActionsOverServices, Transport):
         return _MemoryPublisher(self.bus, self._name(topic), qos)
 
     def create_subscription(self, topic: str, ros_type: str, qos: QoS, callback: Callable[[Any], None],
-                            on_drained: Callable[[], None] | None = None, max_bytes: int | None = None):
+                            on_drained: Callable[[], None] | None = None,
+                            max_bytes: int | None = None) -> Subscription:
         message_class(ros_type)
         sub = _Subscription(self.bus, self._name(topic), qos,
                             guarded(callback, self.get_logger(), f"subscription {topic}"),
@@ -291,7 +293,8 @@ class MemoryNode(ActionsOverServices, Transport):
                             if on_drained else None)
         self._subs.append(sub)
         self.bus.subscribe(sub.topic, sub)
-        return sub
+        # no loss counters: nothing is serialized or lost in memory
+        return Subscription(topic, ros_type, sub, publisher_count=lambda: len(sub.get_matched_publications()))
 
     def create_service(self, name: str, srv_type: str, handler, *, concurrency: int = SERVICE_CONCURRENCY,
                        queue: int = SERVICE_QUEUE, busy=None, limits=()):

@@ -27,14 +27,14 @@ from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor, Si
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
-from rclpy.subscription import Subscription
+from rclpy.subscription import Subscription as RclpySubscription
 
 from ..qos import QoS
 from . import joint_state_cdr
 from .base import (REOPEN_MATCH_TIMEOUT, SERVICE_CONCURRENCY, SERVICE_QUEUE, ActionClient, ActionResult, Client,
                    GoalHandle, Publisher, RateLimitedLogger, ServerGoalHandle, ServiceGate, Timer, Transport,
                    TransportError, _set_arrival, busy_or_fallback, check_period, describe_exception, failure_response,
-                   guarded, short_traceback)
+                   guarded, short_traceback, Subscription)
 from .numeric_template import NumericTemplate
 
 
@@ -72,7 +72,7 @@ class _SubscriptionGroup(MutuallyExclusiveCallbackGroup):
         self.loop_owned = False
 
     def can_execute(self, entity) -> bool:
-        if self.loop_owned and isinstance(entity, Subscription):
+        if self.loop_owned and isinstance(entity, RclpySubscription):
             return False
         return super().can_execute(entity)
 
@@ -276,6 +276,8 @@ class RclpyNode(Transport):
         #: multi-threaded executor; the others get a single-threaded one each)
         self.serves_requests = False
         self._sub_group = _SubscriptionGroup()
+        #: rclpy subscription -> its ``on_drained`` (guarded), which the take loop calls once its queue is empty
+        self.drained: dict = {}
         #: held while a subscription or timer callback runs (see _SubscriptionGroup)
         self.exclusive = threading.Lock()
         self._srv_group = ReentrantCallbackGroup()
@@ -327,7 +329,7 @@ class RclpyNode(Transport):
         self.reopened = True
         return len(self._publishers)
 
-    def create_subscription(self, topic, ros_type, qos, callback, on_drained=None, max_bytes=None):
+    def create_subscription(self, topic, ros_type, qos, callback, on_drained=None, max_bytes=None) -> Subscription:
         guarded_cb = guarded(callback, self.get_logger(), f"subscription {topic}")
         drained = guarded(on_drained, self.get_logger(), f"subscription {topic} (drained)") if on_drained else None
         group = self._sub_group
@@ -368,9 +370,11 @@ class RclpyNode(Transport):
                     drained()
         sub = self.node.create_subscription(cls, topic, cb, ros_qos(qos), callback_group=group,
                                             raw=max_bytes is not None)
-        sub.mm_drained = drained        # the take loop calls it once the queue is empty (see _take_loop)
-        sub.samples_oversized = lambda: oversized[0]
-        return sub
+        if drained is not None:
+            self.drained[sub] = drained     # the take loop calls it once the queue is empty (see _take_loop)
+        return Subscription(topic, ros_type, sub,
+                            samples_oversized=(lambda: oversized[0]) if max_bytes is not None else None,
+                            publisher_count=lambda: self.node.count_publishers(topic))
 
     def create_service(self, name, srv_type, handler, *, concurrency=SERVICE_CONCURRENCY, queue=SERVICE_QUEUE,
                        busy=None, limits=()):
@@ -562,7 +566,7 @@ empty (or TAKE_BATCH messages were taken) (see :meth:`~.base.Transport.create_su
                         break
                     took = True
                     sub.callback(taken[0])      # holds node.exclusive; guarded: an exception is logged
-                drained = getattr(sub, "mm_drained", None)
+                drained = node.drained.get(sub)
                 if took and drained is not None:
                     with node.exclusive:
                         drained()

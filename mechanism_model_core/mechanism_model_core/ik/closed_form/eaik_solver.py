@@ -4,8 +4,9 @@ Ostermeier et al., "Automatic geometric decomposition for analytical inverse kin
 ``eaik`` solves 1-6R chains whose axes it can decompose into Paden-Kahan subproblems (spherical wrists, three
 parallel axes, intersecting axes...) and returns every branch in microseconds. A 7R chain is solved as IKFast
 does: one joint (the *swept* joint, chosen when the solver is built: the last one, else the third, else the
-first whose locking leaves a decomposable 6R) is held at a value and the other six solved in closed form; the
-value sweeps outward from the seed's in steps of 1/64 of its range until an in-limit branch appears.
+first whose locking leaves a decomposable 6R) is held at a value and the other six solved in closed form: at
+the seed's value, then at the values it has in the lane engine's seed-table configurations whose pose is nearest
+the target, then sweeping outward from the seed's in steps of 1/64 of its range until an in-limit branch appears.
 
 The chain's geometry is read from the core's own chain (:func:`~mechanism_model_core.kinematics.frame_chain`)
 at zero: joint axes and origins in the ground frame, and the frame's rotation there. Every analytic answer is
@@ -29,12 +30,12 @@ import weakref
 import numpy as np
 
 from ...constraints import PoseConstraint
-from ...data import data_of
+from ...data import memo
 from ...errors import InvalidConfiguration, MechanismModelError, ModelStructureError
-from ...kinematics import frame_chain
+from ...kinematics import forward_kinematics, frame_chain
 from ...model import Mechanism
 from ...spatial import log_so3
-from ..batch import LMPopulationSolver
+from ..batch import LMPopulationSolver, chain_engine, lane_data
 from ..problem import IKOptions, IKProblem, IKResult
 from ..registry import register_solver
 from ...extras import install_hint
@@ -43,6 +44,8 @@ __all__ = ["EAIKSolver", "eaik_available", "eaik_solver_for", "ik_solutions"]
 
 #: the sweep of a 7R chain's held joint: steps of its range / SWEEP_STEPS, outward from the seed's value
 SWEEP_STEPS = 64
+#: swept values tried after the seed's: those of the seed-table entries nearest the target (EAIKSolver._hints)
+SWEEP_HINTS = 5
 #: a branch counts when forward kinematics puts the frame within this of the target (m, rad)
 CONFIRM_TOL = 1e-9
 
@@ -185,9 +188,10 @@ class EAIKSolver:
         if len(problem.tasks) != 1 or problem.posture is not None:
             return False
         c = problem.tasks[0]
-        return (isinstance(c, PoseConstraint) and c.frame == self.frame and c.relative_to in (None, self.ground)
+        return (isinstance(c, PoseConstraint) and c.frame == self.frame and c.mask_frame == "reference"
                 and len(c.kept_axes) == 6 and problem.mechanism is self.mechanism
-                and set(self.coords.tolist()) <= set(problem.free.tolist()))
+                and (problem.all_free or set(self.coords.tolist()) <= set(problem.free.tolist()))
+                and (c.relative_to in (None, self.ground) or problem.holds(c.relative_to)))
 
     def _nearest(self, q, ref):
         """``q`` with whole turns chosen per joint to lie within limits nearest ``ref``; None if it cannot."""
@@ -200,24 +204,33 @@ class EAIKSolver:
             return np.clip(q, lo, hi)
         return None
 
-    def _sweep_values(self, ref):
-        """The swept joint's values in sweep order: its ``ref`` value (clamped into range), then outward in
-        steps of 1/SWEEP_STEPS of its range, alternately above and below, within the range."""
+    def _sweep_values(self, ref, hints=()):
+        """The swept joint's values in sweep order: its ``ref`` value (clamped into range), then the ``hints``
+        (clamped into range), then outward from ``ref``'s in steps of 1/SWEEP_STEPS of its range, alternately
+        above and below, within the range."""
         i = self.swept
         lo, hi, offsets = self._sweep
         v = min(max(float(ref[i]), lo), hi) + offsets
-        return v[(v >= lo) & (v <= hi)].tolist()
+        v = v[(v >= lo) & (v <= hi)].tolist()
+        if len(hints):
+            v[1:1] = [min(max(float(h), lo), hi) for h in hints]
+        return v
 
-    def candidates(self, T, ref, deadline=math.inf, tol=None):
+    def candidates(self, T, ref, deadline=math.inf, tol=None, hints=()):
         """In-limit branches nearest ``ref`` first (chain joint values; confirmed within ``tol`` when given,
-        else the caller confirms them); for a 7R chain, from the first swept value (outward from ``ref``'s)
-        that gives any."""
+        else the caller confirms them); for a 7R chain, from the first swept value that gives any: ``ref``'s,
+        then the ``hints`` (values of the swept joint to try next, or a function giving them, called only when
+        ``ref``'s value gives none), then outward from ``ref``'s."""
         T = np.asarray(T, dtype=float)
         lo, hi = self.lower, self.upper
         turn = 2 * math.pi
-        values = (None,) if self.swept is None else self._sweep_values(ref)
+        values = [None] if self.swept is None else self._sweep_values(ref, () if callable(hints) else hints)
         EAIK, H, P, R0, i = self._EAIK, self.H, self.P, self.R0, self.swept
-        for v in values:
+        for k, v in enumerate(values):
+            if k == 1 and callable(hints):               # ref's value gave none: the hints next
+                lo_s, hi_s, _ = self._sweep
+                values[1:1] = [min(max(float(h), lo_s), hi_s) for h in hints()]
+                v = values[1]
             if v is None:
                 robot = self._robots[None]
             else:
@@ -260,9 +273,13 @@ class EAIKSolver:
         x0 = problem.x_of(problem.template)
         pos = {int(i): k for k, i in enumerate(problem.free)}
         cols = [pos[int(i)] for i in self.coords]
-        far = np.linalg.norm(c.target[:3, 3] - self.origin) > self.reach + options.tol_position
+        T = c.target
+        if c.relative_to not in (None, self.ground):     # a frame the locked joints hold: T in the ground frame
+            T = forward_kinematics(problem.mechanism, problem.template).pose(c.relative_to) @ T
+        far = np.linalg.norm(T[:3, 3] - self.origin) > self.reach + options.tol_position
         plain = problem.plain_pose is not None
-        for q in ([] if far else self.candidates(c.target, x0[cols], options.deadline)):
+        hints = () if far or self.swept is None else (lambda: self._hints(problem, options, pos))
+        for q in ([] if far else self.candidates(T, x0[cols], options.deadline, hints=hints)):
             x = x0.copy()
             x[cols] = q
             # the result's residuals are the core's forward kinematics: the confirmation of the branch
@@ -274,6 +291,26 @@ class EAIKSolver:
         res = self._fallback.solve(problem, options)
         res.solver = f"{self.name}+{res.solver}"
         return res
+
+
+    def _hints(self, problem: IKProblem, options: IKOptions, pos) -> np.ndarray:
+        """The swept joint's values in the lane engine's seed-table configurations whose frame pose is nearest
+        the target (:meth:`~..batch.LaneEngine.nearest_starts`: in-limit configurations near the pose, whose
+        swept value usually has an in-limit branch where the seed's has none: a Panda solve from a random
+        seed tries 2 swept values at the median instead of 7). Building the table is not billed."""
+        t0 = time.perf_counter()
+        E = chain_engine(problem)
+        if E is None:
+            return ()
+        E.seed_table()
+        if time.perf_counter() - t0 > 0.5e-3:          # the first solve built the caches: not billed
+            options.deadline += time.perf_counter() - t0
+        j = np.flatnonzero(E.var_x == pos[int(self.coords[self.swept])])
+        if not j.size:
+            return ()
+        _, _, pt, RtT, _ = lane_data(problem)
+        near = E.nearest_starts(pt[None], RtT[None], SWEEP_HINTS)
+        return () if near is None else near[0][:, int(j[0])]
 
 
 def _robot_or_none(EAIK, H, P, R0, fixed):
@@ -296,14 +333,14 @@ def eaik_solver_for(mechanism: Mechanism, frame: str, problem: IKProblem | None 
     if not eaik_available():
         return None
     key, theta, variable = _held(mechanism, frame, problem)
-    memo = data_of(mechanism).memo("ik.eaik_solvers", _MAX_PER_MECHANISM)
-    hit = memo.peek(key)
+    solvers = memo(mechanism, "ik.eaik_solvers", _MAX_PER_MECHANISM)
+    hit = solvers.peek(key)
     if hit is None:
         try:
             hit = EAIKSolver(mechanism, frame, theta, variable)
         except ModelStructureError:
             hit = _NONE
-        hit = memo.put(key, hit)
+        hit = solvers.put(key, hit)
     return None if hit is _NONE else hit
 
 
@@ -339,8 +376,8 @@ class _Explicit:
             EAIKSolver(problem.mechanism, c.frame, theta, variable)
         if not s.accepts(problem):
             raise InvalidConfiguration(f"solver 'eaik' does not fit this problem: it needs a full pose of "
-                                       f"{c.frame!r} in the ground frame, no mask or posture, the chain's "
-                                       f"joints free")
+                                       f"{c.frame!r} in the ground frame or in a frame the locked joints "
+                                       f"hold, no mask or posture, the chain's joints free")
         return s.solve(problem, options)
 
 

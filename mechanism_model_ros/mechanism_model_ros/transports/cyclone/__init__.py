@@ -52,10 +52,10 @@ from ...qos import QoS, SERVICES
 from ..base import (REOPEN_MATCH_TIMEOUT, SERVICE_CONCURRENCY, SERVICE_QUEUE, CallbackTimer, Client, Publisher,
                    ServiceGate, ThreadTimer, Timer, Transport, TransportError, _set_arrival, _set_cancel,
                    busy_or_fallback, check_period, describe_exception, failure_response, guarded,
-                   refusal_response, resolve_name, short_traceback)
+                   refusal_response, resolve_name, short_traceback, Subscription)
 from ..numeric_template import NumericTemplate
 from ..rcl_action import ActionsOverServices
-from ..cdr_limits import CdrLimits
+from .cdr_limits import CdrLimits
 from ..typegen import HEADER_GUID, HEADER_SEQ, message_class, service_wire_class
 from .context import (_ANY, GID_SIZES, CycloneContext, DropCounter, GraphInfo,  # noqa: F401 (re-exported)
                       OversizedSample, RefusedSample, _LISTENERS, _LISTENERS_LOCK, _endpoint_user_data, _reader,
@@ -234,10 +234,9 @@ class _CycloneService:
         self.departed_cancelled = 0
         #: requests refused before decoding (over one of ``limits``, or malformed)
         self.refused = 0
-        if limits:
-            self.reader.mm_precheck = CdrLimits(srv_type + "_Request", limits, header=_REQUEST_HEADER).check
-            self.reader.mm_on_refused = self._on_refused
-        ctx.add_reader(self.reader, self._on_requests)
+        precheck = CdrLimits(srv_type + "_Request", limits, header=_REQUEST_HEADER).check if limits else None
+        ctx.add_reader(self.reader, self._on_requests, precheck=precheck,
+                       on_refused=self._on_refused if limits else None)
 
     def _on_refused(self, sample: RefusedSample) -> None:
         """A request its limits refused before decoding: an error reply (:func:`~.base.refusal_response`) to
@@ -484,7 +483,8 @@ class CycloneNode(ActionsOverServices, Transport):
         return len(self._publishers)
 
     def create_subscription(self, topic: str, ros_type: str, qos: QoS, callback: Callable[[Any], None],
-                            on_drained: Callable[[], None] | None = None, max_bytes: int | None = None):
+                            on_drained: Callable[[], None] | None = None,
+                            max_bytes: int | None = None) -> Subscription:
         cls = message_class(ros_type)
         _register_fast_reader(ros_type, cls)
         drops = DropCounter()
@@ -492,12 +492,7 @@ class CycloneNode(ActionsOverServices, Transport):
             _LISTENERS.append(drops)
         r = _reader(self.ctx.participant, self.ctx.topic(self._topic(topic), cls),
                     dds_qos(qos, self.ctx.endpoint_user_data(ros_type)), drops)
-        r.drop_counter = drops
-        r.samples_lost = lambda: drops.lost + drops.rejected     # what DDS reports lost or rejected
-        r.samples_dropped = lambda: {"lost": drops.lost, "rejected": drops.rejected}
-        r.samples_undecodable = lambda: self.ctx.undecodable.get(self._topic(topic), 0)
-        r.samples_oversized = lambda: self.ctx.oversized.get(self._topic(topic), 0)
-        r.mm_max_bytes = None if max_bytes is None else int(max_bytes)
+        name = self._topic(topic)
 
         cb = guarded(callback, self.get_logger(), f"subscription {topic}")
         drained = guarded(on_drained, self.get_logger(), f"subscription {topic} (drained)") if on_drained else None
@@ -507,10 +502,16 @@ class CycloneNode(ActionsOverServices, Transport):
                 cb(s)
             if drained is not None:
                 drained()
-        self.ctx.add_reader(r, on_samples)
+        self.ctx.add_reader(r, on_samples, max_bytes=None if max_bytes is None else int(max_bytes))
         self._entities.append(r)
         self._graph("readers", r)
-        return r
+        return Subscription(
+            topic, ros_type, r,
+            samples_lost=lambda: drops.lost + drops.rejected,       # what DDS reports lost or rejected
+            samples_dropped=lambda: {"lost": drops.lost, "rejected": drops.rejected},
+            samples_undecodable=lambda: self.ctx.undecodable.get(name, 0),
+            samples_oversized=lambda: self.ctx.oversized.get(name, 0),
+            publisher_count=lambda: len(r.get_matched_publications()))
 
     def create_service(self, name: str, srv_type: str, handler, *, concurrency: int = SERVICE_CONCURRENCY,
                        queue: int = SERVICE_QUEUE, busy=None, limits=()):

@@ -15,6 +15,7 @@ import os
 import struct
 import threading
 import time
+from dataclasses import dataclass
 from typing import Callable
 
 from cyclonedds._clayer import ddspy_take
@@ -176,7 +177,7 @@ class OversizedSample(TransportError):
 
 
 class RefusedSample(TransportError):
-    """A sample its reader's ``mm_precheck`` refused before deserialization (a service request over one of its
+    """A sample its reader's ``precheck`` (:meth:`CycloneContext.add_reader`) refused before deserialization (a service request over one of its
     limits, :class:`~.base.SequenceLimit`): ``text`` says why; ``data`` and ``info`` are the sample's."""
 
     def __init__(self, text: str, data, info):
@@ -184,18 +185,19 @@ class RefusedSample(TransportError):
         self.text, self.data, self.info = text, data, info
 
 
-def take_valid(reader: DataReader, n: int = 256, max_bytes: int | None = None) -> tuple[list, list]:
+def take_valid(reader: DataReader, n: int = 256, max_bytes: int | None = None,
+               precheck: Callable[[bytes], str | None] | None = None) -> tuple[list, list]:
     """Take up to ``n`` samples: ``(messages, errors)``. Samples without valid data (Cyclone's notices that
     a writer unregistered or disposed an instance: a peer left) never become messages; a sample that does
     not deserialize (invalid UTF-8 in a string), or whose serialized form is longer than ``max_bytes``
     (never deserialized: :class:`OversizedSample`), is left out alone, with its exception in ``errors``, and
-    costs none of the others (``DataReader.take`` would raise for the whole batch)."""
+    costs none of the others (``DataReader.take`` would raise for the whole batch). ``precheck(data)``, if
+    given, reads each serialized sample first: a text refuses it (:class:`RefusedSample` in ``errors``)."""
     ret = ddspy_take(reader._ref, _ANY, n)
     if isinstance(ret, int):
         raise TransportError(f"DDS take failed ({ret})")
     cls = reader.topic.data_type
     fast = _FAST_READERS.get(cls)
-    precheck = getattr(reader, "mm_precheck", None)
     out, errors = [], []
     for data, info in ret:
         if not info.valid_data:
@@ -376,6 +378,16 @@ def _note_no_graph(env) -> None:
         f"{distro!r}, not a known distribution" if distro else "not set")
 
 
+@dataclass(frozen=True)
+class _ReaderEntry:
+    """A reader the dispatcher takes from, with what it does with the samples (see ``add_reader``)."""
+    reader: DataReader
+    on_samples: Callable[[list], None]
+    max_bytes: int | None
+    precheck: Callable[[bytes], str | None] | None
+    on_refused: Callable[[RefusedSample], None] | None
+
+
 class CycloneContext:
     """One DDS participant and its dispatcher; shared by the nodes of a process."""
 
@@ -395,7 +407,7 @@ class CycloneContext:
         self._waitset = WaitSet(self.participant)
         self._guard = GuardCondition(self.participant)
         self._waitset.attach(self._guard)
-        self._handlers: list[tuple[DataReader, Callable]] = []
+        self._handlers: list[_ReaderEntry] = []
         self._timers: list[tuple[float, int, "CallbackTimer"]] = []     # heap of (due, seq, timer)
         self._timer_seq = itertools.count()
         self._keep: list = []
@@ -470,17 +482,21 @@ class CycloneContext:
         """A unique client/service id: the participant's GUID prefix and a big-endian counter."""
         return self._prefix + next(self._csid_counter).to_bytes(4, "big")
 
-    def add_reader(self, reader: DataReader, on_samples: Callable[[list], None]) -> None:
+    def add_reader(self, reader: DataReader, on_samples: Callable[[list], None], *, max_bytes: int | None = None,
+                   precheck: Callable[[bytes], str | None] | None = None,
+                   on_refused: Callable[[RefusedSample], None] | None = None) -> None:
+        """The dispatcher takes ``reader``'s samples (:func:`take_valid` with ``max_bytes`` and ``precheck``)
+        and hands the messages to ``on_samples(messages)``, each refused sample to ``on_refused(sample)``."""
         cond = ReadCondition(reader, SampleState.Any | ViewState.Any | InstanceState.Any)
         with self._lock:
             self._keep.append(cond)
-            self._handlers.append((reader, on_samples))
+            self._handlers.append(_ReaderEntry(reader, on_samples, max_bytes, precheck, on_refused))
             self._waitset.attach(cond)
         self._guard.set(True)
 
     def remove_reader(self, reader: DataReader) -> None:
         with self._lock:
-            self._handlers = [(r, h) for r, h in self._handlers if r is not reader]
+            self._handlers = [e for e in self._handlers if e.reader is not reader]
 
     def add_timer(self, timer: "CallbackTimer") -> None:
         """Schedule ``timer`` one period from now; its callbacks run on the dispatcher thread."""
@@ -531,13 +547,13 @@ class CycloneContext:
             self._run_due_timers()
             with self._lock:
                 handlers = list(self._handlers)
-            for reader, on_samples in handlers:
+            for entry in handlers:
+                reader, on_samples, refuse = entry.reader, entry.on_samples, entry.on_refused
                 try:
-                    samples, errors = take_valid(reader, max_bytes=getattr(reader, "mm_max_bytes", None))
+                    samples, errors = take_valid(reader, max_bytes=entry.max_bytes, precheck=entry.precheck)
                 except Exception:   # a deleted reader
                     continue
                 if errors:
-                    refuse = getattr(reader, "mm_on_refused", None)
                     if refuse is not None:
                         for e in errors:
                             if isinstance(e, RefusedSample):

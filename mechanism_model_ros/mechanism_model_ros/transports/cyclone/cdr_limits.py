@@ -7,7 +7,7 @@ meanwhile). :class:`CdrLimits` reads the same plain CDR (XCDR1, either byte orde
 it) without building anything: it follows the message definition (the rosbags type store the generated
 classes come from), reads each sequence's length, skips sequences of fixed-size elements (poses, points,
 triangles, numbers) in one step and walks the others element by element, and stops at the first sequence
-that takes a :class:`~.base.SequenceLimit` over its bound -- so a refusal costs at most the elements counted
+that takes a :class:`~mechanism_model_ros.transports.base.SequenceLimit` over its bound -- so a refusal costs at most the elements counted
 up to the limit, and an accepted request one walk (tens of microseconds for ordinary ones).
 
 A sequence longer than the bytes that are left, or a length that runs past the end, is refused as malformed
@@ -21,8 +21,8 @@ import struct
 
 from rosbags.typesys.base import Nodetype
 
-from ..interfaces_store import typestore
-from .base import SequenceLimit
+from ...interfaces_store import typestore
+from ..base import SequenceLimit
 
 #: size (= CDR alignment) of each primitive type
 _PRIMITIVE = {"bool": 1, "byte": 1, "char": 1, "int8": 1, "uint8": 1, "int16": 2, "uint16": 2, "int32": 4,
