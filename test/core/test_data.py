@@ -4,6 +4,7 @@ per owner, built once (also when threads race for it), shared, per thread where 
 its owner -- also when a slot refers back to the owner (a collision model holds its mechanism, a specialized
 solver its mechanism)."""
 
+import copy
 import gc
 import pickle
 import threading
@@ -172,16 +173,16 @@ def test_mechanisms_do_not_share_data():
 
 
 def test_an_owner_pickles_without_its_data():
-    """A mechanism sent to another process (reach maps) goes without its derived data (locks and per-thread
-    values do not pickle) and builds its own there, with the same answers."""
+    """A mechanism sent to another process (reach maps), or deep-copied, goes without its derived data (locks
+    and per-thread values do not pickle) and builds its own there, with the same answers."""
     m = panda()
     q = np.full(m.nq, 0.4)
     fk = forward_kinematics(m, q).pose("link7")
     gravity_torques(m, q)
     assert len(data_of(m)) >= 2
-    m2 = pickle.loads(pickle.dumps(m))
-    assert len(data_of(m2)) == 0
-    np.testing.assert_array_equal(forward_kinematics(m2, q).pose("link7"), fk)
+    for m2 in (pickle.loads(pickle.dumps(m)), copy.deepcopy(m)):
+        assert getattr(m2, ATTR) is not data_of(m) and len(data_of(m2)) == 0
+        np.testing.assert_array_equal(forward_kinematics(m2, q).pose("link7"), fk)
 
 
 def test_work_arrays_are_per_thread_and_large_ones_are_not_kept():

@@ -218,6 +218,41 @@ def test_one_engine_serves_every_seed_and_locked_values_get_their_own():
     assert engines[0] is not engines[1]
 
 
+def test_targets_in_a_locked_chassis_frame_share_one_engine():
+    """The IK service's requests give targets in the chassis frame with the rover's pose locked: every request
+    at one rover pose shares one lane engine (one engine was built per request), another rover pose gets
+    another, and each answer reaches its target in the chassis frame with the locked joints untouched."""
+    from mechanism_model_core import load_model
+    from mechanism_model_core.library import default_model_path
+    m = load_model(default_model_path())
+    arm = ["arm_yaw", "arm_shoulder", "arm_elbow", "arm_wrist", "arm_turret"]
+    ia = [m.coordinate_index(n) for n in arm]
+    locked = [n for n in m.coordinate_names if n not in arm]
+    il = [m.coordinate_index(n) for n in locked]
+    rng = np.random.default_rng(12)
+    engines = []
+    for _rover in range(2):
+        q0 = m.random_configuration(rng)
+        for _ in range(3):
+            qt = q0.copy()
+            qt[ia] = m.random_configuration(rng)[ia]
+            fk = forward_kinematics(m, qt)
+            T = np.linalg.inv(fk.pose("chassis")) @ fk.pose("arm_turret")
+            c = PoseConstraint("arm_turret", T, relative_to="chassis")
+            engines.append(chain_engine(ConstraintManager(m, [c], locked).problem(q0)))
+            r = solve_ik(m, c, q0, locked=locked, timeout=SAFETY, tol_position=TOL_P, tol_orientation=TOL_O)
+            assert r.success, r.message
+            np.testing.assert_array_equal(r.q[il], q0[il])
+            fr = forward_kinematics(m, r.q)
+            Tr = np.linalg.inv(fr.pose("chassis")) @ fr.pose("arm_turret")
+            assert np.linalg.norm(Tr[:3, 3] - T[:3, 3]) <= TOL_P * 1.01
+            cos = np.clip((np.trace(Tr[:3, :3].T @ T[:3, :3]) - 1) / 2, -1, 1)
+            assert np.arccos(cos) <= TOL_O * 1.01
+    assert engines[0] is not None
+    assert engines[0] is engines[1] is engines[2] and engines[3] is engines[4] is engines[5]
+    assert engines[0] is not engines[3]
+
+
 def test_starting_lanes_are_the_seed_table_entries_nearest_the_target():
     """Besides the caller's seed, a target starts from the seed table's configurations whose frame pose is
     nearest its own (|dp|^2 + w (3 - trace(R_t^T R))): checked against Pinocchio's poses of the whole table,

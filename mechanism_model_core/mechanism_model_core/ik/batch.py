@@ -160,6 +160,7 @@ class LaneEngine:
         self.wrow = K.wrow
         self.unit_weights = K.unit_weights
         self.Rrow = K.Rrow
+        self.T_wr = K.T_wr        # the reference frame's ground pose (None: the ground); part of the shape key
         self.pos_rows, self.rot_rows = K.pos_rows, K.rot_rows
         self.cap = max(ATTEMPT_ITERATIONS, 2 * self.nv)
         # the chain's step transforms M(t) = K0 + sin t A - cos t Bc (+ t Cc for a slider), per step (n, 1, 16)
@@ -939,8 +940,10 @@ def chain_engine(P: IKProblem):
     if E is not None:
         c = P.tasks[0]
         Tt = c.target if isinstance(c, PoseConstraint) else c.target_pose()
+        if E.T_wr is not None:
+            Tt = E.T_wr @ Tt                  # the target in the ground frame
         xf = P.x_of(P.template)
-        P._lane_data = (xf, xf[E.var_x], np.array(Tt[:3, 3]), np.array(Tt[:3, :3].T), None)
+        P._lane_data = (xf, xf[E.var_x], np.array(Tt[:3, 3]), np.array(Tt[:3, :3].T), E.T_wr)
     else:
         E, K = _chain_engine(P)
         if E is not None:
@@ -965,17 +968,25 @@ _SHARED_MAX = 64
 
 
 def _shape_key(P: IKProblem):
-    """What an engine depends on besides the mechanism, for problems whose every joint is free and whose
-    target is in the ground frame (None for other problems: they get an engine of their own)."""
+    """What an engine depends on besides the mechanism (None for problems that get an engine of their own):
+    the task's kind, frame, rows and weights; with locked joints, the locked values on the chain; with a
+    target in another frame than the ground, that frame and the locked values that place it (a chassis-frame
+    request of the IK service: the rover's pose is locked, so the target is constant in the ground frame and
+    every request at that rover pose shares one engine)."""
     m = P.mechanism
     if len(P.tasks) != 1 or P.posture is not None or P.limit_checked.size:
         return None
     c = P.tasks[0]
     if type(c) not in (PoseConstraint, PositionConstraint, OrientationConstraint):
         return None
-    if c.relative_to not in (None, m.ground) or c.mask_frame != "reference":
+    if c.mask_frame != "reference":
         return None
     key = (type(c).__name__, c.frame, tuple(np.asarray(c.kept_axes).tolist()), c.row_weights().tobytes())
+    if c.relative_to not in (None, m.ground):
+        if not P.holds(c.relative_to):
+            return None                      # the unknowns move the reference frame: no constant ground pose
+        ref = frame_chain(m, c.relative_to).coords
+        key += (c.relative_to, ref.tobytes(), P.template[ref].tobytes())
     if P.all_free and not P.has_couplings:
         return key
     # locked joints: the engine holds the values of the locked joints on the chain (a rover's chassis pose);

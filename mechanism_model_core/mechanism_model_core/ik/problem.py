@@ -16,7 +16,7 @@ import numpy as np
 from ..constraints import Constraint, Evaluation, JointLock, PoseConstraint, Posture
 from ..data import derived, memo
 from ..errors import InvalidConfiguration
-from ..kinematics import forward_kinematics
+from ..kinematics import forward_kinematics, frame_chain
 from ..model import Mechanism
 from ..spatial import log_so3
 
@@ -314,6 +314,13 @@ class IKProblem:
                     break
             out.append(ok)
         return out
+
+    def holds(self, frame: str) -> bool:
+        """Whether ``frame``'s ground pose is constant in this problem: no unknown, nor a joint coupled to
+        one, on its chain (the ground; a chassis frame with the rover's pose locked, as the IK service's
+        requests give it)."""
+        coords = frame_chain(self.mechanism, frame).coords
+        return not (np.isin(coords, self.free).any() or any(int(k) in self.dependent for k in coords))
 
     def within_limits(self, q: np.ndarray, tol: float = 1e-9) -> bool:
         return bool(self.mechanism.within_limits(q, tol))

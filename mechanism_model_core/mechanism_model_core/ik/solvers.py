@@ -396,8 +396,7 @@ class _ChainKernel:
         # is constant in the ground frame, and the residual rows are turned into the reference's axes
         T_wr = None
         if c.relative_to not in (None, m.ground):
-            free = set(P.free.tolist()) | P.dependent
-            if any(k in free for k in frame_chain(m, c.relative_to).coords.tolist()):
+            if not P.holds(c.relative_to):
                 raise _NoChain
             T_wr = forward_kinematics(m, P.template).pose(c.relative_to)
         self.P = P

@@ -30,6 +30,7 @@ import numpy as np
 from ..builder import edit
 from ..kinematics import forward_kinematics
 from ..terrain import Plane
+from .wheeled_terrain import settle_constants
 from ..statics import total_mass, Contact, contact_loads, passive_coordinates, center_of_mass, support_polygon_margin
 
 __all__ = ["WheelLoads", "LiftOffPose", "SlopeSweep", "wheel_loads", "settle_with_lift_off", "slope_sweep"]
@@ -210,7 +211,7 @@ def _relax(model, terrain, q_start, in_contact, lifting, gravity):
     from scipy.optimize import minimize
 
     m = model.mechanism
-    _, _, _, idx, _, lo, hi, *_ = model._settle_cache
+    _, _, _, idx, _, lo, hi, *_ = settle_constants(model)
 
     def full(u):
         qq = q_start.copy()

@@ -45,6 +45,7 @@ import numpy as np
 
 from ..builder import edit
 from ..constraints import PointAtConstraint, PoseConstraint
+from ..data import memo
 from ..errors import InvalidConfiguration, MechanismModelError, ModelStructureError, UnknownFrame
 from ..ik import ConstraintManager, IKResult, solve_ik
 from ..jacobians import jacobian
@@ -193,7 +194,6 @@ class ManipulatorModel:
             acc = np.broadcast_to(np.asarray(acceleration_limits, dtype=float), (c.nq,)).copy()
         self.acceleration_limits = acc
         self._acc_given = acceleration_limits is not None
-        self._pan_tilt_tails = {}       # frame -> (pan-tilt base body, its two-joint chain) or None
 
     # ------------------------------------------------------------------ coordinates
     @property
@@ -263,12 +263,8 @@ class ManipulatorModel:
     def specialized_solver(self, tool: str | None = None):
         """The registered specialized solver for full-pose targets of ``tool`` on this chain, or None."""
         tool = tool or self.tool
-        key = ("_spec", tool)
-        cache = self.__dict__.setdefault("_spec_cache", {})
-        if key not in cache:
-            cm = ConstraintManager(self.chain, [PoseConstraint(tool, self.fk(self.home, tool))])
-            cache[key] = find_specialized(cm.problem(self.home))
-        return cache[key]
+        return memo(self, "manipulator.specialized_solvers").get(tool, lambda: find_specialized(
+            ConstraintManager(self.chain, [PoseConstraint(tool, self.fk(self.home, tool))]).problem(self.home)))
 
     # ------------------------------------------------------------------ Cartesian paths
     def moving_bodies(self) -> frozenset:
@@ -368,21 +364,10 @@ class ManipulatorModel:
         returned), or None when it does not apply or finds no in-range aim."""
         if self.n <= 2:
             return None
-        cache = self._pan_tilt_tails
-        if frame not in cache:
-            tail = None
-            try:
-                joint = self.chain.coordinate_joint[self.n - 2]
-                parent = self.chain.parent_body_of_joint(joint)
-                sub = _chain_mechanism(self.mechanism, parent, (frame,))
-                if tuple(sub.coordinate_names) == tuple(self.joint_names[-2:]):
-                    tail = (parent, sub)
-            except MechanismModelError:
-                pass
-            cache[frame] = tail
-        if cache[frame] is None:
+        tail = memo(self, "manipulator.pan_tilt_tails").get(frame, lambda: self._pan_tilt_tail(frame))
+        if tail is None:
             return None
-        parent, sub = cache[frame]
+        parent, sub = tail
         T = self.fk(q0, parent)                          # the held joints place the pan-tilt's base
         local = (np.linalg.inv(T) @ np.append(p, 1.0))[:3]
         sols = pan_tilt_solutions(sub, frame, axis, local, q_near=q0[-2:])
@@ -391,6 +376,17 @@ class ManipulatorModel:
         q = q0.copy()
         q[-2:] = sols[0]
         return q
+
+    def _pan_tilt_tail(self, frame):
+        """``(pan-tilt base body, its two-joint chain)`` of the chain's last two joints aiming ``frame``, or
+        None (kept per frame in the model's derived data, :mod:`..data`)."""
+        try:
+            joint = self.chain.coordinate_joint[self.n - 2]
+            parent = self.chain.parent_body_of_joint(joint)
+            sub = _chain_mechanism(self.mechanism, parent, (frame,))
+        except MechanismModelError:
+            return None
+        return (parent, sub) if tuple(sub.coordinate_names) == tuple(self.joint_names[-2:]) else None
 
     def pointing_error(self, q, target_point, frame: str | None = None, axis=(1.0, 0.0, 0.0)) -> float:
         """Angle (rad) between ``axis`` of ``frame`` at chain configuration ``q`` and the direction from the

@@ -213,7 +213,6 @@ class WheeledLocomotorModel:
         self._lo_list, self._hi_list = [float(v) for v in lo], [float(v) for v in hi]
         self._max_rate_list = [float(v) for v in self.max_rates]
         self.home = m.configuration()
-        self._settle_cache = None
         self.home_geometry = self.geometry(self.home)
         self.centre = self.turn_centre()
         try:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..constraints import Constraint, _Common
+from ..data import derived
 from ..errors import InvalidConfiguration, UnknownFrame
 from ..ik import solve_ik
 from ..joints import JointType
@@ -106,9 +107,7 @@ def settle(model, terrain, x: float, y: float, yaw: float, q0=None, *, tol: floa
     hint costs iterations, never the answer: at convergence every rim is sampled once more for a lower
     point."""
     m = model.mechanism
-    if model._settle_cache is None:
-        model._settle_cache = _prepare_settle(model)
-    base, sl, free, idx, cols, lo, hi, refs, axes, radii, settler = model._settle_cache
+    base, sl, free, idx, cols, lo, hi, refs, axes, radii, settler = settle_constants(model)
     previous = None
     if isinstance(q0, SettledPose):
         if rim_angles is None:
@@ -139,9 +138,14 @@ def settle(model, terrain, x: float, y: float, yaw: float, q0=None, *, tol: floa
                        r.rim_angles, r.sensitivity)
 
 
+def settle_constants(model):
+    """The constants of settling ``model`` (a :class:`~.wheeled.WheeledLocomotorModel`; a value slot of its
+    derived data, :mod:`..data`): the floating joint, its slice, the free unknowns with their indices,
+    columns and limits, the wheels and the solver."""
+    return derived(model, "wheeled.settle_constants", _prepare_settle)
+
+
 def _prepare_settle(model):
-    """The constants of settling this model (kept as ``model._settle_cache``): the floating joint, its slice,
-    the free unknowns with their indices, columns and limits, the wheels and the solver."""
     m = model.mechanism
     base = floating_joint(model)
     sl = m.joint_slice(base)

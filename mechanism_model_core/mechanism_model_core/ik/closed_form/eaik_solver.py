@@ -32,7 +32,7 @@ import numpy as np
 from ...constraints import PoseConstraint
 from ...data import memo
 from ...errors import InvalidConfiguration, MechanismModelError, ModelStructureError
-from ...kinematics import frame_chain
+from ...kinematics import forward_kinematics, frame_chain
 from ...model import Mechanism
 from ...spatial import log_so3
 from ..batch import LMPopulationSolver, chain_engine, lane_data
@@ -188,9 +188,10 @@ class EAIKSolver:
         if len(problem.tasks) != 1 or problem.posture is not None:
             return False
         c = problem.tasks[0]
-        return (isinstance(c, PoseConstraint) and c.frame == self.frame and c.relative_to in (None, self.ground)
+        return (isinstance(c, PoseConstraint) and c.frame == self.frame and c.mask_frame == "reference"
                 and len(c.kept_axes) == 6 and problem.mechanism is self.mechanism
-                and (problem.all_free or set(self.coords.tolist()) <= set(problem.free.tolist())))
+                and (problem.all_free or set(self.coords.tolist()) <= set(problem.free.tolist()))
+                and (c.relative_to in (None, self.ground) or problem.holds(c.relative_to)))
 
     def _nearest(self, q, ref):
         """``q`` with whole turns chosen per joint to lie within limits nearest ``ref``; None if it cannot."""
@@ -272,10 +273,13 @@ class EAIKSolver:
         x0 = problem.x_of(problem.template)
         pos = {int(i): k for k, i in enumerate(problem.free)}
         cols = [pos[int(i)] for i in self.coords]
-        far = np.linalg.norm(c.target[:3, 3] - self.origin) > self.reach + options.tol_position
+        T = c.target
+        if c.relative_to not in (None, self.ground):     # a frame the locked joints hold: T in the ground frame
+            T = forward_kinematics(problem.mechanism, problem.template).pose(c.relative_to) @ T
+        far = np.linalg.norm(T[:3, 3] - self.origin) > self.reach + options.tol_position
         plain = problem.plain_pose is not None
         hints = () if far or self.swept is None else (lambda: self._hints(problem, options, pos))
-        for q in ([] if far else self.candidates(c.target, x0[cols], options.deadline, hints=hints)):
+        for q in ([] if far else self.candidates(T, x0[cols], options.deadline, hints=hints)):
             x = x0.copy()
             x[cols] = q
             # the result's residuals are the core's forward kinematics: the confirmation of the branch
@@ -372,8 +376,8 @@ class _Explicit:
             EAIKSolver(problem.mechanism, c.frame, theta, variable)
         if not s.accepts(problem):
             raise InvalidConfiguration(f"solver 'eaik' does not fit this problem: it needs a full pose of "
-                                       f"{c.frame!r} in the ground frame, no mask or posture, the chain's "
-                                       f"joints free")
+                                       f"{c.frame!r} in the ground frame or in a frame the locked joints "
+                                       f"hold, no mask or posture, the chain's joints free")
         return s.solve(problem, options)
 
 
