@@ -22,11 +22,10 @@ import threading
 import time
 
 import yaml
-from mechanism_model_core.io.yaml_lines import bounded_loader
 from . import qos
-from .error_codes import ErrorCodes
+from .description_topic import receive_robot_description
+from .error_code_names import ErrorCodes
 from .interfaces_store import typestore
-from .model_loading import receive_robot_description
 
 #: service name -> type, for every service the suite's nodes offer (``--type`` names any other). Node-private
 #: services (``~/stop``) are keyed by their name below the node, so ``locomotor/stop`` and ``rover1/locomotor/stop``
@@ -177,7 +176,9 @@ def call_main(argv=None) -> int:
     if srv_type is None:
         p.error(f"unknown service {args.service!r}: give --type (known: {', '.join(SERVICES)})")
     try:
-        data = yaml.load(args.request, Loader=bounded_loader(yaml))  # noqa: S506 -- SafeLoader, bounded
+        # the user's own command line, as serve's -p name:=value (params.parse_override): PyYAML's safe loader
+        # (files from elsewhere -- models, parameter files -- go through the core's bounded loader)
+        data = yaml.safe_load(args.request)
     except yaml.YAMLError as exc:
         p.error(f"the request is not valid YAML: {str(exc).splitlines()[0]}")
     try:

@@ -459,7 +459,7 @@ class LeggedNode:
         if self.mode == "topic":
             self.pubs[group].publish(msg)
             return msg
-        if getattr(self.transport, "reopened", False):      # the action clients went with the lost middleware
+        if self.transport.reopened:      # the action clients went with the lost middleware
             self.fallback_pubs[group].publish(msg)
             return msg
         with self._outbox_cv:

@@ -9,7 +9,6 @@ from mechanism_model_core import load_model
 from mechanism_model_core.library import default_model_path, model_path
 from mechanism_model_core.io.safe_xml import parse_bytes
 from mechanism_model_core.io.urdf import loads_urdf
-from . import qos
 
 
 def resolve_model_path(model: str | None) -> str:
@@ -46,27 +45,6 @@ def urdf_text_for(mechanism, text: str) -> str | None:
 def load_robot_description(text: str):
     """``(mechanism, URDF text)`` of a ``robot_description`` parameter."""
     return loads_urdf(text, name="robot_description parameter"), text
-
-
-def receive_robot_description(transport, topic: str = "/robot_description", timeout: float = 30.0) -> str:
-    """The URDF text of the first message on ``topic`` (``std_msgs/String``, reliable, transient local, so a
-    description published before this subscribes still arrives), waiting at most ``timeout`` seconds;
-    :class:`TimeoutError` naming the topic when none comes."""
-    import threading
-
-    got: list = []
-    arrived = threading.Event()
-
-    def on_message(msg):
-        if not got:
-            got.append(msg.data)
-            arrived.set()
-
-    transport.create_subscription(topic, "std_msgs/msg/String", qos.LATCHED, on_message)
-    if not arrived.wait(timeout):
-        raise TimeoutError(f"no robot description on {topic} within {timeout:g} s (is the robot's bringup, "
-                           f"e.g. robot_state_publisher, running in this ROS domain?)")
-    return got[0]
 
 
 def load_robot_description_topic(text: str, topic: str):

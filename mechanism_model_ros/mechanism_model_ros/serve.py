@@ -23,10 +23,11 @@ import time
 
 from .nodes import DEFAULT_NODES
 from mechanism_model_core.errors import MechanismModelError
-from .model_loading import (load_robot_description, load_robot_description_topic, load_served_model,
-                            receive_robot_description, urdf_text_for)
+from .description_topic import receive_robot_description
+from .model_loading import load_robot_description, load_robot_description_topic, load_served_model, urdf_text_for
 from .nodes import Served, create, available
-from .params import load_parameter_file, parse_override
+from .params import load_parameter_file
+from .param_values import parse_override
 from .transports.base import TransportError
 
 NODE_NAMES = DEFAULT_NODES

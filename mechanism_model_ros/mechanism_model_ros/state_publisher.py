@@ -380,7 +380,7 @@ class StatePublisher:
             ts.transform.rotation.w = 1.0
             msg.transforms.append(ts)
         self._tf_msg = msg
-        make = getattr(self.tf_pub, "numeric_template", None)
+        make = self.tf_pub.numeric_template      # an optional capability of the transport's publisher
         if make is None:
             return
         tss = msg.transforms

@@ -34,6 +34,9 @@ def test_in_memory_a_subscription_has_no_counters_and_the_cache_reads_them_as_ze
     sub = a.create_subscription("chatter", "std_msgs/msg/String", qos.DEFAULT, got.append, max_bytes=10)
     assert isinstance(sub, Subscription) and (sub.topic, sub.ros_type) == ("chatter", "std_msgs/msg/String")
     assert all(getattr(sub, c) is None for c in CAPABILITIES)
+    assert sub.publisher_count() == 0
+    a.create_publisher("chatter", "std_msgs/msg/String", qos.DEFAULT)
+    assert sub.publisher_count() == 1
     cache = JointStateCache(a, one_joint_model())
     assert isinstance(cache.sub, Subscription) and cache.sub.samples_oversized is None
     pub = a.create_publisher("joint_states", "sensor_msgs/msg/JointState", qos.DEFAULT)
@@ -61,7 +64,7 @@ def test_on_cyclone_the_counters_are_there_and_the_reader_is_left_alone(two_node
     assert all(callable(getattr(sub, c)) for c in CAPABILITIES)
     assert not any(hasattr(sub.handle, c) for c in CAPABILITIES + ("mm_max_bytes", "drop_counter"))
     pub = b.create_publisher("joint_states", "sensor_msgs/msg/JointState", qos.SENSOR_DATA.with_depth(100))
-    assert wait_for(lambda: pub.subscription_count and sub.handle.get_matched_publications(), 15)
+    assert wait_for(lambda: pub.subscription_count and sub.publisher_count() == 1, 15)
     JS = b.message_class("sensor_msgs/msg/JointState")
     pub.publish(JS(name=["arm_yaw" + "x" * 300], position=[1.0]))      # over 200 bytes: dropped unread
     pub.publish(JS(name=["arm_yaw"], position=[0.25]))
@@ -70,6 +73,24 @@ def test_on_cyclone_the_counters_are_there_and_the_reader_is_left_alone(two_node
     assert cache.messages_in == 1 and cache.samples_lost() == 0
     assert cache.samples_dropped() == {"lost": 0, "rejected": 0} and sub.samples_undecodable() == 0
     assert cache.status() == "joint_states in: 1 (rejected 0, oversized 1)"
+
+
+def test_the_publisher_capability_is_none_in_memory_and_a_method_on_cyclone(two_nodes):
+    """``Publisher.numeric_template`` (the state publisher's fast /tf path) is None in memory, where the state
+    publisher takes the generic path, and a method on Cyclone that builds the template (whose bytes
+    test_generated_types compares with full serialization)."""
+    from mechanism_model_ros.transports.numeric_template import NumericTemplate
+    a, _ = two_nodes
+    mem = MemoryNode("m").create_publisher("/tf", "tf2_msgs/msg/TFMessage", qos.TF)
+    assert mem.numeric_template is None
+    pub = a.create_publisher("/tf", "tf2_msgs/msg/TFMessage", qos.TF)
+    assert callable(pub.numeric_template)
+    TF, TS = a.message_class("tf2_msgs/msg/TFMessage"), a.message_class("geometry_msgs/msg/TransformStamped")
+    msg = TF(transforms=[TS()])
+    msg.transforms[0].header.frame_id, msg.transforms[0].child_frame_id = "a", "b"
+    t = msg.transforms[0]
+    template = pub.numeric_template(msg, {"sec": ("i4", [(t.header.stamp, "sec")])})
+    assert isinstance(template, NumericTemplate)
 
 
 RCLPY = r"""
@@ -99,6 +120,7 @@ try:
     print(json.dumps({
         "types": [type(s).__name__ for s in (cache.sub, plain)],
         "cache": {c: getattr(cache.sub, c) is not None for c in caps},
+        "publishers": cache.sub.publisher_count(),
         "plain": {c: getattr(plain, c) is not None for c in caps},
         "latest": cache.latest(), "oversized": cache.samples_oversized(), "lost": cache.samples_lost(),
         "in": cache.messages_in, "status": cache.status()}))
@@ -118,7 +140,7 @@ def test_on_rclpy_only_the_oversized_count_is_there_and_only_with_max_bytes():
     assert out["types"] == ["Subscription", "Subscription"]
     assert out["cache"] == {"samples_lost": False, "samples_dropped": False, "samples_undecodable": False,
                             "samples_oversized": True}
-    assert not any(out["plain"].values())
+    assert not any(out["plain"].values()) and out["publishers"] == 1
     assert out["latest"] == {"arm_yaw": 0.25} and out["lost"] == 0
     assert out["oversized"] >= 1 and out["in"] >= 1          # every long message dropped unread, counted
     assert f"oversized {out['oversized']}" in out["status"] and "lost by DDS" not in out["status"]

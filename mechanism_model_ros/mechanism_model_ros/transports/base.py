@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..qos import QoS
-from ..params import coerce_parameter
+from ..param_values import coerce_parameter
 
 
 #: defaults of :meth:`Transport.create_service`'s ``concurrency`` and ``queue``
@@ -62,6 +62,11 @@ class SequenceLimit:
 
 
 class Publisher(abc.ABC):
+    #: optional capability, None where the transport has none (in memory): ``numeric_template(msg, groups)``,
+    #: a :class:`~.numeric_template.NumericTemplate` of ``msg`` whose numbers are patched per message (Cyclone
+    #: and rclpy define it as a method)
+    numeric_template: Callable[..., Any] | None = None
+
     @abc.abstractmethod
     def publish(self, msg) -> None: ...
 
@@ -83,7 +88,9 @@ class Subscription:
     * ``samples_dropped()``: the same by cause, ``{"lost": n, "rejected": n}`` -- Cyclone only;
     * ``samples_undecodable()``: samples that did not deserialize (int) -- Cyclone only;
     * ``samples_oversized()``: messages dropped unread, longer than ``max_bytes`` -- Cyclone; rclpy when
-      ``max_bytes`` was given; None in memory (nothing is serialized there).
+      ``max_bytes`` was given; None in memory (nothing is serialized there);
+    * ``publisher_count()``: the publishers matched with this subscription -- every transport (rclpy: the
+      graph's count of the topic's publishers).
 
     KEEP_LAST overwrites and network losses are not reported by DDS (see ``transports.cyclone.DropCounter``).
     """
@@ -95,6 +102,7 @@ class Subscription:
     samples_dropped: Callable[[], dict] | None = None
     samples_undecodable: Callable[[], int] | None = None
     samples_oversized: Callable[[], int] | None = None
+    publisher_count: Callable[[], int] | None = None
 
 
 class Client(abc.ABC):

@@ -293,7 +293,8 @@ class MemoryNode(ActionsOverServices, Transport):
                             if on_drained else None)
         self._subs.append(sub)
         self.bus.subscribe(sub.topic, sub)
-        return Subscription(topic, ros_type, sub)      # no counters: nothing is serialized or lost in memory
+        # no loss counters: nothing is serialized or lost in memory
+        return Subscription(topic, ros_type, sub, publisher_count=lambda: len(sub.get_matched_publications()))
 
     def create_service(self, name: str, srv_type: str, handler, *, concurrency: int = SERVICE_CONCURRENCY,
                        queue: int = SERVICE_QUEUE, busy=None, limits=()):

@@ -4,7 +4,7 @@ transport (interoperating with rclcpp_action servers and clients on rmw_cycloned
 transport (unit tests of node logic) share one implementation.
 
 What it needs of a transport beyond the interface: clients with ``call_async`` (a future of the reply) and
-``service_is_ready()``, subscriptions with ``get_matched_publications()``, and services whose handler may
+``service_is_ready()``, subscriptions with the ``publisher_count`` capability, and services whose handler may
 return a :class:`concurrent.futures.Future` (a deferred reply, sent when it completes).
 """
 
@@ -80,7 +80,7 @@ class RclActionClient(ActionClient):
     def server_is_ready(self) -> bool:
         """The three services and the feedback and status topics are matched (rcl_action_server_is_available)."""
         return all(c.service_is_ready() for c in (self.send_client, self.result_client, self.cancel_client)) and \
-            all(r.get_matched_publications() for r in self._topic_readers)
+            all(r.publisher_count() for r in self._topic_readers)
 
     def wait_for_server(self, timeout: float = 10.0) -> bool:
         end = time.monotonic() + timeout

@@ -373,7 +373,8 @@ class RclpyNode(Transport):
         if drained is not None:
             self.drained[sub] = drained     # the take loop calls it once the queue is empty (see _take_loop)
         return Subscription(topic, ros_type, sub,
-                            samples_oversized=(lambda: oversized[0]) if max_bytes is not None else None)
+                            samples_oversized=(lambda: oversized[0]) if max_bytes is not None else None,
+                            publisher_count=lambda: self.node.count_publishers(topic))
 
     def create_service(self, name, srv_type, handler, *, concurrency=SERVICE_CONCURRENCY, queue=SERVICE_QUEUE,
                        busy=None, limits=()):

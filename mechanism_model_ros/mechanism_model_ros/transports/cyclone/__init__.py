@@ -510,7 +510,8 @@ class CycloneNode(ActionsOverServices, Transport):
             samples_lost=lambda: drops.lost + drops.rejected,       # what DDS reports lost or rejected
             samples_dropped=lambda: {"lost": drops.lost, "rejected": drops.rejected},
             samples_undecodable=lambda: self.ctx.undecodable.get(name, 0),
-            samples_oversized=lambda: self.ctx.oversized.get(name, 0))
+            samples_oversized=lambda: self.ctx.oversized.get(name, 0),
+            publisher_count=lambda: len(r.get_matched_publications()))
 
     def create_service(self, name: str, srv_type: str, handler, *, concurrency: int = SERVICE_CONCURRENCY,
                        queue: int = SERVICE_QUEUE, busy=None, limits=()):
