@@ -1,7 +1,8 @@
 """Mesh files for bounding shapes (the collision model's, the environment files' and the model files'): a
 foundation module below ``collision`` and ``io``, which both read meshes (``io`` imports ``collision``, so the
-reader may live in neither; ``io.meshes`` and ``collision.meshes`` re-export it): resolving ``package://`` / ``file://`` / relative names, and reading
-STL, OBJ and DAE files (with ``trimesh``, an optional extra) within size limits.
+reader may live in neither; ``io.meshes`` and ``collision.meshes`` re-export it): resolving ``package://`` /
+``file://`` / relative names, and reading STL, OBJ and DAE files (with ``trimesh``, an optional extra) within
+size limits.
 
 Resolution of a mesh name written in a model file:
 

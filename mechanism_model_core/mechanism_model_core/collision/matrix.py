@@ -8,8 +8,8 @@ Default rule: every pair of bodies is checked except
   body is checked against what is fixed to the ground).
 
 A model file may change it: SRDF ``<disable_collisions link1= link2= reason=/>`` (MoveIt's format, read by
-:func:`mechanism_model_core.io.srdf.read_srdf`) or the CLARAty XML ``<Collision_Matrix>`` element (``default="true|false"``, ``<Disable
-body1= body2= reason=/>`` and ``<Enable body1= body2=/>`` children), kept in ``Mechanism.metadata
+:func:`mechanism_model_core.io.srdf.read_srdf`) or the CLARAty XML ``<Collision_Matrix>`` element
+(``default="true|false"``, ``<Disable body1= body2= reason=/>`` and ``<Enable body1= body2=/>`` children), kept in ``Mechanism.metadata
 ["collision_matrix"]``. :func:`.generate.generate_collision_matrix` builds one as MoveIt's setup assistant
 does.
 """

@@ -1,6 +1,6 @@
 """A :class:`~mechanism_model_core.collision.Environment` from a YAML file (a format, so in ``io``, which
-imports ``collision`` one way; until session 7 it was ``collision.environment_file``): the terrain and the obstacles around a robot, in
-the ground frame (a node's ``environment_file`` parameter, or a script's)::
+imports ``collision`` one way; until session 7 it was ``collision.environment_file``): the terrain and the
+obstacles around a robot, in the ground frame (a node's ``environment_file`` parameter, or a script's)::
 
     terrain:                              # optional; exactly one of:
       plane: {point: [0, 0, 0], normal: [0, 0, 1]}          # everything below the plane is solid

@@ -177,8 +177,9 @@ class OversizedSample(TransportError):
 
 
 class RefusedSample(TransportError):
-    """A sample its reader's ``precheck`` (:meth:`CycloneContext.add_reader`) refused before deserialization (a service request over one of its
-    limits, :class:`~.base.SequenceLimit`): ``text`` says why; ``data`` and ``info`` are the sample's."""
+    """A sample its reader's ``precheck`` (:meth:`CycloneContext.add_reader`) refused before deserialization (a
+    service request over one of its limits, :class:`~.base.SequenceLimit`): ``text`` says why; ``data`` and
+    ``info`` are the sample's."""
 
     def __init__(self, text: str, data, info):
         super().__init__(text)
