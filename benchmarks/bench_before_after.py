@@ -2,22 +2,26 @@
 commit (imported as ``mmc_before`` beside the current one) against the current code, in CPU time.
 
     python benchmarks/bench_before_after.py --before aba3724             # print the table
-    python benchmarks/bench_before_after.py --before aba3724 --write     # and update BENCHMARKS.md
+    python benchmarks/bench_before_after.py --before aba3724 --processes 5 --write   # median of 5 processes,
+                                                                                     # into BENCHMARKS.md
 
 Each task is built once on each side from the same inputs (the same robots, configurations, targets and
-seeds) and their answers are compared before timing (kinematics, statics and collision to 1e-9; IK: the same
-joint values, since both run the same iterations from the same seeds). Then every task runs ``--rounds``
-interleaved rounds (before and after alternating, each round at least 20 ms of calls) timed with
-``time.process_time`` (this process's CPU time: what other jobs on a shared machine do not change); the table
-gives the median time per call of each and the ratio before / after of the medians and of the fastest rounds
-(above 1: the current code is faster). Issue 23's check: no ratio of medians below 0.97.
+seeds) and their answers are compared before timing (kinematics, statics and collision to 1e-9; IK: the poses
+the answers reach, to 2e-5 -- a solver changed between the two may return another branch). Then every task
+runs ``--rounds`` interleaved rounds (before and after alternating, each round at least 20 ms of calls) timed
+with ``time.process_time`` (this process's CPU time: what other jobs on a shared machine do not change); the
+table gives the median time per call of each and the ratio before / after of the medians and of the fastest
+rounds (above 1: the current code is faster). Issue 23's check: no ratio of medians below 0.97.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
+import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -38,6 +42,8 @@ import mechanism_model_core.library  # noqa: E402,F401
 ROVER = now_core.library.model_path("rocky8/rocky8_rover.xml")
 BEGIN, END = "<!-- bench_before_after:begin -->", "<!-- bench_before_after:end -->"
 TOL = 1e-9
+#: IK answers: the poses reached agree to the solvers' tolerances (1e-6 m, 1e-5 rad)
+TOL_IK = 2e-5
 #: the issue's bound on a slowdown
 SLOWER = 0.97
 
@@ -56,8 +62,8 @@ def _chain(core, n: int):
 
 
 def tasks(core) -> dict:
-    """Task name -> (kind, zero-argument callable returning an array to compare). Kind: "kin", "ik", "col",
-    "stat" (the issue's four groups)."""
+    """Task name -> (kind, zero-argument callable returning an array[, what of it to compare]). Kind: "kin",
+    "ik", "col", "stat" (the issue's four groups)."""
     import importlib
     name = core.__name__
     ik = importlib.import_module(f"{name}.ik")
@@ -108,10 +114,14 @@ def tasks(core) -> dict:
     def solve_all(solver):
         return np.array([ik.solve_ik(panda, core.PoseConstraint(tip, T), s, solver=solver, timeout=60).q
                          for T, s in zip(targets, seeds)])
-    out["panda: solve_ik (auto), 10 targets"] = ("ik", lambda: solve_all("auto"))
-    out["panda: solve_ik (dls), 10 targets"] = ("ik", lambda: solve_all("dls"))
+
+    def reached(Q):            # IK answers are compared by the poses they reach (a solver may pick another branch)
+        return np.array([fk(panda, x).pose(tip) for x in np.atleast_2d(Q)])
+    out["panda: solve_ik (auto), 10 targets"] = ("ik", lambda: solve_all("auto"), reached)
+    out["panda: solve_ik (dls), 10 targets"] = ("ik", lambda: solve_all("dls"), reached)
     Tb = np.array([fk(panda, x).pose(tip) for x in common.panda().random_configurations(100, seed=8)])
-    out["panda: solve_ik_batch, 100 targets"] = ("ik", lambda: ik.solve_ik_batch(panda, tip, Tb, seeds[0]).q)
+    out["panda: solve_ik_batch, 100 targets"] = ("ik", lambda: ik.solve_ik_batch(panda, tip, Tb, seeds[0]).q,
+                                                 reached)
     return out
 
 
@@ -121,48 +131,82 @@ def _translation(x, y, z):
     return T
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--before", required=True, help="the commit to compare against")
-    ap.add_argument("--rounds", type=int, default=30, help="interleaved rounds per task")
-    ap.add_argument("--only", default="", help="comma-separated substrings of task names")
-    ap.add_argument("--write", action="store_true", help="update the marked section of BENCHMARKS.md")
-    args = ap.parse_args(argv)
+def measure(before_commit: str, rounds: int, only: str) -> list:
+    """One process's measurement: ``[(kind, task, after s, before s, ratio of medians, ratio of fastest)]``."""
     tmp = tempfile.mkdtemp(prefix="mm_before_")
-    before_core = load_before(args.before, tmp)
+    before_core = load_before(before_commit, tmp)
     after, before = tasks(now_core), tasks(before_core)
-    names = [n for n in after if n in before and (not args.only or any(s in n for s in args.only.split(",")))]
+    names = [n for n in after if n in before and (not only or any(s in n for s in only.split(",")))]
     for n in names:                                          # the same answers before timing
-        a, b = np.asarray(after[n][1](), dtype=float), np.asarray(before[n][1](), dtype=float)
-        err = float(np.max(np.abs(a - b))) if a.size else 0.0
-        if a.shape != b.shape or not err <= TOL:
+        post = after[n][2] if len(after[n]) > 2 else (lambda x: x)
+        a, b = (np.asarray(post(np.asarray(side[n][1]())), dtype=float) for side in (after, before))
+        err = float(np.nanmax(np.abs(a - b))) if a.size else 0.0
+        if a.shape != b.shape or not err <= (TOL_IK if after[n][0] == "ik" else TOL):
             raise SystemExit(f"CROSS-CHECK FAILED: {n}: before and after differ ({a.shape} {b.shape}, {err:.3g})")
-    load0 = os.getloadavg()
     rows = []
     for n in names:
         best: dict = {}
-        med = interleaved({"after": after[n][1], "before": before[n][1]}, args.rounds, 0.02, best,
+        med = interleaved({"after": after[n][1], "before": before[n][1]}, rounds, 0.02, best,
                           timer=time.process_time)
         rows.append((after[n][0], n, med["after"], med["before"], med["before"] / med["after"],
                      best["before"] / best["after"]))
         print(f"{n}: after {_fmt_t(med['after'])}, before {_fmt_t(med['before'])}, "
               f"ratio {rows[-1][4]:.3f} (fastest {rows[-1][5]:.3f})", flush=True)
+    return rows
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--before", required=True, help="the commit to compare against")
+    ap.add_argument("--rounds", type=int, default=30, help="interleaved rounds per task")
+    ap.add_argument("--processes", type=int, default=1,
+                    help="fresh processes, one after the other (a process's code layout moves its ratios by a "
+                         "few per cent either way; the table gives the median over the processes)")
+    ap.add_argument("--only", default="", help="comma-separated substrings of task names")
+    ap.add_argument("--write", action="store_true", help="update the marked section of BENCHMARKS.md")
+    ap.add_argument("--json", help=argparse.SUPPRESS)          # a child process's rows
+    args = ap.parse_args(argv)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(measure(args.before, args.rounds, args.only), f)
+        return 0
+    load0 = os.getloadavg()
+    if args.processes <= 1:
+        runs = [measure(args.before, args.rounds, args.only)]
+    else:
+        runs = []
+        for k in range(args.processes):
+            out = os.path.join(tempfile.mkdtemp(prefix="mm_before_after_"), "rows.json")
+            subprocess.run([sys.executable, os.path.abspath(__file__), "--before", args.before, "--rounds",
+                            str(args.rounds), "--only", args.only, "--json", out], check=True)
+            with open(out) as f:
+                runs.append([tuple(r) for r in json.load(f)])
     load1 = os.getloadavg()
+    rows = []
+    for i, (kind, n, *_) in enumerate(runs[0]):
+        per = [run[i] for run in runs]
+        rows.append((kind, n, statistics.median(r[2] for r in per), statistics.median(r[3] for r in per),
+                     statistics.median(r[4] for r in per), min(r[4] for r in per), max(r[4] for r in per),
+                     statistics.median(r[5] for r in per)))
     worst = min(r[4] for r in rows) if rows else math.nan
-    lines = [f"`benchmarks/bench_before_after.py --before {args.before}` (the package at `{args.before}` imported "
+    when = time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())
+    procs = (f"{len(runs)} fresh processes one after the other, each " if len(runs) > 1 else "")
+    lines = [f"`benchmarks/bench_before_after.py --before {args.before} --rounds {args.rounds}"
+             f"{f' --processes {len(runs)}' if len(runs) > 1 else ''}` (the package at `{args.before}` imported "
              f"as `mmc_before` beside the current one, answers cross-checked to {TOL:g} before timing; IK: the "
-             f"same joint values), {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {machine()}; load "
+             f"poses the answers reach, to {TOL_IK:g}), {when}, {machine().rsplit('; load average', 1)[0]}; load "
              f"average at the start {' / '.join(f'{x:.2f}' for x in load0)}, at the end "
              f"{' / '.join(f'{x:.2f}' for x in load1)}. CPU time of the process (`time.process_time`), "
-             f"{args.rounds} interleaved rounds of at least 20 ms each; ratio = before / after (above 1: now "
-             f"faster), of the medians and of the fastest rounds. Lowest ratio of medians: {worst:.3f} "
-             f"(issue 23's bound: {SLOWER}).", "",
-             "| group | task | after (median) | before (median) | ratio of medians | ratio of fastest |",
-             "|---|---|---|---|---|---|"]
+             f"{procs}{args.rounds} interleaved rounds of at least 20 ms per task; ratio = before / after (above "
+             f"1: now faster) of the medians{', its median over the processes and its range' if procs else ''}, "
+             f"and of the fastest rounds. Lowest ratio of medians: {worst:.3f} (issue 23's bound: {SLOWER}).", "",
+             "| group | task | after (median) | before (median) | ratio of medians | range | ratio of fastest |",
+             "|---|---|---|---|---|---|---|"]
     group = {"kin": "kinematics", "ik": "IK", "col": "collision", "stat": "statics"}
-    for kind, n, a, b, r, rb in sorted(rows, key=lambda r: ["kin", "ik", "col", "stat"].index(r[0])):
+    for kind, n, a, b, r, lo, hi, rb in sorted(rows, key=lambda r: ["kin", "ik", "col", "stat"].index(r[0])):
         flag = " **slower**" if r < SLOWER else ""
-        lines.append(f"| {group[kind]} | {n} | {_fmt_t(a)} | {_fmt_t(b)} | {r:.3f}{flag} | {rb:.3f} |")
+        lines.append(f"| {group[kind]} | {n} | {_fmt_t(a)} | {_fmt_t(b)} | {r:.3f}{flag} | {lo:.3f}-{hi:.3f} "
+                     f"| {rb:.3f} |")
     text = "\n".join(lines)
     print("\n" + text)
     if args.write:

@@ -37,8 +37,9 @@ Solvers by name (``solve_ik(..., solver=name)``):
              else (full poses) the eaik closed form when the chain decomposes, else ``"lm"`` for one
              pose/position/orientation on a chain of 6 or more unknowns, else ``"dls"``.
 ``"lm"``     :class:`~.batch.LMPopulationSolver`: ``q0`` and (full poses on chains of 6 or more unknowns) the
-             entries of a fixed table whose frame pose is nearest the target advance together; stalled seeds restart from
-             a fixed restart sequence; the first within tolerance wins.
+             entries of a fixed table whose frame pose is nearest the target advance together; once the lane of
+             lowest cost converges fast it goes on alone (``solver_options={"focus": False}``: never); stalled
+             seeds restart from a fixed restart sequence; the first within tolerance wins.
 ``"dls"``    prioritized damped least squares (:class:`~.solvers.DLSSolver`): priorities, several
              constraints, postures, coupled and closed chains; its first restarts start from the seed
              table's configurations nearest the top level's pose/position targets

@@ -374,16 +374,44 @@ class LaneEngine:
         return _solve(A, g)
 
     def _evaluate_one(self, x, pt, RtT):
-        """:meth:`evaluate` of one lane with the chain's single-configuration pass (half the cost of a
-        batch pass of one; the same formulas, so answers agree with batch ones to rounding)."""
+        """:meth:`evaluate` of one lane (:meth:`_eval1`, as one-lane arrays)."""
+        r, Jm, ep, er = self._eval1(x, pt, RtT)
+        return r[None], Jm[None], np.array([ep]), np.array([er])
+
+    def _eval1(self, x, pt, RtT):
+        """Weighted residual (m,), Jacobian (m, nv) and the position and orientation error norms of one
+        configuration of the unknowns ``x``: the chain's pass for one configuration (the step transforms from
+        one product ``W @ coefs``, the Jacobian's linear rows from the Levi-Civita contraction, as the lanes'
+        pass; half the cost of a pass of one lane) and :func:`~.solvers.chain_residual`."""
+        n = self.n
         if self.all_vars:
             th = x
         else:
             th = self.theta.copy()
             th[self.var_seg] = x
-        Tf, J = self.chain.evaluate(th)
-        r, Jm, ep, er = chain_residual(self, Tf, J, pt, RtT)
-        return r[None], Jm[None], np.array([ep]), np.array([er])
+        W = np.empty((n, 1, self._coefs.shape[1]))
+        W[:, 0, 0] = 1.0
+        np.sin(th, out=W[:, 0, 1])
+        np.cos(th, out=W[:, 0, 2])
+        ch = self.chain
+        if ch.any_prismatic:
+            W[:, 0, 3] = th
+        M = np.matmul(W, self._coefs).reshape(n, 4, 4)
+        C = np.empty((n, 4, 4))
+        C[0] = M[0]
+        for i in range(1, n):
+            np.dot(C[i - 1], M[i], out=C[i])
+        Tf = C[n - 1] @ ch.F
+        z = C[:, :3, 2]                                 # step axes in the ground
+        d = Tf[:3, 3] - C[:, :3, 3]
+        J = np.empty((6, n))
+        J[:3] = ((z[:, :, None] * d[:, None, :]).reshape(n, 9) @ _LEVI_CIVITA).T
+        J[3:] = z.T
+        if ch.any_prismatic:
+            pri = ch.prismatic
+            J[:3, pri] = z[pri].T
+            J[3:, pri] = 0.0
+        return chain_residual(self, Tf, J, pt, RtT)
 
     def _step_one(self, x, r, J, lam):
         """:meth:`step` of one lane (scalar Cholesky solves)."""
@@ -526,18 +554,18 @@ class LaneEngine:
                     if time.perf_counter() > deadline or (cancel is not None and cancel.is_set()):
                         break
                     xn = self._step_one(x, rk, Jk, muk * ck + 1e-12)[0]
-                    r1, J1, ep1, er1 = self._evaluate_one(xn, pt, RtT)
+                    r1, J1, ep1, er1 = self._eval1(xn, pt, RtT)
                     its += 1
-                    if ep1[0] <= tp and er1[0] <= to:
+                    if ep1 <= tp and er1 <= to:
                         best_x = xn
                         if out is not None:
-                            out.append(r1[0].copy())
+                            out.append(np.array(r1))
                         status = "converged"
                         break
-                    cn = float(r1[0] @ r1[0])
+                    cn = float(r1 @ r1)
                     fast = cn < ck * FOCUS_RATIO
                     if cn < ck:
-                        x, rk, Jk, ck, muk = xn, r1[0], J1[0], cn, max(muk * third, 1e-9)
+                        x, rk, Jk, ck, muk = xn, r1, J1, cn, max(muk * third, 1e-9)
                     if not fast:
                         break
                 if status == "converged":
@@ -578,17 +606,8 @@ class LaneEngine:
         """:meth:`run` for one target beyond the reach bound: its one attempt from the seed, the same
         iterations as in the lane loop with the bookkeeping in scalars (the answer is reported within a
         few tenths of a millisecond of CPU)."""
-        if self.all_vars:
-            th = None
-        else:
-            th = self.theta.copy()
-        ch = self.chain
-
         def one(x):
-            if th is not None:
-                th[self.var_seg] = x
-            Tf, Jf = ch.evaluate(x if th is None else th)
-            r, J, ep, er = chain_residual(self, Tf, Jf, pt, RtT)
+            r, J, ep, er = self._eval1(x, pt, RtT)
             return r, J, ep, er, float(r @ r)
 
         x = np.array(x0, dtype=float)

@@ -178,6 +178,7 @@ class IKProblem:
             q[k] = np.clip(q[k], mechanism.lower_limits[k], mechanism.upper_limits[k])
         self.all_free = st.all_free
         self.has_couplings = st.has_couplings
+        self._coupling_sources = st.coupling_sources
         lo, hi = st.lower, st.upper
         self.limit_checked, self._lc_lo, self._lc_hi = st.limit_checked, st.lc_lo, st.lc_hi
         self.lower, self.upper = lo, hi
@@ -261,6 +262,11 @@ class IKProblem:
         """Full coordinates for unknowns ``x`` (locked values kept, couplings applied)."""
         q = self.template.copy()
         q[self.free] = x
+        if not self.has_couplings:
+            return q
+        src = self._coupling_sources
+        if src.size and (q[src] == self.template[src]).all():
+            return q            # every joint a coupling reads as in the template: its coupled values hold
         return self._apply(q)
 
     def dq_dx(self, q: np.ndarray) -> np.ndarray | None:
@@ -429,6 +435,9 @@ class _Structure:
         self.dependent = frozenset(dependent)
         self.all_free = len(self.free) == mechanism.nq
         self.has_couplings = bool(mechanism.couplings)
+        #: the coordinates the couplings read (their expressions' variables)
+        self.coupling_sources = _ro(np.array(sorted({mechanism.coordinate_index(v) for e in
+                                                     mechanism.couplings.values() for v in e.variables}), dtype=int))
         lo = np.array(mechanism.lower_limits[self.free])
         hi = np.array(mechanism.upper_limits[self.free])
         self._fold_coupling_limits(lo, hi)
