@@ -27,9 +27,9 @@ One home, one lock, one rule:
 Kinds of slot (named by their module: ``"statics.mass_model"``, ``("ik.chain_constants", frame)``):
 
 * a **value** (:meth:`Data.get`, :func:`derived`): built once, read-only after;
-* a **memo** (:meth:`Data.memo`, :func:`memo` in one call): a bounded map of values by a key that is not the owner's alone (a problem's
-  shape, limits, a contact list): each value built on first use (by a racing thread perhaps twice, one
-  kept), the whole memo cleared when it reaches its bound;
+* a **memo** (:meth:`Data.memo`, :func:`memo` in one call): a bounded map of values by a key that is not the
+  owner's alone (a problem's shape, limits, a contact list): each value built on first use (by a racing
+  thread perhaps twice, one kept), the whole memo cleared when it reaches its bound;
 * **per thread** (:meth:`Data.per_thread`, :class:`PerThread`): a value each thread builds and keeps for
   itself, for objects that must not be shared between threads (coal's collision objects, scratch arrays a
   pass writes into); a thread's values go when the thread ends, all of them with the owner;

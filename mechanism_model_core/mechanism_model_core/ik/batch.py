@@ -1012,9 +1012,7 @@ def _shape_key(P: IKProblem):
     # the seed's values of the chain's free joints are not part of it (a mechanism with coupled joints off
     # the chain, Baxter's grippers, got an engine per seed)
     coords = frame_chain(m, c.frame).coords
-    free = np.zeros(m.nq, dtype=bool)
-    free[P.free] = True
-    held = coords[~free[coords]]
+    held = coords[~P.free_mask[coords]]
     return key + (P.free.tobytes(), held.tobytes(), P.template[held].tobytes())
 
 

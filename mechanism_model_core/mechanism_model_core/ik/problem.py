@@ -171,6 +171,8 @@ class IKProblem:
             if v is not None:
                 q[i] = v
         self.free, self.locked, self.dependent = st.free, st.locked, st.dependent
+        #: per coordinate (nq,): True for the unknowns (read-only)
+        self.free_mask = st.free_mask
         if self.locked.size:
             # MSim's order: a limit outranks a lock, so a lock value (given, or the initial one) beyond a limit
             # holds the joint at that limit; every returned configuration stays within limits
@@ -431,6 +433,9 @@ class _Structure:
         self.free = _ro(np.array([i for i in range(mechanism.nq) if i not in dependent and i not in lock_idx],
                                  dtype=int))
         self.locked = _ro(np.array(sorted(lock_idx), dtype=int))
+        mask = np.zeros(mechanism.nq, dtype=bool)
+        mask[self.free] = True
+        self.free_mask = _ro(mask)
         #: indices of the coupled (dependent) coordinates
         self.dependent = frozenset(dependent)
         self.all_free = len(self.free) == mechanism.nq
