@@ -8,14 +8,16 @@ the batch kinematics, statics and collision functions take an optional ``data=da
 functions take ``data``). The same holds for the other constant models that algorithms derive data from: a
 :class:`~mechanism_model_core.collision.model.CollisionModel` (its per-thread ``CollisionData``, Pinocchio's
 ``GeometryData``), an :class:`~mechanism_model_core.collision.environment.Environment` and an
-:class:`~mechanism_model_core.collision.environment.Obstacle` (their coal objects).
+:class:`~mechanism_model_core.collision.environment.Obstacle` (their coal objects), the wheeled and manipulator
+models of :mod:`~mechanism_model_core.locomotion` (settling constants, specialized solvers).
 
 One home, one lock, one rule:
 
 * **one home**: the :class:`Data` of an owner (the mechanism, or another constant model) is held by the owner
   itself, in one attribute that only this module writes (:data:`ATTR`), so it lives exactly as long as the
   owner -- also when a slot refers back to its owner (a collision model holds its mechanism, a solver its
-  mechanism): the garbage collector drops the pair together. No module keeps a map of its own;
+  mechanism): the garbage collector drops the pair together. A pickled or deep-copied owner carries an empty
+  :class:`Data` (the copy builds its own). No module keeps a map of its own;
   ``test/core/test_no_module_caches.py`` fails on a new module-level cache;
 * **one lock**: a slot is built once, under one re-entrant lock (a build may use other slots of the same or
   another owner); reads take no lock: a slot never changes once built, so any number of threads share it;
@@ -25,9 +27,9 @@ One home, one lock, one rule:
 Kinds of slot (named by their module: ``"statics.mass_model"``, ``("ik.chain_constants", frame)``):
 
 * a **value** (:meth:`Data.get`, :func:`derived`): built once, read-only after;
-* a **memo** (:meth:`Data.memo`): a bounded map of values by a key that is not the owner's alone (a problem's
-  shape, limits, a contact list): each value built on first use (by a racing thread perhaps twice, one
-  kept), the whole memo cleared when it reaches its bound;
+* a **memo** (:meth:`Data.memo`, :func:`memo` in one call): a bounded map of values by a key that is not the
+  owner's alone (a problem's shape, limits, a contact list): each value built on first use (by a racing
+  thread perhaps twice, one kept), the whole memo cleared when it reaches its bound;
 * **per thread** (:meth:`Data.per_thread`, :class:`PerThread`): a value each thread builds and keeps for
   itself, for objects that must not be shared between threads (coal's collision objects, scratch arrays a
   pass writes into); a thread's values go when the thread ends, all of them with the owner;

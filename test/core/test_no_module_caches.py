@@ -1,6 +1,7 @@
 """Derived data has one home (issue 23): :mod:`mechanism_model_core.data`. This test reads the AST of every module
 of the core and fails on a new module-level store -- the shapes per-mechanism caches took before they moved
-into the mechanism's ``Data`` (session 7: 25 module-level globals, 17 of them caches of mechanism data):
+into the mechanism's ``Data`` (at session 7's start this scan found 28 stores: the home's id-keyed map, 10 caches
+of an owner's derived data outside it, 4 caches of constants, 13 stores that are no cache):
 
 * a module-level ``WeakKeyDictionary``, ``WeakValueDictionary``, ``threading.local()``;
 * a module-level dict, list, set, ``OrderedDict`` or ``defaultdict`` that the module changes (an item set or

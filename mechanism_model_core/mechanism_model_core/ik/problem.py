@@ -18,7 +18,7 @@ from ..data import derived, memo
 from ..errors import InvalidConfiguration
 from ..kinematics import forward_kinematics, frame_chain
 from ..model import Mechanism
-from ..spatial import log_so3
+from ..spatial import log_so3, wrap_angle
 
 __all__ = ["IKOptions", "IKProblem", "IKResult", "Residual", "RestartingSolver", "Solver", "diagnose_failure",
            "restart_sample"]
@@ -171,6 +171,8 @@ class IKProblem:
             if v is not None:
                 q[i] = v
         self.free, self.locked, self.dependent = st.free, st.locked, st.dependent
+        #: per coordinate (nq,): True for the unknowns (read-only)
+        self.free_mask = st.free_mask
         if self.locked.size:
             # MSim's order: a limit outranks a lock, so a lock value (given, or the initial one) beyond a limit
             # holds the joint at that limit; every returned configuration stays within limits
@@ -252,7 +254,7 @@ class IKProblem:
         """``x`` with full-turn revolute unknowns wrapped back into their range (in place)."""
         w = self.wrap & ((x < self.lower) | (x > self.upper))
         if w.any():
-            x[w] = self.lower[w] + np.mod(x[w] - self.lower[w], 2 * math.pi)
+            x[w] = wrap_angle(x[w], self.lower[w])
         return x
 
     def x_of(self, q: np.ndarray) -> np.ndarray:
@@ -431,6 +433,9 @@ class _Structure:
         self.free = _ro(np.array([i for i in range(mechanism.nq) if i not in dependent and i not in lock_idx],
                                  dtype=int))
         self.locked = _ro(np.array(sorted(lock_idx), dtype=int))
+        mask = np.zeros(mechanism.nq, dtype=bool)
+        mask[self.free] = True
+        self.free_mask = _ro(mask)
         #: indices of the coupled (dependent) coordinates
         self.dependent = frozenset(dependent)
         self.all_free = len(self.free) == mechanism.nq

@@ -34,7 +34,7 @@ from ...data import memo
 from ...errors import InvalidConfiguration, MechanismModelError, ModelStructureError
 from ...kinematics import forward_kinematics, frame_chain
 from ...model import Mechanism
-from ...spatial import log_so3
+from ...spatial import log_so3, wrap_angle
 from ..batch import LMPopulationSolver, chain_engine, lane_data
 from ..problem import IKOptions, IKProblem, IKResult
 from ..registry import register_solver
@@ -120,6 +120,7 @@ class EAIKSolver:
         self.reach = float(np.sum(np.linalg.norm(self.P[1:], axis=1)))
         lo, hi = m.lower_limits[self.coords], m.upper_limits[self.coords]
         self.lower, self.upper = lo, hi
+        self._lo_in, self._hi_in = lo - 1e-12, hi + 1e-12      # the in-limit test's bounds
         self._EAIK = EAIK
         self.swept = None
         self._robots = {}
@@ -190,13 +191,12 @@ class EAIKSolver:
         c = problem.tasks[0]
         return (isinstance(c, PoseConstraint) and c.frame == self.frame and c.mask_frame == "reference"
                 and len(c.kept_axes) == 6 and problem.mechanism is self.mechanism
-                and (problem.all_free or set(self.coords.tolist()) <= set(problem.free.tolist()))
+                and (problem.all_free or bool(problem.free_mask[self.coords].all()))
                 and (c.relative_to in (None, self.ground) or problem.holds(c.relative_to)))
 
     def _nearest(self, q, ref):
         """``q`` with whole turns chosen per joint to lie within limits nearest ``ref``; None if it cannot."""
-        d = q - ref
-        q = ref + d - 2 * math.pi * np.round(d / (2 * math.pi))
+        q = ref + wrap_angle(q - ref)
         lo, hi = self.lower, self.upper
         q = np.where(q < lo - 1e-12, q + 2 * math.pi, q)
         q = np.where(q > hi + 1e-12, q - 2 * math.pi, q)
@@ -254,9 +254,10 @@ class EAIKSolver:
             # every branch at once: whole turns per joint to the value nearest ref, then into the limits
             D = Q - ref
             Q = ref + D - turn * np.round(D * (1.0 / turn))
-            Q = np.where(Q < lo - 1e-12, Q + turn, Q)
-            Q = np.where(Q > hi + 1e-12, Q - turn, Q)
-            inside = np.all((Q >= lo - 1e-12) & (Q <= hi + 1e-12), axis=1)
+            lo_in, hi_in = self._lo_in, self._hi_in
+            Q = np.where(Q < lo_in, Q + turn, Q)
+            Q = np.where(Q > hi_in, Q - turn, Q)
+            inside = ((Q >= lo_in) & (Q <= hi_in)).all(axis=1)
             if not inside.any():
                 continue
             Q = np.clip(Q[inside], lo, hi)
@@ -271,14 +272,14 @@ class EAIKSolver:
     def solve(self, problem: IKProblem, options: IKOptions) -> IKResult:
         c = problem.tasks[0]
         x0 = problem.x_of(problem.template)
-        pos = {int(i): k for k, i in enumerate(problem.free)}
-        cols = [pos[int(i)] for i in self.coords]
+        cols = np.searchsorted(problem.free, self.coords)     # (accepts: every chain joint is an unknown)
         T = c.target
         if c.relative_to not in (None, self.ground):     # a frame the locked joints hold: T in the ground frame
             T = forward_kinematics(problem.mechanism, problem.template).pose(c.relative_to) @ T
-        far = np.linalg.norm(T[:3, 3] - self.origin) > self.reach + options.tol_position
+        d = T[:3, 3] - self.origin
+        far = math.sqrt(float(d @ d)) > self.reach + options.tol_position
         plain = problem.plain_pose is not None
-        hints = () if far or self.swept is None else (lambda: self._hints(problem, options, pos))
+        hints = () if far or self.swept is None else (lambda: self._hints(problem, options, cols))
         for q in ([] if far else self.candidates(T, x0[cols], options.deadline, hints=hints)):
             x = x0.copy()
             x[cols] = q
@@ -293,7 +294,7 @@ class EAIKSolver:
         return res
 
 
-    def _hints(self, problem: IKProblem, options: IKOptions, pos) -> np.ndarray:
+    def _hints(self, problem: IKProblem, options: IKOptions, cols) -> np.ndarray:
         """The swept joint's values in the lane engine's seed-table configurations whose frame pose is nearest
         the target (:meth:`~..batch.LaneEngine.nearest_starts`: in-limit configurations near the pose, whose
         swept value usually has an in-limit branch where the seed's has none: a Panda solve from a random
@@ -305,7 +306,7 @@ class EAIKSolver:
         E.seed_table()
         if time.perf_counter() - t0 > 0.5e-3:          # the first solve built the caches: not billed
             options.deadline += time.perf_counter() - t0
-        j = np.flatnonzero(E.var_x == pos[int(self.coords[self.swept])])
+        j = np.flatnonzero(E.var_x == cols[self.swept])
         if not j.size:
             return ()
         _, _, pt, RtT, _ = lane_data(problem)
@@ -349,8 +350,7 @@ def _held(mechanism, frame, problem):
     if problem is None or problem.all_free:
         return frame, None, None
     ch = frame_chain(mechanism, frame)
-    free = set(problem.free.tolist())
-    variable = np.array([int(i) in free for i in ch.coords], dtype=bool)
+    variable = problem.free_mask[ch.coords]
     if variable.all():
         return frame, None, None
     theta = np.array(problem.template[ch.coords], dtype=float)
