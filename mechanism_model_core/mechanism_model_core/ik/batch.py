@@ -40,7 +40,7 @@ from ..constraints import OrientationConstraint, PoseConstraint, PositionConstra
 from ..data import memo
 from ..errors import InvalidConfiguration
 from ..kinematics import frame_chain
-from ..spatial import log_so3
+from ..spatial import log_so3, wrap_angle
 from .problem import IKOptions, IKProblem, IKResult, diagnose_failure
 from .registry import register_solver
 from .solvers import DLSSolver, _ChainKernel, chain_residual, _dls as _dls1
@@ -430,7 +430,7 @@ class LaneEngine:
             lo, hi = self.lo, self.hi
             wr = self.wrap & ((xn < lo) | (xn > hi))
             if np.count_nonzero(wr):
-                xn[wr] = lo[wr] + np.mod(xn[wr] - lo[wr], 2 * math.pi)
+                xn[wr] = wrap_angle(xn[wr], lo[wr])
         return xn[None]
 
     def step(self, X, r, J, lam):
@@ -457,7 +457,7 @@ class LaneEngine:
             lo, hi = self.lo, self.hi
             wr = self.wrap & ((Xn < lo) | (Xn > hi))
             if np.count_nonzero(wr):
-                Xn = np.where(wr, lo + np.mod(Xn - lo, 2 * math.pi), Xn)
+                Xn = np.where(wr, wrap_angle(Xn, lo), Xn)
         return Xn
 
     def _run_single(self, x0, pt, RtT, tp, to, deadline, max_iterations, width, seed, mu0, cancel, out=None,

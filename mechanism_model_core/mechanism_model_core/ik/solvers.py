@@ -44,7 +44,7 @@ import numpy as np
 
 from ..constraints import OrientationConstraint, PoseConstraint, PositionConstraint
 from ..kinematics import forward_kinematics, frame_chain
-from ..spatial import log_so3
+from ..spatial import log_so3, wrap_angle
 from .problem import (IKOptions, IKProblem, RestartingSolver, diagnose_failure,
                          restart_sample as _restart_sample)
 from .registry import register_solver
@@ -503,7 +503,7 @@ class _ChainKernel:
             if self.any_wrap:
                 wr = self.wrap & ((xn < lo) | (xn > hi))
                 if wr.any():
-                    xn[wr] = lo[wr] + np.mod(xn[wr] - lo[wr], 2 * math.pi)
+                    xn[wr] = wrap_angle(xn[wr], lo[wr])
             rn, Jn, epn, ern = self.evaluate(xn)
             costn = float(rn @ rn)
             if costn < cost:
