@@ -145,6 +145,43 @@ def test_the_reach_map_line_on_a_dask_scheduler(tmp_path):
     assert (a.index == b.index).all() and a.index.max() > 0
 
 
+@pytest.mark.slow
+def test_the_dask_worker_line_starts_a_worker_without_a_fixed_malloc_threshold(tmp_path):
+    """docs/reach.md's ``dask worker`` line as written, ``HOST:8786`` a local Dask scheduler on loopback: the
+    worker process its nanny starts has none of the malloc settings the map warns of (distributed's default
+    for nannies sets MALLOC_TRIM_THRESHOLD_), and a map on it equals the serial one."""
+    distributed = require("distributed", "dask")
+    import dask
+
+    from mechanism_model_core.reach import compute_map
+    from mechanism_model_core.reach.execute import _malloc_env
+
+    assert dask.config.get("distributed.nanny.pre-spawn-environ").get("MALLOC_TRIM_THRESHOLD_") is not None
+    (line,) = doc_lines(os.path.join("docs", "reach.md"), "DASK_DISTRIBUTED__NANNY__PRE_SPAWN_ENVIRON=")
+    argv = shlex.split(line)
+    name, value = argv[0].split("=", 1)
+    assert argv[1:4] == ["dask", "worker", "tcp://HOST:8786"], argv
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MALLOC_")}
+    env[name] = value
+    with distributed.LocalCluster(n_workers=0, processes=False, protocol="tcp", host="127.0.0.1",
+                                  dashboard_address=None) as cluster:
+        cmd = venv_argv(" ".join(argv[1:]).replace("tcp://HOST:8786", cluster.scheduler_address))
+        worker = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            with distributed.Client(cluster.scheduler_address) as client:
+                client.wait_for_workers(1, timeout=120)
+                assert list(client.run(_malloc_env).values()) == [{}]
+            model = load_model(model_path("mer/mer_idd.xml"))
+            kw = dict(resolution=0.35, directions=6)
+            a = compute_map(model, "ground:mi", executor="dask", scheduler=cluster.scheduler_address, **kw)
+            assert a.stats["worker_malloc_env"] == {}
+        finally:
+            worker.terminate()
+            worker.wait(60)
+    b = compute_map(model, "ground:mi", executor="serial", **kw)
+    assert np.array_equal(a.reached, b.reached) and a.index.max() > 0
+
+
 def test_the_xacro_lines(tmp_path):
     """docs/urdf.md's two xacro command lines as written (bash expands ``$HOME``, here the test's folder): the
     ``info`` line expands ``ur.urdf.xacro`` with its two arguments and finds ``ur_description`` at the
