@@ -217,7 +217,7 @@ def restored_environ():
 
 def test_dask_worker_processes_run_without_a_fixed_malloc_threshold(restored_environ):
     """The map's LocalCluster starts its worker processes without distributed's MALLOC_TRIM_THRESHOLD_ (with it,
-    glibc mmaps every array above 128 KiB afresh: 1.25-1.3x the CPU, BENCHMARKS.md); a cluster whose workers
+    glibc mmaps every array above 128 KiB afresh: 1.1-1.6x the CPU, BENCHMARKS.md); a cluster whose workers
     have it (an operator's, at distributed's default) gives the same map and a warning that says what to set."""
     distributed = require("distributed", "dask")
     import dask

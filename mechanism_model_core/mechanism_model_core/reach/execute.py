@@ -46,8 +46,8 @@ _WORKER_CTX: ReachContext | None = None
 #: * no ``MALLOC_TRIM_THRESHOLD_`` in the workers' environment. ``distributed``'s nannies set it (65536) so that
 #:   glibc returns freed memory sooner; but glibc's malloc, given any fixed trim or mmap threshold, stops adapting
 #:   its mmap threshold, so every array above 128 KiB is then a fresh ``mmap`` whose pages fault in zeroed, and
-#:   a chunk's numpy work takes 1.25-1.3x the CPU (MER chunks, one process, the same chunks with and without
-#:   the variable; BENCHMARKS.md). It was the whole of the LocalCluster's excess CPU over the process pool.
+#:   a chunk's numpy work takes 1.1-1.6x the CPU (MER chunks with and without the variable, in one process and
+#:   in Dask workers; BENCHMARKS.md). It was most of the LocalCluster's excess CPU over the process pool.
 #: * no statistical profiler sampling every worker's stack each 10 ms, no work stealing (equal tasks, at most 4
 #:   per worker in flight), the event-loop watchdog, memory and system monitors every second or two instead of
 #:   every 20, 100 and 500 ms.
@@ -197,7 +197,7 @@ def _dask_run(ctx, chunks, workers, scheduler, processes, stats, Client, LocalCl
         if slow:
             addr, env = next(iter(slow.items()))
             warnings.warn(f"{len(slow)} of {len(envs)} Dask workers run with glibc malloc settings {env} (e.g. "
-                          f"{addr}): a fixed mmap threshold makes a map's numpy work take about 1.3x the CPU. "
+                          f"{addr}): a fixed mmap threshold makes a map's numpy work take 1.1-1.6x the CPU. "
                           f"Start the workers without MALLOC_TRIM_THRESHOLD_ (distributed's nannies set it: "
                           f"DASK_DISTRIBUTED__NANNY__PRE_SPAWN_ENVIRON=\"{{'MALLOC_TRIM_THRESHOLD_': None}}\" "
                           f"dask worker ...) or with MALLOC_MMAP_THRESHOLD_=33554432 (docs/reach.md)",
