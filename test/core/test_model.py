@@ -436,3 +436,18 @@ def test_the_model_refuses_couplings_out_of_dependency_order():
         Mechanism(m.name, list(m.bodies), m.ground, couplings={"j3": parsed["j3"], "j2": parsed["j2"]})
     with pytest.raises(ModelStructureError, match="circular joint couplings"):
         parse_couplings([Joint.revolute("x", coupling="y"), Joint.revolute("y", coupling="x")])
+
+
+def test_the_model_offers_no_algorithm_methods():
+    """As Pinocchio's Model (issue 23): poses, Jacobians, velocities, editing and saving are free functions
+    (forward_kinematics, jacobian, frame_velocity, builder.edit/attach, io.save_model), not methods, and no
+    string-keyed registry fills methods in at import time (the former provide_operation / _OPERATIONS)."""
+    import mechanism_model_core.model as model_module
+    from mechanism_model_core.model import Body, Mechanism
+
+    m = planar_arm()
+    for obj, names in ((m, ("edit", "save", "attach", "pose", "jacobian", "velocity", "forward_kinematics")),
+                       (m.body(m.body_names[-1]), ("pose", "jacobian", "velocity"))):
+        assert not [n for n in names if hasattr(obj, n)], type(obj).__name__
+    assert isinstance(m, Mechanism) and Body is not None
+    assert not [n for n in ("provide_operation", "_OPERATIONS") if hasattr(model_module, n)]
