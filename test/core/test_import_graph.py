@@ -165,6 +165,14 @@ def test_the_model_imports_no_algorithm():
     assert not gone, f"model.py no longer imports {gone}: remove it from MODEL_ALGORITHM_IMPORTS_TODAY"
 
 
+def test_the_model_parses_nothing():
+    """The builder parses the joints' coupling text (builder.parse_couplings) and hands ``Mechanism`` the
+    parsed expressions (issue 23); bounding shapes are validated values (bodies.BoundingShape) before they reach
+    it. So the model imports neither the expression parser nor the shape geometry."""
+    imported = import_graph()[f"{PKG}.model"]
+    assert f"{PKG}.expressions" not in imported and f"{PKG}.shapes" not in imported
+
+
 # ------------------------------------------------------------------------------- package-level circles
 def package_of(module: str, pkg: str = PKG) -> str:
     """The first-level package or module below ``pkg`` that ``module`` belongs to (``pkg.io.urdf`` ->
