@@ -185,6 +185,17 @@ def memo(owner, key: Hashable, max_entries: int = 64) -> Memo:
     return data_of(owner).memo(key, max_entries)
 
 
+def per_thread(owner, key: Hashable, build: Callable[[], object]):
+    """``data_of(owner).per_thread(key, build)``, one call shorter on the hot path (a collision query looks
+    up its thread's coal data on every call)."""
+    d = getattr(owner, ATTR, None)
+    if d is not None:
+        p = d._slots.get(key)
+        if p is not None:
+            return p.value
+    return data_of(owner).per_thread(key, build)
+
+
 def check_data(owner, data) -> Data:
     """What a function taking ``data=`` does with it: ``owner``'s :class:`Data` (``data`` itself, which must be
     the owner's -- ``data_of(owner)`` -- else ValueError: derived data of another mechanism would give wrong

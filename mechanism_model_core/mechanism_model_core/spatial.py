@@ -112,15 +112,23 @@ def cross_rows(a, b) -> np.ndarray:
     return out
 
 
-def wrap_angle(a):
+def wrap_angle(a, lower=None):
     """Angles (rad) brought to [-pi, pi): ``+pi`` maps to ``-pi``. The one angle wrap of the package; the
     angle nearest ``ref`` by whole turns is ``ref + wrap_angle(a - ref)``. Rounding can give exactly ``+pi``
     for an input a few ulps below an odd multiple of ``-pi`` (``a + pi`` rounds to a tiny negative number,
     and that plus ``2 pi`` rounds to ``2 pi``), as the seven hand-written copies it replaced did.
 
+    With ``lower`` (rad, a scalar or an array broadcasting with ``a``): brought to ``[lower, lower + 2 pi)``
+    instead, as ``lower + (a - lower) mod 2 pi`` (a full-turn joint's range from its lower limit, as IK
+    wraps its unknowns).
+
     A Python ``float`` gives a ``float``; anything else (numpy scalars, sequences, arrays) a numpy value of
     the same shape. The arithmetic is ``(a + pi) mod 2 pi - pi`` with the modulo taking the sign of the
     divisor (Python's ``%``, ``np.remainder``), so the result is the same bit for bit in both cases."""
+    if lower is not None:
+        if type(a) is float and type(lower) is float:
+            return lower + (a - lower) % _TWO_PI
+        return lower + np.remainder(np.asarray(a) - lower, _TWO_PI)
     if type(a) is float:
         return (a + math.pi) % _TWO_PI - math.pi
     return (np.asarray(a) + np.pi) % _TWO_PI - np.pi

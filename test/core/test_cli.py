@@ -323,8 +323,6 @@ def test_convert_from_kindsl(capsys, tmp_path):
     pytest.importorskip("lark")
     pytest.importorskip("mechanism_model_core.io.kindsl")
     src = os.path.join(os.path.dirname(__file__), "..", "data", "robots", "fancy_kindsl", "fancy.kindsl")
-    if not os.path.exists(src):
-        pytest.skip("KinDSL example robot not vendored")
     from mechanism_model_core import forward_kinematics, load_model
 
     a = load_model(src)

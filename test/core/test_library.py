@@ -136,8 +136,6 @@ def test_exported_urdf_follows_urdfdoms_rules(name):
 def test_claraty_xml_round_trip_keeps_every_frame(name, tmp_path):
     import mechanism_model_core.io as mio
 
-    if not hasattr(mio, "save_model"):
-        pytest.skip("no CLARAty XML writer in this version")
     m = load_model(model_path(name))
     out = tmp_path / "saved.xml"
     mio.save_model(m, str(out))

@@ -182,6 +182,21 @@ def test_wrap_angle_boundaries_and_arrays():
     assert np.allclose(np.sin(q), math.sin(0.5)) and np.allclose(np.cos(q), math.cos(0.5))
 
 
+@given(st.floats(min_value=-1e4, max_value=1e4, allow_nan=False), st.floats(min_value=-10.0, max_value=10.0))
+def test_wrap_angle_from_a_lower_limit(a, lower):
+    """``wrap_angle(a, lower)``: the same angle in [lower, lower + 2 pi) -- a full-turn joint's range, as
+    IK wraps its unknowns (its four copies of ``lo + np.mod(x - lo, 2 pi)`` call it now)."""
+    w = spatial.wrap_angle(a, lower)
+    assert type(w) is float
+    assert lower <= w <= lower + 2 * math.pi                    # the upper end only by rounding
+    d = w - math.remainder(a, 2 * math.pi)                      # a whole number of turns apart
+    turns = d / (2 * math.pi)
+    assert abs(turns - round(turns)) <= 1e-12 * max(1.0, abs(a))
+    x, lo = np.array([a, a + 1.0]), np.array([lower, -math.pi])
+    assert np.array_equal(spatial.wrap_angle(x, lo), lo + np.mod(x - lo, 2 * math.pi))   # the copies' formula
+    assert spatial.wrap_angle(a, -math.pi) == spatial.wrap_angle(a)                    # the default range
+
+
 # ---------------------------------------------------------------------------------------- quaternion sign
 def test_matrix_to_quaternion_has_one_sign_and_is_scipys_rotation():
     R = random_rotations(200)

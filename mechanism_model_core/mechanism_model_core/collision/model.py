@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..data import ATTR as _DATA_ATTR, check_data, data_of, derived
+from ..data import check_data, derived, per_thread
 from ..errors import ModelFileError, UnknownBody
 from .. import shapes as S
 from .matrix import CollisionMatrix
@@ -342,9 +342,4 @@ def collision_model(mechanism_or_model, *, data=None) -> CollisionModel:
 def collision_data(model: CollisionModel) -> CollisionData:
     """This thread's :class:`CollisionData` of ``model`` (Pinocchio's ``GeometryData``: a per-thread slot of
     the model's derived data, :mod:`..data`, built on the thread's first use)."""
-    d = getattr(model, _DATA_ATTR, None)
-    if d is not None:
-        p = d._slots.get("collision.data")
-        if p is not None:
-            return p.value
-    return data_of(model).per_thread("collision.data", lambda: CollisionData(model))
+    return per_thread(model, "collision.data", lambda: CollisionData(model))

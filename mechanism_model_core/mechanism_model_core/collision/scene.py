@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..data import ATTR as _DATA_ATTR, data_of
+from ..data import per_thread
 from ..kinematics import forward_kinematics, single_pass_output
 from .coal_backend import transform as _tf
 from .model import collision_data, collision_model
@@ -238,12 +238,7 @@ def _environment_data(env):
     """The coal data of ``env`` for this thread (coal objects are not shared between threads): a per-thread
     slot of the environment's derived data (:mod:`..data`), built once per environment and thread, and
     dropped with either."""
-    d = getattr(env, _DATA_ATTR, None)
-    if d is not None:
-        p = d._slots.get("collision.environment_data")
-        if p is not None:
-            return p.value
-    return data_of(env).per_thread("collision.environment_data", lambda: EnvironmentData(env))
+    return per_thread(env, "collision.environment_data", lambda: EnvironmentData(env))
 
 
 def _check_margin(margin) -> float:

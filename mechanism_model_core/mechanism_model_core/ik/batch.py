@@ -40,7 +40,7 @@ from ..constraints import OrientationConstraint, PoseConstraint, PositionConstra
 from ..data import memo
 from ..errors import InvalidConfiguration
 from ..kinematics import frame_chain
-from ..spatial import log_so3
+from ..spatial import log_so3, wrap_angle
 from .problem import IKOptions, IKProblem, IKResult, diagnose_failure
 from .registry import register_solver
 from .solvers import DLSSolver, _ChainKernel, chain_residual, _dls as _dls1
@@ -160,6 +160,7 @@ class LaneEngine:
         self.wrow = K.wrow
         self.unit_weights = K.unit_weights
         self.Rrow = K.Rrow
+        self.target_rows = False        # rows turned into each lane's target axes (target_rows_engine)
         self.T_wr = K.T_wr        # the reference frame's ground pose (None: the ground); part of the shape key
         self.pos_rows, self.rot_rows = K.pos_rows, K.rot_rows
         self.cap = max(ATTEMPT_ITERATIONS, 2 * self.nv)
@@ -338,6 +339,12 @@ class LaneEngine:
             e[:, 3:] = e[:, 3:] @ R.T
             J[:, :3] = R @ J[:, :3]
             J[:, 3:] = R @ J[:, 3:]
+        elif self.target_rows:              # each lane's rows in its target's axes: R_t^T e, R_t^T J
+            e[:, :3] = (RtT @ e[:, :3, None])[:, :, 0]
+            e[:, 3:] = (RtT @ e[:, 3:, None])[:, :, 0]
+            J[:, :3] = RtT @ J[:, :3]
+            J[:, 3:] = RtT @ J[:, 3:]
+            R = RtT
         if self.all_rows:
             r, Jm = e, J
         else:
@@ -411,7 +418,7 @@ class LaneEngine:
             pri = ch.prismatic
             J[:3, pri] = z[pri].T
             J[3:, pri] = 0.0
-        return chain_residual(self, Tf, J, pt, RtT)
+        return chain_residual(self, Tf, J, pt, RtT, RtT if self.target_rows else None)
 
     def _step_one(self, x, r, J, lam):
         """:meth:`step` of one lane (scalar Cholesky solves)."""
@@ -430,7 +437,7 @@ class LaneEngine:
             lo, hi = self.lo, self.hi
             wr = self.wrap & ((xn < lo) | (xn > hi))
             if np.count_nonzero(wr):
-                xn[wr] = lo[wr] + np.mod(xn[wr] - lo[wr], 2 * math.pi)
+                xn[wr] = wrap_angle(xn[wr], lo[wr])
         return xn[None]
 
     def step(self, X, r, J, lam):
@@ -457,7 +464,7 @@ class LaneEngine:
             lo, hi = self.lo, self.hi
             wr = self.wrap & ((Xn < lo) | (Xn > hi))
             if np.count_nonzero(wr):
-                Xn = np.where(wr, lo + np.mod(Xn - lo, 2 * math.pi), Xn)
+                Xn = np.where(wr, wrap_angle(Xn, lo), Xn)
         return Xn
 
     def _run_single(self, x0, pt, RtT, tp, to, deadline, max_iterations, width, seed, mu0, cancel, out=None,
@@ -1016,8 +1023,29 @@ def _shape_key(P: IKProblem):
     return key + (P.free.tobytes(), held.tobytes(), P.template[held].tobytes())
 
 
-def _chain_engine(P: IKProblem):
-    """``(engine, kernel)`` built for ``P``, or ``(None, None)``."""
+def target_rows_engine(P: IKProblem):
+    """For :func:`~.solve.solve_ik_batch`: the :class:`LaneEngine` of a problem :func:`chain_engine` refuses
+    only because its rows turn with each target (``mask_frame="target"`` with a partial mask or row weights:
+    a pose with the roll about the tool's own axis free), whose every lane's rows are then turned into its
+    own target's axes (``R_t^T e``, ``R_t^T J``); None for any other problem. One engine and one call for
+    targets of any orientation (a reachability map's approach directions), where a reference frame per
+    direction took a call per direction. Single solves keep :func:`chain_engine`'s choice."""
+    E = chain_engine(P)
+    if E is not None:
+        return E
+    c = P.tasks[0] if len(P.tasks) == 1 else None
+    if c is None or type(c) not in (PoseConstraint, OrientationConstraint) or c.mask_frame != "target":
+        return None
+    E, K = _chain_engine(P, target_rows=True)
+    if E is not None:
+        P._lane_engine = E
+        P._lane_data = (K.x_full0, K.x0, K.pt, K.RtT, K.T_wr)
+    return E
+
+
+def _chain_engine(P: IKProblem, target_rows: bool = False):
+    """``(engine, kernel)`` built for ``P``, or ``(None, None)``; ``target_rows``: rows in each target's axes
+    (:func:`target_rows_engine`)."""
     if len(P.tasks) != 1 or P.posture is not None or P.limit_checked.size:
         return None, None
     c = P.tasks[0]
@@ -1026,6 +1054,10 @@ def _chain_engine(P: IKProblem):
     K = _ChainKernel.build(P)
     if K is None:
         return None, None
+    if target_rows:
+        E = LaneEngine(K)
+        E.Rrow, E.target_rows = None, True
+        return E, K
     if c.mask_frame == "target" and not K.all_rows:
         return None, None      # rows turned into each target's axes: not one engine for all targets
     E = LaneEngine(K)

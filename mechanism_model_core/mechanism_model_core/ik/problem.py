@@ -18,7 +18,7 @@ from ..data import derived, memo
 from ..errors import InvalidConfiguration
 from ..kinematics import forward_kinematics, frame_chain
 from ..model import Mechanism
-from ..spatial import log_so3
+from ..spatial import log_so3, wrap_angle
 
 __all__ = ["IKOptions", "IKProblem", "IKResult", "Residual", "RestartingSolver", "Solver", "diagnose_failure",
            "restart_sample"]
@@ -254,7 +254,7 @@ class IKProblem:
         """``x`` with full-turn revolute unknowns wrapped back into their range (in place)."""
         w = self.wrap & ((x < self.lower) | (x > self.upper))
         if w.any():
-            x[w] = self.lower[w] + np.mod(x[w] - self.lower[w], 2 * math.pi)
+            x[w] = wrap_angle(x[w], self.lower[w])
         return x
 
     def x_of(self, q: np.ndarray) -> np.ndarray:

@@ -15,7 +15,8 @@ from ..collision.constraint import solve_ik_avoiding_collisions   # collision ne
 from ..constraints import Constraint, OrientationConstraint, PoseConstraint, PositionConstraint
 from ..errors import InvalidConfiguration
 from .closed_form.eaik_solver import eaik_solver_for
-from .batch import POPULATION, WIDE_FROM, BatchIKResult, LMPopulationSolver, chain_engine, lane_data
+from .batch import (POPULATION, WIDE_FROM, BatchIKResult, LMPopulationSolver, chain_engine, lane_data,
+                    target_rows_engine)
 from .problem import CancellableIKOptions, IKOptions, IKProblem, IKResult, Residual, Solver
 from .registry import find_specialized, register_solver, registered_solvers, solver_factory
 from .solvers import DLSSolver, ScipySolver
@@ -354,7 +355,7 @@ def solve_ik_batch(mechanism: Mechanism, constraint, targets, q0=None, *, timeou
     P = cm.problem(q0 if Q0 is None else base_q0)
     if Q0 is not None and P.locked.size and np.any(Q0[:, P.locked] != Q0[:1, P.locked]):
         raise InvalidConfiguration("per-target seeds must agree on the locked joints")
-    E = chain_engine(P) if P.n else None
+    E = target_rows_engine(P) if P.n else None
     deadline = math.inf if timeout is None else t0 + timeout
     o = IKOptions(timeout=math.inf if timeout is None else timeout, tol_position=tol_position,
                   tol_orientation=tol_orientation, max_iterations=int(max_iterations), restarts=bool(restarts),

@@ -44,7 +44,7 @@ import numpy as np
 
 from ..constraints import OrientationConstraint, PoseConstraint, PositionConstraint
 from ..kinematics import forward_kinematics, frame_chain
-from ..spatial import log_so3
+from ..spatial import log_so3, wrap_angle
 from .problem import (IKOptions, IKProblem, RestartingSolver, diagnose_failure,
                          restart_sample as _restart_sample)
 from .registry import register_solver
@@ -323,7 +323,7 @@ def _prioritized_step(stack, lams, free, dx0, post_fast=None):
 
 
 # ---------------------------------------------------------------------------------------------- fast kernel
-def chain_residual(K, Tf, J, pt, RtT):
+def chain_residual(K, Tf, J, pt, RtT, Rrow=None):
     """The residual of one chain task at one configuration, shared by the single-chain kernel
     (:class:`_ChainKernel`) and the lane engine's one-lane pass (:class:`~.batch.LaneEngine`): from the
     frame's ground pose ``Tf`` (4x4) and its ground Jacobian ``J`` (6, n; turned in place when the rows are
@@ -331,7 +331,8 @@ def chain_residual(K, Tf, J, pt, RtT):
     residual (m,) -- position error (m) and ``log3(R R_t^T)`` (rad), in ground axes or turned by ``K.Rrow``,
     the kept rows -- the weighted Jacobian (m, nv) of the unknowns, and the unweighted position and
     orientation error norms. ``K`` holds the task's constants (rows, weights, masks: see
-    :class:`_ChainKernel`)."""
+    :class:`_ChainKernel`). ``Rrow``: this target's row turn instead of ``K.Rrow`` (an engine whose rows turn
+    with each target, :func:`~.batch.target_rows_engine`)."""
     e = np.empty(6)
     e[0] = Tf[0, 3] - pt[0]
     e[1] = Tf[1, 3] - pt[1]
@@ -340,7 +341,7 @@ def chain_residual(K, Tf, J, pt, RtT):
         e[3:] = log_so3(Tf[:3, :3] @ RtT)
     else:
         e[3:] = 0.0
-    R = K.Rrow
+    R = K.Rrow if Rrow is None else Rrow
     if R is not None:
         e[:3] = R @ e[:3]
         e[3:] = R @ e[3:]
@@ -503,7 +504,7 @@ class _ChainKernel:
             if self.any_wrap:
                 wr = self.wrap & ((xn < lo) | (xn > hi))
                 if wr.any():
-                    xn[wr] = lo[wr] + np.mod(xn[wr] - lo[wr], 2 * math.pi)
+                    xn[wr] = wrap_angle(xn[wr], lo[wr])
             rn, Jn, epn, ern = self.evaluate(xn)
             costn = float(rn @ rn)
             if costn < cost:

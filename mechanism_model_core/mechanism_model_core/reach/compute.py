@@ -24,13 +24,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..builder import edit
 from ..constraints import PointAtConstraint, PoseConstraint, PositionConstraint
 from ..ik import solve_ik, solve_ik_batch
 from ..kinematics import forward_kinematics, ground_jacobian
 from ..model import Mechanism
 from .grid import VoxelGrid
-from .sampling import AXES, align_axis, frame_with_z, sample_neighbours
+from .sampling import AXES, align_axis, sample_neighbours
 
 __all__ = ["ReachContext", "compute_chunk", "IKSettings", "limit_margin", "manipulability"]
 
@@ -39,7 +38,10 @@ SAFETY_TIMEOUT = 60.0
 _NEIGHBOURS = 32
 #: neighbours of a sample among the voxel's samples (the flood's graph)
 SAMPLE_NEIGHBOURS = 6
-_DIR_FRAME = "_reach_direction_"
+#: targets per batch IK call: a chunk's samples in blocks of this size (one call for all the chunk's
+#: directions; much larger batches run slower per lane-iteration, their arrays out of the CPU's caches: Panda
+#: 5 cm chunk, 1024 against unlimited 1.2-1.3x less CPU, BENCHMARKS.md)
+BLOCK = 1024
 
 
 @dataclass(frozen=True)
@@ -90,8 +92,6 @@ class ReachContext:
     def __getstate__(self):
         d = dict(self.__dict__)
         d["_tree"] = None
-        d.pop("_dchain", None)
-        d.pop("_dirs", None)
         d.pop("_nbrs", None)
         return d
 
@@ -106,27 +106,6 @@ class ReachContext:
     @property
     def samples_per_voxel(self) -> int:
         return 1 if self.mode == "position" else len(self.rotations)
-
-    @property
-    def direction_frames(self) -> np.ndarray:
-        """(S, 4, 4): per sample, a frame at the base origin whose z axis is the sample's approach direction."""
-        if self.__dict__.get("_dirs") is None:
-            d = self.rotations @ np.array(AXES[self.axis], dtype=float)
-            F = np.tile(np.eye(4), (len(d), 1, 1))
-            F[:, :3, :3] = frame_with_z(d)
-            self.__dict__["_dirs"] = F
-        return self.__dict__["_dirs"]
-
-    def direction_chain(self) -> Mechanism:
-        """The chain with :attr:`direction_frames` added to its base body (the batch solver's reference frames
-        for roll-free targets)."""
-        if self.__dict__.get("_dchain") is None:
-            b = edit(self.chain)
-            base = self.chain.bodies[0].name
-            for k, F in enumerate(self.direction_frames):
-                b.add_frame(base, f"{_DIR_FRAME}{k}", F)
-            self.__dict__["_dchain"] = b.build()
-        return self.__dict__["_dchain"]
 
     def tree(self):
         if self._tree is None:
@@ -192,12 +171,13 @@ def _solve_batch(ctx: ReachContext, positions: np.ndarray, rotations: np.ndarray
     """IK for B targets of the tool in the base frame (positions (B, 3); rotations (B, 3, 3) or None for
     position targets), each from its seed (B, nq). Returns ``(success (B,), Q (B, nq), iterations (B,))``.
 
-    With the batch solver (:func:`~mechanism_model_core.ik.solve_ik_batch`), a roll-free target (only the
-    approach axis along the sample's direction d) is a pose target expressed in a frame fixed to the base
-    whose z axis is d, with the rotation about that z masked out (``samples`` (B,) says which direction each
-    target has; one batch per direction). It is solved at the sample's roll and, where that fails, at the roll
-    half a turn away: the masked orientation residual is singular for a roll error of half a turn, so one of
-    the two targets is always within a quarter turn of any feasible roll.
+    With the batch solver (:func:`~mechanism_model_core.ik.solve_ik_batch`, in blocks of :data:`BLOCK`
+    targets), a roll-free target (only the approach axis along the sample's direction) is a pose target with
+    the rotation about the target's own approach axis masked out (``mask_frame="target"``: the lane engine
+    turns each lane's rows into its target's axes, so targets of every direction share one call). It is
+    solved at the given roll and, where that fails, at the roll half a turn away: the masked orientation
+    residual is singular for a roll error of half a turn, so one of the two targets is always within a quarter
+    turn of any feasible roll.
 
     ``probe``: one lane from the seed, no restarts, ``probe_iterations`` (and no second roll: the flood's
     targets take their roll from the seed's own rotation, :func:`~.sampling.align_axis`)."""
@@ -211,34 +191,39 @@ def _solve_batch(ctx: ReachContext, positions: np.ndarray, rotations: np.ndarray
     elif budget is not None:
         kw.update(max_iterations=budget)
     if rotations is None:
-        r = solve_ik_batch(ctx.chain, PositionConstraint(ctx.tool, np.zeros(3)), positions, seeds, **kw)
-        return r.success.copy(), r.q.copy(), r.iterations.copy()
+        return _blocks(ctx, PositionConstraint(ctx.tool, np.zeros(3)), positions, seeds, kw)
     T = np.tile(np.eye(4), (len(positions), 1, 1))
     T[:, :3, :3] = rotations
     T[:, :3, 3] = positions
     if not ctx.roll_free:
-        r = solve_ik_batch(ctx.chain, PoseConstraint(ctx.tool, np.eye(4)), T, seeds, **kw)
-        return r.success.copy(), r.q.copy(), r.iterations.copy()
-    chain = ctx.direction_chain()
-    ok = np.zeros(len(T), dtype=bool)
-    Q = np.array(seeds, dtype=float)
-    its = np.zeros(len(T), dtype=np.int64)
-    half = np.diag([-1.0, -1.0, 1.0, 1.0])                   # half a turn about the reference z (= d)
-    for k in np.unique(samples):
-        rows = np.nonzero(samples == k)[0]
-        ref = f"{_DIR_FRAME}{k}"
-        c = PoseConstraint(ctx.tool, np.eye(4), relative_to=ref, mask=(1, 1, 1, 1, 1, 0))
-        Tr = ctx.direction_frames[k].T @ T[rows]          # R_t_base p and R_t_base R (t: z along d)
-        Tr[:, 3, :] = (0.0, 0.0, 0.0, 1.0)
-        r = solve_ik_batch(chain, c, Tr, Q[rows], **kw)
-        ok[rows], Q[rows], its[rows] = r.success, r.q, r.iterations
-        retry = rows[~r.success] if second_roll and not probe else rows[:0]
-        if len(retry):
-            Tf = Tr[~r.success].copy()
-            Tf[:, :3, :3] = half[:3, :3] @ Tf[:, :3, :3]      # the rotation only: the position stays
-            r2 = solve_ik_batch(chain, c, Tf, seeds[retry], **kw)
-            ok[retry], Q[retry] = r2.success, r2.q
-            its[retry] += r2.iterations
+        return _blocks(ctx, PoseConstraint(ctx.tool, np.eye(4)), T, seeds, kw)
+    i = int(np.argmax(np.abs(AXES[ctx.axis])))
+    mask = [1, 1, 1, 1, 1, 1]
+    mask[3 + i] = 0                                          # the rotation about the target's approach axis
+    c = PoseConstraint(ctx.tool, np.eye(4), mask=mask, mask_frame="target")
+    ok, Q, its = _blocks(ctx, c, T, seeds, kw)
+    retry = np.nonzero(~ok)[0] if second_roll and not probe else ok[:0]
+    if len(retry):
+        flip = -np.ones(3)
+        flip[i] = 1.0
+        Tf = T[retry].copy()
+        Tf[:, :3, :3] *= flip                                # R diag(flip): half a turn about that axis
+        ok2, Q2, its2 = _blocks(ctx, c, Tf, seeds[retry], kw)
+        ok[retry], Q[retry] = ok2, Q2
+        its[retry] += its2
+    return ok, Q, its
+
+
+def _blocks(ctx: ReachContext, constraint, targets: np.ndarray, seeds: np.ndarray, kw: dict) -> tuple:
+    """:func:`~mechanism_model_core.ik.solve_ik_batch` over ``targets`` in blocks of :data:`BLOCK`: ``(success,
+    Q, iterations)``. The blocks depend on the chunk only, so the map does not depend on anything else."""
+    B = len(targets)
+    ok = np.zeros(B, dtype=bool)
+    Q = np.empty((B, ctx.chain.nq))
+    its = np.zeros(B, dtype=np.int64)
+    for a in range(0, B, BLOCK):
+        r = solve_ik_batch(ctx.chain, constraint, targets[a:a + BLOCK], seeds[a:a + BLOCK], **kw)
+        ok[a:a + BLOCK], Q[a:a + BLOCK], its[a:a + BLOCK] = r.success, r.q, r.iterations
     return ok, Q, its
 
 

@@ -234,9 +234,9 @@ AUTO_CHUNK_MIN, AUTO_CHUNK_MAX, AUTO_CHUNKS = 64, 1000, 16
 
 def auto_chunk_size(n_active: int) -> int:
     """The default voxels per chunk for a map of ``n_active`` voxels to solve: about a sixteenth of the map,
-    at least 64 and at most 1000. A chunk's fixed cost (per approach direction and flood wave, one batch IK
-    call) is amortized over its voxels, so large maps get large chunks (Panda at 0.15 m, 20 directions: 1000
-    voxels per chunk 1.8x the samples per CPU second of 64, BENCHMARKS.md); small maps still get enough chunks
+    at least 64 and at most 1000. A chunk's fixed cost (per flood wave, batch IK calls) is amortized over its
+    voxels, so large maps get large chunks (Panda at 0.15 m, 20 directions: 1000 voxels per chunk 1.8x the
+    samples per CPU second of 64 when each approach direction was a call of its own, BENCHMARKS.md); small maps still get enough chunks
     to share among workers. It depends on the map only, never on the workers, so the map does not either."""
     return int(min(AUTO_CHUNK_MAX, max(AUTO_CHUNK_MIN, math.ceil(n_active / AUTO_CHUNKS))))
 

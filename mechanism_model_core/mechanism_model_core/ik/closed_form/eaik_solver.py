@@ -34,7 +34,7 @@ from ...data import memo
 from ...errors import InvalidConfiguration, MechanismModelError, ModelStructureError
 from ...kinematics import forward_kinematics, frame_chain
 from ...model import Mechanism
-from ...spatial import log_so3
+from ...spatial import log_so3, wrap_angle
 from ..batch import LMPopulationSolver, chain_engine, lane_data
 from ..problem import IKOptions, IKProblem, IKResult
 from ..registry import register_solver
@@ -196,8 +196,7 @@ class EAIKSolver:
 
     def _nearest(self, q, ref):
         """``q`` with whole turns chosen per joint to lie within limits nearest ``ref``; None if it cannot."""
-        d = q - ref
-        q = ref + d - 2 * math.pi * np.round(d / (2 * math.pi))
+        q = ref + wrap_angle(q - ref)
         lo, hi = self.lower, self.upper
         q = np.where(q < lo - 1e-12, q + 2 * math.pi, q)
         q = np.where(q > hi + 1e-12, q - 2 * math.pi, q)
