@@ -402,11 +402,10 @@ class LeggedNode:
                 self.warn.warning("clamp", f"{g.name} hold clamped: {res.describe()}")
             # from where the controller is commanding (and where the joints are, when that is known: joint
             # states older than joint_states_timeout say where the legs were, and would slow the hold down)
-            dist = np.abs(res.values - q)
+            t = max(HOLD_TIME, g.travel_time(q, res.values))
             if now - self._js_time <= self.js_timeout:
                 meas = self.measured(names)
-                dist = np.maximum(dist, np.where(np.isfinite(meas), np.abs(res.values - meas), 0.0))
-            t = max(HOLD_TIME, float(np.max(dist / g.velocity)))
+                t = max(t, g.travel_time(np.where(np.isfinite(meas), meas, res.values), res.values))
             z = np.zeros((1, len(names)))
             self._send(g.name, self._trajectory_msg(names, np.array([t]), res.values[None], z, z))
             published = True
