@@ -25,7 +25,7 @@ def _model_files():
 _COLCON = bool({"install", "develop", "symlink_data"} & set(sys.argv[1:]))
 
 # One YAML parser for every YAML file the core reads or writes (motor groups, wheeled-rover mobility files,
-# ros2_control controller files): the extras "yaml" and "mobility" are the same requirement under two names.
+# ros2_control controller files): one extra, "yaml" (until session 7 also under a second name, "mobility").
 _YAML = ["PyYAML>=5.4"]
 
 setup(
@@ -46,7 +46,6 @@ setup(
         "yaml": _YAML,                     # every YAML file: motor groups, mobility files, ros2_control
         "trajectory": ["toppra>=0.6"],     # time parameterization of joint paths (locomotion.trajectory)
         "mesh": ["trimesh>=3.9", "pycollada>=0.7"],   # mesh files (STL, OBJ; DAE through pycollada): terrain, bounding shapes
-        "mobility": _YAML,                 # alias of "yaml" (the same one package), kept for old install lines
         "collision": ["coal>=3.0"],        # collision detection (mechanism_model_core.collision)
         "eaik": ["eaik>=1.2"],             # closed-form IK of decomposable 6R/7R arms (ik.closed_form.eaik_solver)
         "reach": ["h5py>=3.6", "tqdm>=4.60"],   # reachability map files, the CLI's progress bar (reach)

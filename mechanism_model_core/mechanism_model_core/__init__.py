@@ -10,7 +10,7 @@ from .errors import (ExpressionError, InvalidConfiguration, MechanismModelError,
                      UnsafeModelFileError)
 from .joints import Joint, JointType
 from .model import GROUND, Body, BodySpec, BoundingShape, MassProperties, Mechanism
-from .builder import MechanismBuilder, attach, edit
+from .builder import MechanismBuilder, attach, build_mechanism, edit
 from .data import Data, data_of
 from .kinematics import ForwardKinematics, forward_kinematics, relative_pose
 from .jacobians import (LOCAL, LOCAL_WORLD_ALIGNED, WORLD, Convention, frame_velocity, jacobian)
@@ -28,7 +28,8 @@ __all__ = [
     "InvalidConfiguration", "Joint", "JointType", "LOCAL", "LOCAL_WORLD_ALIGNED", "MassProperties",
     "Mechanism", "MechanismBuilder", "MechanismModelError", "ModelFileError", "ModelStructureError",
     "NoSolution", "UnknownBody", "UnknownFrame", "UnknownJoint", "UnsafeModelFileError", "WORLD",
-    "attach", "data_of", "edit", "forward_kinematics", "frame_velocity", "jacobian", "load_model", "relative_pose",
+    "attach", "build_mechanism", "data_of", "edit", "forward_kinematics", "frame_velocity", "jacobian",
+    "load_model", "relative_pose",
     "save_model", "ContactConstraint", "JointCoupling", "JointLock", "JointTarget", "LoopClosure",
     "OrientationConstraint", "PointAtConstraint", "PoseConstraint", "PositionConstraint", "Posture",
     "load_constraints", "ConstraintManager", "IKResult", "available_solvers", "register_solver", "solve_ik",

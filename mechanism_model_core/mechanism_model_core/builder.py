@@ -18,9 +18,10 @@ from typing import Mapping
 
 import numpy as np
 
-from .errors import ModelStructureError, UnknownBody, UnknownFrame
+from .errors import ExpressionError, ModelStructureError, UnknownBody, UnknownFrame
+from .expressions import Expression, parse_expression
 from .joints import Joint
-from .model import GROUND, BodySpec, BoundingShape, MassProperties, Mechanism
+from .model import GROUND, BodySpec, BoundingShape, MassProperties, Mechanism, _topological
 
 
 class MechanismBuilder:
@@ -187,8 +188,61 @@ class MechanismBuilder:
 
     # ------------------------------------------------------------------ build
     def build(self) -> Mechanism:
-        return Mechanism(self.name, [self._ground_spec, *self._bodies.values()], self.ground, self.source,
-                         self.metadata)
+        return build_mechanism(self.name, [self._ground_spec, *self._bodies.values()], self.ground, self.source,
+                               self.metadata)
+
+
+def build_mechanism(name: str, bodies, ground: str = GROUND, source: str | None = None,
+                    metadata: Mapping[str, object] | None = None) -> Mechanism:
+    """The :class:`Mechanism` of ``bodies`` (``BodySpec`` values, the ground's first or not at all), its joints'
+    coupling text parsed here (:func:`parse_couplings`): the model takes finished values. What every reader
+    and :meth:`MechanismBuilder.build` call; also for a mechanism's bodies again with other metadata."""
+    bodies = list(bodies)
+    coupled = any(b.joint is not None and b.joint.coupling is not None for b in bodies)
+    # the joints in the model's order (depth first), so the dependencies-first order is the one it always had
+    couplings = parse_couplings(b.joint for b in _topological(bodies, ground)[1:]) if coupled else {}
+    return Mechanism(name, bodies, ground, source, metadata, couplings=couplings)
+
+
+def parse_couplings(joints) -> dict[str, Expression]:
+    """The coupling expressions of ``joints`` (their ``coupling`` text, ``"2*joint1"``) parsed with the safe
+    evaluator against the other joints' coordinates, dependencies first: ``{joint name: Expression}``, what
+    :class:`Mechanism` takes as ``couplings``. Raises :class:`ModelStructureError` on a syntax error, a name
+    that is no other coordinate, or couplings that go round in a circle."""
+    joints = list(joints)
+    coords = {c for j in joints for c in j.coordinate_names}
+    exprs = {}
+    for j in joints:
+        if j.coupling is None:
+            continue
+        try:
+            exprs[j.name] = parse_expression(j.coupling, coords - {j.name})
+        except ExpressionError as exc:
+            raise ModelStructureError(f"joint {j.name!r}: coupling: {exc}", ("coupling", j.name)) from None
+    order = []
+    state: dict[str, int] = {}      # 1: on the current path, 2: done
+    for root in exprs:              # depth first, dependencies first; iterative (chains of any length)
+        if state.get(root) == 2:
+            continue
+        path, todo = [root], [iter(exprs[root].variables)]
+        state[root] = 1
+        while todo:
+            for dep in todo[-1]:
+                if dep not in exprs or state.get(dep) == 2:
+                    continue
+                if state.get(dep) == 1:
+                    raise ModelStructureError(f"circular joint couplings: {' -> '.join(path + [dep])}",
+                                              ("coupling", dep))
+                state[dep] = 1
+                path.append(dep)
+                todo.append(iter(exprs[dep].variables))
+                break
+            else:
+                todo.pop()
+                n = path.pop()
+                state[n] = 2
+                order.append(n)
+    return {n: exprs[n] for n in order}
 
 
 def edit(mechanism: Mechanism) -> MechanismBuilder:

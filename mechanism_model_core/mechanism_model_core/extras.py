@@ -15,7 +15,6 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "yaml": ("PyYAML",),
     "trajectory": ("toppra",),
     "mesh": ("trimesh", "pycollada"),
-    "mobility": ("PyYAML",),
     "collision": ("coal",),
     "eaik": ("eaik",),
     "reach": ("h5py", "tqdm"),

@@ -5,7 +5,7 @@ joint. It holds constants only -- no joint values and no cached state -- so any 
 one mechanism at once (4.5-4.8). Editing goes through :class:`~mechanism_model_core.builder.MechanismBuilder`
 and returns a new mechanism.
 
-Construction compiles the tree into arrays (DESIGN.md 3.2):
+Construction compiles the tree into arrays (docs/architecture.md, "The kinematics kernel"):
 
 * bodies in depth-first order from the ground (children in insertion order), so each branch -- an arm, a
   leg -- is contiguous;
@@ -30,9 +30,8 @@ import numpy as np
 
 from .bodies import BodySpec, BoundingShape, MassProperties, ReadOnlyMapping, _readonly  # noqa: F401 (re-exported)
 from .data import memo
-from .errors import (ExpressionError, InvalidConfiguration, ModelStructureError, UnknownBody, UnknownFrame,
+from .errors import (InvalidConfiguration, ModelStructureError, UnknownBody, UnknownFrame,
                      UnknownJoint)
-from .expressions import parse_expression
 from .joints import Joint
 from .named_values import finite_value as _finite_scalar
 from .spatial import inverse, rotation_z_to
@@ -148,10 +147,14 @@ class Mechanism:
     :attr:`coordinate_joint` (the joint each coordinate belongs to). :attr:`couplings` maps each dependent
     coordinate to its expression, dependencies first; :attr:`independent_coordinates` and
     :attr:`dependent_coordinates` split the coordinates accordingly.
+
+    ``couplings`` takes the joints' coupling expressions already parsed, ``{joint name: Expression}``
+    dependencies first (:func:`mechanism_model_core.builder.parse_couplings`; :func:`~mechanism_model_core.builder.
+    build_mechanism` and the builder pass them): the model parses nothing, and refuses coupled joints without them.
     """
 
     def __init__(self, name: str, bodies: list[BodySpec], ground: str = GROUND, source: str | None = None,
-                 metadata: Mapping[str, object] | None = None):
+                 metadata: Mapping[str, object] | None = None, couplings: Mapping[str, object] | None = None):
         self.name = name
         self.ground = ground
         self.source = source
@@ -167,7 +170,7 @@ class Mechanism:
             dup = _duplicates([j.name for j in self._joints])
             raise ModelStructureError(f"duplicate joint names: {dup}", ("joint", dup[0]))
         self._build_coordinates()
-        self._build_couplings()
+        self._set_couplings(couplings or {})
         self._compile()
 
     # ------------------------------------------------------------------ structure queries
@@ -301,42 +304,26 @@ class Mechanism:
         except KeyError:
             raise UnknownJoint(name, list(self.coordinate_names)) from None
 
-    def _build_couplings(self):
-        coords = set(self.coordinate_names)
-        exprs = {}
-        for j in self._joints:
-            if j.coupling is None:
-                continue
-            try:
-                e = parse_expression(j.coupling, coords - {j.name})
-            except ExpressionError as exc:
-                raise ModelStructureError(f"joint {j.name!r}: coupling: {exc}",
-                                          ("coupling", j.name)) from None
-            exprs[j.name] = e
-        order = []
-        state: dict[str, int] = {}      # 1: on the current path, 2: done
-        for root in exprs:              # depth first, dependencies first; iterative (chains of any length)
-            if state.get(root) == 2:
-                continue
-            path, todo = [root], [iter(exprs[root].variables)]
-            state[root] = 1
-            while todo:
-                for dep in todo[-1]:
-                    if dep not in exprs or state.get(dep) == 2:
-                        continue
-                    if state.get(dep) == 1:
-                        raise ModelStructureError(f"circular joint couplings: {' -> '.join(path + [dep])}",
-                                                  ("coupling", dep))
-                    state[dep] = 1
-                    path.append(dep)
-                    todo.append(iter(exprs[dep].variables))
-                    break
-                else:
-                    todo.pop()
-                    n = path.pop()
-                    state[n] = 2
-                    order.append(n)
-        self.couplings = ReadOnlyMapping({n: exprs[n] for n in order})  # dependencies first
+    def _set_couplings(self, couplings: Mapping[str, object]):
+        """Take the parsed coupling expressions (``{joint: Expression}``, dependencies first) that the builder
+        made of the joints' coupling text (:func:`~mechanism_model_core.builder.parse_couplings`); checked
+        against the joints, not parsed here."""
+        coupled = [j.name for j in self._joints if j.coupling is not None]
+        if set(couplings) != set(coupled):
+            raise ModelStructureError(
+                f"the joints with a coupling are {coupled}, but the couplings given are for {sorted(couplings)}: "
+                f"build through MechanismBuilder or builder.build_mechanism, which parse the coupling "
+                f"expressions", ("coupling", sorted(set(couplings) ^ set(coupled))[0]))
+        done: set = set()
+        for n, e in couplings.items():
+            missing = [v for v in e.variables
+                       if v not in self._coord_index or v == n or (v in couplings and v not in done)]
+            if missing:
+                raise ModelStructureError(f"joint {n!r}: coupling: {missing} are not coordinates it may follow "
+                                          f"(other joints, dependencies first)", ("coupling", n))
+            done.add(n)
+        order = list(couplings)
+        self.couplings = ReadOnlyMapping(dict(couplings))  # dependencies first
         dependent = {self._coord_index[n] for n in order}
         self.independent_coordinates: tuple[str, ...] = tuple(
             c for i, c in enumerate(self.coordinate_names) if i not in dependent)

@@ -69,8 +69,8 @@ import numpy as np
 
 from mechanism_model_core.io.motor_groups import load_motor_groups
 from mechanism_model_core.locomotion.legged import GaitInfeasible, LeggedLocomotorModel
-from mechanism_model_core.locomotion.motor_group import (ControllerKind, InvalidCommand, Motor, MotorGroup,
-                                                         MotorLimits)
+from mechanism_model_core.locomotion.motor_group import (ControllerKind, Motor, MotorGroup, MotorLimits,
+                                                         group_trajectories)
 
 from . import qos
 from .conversions import TwistRejected, planar_twist
@@ -357,31 +357,14 @@ class LeggedNode:
         return plan
 
     def _group_commands(self, times, P, V, A, reference):
-        """Per motor group: (joint names, positions, velocities, accelerations) over all the group's joints
-        (joints that do not walk held at their measured positions), each checked whole against the group's
-        limits from ``reference`` ({joint: position}, where the legs are; the measured positions for the
-        others); ``(None, reason)`` when any leaves them."""
-        out = {}
-        N = len(times)
-        for g in self.groups:
-            names = list(g.joint_names)
-            start = np.array([reference.get(n, m) for n, m in zip(names, self.measured(names))])
-            if not np.all(np.isfinite(start)):
-                return None, f"{g.name}: joints without joint_states"
-            Q, Vg, Ag = np.repeat(start[None], N, axis=0), np.zeros((N, len(names))), np.zeros((N, len(names)))
-            for k, n in enumerate(names):
-                c = self._walk_col.get(n)
-                if c is not None:
-                    Q[:, k], Vg[:, k], Ag[:, k] = P[:, c], V[:, c], A[:, c]
-            try:
-                violations = g.check_trajectory(times, Q, Vg, Ag, joint_names=names, start=start)
-            except InvalidCommand as exc:
-                return None, str(exc)
-            if violations:
-                more = f" (and {len(violations) - 3} more)" if len(violations) > 3 else ""
-                return None, f"{g.name}: " + "; ".join(str(v) for v in violations[:3]) + more
-            out[g.name] = (names, Q, Vg, Ag)
-        return out, ""
+        """Per motor group: (joint names, positions, velocities, accelerations) over all the group's joints,
+        joints that do not walk held where they are, checked against the group's limits (core:
+        ``group_trajectories``); ``(None, reason)`` when any leaves them. ``reference``: {joint: position}
+        where the walking joints are; the measured positions for the others."""
+        held = [n for g in self.groups for n in g.joint_names]
+        start = dict(zip(held, self.measured(held)))
+        start.update(reference)
+        return group_trajectories(self.groups, times, self.joint_names, P, V, A, start)
 
     def commanded(self, names, now: float) -> np.ndarray:
         """The positions the controller is commanding at ``now`` (the last published cycle, linearly
@@ -419,11 +402,10 @@ class LeggedNode:
                 self.warn.warning("clamp", f"{g.name} hold clamped: {res.describe()}")
             # from where the controller is commanding (and where the joints are, when that is known: joint
             # states older than joint_states_timeout say where the legs were, and would slow the hold down)
-            dist = np.abs(res.values - q)
+            t = max(HOLD_TIME, g.travel_time(q, res.values))
             if now - self._js_time <= self.js_timeout:
                 meas = self.measured(names)
-                dist = np.maximum(dist, np.where(np.isfinite(meas), np.abs(res.values - meas), 0.0))
-            t = max(HOLD_TIME, float(np.max(dist / g.velocity)))
+                t = max(t, g.travel_time(np.where(np.isfinite(meas), meas, res.values), res.values))
             z = np.zeros((1, len(names)))
             self._send(g.name, self._trajectory_msg(names, np.array([t]), res.values[None], z, z))
             published = True

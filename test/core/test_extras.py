@@ -33,6 +33,16 @@ def test_the_table_is_setup_pys_extras():
     assert EXTRAS == _setup_extras()
 
 
+def test_no_two_extras_are_the_same_packages():
+    """One name per set of packages (issue 23: 'yaml' and 'mobility' were both PyYAML): a second name for the
+    same packages is one more thing to document and keep equal."""
+    by_packages: dict = {}
+    for extra, packages in _setup_extras().items():
+        by_packages.setdefault(frozenset(packages), []).append(extra)
+    same = [sorted(names) for names in by_packages.values() if len(names) > 1]
+    assert not same, f"extras that install the same packages: {same}"
+
+
 @pytest.mark.parametrize("extra", sorted(EXTRAS))
 def test_the_hint_names_the_pypi_packages_and_the_folder_form(extra):
     hint = install_hint(extra)

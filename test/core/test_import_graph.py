@@ -165,6 +165,48 @@ def test_the_model_imports_no_algorithm():
     assert not gone, f"model.py no longer imports {gone}: remove it from MODEL_ALGORITHM_IMPORTS_TODAY"
 
 
+def test_the_model_parses_nothing():
+    """The builder parses the joints' coupling text (builder.parse_couplings) and hands ``Mechanism`` the
+    parsed expressions (issue 23); bounding shapes are validated values (bodies.BoundingShape) before they reach
+    it. So the model imports neither the expression parser nor the shape geometry."""
+    imported = import_graph()[f"{PKG}.model"]
+    assert f"{PKG}.expressions" not in imported and f"{PKG}.shapes" not in imported
+
+
+# ------------------------------------------------------------------ the layers docs/architecture.md lists
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "architecture.md"
+
+
+def documented_layers() -> list[str]:
+    """The first-level modules and packages of the layer list in docs/architecture.md, top first: the names
+    before the description on each unindented line of its first code block (``ik/`` -> ``ik``)."""
+    text = DOCS.read_text(encoding="utf-8")
+    block = text.split("```\n", 2)[1]
+    out = []
+    for line in block.splitlines():
+        if line and not line.startswith(" "):
+            names = line[:27].strip()
+            out += [n.strip().rstrip("/") for n in names.split(",") if n.strip()]
+    return out
+
+
+def test_the_documented_layers_are_true():
+    """docs/architecture.md's layer list names every first-level module of the core once, and each imports
+    only what the list puts above it (or its own package's modules)."""
+    layers = documented_layers()
+    assert len(layers) == len(set(layers)), "a module is listed twice"
+    rank = {name: i for i, name in enumerate(layers)}
+    found = {m.split(".")[1] if m != PKG else "__init__" for m in import_graph()}
+    assert found == set(rank), (f"listed but gone: {sorted(set(rank) - found)}; "
+                                f"not listed: {sorted(found - set(rank))}")
+    def layer(module):
+        return rank["__init__" if module == PKG else module.split(".")[1]]
+
+    pg = package_graph(import_graph())
+    upward = sorted((a, b) for a, bs in pg.items() for b in bs if layer(a) < layer(b))
+    assert not upward, f"imports of modules the list puts below (reorder the list or the code): {upward}"
+
+
 # ------------------------------------------------------------------------------- package-level circles
 def package_of(module: str, pkg: str = PKG) -> str:
     """The first-level package or module below ``pkg`` that ``module`` belongs to (``pkg.io.urdf`` ->

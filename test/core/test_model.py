@@ -394,3 +394,60 @@ def test_frame_velocity_takes_rates_by_name_and_follows_couplings():
     np.testing.assert_allclose(V[3:], [0, -1, 0], atol=1e-12)
     with pytest.raises(InvalidConfiguration):
         frame_velocity(m, q, {"nope": 1.0}, "right_tip")
+
+
+# ----------------------------------------------------------- the builder parses couplings, the model takes them
+def test_the_builder_parses_couplings_and_the_model_takes_finished_values():
+    """Coupling text (``Joint.coupling``) is parsed by the builder (``parse_couplings``, through
+    ``build_mechanism`` and ``MechanismBuilder.build``), dependencies first; ``Mechanism`` takes the parsed
+    expressions as they are and refuses coupled joints without them (issue 23: the model parses nothing)."""
+    from mechanism_model_core import Mechanism, build_mechanism
+    from mechanism_model_core.builder import parse_couplings
+    from mechanism_model_core.expressions import Expression
+
+    m = rocker_rover()
+    specs = list(m.bodies)
+    parsed = parse_couplings(b.joint for b in specs[1:])
+    assert list(parsed) == list(m.couplings) == ["right_rocker", "mast_tilt"]
+    assert all(isinstance(e, Expression) for e in parsed.values())
+    assert parsed["mast_tilt"].variables == m.couplings["mast_tilt"].variables == {"mast_pan", "left_bogie"}
+    same = Mechanism(m.name, specs, m.ground, couplings=parsed)
+    q = m.configuration({"left_rocker": 0.3, "mast_pan": 0.2, "left_bogie": -0.1})
+    np.testing.assert_array_equal(same.apply_couplings(q), m.apply_couplings(q))
+    np.testing.assert_array_equal(build_mechanism(m.name, specs, m.ground).home, m.home)
+    with pytest.raises(ModelStructureError, match="build_mechanism"):
+        Mechanism(m.name, specs, m.ground)                       # the text alone: the model does not parse it
+    with pytest.raises(ModelStructureError, match="couplings given are for"):
+        Mechanism(m.name, specs, m.ground, couplings={"right_rocker": parsed["right_rocker"]})
+
+
+def test_the_model_refuses_couplings_out_of_dependency_order():
+    from mechanism_model_core import Mechanism
+    from mechanism_model_core.builder import parse_couplings
+
+    b = MechanismBuilder("chain")
+    b.add_body("a", None, Joint.revolute("j1"))
+    b.add_body("b", "a", Joint.revolute("j2", coupling="2*j1"))
+    b.add_body("c", "b", Joint.revolute("j3", coupling="j2 + 1"))
+    m = b.build()
+    parsed = parse_couplings(s.joint for s in m.bodies[1:])
+    assert list(parsed) == ["j2", "j3"] and m.dependent_coordinates == ("j2", "j3")
+    with pytest.raises(ModelStructureError, match="dependencies first"):
+        Mechanism(m.name, list(m.bodies), m.ground, couplings={"j3": parsed["j3"], "j2": parsed["j2"]})
+    with pytest.raises(ModelStructureError, match="circular joint couplings"):
+        parse_couplings([Joint.revolute("x", coupling="y"), Joint.revolute("y", coupling="x")])
+
+
+def test_the_model_offers_no_algorithm_methods():
+    """As Pinocchio's Model (issue 23): poses, Jacobians, velocities, editing and saving are free functions
+    (forward_kinematics, jacobian, frame_velocity, builder.edit/attach, io.save_model), not methods, and no
+    string-keyed registry fills methods in at import time (the former provide_operation / _OPERATIONS)."""
+    import mechanism_model_core.model as model_module
+    from mechanism_model_core.model import Body, Mechanism
+
+    m = planar_arm()
+    for obj, names in ((m, ("edit", "save", "attach", "pose", "jacobian", "velocity", "forward_kinematics")),
+                       (m.body(m.body_names[-1]), ("pose", "jacobian", "velocity"))):
+        assert not [n for n in names if hasattr(obj, n)], type(obj).__name__
+    assert isinstance(m, Mechanism) and Body is not None
+    assert not [n for n in ("provide_operation", "_OPERATIONS") if hasattr(model_module, n)]

@@ -347,3 +347,45 @@ def test_transmission_round_trip(q, direction, gear, offset):
     assert m.to_motor(q, "position") == pytest.approx(direction * gear * q + offset)
     assert m.to_motor(q, "effort") == pytest.approx(q / (direction * gear))   # torque drops by the ratio
     assert m.name == "j_motor"
+
+
+# ----------------------------------------------- a walking trajectory as each motor group receives it
+def _legs():
+    """Two groups: a leg (hip, knee, a wrist the gait does not move) and a second leg (hip only)."""
+    lim = MotorLimits(-1.0, 1.0, 2.0, 10.0, 5.0)
+    return [MotorGroup("leg1", "joint_trajectory", "position", [Motor("hip1", lim), Motor("knee1", lim),
+                                                                Motor("wrist1", lim)]),
+            MotorGroup("leg2", "joint_trajectory", "position", [Motor("hip2", lim)])]
+
+
+def test_group_trajectories_hold_the_joints_that_do_not_walk():
+    """The legged node's per-group commands (issue 23: were the node's own code): the walking joints follow
+    the trajectory, the others hold their start at zero rate, each group's whole trajectory within limits."""
+    from mechanism_model_core.locomotion.motor_group import group_trajectories
+
+    t = np.array([0.1, 0.2, 0.3])
+    walking = ["knee1", "hip1", "hip2"]
+    P = np.array([[0.1, 0.2, -0.1], [0.15, 0.25, -0.12], [0.2, 0.3, -0.14]])
+    V, A = np.full_like(P, 0.5), np.full_like(P, 1.0)
+    start = {"hip1": 0.2, "knee1": 0.1, "wrist1": 0.7, "hip2": -0.1}
+    out, why = group_trajectories(_legs(), t, walking, P, V, A, start)
+    assert why == "" and set(out) == {"leg1", "leg2"}
+    names, Q, Vg, Ag = out["leg1"]
+    assert names == ["hip1", "knee1", "wrist1"]
+    np.testing.assert_array_equal(Q, np.column_stack([P[:, 1], P[:, 0], np.full(3, 0.7)]))
+    np.testing.assert_array_equal(Vg, np.column_stack([V[:, 1], V[:, 0], np.zeros(3)]))
+    np.testing.assert_array_equal(Ag[:, 2], 0.0)
+    np.testing.assert_array_equal(out["leg2"][1][:, 0], P[:, 2])
+
+
+def test_group_trajectories_refuse_a_group_outside_its_limits_or_without_a_start():
+    from mechanism_model_core.locomotion.motor_group import group_trajectories
+
+    t = np.array([0.1, 0.2])
+    P = np.array([[0.1, 0.9], [0.2, 1.5]])            # hip2 beyond its upper limit (1.0) at the second point
+    V = A = np.zeros_like(P)
+    start = {"hip1": 0.1, "knee1": 0.0, "wrist1": 0.0, "hip2": 0.85}
+    out, why = group_trajectories(_legs(), t, ["hip1", "hip2"], P, V, A, start)
+    assert out is None and why.startswith("leg2: ") and "hip2" in why and "position" in why
+    out, why = group_trajectories(_legs(), t, ["hip1", "hip2"], P * 0.5, V, A, {"hip1": 0.1, "hip2": 0.4})
+    assert out is None and why == "leg1: joints without joint_states"       # knee1, wrist1 unmeasured

@@ -101,7 +101,7 @@ ANGLE_WRAPS_ALLOWED = {
 def test_the_angle_wrap_is_written_once():
     found = {(mod, fn, line) for mod, tree in all_sources() for line, fn in angle_wraps(tree)}
     stray = sorted((mod, line, fn) for mod, fn, line in found if (mod, fn) not in ANGLE_WRAPS_ALLOWED)
-    assert not stray, f"angles wrapped by hand (use spatial.wrap_angle; nearest ref: ref + wrap_angle(a - ref)): {stray}"
+    assert not stray, f"angles wrapped by hand (spatial.wrap_angle; nearest ref: ref + wrap_angle(a - ref)): {stray}"
     assert {(mod, fn) for mod, fn, _ in found} == set(ANGLE_WRAPS_ALLOWED), "ANGLE_WRAPS_ALLOWED lists a gone one"
 
 
@@ -235,6 +235,24 @@ def test_the_skip_scan_finds_the_former_blocks():
     old = ("try:\n    m = load_model(model_path('mer/mer_idd.xml'))\nexcept Exception:\n"
            "    pytest.skip('MER IDD model does not load')\n")
     assert skipping_handlers(ast.parse(old)) == [(3, "Exception")]
-    assert skipping_handlers(ast.parse("try:\n    import coal\nexcept ImportError:\n    pytest.skip('no coal')\n")) == []
+    missing_extra = "try:\n    import coal\nexcept ImportError:\n    pytest.skip('no coal')\n"
+    assert skipping_handlers(ast.parse(missing_extra)) == []
     assert skipping_handlers(ast.parse("try:\n    f()\nexcept ValueError:\n    raise\n")) == []
     assert skipping_handlers(ast.parse("try:\n    f()\nexcept:\n    pytest.skip('x')\n")) == [(3, "everything")]
+
+
+# ------------------------------------------------------------------------------ one cmd_vel validation
+def twist_reads(tree) -> list[int]:
+    """Lines that read a velocity component of a message (``msg.linear.x``, ``twist.angular.z``): what
+    ``conversions.planar_twist`` does once, with its checks (finite, within the limits, planar)."""
+    return [n.lineno for n in ast.walk(tree)
+            if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load) and n.attr in ("x", "y", "z")
+            and isinstance(n.value, ast.Attribute) and n.value.attr in ("linear", "angular")]
+
+
+def test_cmd_vel_is_checked_in_one_place():
+    """The locomotor and the legged node both take their cmd_vel through ``conversions.planar_twist`` (issue
+    23: each had its own checks); no other module of the ROS package reads a twist's components."""
+    found = sorted((rel, line) for rel, tree in sources(ROS) for line in twist_reads(tree))
+    assert found and {rel for rel, _ in found} == {"conversions.py"}, \
+        f"twist components read outside conversions.planar_twist: {found}"

@@ -155,10 +155,11 @@ def _rich():
     b.add_frame("chassis", "mast_mount", pl(), kind="mount")
     b.add_frame("probe", "tip", pl())
     m = b.build()
-    from mechanism_model_core.model import BodySpec, Mechanism
+    from mechanism_model_core.builder import build_mechanism
+    from mechanism_model_core.model import BodySpec
 
     ground = BodySpec("site", None, None, {"landmark": pl()}, MassProperties(), (), None, {"landmark": "mount"})
-    return Mechanism(m.name, [ground] + list(m.bodies[1:]), m.ground)
+    return build_mechanism(m.name, [ground] + list(m.bodies[1:]), m.ground)
 
 
 def test_every_constant_survives_a_claraty_xml_round_trip(tmp_path):

@@ -156,12 +156,12 @@ def test_a_bad_reduction_is_ignored_with_a_warning_not_an_error():
 
 
 def test_an_exported_block_whose_joint_is_gone_is_left_out_with_a_warning():
-    from mechanism_model_core import Mechanism
+    from mechanism_model_core.builder import build_mechanism
 
     m, _ = _load(ROBOT)
     # the same mechanism without the mast: its <ros2_control> block names mast_joint
     bodies = [b for b in m.bodies if b.name != "mast"]
-    m2 = Mechanism(m.name, bodies, m.ground, m.source, m.metadata)
+    m2 = build_mechanism(m.name, bodies, m.ground, m.source, m.metadata)
     with pytest.warns(UserWarning, match=r"<ros2_control name='CartSystem'> not written.*mast_joint"):
         text = to_urdf(m2)
     assert "<ros2_control" not in text and "wheel_trans" in text

@@ -18,6 +18,10 @@ from mechanism_model_core.virtual import (VirtualArticulation, add_virtual_link,
 from .robots import panda
 
 
+#: wall-clock budget per solve: a safety net, not a verdict (each converges in a few iterations; with the
+#: 50 ms default a worker preempted under a loaded CI spent 62 ms on its first iteration and failed)
+BUDGET = 10.0
+
 def planar3():
     b = MechanismBuilder("planar3")
     b.add_body("l1", None, Joint.revolute("j1", lower=-3, upper=3))
@@ -38,10 +42,10 @@ def test_virtual_revolute_joint_drives_tip_on_a_circle():
     assert m.coordinate_names == ("j1", "j2", "j3")           # the original is untouched
     va = VirtualArticulation(mv, [LoopClosure("vtip", "tip", mask=(1, 1, 1, 0, 0, 0))],
                              {"j1": 0.5, "j2": -0.8, "j3": 0.6})
-    assert va.settle().success
+    assert va.settle(timeout=BUDGET).success
     assert va.virtual_coordinates() == ["vpin"]
     for alpha in np.linspace(0, 2 * math.pi, 13):
-        r = va.operate(vpin=alpha)
+        r = va.operate(vpin=alpha, timeout=BUDGET)
         assert r.success, (alpha, r)
         assert r.q[mv.coordinate_index("vpin")] == pytest.approx(alpha)
         tip = forward_kinematics(mv, r.q).position("tip")
@@ -66,9 +70,9 @@ def test_virtual_tilt_axis_on_a_redundant_arm():
     mv = add_virtual_link(m, "tilt", Joint.revolute("tilt", axis_frame),
                           frames={"handle": rot_y(-math.pi / 2)})
     va = VirtualArticulation(mv, [LoopClosure("handle", "flange")], q0)
-    assert va.settle().success
+    assert va.settle(timeout=BUDGET).success
     for angle in (0.1, 0.25, -0.2):
-        r = va.operate(tilt=angle)
+        r = va.operate(tilt=angle, timeout=BUDGET)
         assert r.success
         T = forward_kinematics(mv, r.q).pose("flange")
         np.testing.assert_allclose(T[:3, 3], T0[:3, 3], atol=1e-6)              # origin stays

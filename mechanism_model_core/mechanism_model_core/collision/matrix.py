@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from typing import Iterable, Mapping
 
+from ..builder import build_mechanism
 from ..errors import UnknownBody
-from ..model import Mechanism
 
 METADATA_KEY = "collision_matrix"
 
@@ -141,4 +141,4 @@ def with_collision_matrix(mech, matrix: CollisionMatrix):
     """A new mechanism like ``mech`` carrying ``matrix`` (written by the CLARAty XML saver)."""
     meta = dict(mech.metadata)
     meta[METADATA_KEY] = matrix.as_metadata()
-    return Mechanism(mech.name, list(mech.bodies), mech.ground, mech.source, meta)
+    return build_mechanism(mech.name, list(mech.bodies), mech.ground, mech.source, meta)

@@ -15,7 +15,9 @@ answer does not depend on the other targets of its batch). A target given severa
 (``start_width > 1``: single solves of arms) starts them, besides the caller's seed, from the entries of a
 fixed table of configurations (:data:`SEED_TABLE`, built once per engine) whose frame pose is nearest the
 target (:meth:`LaneEngine.nearest_starts`): a few iterations closer to it than random restarts. The target is
-done at the first lane within tolerance (lowest lane first when several meet it in one iteration).
+done at the first lane within tolerance (lowest lane first when several meet it in one iteration). A single
+target (``solve_ik``) lets its lane of lowest cost go on alone once it converges fast (:data:`FOCUS_AFTER`; the
+one-lane pass costs about half a population loop), the population resuming where it was if it does not.
 
 A target farther from the chain's first moving axis origin than the chain can reach (the sum of the distances
 between consecutive joint origins, prismatic strokes included) gets one attempt from its seed and no

@@ -36,7 +36,7 @@ import os
 
 import numpy as np
 
-from ..builder import MechanismBuilder
+from ..builder import MechanismBuilder, build_mechanism
 from ..errors import ExpressionError, MechanismModelError, ModelFileError, ModelStructureError, SourceLines
 from ..joints import Joint, JointType
 from ..model import BodySpec, BoundingShape, MassProperties, Mechanism
@@ -218,7 +218,7 @@ class _Reader:
                 spec["enabled"].append((a, c))
         meta = dict(m.metadata)
         meta["collision_matrix"] = spec
-        return Mechanism(m.name, list(m.bodies), m.ground, m.source, meta)
+        return build_mechanism(m.name, list(m.bodies), m.ground, m.source, meta)
 
     def element(self, el, root, b: MechanismBuilder, paul_distal, zp_body_to_joint) -> None:
         """Read one top-level element into ``b``."""
@@ -286,7 +286,7 @@ class _Reader:
         g = BodySpec(m.ground, None, None, frames, self.mass(el.find("Mass_Properties")),
                      self.shapes(el.find("Bounding_Shape")), None if gel is None else gel.get("path"), kinds)
         try:
-            return Mechanism(m.name, [g] + list(m.bodies[1:]), m.ground, m.source, m.metadata)
+            return build_mechanism(m.name, [g] + list(m.bodies[1:]), m.ground, m.source, m.metadata)
         except ModelStructureError as exc:
             for fel in el.findall("Frame"):
                 self.lines.note("frame", fel.get("name"), fel.sourceline)

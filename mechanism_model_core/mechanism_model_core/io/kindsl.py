@@ -34,7 +34,7 @@ import warnings
 
 import numpy as np
 
-from ..builder import MechanismBuilder
+from ..builder import MechanismBuilder, build_mechanism
 from ..errors import MechanismModelError, ModelFileError, SourceLines
 from ..joints import Joint, JointType
 from ..model import BodySpec, MassProperties, Mechanism
@@ -390,7 +390,7 @@ def _read(text: str, file: str, parameters: dict | None, name: str | None) -> Me
         m = b.build()
         if not base.floating and (base.frames or base.mass.mass):
             g = BodySpec(ground, None, None, base.frames, base.mass, (), None, {})
-            m = Mechanism(m.name, [g] + list(m.bodies[1:]), m.ground, m.source, m.metadata)
+            m = build_mechanism(m.name, [g] + list(m.bodies[1:]), m.ground, m.source, m.metadata)
         validation.check_poses(m)
     except MechanismModelError as exc:
         raise lines.file_error(exc, file) from None

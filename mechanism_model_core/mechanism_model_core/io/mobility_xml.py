@@ -24,7 +24,7 @@ but the assembly's is the one kept.
 from __future__ import annotations
 
 from ..locomotion.mobility import MODES
-from ..model import Mechanism
+from ..builder import build_mechanism
 
 __all__ = ["read_mobility", "write_mobility", "mobility_element"]
 
@@ -93,7 +93,7 @@ def read_mobility(reader, m, el):
     meta = dict(m.metadata)
     meta["mobility"] = d
     meta["mobility_lines"] = lines
-    return Mechanism(m.name, list(m.bodies), m.ground, m.source, meta)
+    return build_mechanism(m.name, list(m.bodies), m.ground, m.source, meta)
 
 
 def _num(v: float) -> str:

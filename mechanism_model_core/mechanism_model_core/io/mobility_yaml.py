@@ -16,6 +16,7 @@ from typing import Mapping
 
 from ..errors import ModelFileError
 from ..locomotion.mobility import MobilityError, MobilitySpec
+from ..builder import build_mechanism
 from ..model import Mechanism
 from .yaml_lines import read_yaml_with_lines
 
@@ -53,4 +54,4 @@ def with_mobility_file(mechanism: Mechanism) -> Mechanism:
     meta["mobility"] = load_mobility(f).to_dict()
     meta["mobility_source"] = f
     meta.pop("mobility_lines", None)
-    return Mechanism(mechanism.name, list(mechanism.bodies), mechanism.ground, mechanism.source, meta)
+    return build_mechanism(mechanism.name, list(mechanism.bodies), mechanism.ground, mechanism.source, meta)

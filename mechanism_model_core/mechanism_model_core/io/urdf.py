@@ -71,7 +71,7 @@ import warnings
 
 import numpy as np
 
-from ..builder import MechanismBuilder
+from ..builder import MechanismBuilder, build_mechanism
 from ..errors import MechanismModelError, ModelFileError, SourceLines
 from ..joints import COORDINATE_NAMES, Joint, JointType
 from ..model import BodySpec, BoundingShape, MassProperties, Mechanism
@@ -468,7 +468,7 @@ class _Reader:
                 b.add_body(s.name, s.parent, s.joint, s.frames, s.mass, s.shapes, s.graphics, s.frame_kinds)
             m = b.build()
             if ground_spec.frames or ground_spec.mass.mass or ground_spec.shapes or ground_spec.graphics:
-                m = Mechanism(m.name, [ground_spec] + list(m.bodies[1:]), m.ground, m.source, m.metadata)
+                m = build_mechanism(m.name, [ground_spec] + list(m.bodies[1:]), m.ground, m.source, m.metadata)
             validation.check_poses(m)
         except MechanismModelError as exc:
             raise self.lines.file_error(exc, self.file) from None

@@ -43,7 +43,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from ..builder import edit
+from ..builder import build_mechanism, edit
 from ..constraints import PointAtConstraint, PoseConstraint
 from ..data import memo
 from ..errors import InvalidConfiguration, MechanismModelError, ModelStructureError, UnknownFrame
@@ -114,7 +114,7 @@ def _chain_mechanism(m: Mechanism, base: str, tools: Sequence[str]) -> Mechanism
             if missing:
                 raise ModelStructureError(f"joint {s.joint.name!r} of the chain follows {missing}, which are not "
                                           f"in the chain from {base!r}")
-    chain = Mechanism(m.name, out, base, m.source, dict(m.metadata, chain_of=m.name, chain_base=base))
+    chain = build_mechanism(m.name, out, base, m.source, dict(m.metadata, chain_of=m.name, chain_base=base))
     return chain
 
 

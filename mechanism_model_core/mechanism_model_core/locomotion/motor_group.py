@@ -524,6 +524,42 @@ class MotorGroups(Mapping):
                            self.update_rate, self.source)
 
 
+def group_trajectories(groups: Iterable[MotorGroup], times, joint_names: Sequence[str], positions, velocities,
+                       accelerations, start: Mapping[str, float]) -> tuple[dict | None, str]:
+    """A trajectory over some joints (``joint_names``: the columns of the (N, k) ``positions``, ``velocities``
+    and ``accelerations``, at ``times`` (N,) s from now) as each motor group receives it: over all of the
+    group's joints, those not in ``joint_names`` held at their ``start`` position (rad or m) with zero velocity
+    and acceleration, and each group's whole trajectory checked against its limits from ``start`` (``{joint:
+    position}``, where the joints are now; :meth:`MotorGroup.check_trajectory`). Returns ``({group name:
+    (joint names, positions, velocities, accelerations)}, "")``, or ``(None, reason)`` at the first group whose
+    trajectory leaves its limits or has a joint without a finite start (nothing is clamped: a controller is
+    sent all groups or none)."""
+    col = {j: k for k, j in enumerate(joint_names)}
+    P, V, A = (np.asarray(x, dtype=float) for x in (positions, velocities, accelerations))
+    n_points = len(times)
+    out = {}
+    for g in groups:
+        names = list(g.joint_names)
+        s = np.array([float(start.get(n, math.nan)) for n in names])
+        if not np.all(np.isfinite(s)):
+            return None, f"{g.name}: joints without joint_states"
+        Q = np.repeat(s[None], n_points, axis=0)
+        Vg, Ag = np.zeros((n_points, len(names))), np.zeros((n_points, len(names)))
+        for k, n in enumerate(names):
+            c = col.get(n)
+            if c is not None:
+                Q[:, k], Vg[:, k], Ag[:, k] = P[:, c], V[:, c], A[:, c]
+        try:
+            violations = g.check_trajectory(times, Q, Vg, Ag, joint_names=names, start=s)
+        except InvalidCommand as exc:
+            return None, str(exc)
+        if violations:
+            more = f" (and {len(violations) - 3} more)" if len(violations) > 3 else ""
+            return None, f"{g.name}: " + "; ".join(str(v) for v in violations[:3]) + more
+        out[g.name] = (names, Q, Vg, Ag)
+    return out, ""
+
+
 def motor_limits_for(joint, *, lower=None, upper=None, velocity=None, acceleration=None,
                      effort=None) -> MotorLimits:
     """The limits of a motor on ``joint`` (a :class:`~mechanism_model_core.joints.Joint`): each value given
