@@ -314,7 +314,10 @@ def solve_ik_batch(mechanism: Mechanism, constraint, targets, q0=None, *, timeou
     integer) seeds the restart sequence, which is the same for every target. Target ``k``'s answer is the
     one ``solve_ik_batch`` gives for that target alone, and with ``start_width=population`` the one of
     ``solve_ik(..., solver="lm", solver_options={"focus": False})`` with the same settings and no time limit
-    (to rounding).
+    (to rounding) -- except for a mask in each target's own axes (``mask_frame="target"`` with a partial
+    mask, such as a tool's roll left free), which the batch runs on the lane engine with each lane's rows
+    turned to its target while a single solve of it takes the prioritized DLS: both reach the target within
+    the tolerances, not necessarily at the same configuration.
 
     Returns a :class:`~.batch.BatchIKResult`. Raises :class:`~.errors.InvalidConfiguration` for malformed
     input before solving: an empty batch, targets of the wrong shape, not finite or not rigid transforms, seeds
