@@ -70,6 +70,9 @@ COMMANDS = {
     ("docs/reach.md", "mechanism-model reach map mer/mer_idd.xml --chain ground:mi --resolution 0.05"): (
         (_DOCS + "test_the_reach_map_line_on_a_dask_scheduler",),
         "a local Dask scheduler for HOST, 0.3 m and 10 directions for 0.05 m (tens of minutes)"),
+    ("docs/reach.md", "DASK_DISTRIBUTED__NANNY__PRE_SPAWN_ENVIRON="): (
+        (_DOCS + "test_the_dask_worker_line_starts_a_worker_without_a_fixed_malloc_threshold",),
+        "a local Dask scheduler on loopback for HOST"),
     ("docs/reach.md", "mechanism-model reach show"): ((_DOCS + "test_the_reach_map_show_and_place_lines",), ""),
     ("docs/reach.md", "mechanism-model reach place"): ((_DOCS + "test_the_reach_map_show_and_place_lines",), ""),
     ("docs/reach.md", "mechanism-model call compute_base_placement"): (
