@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from mechanism_model_core import PoseConstraint, PositionConstraint, forward_kinematics
+from mechanism_model_core import PoseConstraint, PositionConstraint, forward_kinematics, load_model
+from mechanism_model_core.library import default_model_path
 from mechanism_model_core.errors import InvalidConfiguration
 from mechanism_model_core.ik import solve_ik, solve_ik_batch
 from mechanism_model_core.ik.batch import FAR_ITERATIONS, ORIENTATION_WEIGHT, SEED_TABLE, chain_engine
@@ -222,8 +223,6 @@ def test_targets_in_a_locked_chassis_frame_share_one_engine():
     """The IK service's requests give targets in the chassis frame with the rover's pose locked: every request
     at one rover pose shares one lane engine (one engine was built per request), another rover pose gets
     another, and each answer reaches its target in the chassis frame with the locked joints untouched."""
-    from mechanism_model_core import load_model
-    from mechanism_model_core.library import default_model_path
     m = load_model(default_model_path())
     arm = ["arm_yaw", "arm_shoulder", "arm_elbow", "arm_wrist", "arm_turret"]
     ia = [m.coordinate_index(n) for n in arm]

@@ -11,7 +11,8 @@ import os
 import numpy as np
 import pytest
 
-from mechanism_model_core import Joint, MechanismBuilder, PoseConstraint, forward_kinematics
+from mechanism_model_core import Joint, MechanismBuilder, PoseConstraint, forward_kinematics, load_model
+from mechanism_model_core.library import default_model_path
 from mechanism_model_core.errors import ModelStructureError
 from mechanism_model_core.ik import eaik_solver_for, ik_solutions, solve_ik
 from mechanism_model_core.ik.closed_form import eaik_solver as eaik_solver_module
@@ -170,8 +171,6 @@ def test_a_target_in_a_frame_the_locked_joints_hold_takes_the_closed_form():
     the chassis's ground pose is then constant, and the closed form takes the target there (the generic
     DLS took them before: 1.2 against 0.17 ms CPU median on the default rover). With the chassis free, the
     reference moves with the unknowns and the closed form declines."""
-    from mechanism_model_core import load_model
-    from mechanism_model_core.library import default_model_path
     m = load_model(default_model_path())
     arm = ["arm_yaw", "arm_shoulder", "arm_elbow", "arm_wrist", "arm_turret"]
     ia = [m.coordinate_index(n) for n in arm]

@@ -213,8 +213,13 @@ class EAIKSolver:
         v = min(max(float(ref[i]), lo), hi) + offsets
         v = v[(v >= lo) & (v <= hi)].tolist()
         if len(hints):
-            v[1:1] = [min(max(float(h), lo), hi) for h in hints]
+            v[1:1] = self._swept_in_range(hints)
         return v
+
+    def _swept_in_range(self, values) -> list:
+        """Values of the swept joint clamped into its range."""
+        lo, hi, _ = self._sweep
+        return [min(max(float(h), lo), hi) for h in values]
 
     def candidates(self, T, ref, deadline=math.inf, tol=None, hints=()):
         """In-limit branches nearest ``ref`` first (chain joint values; confirmed within ``tol`` when given,
@@ -228,8 +233,7 @@ class EAIKSolver:
         EAIK, H, P, R0, i = self._EAIK, self.H, self.P, self.R0, self.swept
         for k, v in enumerate(values):
             if k == 1 and callable(hints):               # ref's value gave none: the hints next
-                lo_s, hi_s, _ = self._sweep
-                values[1:1] = [min(max(float(h), lo_s), hi_s) for h in hints()]
+                values[1:1] = self._swept_in_range(hints())
                 v = values[1]
             if v is None:
                 robot = self._robots[None]
