@@ -186,13 +186,22 @@ class IKProblem:
         self.lower, self.upper = lo, hi
         #: revolute unknowns whose range spans a full turn: solvers wrap them (q and q +- 2 pi are one pose)
         self.wrap = st.wrap
-        q[self.free] = np.clip(q[self.free], lo, hi)
+        if st.all_free:
+            np.maximum(q, lo, out=q)                # np.clip's values, without its Python-level wrapper
+            np.minimum(q, hi, out=q)
+        else:
+            q[self.free] = np.clip(q[self.free], lo, hi)
+        self._within = st.within
         self.template = self._apply(q)
-        self._init_periodic(tasks)
-        prios = sorted({float(c.priority) for c in tasks})
-        self.levels: list[list[Constraint]] = [[c for c in tasks if float(c.priority) == p] for p in prios]
+        self._init_periodic(tasks, st)
+        if len(tasks) == 1:
+            prios = [float(tasks[0].priority)]
+            self.levels: list[list[Constraint]] = [tasks]
+        else:
+            prios = sorted({float(c.priority) for c in tasks})
+            self.levels = [[c for c in tasks if float(c.priority) == p] for p in prios]
         self.level_priorities = prios
-        self._weights = {id(c): c.row_weights() for c in tasks}
+        self._weights = None            # {id(task): row weights}, built by the first evaluate (_row_weights)
         self.tasks = tasks
         c = self.constraints[0] if len(self.constraints) == 1 else None
         #: the problem's one constraint when it is a full pose in the ground frame (no mask, nothing else):
@@ -204,32 +213,43 @@ class IKProblem:
     def n(self) -> int:
         return len(self.free)
 
-    def _init_periodic(self, tasks):
+    def _init_periodic(self, tasks, st):
         """Which unknowns are angles of one-axis revolute joints whose value matters only modulo 2 pi: not
         read by a model coupling (``2*joint1`` would turn by 4 pi) nor by a joint constraint (a joint target
         means that very value). Returned solutions put them at the representative nearest the posture's
-        rest value, else the initial configuration (TRAC-IK/KDL: a continuous joint stays near its seed)."""
-        m = self.mechanism
-        angle = _angle_coordinates(m)
+        rest value, else the initial configuration (TRAC-IK/KDL: a continuous joint stays near its seed).
+        Without a joint constraint they are the structure's (``st``, computed once per mechanism and locked
+        joints)."""
         joint_tasks = [c for c in tasks if c.kind == "joint"]
         if joint_tasks:
-            angle = angle.copy()
+            angle = _angle_coordinates(self.mechanism).copy()
             for c in joint_tasks:
                 angle[list(c.coordinates_read)] = False
-        self.periodic = angle[self.free]
-        self.any_periodic = bool(self.periodic.any())
+            self.periodic = angle[self.free]
+            self.any_periodic = bool(self.periodic.any())
+            self._periodic_at = np.flatnonzero(self.periodic).tolist()
+            coords = self.free[self.periodic]
+        else:
+            self.periodic, self.any_periodic = st.periodic, st.any_periodic
+            self._periodic_at, coords = st.periodic_at, st.periodic_coords
         ref = self.posture.q if self.posture is not None else self.template
-        self.periodic_reference = ref[self.free][self.periodic] if self.any_periodic else None
+        #: the periodic unknowns' reference values (posture rest values, else the initial ones); None if none
+        self.periodic_reference = ref[coords] if self.any_periodic else None
 
     def wrap_near_reference(self, x: np.ndarray) -> np.ndarray:
         """A copy of ``x`` with every periodic angle (see :meth:`_init_periodic`) moved by whole turns to the
         value nearest its reference that lies within limits (unchanged when no other turn does)."""
         if not self.any_periodic:
             return x
-        k = self.periodic
-        v, ref = x[k], self.periodic_reference
-        if (np.abs(v - ref) <= math.pi).all():
+        ref = self.periodic_reference
+        xs = x.tolist()
+        for i, r in zip(self._periodic_at, ref.tolist()):   # floats: a fifth of the array calls' cost
+            if not abs(xs[i] - r) <= math.pi:
+                break
+        else:
             return x                                  # already the nearest turn (the common case)
+        k = self.periodic
+        v = x[k]
         x = np.array(x, dtype=float)
         lo, hi = self.lower[k], self.upper[k]
         turn = 2 * math.pi
@@ -289,6 +309,7 @@ class IKProblem:
         q = self.expand(x)
         ev = Evaluation(self.mechanism, q)
         D = self.dq_dx(q)
+        weights = self._weights or self._row_weights()
         raw = {}
         levels = []
         for group in self.levels:
@@ -296,7 +317,7 @@ class IKProblem:
             for c in group:
                 r, J = c.evaluate(ev)
                 raw[id(c)] = (r, J)
-                w = self._weights[id(c)]
+                w = weights[id(c)]
                 rs.append(w * r)
                 Js.append(w[:, None] * J)
             R = np.concatenate(rs)
@@ -308,6 +329,12 @@ class IKProblem:
             r = w * (q - self.posture.q)
             post = (r, w * (np.eye(len(q))[:, self.free] if D is None else D))
         return q, raw, levels, post
+
+    def _row_weights(self) -> dict:
+        """``{id(task): its row weights}`` (built on first use: solvers that never evaluate the generic way,
+        the closed forms and the lane engine, do not pay for it)."""
+        self._weights = {id(c): c.row_weights() for c in self.tasks}
+        return self._weights
 
     def satisfied(self, raw, options: IKOptions) -> list[bool]:
         """Per level: every constraint within tolerance."""
@@ -331,6 +358,13 @@ class IKProblem:
         return not (np.isin(coords, self.free).any() or any(int(k) in self.dependent for k in coords))
 
     def within_limits(self, q: np.ndarray, tol: float = 1e-9) -> bool:
+        """Every coordinate of full coordinates ``q`` within its limits, to ``tol`` (rad or m)."""
+        if tol == 1e-9 and self._within is not None and q.ndim == 1:
+            lo, hi = self._within                      # small mechanisms: floats, without the array calls
+            for v, a, b in zip(q.tolist(), lo, hi):
+                if not a <= v <= b:
+                    return False
+            return True
         return bool(self.mechanism.within_limits(q, tol))
 
     def report(self, q: np.ndarray, options: IKOptions) -> list[Residual]:
@@ -359,8 +393,9 @@ class IKProblem:
         """:meth:`report`'s entry for :attr:`plain_pose` from its residual ``r`` (6,)."""
         c = self.plain_pose
         r = np.array(r, dtype=float)
-        p = math.sqrt(r[0] * r[0] + r[1] * r[1] + r[2] * r[2])
-        o = math.sqrt(r[3] * r[3] + r[4] * r[4] + r[5] * r[5])
+        r0, r1, r2, r3, r4, r5 = r.tolist()
+        p = math.sqrt(r0 * r0 + r1 * r1 + r2 * r2)
+        o = math.sqrt(r3 * r3 + r4 * r4 + r5 * r5)
         ok = p <= options.tol_position and o <= options.tol_orientation
         return Residual(c.name or "PoseConstraint_0", c.kind, float(c.priority), p, o, ok, r)
 
@@ -450,6 +485,16 @@ class _Structure:
         span = hi - lo
         self.wrap = _ro((~mechanism.coordinate_is_prismatic[self.free]) & np.isfinite(span) &
                         (span >= 2 * math.pi - 1e-9))
+        # the periodic unknowns without a joint constraint (IKProblem._init_periodic): a mask over the
+        # unknowns, their positions among them and their coordinates
+        self.periodic = _ro(_angle_coordinates(mechanism)[self.free])
+        self.any_periodic = bool(self.periodic.any())
+        self.periodic_at = np.flatnonzero(self.periodic).tolist()
+        self.periodic_coords = _ro(self.free[self.periodic])
+        #: (lower - 1e-9, upper + 1e-9) per coordinate as float lists for IKProblem.within_limits on
+        #: mechanisms of up to _FLOAT_CHECK_MAX coordinates (a loop over floats beats the array calls there)
+        self.within = ((mechanism.lower_limits - 1e-9).tolist(), (mechanism.upper_limits + 1e-9).tolist()) \
+            if mechanism.nq <= _FLOAT_CHECK_MAX else None
         del self.mechanism
 
     def _fold_coupling_limits(self, lo, hi):
@@ -492,6 +537,8 @@ def _ro(a: np.ndarray) -> np.ndarray:
 
 #: structures kept per mechanism (a memo of its derived data, :mod:`..data`, by tuple of locked names)
 _STRUCTURE_MAX = 64
+#: coordinates up to which IKProblem.within_limits compares floats rather than arrays
+_FLOAT_CHECK_MAX = 16
 
 
 def _linear_forms(m: Mechanism) -> dict:

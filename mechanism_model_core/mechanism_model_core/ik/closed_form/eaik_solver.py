@@ -228,7 +228,6 @@ class EAIKSolver:
         ``ref``'s value gives none), then outward from ``ref``'s."""
         T = np.asarray(T, dtype=float)
         lo, hi = self.lower, self.upper
-        turn = 2 * math.pi
         values = [None] if self.swept is None else self._sweep_values(ref, () if callable(hints) else hints)
         EAIK, H, P, R0, i = self._EAIK, self.H, self.P, self.R0, self.swept
         for k, v in enumerate(values):
@@ -248,29 +247,25 @@ class EAIKSolver:
             if Q.shape[0] == 0:
                 continue
             ls = np.asarray(sol.is_LS, dtype=bool)
-            if ls.any():
+            if np.count_nonzero(ls):
                 Q = Q[~ls]                        # least-squares approximations are not answers
                 if Q.shape[0] == 0:
                     continue
             if v is not None:
                 Q = Q.copy()
                 Q[:, i] = v
-            # every branch at once: whole turns per joint to the value nearest ref, then into the limits
-            D = Q - ref
-            Q = ref + D - turn * np.round(D * (1.0 / turn))
-            lo_in, hi_in = self._lo_in, self._hi_in
-            Q = np.where(Q < lo_in, Q + turn, Q)
-            Q = np.where(Q > hi_in, Q - turn, Q)
-            inside = ((Q >= lo_in) & (Q <= hi_in)).all(axis=1)
-            if not inside.any():
+            Q = _in_limit_turns(Q, ref, self._lo_in, self._hi_in, lo, hi)
+            if Q is None:
                 continue
-            Q = np.clip(Q[inside], lo, hi)
             if tol is not None:
                 Q = np.array(self._confirmed(T, Q, tol)).reshape(-1, Q.shape[1])
                 if Q.shape[0] == 0:
                     continue
-            d = np.sum((Q - ref) ** 2, axis=1)
-            return [Q[k] for k in np.argsort(d, kind="stable")]
+            if Q.shape[0] == 1:
+                return [Q[0]]
+            D = Q - ref
+            D *= D
+            return [Q[k] for k in np.add.reduce(D, axis=1).argsort(kind="stable")]
         return []
 
     def solve(self, problem: IKProblem, options: IKOptions) -> IKResult:
@@ -316,6 +311,35 @@ class EAIKSolver:
         _, _, pt, RtT, _ = lane_data(problem)
         near = E.nearest_starts(pt[None], RtT[None], SWEEP_HINTS)
         return () if near is None else near[0][:, int(j[0])]
+
+
+_TURN = 2 * math.pi
+
+
+def _in_limit_turns(Q, ref, lo_in, hi_in, lo, hi):
+    """The rows of branches ``Q`` (k, n) that lie within limits once every joint is moved by whole turns to
+    the value nearest ``ref`` and then, where that is out of range, one turn up or down (``lo_in``/``hi_in``:
+    the limits widened by the in-limit test's margin), clamped into ``[lo, hi]``; None when no row does.
+    Elementwise, in place on a fresh array: a solve pays numpy's call overhead, not arithmetic, here."""
+    D = Q - ref
+    k = D * (1.0 / _TURN)
+    np.rint(k, out=k)                               # np.round's own kernel for 0 decimals
+    k *= _TURN
+    D += ref
+    D -= k                                          # ref + (Q - ref) - turn * round((Q - ref) / turn)
+    np.add(D, _TURN, out=D, where=D < lo_in)
+    np.subtract(D, _TURN, out=D, where=D > hi_in)
+    ok = D >= lo_in
+    ok &= D <= hi_in
+    inside = np.logical_and.reduce(ok, axis=1)
+    n = np.count_nonzero(inside)
+    if not n:
+        return None
+    if n < inside.shape[0]:
+        D = D[inside]
+    np.maximum(D, lo, out=D)
+    np.minimum(D, hi, out=D)
+    return D
 
 
 def _robot_or_none(EAIK, H, P, R0, fixed):
