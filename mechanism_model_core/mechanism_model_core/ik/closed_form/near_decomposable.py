@@ -74,8 +74,10 @@ MAX_TRIES = 12
 REFINE_BRANCHES = 3
 REFINE_STEPS = 8
 REFINE_RATIO = 0.9
-#: damping factor of the refining steps (lambda = REFINE_MU |e|^2: nearly Gauss-Newton near a solution)
+#: damping factor of the refining steps (lambda = REFINE_MU |e|^2: nearly Gauss-Newton near a solution), and
+#: the slow or rejected steps in a row (each with ten times the damping) before a branch is given up
 REFINE_MU = 1e-3
+REFINE_REJECTS = 2
 
 
 def concurrency_defect(H, O):
@@ -374,25 +376,37 @@ class NearDecomposableSolver:
         return res
 
     def _refine(self, E, x, pt, RtT, tp, to, deadline):
-        """Gauss-Newton steps (lightly damped, joint limits clamped) on the exact chain from ``x`` while each
-        divides the cost by 1 / REFINE_RATIO: ``(x, residual, converged, evaluations)``."""
+        """Levenberg-Marquardt steps (joint limits clamped) on the exact chain from ``x``: a step is kept when
+        it divides the cost by at least 1 / REFINE_RATIO, else the damping grows tenfold and the step is
+        taken again (at most REFINE_REJECTS times in a row); at most REFINE_STEPS steps.
+        Returns ``(x, residual, converged, evaluations)``."""
         r, J, ep, er = E._eval1(x, pt, RtT)
         k = 1
         if ep <= tp and er <= to:
             return x, r, True, k
         c = float(r @ r)
+        mu = REFINE_MU
+        rejects = 0
         for _ in range(REFINE_STEPS):
             if time.perf_counter() > deadline:
                 break
-            xn = E._step_one(x, r, J, REFINE_MU * c + 1e-12)[0]
+            xn = E._step_one(x, r, J, mu * c + 1e-12)[0]
             rn, Jn, ep, er = E._eval1(xn, pt, RtT)
             k += 1
             if ep <= tp and er <= to:
                 return xn, rn, True, k
             cn = float(rn @ rn)
             if cn > c * REFINE_RATIO:
-                break
+                rejects += 1
+                if rejects > REFINE_REJECTS:
+                    break
+                if cn < c:
+                    x, r, J, c = xn, rn, Jn, cn
+                mu *= 10.0
+                continue
             x, r, J, c = xn, rn, Jn, cn
+            rejects = 0
+            mu = max(mu * 0.1, 1e-6)
         return x, r, False, k
 
 
