@@ -207,6 +207,7 @@ class NearDecomposableSolver:
             hi_s = self._rhi[i] if math.isfinite(self._rhi[i]) else math.pi
             k = np.arange(1, SWEEP_OUTWARD + 1) * (hi_s - lo_s) / SWEEP_STEPS
             self._sweep = (lo_s, hi_s, np.stack([k, -k], axis=1).ravel())
+        self._flags_reliable = self._least_squares_flags_reliable()
         # closed-form tries per solve (lift and swept values) before the population LM takes over
         self.max_tries = MAX_TRIES
         self._fallback = LMPopulationSolver()
@@ -273,27 +274,57 @@ class NearDecomposableSolver:
             return None, False
         if v is not None:
             Q[:, self.swept] = v
+        tau = 2 * math.pi
         Q -= ref                                            # whole turns: the value nearest ref, in limits
         Q += math.pi
-        np.remainder(Q, 2 * math.pi, out=Q)
+        np.remainder(Q, tau, out=Q)
         Q += ref - math.pi
-        Q[Q < self._rlo_in] += 2 * math.pi
-        Q[Q > self._rhi_in] -= 2 * math.pi
-        inside = ((Q >= self._rlo_in) & (Q <= self._rhi_in)).all(axis=1)
-        if not inside.any():
-            return None, False
+        lo, hi = self._rlo_in, self._rhi_in
+        Q += (Q < lo) * tau
+        Q -= (Q > hi) * tau
+        inside = ~((Q < lo) | (Q > hi)).any(axis=1)
         ks = np.flatnonzero(inside)
-        Q = np.clip(Q[ks], self._rlo, self._rhi)
+        if not len(ks):
+            return None, False
+        Q = Q[ks]
         ls = sol.is_LS
         exact = [not ls[k] for k in ks]
-        for j, k in enumerate(ks):              # eaik flags some exact branches least-squares too
-            if not exact[j]:
-                F = robot.fwdkin(Q[j])
-                exact[j] = bool(np.abs(F[:3] - T[:3]).max() < 1e-9)
+        if not self._flags_reliable:               # eaik flags some exact branches least-squares too
+            for j in range(len(ks)):
+                if not exact[j]:
+                    F = robot.fwdkin(Q[j])
+                    exact[j] = bool(np.abs(F[:3] - T[:3]).max() < 1e-9)
         if any(exact):
-            Q = Q[np.array(exact)]
-        d = np.einsum("ij,ij->i", Q - ref, Q - ref)
-        return (Q if len(d) == 1 else Q[np.argsort(d, kind="stable")]), any(exact)
+            if not all(exact):
+                Q = Q[np.array(exact)]
+            found = True
+        else:
+            found = False
+        if len(Q) > 1:
+            D = Q - ref
+            Q = Q[np.argsort(np.einsum("ij,ij->i", D, D), kind="stable")]
+        return np.clip(Q, self._rlo, self._rhi, out=Q), found
+
+    def _least_squares_flags_reliable(self, samples: int = 16) -> bool:
+        """Whether ``eaik``'s least-squares flag is False on every exact branch of this chain: the branches of
+        the poses of ``samples`` fixed random configurations (the approximate chain's own poses) are checked
+        by its forward kinematics. It is not for some families with a held joint (Fetch's arm: every branch
+        flagged), whose flagged branches are then checked one by one."""
+        rng = np.random.default_rng(MEASURE_RNG)
+        lo = np.where(np.isfinite(self._rlo), self._rlo, -math.pi)
+        hi = np.where(np.isfinite(self._rhi), self._rhi, math.pi)
+        for _ in range(samples):
+            q = lo + rng.random(len(lo)) * (hi - lo)
+            robot = self._robot6 if self.swept is None else _robot_or_none(
+                self._EAIK, self.H, self.P, self.R0, [(self.swept, float(q[self.swept]))])
+            if robot is None:
+                return False
+            T = robot.fwdkin(q)
+            sol = robot.calculate_IK(T)
+            for qq, ls in zip(sol.Q, sol.is_LS):
+                if ls and np.abs(robot.fwdkin(qq)[:3] - T[:3]).max() < 1e-9:
+                    return False
+        return True
 
     def _tries(self, x0, hints):
         """``(lift, swept)`` values to try, in order (None: no such joint): the seed's; each seed-table
