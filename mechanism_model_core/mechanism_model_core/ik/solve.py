@@ -15,6 +15,7 @@ from ..collision.constraint import solve_ik_avoiding_collisions   # collision ne
 from ..constraints import Constraint, OrientationConstraint, PoseConstraint, PositionConstraint
 from ..errors import InvalidConfiguration
 from .closed_form.eaik_solver import eaik_solver_for
+from .closed_form.near_decomposable import near_decomposable_solver_for
 from .batch import (POPULATION, WIDE_FROM, BatchIKResult, LMPopulationSolver, chain_engine, lane_data,
                     target_rows_engine)
 from .problem import CancellableIKOptions, IKOptions, IKProblem, IKResult, Residual, Solver
@@ -116,6 +117,9 @@ def _get_solver(name_or_solver, problem: IKProblem, solver_options):
             closed = eaik_solver_for(problem.mechanism, c.frame, problem)   # decomposable chain (eaik present)
             if closed is not None and closed.accepts(problem):
                 return closed
+            near = near_decomposable_solver_for(problem.mechanism, c.frame)    # a lift, an offset wrist
+            if near is not None and near.accepts(problem):
+                return near
         # one pose/position/orientation on one chain of WIDE_FROM (6) or more unknowns: the population LM
         # (.batch); shorter chains (a pan-tilt mast: 0.50 against 0.70 ms CPU median) and everything else:
         # prioritized DLS, whose single-chain kernel has the lower fixed cost
