@@ -7,9 +7,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 from hypothesis import given, settings, strategies as st
 
-from mechanism_model_core import PoseConstraint, forward_kinematics
+from mechanism_model_core import InvalidConfiguration, PoseConstraint, forward_kinematics
 from mechanism_model_core.ik import solve_ik
 from mechanism_model_core.ik.closed_form.eaik_solver import _in_limit_turns
 from mechanism_model_core.ik.problem import IKProblem
@@ -92,6 +93,8 @@ def _wrap_by_the_formula(P, x):
     ref = iter(P.periodic_reference.tolist())
     for k in np.flatnonzero(P.periodic):
         r = next(ref)
+        if not math.isfinite(x[k]):
+            continue                                        # kept as it is
         w = x[k] - TURN * round((x[k] - r) / TURN)
         if w < P.lower[k]:
             w += TURN
@@ -143,3 +146,54 @@ def test_closed_form_and_generic_results_report_the_residual_at_their_configurat
             np.testing.assert_allclose(res.vector[:3], F[:3, 3] - T[:3, 3], rtol=0, atol=1e-13)
             assert abs(res.position - np.linalg.norm(F[:3, 3] - T[:3, 3])) <= 1e-13
             assert res.orientation <= 1e-5 and r.levels == r.levels_met == 1
+
+
+@pytest.mark.parametrize("T, match", [
+    (np.full((4, 4), np.nan), "finite 4x4"), (np.diag([1.0, 1.0, 1.0, np.inf]), "finite 4x4"),
+    (np.eye(3), "finite 4x4"), (np.diag([1.0, 1.0, -1.0, 1.0]), "proper rotation"),
+    (np.diag([1.0, 1.1, 1.0, 1.0]), "proper rotation"), (np.eye(4).astype(np.float32) * 2, "proper rotation")])
+def test_pose_targets_are_checked_on_every_path(T, match):
+    """Float64 4x4 targets take a shortcut past the array conversion; every target is still checked, and the
+    error names the constraint's frame."""
+    with pytest.raises(InvalidConfiguration, match=match) as e:
+        PoseConstraint("tool", T)
+    assert "PoseConstraint('tool')" in str(e.value)
+
+
+def test_pose_target_is_a_read_only_copy():
+    T = translation(0.1, 0.2, 0.3)
+    c = PoseConstraint("tool", T)
+    T[0, 3] = 5.0
+    assert c.target[0, 3] == 0.1 and not c.target.flags.writeable
+    assert PoseConstraint("tool", T.tolist()).target[0, 3] == 5.0          # lists and ints are taken too
+    assert PoseConstraint("tool", np.eye(4, dtype=int)).target.dtype == np.float64
+
+
+def test_seeds_and_locked_joints_in_any_form_are_checked_as_before():
+    """A seed with NaN is refused; a finite seed too large for the shortcut's sum of squares takes the general
+    path (clamped into the limits, as any seed); locked joints may come as any iterable."""
+    m = ur5(limit=2.0)
+    T = forward_kinematics(m, np.full(6, 0.3)).pose("tool")
+    q = np.full(6, 0.1)
+    q[2] = math.nan
+    with pytest.raises(InvalidConfiguration):
+        solve_ik(m, PoseConstraint("tool", T), q, timeout=SAFETY)
+    big = np.full(6, 1e200)
+    P = IKProblem(m, [PoseConstraint("tool", T)], np.clip(big, m.lower_limits, m.upper_limits))
+    r = solve_ik(m, PoseConstraint("tool", T), big, timeout=SAFETY)
+    assert r.success and m.within_limits(r.q)
+    np.testing.assert_array_equal(P.template, m.upper_limits)
+    names = m.coordinate_names[:1]
+    a = solve_ik(m, PoseConstraint("tool", T), np.full(6, 0.3), locked=iter(names), timeout=SAFETY)
+    b = solve_ik(m, PoseConstraint("tool", T), np.full(6, 0.3), locked=list(names), timeout=SAFETY)
+    assert a.success and np.array_equal(a.q, b.q) and a.q[0] == 0.3
+
+
+def test_wrap_of_a_non_finite_unknown_keeps_it():
+    m = ur5(limit=2 * math.pi)
+    P = _problem(m, m.home)
+    x = np.full(6, 4.0)
+    x[1] = math.nan
+    w = P.wrap_near_reference(x)
+    assert math.isnan(w[1])
+    np.testing.assert_allclose(w, _wrap_by_the_formula(P, x), rtol=0, atol=1e-12)

@@ -117,6 +117,7 @@ class EAIKSolver:
         self.coords = np.array(ch.coords)[self.steps]
         # reach bound: no pose farther than this from the first joint's origin (sum of the origin offsets)
         self.origin = O[0].copy()
+        self._origin = tuple(self.origin.tolist())
         self.reach = float(np.sum(np.linalg.norm(self.P[1:], axis=1)))
         lo, hi = m.lower_limits[self.coords], m.upper_limits[self.coords]
         self.lower, self.upper = lo, hi
@@ -271,12 +272,15 @@ class EAIKSolver:
     def solve(self, problem: IKProblem, options: IKOptions) -> IKResult:
         c = problem.tasks[0]
         x0 = problem.x_of(problem.template)
-        cols = np.searchsorted(problem.free, self.coords)     # (accepts: every chain joint is an unknown)
+        # (accepts: every chain joint is an unknown; all of them free: the unknowns are the coordinates)
+        cols = self.coords if problem.all_free else np.searchsorted(problem.free, self.coords)
         T = c.target
         if c.relative_to not in (None, self.ground):     # a frame the locked joints hold: T in the ground frame
             T = forward_kinematics(problem.mechanism, problem.template).pose(c.relative_to) @ T
-        d = T[:3, 3] - self.origin
-        far = math.sqrt(float(d @ d)) > self.reach + options.tol_position
+        tx, ty, tz = T[:3, 3].tolist()
+        ox, oy, oz = self._origin
+        dx, dy, dz = tx - ox, ty - oy, tz - oz
+        far = math.sqrt(dx * dx + dy * dy + dz * dz) > self.reach + options.tol_position
         plain = problem.plain_pose is not None
         hints = () if far or self.swept is None else (lambda: self._hints(problem, options, cols))
         for q in ([] if far else self.candidates(T, x0[cols], options.deadline, hints=hints)):
@@ -284,8 +288,12 @@ class EAIKSolver:
             x[cols] = q
             # the result's residuals are the core's forward kinematics: the confirmation of the branch
             # (a plain pose: the frame's pose alone, handed to result rather than evaluated a second time)
-            e = problem.plain_residual(problem.expand(x)) if plain else None
-            r = problem.result(x, True, "converged", options, 1, 0, self.name, residual=e)
+            if plain:
+                qf = problem.expand(x)
+                r = problem.result(x, True, "converged", options, 1, 0, self.name,
+                                   residual=problem.plain_residual(qf), q=qf)
+            else:
+                r = problem.result(x, True, "converged", options, 1, 0, self.name)
             if r.success and r.residuals[0].satisfied:
                 return r
         res = self._fallback.solve(problem, options)
