@@ -163,6 +163,8 @@ def log_so3(R) -> np.ndarray:
     """Rotation vector (axis times angle, radians, angle in [0, pi]) of a 3x3 rotation matrix, or of a
     stack of them (..., 3, 3): the SO(3) logarithm. Accurate near 0 (series) and near pi (axis from the
     symmetric part, angle from atan2)."""
+    if type(R) is np.ndarray and R.shape == (3, 3) and R.dtype == np.float64:
+        return _log_so3_one(R)                       # one float matrix: no conversion
     R = np.asarray(R, dtype=float)
     if R.ndim == 2:
         return _log_so3_one(R)
@@ -183,9 +185,10 @@ def log_so3(R) -> np.ndarray:
 
 
 def _log_so3_one(R) -> np.ndarray:
-    tr = R[0, 0] + R[1, 1] + R[2, 2]
+    (r00, r01, r02), (r10, r11, r12), (r20, r21, r22) = R.tolist()   # floats: the same arithmetic, cheaper
+    tr = r00 + r11 + r22
     c = 0.5 * (tr - 1.0)
-    w0, w1, w2 = R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]
+    w0, w1, w2 = r21 - r12, r02 - r20, r10 - r01
     if c > -0.99:
         if c > 0.999999:              # small angle: theta / sin(theta) to second order
             f = 0.5 * (1.0 + (1.0 - min(c, 1.0)) / 3.0)

@@ -89,12 +89,33 @@ def test_force_angle_moment_equals_shifted_force_sign():
             assert (r.angles[k] > 0) == (m_about < 0), (n_x, sign_a)
 
 
+def _distance_to_polygon(q, v):
+    """Distance (m) from the point ``v`` (2,) to the convex polygon ``q`` (k, 2) (counter-clockwise; a
+    segment or a point when k < 3): 0 inside, else the distance to the nearest edge."""
+    if len(q) >= 3:
+        edges = np.roll(q, -1, axis=0) - q
+        if np.all(edges[:, 0] * (v[1] - q[:, 1]) - edges[:, 1] * (v[0] - q[:, 0]) >= 0):
+            return 0.0
+    best = math.inf
+    for a, b in zip(q, np.roll(q, -1, axis=0)):
+        ab = b - a
+        t = 0.0 if not ab.any() else min(1.0, max(0.0, float((v - a) @ ab / (ab @ ab))))
+        best = min(best, float(np.hypot(*(a + t * ab - v))))
+    return best
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.tuples(st.floats(-2, 2), st.floats(-2, 2), st.floats(-0.3, 0.3)), min_size=4, max_size=9),
        st.floats(0, 2 * math.pi))
 # two points 1e-9 apart (the merge distance) at a hull corner: support_polygon keeps the first, (0, 1e-9),
 # scipy the extreme one, (0, 0); both hulls are right to within the merge distance
 @example(pts=[(0.0, 1.0, 0.0), (0.0, 1e-9, 0.0), (0.0, 0.0, 0.0), (1.0, 0.0, 0.0)], yaw=0.0)
+# (0, 1e-12) merged into (0, 0), which lies on the edge from (1, 0) to (-1, 0): scipy keeps (0, 1e-12) as a
+# corner, ours has no vertex there (found by the random profile)
+@example(pts=[(0.0, 0.0, 0.0), (0.0, 1e-12, 0.0), (0.0, -1.0, 0.0), (1.0, 0.0, 0.0), (-1.0, 0.0, 0.0)], yaw=0.0)
+# (0, 1.9e-9) and (0, 0): merged or not depending on the extent measure; it must not change with the basis of
+# the plane (it was the flattened spread of the projected coordinates: 1 here, 2 in support_polygon's basis)
+@example(pts=[(0.0, 1.0, 0.0), (0.0, 1.874232423158714e-09, 0.0), (0.0, 0.0, 0.0), (1.0, 0.0, 0.0)], yaw=0.0)
 def test_hull_matches_scipy(pts, yaw):
     p = np.array(pts)
     xy = p[:, :2]
@@ -108,11 +129,13 @@ def test_hull_matches_scipy(pts, yaw):
     hull = support_polygon(p @ R.T)          # rotating about up changes nothing
     # support_polygon counts points closer than this once (any of them may stand for the others), so its
     # vertices match scipy's to within it, not exactly
-    merge = 1e-9 * max(1.0, float(np.ptp(xy)))
+    merge = 1e-9 * max(1.0, 2.0 * float(np.max(np.hypot(*(xy - xy.mean(axis=0)).T))))
     tol = merge + 1e-12
     q = xy[list(hull)]
-    for v in xy[ref.vertices]:   # every corner of scipy's hull is one of ours, or merged into one of ours
-        assert np.hypot(*(q - v).T).min() <= tol
+    # every corner of scipy's hull lies on or within ours, to the merge distance: a corner merged into a
+    # point that then lies on an edge (dropped as collinear) is not one of our vertices
+    for v in xy[ref.vertices]:
+        assert _distance_to_polygon(q, v) <= tol, (v, q)
     for i in hull:     # each of our vertices lies on scipy's boundary (extras: nearly collinear points)
         dist = ref.equations[:, :2] @ xy[i] + ref.equations[:, 2]
         assert np.all(dist <= tol) and np.abs(dist).min() <= tol

@@ -163,20 +163,29 @@ def _frame_check(mechanism: Mechanism, *names):
             raise UnknownFrame(n, mechanism.frame_names)
 
 
-def _as_pose(T, what: str) -> np.ndarray:
-    A = _frozen_array(as_real_array(T, f"{what}"))
+def _as_pose(T, what: str, *args) -> np.ndarray:
+    """A read-only float copy of ``T``, checked: a finite 4x4 transform whose rotation part is a proper
+    rotation (orthonormal to 1e-6, determinant > 0). ``what`` names it in errors (``what.format(*args)``
+    when ``args`` are given: the message is only formatted for an error)."""
+    if type(T) is np.ndarray and T.dtype == np.float64 and T.shape == (4, 4):
+        A = np.array(T)                              # the common case, as as_real_array takes it
+        A.setflags(write=False)
+    else:
+        A = _frozen_array(as_real_array(T, what.format(*args) if args else what))
     if A.shape != (4, 4) or not math.isfinite(float(A.sum())):
-        raise InvalidConfiguration(f"{what}: expected a finite 4x4 transform, got shape {A.shape}")
+        raise InvalidConfiguration(f"{what.format(*args) if args else what}: expected a finite 4x4 transform, "
+                                   f"got shape {A.shape}")
+    a, b, c = A[:3].tolist()
     # orthonormal rows and determinant > 0 (the triple product of the rows), in floats: a twentieth of
     # the cost of the array calls on a 3x3 matrix, which every solve's constraint pays
-    a, b, c = (row[:3] for row in A[:3].tolist())
     err = max(abs(a[0] * a[0] + a[1] * a[1] + a[2] * a[2] - 1.0), abs(b[0] * b[0] + b[1] * b[1] + b[2] * b[2] - 1.0),
               abs(c[0] * c[0] + c[1] * c[1] + c[2] * c[2] - 1.0), abs(a[0] * b[0] + a[1] * b[1] + a[2] * b[2]),
               abs(a[0] * c[0] + a[1] * c[1] + a[2] * c[2]), abs(b[0] * c[0] + b[1] * c[1] + b[2] * c[2]))
     det = (a[0] * (b[1] * c[2] - b[2] * c[1]) - a[1] * (b[0] * c[2] - b[2] * c[0])
            + a[2] * (b[0] * c[1] - b[1] * c[0]))
     if not err <= 1e-6 or not det > 0:
-        raise InvalidConfiguration(f"{what}: the rotation part is not a proper rotation matrix")
+        raise InvalidConfiguration(f"{what.format(*args) if args else what}: the rotation part is not a proper "
+                                   f"rotation matrix")
     return A
 
 

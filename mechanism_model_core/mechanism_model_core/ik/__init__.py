@@ -26,7 +26,9 @@ Package layout:
   (one pose/position/orientation on one chain);
 * :mod:`.closed_form` -- the planar two-link elbow shared by the closed forms, the YPPPY (MER IDD), YPPP
   (Moonrise arm) and YPP leg solvers, :mod:`~.closed_form.eaik_solver` (analytic IK of decomposable
-  6R arms through the optional ``eaik`` package) and the pan-tilt pointing closed form;
+  6R arms through the optional ``eaik`` package), :mod:`~.closed_form.near_decomposable` (closed-form
+  answers or starts for arms on a lift and arms near a decomposable chain: TIAGo, Fetch, Baxter, xArm) and the
+  pan-tilt pointing closed form;
 * :mod:`.path_tracker` -- step-by-step IK along Cartesian paths (manipulator paths, the generic leg IK);
 * :mod:`.leg_points` -- foot points of a leg of any structure (the generic leg solver);
 * :mod:`.verify` -- :func:`verify_specialized`, a closed form against the generic solver.
@@ -34,7 +36,9 @@ Package layout:
 Solvers by name (``solve_ik(..., solver=name)``):
 
 ``"auto"``   the default: a closed form registered for this mechanism and frame when the problem suits it,
-             else (full poses) the eaik closed form when the chain decomposes, else ``"lm"`` for one
+             else (full poses) the eaik closed form when the chain decomposes, else the closed form of a
+             chain on a lift or near a decomposable one (:class:`~.closed_form.NearDecomposableSolver`,
+             the population LM its fallback), else ``"lm"`` for one
              pose/position/orientation on a chain of 6 or more unknowns, else ``"dls"``.
 ``"lm"``     :class:`~.batch.LMPopulationSolver`: ``q0`` and (full poses on chains of 6 or more unknowns) the
              entries of a fixed table whose frame pose is nearest the target advance together; once the lane of
@@ -66,11 +70,13 @@ from .solvers import DLSSolver, ScipySolver
 from .batch import BatchIKResult, LMPopulationSolver
 from .solve import ConstraintManager, available_solvers, solve_ik, solve_ik_batch
 from . import closed_form  # noqa: F401  (registers the shipped models' closed forms)
-from .closed_form import EAIKSolver, YPPPSolver, YPPPYSolver, eaik_solver_for, ik_solutions
+from .closed_form import (EAIKSolver, NearDecomposableSolver, YPPPSolver, YPPPYSolver, eaik_solver_for,
+                          ik_solutions, near_decomposable_solver_for)
 from .verify import VerificationReport, verify_specialized
 
 __all__ = ["BatchIKResult", "ConstraintManager", "DLSSolver", "EAIKSolver", "IKOptions", "IKProblem", "IKResult",
-           "LMPopulationSolver", "Residual", "RestartingSolver", "ScipySolver", "Solver", "VerificationReport",
-           "YPPPSolver", "YPPPYSolver", "available_solvers", "eaik_solver_for", "find_specialized", "ik_solutions",
-           "register_solver", "register_specialized", "solve_ik", "solve_ik_batch", "unregister_specialized",
+           "LMPopulationSolver", "NearDecomposableSolver", "Residual", "RestartingSolver", "ScipySolver", "Solver",
+           "VerificationReport", "YPPPSolver", "YPPPYSolver", "available_solvers", "eaik_solver_for",
+           "find_specialized", "ik_solutions",
+           "near_decomposable_solver_for", "register_solver", "register_specialized", "solve_ik", "solve_ik_batch", "unregister_specialized",
            "verify_specialized"]

@@ -14,11 +14,12 @@ from typing import Protocol, Sequence
 import numpy as np
 
 from ..constraints import Constraint, Evaluation, JointLock, PoseConstraint, Posture
-from ..data import derived, memo
+from ..data import memo
 from ..errors import InvalidConfiguration
 from ..kinematics import forward_kinematics, frame_chain
 from ..model import Mechanism
 from ..spatial import log_so3, wrap_angle
+from .structure import STRUCTURE_MAX, ProblemStructure, angle_coordinates
 
 __all__ = ["IKOptions", "IKProblem", "IKResult", "Residual", "RestartingSolver", "Solver", "diagnose_failure",
            "restart_sample"]
@@ -160,12 +161,12 @@ class IKProblem:
             except TypeError:
                 key = None
         if key is None:
-            st = _Structure(mechanism, lock_idx)
+            st = ProblemStructure(mechanism, lock_idx)
         else:
-            structures = memo(mechanism, "ik.problem_structures", _STRUCTURE_MAX)
+            structures = memo(mechanism, "ik.problem_structures", STRUCTURE_MAX)
             st = structures.peek(key)
             if st is None:
-                st = structures.put(key, _Structure(mechanism, lock_idx))
+                st = structures.put(key, ProblemStructure(mechanism, lock_idx))
         q = np.array(q0, dtype=float)
         for i, v in lock_idx.items():
             if v is not None:
@@ -186,13 +187,22 @@ class IKProblem:
         self.lower, self.upper = lo, hi
         #: revolute unknowns whose range spans a full turn: solvers wrap them (q and q +- 2 pi are one pose)
         self.wrap = st.wrap
-        q[self.free] = np.clip(q[self.free], lo, hi)
+        if st.all_free:
+            np.maximum(q, lo, out=q)                # np.clip's values, without its Python-level wrapper
+            np.minimum(q, hi, out=q)
+        else:
+            q[self.free] = np.clip(q[self.free], lo, hi)
+        self._within = st.within
         self.template = self._apply(q)
-        self._init_periodic(tasks)
-        prios = sorted({float(c.priority) for c in tasks})
-        self.levels: list[list[Constraint]] = [[c for c in tasks if float(c.priority) == p] for p in prios]
+        self._init_periodic(tasks, st)
+        if len(tasks) == 1:
+            prios = [float(tasks[0].priority)]
+            self.levels: list[list[Constraint]] = [tasks]
+        else:
+            prios = sorted({float(c.priority) for c in tasks})
+            self.levels = [[c for c in tasks if float(c.priority) == p] for p in prios]
         self.level_priorities = prios
-        self._weights = {id(c): c.row_weights() for c in tasks}
+        self._weights = None            # {id(task): row weights}, built by the first evaluate (_row_weights)
         self.tasks = tasks
         c = self.constraints[0] if len(self.constraints) == 1 else None
         #: the problem's one constraint when it is a full pose in the ground frame (no mask, nothing else):
@@ -204,35 +214,63 @@ class IKProblem:
     def n(self) -> int:
         return len(self.free)
 
-    def _init_periodic(self, tasks):
+    def _init_periodic(self, tasks, st):
         """Which unknowns are angles of one-axis revolute joints whose value matters only modulo 2 pi: not
         read by a model coupling (``2*joint1`` would turn by 4 pi) nor by a joint constraint (a joint target
         means that very value). Returned solutions put them at the representative nearest the posture's
-        rest value, else the initial configuration (TRAC-IK/KDL: a continuous joint stays near its seed)."""
-        m = self.mechanism
-        angle = _angle_coordinates(m)
+        rest value, else the initial configuration (TRAC-IK/KDL: a continuous joint stays near its seed).
+        Without a joint constraint they are the structure's (``st``, computed once per mechanism and locked
+        joints)."""
         joint_tasks = [c for c in tasks if c.kind == "joint"]
         if joint_tasks:
-            angle = angle.copy()
+            angle = angle_coordinates(self.mechanism).copy()
             for c in joint_tasks:
                 angle[list(c.coordinates_read)] = False
-        self.periodic = angle[self.free]
-        self.any_periodic = bool(self.periodic.any())
+            self.periodic = angle[self.free]
+            self.any_periodic = bool(self.periodic.any())
+            self._periodic_at = np.flatnonzero(self.periodic).tolist()
+            self._periodic_bounds = (self.lower[self.periodic].tolist(), self.upper[self.periodic].tolist())
+            coords = self.free[self.periodic]
+        else:
+            self.periodic, self.any_periodic = st.periodic, st.any_periodic
+            self._periodic_at, coords = st.periodic_at, st.periodic_coords
+            self._periodic_bounds = st.periodic_bounds
         ref = self.posture.q if self.posture is not None else self.template
-        self.periodic_reference = ref[self.free][self.periodic] if self.any_periodic else None
+        #: the periodic unknowns' reference values (posture rest values, else the initial ones); None if none
+        self.periodic_reference = ref[coords] if self.any_periodic else None
 
     def wrap_near_reference(self, x: np.ndarray) -> np.ndarray:
         """A copy of ``x`` with every periodic angle (see :meth:`_init_periodic`) moved by whole turns to the
         value nearest its reference that lies within limits (unchanged when no other turn does)."""
         if not self.any_periodic:
             return x
-        k = self.periodic
-        v, ref = x[k], self.periodic_reference
-        if (np.abs(v - ref) <= math.pi).all():
+        ref = self.periodic_reference
+        xs = x.tolist()
+        refs = ref.tolist()
+        for i, r in zip(self._periodic_at, refs):      # floats: a fifth of the array calls' cost
+            if not abs(xs[i] - r) <= math.pi:
+                break
+        else:
             return x                                  # already the nearest turn (the common case)
+        turn = 2 * math.pi
+        lo_k, hi_k = self._periodic_bounds
+        for i, r, a, b in zip(self._periodic_at, refs, lo_k, hi_k):   # the array formula below, in floats
+            v = xs[i]
+            t = (v - r) / turn
+            if not math.isfinite(t):
+                break                                 # NaN or inf: the array formula
+            w = v - turn * round(t)                   # round: half to even, as np.round
+            if w < a:
+                w = w + turn
+            if w > b:
+                w = w - turn
+            xs[i] = w if a <= w <= b else v
+        else:
+            return np.array(xs)
+        k = self.periodic
+        v = x[k]
         x = np.array(x, dtype=float)
         lo, hi = self.lower[k], self.upper[k]
-        turn = 2 * math.pi
         w = v - turn * np.round((v - ref) / turn)
         w = np.where(w < lo, w + turn, w)
         w = np.where(w > hi, w - turn, w)
@@ -258,10 +296,14 @@ class IKProblem:
         return x
 
     def x_of(self, q: np.ndarray) -> np.ndarray:
+        if self.all_free:
+            return np.array(q, dtype=float)          # every coordinate an unknown: one copy, no gather
         return np.array(q[self.free], dtype=float)
 
     def expand(self, x: np.ndarray) -> np.ndarray:
         """Full coordinates for unknowns ``x`` (locked values kept, couplings applied)."""
+        if self.all_free and not self.has_couplings:
+            return np.array(x, dtype=float)           # the unknowns are the coordinates
         q = self.template.copy()
         q[self.free] = x
         if not self.has_couplings:
@@ -289,6 +331,7 @@ class IKProblem:
         q = self.expand(x)
         ev = Evaluation(self.mechanism, q)
         D = self.dq_dx(q)
+        weights = self._weights or self._row_weights()
         raw = {}
         levels = []
         for group in self.levels:
@@ -296,7 +339,7 @@ class IKProblem:
             for c in group:
                 r, J = c.evaluate(ev)
                 raw[id(c)] = (r, J)
-                w = self._weights[id(c)]
+                w = weights[id(c)]
                 rs.append(w * r)
                 Js.append(w[:, None] * J)
             R = np.concatenate(rs)
@@ -308,6 +351,12 @@ class IKProblem:
             r = w * (q - self.posture.q)
             post = (r, w * (np.eye(len(q))[:, self.free] if D is None else D))
         return q, raw, levels, post
+
+    def _row_weights(self) -> dict:
+        """``{id(task): its row weights}`` (built on first use: solvers that never evaluate the generic way,
+        the closed forms and the lane engine, do not pay for it)."""
+        self._weights = {id(c): c.row_weights() for c in self.tasks}
+        return self._weights
 
     def satisfied(self, raw, options: IKOptions) -> list[bool]:
         """Per level: every constraint within tolerance."""
@@ -331,6 +380,13 @@ class IKProblem:
         return not (np.isin(coords, self.free).any() or any(int(k) in self.dependent for k in coords))
 
     def within_limits(self, q: np.ndarray, tol: float = 1e-9) -> bool:
+        """Every coordinate of full coordinates ``q`` within its limits, to ``tol`` (rad or m)."""
+        if tol == 1e-9 and self._within is not None and q.ndim == 1:
+            lo, hi = self._within                      # small mechanisms: floats, without the array calls
+            for v, a, b in zip(q.tolist(), lo, hi):
+                if not a <= v <= b:
+                    return False
+            return True
         return bool(self.mechanism.within_limits(q, tol))
 
     def report(self, q: np.ndarray, options: IKOptions) -> list[Residual]:
@@ -359,8 +415,9 @@ class IKProblem:
         """:meth:`report`'s entry for :attr:`plain_pose` from its residual ``r`` (6,)."""
         c = self.plain_pose
         r = np.array(r, dtype=float)
-        p = math.sqrt(r[0] * r[0] + r[1] * r[1] + r[2] * r[2])
-        o = math.sqrt(r[3] * r[3] + r[4] * r[4] + r[5] * r[5])
+        r0, r1, r2, r3, r4, r5 = r.tolist()
+        p = math.sqrt(r0 * r0 + r1 * r1 + r2 * r2)
+        o = math.sqrt(r3 * r3 + r4 * r4 + r5 * r5)
         ok = p <= options.tol_position and o <= options.tol_orientation
         return Residual(c.name or "PoseConstraint_0", c.kind, float(c.priority), p, o, ok, r)
 
@@ -386,135 +443,30 @@ class IKProblem:
         r[3:] = log_so3(Tf[:3, :3] @ Tt[:3, :3].T)
         return r
 
-    def result(self, x, success, reason, options, iterations, restarts, solver, message="", residual=None):
+    def result(self, x, success, reason, options, iterations, restarts, solver, message="", residual=None,
+               q=None):
         """The :class:`IKResult` at unknowns ``x``. ``residual``: for a :attr:`plain_pose` problem, the
         constraint's residual (6,) at ``x`` as the solver evaluated it (``[p - p_t, log3(R R_t^T)]``, ground
         axes); the report is built from it instead of a second forward pass (periodic angles moved by whole
-        turns, :meth:`wrap_near_reference`, leave the pose as it was)."""
-        q = self.expand(self.wrap_near_reference(x))
+        turns, :meth:`wrap_near_reference`, leave the pose as it was). ``q``: ``expand(x)`` when the caller
+        has it (used when no periodic angle moves)."""
+        xw = self.wrap_near_reference(x)
+        q = self.expand(xw) if q is None or xw is not x else q
         if residual is not None and self.plain_pose is not None:
             res = [self._plain_report(residual, options)]
+            met = 1 if res[0].satisfied else 0          # the one level
         else:
             res = self.report(q, options)
+            met = 0
+            for p in self.level_priorities:
+                if not all(r.satisfied for r in res if r.kind not in ("lock", "posture") and r.priority == p):
+                    break
+                met += 1
         if success and not self.within_limits(q):
             success, reason = False, "limits"
             message = message or "a coupled joint is outside its limits"
-        met = 0
-        for p in self.level_priorities:
-            if not all(r.satisfied for r in res if r.kind not in ("lock", "posture") and r.priority == p):
-                break
-            met += 1
         return IKResult(q, success, reason, res, iterations, time.perf_counter() - options.start, restarts, solver,
                         self.mechanism.coordinate_names, message, met, len(self.level_priorities))
-
-
-class _Structure:
-    """What an :class:`IKProblem` takes from its mechanism and locked joints alone (cached per mechanism and
-    tuple of locked names, so that a solve does not rebuild it): the unknowns, locked and coupled indices,
-    the unknowns' bounds with the limits of linearly coupled joints folded in, the coupled coordinates whose
-    limits are checked instead, and the full-turn unknowns. Read-only."""
-
-    def __init__(self, mechanism: Mechanism, lock_idx: dict):
-        lock_idx = dict(lock_idx)
-        dependent = {mechanism.coordinate_index(n) for n in mechanism.couplings}
-        # a coupled coordinate locked without a value is fine when every joint it follows is locked (or so
-        # determined) too, as when locking "everything but the mast" on a rover with a differential
-        determined: set[int] = set()
-        for n, expr in mechanism.couplings.items():          # dependencies first
-            i = mechanism.coordinate_index(n)
-            if i in lock_idx and lock_idx[i] is None and all(
-                    (k in lock_idx or k in determined) for k in map(mechanism.coordinate_index, expr.variables)):
-                del lock_idx[i]
-                determined.add(i)
-        bad = sorted(mechanism.coordinate_names[i] for i in lock_idx if i in dependent)
-        if bad:
-            raise InvalidConfiguration(f"cannot lock coupled coordinate(s) {bad}: lock the joints they follow")
-        self.mechanism = mechanism
-        self.free = _ro(np.array([i for i in range(mechanism.nq) if i not in dependent and i not in lock_idx],
-                                 dtype=int))
-        self.locked = _ro(np.array(sorted(lock_idx), dtype=int))
-        mask = np.zeros(mechanism.nq, dtype=bool)
-        mask[self.free] = True
-        self.free_mask = _ro(mask)
-        #: indices of the coupled (dependent) coordinates
-        self.dependent = frozenset(dependent)
-        self.all_free = len(self.free) == mechanism.nq
-        self.has_couplings = bool(mechanism.couplings)
-        #: the coordinates the couplings read (their expressions' variables)
-        self.coupling_sources = _ro(np.array(sorted({mechanism.coordinate_index(v) for e in
-                                                     mechanism.couplings.values() for v in e.variables}), dtype=int))
-        lo = np.array(mechanism.lower_limits[self.free])
-        hi = np.array(mechanism.upper_limits[self.free])
-        self._fold_coupling_limits(lo, hi)
-        self.lower, self.upper = _ro(lo), _ro(hi)
-        span = hi - lo
-        self.wrap = _ro((~mechanism.coordinate_is_prismatic[self.free]) & np.isfinite(span) &
-                        (span >= 2 * math.pi - 1e-9))
-        del self.mechanism
-
-    def _fold_coupling_limits(self, lo, hi):
-        """Fold the limits of coupled coordinates that follow one unknown linearly into that unknown's
-        bounds; the others (non-linear or several-variable couplings) are listed in ``limit_checked`` and
-        solvers keep them within limits by rejecting steps that would leave them (see :meth:`violation`)."""
-        m = self.mechanism
-        pos = {int(i): k for k, i in enumerate(self.free)}
-        checked = []
-        lins = derived(m, "ik.coupling_linear_forms", _linear_forms)     # constant per mechanism, parsed once
-        for name, expr in m.couplings.items():
-            lin = lins[name]
-            i = m.coordinate_index(name)
-            bounded = bool(np.isfinite(m.lower_limits[i]) or np.isfinite(m.upper_limits[i]))
-            if lin is None or len(lin[0]) != 1:
-                if bounded:
-                    checked.append(i)
-                continue
-            (var, a), b = next(iter(lin[0].items())), lin[1]
-            k = pos.get(m.coordinate_index(var))
-            if k is None or a == 0:
-                continue
-            i = m.coordinate_index(name)
-            bounds = sorted(((m.lower_limits[i] - b) / a, (m.upper_limits[i] - b) / a))
-            lo[k] = max(lo[k], bounds[0])
-            hi[k] = min(hi[k], bounds[1])
-            if lo[k] > hi[k]:
-                raise InvalidConfiguration(f"limits of {name!r} and of {var!r} leave no valid value")
-        #: coupled coordinates (indices into q) whose limits are checked rather than folded into bounds
-        self.limit_checked = _ro(np.array(checked, dtype=int))
-        self.lc_lo = _ro(m.lower_limits[self.limit_checked])
-        self.lc_hi = _ro(m.upper_limits[self.limit_checked])
-
-
-
-def _ro(a: np.ndarray) -> np.ndarray:
-    a.flags.writeable = False
-    return a
-
-
-#: structures kept per mechanism (a memo of its derived data, :mod:`..data`, by tuple of locked names)
-_STRUCTURE_MAX = 64
-
-
-def _linear_forms(m: Mechanism) -> dict:
-    """``{coupled coordinate: linear_coefficients() of its expression}`` of ``m``."""
-    return {name: expr.linear_coefficients() for name, expr in m.couplings.items()}
-
-
-def _angle_coordinates(m: Mechanism) -> np.ndarray:
-    """Per coordinate of ``m`` (kept in its derived data, read-only): the angle of a one-axis revolute joint
-    that no model coupling reads."""
-    return derived(m, "ik.angle_coordinates", _build_angle_coordinates)
-
-
-def _build_angle_coordinates(m: Mechanism) -> np.ndarray:
-    angle = np.zeros(m.nq, dtype=bool)
-    for j in m.joints:
-        if j.dof == 1 and j.type.value in ("revolute", "continuous"):
-            angle[m.joint_slice(j.name).start] = True
-    for expr in m.couplings.values():
-        for v in expr.variables:
-            angle[m.coordinate_index(v)] = False
-    angle.flags.writeable = False
-    return angle
 
 
 def restart_sample(rng, lo, hi, k):

@@ -35,6 +35,11 @@ def registered_solvers() -> list[str]:
     return sorted(_SOLVERS)
 
 
+def has_solver(name: str) -> bool:
+    """Whether a solver of that name is registered."""
+    return name in _SOLVERS
+
+
 def solver_factory(name: str) -> Callable[..., Solver]:
     try:
         return _SOLVERS[name]

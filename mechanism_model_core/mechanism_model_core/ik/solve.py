@@ -15,10 +15,11 @@ from ..collision.constraint import solve_ik_avoiding_collisions   # collision ne
 from ..constraints import Constraint, OrientationConstraint, PoseConstraint, PositionConstraint
 from ..errors import InvalidConfiguration
 from .closed_form.eaik_solver import eaik_solver_for
+from .closed_form.near_decomposable import near_decomposable_solver_for
 from .batch import (POPULATION, WIDE_FROM, BatchIKResult, LMPopulationSolver, chain_engine, lane_data,
                     target_rows_engine)
 from .problem import CancellableIKOptions, IKOptions, IKProblem, IKResult, Residual, Solver
-from .registry import find_specialized, register_solver, registered_solvers, solver_factory
+from .registry import find_specialized, has_solver, register_solver, registered_solvers, solver_factory
 from .solvers import DLSSolver, ScipySolver
 from ..model import Mechanism
 
@@ -69,20 +70,25 @@ class ConstraintManager:
         self._bound.clear()
 
     def problem(self, q0=None) -> IKProblem:
-        m = self.mechanism
-        if (type(q0) is np.ndarray and q0.dtype == np.float64 and q0.shape == (m.nq,)
-                and math.isfinite(q0.sum())):
-            q = q0                          # the common case, as Mechanism.configuration takes it (copied later)
-        else:
-            q = m.configuration(q0)
-        if q.ndim != 1:
-            raise InvalidConfiguration("q0 must be one configuration, not a batch")
         fresh = len(self._bound) == len(self.constraints)      # else the list was edited directly: rebind
-        return IKProblem(self.mechanism, self.constraints, q, self.locked, self._bound if fresh else None)
+        return _problem(self.mechanism, self.constraints, q0, self.locked, self._bound if fresh else None)
 
     def solve(self, q0=None, **kwargs) -> IKResult:
         """:func:`solve_ik` on these constraints."""
         return solve_ik(self.mechanism, self.constraints, q0, locked=self.locked, **kwargs)
+
+
+def _problem(m: Mechanism, constraints, q0, locked, bound) -> IKProblem:
+    """The :class:`IKProblem` of checked and ``bound`` constraints from seed ``q0`` (anything
+    :meth:`Mechanism.configuration` takes; one configuration)."""
+    if (type(q0) is np.ndarray and q0.dtype == np.float64 and q0.shape == (m.nq,)
+            and math.isfinite(q0.sum())):
+        q = q0                          # the common case, as Mechanism.configuration takes it (copied later)
+    else:
+        q = m.configuration(q0)
+    if q.ndim != 1:
+        raise InvalidConfiguration("q0 must be one configuration, not a batch")
+    return IKProblem(m, constraints, q, locked, bound)
 
 
 # ---------------------------------------------------------------------------------------------- registry
@@ -92,7 +98,7 @@ def available_solvers() -> list[str]:
 
 
 def _ensure_builtin():
-    if "dls" not in registered_solvers():      # registered when .solvers was imported (by this module)
+    if not has_solver("dls"):      # registered when .solvers was imported (by this module)
         register_solver("dls", DLSSolver)
         register_solver("scipy", ScipySolver)
         register_solver("lm", LMPopulationSolver)
@@ -111,6 +117,9 @@ def _get_solver(name_or_solver, problem: IKProblem, solver_options):
             closed = eaik_solver_for(problem.mechanism, c.frame, problem)   # decomposable chain (eaik present)
             if closed is not None and closed.accepts(problem):
                 return closed
+            near = near_decomposable_solver_for(problem.mechanism, c.frame)    # a lift, an offset wrist
+            if near is not None and near.accepts(problem):
+                return near
         # one pose/position/orientation on one chain of WIDE_FROM (6) or more unknowns: the population LM
         # (.batch); shorter chains (a pan-tilt mast: 0.50 against 0.70 ms CPU median) and everything else:
         # prioritized DLS, whose single-chain kernel has the lower fixed cost
@@ -224,20 +233,33 @@ def solve_ik(mechanism: Mechanism, constraints: Sequence[Constraint] | Constrain
             max_iterations=max_iterations, locked=locked, restarts=restarts, solver_options=solver_options,
             cancel=cancel)
     t0 = time.perf_counter()
-    timeout = _real_option("timeout", timeout, 0.0, MAX_TIMEOUT, "s")
-    tol_position = _real_option("tol_position", tol_position, 0.0, MAX_TOL_POSITION, "m", open_low=True)
-    tol_orientation = _real_option("tol_orientation", tol_orientation, 0.0, MAX_TOL_ORIENTATION, "rad",
-                                   open_low=True)
-    _count_option("max_iterations", max_iterations)
-    _check_rng(rng)
+    # the options: plain floats within range pass without a call (the checks below, inlined)
+    if not (type(timeout) is float and 0.0 <= timeout <= MAX_TIMEOUT):
+        timeout = _real_option("timeout", timeout, 0.0, MAX_TIMEOUT, "s")
+    if not (type(tol_position) is float and 0.0 < tol_position <= MAX_TOL_POSITION):
+        tol_position = _real_option("tol_position", tol_position, 0.0, MAX_TOL_POSITION, "m", open_low=True)
+    if not (type(tol_orientation) is float and 0.0 < tol_orientation <= MAX_TOL_ORIENTATION):
+        tol_orientation = _real_option("tol_orientation", tol_orientation, 0.0, MAX_TOL_ORIENTATION, "rad",
+                                       open_low=True)
+    if not (type(max_iterations) is int and max_iterations >= 1):
+        _count_option("max_iterations", max_iterations)
+    if rng is not None:
+        _check_rng(rng)
     if isinstance(constraints, Constraint):
         constraints = [constraints]
     elif type(constraints) in (list, tuple):
         pass
     elif isinstance(constraints, (str, bytes)) or not isinstance(constraints, Iterable):
         raise InvalidConfiguration(f"constraints must be a constraint or a sequence of them, got {constraints!r}")
-    cm = ConstraintManager(mechanism, constraints, locked)
-    problem = cm.problem(q0)
+    bound = []
+    for c in constraints:                           # ConstraintManager.add's checks, without the manager
+        if not isinstance(c, Constraint):
+            raise InvalidConfiguration(f"not a constraint: {c!r}")
+        _check_weight_and_priority(c)
+        bound.append(c.bind(mechanism))
+    if type(locked) is not tuple and type(locked) is not list:
+        locked = list(locked)                       # read twice (a generator would be empty the second time)
+    problem = _problem(mechanism, constraints, q0, locked, bound)
     extra = {} if cancel is None else {"cancel": cancel}
     opts = (IKOptions if cancel is None else CancellableIKOptions)(
         timeout=timeout, tol_position=tol_position, tol_orientation=tol_orientation,

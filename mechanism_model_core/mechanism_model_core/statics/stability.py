@@ -97,14 +97,17 @@ def _plane_basis(up: np.ndarray):
 def support_polygon(points, up=(0.0, 0.0, 1.0), tol: float = 1e-9) -> tuple:
     """Indices of the contact ``points`` (n, 3) on the convex hull of their projection onto the plane normal
     to ``up``, counter-clockwise about ``up``; collinear points on an edge are left out. Two distinct points
-    give both (a line support), coincident ones a single index."""
+    give both (a line support), coincident ones a single index: points closer than ``tol`` times twice the
+    points' largest distance from their centroid (at least 1 m) count once, the first standing for the others."""
     p = _points(points)
     upv = _vec3(up, "up")
     upv = upv / np.linalg.norm(upv)
     e1, e2 = _plane_basis(upv)
     xy = np.stack([p @ e1, p @ e2], axis=1)
-    scale = max(1.0, float(np.ptp(xy)) if len(p) > 1 else 1.0)
-    keep = []                               # points closer than tol * scale count once
+    # points closer than tol * scale count once; scale: the points' diameter (twice the largest distance from
+    # their centroid, at least 1 m), the same whatever the plane's basis or the points' yaw
+    scale = max(1.0, 2.0 * float(np.max(np.hypot(*(xy - xy.mean(axis=0)).T))))
+    keep = []
     for i in range(len(p)):
         if all(np.hypot(*(xy[i] - xy[k])) > tol * scale for k in keep):
             keep.append(i)

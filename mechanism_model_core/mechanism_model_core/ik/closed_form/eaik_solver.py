@@ -136,6 +136,7 @@ class EAIKSolver:
         self.coords = np.array(ch.coords)[self.steps]
         # reach bound: no pose farther than this from the first joint's origin (sum of the origin offsets)
         self.origin = O[0].copy()
+        self._origin = tuple(self.origin.tolist())
         self.reach = float(np.sum(np.linalg.norm(self.P[1:], axis=1)))
         lo, hi = m.lower_limits[self.coords], m.upper_limits[self.coords]
         self.lower, self.upper = lo, hi
@@ -212,23 +213,16 @@ class EAIKSolver:
         return Q
 
     def _in_limits(self, Q, ref):
-        """The rows of ``Q`` that lie within the limits with whole turns chosen per joint nearest ``ref``, nearest
-        ``ref`` first (a list), or None. (Ufuncs only: on a few rows, each numpy call's overhead is the cost.)"""
-        turn = 2 * math.pi
-        D = Q - ref
-        D -= np.rint(D * (1.0 / turn)) * turn
-        Q = D + ref
-        lo_in, hi_in = self._lo_in, self._hi_in
-        Q += (Q < lo_in) * turn
-        Q -= (Q > hi_in) * turn
-        k = np.flatnonzero(np.logical_and.reduce((Q >= lo_in) & (Q <= hi_in), axis=1))
-        if k.size == 0:
+        """The rows of ``Q`` that lie within the limits with whole turns chosen per joint nearest ``ref``
+        (:func:`_in_limit_turns`), nearest ``ref`` first (a list; sum of squared differences), or None."""
+        Q = _in_limit_turns(Q, ref, self._lo_in, self._hi_in, self.lower, self.upper)
+        if Q is None:
             return None
-        Q = np.minimum(np.maximum(Q[k], self.lower), self.upper)
-        if k.size == 1:
+        if Q.shape[0] == 1:
             return [Q[0]]
         D = Q - ref
-        return list(Q[np.argsort(np.add.reduce(D * D, axis=1), kind="stable")])
+        D *= D
+        return list(Q[np.add.reduce(D, axis=1).argsort(kind="stable")])
 
     def _sweep_of(self, i):
         """``(lo, hi, step)``: the range swept of joint ``i`` (finite; a full turn where unlimited) and the step
@@ -365,12 +359,15 @@ class EAIKSolver:
     def solve(self, problem: IKProblem, options: IKOptions) -> IKResult:
         c = problem.tasks[0]
         x0 = problem.x_of(problem.template)
-        cols = np.searchsorted(problem.free, self.coords)     # (accepts: every chain joint is an unknown)
+        # (accepts: every chain joint is an unknown; all of them free: the unknowns are the coordinates)
+        cols = self.coords if problem.all_free else np.searchsorted(problem.free, self.coords)
         T = c.target
         if c.relative_to not in (None, self.ground):     # a frame the locked joints hold: T in the ground frame
             T = forward_kinematics(problem.mechanism, problem.template).pose(c.relative_to) @ T
-        d = T[:3, 3] - self.origin
-        far = math.sqrt(float(d @ d)) > self.reach + options.tol_position
+        tx, ty, tz = T[:3, 3].tolist()
+        ox, oy, oz = self._origin
+        dx, dy, dz = tx - ox, ty - oy, tz - oz
+        far = math.sqrt(dx * dx + dy * dy + dz * dz) > self.reach + options.tol_position
         plain = problem.plain_pose is not None
         hints = () if far or self.swept is None else self.hints
         if self.swept is not None and not self._fallback_ready:
@@ -380,8 +377,12 @@ class EAIKSolver:
             x[cols] = q
             # the result's residuals are the core's forward kinematics: the confirmation of the branch
             # (a plain pose: the frame's pose alone, handed to result rather than evaluated a second time)
-            e = problem.plain_residual(problem.expand(x)) if plain else None
-            r = problem.result(x, True, "converged", options, 1, 0, self.name, residual=e)
+            if plain:
+                qf = problem.expand(x)
+                r = problem.result(x, True, "converged", options, 1, 0, self.name,
+                                   residual=problem.plain_residual(qf), q=qf)
+            else:
+                r = problem.result(x, True, "converged", options, 1, 0, self.name)
             if r.success and r.residuals[0].satisfied:
                 return r
         res = self._fallback.solve(problem, options)
@@ -434,6 +435,35 @@ class EAIKSolver:
             k = int(S.argmin())
             yield values[k]
             S[k] = np.inf
+
+
+_TURN = 2 * math.pi
+
+
+def _in_limit_turns(Q, ref, lo_in, hi_in, lo, hi):
+    """The rows of branches ``Q`` (k, n) that lie within limits once every joint is moved by whole turns to
+    the value nearest ``ref`` and then, where that is out of range, one turn up or down (``lo_in``/``hi_in``:
+    the limits widened by the in-limit test's margin), clamped into ``[lo, hi]``; None when no row does.
+    Elementwise, in place on a fresh array: a solve pays numpy's call overhead, not arithmetic, here."""
+    D = Q - ref
+    k = D * (1.0 / _TURN)
+    np.rint(k, out=k)                               # np.round's own kernel for 0 decimals
+    k *= _TURN
+    D += ref
+    D -= k                                          # ref + (Q - ref) - turn * round((Q - ref) / turn)
+    np.add(D, _TURN, out=D, where=D < lo_in)
+    np.subtract(D, _TURN, out=D, where=D > hi_in)
+    ok = D >= lo_in
+    ok &= D <= hi_in
+    inside = np.logical_and.reduce(ok, axis=1)
+    n = np.count_nonzero(inside)
+    if not n:
+        return None
+    if n < inside.shape[0]:
+        D = D[inside]
+    np.maximum(D, lo, out=D)
+    np.minimum(D, hi, out=D)
+    return D
 
 
 def _robot_or_none(EAIK, H, P, R0, fixed):

@@ -1,0 +1,477 @@
+"""Closed-form starts for arms near a decomposable chain (optional extra ``eaik``), the field's trick for
+offset wrists and for arms on a lift.
+
+Two kinds of chain that :class:`~.eaik_solver.EAIKSolver` does not take get a closed form here:
+
+* **held lift** (``"held"``): the chain's first joint is prismatic (a torso lift: TIAGo, Fetch) and the
+  revolute joints after it decompose (with the 7R sweep for seven). The lift is held at a value -- the
+  seed's, then the values it has in the lane engine's seed-table configurations nearest the target -- and
+  the revolute part solved in closed form for the target moved by the lift's stroke. Answers are exact.
+* **near-decomposable** (``"near"``): no exact decomposition, but moving the axes of three consecutive
+  revolute joints onto their least-squares common point gives a chain ``eaik`` decomposes (a spherical
+  wrist where the real one has small offsets: Baxter's 0.007 m, the xArm's 0.05 m). The approximate chain's
+  in-limit branches nearest the seed are starts for a few Gauss-Newton steps on the exact chain (the lane
+  engine's one-lane pass, :meth:`~..batch.LaneEngine._eval1`), which converge in a few steps from a start
+  that close; the population LM stays the fallback.
+
+**Criterion of "near"**, measured when the solver is built: (1) geometry (:func:`concurrency_defect`): for
+three axes (unit directions ``h_k``, points ``o_k``), the least-squares common point ``p`` minimizes
+``sum_k |(I - h_k h_k^T)(p - o_k)|^2`` and the *defect* is the largest distance of an axis from ``p`` (m); a
+triple is a candidate when its defect is at most :data:`NEAR_RATIO` (0.08) of the chain's reach bound (the sum
+of the distances between consecutive axis points and to the frame, m), and the candidates are tried in
+order of defect until one makes a chain ``eaik`` decomposes; (2) the answers: the approximate branches must
+lead, in at most :data:`REFINE_STEPS` Gauss-Newton steps on the exact chain, to at least :data:`DIRECT_RATE`
+(60 %) of :data:`MEASURE_TARGETS` (32) sample targets (fixed random in-limit configurations and seeds) within
+1e-6 m and rad. Measured: Baxter's wrist 0.0067 m (0.006 of the reach), 100 %; the xArm6's wrist 0.051 m
+(0.066), about 75 %; random 7R chains with 0.1-0.2 m offsets between 20 and 70 %. A defect of micrometres is a
+chain that is decomposable in all but rounding (the xArm7's URDF writes pi/2 as 1.5708, and its shoulder axes
+miss each other by about 1e-6 m, so ``eaik`` finds no decomposition): its branches are exact to the tolerance.
+A chain ``EAIKSolver`` decomposes as it is keeps the pure closed form (not built here); any other chain keeps
+the population LM.
+
+Every answer is the exact chain's: it counts only when the core's forward kinematics puts the frame within
+the caller's tolerances, within the limits. Built once per mechanism and frame (a memo of the mechanism's
+derived data, :mod:`...data`), outside the caller's budget.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import weakref
+
+import numpy as np
+
+from ...constraints import PoseConstraint
+from ...data import memo
+from ...errors import MechanismModelError, ModelStructureError
+from ...kinematics import frame_chain
+from ...model import Mechanism
+from ..batch import LMPopulationSolver, chain_engine, lane_data
+from ..problem import IKOptions, IKProblem, IKResult
+from .eaik_solver import _eaik, _robot_or_none
+
+__all__ = ["NEAR_RATIO", "NearDecomposableSolver", "concurrency_defect", "near_decomposable_solver_for"]
+
+#: a triple of axes is a candidate when its defect is at most this fraction of the chain's reach bound
+#: (Baxter's wrist: 0.0067 m of 1.1 m, 0.006; the xArm6's: 0.051 m of 0.76 m, 0.066)
+NEAR_RATIO = 0.08
+#: seed-table configurations whose lift (held kind) and swept (7R) values are tried after the seed's
+HINTS = 8
+#: then swept values of a 7R chain stepped outward from the seed's (SWEEP_OUTWARD steps of 1/SWEEP_STEPS of the
+#: range each way), before the population LM takes over
+SWEEP_OUTWARD = 8
+SWEEP_STEPS = 32
+#: a chain is near a decomposable one when its approximate branches lead to at least DIRECT_RATE of
+#: MEASURE_TARGETS sample targets (:meth:`NearDecomposableSolver._measure`; generator seed MEASURE_RNG)
+DIRECT_RATE = 0.6
+MEASURE_TARGETS = 32
+MEASURE_RNG = 7
+#: at most this many (lift, swept) values tried per solve (TIAGo, 400 targets: 4 hints and 12 tries left 8 %
+#: to the population LM, 8 and 24 2 %; xArm7 2 % and 0.3 %)
+MAX_TRIES = 24
+#: approximate branches refined on the exact chain, and Gauss-Newton steps per branch (each must divide the
+#: cost by at least 1 / REFINE_RATIO)
+REFINE_BRANCHES = 3
+REFINE_STEPS = 8
+REFINE_RATIO = 0.9
+#: damping factor of the refining steps (lambda = REFINE_MU |e|^2: nearly Gauss-Newton near a solution), and
+#: the slow or rejected steps in a row (each with ten times the damping) before a branch is given up
+REFINE_MU = 1e-3
+REFINE_REJECTS = 2
+
+
+def concurrency_defect(H, O):
+    """``(p, d)``: the least-squares common point ``p`` (3,) of the axes with unit directions ``H`` (k, 3)
+    through points ``O`` (k, 3) (m), and the largest distance ``d`` (m) of an axis from it; ``d`` is inf
+    when the axes are all parallel (no common point)."""
+    H = np.asarray(H, dtype=float)
+    O = np.asarray(O, dtype=float)
+    Pr = np.eye(3)[None] - H[:, :, None] * H[:, None, :]          # projections across each axis
+    A = Pr.sum(axis=0)
+    b = np.einsum("kij,kj->i", Pr, O)
+    if np.linalg.cond(A) > 1e8:
+        return np.full(3, np.nan), math.inf
+    p = np.linalg.solve(A, b)
+    d = np.linalg.norm(np.einsum("kij,kj->ki", Pr, p[None] - O), axis=1)
+    return p, float(d.max())
+
+
+def _geometry(chain, steps):
+    """Axes ``H`` (k, 3), axis points ``O`` (k, 3) of chain ``steps`` and the frame's pose (4, 4), in the
+    ground at the chain's zero configuration."""
+    N = chain.n
+    Tf, _ = chain.evaluate(np.zeros(N))
+    Ls = chain.Pm.reshape(N, 4, 4)                                   # step transforms at zero
+    C = [Ls[0]]
+    for i in range(1, N):
+        C.append(C[-1] @ Ls[i])
+    H = np.array([C[i][:3, 2] for i in steps])
+    O = np.array([C[i][:3, 3] for i in steps])
+    return H, O, Tf
+
+
+def _decomposes(EAIK, H, O, Tf):
+    """``(swept, family)`` when ``eaik`` decomposes the revolute chain (axes ``H``, points ``O``, frame pose
+    ``Tf`` at zero): ``swept`` None for 6 joints, else the joint a 7R sweep holds; None when it does not."""
+    P = np.vstack([O[0], np.diff(O, axis=0), Tf[:3, 3] - O[-1]])
+    n = len(H)
+    if n == 7:
+        for i in [6, 2, 0, 3, 1, 4, 5]:
+            r = _robot_or_none(EAIK, H, P, Tf[:3, :3], [(i, 0.0)])
+            if r is not None and r.has_known_decomposition():
+                return i, r.get_kinematic_family()
+        return None
+    if n == 6:
+        r = _robot_or_none(EAIK, H, P, Tf[:3, :3], [])
+        if r is not None and r.has_known_decomposition():
+            return None, r.get_kinematic_family()
+    return None
+
+
+class NearDecomposableSolver:
+    """Closed-form starts for the chain from the ground to ``frame`` (module docstring): ``kind`` is
+    ``"held"`` or ``"near"``; ``triple`` (near) the chain steps whose axes were made concurrent and
+    ``defect`` their defect (m). Raises :class:`ModelStructureError` when the chain is neither (or
+    ``EAIKSolver`` decomposes it as it is), :class:`MechanismModelError` when ``eaik`` is absent."""
+
+    name = "near-eaik"
+
+    def __init__(self, mechanism: Mechanism, frame: str):
+        EAIK = _eaik()
+        if EAIK is None:
+            raise MechanismModelError("the near-decomposable closed form needs eaik")
+        m = mechanism
+        self._mechanism = weakref.ref(m)
+        self.frame = frame
+        self.ground = m.ground
+        ch = frame_chain(m, frame)
+        self.chain = ch
+        if m.couplings and any(m.coordinate_names[i] in m.couplings for i in ch.coords):
+            raise ModelStructureError(f"near-eaik: the chain to {frame!r} carries coupled joints")
+        pri = np.asarray(ch.prismatic, dtype=bool)
+        lift = ch.n >= 2 and bool(pri[0]) and not pri[1:].any()
+        if pri.any() and not lift:
+            raise ModelStructureError(f"near-eaik: the chain to {frame!r} has a prismatic joint past its first")
+        first = 1 if lift else 0
+        steps = np.arange(first, ch.n)
+        if len(steps) not in (6, 7):
+            raise ModelStructureError(f"near-eaik: the chain to {frame!r} has {len(steps)} revolute joints; "
+                                      f"6 or 7 fit")
+        self.lift = lift
+        self.steps = steps
+        self.coords = np.array(ch.coords)
+        H, O, Tf = _geometry(ch, steps)
+        self._EAIK = EAIK
+        d = _decomposes(EAIK, H, O, Tf)
+        self.triple, self.defect = None, 0.0
+        if d is not None:
+            if not lift:
+                raise ModelStructureError(f"near-eaik: the chain to {frame!r} decomposes as it is (EAIKSolver)")
+            self.kind = "held"
+        else:
+            reach = float(np.sum(np.linalg.norm(np.diff(O, axis=0), axis=1))
+                          + np.linalg.norm(Tf[:3, 3] - O[-1]))
+            found = []
+            for i in range(len(steps) - 2):
+                p, dd = concurrency_defect(H[i:i + 3], O[i:i + 3])
+                if dd <= NEAR_RATIO * reach:
+                    found.append((dd, i, p))
+            for dd, i, p in sorted(found, key=lambda t: t[0]):
+                O2 = O.copy()
+                O2[i:i + 3] = p
+                d = _decomposes(EAIK, H, O2, Tf)
+                if d is not None:
+                    O = O2
+                    self.triple, self.defect = tuple(int(s) for s in steps[i:i + 3]), dd
+                    break
+            if d is None:
+                raise ModelStructureError(f"near-eaik: no triple of axes of the chain to {frame!r} within "
+                                          f"{NEAR_RATIO} of its reach of a common point gives a decomposable chain")
+            self.kind = "near"
+        self.swept, self.family = d
+        self.H = H
+        self.P = np.vstack([O[0], np.diff(O, axis=0), Tf[:3, 3] - O[-1]])
+        self.R0 = Tf[:3, :3].copy()
+        # the lift: its axis (ground) and stroke limits; the revolute part's geometry is at lift 0
+        lo, hi = m.lower_limits[self.coords], m.upper_limits[self.coords]
+        self.lower, self.upper = lo, hi
+        if lift:
+            Ls0 = ch.Pm.reshape(ch.n, 4, 4)[0]
+            self.lift_axis = Ls0[:3, :3] @ np.array([0.0, 0.0, 1.0])
+        self._rlo, self._rhi = lo[first:], hi[first:]
+        self._rlo_in, self._rhi_in = self._rlo - 1e-12, self._rhi + 1e-12
+        self._robot6 = None if self.swept is not None else _robot_or_none(EAIK, H, self.P, self.R0, [])
+        if self.swept is not None:
+            i = self.swept
+            lo_s = self._rlo[i] if math.isfinite(self._rlo[i]) else -math.pi
+            hi_s = self._rhi[i] if math.isfinite(self._rhi[i]) else math.pi
+            k = np.arange(1, SWEEP_OUTWARD + 1) * (hi_s - lo_s) / SWEEP_STEPS
+            self._sweep = (lo_s, hi_s, np.stack([k, -k], axis=1).ravel())
+        self._flags_reliable = self._least_squares_flags_reliable()
+        # closed-form tries per solve (lift and swept values) before the population LM takes over
+        self.max_tries = MAX_TRIES
+        self._fallback = LMPopulationSolver()
+        self.direct_rate = 1.0
+        if self.kind == "near":
+            self.direct_rate = self._measure()
+            if self.direct_rate < DIRECT_RATE:
+                raise ModelStructureError(
+                    f"near-eaik: the chain to {frame!r} is too far from the decomposable one (defect "
+                    f"{self.defect:.4f} m): its branches led to {100 * self.direct_rate:.0f} % of "
+                    f"{MEASURE_TARGETS} sample targets, fewer than {100 * DIRECT_RATE:.0f} %")
+
+    def _measure(self) -> float:
+        """The fraction of :data:`MEASURE_TARGETS` sample targets (poses of fixed random in-limit
+        configurations, from fixed random in-limit seeds) that the approximate branches lead to within
+        1e-6 m and rad in at most :data:`REFINE_STEPS` Gauss-Newton steps on the exact chain."""
+        m = self.mechanism
+        c = PoseConstraint(self.frame, np.eye(4)).bind(m)
+        P = IKProblem(m, [c], m.home, (), [c])
+        E = chain_engine(P)
+        if E is None or not E.all_vars:
+            return 0.0
+        rng = np.random.default_rng(MEASURE_RNG)
+        lo, hi = E.consts.lo, E.consts.hi
+        ok = 0
+        for _ in range(MEASURE_TARGETS):
+            q, x0 = lo + rng.random((2, E.nv)) * (hi - lo)
+            _, Tf = E._frames(q[None])
+            pt, RtT = Tf[0, :3, 3].copy(), Tf[0, :3, :3].T.copy()
+            near = E.nearest_starts(pt[None], RtT[None], HINTS)
+            Q = self.starts(Tf[0], x0, None if near is None else near[0])
+            for qq in ([] if Q is None else Q[:REFINE_BRANCHES]):
+                if self._refine(E, qq, pt, RtT, 1e-6, 1e-6, math.inf)[2]:
+                    ok += 1
+                    break
+        return ok / MEASURE_TARGETS
+
+    @property
+    def mechanism(self) -> Mechanism | None:
+        return self._mechanism()
+
+    def accepts(self, problem: IKProblem) -> bool:
+        if len(problem.tasks) != 1 or problem.posture is not None:
+            return False
+        c = problem.tasks[0]
+        return (isinstance(c, PoseConstraint) and c.frame == self.frame and c.mask_frame == "reference"
+                and len(c.kept_axes) == 6 and problem.mechanism is self.mechanism
+                and (problem.all_free or bool(problem.free_mask[self.coords].all()))
+                and c.relative_to in (None, self.ground))
+
+    # ------------------------------------------------------------------ closed-form branches
+    def _branches(self, T, ref, v):
+        """``(Q, exact)``: the in-limit branches (revolute part, whole turns nearest ``ref``, nearest ``ref``
+        first) of the (approximate) revolute chain for ground pose ``T`` with the swept joint at ``v`` (None:
+        6R); ``exact`` False when none reaches ``T`` (least-squares branches: the nearest approximations,
+        still starts for the exact chain's steps); ``(None, False)`` when none is in limits."""
+        robot = self._robot6 if v is None else _robot_or_none(self._EAIK, self.H, self.P, self.R0,
+                                                               [(self.swept, v)])
+        if robot is None:
+            return None, False
+        sol = robot.calculate_IK(T)
+        Q = np.array(sol.Q, dtype=float)
+        if Q.shape[0] == 0:
+            return None, False
+        if v is not None:
+            Q[:, self.swept] = v
+        tau = 2 * math.pi
+        Q -= ref                                            # whole turns: the value nearest ref, in limits
+        Q += math.pi
+        np.remainder(Q, tau, out=Q)
+        Q += ref - math.pi
+        lo, hi = self._rlo_in, self._rhi_in
+        Q += (Q < lo) * tau
+        Q -= (Q > hi) * tau
+        inside = ~((Q < lo) | (Q > hi)).any(axis=1)
+        ks = np.flatnonzero(inside)
+        if not len(ks):
+            return None, False
+        Q = Q[ks]
+        ls = sol.is_LS
+        exact = [not ls[k] for k in ks]
+        if not self._flags_reliable:               # eaik flags some exact branches least-squares too
+            for j in range(len(ks)):
+                if not exact[j]:
+                    F = robot.fwdkin(Q[j])
+                    exact[j] = bool(np.abs(F[:3] - T[:3]).max() < 1e-9)
+        if any(exact):
+            if not all(exact):
+                Q = Q[np.array(exact)]
+            found = True
+        else:
+            found = False
+        if len(Q) > 1:
+            D = Q - ref
+            Q = Q[np.argsort(np.einsum("ij,ij->i", D, D), kind="stable")]
+        return np.clip(Q, self._rlo, self._rhi, out=Q), found
+
+    def _least_squares_flags_reliable(self, samples: int = 16) -> bool:
+        """Whether ``eaik``'s least-squares flag is False on every exact branch of this chain: the branches of
+        the poses of ``samples`` fixed random configurations (the approximate chain's own poses) are checked
+        by its forward kinematics. It is not for some families with a held joint (Fetch's arm: every branch
+        flagged), whose flagged branches are then checked one by one."""
+        rng = np.random.default_rng(MEASURE_RNG)
+        lo = np.where(np.isfinite(self._rlo), self._rlo, -math.pi)
+        hi = np.where(np.isfinite(self._rhi), self._rhi, math.pi)
+        for _ in range(samples):
+            q = lo + rng.random(len(lo)) * (hi - lo)
+            robot = self._robot6 if self.swept is None else _robot_or_none(
+                self._EAIK, self.H, self.P, self.R0, [(self.swept, float(q[self.swept]))])
+            if robot is None:
+                return False
+            T = robot.fwdkin(q)
+            sol = robot.calculate_IK(T)
+            for qq, ls in zip(sol.Q, sol.is_LS):
+                if ls and np.abs(robot.fwdkin(qq)[:3] - T[:3]).max() < 1e-9:
+                    return False
+        return True
+
+    def _lift(self, v):
+        return min(max(float(v), self.lower[0]), self.upper[0]) if self.lift else None
+
+    def _tries(self, x0, hints):
+        """``(lift, swept)`` values to try after the seed's own (None: no such joint): each seed-table
+        configuration's own (``hints`` (h, n): nearest the target first), then the swept joint stepped
+        outward from the seed's (:data:`SWEEP_OUTWARD` steps of 1/:data:`SWEEP_STEPS` of its range each
+        way)."""
+        first = 1 if self.lift else 0
+        lift = self._lift
+        if self.swept is None:
+            return [(lift(h[0]), None) for h in hints] if self.lift else []
+        lo, hi, out = self._sweep
+        j = first + self.swept
+        v0 = min(max(float(x0[j]), lo), hi)
+        tries = [(lift(h[0]), min(max(float(h[j]), lo), hi)) for h in hints]
+        tries += [(lift(x0[0]), v) for v in (v0 + out).tolist() if lo <= v <= hi]
+        return tries
+
+    def starts(self, T, x0, near=None, deadline=math.inf):
+        """Chain configurations (k, n) from the closed form for ground pose ``T``, nearest the seed ``x0``
+        (n,) first: the first exact branches found -- at the seed's lift and swept values, then
+        (:meth:`_tries`) those of the seed-table configurations ``near`` (h, n) nearest the target (or a
+        function giving them, called only when the seed's values give none), then the swept joint stepped
+        outward, :attr:`max_tries` tries in all -- else the first approximate ones (least-squares branches, or
+        the near kind's), else None."""
+        first = 1 if self.lift else 0
+        ref = x0[first:]
+        v0 = None
+        if self.swept is not None:
+            lo, hi, _ = self._sweep
+            v0 = min(max(float(x0[first + self.swept]), lo), hi)
+        approx = None
+        tries = [(self._lift(x0[0]), v0)]
+        a = 0
+        while a < len(tries) and a < self.max_tries:
+            s, v = tries[a]
+            if a and time.perf_counter() > deadline:
+                break
+            a += 1
+            Tl = T
+            if s is not None:
+                Tl = T.copy()
+                Tl[:3, 3] -= s * self.lift_axis
+            Q, exact = self._branches(Tl, ref, v)
+            if Q is not None:
+                if s is not None:
+                    Q = np.hstack([np.full((Q.shape[0], 1), s), Q])
+                if exact:
+                    return Q
+                if approx is None:              # least-squares branches: starts if nothing better comes
+                    approx = Q
+            if a == 1 and (self.lift or self.swept is not None):
+                hints = near() if callable(near) else near
+                tries += self._tries(x0, () if hints is None else hints)
+        return approx
+
+    # ------------------------------------------------------------------ the solve
+    def solve(self, problem: IKProblem, options: IKOptions) -> IKResult:
+        E = chain_engine(problem)
+        if E is None or not E.all_vars:
+            return self._fallback.solve(problem, options)
+        t0 = time.perf_counter()
+        E.seed_table()
+        if time.perf_counter() - t0 > 0.5e-3:              # the first solve built the caches: not billed
+            options.deadline += time.perf_counter() - t0
+        xf, x0, pt, RtT, _ = lane_data(problem)
+        T = np.eye(4)
+        T[:3, :3] = RtT.T
+        T[:3, 3] = pt
+        d = pt - E.origin
+        if E.bound_applies and math.sqrt(float(d @ d)) > E.reach + options.tol_position:
+            return self._fallback.solve(problem, options)
+        def near():
+            S = E.nearest_starts(pt[None], RtT[None], HINTS)
+            return None if S is None else S[0]
+
+        Q = self.starts(T, x0, near, options.deadline)
+        its = 0
+        if Q is not None:
+            tp, to = options.tol_position, options.tol_orientation
+            for q in Q[:REFINE_BRANCHES]:
+                x, r, ok, k = self._refine(E, q, pt, RtT, tp, to, options.deadline)
+                its += k
+                if ok:
+                    full = xf.copy()
+                    full[E.var_x] = x
+                    plain = problem.plain_pose is not None and E.unit_weights and E.Rrow is None
+                    return problem.result(full, True, "converged", options, its, 0, self.name,
+                                          residual=r if plain else None)
+        res = self._fallback.solve(problem, options)
+        res.solver = f"{self.name}+{res.solver}"
+        return res
+
+    def _refine(self, E, x, pt, RtT, tp, to, deadline):
+        """Levenberg-Marquardt steps (joint limits clamped) on the exact chain from ``x``: a step is kept when
+        it divides the cost by at least 1 / REFINE_RATIO, else the damping grows tenfold and the step is
+        taken again (at most REFINE_REJECTS times in a row); at most REFINE_STEPS steps.
+        Returns ``(x, residual, converged, evaluations)``."""
+        r, J, ep, er = E._eval1(x, pt, RtT)
+        k = 1
+        if ep <= tp and er <= to:
+            return x, r, True, k
+        c = float(r @ r)
+        mu = REFINE_MU
+        rejects = 0
+        for _ in range(REFINE_STEPS):
+            if time.perf_counter() > deadline:
+                break
+            xn = E._step_one(x, r, J, mu * c + 1e-12)[0]
+            rn, Jn, ep, er = E._eval1(xn, pt, RtT)
+            k += 1
+            if ep <= tp and er <= to:
+                return xn, rn, True, k
+            cn = float(rn @ rn)
+            if cn > c * REFINE_RATIO:
+                rejects += 1
+                if rejects > REFINE_REJECTS:
+                    break
+                if cn < c:
+                    x, r, J, c = xn, rn, Jn, cn
+                mu *= 10.0
+                continue
+            x, r, J, c = xn, rn, Jn, cn
+            rejects = 0
+            mu = max(mu * 0.1, 1e-6)
+        return x, r, False, k
+
+
+# ---------------------------------------------------------------------------------------------- detection
+_NONE = object()
+
+
+def near_decomposable_solver_for(mechanism: Mechanism, frame: str):
+    """The :class:`NearDecomposableSolver` of ``frame``'s chain, or None (``eaik`` absent, or the chain is
+    decomposable as it is, or not near it); built once per mechanism and frame."""
+    if _eaik() is None:
+        return None
+    solvers = memo(mechanism, "ik.near_decomposable", 64)
+    hit = solvers.peek(frame)
+    if hit is None:
+        try:
+            hit = NearDecomposableSolver(mechanism, frame)
+        except ModelStructureError:
+            hit = _NONE
+        hit = solvers.put(frame, hit)
+    return None if hit is _NONE else hit
+

@@ -1,0 +1,199 @@
+"""The shortcuts of ``solve_ik``'s fixed per-call cost give the values of the plain formulas they replace: the
+in-limit turns of closed-form branches, the float limit check, the nearest-turn wrap, the row weights built on
+first use, and the residuals of a result (checked against an independent forward kinematics)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from mechanism_model_core import InvalidConfiguration, PoseConstraint, forward_kinematics
+from mechanism_model_core.ik import solve_ik
+from mechanism_model_core.ik.closed_form.eaik_solver import _in_limit_turns
+from mechanism_model_core.ik.problem import IKProblem
+from mechanism_model_core.spatial import rot_x, rot_z, translation
+
+from .robots import SAFETY, chain10, ur5
+
+TURN = 2 * math.pi
+
+
+def _turns_by_the_formula(Q, ref, lo, hi, margin=1e-12):
+    """Per branch and joint, in floats: the whole turn nearest ``ref``, then one turn up or down into
+    ``[lo - margin, hi + margin]``; the rows that end inside, clamped into ``[lo, hi]``."""
+    rows = []
+    for q in Q.tolist():
+        out = []
+        for v, r, a, b in zip(q, ref.tolist(), lo.tolist(), hi.tolist()):
+            d = v - r
+            w = r + d - TURN * round(d / TURN)
+            if w < a - margin:
+                w += TURN
+            if w > b + margin:
+                w -= TURN
+            out.append(w)
+        if all(a - margin <= w <= b + margin for w, a, b in zip(out, lo.tolist(), hi.tolist())):
+            rows.append([min(max(w, a), b) for w, a, b in zip(out, lo.tolist(), hi.tolist())])
+    return rows
+
+
+@settings(max_examples=300, deadline=None)
+@given(seed=st.integers(0, 2 ** 32 - 1), branches=st.integers(1, 8), joints=st.integers(1, 7),
+       kind=st.sampled_from(["narrow", "wide", "unbounded", "mixed"]))
+def test_in_limit_turns_are_the_formulas(seed, branches, joints, kind):
+    rng = np.random.default_rng(seed)
+    lo = rng.uniform(-3.5, -0.2, joints)
+    hi = rng.uniform(0.2, 3.5, joints)
+    if kind == "wide":
+        lo, hi = lo - 3.0, hi + 3.0
+    elif kind == "unbounded":
+        lo, hi = np.full(joints, -np.inf), np.full(joints, np.inf)
+    elif kind == "mixed":
+        lo[0], hi[0] = -TURN, TURN
+    Q = rng.uniform(-9.0, 9.0, (branches, joints))
+    ref = rng.uniform(-3.0, 3.0, joints)
+    Q[0, 0] = ref[0] + 0.5 * TURN                   # a tie of the rounding
+    want = _turns_by_the_formula(Q, ref, lo, hi)
+    got = _in_limit_turns(Q.copy(), ref, lo - 1e-12, hi + 1e-12, lo, hi)
+    if not want:
+        assert got is None
+        return
+    assert got.shape == (len(want), joints)
+    np.testing.assert_allclose(got, np.array(want), rtol=0, atol=1e-12)
+    assert np.all(got >= lo) and np.all(got <= hi)
+
+
+def _problem(m, q0, constraints=None):
+    T = forward_kinematics(m, q0).pose("tool")
+    return IKProblem(m, constraints or [PoseConstraint("tool", T)], q0)
+
+
+def test_float_limit_check_equals_the_mechanisms():
+    """Small mechanisms compare floats (IKProblem.within_limits), larger ones arrays: both give
+    Mechanism.within_limits's verdict at, just inside and just beyond every limit, and for NaN."""
+    for m in (ur5(limit=2.0), chain10(limit=2.5)):
+        P = _problem(m, m.home)
+        lo, hi = m.lower_limits, m.upper_limits
+        rng = np.random.default_rng(3)
+        for i in range(m.nq):
+            for v in (lo[i], hi[i], lo[i] - 1e-9, hi[i] + 1e-9, lo[i] - 2e-9, hi[i] + 2e-9,
+                      lo[i] - 1e-3, hi[i] + 1e-3, math.nan, math.inf, -math.inf):
+                q = m.random_configuration(rng)
+                q[i] = v
+                assert P.within_limits(q) == bool(m.within_limits(q, 1e-9)), (i, v)
+                assert P.within_limits(q, 1e-3) == bool(m.within_limits(q, 1e-3)), (i, v)
+
+
+def _wrap_by_the_formula(P, x):
+    """Every periodic unknown at the whole turn nearest its reference when that one is within limits."""
+    x = np.array(x, dtype=float)
+    ref = iter(P.periodic_reference.tolist())
+    for k in np.flatnonzero(P.periodic):
+        r = next(ref)
+        if not math.isfinite(x[k]):
+            continue                                        # kept as it is
+        w = x[k] - TURN * round((x[k] - r) / TURN)
+        if w < P.lower[k]:
+            w += TURN
+        if w > P.upper[k]:
+            w -= TURN
+        if P.lower[k] <= w <= P.upper[k]:
+            x[k] = w
+    return x
+
+
+def test_nearest_turn_wrap_equals_the_formula():
+    m = ur5(limit=2 * math.pi)                              # full-turn ranges: every joint is periodic
+    rng = np.random.default_rng(5)
+    for _ in range(200):
+        P = _problem(m, m.random_configuration(rng))
+        assert P.any_periodic and P.periodic.all()
+        x = rng.uniform(-TURN, TURN, m.nq)
+        np.testing.assert_allclose(P.wrap_near_reference(x), _wrap_by_the_formula(P, x), rtol=0, atol=1e-12)
+
+
+def test_row_weights_built_on_first_use_are_the_constraints():
+    """The generic evaluation's weighted rows use each task's row weights (built at the first evaluate)."""
+    m = ur5()
+    q0 = m.home
+    T = translation(0.3, 0.2, 0.4) @ rot_x(0.3) @ rot_z(0.2)
+    a = PoseConstraint("tool", T, weight=4.0, mask=(1, 1, 1, 0.25, 0.25, 0))
+    b = PoseConstraint("tool", T, weight=0.5, priority=1)
+    P = IKProblem(m, [a, b], q0)
+    _, raw, levels, _ = P.evaluate(P.x_of(P.template))
+    assert P.level_priorities == [0.0, 1.0]
+    for c, (r_w, J_w) in zip((a, b), levels):
+        r, J = raw[id(c)]
+        np.testing.assert_array_equal(r_w, c.row_weights() * r)
+        np.testing.assert_array_equal(J_w, (c.row_weights()[:, None] * J)[:, P.free])
+
+
+def test_closed_form_and_generic_results_report_the_residual_at_their_configuration():
+    """The fields of a result (the closed form's, from its confirmation; the generic solver's, evaluated)
+    equal the errors of the returned configuration by the core's forward kinematics of the whole tree."""
+    m = ur5()
+    rng = np.random.default_rng(11)
+    for solver in ("auto", "dls"):
+        for qt, q0 in zip(m.random_configuration(rng, size=10), m.random_configuration(rng, size=10)):
+            T = forward_kinematics(m, qt).pose("tool")
+            r = solve_ik(m, PoseConstraint("tool", T), q0, solver=solver, timeout=SAFETY)
+            F = forward_kinematics(m, r.q).pose("tool")
+            res = r.residuals[0]
+            assert r.success and res.satisfied and m.within_limits(r.q)
+            np.testing.assert_allclose(res.vector[:3], F[:3, 3] - T[:3, 3], rtol=0, atol=1e-13)
+            assert abs(res.position - np.linalg.norm(F[:3, 3] - T[:3, 3])) <= 1e-13
+            assert res.orientation <= 1e-5 and r.levels == r.levels_met == 1
+
+
+@pytest.mark.parametrize("T, match", [
+    (np.full((4, 4), np.nan), "finite 4x4"), (np.diag([1.0, 1.0, 1.0, np.inf]), "finite 4x4"),
+    (np.eye(3), "finite 4x4"), (np.diag([1.0, 1.0, -1.0, 1.0]), "proper rotation"),
+    (np.diag([1.0, 1.1, 1.0, 1.0]), "proper rotation"), (np.eye(4).astype(np.float32) * 2, "proper rotation")])
+def test_pose_targets_are_checked_on_every_path(T, match):
+    """Float64 4x4 targets take a shortcut past the array conversion; every target is still checked, and the
+    error names the constraint's frame."""
+    with pytest.raises(InvalidConfiguration, match=match) as e:
+        PoseConstraint("tool", T)
+    assert "PoseConstraint('tool')" in str(e.value)
+
+
+def test_pose_target_is_a_read_only_copy():
+    T = translation(0.1, 0.2, 0.3)
+    c = PoseConstraint("tool", T)
+    T[0, 3] = 5.0
+    assert c.target[0, 3] == 0.1 and not c.target.flags.writeable
+    assert PoseConstraint("tool", T.tolist()).target[0, 3] == 5.0          # lists and ints are taken too
+    assert PoseConstraint("tool", np.eye(4, dtype=int)).target.dtype == np.float64
+
+
+def test_seeds_and_locked_joints_in_any_form_are_checked_as_before():
+    """A seed with NaN is refused; a finite seed too large for the shortcut's sum of squares takes the general
+    path (clamped into the limits, as any seed); locked joints may come as any iterable."""
+    m = ur5(limit=2.0)
+    T = forward_kinematics(m, np.full(6, 0.3)).pose("tool")
+    q = np.full(6, 0.1)
+    q[2] = math.nan
+    with pytest.raises(InvalidConfiguration):
+        solve_ik(m, PoseConstraint("tool", T), q, timeout=SAFETY)
+    big = np.full(6, 1e200)
+    P = IKProblem(m, [PoseConstraint("tool", T)], np.clip(big, m.lower_limits, m.upper_limits))
+    r = solve_ik(m, PoseConstraint("tool", T), big, timeout=SAFETY)
+    assert r.success and m.within_limits(r.q)
+    np.testing.assert_array_equal(P.template, m.upper_limits)
+    names = m.coordinate_names[:1]
+    a = solve_ik(m, PoseConstraint("tool", T), np.full(6, 0.3), locked=iter(names), timeout=SAFETY)
+    b = solve_ik(m, PoseConstraint("tool", T), np.full(6, 0.3), locked=list(names), timeout=SAFETY)
+    assert a.success and np.array_equal(a.q, b.q) and a.q[0] == 0.3
+
+
+def test_wrap_of_a_non_finite_unknown_keeps_it():
+    m = ur5(limit=2 * math.pi)
+    P = _problem(m, m.home)
+    x = np.full(6, 4.0)
+    x[1] = math.nan
+    w = P.wrap_near_reference(x)
+    assert math.isnan(w[1])
+    np.testing.assert_allclose(w, _wrap_by_the_formula(P, x), rtol=0, atol=1e-12)

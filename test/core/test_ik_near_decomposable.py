@@ -1,0 +1,242 @@
+"""Closed-form answers and starts for arms on a lift and arms near a decomposable chain (optional extra eaik):
+the detection (lift arms, offset wrists found; a decomposable chain left to the pure closed form; a skewed
+chain left to the population LM), every answer judged by Pinocchio on the same URDF within limits (fixed
+targets and hypothesis round trips), and the closed-form starts actually used (fewer evaluations than the
+population LM from the same seeds; no wall-clock assertion).
+
+The test arms are generated here as URDF text from axis geometry at the zero configuration (joint axes and
+the points where they pass, in the base frame), with numbers of the kind the named arms have: an xArm7-like
+arm (shoulder axes meeting in a point, wrist axes offset 0.05 m), a Baxter-like one (axes at 45 degrees,
+wrist offset 0.007 m), an xArm6-like 6R arm and a TIAGo-like arm on a 0.35 m lift (spherical wrist)."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from mechanism_model_core import PoseConstraint
+from mechanism_model_core.ik import LMPopulationSolver, eaik_solver_for, solve_ik
+from mechanism_model_core.ik.closed_form.near_decomposable import (NEAR_RATIO, NearDecomposableSolver,
+                                                                     concurrency_defect,
+                                                                     near_decomposable_solver_for)
+from mechanism_model_core.errors import ModelStructureError
+from mechanism_model_core.io.urdf import load_urdf
+
+from .optional_deps import require
+from .robots import ur5
+
+require("eaik", "eaik")
+pin = pytest.importorskip("pinocchio")
+
+TOL = 1e-5
+S2 = math.sqrt(0.5)
+E = 1.5708 - math.pi / 2
+
+#: name -> (axes (n, 3), axis points (n, 3), tool point (3,), prismatic first joint?)
+GEOMETRY = {
+    # the xArm's URDF writes pi/2 as 1.5708: its axes tilt by E = 7.3e-6 rad from one joint to the next, and
+    # the shoulder's three axes miss a common point by about 1e-6 m (eaik finds no decomposition)
+    "xarm7_like": (
+        [(0, 0, 1), (0, 1, 0), (0, E, 1), (0, -1, 1.5 * E), (0, E, -1), (0, 1, 1.5 * E), (0, E, -1)],
+        [(0, 0, .267), (0, 0, .267), (0, 1e-6, .56), (.0525, 1e-6, .56), (.13, 2.3e-6, .2175),
+         (.13, 2.3e-6, .2175), (.206, 3.4e-6, .1205)],
+        (.206, 3.4e-6, .1205), False),
+    "baxter_like": (
+        [(0, 0, 1), (-S2, S2, 0), (S2, S2, 0), (-S2, S2, 0), (S2, S2, 0), (-S2, S2, 0), (S2, S2, 0)],
+        [(.064, .259, .13), (.1128, .3078, .4), (.1849, .3799, .4), (.3705, .5655, .331), (.4437, .6388, .331),
+         (.6352, .8302, .321), (.7172, .9122, .321)],
+        (.7975, .9925, .321), False),
+    "xarm6_like": (
+        [(0, 0, 1), (0, 1, 0), (0, 1, 0), (0, 0, -1), (0, 1, 0), (0, 0, -1)],
+        [(0, 0, .267), (0, 0, .267), (.0535, 0, .5515), (.131, 0, .209), (.131, 0, .209), (.207, 0, .112)],
+        (.207, 0, .112), False),
+    "lift_arm": (
+        [(0, 0, 1), (0, 0, 1), (-1, 0, 0), (0, 1, 0), (1, 0, 0), (0, -1, 0), (0, 0, 1), (0, -1, 0)],
+        [(-.062, 0, .8885), (.093, .014, .7375), (.1096, -.111, .7065), (.1081, -.2005, .7065),
+         (.0811, -.4225, .6865), (.1081, -.5845, .7065), (.1081, -.7345, .7065), (.1081, -.7345, .7065)],
+        (.1081, -.7805, .7065), True),
+}
+LIMIT = 2.6
+LIFT = (0.0, 0.35)
+
+
+def _urdf(name, H, O, tip, lift):
+    """URDF text of a serial chain whose joint ``i`` turns (slides, a lift) about axis ``H[i]`` through
+    ``O[i]`` at the zero configuration (every link frame parallel to the base there)."""
+    lines = [f'<robot name="{name}">', '<link name="base"/>']
+    prev_o, parent = np.zeros(3), "base"
+    for i, (h, o) in enumerate(zip(H, O)):
+        o = np.asarray(o, dtype=float)
+        kind, (lo, hi) = ("prismatic", LIFT) if (lift and i == 0) else ("revolute", (-LIMIT, LIMIT))
+        xyz = " ".join(f"{v:.17g}" for v in o - prev_o)
+        axis = " ".join(f"{v:.17g}" for v in np.asarray(h) / np.linalg.norm(h))
+        lines += [f'<link name="l{i}"/>',
+                  f'<joint name="j{i}" type="{kind}"><parent link="{parent}"/><child link="l{i}"/>'
+                  f'<origin xyz="{xyz}" rpy="0 0 0"/><axis xyz="{axis}"/>'
+                  f'<limit lower="{lo}" upper="{hi}" effort="10" velocity="1"/></joint>']
+        prev_o, parent = o, f"l{i}"
+    xyz = " ".join(f"{v:.10g}" for v in np.asarray(tip) - prev_o)
+    lines += ['<link name="tool"/>', f'<joint name="tool_joint" type="fixed"><parent link="{parent}"/>'
+              f'<child link="tool"/><origin xyz="{xyz}" rpy="0.3 -0.2 0.1"/></joint>', '</robot>']
+    return "\n".join(lines)
+
+
+class Arm:
+    """Our mechanism and Pinocchio's model (the judge) of one generated URDF."""
+
+    def __init__(self, path, text):
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            self.m = load_urdf(str(path))
+        self.pm = pin.buildModelFromXML(text)
+        self.pd = self.pm.createData()
+        self.fid = self.pm.getFrameId("tool")
+        self.idx = [self.m.coordinate_index(self.pm.names[j]) for j in range(1, self.pm.njoints)]
+        self.lo, self.hi = self.m.lower_limits[self.idx], self.m.upper_limits[self.idx]
+
+    def pose(self, q):
+        """Pinocchio's pose of the tool at our configuration ``q`` (nq,)."""
+        pin.framesForwardKinematics(self.pm, self.pd, np.asarray(q, dtype=float)[self.idx])
+        return self.pd.oMf[self.fid].homogeneous.copy()
+
+    def judge(self, q, T):
+        F = self.pose(q)
+        pe = float(np.linalg.norm(F[:3, 3] - T[:3, 3]))
+        oe = float(np.linalg.norm(pin.log3(F[:3, :3] @ T[:3, :3].T)))
+        inside = bool(np.all(q >= self.m.lower_limits - 1e-12) and np.all(q <= self.m.upper_limits + 1e-12))
+        return pe <= TOL and oe <= TOL and inside
+
+    def sample(self, rng, k):
+        return self.lo + rng.random((k, len(self.idx))) * (self.hi - self.lo)
+
+
+@pytest.fixture(scope="module")
+def arms(tmp_path_factory):
+    d = tmp_path_factory.mktemp("near_decomposable")
+    return {name: Arm(d / f"{name}.urdf", _urdf(name, *g)) for name, g in GEOMETRY.items()}
+
+
+def skewed_arm(tmp_path, seed=8):
+    """Seven revolute joints with random directions and offsets of 0.1-0.2 m along each axis: no
+    decomposition; three triples pass the geometric filter (defects 0.046-0.066 of the reach), and the
+    branches of their approximate chains lead to about a third of the sample targets (not near)."""
+    rng = np.random.default_rng(seed)
+    H = rng.normal(size=(7, 3))
+    H /= np.linalg.norm(H, axis=1)[:, None]
+    O = np.cumsum(rng.uniform(0.1, 0.2, size=(7, 3)) * rng.choice([-1, 1], size=(7, 3)), axis=0)
+    return Arm(tmp_path / "skewed.urdf", _urdf("skewed", H, O, O[-1] + 0.1, False))
+
+
+# ---------------------------------------------------------------------------------------------- detection
+def test_concurrency_defect_is_the_largest_axis_distance_from_the_common_point():
+    p, d = concurrency_defect([(1, 0, 0), (0, 1, 0), (0, 0, 1)], [(0, 0, 0), (0, 0, 0), (0, 0, 0)])
+    assert d < 1e-12 and np.allclose(p, 0.0)
+    # the x axis (twice) and the y axis through (0, 0, 0.02): the common point at z = 0.02 / 3, whose distance
+    # from the y axis is 0.04 / 3
+    p, d = concurrency_defect([(1, 0, 0), (0, 1, 0), (1, 0, 0)], [(0, 0, 0), (0, 0, 0.02), (0, 0, 0)])
+    assert np.allclose(p, [0, 0, 0.02 / 3]) and d == pytest.approx(0.04 / 3, rel=1e-9)
+    _, d = concurrency_defect([(0, 0, 1)] * 3, [(0, 0, 0), (1, 0, 0), (0, 1, 0)])
+    assert d == math.inf                                     # parallel axes: no common point
+
+
+def test_lift_arms_and_offset_wrists_are_detected_and_a_skewed_arm_is_not(arms, tmp_path):
+    s = near_decomposable_solver_for(arms["lift_arm"].m, "tool")
+    assert s is not None and s.kind == "held" and s.lift and s.swept is not None
+    s = near_decomposable_solver_for(arms["baxter_like"].m, "tool")
+    assert s is not None and s.kind == "near" and s.triple == (4, 5, 6)
+    assert 0.005 < s.defect < 0.01                           # Baxter's wrist offset, m
+    s = near_decomposable_solver_for(arms["xarm6_like"].m, "tool")
+    assert s is not None and s.kind == "near" and s.triple == (3, 4, 5) and s.swept is None
+    assert 0.04 < s.defect < 0.06
+    s = near_decomposable_solver_for(arms["xarm7_like"].m, "tool")
+    assert s is not None and s.kind == "near" and s.triple == (0, 1, 2) and s.defect < 1e-5
+    for name in ("xarm7_like", "baxter_like", "xarm6_like", "lift_arm"):
+        assert eaik_solver_for(arms[name].m, "tool") is None           # none decomposes as given
+    skew = skewed_arm(tmp_path)
+    assert eaik_solver_for(skew.m, "tool") is None
+    assert near_decomposable_solver_for(skew.m, "tool") is None
+    with pytest.raises(ModelStructureError, match="too far from the decomposable one"):
+        NearDecomposableSolver(skew.m, "tool")
+    assert near_decomposable_solver_for(ur5(), "tool") is None         # decomposable: the pure closed form
+
+
+def test_a_wrist_offset_beyond_the_criterion_is_not_near(tmp_path):
+    """Baxter's wrist (defect 0.007 m) pulled 0.2 m apart, beyond NEAR_RATIO of the reach bound: the wrist
+    triple is no candidate, and only the shoulder's (defect 0.035 m) can be kept."""
+    H, O, tip, lift = GEOMETRY["baxter_like"]
+    O = np.array(O, dtype=float)
+    reach = float(np.sum(np.linalg.norm(np.diff(O, axis=0), axis=1)) + np.linalg.norm(np.asarray(tip) - O[-1]))
+    O[5:] += [0.0, 0.0, 0.2]
+    _, d = concurrency_defect(np.array(H[4:]), O[4:])
+    assert d > NEAR_RATIO * reach
+    a = Arm(tmp_path / "far.urdf", _urdf("far", H, O, np.asarray(tip) + [0.0, 0.0, 0.2], lift))
+    s = near_decomposable_solver_for(a.m, "tool")
+    assert s is None or s.triple == (0, 1, 2), s.triple
+
+
+# ---------------------------------------------------------------------------------------------- answers
+@pytest.mark.parametrize("name", sorted(GEOMETRY))
+def test_every_answer_reaches_the_target_within_limits_by_pinocchio(arms, name):
+    a = arms[name]
+    rng = np.random.default_rng(11)
+    Q, S = a.sample(rng, 40), a.sample(rng, 40)
+    solvers = []
+    for q, s in zip(Q, S):
+        T = a.pose(q)
+        r = solve_ik(a.m, PoseConstraint("tool", T), s, timeout=1.0, tol_position=1e-6, tol_orientation=1e-6)
+        assert r.success, (name, r.reason)
+        assert a.judge(r.q, T)
+        solvers.append(r.solver)
+    # the closed form answered (alone: no population LM after it) for most targets
+    assert sum(s == "near-eaik" for s in solvers) >= 30, solvers
+
+
+@pytest.mark.parametrize("name", ["baxter_like", "lift_arm"])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(u=st.lists(st.floats(0.0, 1.0), min_size=16, max_size=16))
+def test_round_trip(arms, name, u):
+    a = arms[name]
+    n = len(a.idx)
+    u = np.array(u[:2 * n])
+    q = a.lo + u[:n] * (a.hi - a.lo)
+    s = a.lo + u[n:] * (a.hi - a.lo)
+    T = a.pose(q)
+    r = solve_ik(a.m, PoseConstraint("tool", T), s, timeout=1.0, tol_position=1e-6, tol_orientation=1e-6)
+    assert r.success and a.judge(r.q, T)
+
+
+def test_the_closed_form_starts_cut_the_evaluations(arms):
+    """From the same seeds, the near solver evaluates far fewer configurations than the population LM
+    (which evaluates 6 lanes per loop): the approximate branches are a step or two from the answer."""
+    for name in ("baxter_like", "xarm6_like", "lift_arm"):
+        a = arms[name]
+        s = near_decomposable_solver_for(a.m, "tool")
+        rng = np.random.default_rng(5)
+        Q, S = a.sample(rng, 30), a.sample(rng, 30)
+        near, lm = [], []
+        for q, q0 in zip(Q, S):
+            c = PoseConstraint("tool", a.pose(q))
+            r1 = solve_ik(a.m, c, q0, solver=s, timeout=1.0, tol_position=1e-6, tol_orientation=1e-6)
+            r2 = solve_ik(a.m, c, q0, solver=LMPopulationSolver(), timeout=1.0, tol_position=1e-6,
+                          tol_orientation=1e-6)
+            assert r1.success and r2.success
+            near.append(r1.iterations)
+            lm.append(r2.iterations)
+        assert np.median(near) * 2 < np.median(lm), (name, np.median(near), np.median(lm))
+        if name == "lift_arm":
+            assert np.median(near) == 1           # exact branches: one evaluation confirms them
+
+
+def test_an_unreachable_target_is_reported_unreachable(arms):
+    a = arms["baxter_like"]
+    T = np.eye(4)
+    T[:3, 3] = [3.0, 3.0, 0.3]
+    r = solve_ik(a.m, PoseConstraint("tool", T), None, timeout=0.2)
+    assert not r.success and r.reason == "unreachable"
