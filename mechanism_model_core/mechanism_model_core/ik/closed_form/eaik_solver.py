@@ -122,6 +122,7 @@ class EAIKSolver:
         lo, hi = m.lower_limits[self.coords], m.upper_limits[self.coords]
         self.lower, self.upper = lo, hi
         self._lo_in, self._hi_in = lo - 1e-12, hi + 1e-12      # the in-limit test's bounds
+        self._wide = _wide_bounds(lo, hi)
         self._EAIK = EAIK
         self.swept = None
         self._robots = {}
@@ -229,6 +230,7 @@ class EAIKSolver:
         ``ref``'s value gives none), then outward from ``ref``'s."""
         T = np.asarray(T, dtype=float)
         lo, hi = self.lower, self.upper
+        wide = _wide_level(self._wide, ref)
         values = [None] if self.swept is None else self._sweep_values(ref, () if callable(hints) else hints)
         EAIK, H, P, R0, i = self._EAIK, self.H, self.P, self.R0, self.swept
         for k, v in enumerate(values):
@@ -255,7 +257,7 @@ class EAIKSolver:
             if v is not None:
                 Q = Q.copy()
                 Q[:, i] = v
-            Q = _in_limit_turns(Q, ref, self._lo_in, self._hi_in, lo, hi)
+            Q = _in_limit_turns(Q, ref, self._lo_in, self._hi_in, lo, hi, wide)
             if Q is None:
                 continue
             if tol is not None:
@@ -324,10 +326,45 @@ class EAIKSolver:
 _TURN = 2 * math.pi
 
 
-def _in_limit_turns(Q, ref, lo_in, hi_in, lo, hi):
+#: margin (rad) of :func:`_wide_level`'s bounds: far above the rounding of the nearest-turn formula on joints
+#: within +-100 rad (about 1e-13)
+WIDE_MARGIN = 1e-9
+
+
+def _wide_bounds(lo, hi):
+    """For :func:`_wide_level`, when every joint's range spans a full turn or more (finite ones within +-100 rad:
+    a UR arm's joints, continuous joints): ``(lo, hi, lo + pi + m, hi - pi - m)`` as float lists (``m`` =
+    :data:`WIDE_MARGIN`; the last two may be empty ranges); else None."""
+    ok = (np.isinf(lo) & np.isinf(hi)) | ((np.abs(lo) <= 100.0) & (np.abs(hi) <= 100.0) & (hi - lo >= _TURN))
+    if not ok.all():
+        return None
+    return (lo.tolist(), hi.tolist(), (lo + (math.pi + WIDE_MARGIN)).tolist(),
+            (hi - (math.pi + WIDE_MARGIN)).tolist())
+
+
+def _wide_level(bounds, ref) -> int:
+    """What :func:`_in_limit_turns` may skip for seed ``ref`` on joints of :func:`_wide_bounds` ``bounds``:
+    2 when every ``ref`` value lies at least a half turn (and the margin) inside its range -- the nearest
+    turns of every branch are within the limits; 1 when ``ref`` is within the limits -- a whole turn up or
+    down brings every nearest turn (within a half turn of ``ref``) into them, since each range spans a turn
+    or more and the in-limit test's bounds are 1e-12 wider; 0 otherwise."""
+    if bounds is None:
+        return 0
+    level = 2
+    for r, a, b, c, d in zip(ref.tolist(), *bounds):
+        if not a <= r <= b:
+            return 0
+        if not c <= r <= d:
+            level = 1
+    return level
+
+
+def _in_limit_turns(Q, ref, lo_in, hi_in, lo, hi, wide=0):
     """The rows of branches ``Q`` (k, n) that lie within limits once every joint is moved by whole turns to
     the value nearest ``ref`` and then, where that is out of range, one turn up or down (``lo_in``/``hi_in``:
     the limits widened by the in-limit test's margin), clamped into ``[lo, hi]``; None when no row does.
+    ``wide`` (:func:`_wide_level`): 2 -- the nearest turns are within the limits already, 1 -- every row
+    is within them after the turn up or down (the steps that would change nothing are skipped).
     Elementwise, in place on a fresh array: a solve pays numpy's call overhead, not arithmetic, here."""
     D = Q - ref
     k = D * (1.0 / _TURN)
@@ -335,8 +372,14 @@ def _in_limit_turns(Q, ref, lo_in, hi_in, lo, hi):
     k *= _TURN
     D += ref
     D -= k                                          # ref + (Q - ref) - turn * round((Q - ref) / turn)
+    if wide == 2:
+        return D
     np.add(D, _TURN, out=D, where=D < lo_in)
     np.subtract(D, _TURN, out=D, where=D > hi_in)
+    if wide == 1:
+        np.maximum(D, lo, out=D)
+        np.minimum(D, hi, out=D)
+        return D
     ok = D >= lo_in
     ok &= D <= hi_in
     inside = np.logical_and.reduce(ok, axis=1)
