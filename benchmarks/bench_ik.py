@@ -29,6 +29,7 @@ Usage::
         --urdf fetch=/tmp/fetch.urdf:base_link:gripper_link --cpu-budget ours   # URDFs of your own
     python benchmarks/bench_ik.py --n 10000 --arms panda,z1 --only ours,tracik,rtb_ik_LM --batch 0 \
         --cpu-budget ours --write BENCHMARKS.md --block 10k-closed   # another marked block
+    python benchmarks/bench_ik.py --n 300 --arms xarm7,baxter --only ours,ours_lm --batch 0   # closed form vs LM
 """
 
 from __future__ import annotations
@@ -193,7 +194,7 @@ class CpuBudget:
         return time.thread_time() > self.end
 
 
-def solver_ours(arm, budget=BUDGET):
+def solver_ours(arm, budget=BUDGET, solver="auto"):
     from mechanism_model_core.constraints import PoseConstraint
     from mechanism_model_core.ik import solve_ik
 
@@ -201,10 +202,16 @@ def solver_ours(arm, budget=BUDGET):
         # budget > BUDGET: the CPU-budget pass, a CPU clock ends the solve and the wall one is a safety net
         cancel = CpuBudget(BUDGET) if budget > BUDGET else None
         r = solve_ik(arm.m, PoseConstraint(arm.tip, T), arm.full(seed), timeout=budget, tol_position=TOL,
-                     tol_orientation=TOL, cancel=cancel)
+                     tol_orientation=TOL, cancel=cancel, solver=solver)
         return r.q[arm.coords]
 
     return solve
+
+
+def solver_ours_lm(arm, budget=BUDGET):
+    """Ours with the population LM forced (``solver="lm"``, no closed form): beside ``ours``, what the closed
+    forms and their starts change, in one process."""
+    return solver_ours(arm, budget, solver="lm")
 
 
 def solver_tracik(arm, budget=BUDGET):
@@ -300,9 +307,10 @@ def solver_ikpy(arm):
     return solve
 
 
-SOLVERS = {"ours": solver_ours, "tracik": solver_tracik, "rtb_ik_LM": solver_rtb, "ikpy": solver_ikpy}
+SOLVERS = {"ours": solver_ours, "tracik": solver_tracik, "rtb_ik_LM": solver_rtb, "ikpy": solver_ikpy,
+           "ours_lm": solver_ours_lm}
 LABEL = {"ours": "ours `solve_ik`", "tracik": "TRAC-IK (pytracik)", "rtb_ik_LM": "roboticstoolbox `ik_LM`",
-         "ikpy": "ikpy"}
+         "ikpy": "ikpy", "ours_lm": "ours, `solver=\"lm\"`"}
 SLOW = {"ikpy"}
 
 
@@ -312,7 +320,7 @@ SLOW = {"ikpy"}
 #: hook) with CPU_WALL x the budget of wall time
 CPU_WALL = 20
 WALL_NET = 2.0
-THREADS = {"ours": 1, "tracik": 2}
+THREADS = {"ours": 1, "tracik": 2, "ours_lm": 1}
 
 
 def _timed(arm, solve, Ts, seeds, N):
@@ -340,7 +348,8 @@ def run_arm(arm, only, n, n_slow, seed, cpu_budget=()):
         try:
             built[key] = SOLVERS[key](arm)
             if key in cpu_budget and key in THREADS:
-                relaxed[key] = SOLVERS[key](arm, budget=WALL_NET if key == "ours" else CPU_WALL * BUDGET)
+                net = WALL_NET if key in ("ours", "ours_lm") else CPU_WALL * BUDGET
+                relaxed[key] = SOLVERS[key](arm, budget=net)
         except Exception as e:       # a peer that cannot read this URDF: a finding, not a crash
             print(f"  {arm.name}: {key} unavailable: {type(e).__name__}: {str(e)[:120]}", flush=True)
     for mode in ("random", "mid"):
@@ -481,7 +490,9 @@ def main(argv=None):
     ap.add_argument("--n", type=int, default=1000, help="targets per arm and seed mode")
     ap.add_argument("--n-slow", type=int, default=50, help="targets for ikpy")
     ap.add_argument("--arms", default=",".join(ARMS))
-    ap.add_argument("--only", default=",".join(SOLVERS))
+    ap.add_argument("--only", default="ours,tracik,rtb_ik_LM,ikpy",
+                    help="solvers to run, of " + ",".join(SOLVERS) + " (ours_lm: ours with the population LM "
+                         "forced, no closed form)")
     ap.add_argument("--batch", type=int, default=10000, help="Panda targets for the batch throughput")
     ap.add_argument("--seed", type=int, default=2026)
     ap.add_argument("--write", metavar="BENCHMARKS.md")

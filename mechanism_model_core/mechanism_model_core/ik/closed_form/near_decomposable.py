@@ -57,25 +57,28 @@ __all__ = ["NEAR_RATIO", "NearDecomposableSolver", "concurrency_defect", "near_d
 #: (Baxter's wrist: 0.0067 m of 1.1 m, 0.006; the xArm6's: 0.051 m of 0.76 m, 0.066)
 NEAR_RATIO = 0.08
 #: seed-table configurations whose lift (held kind) and swept (7R) values are tried after the seed's
-HINTS = 4
-#: swept values of a 7R chain tried outward from the seed's (steps of 1/SWEEP_STEPS of the range) before the
-#: table's hints run out and the population LM takes over
-SWEEP_OUTWARD = 6
+HINTS = 8
+#: then swept values of a 7R chain stepped outward from the seed's (SWEEP_OUTWARD steps of 1/SWEEP_STEPS of the
+#: range each way), before the population LM takes over
+SWEEP_OUTWARD = 8
 SWEEP_STEPS = 32
 #: a chain is near a decomposable one when its approximate branches lead to at least DIRECT_RATE of
 #: MEASURE_TARGETS sample targets (:meth:`NearDecomposableSolver._measure`; generator seed MEASURE_RNG)
 DIRECT_RATE = 0.6
 MEASURE_TARGETS = 32
 MEASURE_RNG = 7
-#: at most this many (lift, swept) values tried per solve
-MAX_TRIES = 12
+#: at most this many (lift, swept) values tried per solve (TIAGo, 400 targets: 4 hints and 12 tries left 8 %
+#: to the population LM, 8 and 24 2 %; xArm7 2 % and 0.3 %)
+MAX_TRIES = 24
 #: approximate branches refined on the exact chain, and Gauss-Newton steps per branch (each must divide the
 #: cost by at least 1 / REFINE_RATIO)
 REFINE_BRANCHES = 3
 REFINE_STEPS = 8
 REFINE_RATIO = 0.9
-#: damping factor of the refining steps (lambda = REFINE_MU |e|^2: nearly Gauss-Newton near a solution)
+#: damping factor of the refining steps (lambda = REFINE_MU |e|^2: nearly Gauss-Newton near a solution), and
+#: the slow or rejected steps in a row (each with ten times the damping) before a branch is given up
 REFINE_MU = 1e-3
+REFINE_REJECTS = 2
 
 
 def concurrency_defect(H, O):
@@ -205,6 +208,7 @@ class NearDecomposableSolver:
             hi_s = self._rhi[i] if math.isfinite(self._rhi[i]) else math.pi
             k = np.arange(1, SWEEP_OUTWARD + 1) * (hi_s - lo_s) / SWEEP_STEPS
             self._sweep = (lo_s, hi_s, np.stack([k, -k], axis=1).ravel())
+        self._flags_reliable = self._least_squares_flags_reliable()
         # closed-form tries per solve (lift and swept values) before the population LM takes over
         self.max_tries = MAX_TRIES
         self._fallback = LMPopulationSolver()
@@ -234,7 +238,7 @@ class NearDecomposableSolver:
             q, x0 = lo + rng.random((2, E.nv)) * (hi - lo)
             _, Tf = E._frames(q[None])
             pt, RtT = Tf[0, :3, 3].copy(), Tf[0, :3, :3].T.copy()
-            near = E.nearest_starts(pt[None], RtT[None], HINTS) if self.swept is not None else None
+            near = E.nearest_starts(pt[None], RtT[None], HINTS)
             Q = self.starts(Tf[0], x0, None if near is None else near[0])
             for qq in ([] if Q is None else Q[:REFINE_BRANCHES]):
                 if self._refine(E, qq, pt, RtT, 1e-6, 1e-6, math.inf)[2]:
@@ -271,72 +275,113 @@ class NearDecomposableSolver:
             return None, False
         if v is not None:
             Q[:, self.swept] = v
+        tau = 2 * math.pi
         Q -= ref                                            # whole turns: the value nearest ref, in limits
         Q += math.pi
-        np.remainder(Q, 2 * math.pi, out=Q)
+        np.remainder(Q, tau, out=Q)
         Q += ref - math.pi
-        Q[Q < self._rlo_in] += 2 * math.pi
-        Q[Q > self._rhi_in] -= 2 * math.pi
-        inside = ((Q >= self._rlo_in) & (Q <= self._rhi_in)).all(axis=1)
-        if not inside.any():
-            return None, False
+        lo, hi = self._rlo_in, self._rhi_in
+        Q += (Q < lo) * tau
+        Q -= (Q > hi) * tau
+        inside = ~((Q < lo) | (Q > hi)).any(axis=1)
         ks = np.flatnonzero(inside)
-        Q = np.clip(Q[ks], self._rlo, self._rhi)
+        if not len(ks):
+            return None, False
+        Q = Q[ks]
         ls = sol.is_LS
         exact = [not ls[k] for k in ks]
-        for j, k in enumerate(ks):              # eaik flags some exact branches least-squares too
-            if not exact[j]:
-                F = robot.fwdkin(Q[j])
-                exact[j] = bool(np.abs(F[:3] - T[:3]).max() < 1e-9)
+        if not self._flags_reliable:               # eaik flags some exact branches least-squares too
+            for j in range(len(ks)):
+                if not exact[j]:
+                    F = robot.fwdkin(Q[j])
+                    exact[j] = bool(np.abs(F[:3] - T[:3]).max() < 1e-9)
         if any(exact):
-            Q = Q[np.array(exact)]
-        d = np.einsum("ij,ij->i", Q - ref, Q - ref)
-        return (Q if len(d) == 1 else Q[np.argsort(d, kind="stable")]), any(exact)
+            if not all(exact):
+                Q = Q[np.array(exact)]
+            found = True
+        else:
+            found = False
+        if len(Q) > 1:
+            D = Q - ref
+            Q = Q[np.argsort(np.einsum("ij,ij->i", D, D), kind="stable")]
+        return np.clip(Q, self._rlo, self._rhi, out=Q), found
+
+    def _least_squares_flags_reliable(self, samples: int = 16) -> bool:
+        """Whether ``eaik``'s least-squares flag is False on every exact branch of this chain: the branches of
+        the poses of ``samples`` fixed random configurations (the approximate chain's own poses) are checked
+        by its forward kinematics. It is not for some families with a held joint (Fetch's arm: every branch
+        flagged), whose flagged branches are then checked one by one."""
+        rng = np.random.default_rng(MEASURE_RNG)
+        lo = np.where(np.isfinite(self._rlo), self._rlo, -math.pi)
+        hi = np.where(np.isfinite(self._rhi), self._rhi, math.pi)
+        for _ in range(samples):
+            q = lo + rng.random(len(lo)) * (hi - lo)
+            robot = self._robot6 if self.swept is None else _robot_or_none(
+                self._EAIK, self.H, self.P, self.R0, [(self.swept, float(q[self.swept]))])
+            if robot is None:
+                return False
+            T = robot.fwdkin(q)
+            sol = robot.calculate_IK(T)
+            for qq, ls in zip(sol.Q, sol.is_LS):
+                if ls and np.abs(robot.fwdkin(qq)[:3] - T[:3]).max() < 1e-9:
+                    return False
+        return True
+
+    def _lift(self, v):
+        return min(max(float(v), self.lower[0]), self.upper[0]) if self.lift else None
 
     def _tries(self, x0, hints):
-        """``(lift, swept)`` values to try, in order (None: no such joint): the seed's; each seed-table
-        configuration's own (``hints`` (h, n): nearest the target first); the swept joint stepped outward
-        from the seed's (:data:`SWEEP_OUTWARD` steps of 1/:data:`SWEEP_STEPS` of its range each way)."""
+        """``(lift, swept)`` values to try after the seed's own (None: no such joint): each seed-table
+        configuration's own (``hints`` (h, n): nearest the target first), then the swept joint stepped
+        outward from the seed's (:data:`SWEEP_OUTWARD` steps of 1/:data:`SWEEP_STEPS` of its range each
+        way)."""
         first = 1 if self.lift else 0
-        lo_l, hi_l = (self.lower[0], self.upper[0]) if self.lift else (0.0, 0.0)
-
-        def lift(v):
-            return min(max(float(v), lo_l), hi_l) if self.lift else None
-
+        lift = self._lift
         if self.swept is None:
-            return [(lift(x0[0]), None)] + ([(lift(h[0]), None) for h in hints] if self.lift else [])
+            return [(lift(h[0]), None) for h in hints] if self.lift else []
         lo, hi, out = self._sweep
         j = first + self.swept
         v0 = min(max(float(x0[j]), lo), hi)
-        tries = [(lift(x0[0]), v0)] + [(lift(h[0]), min(max(float(h[j]), lo), hi)) for h in hints]
+        tries = [(lift(h[0]), min(max(float(h[j]), lo), hi)) for h in hints]
         tries += [(lift(x0[0]), v) for v in (v0 + out).tolist() if lo <= v <= hi]
         return tries
 
     def starts(self, T, x0, near=None, deadline=math.inf):
         """Chain configurations (k, n) from the closed form for ground pose ``T``, nearest the seed ``x0``
-        (n,) first: the first exact branches found (:meth:`_tries` order), else the first approximate ones
-        (least-squares branches, or the near kind's), else None. ``near`` (h, n): seed-table configurations
-        nearest the target (their lift and swept values are tried after the seed's)."""
+        (n,) first: the first exact branches found -- at the seed's lift and swept values, then
+        (:meth:`_tries`) those of the seed-table configurations ``near`` (h, n) nearest the target (or a
+        function giving them, called only when the seed's values give none), then the swept joint stepped
+        outward, :attr:`max_tries` tries in all -- else the first approximate ones (least-squares branches, or
+        the near kind's), else None."""
         first = 1 if self.lift else 0
-        hints = () if near is None else near
         ref = x0[first:]
+        v0 = None
+        if self.swept is not None:
+            lo, hi, _ = self._sweep
+            v0 = min(max(float(x0[first + self.swept]), lo), hi)
         approx = None
-        for a, (s, v) in enumerate(self._tries(x0, hints)[:self.max_tries]):
+        tries = [(self._lift(x0[0]), v0)]
+        a = 0
+        while a < len(tries) and a < self.max_tries:
+            s, v = tries[a]
             if a and time.perf_counter() > deadline:
                 break
+            a += 1
             Tl = T
             if s is not None:
                 Tl = T.copy()
                 Tl[:3, 3] -= s * self.lift_axis
             Q, exact = self._branches(Tl, ref, v)
-            if Q is None:
-                continue
-            if s is not None:
-                Q = np.hstack([np.full((Q.shape[0], 1), s), Q])
-            if exact:
-                return Q
-            if approx is None:                  # least-squares branches: starts if nothing better comes
-                approx = Q
+            if Q is not None:
+                if s is not None:
+                    Q = np.hstack([np.full((Q.shape[0], 1), s), Q])
+                if exact:
+                    return Q
+                if approx is None:              # least-squares branches: starts if nothing better comes
+                    approx = Q
+            if a == 1 and (self.lift or self.swept is not None):
+                hints = near() if callable(near) else near
+                tries += self._tries(x0, () if hints is None else hints)
         return approx
 
     # ------------------------------------------------------------------ the solve
@@ -355,8 +400,11 @@ class NearDecomposableSolver:
         d = pt - E.origin
         if E.bound_applies and math.sqrt(float(d @ d)) > E.reach + options.tol_position:
             return self._fallback.solve(problem, options)
-        near = E.nearest_starts(pt[None], RtT[None], HINTS) if (self.lift or self.swept is not None) else None
-        Q = self.starts(T, x0, None if near is None else near[0], options.deadline)
+        def near():
+            S = E.nearest_starts(pt[None], RtT[None], HINTS)
+            return None if S is None else S[0]
+
+        Q = self.starts(T, x0, near, options.deadline)
         its = 0
         if Q is not None:
             tp, to = options.tol_position, options.tol_orientation
@@ -374,25 +422,37 @@ class NearDecomposableSolver:
         return res
 
     def _refine(self, E, x, pt, RtT, tp, to, deadline):
-        """Gauss-Newton steps (lightly damped, joint limits clamped) on the exact chain from ``x`` while each
-        divides the cost by 1 / REFINE_RATIO: ``(x, residual, converged, evaluations)``."""
+        """Levenberg-Marquardt steps (joint limits clamped) on the exact chain from ``x``: a step is kept when
+        it divides the cost by at least 1 / REFINE_RATIO, else the damping grows tenfold and the step is
+        taken again (at most REFINE_REJECTS times in a row); at most REFINE_STEPS steps.
+        Returns ``(x, residual, converged, evaluations)``."""
         r, J, ep, er = E._eval1(x, pt, RtT)
         k = 1
         if ep <= tp and er <= to:
             return x, r, True, k
         c = float(r @ r)
+        mu = REFINE_MU
+        rejects = 0
         for _ in range(REFINE_STEPS):
             if time.perf_counter() > deadline:
                 break
-            xn = E._step_one(x, r, J, REFINE_MU * c + 1e-12)[0]
+            xn = E._step_one(x, r, J, mu * c + 1e-12)[0]
             rn, Jn, ep, er = E._eval1(xn, pt, RtT)
             k += 1
             if ep <= tp and er <= to:
                 return xn, rn, True, k
             cn = float(rn @ rn)
             if cn > c * REFINE_RATIO:
-                break
+                rejects += 1
+                if rejects > REFINE_REJECTS:
+                    break
+                if cn < c:
+                    x, r, J, c = xn, rn, Jn, cn
+                mu *= 10.0
+                continue
             x, r, J, c = xn, rn, Jn, cn
+            rejects = 0
+            mu = max(mu * 0.1, 1e-6)
         return x, r, False, k
 
 
