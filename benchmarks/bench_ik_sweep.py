@@ -2,12 +2,13 @@
 sweep (Panda, iiwa14, Z1, TALOS arm), the package at an earlier commit (imported as ``mmc_before`` beside the
 current one) against the current code.
 
-    python benchmarks/bench_ik_sweep.py --before 2bf47b3 --n 500
+    python benchmarks/bench_ik_sweep.py --before 48a8e5b --n 1000
 
 The TRAC-IK protocol of ``bench_ik.py`` (random in-limit configurations give the targets; seeds random or the
-middle of the ranges; tolerance 1e-5; 5 ms of CPU per solve; every answer judged by Pinocchio, within limits). Each arm is loaded by
-both packages from the same URDF; per target the two solves run back to back, the order alternating, each
-timed with ``time.process_time`` (this process's CPU time). Prints per arm and seed mode the median and 95th
+middle of the ranges; tolerance 1e-5; 5 ms of CPU per solve; every answer judged by Pinocchio, within limits).
+Each arm is loaded by both packages from the same URDF; per target the two solves run back to back, the order
+alternating, each timed with ``time.process_time`` (this process's CPU time); caches are built by 10 solves
+first. Prints per arm and seed mode the median and 95th
 percentile CPU ms of each, the ratio of the medians (after / before), the successes judged by Pinocchio and
 those within the 5 ms CPU budget, and the load average.
 """

@@ -4,13 +4,13 @@ Ostermeier et al., "Automatic geometric decomposition for analytical inverse kin
 ``eaik`` solves 1-6R chains whose axes it can decompose into Paden-Kahan subproblems (spherical wrists, three
 parallel axes, intersecting axes...) and returns every branch in microseconds. A 7R chain is solved as IKFast
 does: one joint (the *swept* joint) is held at a value and the other six solved in closed form: at the seed's
-value, then at the values it has in the hint table's configurations (1,024 in-limit ones, drawn once) whose frame
-pose is nearest the target, then sweeping outward from the seed's in steps of 1/64 of its range until an in-limit
-branch appears. The swept joint is chosen when the solver is built, among the joints whose holding leaves a
-decomposable 6R: the last one (else the third, else the first), unless another's seed value gives an in-limit
-branch at once clearly more often, measured on 24 reachable targets from random seeds and from the middle of the
-ranges (:meth:`EAIKSolver._measured_choice`; an SRS arm such as the iiwa sweeps its third joint: at once for
-86-99 % of targets, against 45 % for its last).
+value, then at the values it has in the 10 configurations of the hint table (2,048 in-limit ones, drawn once)
+whose frame pose is nearest the target, then sweeping outward from the seed's in steps of 1/64 of its range until
+an in-limit branch appears. The swept joint is chosen when the solver is built, among the joints whose holding
+leaves a decomposable 6R: the last one (else the third, else the first), unless another's seed value gives an
+in-limit branch at once clearly more often, measured on 24 reachable targets from random seeds and from the
+middle of the ranges (:meth:`EAIKSolver._measured_choice`; an SRS arm such as the iiwa sweeps its third joint: at
+once for 86-99 % of targets, against 45 % for its last).
 
 The chain's geometry is read from the core's own chain (:func:`~mechanism_model_core.kinematics.frame_chain`)
 at zero: joint axes and origins in the ground frame, and the frame's rotation there. Every analytic answer is
@@ -58,12 +58,12 @@ CHOICE_SAMPLES = 24
 CHOICE_RNG = 20261128
 #: the rate of an in-limit branch at the seed's value by which another joint must beat the first to be swept
 CHOICE_MARGIN = 0.15
-#: eaik robots kept per solver (held values met again: the middle of a range, the seed table's values)
-ROBOTS_KEPT = 2048
+#: eaik robots kept per solver besides the hint table's (held values met again: the middle of a range)
+ROBOTS_KEPT = 512
 #: swept values tried after the seed's: those of the hint-table entries nearest the target (EAIKSolver.hints)
-SWEEP_HINTS = 5
+SWEEP_HINTS = 10
 #: in-limit configurations (a fixed random draw) whose frame poses and swept values make the hint table
-HINT_TABLE = 1024
+HINT_TABLE = 2048
 HINT_RNG = 20261127
 #: a branch counts when forward kinematics puts the frame within this of the target (m, rad)
 CONFIRM_TOL = 1e-9
@@ -145,6 +145,8 @@ class EAIKSolver:
         self._EAIK = EAIK
         self.swept = None
         self._robots = {}                 # 7R: eaik's robots by held value of the swept joint (_robot_at)
+        self._table_robots = {}           # 7R: those of the hint table's values
+        self._table_values = frozenset()
         self._robot6 = None               # 6R: eaik's robot
         if n == 7:
             options = []
@@ -159,6 +161,7 @@ class EAIKSolver:
             self.swept, self.family = options[k]
             self._sweep = self._sweep_of(self.swept)
             self._table = self._hint_table()
+            self._table_values = frozenset(self._table[2].tolist())
         else:
             r = _robot_or_none(EAIK, H, self.P, self.R0, [])
             if r is None or not r.has_known_decomposition():
@@ -180,20 +183,25 @@ class EAIKSolver:
 
     def _robot_at(self, i, v):
         """``eaik``'s 6R robot with joint ``i`` held at ``v`` (rad), or None where ``eaik`` knows no
-        decomposition of that geometry. The swept joint's are kept for the values met again (the middle of
-        the range, the hint table's values), at most :data:`ROBOTS_KEPT`, by value (floats: the cache adds no
-        object the garbage collector tracks, so that solves do not set off its collections)."""
-        robots = self._robots
-        kept = i == self.swept
-        r = robots.get(v, _NONE) if kept else _NONE
-        if r is _NONE:
-            r = _robot_or_none(self._EAIK, self.H, self.P, self.R0, [(i, v)])
-            if r is not None and not r.has_known_decomposition():
-                r = None
-            if kept:
-                if len(robots) >= ROBOTS_KEPT:
-                    robots.clear()
-                robots[v] = r
+        decomposition of that geometry. The swept joint's are kept by value: the hint table's values for good,
+        others (the middle of the range, values met again) up to :data:`ROBOTS_KEPT` (floats as keys: the caches
+        add no object the garbage collector tracks, so that solves do not set off its collections)."""
+        if i == self.swept:
+            r = self._table_robots.get(v, _NONE)
+            if r is _NONE:
+                r = self._robots.get(v, _NONE)
+            if r is not _NONE:
+                return r
+        r = _robot_or_none(self._EAIK, self.H, self.P, self.R0, [(i, v)])
+        if r is not None and not r.has_known_decomposition():
+            r = None
+        if i == self.swept:
+            if v in self._table_values:
+                self._table_robots[v] = r
+            else:
+                if len(self._robots) >= ROBOTS_KEPT:
+                    self._robots.clear()
+                self._robots[v] = r
         return r
 
     def _exact_at(self, i, v, T):

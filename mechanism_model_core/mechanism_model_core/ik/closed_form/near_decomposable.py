@@ -288,23 +288,28 @@ class NearDecomposableSolver:
         if not len(ks):
             return None, False
         Q = Q[ks]
-        ls = sol.is_LS
-        exact = [not ls[k] for k in ks]
-        if not self._flags_reliable:               # eaik flags some exact branches least-squares too
-            for j in range(len(ks)):
-                if not exact[j]:
-                    F = robot.fwdkin(Q[j])
-                    exact[j] = bool(np.abs(F[:3] - T[:3]).max() < 1e-9)
-        if any(exact):
-            if not all(exact):
-                Q = Q[np.array(exact)]
-            found = True
-        else:
-            found = False
+        ls = [sol.is_LS[k] for k in ks]
         if len(Q) > 1:
             D = Q - ref
-            Q = Q[np.argsort(np.einsum("ij,ij->i", D, D), kind="stable")]
-        return np.clip(Q, self._rlo, self._rhi, out=Q), found
+            order = np.argsort(np.einsum("ij,ij->i", D, D), kind="stable")
+            Q = Q[order]
+            ls = [ls[k] for k in order]
+        np.clip(Q, self._rlo, self._rhi, out=Q)
+        if self._flags_reliable:
+            exact = [not f for f in ls]
+        else:                       # eaik flags some exact branches least-squares too: the nearest checked
+            exact, found = [], 0
+            for j, f in enumerate(ls):
+                if f:
+                    d = (robot.fwdkin(Q[j])[:3] - T[:3]).ravel()
+                    f = not d @ d < 1e-18
+                exact.append(not f)
+                found += not f
+                if found == REFINE_BRANCHES:
+                    break
+        if not any(exact):
+            return Q, False
+        return (Q if len(exact) == len(Q) and all(exact) else Q[:len(exact)][np.array(exact)]), True
 
     def _least_squares_flags_reliable(self, samples: int = 16) -> bool:
         """Whether ``eaik``'s least-squares flag is False on every exact branch of this chain: the branches of
