@@ -12,11 +12,12 @@ from hypothesis import given, settings, strategies as st
 
 from mechanism_model_core import InvalidConfiguration, PoseConstraint, forward_kinematics
 from mechanism_model_core.ik import solve_ik
-from mechanism_model_core.ik.closed_form.eaik_solver import _in_limit_turns
+from mechanism_model_core.ik.closed_form.eaik_solver import _in_limit_turns, _wide_bounds, _wide_level
 from mechanism_model_core.ik.problem import IKProblem
+from mechanism_model_core.ik.structure import ProblemStructure
 from mechanism_model_core.spatial import rot_x, rot_z, translation
 
-from .robots import SAFETY, chain10, ur5
+from .robots import SAFETY, chain10, nonlinear_coupled_arm, ur5
 
 TURN = 2 * math.pi
 
@@ -64,6 +65,41 @@ def test_in_limit_turns_are_the_formulas(seed, branches, joints, kind):
     assert got.shape == (len(want), joints)
     np.testing.assert_allclose(got, np.array(want), rtol=0, atol=1e-12)
     assert np.all(got >= lo) and np.all(got <= hi)
+
+
+@settings(max_examples=400, deadline=None)
+@given(seed=st.integers(0, 2 ** 32 - 1), branches=st.integers(1, 8), joints=st.integers(1, 7),
+       kind=st.sampled_from(["turn", "two_turns", "continuous", "mixed", "seed_at_limits"]))
+def test_in_limit_turns_on_wide_ranges_skip_only_what_changes_nothing(seed, branches, joints, kind):
+    """Ranges of a full turn or more (a UR arm's +-pi and +-2 pi, continuous joints): the steps skipped for a
+    seed within the limits (_wide_level 1) or a half turn inside them (2) give the rows of the full test, bit
+    for bit."""
+    rng = np.random.default_rng(seed)
+    half = {"turn": np.full(joints, math.pi), "two_turns": np.full(joints, TURN), "continuous": np.full(joints, np.inf),
+            "mixed": rng.choice([math.pi, TURN, np.inf, 1.5 * math.pi], joints),
+            "seed_at_limits": rng.choice([math.pi, TURN], joints)}[kind]
+    lo, hi = -half, half.copy()
+    bounds = _wide_bounds(lo, hi)
+    assert bounds is not None
+    fin = np.where(np.isfinite(lo), lo, -10.0), np.where(np.isfinite(hi), hi, 10.0)
+    ref = rng.uniform(*fin)
+    if kind == "seed_at_limits":
+        ref = np.where(rng.random(joints) < 0.5, lo, hi)
+    elif kind == "two_turns" and seed % 2:
+        ref = rng.uniform(-math.pi, math.pi, joints)          # a half turn inside: level 2
+    Q = rng.uniform(-math.pi, math.pi, (branches, joints)) if seed % 3 else rng.uniform(-9, 9, (branches, joints))
+    level = _wide_level(bounds, ref)
+    assert level >= 1
+    full = _in_limit_turns(Q.copy(), ref, lo - 1e-12, hi + 1e-12, lo, hi)
+    fast = _in_limit_turns(Q.copy(), ref, lo - 1e-12, hi + 1e-12, lo, hi, level)
+    assert full is not None and np.array_equal(full, fast)
+    assert _wide_level(bounds, np.where(np.isfinite(hi), hi + 0.1, np.inf)) == (0 if np.isfinite(hi).any() else 2)
+
+
+def test_wide_bounds_refuse_a_range_short_of_a_turn_or_far_out():
+    assert _wide_bounds(np.array([-math.pi, -3.0]), np.array([math.pi, 3.0])) is None
+    assert _wide_bounds(np.array([-math.pi, 100.0]), np.array([math.pi, 200.0])) is None
+    assert _wide_bounds(np.array([-np.inf, -math.pi]), np.array([np.inf, math.pi])) is not None
 
 
 def _problem(m, q0, constraints=None):
@@ -197,3 +233,20 @@ def test_wrap_of_a_non_finite_unknown_keeps_it():
     w = P.wrap_near_reference(x)
     assert math.isnan(w[1])
     np.testing.assert_allclose(w, _wrap_by_the_formula(P, x), rtol=0, atol=1e-12)
+
+
+def test_coupled_values_of_the_last_seed_are_the_couplings():
+    """A structure reuses the coupled values of its last seed when the coupling sources hold the same values:
+    every template equals Mechanism.apply_couplings, whether the sources repeat, change or come back."""
+    m = nonlinear_coupled_arm()
+    st = ProblemStructure(m, {})
+    rng = np.random.default_rng(9)
+    qs = m.random_configuration(rng, size=6)
+    for k in [0, 0, 1, 1, 0, 2, 3, 3, 5, 4, 4, 0]:
+        q = qs[k].copy()
+        q[2:] = rng.uniform(-3.0, 3.0, 2)                  # coupled values of the caller's: replaced
+        np.testing.assert_array_equal(st.apply_couplings(m, q.copy()), m.apply_couplings(q))
+    T = forward_kinematics(m, qs[1]).pose("tip")
+    for q0 in (qs[2], qs[3], qs[2]):
+        P = IKProblem(m, [PoseConstraint("tip", T, mask=(1, 1, 1, 0, 0, 0))], q0)
+        np.testing.assert_array_equal(P.template, m.apply_couplings(np.clip(q0, m.lower_limits, m.upper_limits)))

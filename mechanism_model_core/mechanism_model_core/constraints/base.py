@@ -235,8 +235,8 @@ class _Cartesian(Constraint):
             m.setflags(write=False)
             keep = np.nonzero(m > 0)[0]
             keep.setflags(write=False)
-        _set(self, "_m", m)
-        _set(self, "_keep", keep)
+        object.__setattr__(self, "_m", m)              # (_set, inlined: every solve's constraint passes here)
+        object.__setattr__(self, "_keep", keep)
         if self.mask_frame not in ("reference", "target"):
             raise InvalidConfiguration(f"{type(self).__name__}: mask_frame must be 'reference' or 'target'")
 

@@ -26,7 +26,7 @@ class PoseConstraint(_Common, _Cartesian):
     mask_frame: str = "reference"
 
     def __post_init__(self):
-        _set(self, "target", _as_pose(self.target, "PoseConstraint({!r}) target", self.frame))
+        object.__setattr__(self, "target", _as_pose(self.target, "PoseConstraint({!r}) target", self.frame))
         self._prepare()
 
     def _target_pose(self):

@@ -155,11 +155,14 @@ class IKProblem:
                 tasks.append(b)
         key = None
         if not has_lock_constraint:
-            try:
-                key = tuple(locked)
-                hash(key)
-            except TypeError:
-                key = None
+            if not locked and type(locked) in (tuple, list):
+                key = ()                                # nothing locked (the common case)
+            else:
+                try:
+                    key = tuple(locked)
+                    hash(key)
+                except TypeError:
+                    key = None
         if key is None:
             st = ProblemStructure(mechanism, lock_idx)
         else:
@@ -191,9 +194,12 @@ class IKProblem:
             np.maximum(q, lo, out=q)                # np.clip's values, without its Python-level wrapper
             np.minimum(q, hi, out=q)
         else:
-            q[self.free] = np.clip(q[self.free], lo, hi)
+            v = q[self.free]
+            np.maximum(v, lo, out=v)
+            np.minimum(v, hi, out=v)
+            q[self.free] = v
         self._within = st.within
-        self.template = self._apply(q)
+        self.template = st.apply_couplings(mechanism, q) if self.has_couplings else q
         self._init_periodic(tasks, st)
         if len(tasks) == 1:
             prios = [float(tasks[0].priority)]
@@ -221,7 +227,8 @@ class IKProblem:
         rest value, else the initial configuration (TRAC-IK/KDL: a continuous joint stays near its seed).
         Without a joint constraint they are the structure's (``st``, computed once per mechanism and locked
         joints)."""
-        joint_tasks = [c for c in tasks if c.kind == "joint"]
+        joint_tasks = [] if len(tasks) == 1 and tasks[0].kind != "joint" else \
+            [c for c in tasks if c.kind == "joint"]
         if joint_tasks:
             angle = angle_coordinates(self.mechanism).copy()
             for c in joint_tasks:
@@ -298,7 +305,8 @@ class IKProblem:
     def x_of(self, q: np.ndarray) -> np.ndarray:
         if self.all_free:
             return np.array(q, dtype=float)          # every coordinate an unknown: one copy, no gather
-        return np.array(q[self.free], dtype=float)
+        x = q[self.free]                             # a gather: a new array already
+        return x if x.dtype == np.float64 else x.astype(float)
 
     def expand(self, x: np.ndarray) -> np.ndarray:
         """Full coordinates for unknowns ``x`` (locked values kept, couplings applied)."""

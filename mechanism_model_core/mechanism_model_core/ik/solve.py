@@ -260,11 +260,14 @@ def solve_ik(mechanism: Mechanism, constraints: Sequence[Constraint] | Constrain
     if type(locked) is not tuple and type(locked) is not list:
         locked = list(locked)                       # read twice (a generator would be empty the second time)
     problem = _problem(mechanism, constraints, q0, locked, bound)
-    extra = {} if cancel is None else {"cancel": cancel}
-    opts = (IKOptions if cancel is None else CancellableIKOptions)(
-        timeout=timeout, tol_position=tol_position, tol_orientation=tol_orientation,
-        max_iterations=int(max_iterations), restarts=bool(restarts), rng=_LazyRng(0 if rng is None else rng),
-        start=t0, deadline=t0 + timeout, **extra)
+    if cancel is None:
+        opts = IKOptions(timeout, tol_position, tol_orientation, int(max_iterations), bool(restarts),
+                         _LazyRng(0 if rng is None else rng), t0, t0 + timeout)
+    else:
+        opts = CancellableIKOptions(
+            timeout=timeout, tol_position=tol_position, tol_orientation=tol_orientation,
+            max_iterations=int(max_iterations), restarts=bool(restarts), rng=_LazyRng(0 if rng is None else rng),
+            start=t0, deadline=t0 + timeout, cancel=cancel)
     s = _get_solver(solver, problem, solver_options)
     if time.perf_counter() - t0 > 0.5e-3:   # the first solve on a chain built its caches: not billed
         opts.start = time.perf_counter()

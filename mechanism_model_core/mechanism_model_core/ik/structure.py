@@ -19,7 +19,8 @@ class ProblemStructure:
     """What an :class:`IKProblem` takes from its mechanism and locked joints alone (cached per mechanism and
     tuple of locked names, so that a solve does not rebuild it): the unknowns, locked and coupled indices,
     the unknowns' bounds with the limits of linearly coupled joints folded in, the coupled coordinates whose
-    limits are checked instead, and the full-turn unknowns. Read-only."""
+    limits are checked instead, and the full-turn unknowns. Read-only, but for the coupled values of the last
+    :meth:`apply_couplings`."""
 
     def __init__(self, mechanism: Mechanism, lock_idx: dict):
         lock_idx = dict(lock_idx)
@@ -68,7 +69,24 @@ class ProblemStructure:
         #: mechanisms of up to FLOAT_CHECK_MAX coordinates (a loop over floats beats the array calls there)
         self.within = ((mechanism.lower_limits - 1e-9).tolist(), (mechanism.upper_limits + 1e-9).tolist()) \
             if mechanism.nq <= FLOAT_CHECK_MAX else None
+        self.dependent_coords = _ro(np.array(sorted(dependent), dtype=int))
+        self._last_coupled = None         # (source values, coupled values) of the last apply_couplings
         del self.mechanism
+
+    def apply_couplings(self, mechanism: Mechanism, q: np.ndarray) -> np.ndarray:
+        """``mechanism.apply_couplings(q)``: ``q`` (a new float array, modified) with every coupled coordinate
+        set from its expression. The expressions read only the coupling sources, so the coupled values of the
+        last call are reused when the sources hold the same values (seeds of a mechanism whose coupled joints
+        follow joints the solves leave alone: a Panda's fingers); thread-safe (one tuple, replaced whole)."""
+        src = self.coupling_sources
+        key = q[src].tobytes()
+        last = self._last_coupled
+        if last is not None and last[0] == key:
+            q[self.dependent_coords] = last[1]
+            return q
+        out = mechanism.apply_couplings(q)
+        self._last_coupled = (key, out[self.dependent_coords])
+        return out
 
     def _fold_coupling_limits(self, lo, hi):
         """Fold the limits of coupled coordinates that follow one unknown linearly into that unknown's

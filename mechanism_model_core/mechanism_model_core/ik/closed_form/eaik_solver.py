@@ -58,7 +58,9 @@ CHOICE_SAMPLES = 24
 CHOICE_RNG = 20261128
 #: the rate of an in-limit branch at the seed's value by which another joint must beat the first to be swept
 CHOICE_MARGIN = 0.15
-#: eaik robots kept per solver besides the hint table's (held values met again: the middle of a range)
+#: eaik robots (about 2 kB each) kept per solver for the hint table's values, and for others met again (the middle
+#: of a range); each cache is cleared when full
+TABLE_ROBOTS_KEPT = 1024
 ROBOTS_KEPT = 512
 #: swept values tried after the seed's: those of the hint-table entries nearest the target (EAIKSolver.hints)
 SWEEP_HINTS = 10
@@ -141,6 +143,7 @@ class EAIKSolver:
         lo, hi = m.lower_limits[self.coords], m.upper_limits[self.coords]
         self.lower, self.upper = lo, hi
         self._lo_in, self._hi_in = lo - 1e-12, hi + 1e-12      # the in-limit test's bounds
+        self._wide = _wide_bounds(lo, hi)
         self._EAIK = EAIK
         self.swept = None
         self._robots = {}                 # 7R: eaik's robots by held value of the swept joint (_robot_at)
@@ -182,9 +185,10 @@ class EAIKSolver:
 
     def _robot_at(self, i, v):
         """``eaik``'s 6R robot with joint ``i`` held at ``v`` (rad), or None where ``eaik`` knows no
-        decomposition of that geometry. The swept joint's are kept by value: the hint table's values for good,
-        others (the middle of the range, values met again) up to :data:`ROBOTS_KEPT` (floats as keys: the caches
-        add no object the garbage collector tracks, so that solves do not set off its collections)."""
+        decomposition of that geometry. The swept joint's are kept by value, the hint table's values apart from
+        the others (the middle of the range, values met again) so that random seeds do not evict them, at most
+        :data:`TABLE_ROBOTS_KEPT` and :data:`ROBOTS_KEPT` (floats as keys: the caches add no object the garbage
+        collector tracks, so that solves do not set off its collections)."""
         if i == self.swept:
             r = self._table_robots.get(v, _NONE)
             if r is _NONE:
@@ -196,6 +200,8 @@ class EAIKSolver:
             r = None
         if i == self.swept:
             if v in self._table_values:
+                if len(self._table_robots) >= TABLE_ROBOTS_KEPT:
+                    self._table_robots.clear()
                 self._table_robots[v] = r
             else:
                 if len(self._robots) >= ROBOTS_KEPT:
@@ -220,10 +226,11 @@ class EAIKSolver:
         Q[:, i] = v
         return Q
 
-    def _in_limits(self, Q, ref):
+    def _in_limits(self, Q, ref, wide=0):
         """The rows of ``Q`` that lie within the limits with whole turns chosen per joint nearest ``ref``
-        (:func:`_in_limit_turns`), nearest ``ref`` first (a list; sum of squared differences), or None."""
-        Q = _in_limit_turns(Q, ref, self._lo_in, self._hi_in, self.lower, self.upper)
+        (:func:`_in_limit_turns`; ``wide``: ``_wide_level(self._wide, ref)`` when the caller has it), nearest
+        ``ref`` first (a list; sum of squared differences), or None."""
+        Q = _in_limit_turns(Q, ref, self._lo_in, self._hi_in, self.lower, self.upper, wide)
         if Q is None:
             return None
         if Q.shape[0] == 1:
@@ -343,10 +350,11 @@ class EAIKSolver:
         then the ``hints`` (values of the swept joint to try next, or a function of ``T`` giving them, such as
         :meth:`hints`, called only when ``ref``'s value gives none), then outward from ``ref``'s."""
         T = np.asarray(T, dtype=float)
+        wide = _wide_level(self._wide, ref)
         if self.swept is None:
             sol = self._robot6.calculate_IK(T)
             ls = sol.is_LS
-            B = None if ls.all() else self._in_limits(np.asarray(sol.Q, dtype=float)[~ls], ref)
+            B = None if ls.all() else self._in_limits(np.asarray(sol.Q, dtype=float)[~ls], ref, wide)
             if B is not None and tol is not None:
                 B = self._confirmed(T, B, tol)
             return B or []
@@ -357,7 +365,7 @@ class EAIKSolver:
             Q = self._exact_at(i, v, T)
             if Q is None:
                 continue
-            B = self._in_limits(Q, ref)
+            B = self._in_limits(Q, ref, wide)
             if B is not None and tol is not None:
                 B = self._confirmed(T, B, tol)
             if B:
@@ -448,10 +456,45 @@ class EAIKSolver:
 _TURN = 2 * math.pi
 
 
-def _in_limit_turns(Q, ref, lo_in, hi_in, lo, hi):
+#: margin (rad) of :func:`_wide_level`'s bounds: far above the rounding of the nearest-turn formula on joints
+#: within +-100 rad (about 1e-13)
+WIDE_MARGIN = 1e-9
+
+
+def _wide_bounds(lo, hi):
+    """For :func:`_wide_level`, when every joint's range spans a full turn or more (finite ones within +-100 rad:
+    a UR arm's joints, continuous joints): ``(lo, hi, lo + pi + m, hi - pi - m)`` as float lists (``m`` =
+    :data:`WIDE_MARGIN`; the last two may be empty ranges); else None."""
+    ok = (np.isinf(lo) & np.isinf(hi)) | ((np.abs(lo) <= 100.0) & (np.abs(hi) <= 100.0) & (hi - lo >= _TURN))
+    if not ok.all():
+        return None
+    return (lo.tolist(), hi.tolist(), (lo + (math.pi + WIDE_MARGIN)).tolist(),
+            (hi - (math.pi + WIDE_MARGIN)).tolist())
+
+
+def _wide_level(bounds, ref) -> int:
+    """What :func:`_in_limit_turns` may skip for seed ``ref`` on joints of :func:`_wide_bounds` ``bounds``:
+    2 when every ``ref`` value lies at least a half turn (and the margin) inside its range -- the nearest
+    turns of every branch are within the limits; 1 when ``ref`` is within the limits -- a whole turn up or
+    down brings every nearest turn (within a half turn of ``ref``) into them, since each range spans a turn
+    or more and the in-limit test's bounds are 1e-12 wider; 0 otherwise."""
+    if bounds is None:
+        return 0
+    level = 2
+    for r, a, b, c, d in zip(ref.tolist(), *bounds):
+        if not a <= r <= b:
+            return 0
+        if not c <= r <= d:
+            level = 1
+    return level
+
+
+def _in_limit_turns(Q, ref, lo_in, hi_in, lo, hi, wide=0):
     """The rows of branches ``Q`` (k, n) that lie within limits once every joint is moved by whole turns to
     the value nearest ``ref`` and then, where that is out of range, one turn up or down (``lo_in``/``hi_in``:
     the limits widened by the in-limit test's margin), clamped into ``[lo, hi]``; None when no row does.
+    ``wide`` (:func:`_wide_level`): 2 -- the nearest turns are within the limits already, 1 -- every row
+    is within them after the turn up or down (the steps that would change nothing are skipped).
     Elementwise, in place on a fresh array: a solve pays numpy's call overhead, not arithmetic, here."""
     D = Q - ref
     k = D * (1.0 / _TURN)
@@ -459,8 +502,14 @@ def _in_limit_turns(Q, ref, lo_in, hi_in, lo, hi):
     k *= _TURN
     D += ref
     D -= k                                          # ref + (Q - ref) - turn * round((Q - ref) / turn)
+    if wide == 2:
+        return D
     np.add(D, _TURN, out=D, where=D < lo_in)
     np.subtract(D, _TURN, out=D, where=D > hi_in)
+    if wide == 1:
+        np.maximum(D, lo, out=D)
+        np.minimum(D, hi, out=D)
+        return D
     ok = D >= lo_in
     ok &= D <= hi_in
     inside = np.logical_and.reduce(ok, axis=1)
