@@ -114,7 +114,10 @@ class Arm:
         return pe <= TOL and oe <= TOL and inside
 
     def sample(self, rng, k):
-        return self.lo + rng.random((k, len(self.idx))) * (self.hi - self.lo)
+        """``k`` random in-limit configurations (k, nq) of our mechanism."""
+        Q = np.tile(np.asarray(self.m.home, dtype=float), (k, 1))
+        Q[:, self.idx] = self.lo + rng.random((k, len(self.idx))) * (self.hi - self.lo)
+        return Q
 
 
 @pytest.fixture(scope="module")
@@ -205,8 +208,9 @@ def test_round_trip(arms, name, u):
     a = arms[name]
     n = len(a.idx)
     u = np.array(u[:2 * n])
-    q = a.lo + u[:n] * (a.hi - a.lo)
-    s = a.lo + u[n:] * (a.hi - a.lo)
+    q, s = np.array(a.m.home, dtype=float), np.array(a.m.home, dtype=float)
+    q[a.idx] = a.lo + u[:n] * (a.hi - a.lo)
+    s[a.idx] = a.lo + u[n:] * (a.hi - a.lo)
     T = a.pose(q)
     r = solve_ik(a.m, PoseConstraint("tool", T), s, timeout=1.0, tol_position=1e-6, tol_orientation=1e-6)
     assert r.success and a.judge(r.q, T)
@@ -240,3 +244,18 @@ def test_an_unreachable_target_is_reported_unreachable(arms):
     T[:3, 3] = [3.0, 3.0, 0.3]
     r = solve_ik(a.m, PoseConstraint("tool", T), None, timeout=0.2)
     assert not r.success and r.reason == "unreachable"
+
+
+def test_a_locked_lift_keeps_the_exact_closed_form_of_the_arm(arms):
+    """With the caller holding the lift (``locked``), the arm's 7R chain is EAIKSolver's (the lift a held
+    step); the answer keeps the lift at the seed's value and reaches the target (Pinocchio)."""
+    a = arms["lift_arm"]
+    rng = np.random.default_rng(2)
+    for q, s in zip(a.sample(rng, 10), a.sample(rng, 10)):
+        lift = a.m.coordinate_index("j0")
+        s[lift] = q[lift]                                      # the target is reachable at the seed's lift
+        T = a.pose(q)
+        r = solve_ik(a.m, PoseConstraint("tool", T), s, locked=["j0"], timeout=1.0, tol_position=1e-6,
+                     tol_orientation=1e-6)
+        assert r.success and a.judge(r.q, T)
+        assert r.q[lift] == s[lift] and r.solver.startswith("eaik")

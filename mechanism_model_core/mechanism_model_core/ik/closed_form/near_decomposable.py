@@ -10,9 +10,14 @@ Two kinds of chain that :class:`~.eaik_solver.EAIKSolver` does not take get a cl
 * **near-decomposable** (``"near"``): no exact decomposition, but moving the axes of three consecutive
   revolute joints onto their least-squares common point gives a chain ``eaik`` decomposes (a spherical
   wrist where the real one has small offsets: Baxter's 0.007 m, the xArm's 0.05 m). The approximate chain's
-  in-limit branches nearest the seed are starts for a few Gauss-Newton steps on the exact chain (the lane
-  engine's one-lane pass, :meth:`~..batch.LaneEngine._eval1`), which converge in a few steps from a start
-  that close; the population LM stays the fallback.
+  in-limit branches nearest the seed are starts for a few lightly damped Gauss-Newton (Levenberg-Marquardt)
+  steps on the exact chain (the lane engine's one-lane pass, :meth:`~..batch.LaneEngine._eval1`), which
+  converge in two to five steps from a start that close; the population LM stays the fallback.
+
+A 7R chain is solved as :class:`~.eaik_solver.EAIKSolver` does, one joint held (*swept*: the first of joints
+7, 3, 1, 4, 2, 5, 6 whose holding leaves a decomposable 6R; measured on Baxter, xArm7, TIAGo and Fetch, this
+order picks the joint of lowest or near-lowest median time) at the seed's value, then at its values in the
+seed-table configurations nearest the target, then stepped outward from the seed's.
 
 **Criterion of "near"**, measured when the solver is built: (1) geometry (:func:`concurrency_defect`): for
 three axes (unit directions ``h_k``, points ``o_k``), the least-squares common point ``p`` minimizes
@@ -20,7 +25,7 @@ three axes (unit directions ``h_k``, points ``o_k``), the least-squares common p
 triple is a candidate when its defect is at most :data:`NEAR_RATIO` (0.08) of the chain's reach bound (the sum
 of the distances between consecutive axis points and to the frame, m), and the candidates are tried in
 order of defect until one makes a chain ``eaik`` decomposes; (2) the answers: the approximate branches must
-lead, in at most :data:`REFINE_STEPS` Gauss-Newton steps on the exact chain, to at least :data:`DIRECT_RATE`
+lead, in at most :data:`REFINE_STEPS` steps on the exact chain, to at least :data:`DIRECT_RATE`
 (60 %) of :data:`MEASURE_TARGETS` (32) sample targets (fixed random in-limit configurations and seeds) within
 1e-6 m and rad. Measured: Baxter's wrist 0.0067 m (0.006 of the reach), 100 %; the xArm6's wrist 0.051 m
 (0.066), about 75 %; random 7R chains with 0.1-0.2 m offsets between 20 and 70 %. A defect of micrometres is a
