@@ -265,3 +265,19 @@ def test_shape_key_of_an_unmasked_unit_weight_task_is_the_general_forms():
         P = IKProblem(m, [c], m.home)
         general = (type(c).__name__, c.frame, tuple(np.asarray(c.kept_axes).tolist()), c.row_weights().tobytes())
         assert _shape_key(P) == general
+
+
+def test_unknowns_and_coordinates_convert_as_the_gathers_did():
+    """x_of / expand without gathers (every coordinate an unknown) give the gathers' values, and a wrong length
+    is still an error."""
+    m = ur5()
+    P = _problem(m, m.home)
+    q = np.linspace(-1.0, 1.0, 6)
+    x = P.x_of(q)
+    assert np.array_equal(x, q[P.free]) and x is not q
+    e = P.expand(x)
+    assert np.array_equal(e, q) and e is not x
+    with pytest.raises((ValueError, IndexError)):
+        P.expand(np.zeros(5))
+    with pytest.raises((ValueError, IndexError)):
+        P.x_of(np.zeros(5))
