@@ -58,7 +58,9 @@ CHOICE_SAMPLES = 24
 CHOICE_RNG = 20261128
 #: the rate of an in-limit branch at the seed's value by which another joint must beat the first to be swept
 CHOICE_MARGIN = 0.15
-#: eaik robots kept per solver besides the hint table's (held values met again: the middle of a range)
+#: eaik robots (about 2 kB each) kept per solver for the hint table's values, and for others met again (the middle
+#: of a range); each cache is cleared when full
+TABLE_ROBOTS_KEPT = 1024
 ROBOTS_KEPT = 512
 #: swept values tried after the seed's: those of the hint-table entries nearest the target (EAIKSolver.hints)
 SWEEP_HINTS = 10
@@ -183,9 +185,10 @@ class EAIKSolver:
 
     def _robot_at(self, i, v):
         """``eaik``'s 6R robot with joint ``i`` held at ``v`` (rad), or None where ``eaik`` knows no
-        decomposition of that geometry. The swept joint's are kept by value: the hint table's values for good,
-        others (the middle of the range, values met again) up to :data:`ROBOTS_KEPT` (floats as keys: the caches
-        add no object the garbage collector tracks, so that solves do not set off its collections)."""
+        decomposition of that geometry. The swept joint's are kept by value, the hint table's values apart from
+        the others (the middle of the range, values met again) so that random seeds do not evict them, at most
+        :data:`TABLE_ROBOTS_KEPT` and :data:`ROBOTS_KEPT` (floats as keys: the caches add no object the garbage
+        collector tracks, so that solves do not set off its collections)."""
         if i == self.swept:
             r = self._table_robots.get(v, _NONE)
             if r is _NONE:
@@ -197,6 +200,8 @@ class EAIKSolver:
             r = None
         if i == self.swept:
             if v in self._table_values:
+                if len(self._table_robots) >= TABLE_ROBOTS_KEPT:
+                    self._table_robots.clear()
                 self._table_robots[v] = r
             else:
                 if len(self._robots) >= ROBOTS_KEPT:
