@@ -10,8 +10,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from mechanism_model_core import InvalidConfiguration, PoseConstraint, forward_kinematics
+from mechanism_model_core import (InvalidConfiguration, OrientationConstraint, PoseConstraint, PositionConstraint,
+                                  forward_kinematics)
 from mechanism_model_core.ik import solve_ik
+from mechanism_model_core.ik.batch import _shape_key
 from mechanism_model_core.ik.closed_form.eaik_solver import _in_limit_turns, _wide_bounds, _wide_level
 from mechanism_model_core.ik.problem import IKProblem
 from mechanism_model_core.ik.structure import ProblemStructure
@@ -250,3 +252,32 @@ def test_coupled_values_of_the_last_seed_are_the_couplings():
     for q0 in (qs[2], qs[3], qs[2]):
         P = IKProblem(m, [PoseConstraint("tip", T, mask=(1, 1, 1, 0, 0, 0))], q0)
         np.testing.assert_array_equal(P.template, m.apply_couplings(np.clip(q0, m.lower_limits, m.upper_limits)))
+
+
+def test_shape_key_of_an_unmasked_unit_weight_task_is_the_general_forms():
+    """The lane engines' key of a task without a mask and of weight 1 (looked up on every solve) equals the
+    general form's: kept axes and row weights read from the constraint."""
+    m = ur5()
+    T = forward_kinematics(m, m.home).pose("tool")
+    for c in (PoseConstraint("tool", T), PositionConstraint("tool", T[:3, 3]), OrientationConstraint("tool", T[:3, :3]),
+              PoseConstraint("tool", T, weight=1), PoseConstraint("tool", T, weight=2.0),
+              PoseConstraint("tool", T, mask=(1, 1, 1, 1, 1, 0))):
+        P = IKProblem(m, [c], m.home)
+        general = (type(c).__name__, c.frame, tuple(np.asarray(c.kept_axes).tolist()), c.row_weights().tobytes())
+        assert _shape_key(P) == general
+
+
+def test_unknowns_and_coordinates_convert_as_the_gathers_did():
+    """x_of / expand without gathers (every coordinate an unknown) give the gathers' values, and a wrong length
+    is still an error."""
+    m = ur5()
+    P = _problem(m, m.home)
+    q = np.linspace(-1.0, 1.0, 6)
+    x = P.x_of(q)
+    assert np.array_equal(x, q[P.free]) and x is not q
+    e = P.expand(x)
+    assert np.array_equal(e, q) and e is not x
+    with pytest.raises((ValueError, IndexError)):
+        P.expand(np.zeros(5))
+    with pytest.raises((ValueError, IndexError)):
+        P.x_of(np.zeros(5))

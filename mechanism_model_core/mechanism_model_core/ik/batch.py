@@ -990,6 +990,8 @@ def lane_data(P: IKProblem):
 
 
 _UNSET = object()
+#: (kept axes, row weights' bytes) of a constraint without a mask and of weight 1, by its number of axes
+_UNIT_ROWS = {n: (tuple(range(n)), np.ones(n).tobytes()) for n in (3, 6)}
 #: engines kept per mechanism (a memo of its derived data, :mod:`..data`, by problem shape and chassis pose of
 #: locked rovers)
 _SHARED_MAX = 64
@@ -1009,7 +1011,11 @@ def _shape_key(P: IKProblem):
         return None
     if c.mask_frame != "reference":
         return None
-    key = (type(c).__name__, c.frame, tuple(np.asarray(c.kept_axes).tolist()), c.row_weights().tobytes())
+    w = c.weight
+    if c.mask is None and (type(w) is float or type(w) is int) and w == 1.0:
+        key = (type(c).__name__, c.frame) + _UNIT_ROWS[len(c.kept_axes)]   # the general form's values
+    else:
+        key = (type(c).__name__, c.frame, tuple(np.asarray(c.kept_axes).tolist()), c.row_weights().tobytes())
     if c.relative_to not in (None, m.ground):
         if not P.holds(c.relative_to):
             return None                      # the unknowns move the reference frame: no constant ground pose

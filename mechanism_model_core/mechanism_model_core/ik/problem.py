@@ -303,7 +303,7 @@ class IKProblem:
         return x
 
     def x_of(self, q: np.ndarray) -> np.ndarray:
-        if self.all_free:
+        if self.all_free and q.shape == self.template.shape:
             return np.array(q, dtype=float)          # every coordinate an unknown: one copy, no gather
         x = q[self.free]                             # a gather: a new array already
         return x if x.dtype == np.float64 else x.astype(float)
@@ -311,7 +311,9 @@ class IKProblem:
     def expand(self, x: np.ndarray) -> np.ndarray:
         """Full coordinates for unknowns ``x`` (locked values kept, couplings applied)."""
         if self.all_free and not self.has_couplings:
-            return np.array(x, dtype=float)           # the unknowns are the coordinates
+            q = np.array(x, dtype=float)              # the unknowns are the coordinates
+            if q.shape == self.template.shape:
+                return q
         q = self.template.copy()
         q[self.free] = x
         if not self.has_couplings:
