@@ -206,6 +206,9 @@ class NearDecomposableSolver:
             self.lift_axis = Ls0[:3, :3] @ np.array([0.0, 0.0, 1.0])
         self._rlo, self._rhi = lo[first:], hi[first:]
         self._rlo_in, self._rhi_in = self._rlo - 1e-12, self._rhi + 1e-12
+        self._finite_lo = np.isfinite(self._rlo)
+        self._all_finite_lo = bool(self._finite_lo.all())
+        self._any_wide = bool(np.any(self._finite_lo & (self._rhi - self._rlo >= 2 * math.pi)))
         self._robot6 = None if self.swept is not None else _robot_or_none(EAIK, H, self.P, self.R0, [])
         if self.swept is not None:
             i = self.swept
@@ -265,11 +268,12 @@ class NearDecomposableSolver:
                 and c.relative_to in (None, self.ground))
 
     # ------------------------------------------------------------------ closed-form branches
-    def _branches(self, T, ref, v):
+    def _branches(self, T, ref, v, base):
         """``(Q, exact)``: the in-limit branches (revolute part, whole turns nearest ``ref``, nearest ``ref``
         first) of the (approximate) revolute chain for ground pose ``T`` with the swept joint at ``v`` (None:
         6R); ``exact`` False when none reaches ``T`` (least-squares branches: the nearest approximations,
-        still starts for the exact chain's steps); ``(None, False)`` when none is in limits."""
+        still starts for the exact chain's steps); ``(None, False)`` when none is in limits. ``base``
+        (:meth:`_turn_base`): where each joint's turn starts."""
         robot = self._robot6 if v is None else _robot_or_none(self._EAIK, self.H, self.P, self.R0,
                                                                [(self.swept, v)])
         if robot is None:
@@ -281,18 +285,18 @@ class NearDecomposableSolver:
         if v is not None:
             Q[:, self.swept] = v
         tau = 2 * math.pi
-        Q -= ref                                            # whole turns: the value nearest ref, in limits
-        Q += math.pi
+        Q -= base                                           # each value in the turn from its joint's base
         np.remainder(Q, tau, out=Q)
-        Q += ref - math.pi
-        lo, hi = self._rlo_in, self._rhi_in
-        Q += (Q < lo) * tau
-        Q -= (Q > hi) * tau
-        inside = ~((Q < lo) | (Q > hi)).any(axis=1)
-        ks = np.flatnonzero(inside)
+        Q += base
+        ks = np.flatnonzero((Q <= self._rhi_in).all(axis=1))
         if not len(ks):
             return None, False
         Q = Q[ks]
+        if self._any_wide:          # a range of a turn or more: the turn above where nearer ref and in range
+            up = Q + tau
+            nearer = np.abs(up - ref) < np.abs(Q - ref)
+            nearer &= up <= self._rhi_in
+            np.copyto(Q, up, where=nearer)
         ls = [sol.is_LS[k] for k in ks]
         if len(Q) > 1:
             D = Q - ref
@@ -340,6 +344,14 @@ class NearDecomposableSolver:
     def _lift(self, v):
         return min(max(float(v), self.lower[0]), self.upper[0]) if self.lift else None
 
+    def _turn_base(self, ref):
+        """Where each joint's turn starts for :meth:`_branches` (rad): its lower limit (less the in-limit test's
+        margin), so that a value moved into ``[base, base + 2 pi)`` is the one in limits when a joint's range is
+        less than a turn, or ``ref - pi`` for a joint without limits (the value nearest ``ref``)."""
+        if self._all_finite_lo:
+            return self._rlo_in
+        return np.where(self._finite_lo, self._rlo_in, ref - math.pi)
+
     def _tries(self, x0, hints):
         """``(lift, swept)`` values to try after the seed's own (None: no such joint): each seed-table
         configuration's own (``hints`` (h, n): nearest the target first), then the swept joint stepped
@@ -365,6 +377,7 @@ class NearDecomposableSolver:
         the near kind's), else None."""
         first = 1 if self.lift else 0
         ref = x0[first:]
+        base = self._turn_base(ref)
         v0 = None
         if self.swept is not None:
             lo, hi, _ = self._sweep
@@ -381,7 +394,7 @@ class NearDecomposableSolver:
             if s is not None:
                 Tl = T.copy()
                 Tl[:3, 3] -= s * self.lift_axis
-            Q, exact = self._branches(Tl, ref, v)
+            Q, exact = self._branches(Tl, ref, v, base)
             if Q is not None:
                 if s is not None:
                     Q = np.hstack([np.full((Q.shape[0], 1), s), Q])
