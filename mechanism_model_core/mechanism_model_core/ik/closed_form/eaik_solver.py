@@ -144,6 +144,8 @@ class EAIKSolver:
         self.lower, self.upper = lo, hi
         self._lo_in, self._hi_in = lo - 1e-12, hi + 1e-12      # the in-limit test's bounds
         self._wide = _wide_bounds(lo, hi)
+        #: the chain's joints are every coordinate of the mechanism, in order (a problem's unknowns when all free)
+        self._whole = bool(np.array_equal(self.coords, np.arange(m.nq)))
         self._EAIK = EAIK
         self.swept = None
         self._robots = {}                 # 7R: eaik's robots by held value of the swept joint (_robot_at)
@@ -354,7 +356,9 @@ class EAIKSolver:
         if self.swept is None:
             sol = self._robot6.calculate_IK(T)
             ls = sol.is_LS
-            B = None if ls.all() else self._in_limits(np.asarray(sol.Q, dtype=float)[~ls], ref, wide)
+            k = np.count_nonzero(ls)                     # least-squares branches: dropped (none, usually)
+            Q = np.asarray(sol.Q, dtype=float)
+            B = None if k == ls.shape[0] else self._in_limits(Q[~ls] if k else Q, ref, wide)
             if B is not None and tol is not None:
                 B = self._confirmed(T, B, tol)
             return B or []
@@ -388,13 +392,17 @@ class EAIKSolver:
         hints = () if far or self.swept is None else self.hints
         if self.swept is not None and not self._fallback_ready:
             self._prepare_fallback(problem, options)
+        whole = problem.all_free and self._whole              # the chain's joints are the unknowns, in order
         for q in ([] if far else self.candidates(T, x0[cols], options.deadline, hints=hints)):
-            x = x0.copy()
-            x[cols] = q
+            if whole:
+                x = np.array(q, dtype=float)
+            else:
+                x = x0.copy()
+                x[cols] = q
             # the result's residuals are the core's forward kinematics: the confirmation of the branch
             # (a plain pose: the frame's pose alone, handed to result rather than evaluated a second time)
             if plain:
-                qf = problem.expand(x)
+                qf = x if whole else problem.expand(x)        # (whole: no other coordinate, no coupling)
                 r = problem.result(x, True, "converged", options, 1, 0, self.name,
                                    residual=problem.plain_residual(qf), q=qf)
             else:
