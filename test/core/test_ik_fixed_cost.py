@@ -216,11 +216,11 @@ def test_seeds_and_locked_joints_in_any_form_are_checked_as_before():
     q[2] = math.nan
     with pytest.raises(InvalidConfiguration):
         solve_ik(m, PoseConstraint("tool", T), q, timeout=SAFETY)
-    big = np.full(6, 1e200)
-    P = IKProblem(m, [PoseConstraint("tool", T)], np.clip(big, m.lower_limits, m.upper_limits))
-    r = solve_ik(m, PoseConstraint("tool", T), big, timeout=SAFETY)
-    assert r.success and m.within_limits(r.q)
-    np.testing.assert_array_equal(P.template, m.upper_limits)
+    for big in (np.full(6, 1e200), np.full(6, 1e308)):          # the second's sum overflows
+        P = IKProblem(m, [PoseConstraint("tool", T)], np.clip(big, m.lower_limits, m.upper_limits))
+        r = solve_ik(m, PoseConstraint("tool", T), big, timeout=SAFETY)
+        assert r.success and m.within_limits(r.q)
+        np.testing.assert_array_equal(P.template, m.upper_limits)
     names = m.coordinate_names[:1]
     a = solve_ik(m, PoseConstraint("tool", T), np.full(6, 0.3), locked=iter(names), timeout=SAFETY)
     b = solve_ik(m, PoseConstraint("tool", T), np.full(6, 0.3), locked=list(names), timeout=SAFETY)

@@ -82,8 +82,11 @@ def _problem(m: Mechanism, constraints, q0, locked, bound) -> IKProblem:
     """The :class:`IKProblem` of checked and ``bound`` constraints from seed ``q0`` (anything
     :meth:`Mechanism.configuration` takes; one configuration)."""
     if (type(q0) is np.ndarray and q0.dtype == np.float64 and q0.shape == (m.nq,)
-            and math.isfinite(q0.sum())):
-        q = q0                          # the common case, as Mechanism.configuration takes it (copied later)
+            and math.isfinite(sum(q0.tolist()))):
+        # the common case, as Mechanism.configuration takes it (copied later); a sum that is not finite (a NaN,
+        # an inf, or an overflow of huge finite values) takes the general path, which gives the same array or
+        # the error
+        q = q0
     else:
         q = m.configuration(q0)
     if q.ndim != 1:
