@@ -13,8 +13,10 @@ middle of the ranges (:meth:`EAIKSolver._measured_choice`; an SRS arm such as th
 once for 86-99 % of targets, against 45 % for its last).
 
 The chain's geometry is read from the core's own chain (:func:`~mechanism_model_core.kinematics.frame_chain`)
-at zero: joint axes and origins in the ground frame, and the frame's rotation there. Every analytic answer is
-confirmed by the core's forward kinematics before it counts (branches ``eaik`` marks as least-squares
+at zero: joint axes and origins in the ground frame, and the frame's rotation there -- or, when a problem locks
+the joints before the first free one (a rover's chassis pose, a locked mast), in the frame where they end: the
+target is moved into it, and one solver serves every pose of the base (:meth:`EAIKSolver.base_pose`). Every
+analytic answer is confirmed by the core's forward kinematics before it counts (branches ``eaik`` marks as least-squares
 approximations are dropped, and held values whose geometry ``eaik`` cannot decompose are skipped); of the first
 swept value that has any in-limit branch, the one nearest the seed (whole turns chosen per joint; the sum of
 squared joint differences) is returned, and the population LM (:class:`~..batch.LMPopulationSolver`) is the
@@ -114,22 +116,24 @@ class EAIKSolver:
         self.theta[var] = 0.0
         self.steps = np.flatnonzero(var)
         n = self.n = len(self.steps)
+        #: held steps before the first variable one (a rover's chassis pose, a locked mast or torso): the solver
+        #: works in the frame they end in (the first variable step's parent), whatever their values
+        self.base_steps = int(self.steps[0]) if n else 0
+        self.theta[:self.base_steps] = 0.0
+        k = self.base_steps
+        self._base = (ch.coords[:k], ch.Pm[:k], ch.coef[:k])   # for base_pose
+        self._rel = {}          # reference frames on the base steps (_rel_on_base), by name
+        self._last_base = (-1, b"", None, None)
         if ch.any_prismatic and bool(np.any(ch.prismatic[var])):
             raise ModelStructureError(f"eaik: the chain to {frame!r} has a prismatic joint")
         if not 1 <= n <= 7:
             raise ModelStructureError(f"eaik: the chain to {frame!r} has {n} joints; 1 to 7 revolute joints fit")
         if m.couplings and any(m.coordinate_names[i] in m.couplings for i in ch.coords):
             raise ModelStructureError(f"eaik: the chain to {frame!r} carries coupled joints")
-        # product of exponentials at the reference configuration (variables 0, held steps at their values):
-        # the variable joints' axes and origins in the ground, the frame's rotation there
-        Tf, _ = ch.evaluate(self.theta)
-        P = ch.Pm.reshape(N, 4, 4)
-        w = np.stack([np.sin(self.theta), 1.0 - np.cos(self.theta), self.theta], axis=1)
-        Ls = (ch.Pm + np.einsum("nk,nkj->nj", w, ch.coef)).reshape(N, 4, 4)
-        C = [Ls[0]]
-        for i in range(1, N):
-            C.append(C[-1] @ Ls[i])
-        del P
+        # product of exponentials at the reference configuration (variables 0, held steps after the first
+        # variable one at their values): the variable joints' axes and origins in the base frame, the frame's
+        # rotation there
+        C, Tf = _suffix_products(ch, self.theta, self.base_steps)
         H = np.array([C[i][:3, 2] for i in self.steps])
         O = np.array([C[i][:3, 3] for i in self.steps])
         self.H = H
@@ -212,7 +216,7 @@ class EAIKSolver:
         return r
 
     def _exact_at(self, i, v, T):
-        """The exact branches (k, 7) of the 7R chain with joint ``i`` held at ``v`` for ground pose ``T``
+        """The exact branches (k, 7) of the 7R chain with joint ``i`` held at ``v`` for pose ``T`` (base frame)
         (joint values as ``eaik`` gives them; least-squares approximations dropped), or None."""
         robot = self._robot_at(i, v)
         if robot is None:
@@ -283,22 +287,86 @@ class EAIKSolver:
                 best, best_rate = k, rate
         return best
 
+    def base_pose(self, q, start: int = 0) -> np.ndarray:
+        """The ground pose (4x4) of the solver's base frame -- where the held steps before the first variable
+        one end (the identity when there are none) -- at full coordinates ``q`` (an array); from ``start`` on:
+        its pose in the frame where step ``start - 1`` ends. Every pose the solver takes or gives (``T`` of
+        :meth:`candidates`, :meth:`branches`, :meth:`hints`) is in this frame."""
+        k = self.base_steps
+        if start >= k:
+            return np.eye(4)
+        idx, Pm, coef = self._base
+        th = q[idx[start:]]
+        w = np.empty((k - start, 1, 3))          # (the caller's: threads share the solver)
+        np.sin(th, out=w[:, 0, 0])
+        np.subtract(1.0, np.cos(th), out=w[:, 0, 1])
+        w[:, 0, 2] = th
+        L = (Pm[start:] + np.matmul(w, coef[start:])[:, 0, :]).reshape(k - start, 4, 4)
+        T = L[0]
+        for i in range(1, k - start):
+            T = np.dot(T, L[i])
+        return T
+
+    def _base_target(self, problem: IKProblem, T, rel):
+        """Target ``T`` of a problem, given in frame ``rel`` (None: the ground; else a frame the locked joints
+        hold), as a pose in the base frame. A ``rel`` on the base steps (whose chain is their first ones: the
+        chassis of a rover whose pose is locked, as the IK service's requests give it) is placed by the base
+        steps after it alone; any other by the problem's forward kinematics and :meth:`base_pose`."""
+        start = 0
+        if rel is not None and rel != self.ground:
+            hit = self._rel.get(rel, _NONE)
+            if hit is _NONE:
+                hit = self._rel[rel] = self._rel_on_base(rel)
+            if hit is None:
+                T = forward_kinematics(problem.mechanism, problem.template).pose(rel) @ T
+            else:
+                start, F = hit
+                T = F @ T
+        if start >= self.base_steps:
+            return T
+        key = problem.template[self._base[0][start:]].tobytes()
+        last = self._last_base              # the last base pose's inverse (a base that stays put; atomic swap)
+        if last[0] != start or last[1] != key:
+            B = self.base_pose(problem.template, start)
+            R = np.ascontiguousarray(B[:3, :3].T)
+            last = self._last_base = (start, key, R, R @ B[:3, 3])
+        R = last[2]
+        out = np.empty((4, 4))
+        out[:3, :3] = np.dot(R, T[:3, :3])
+        out[:3, 3] = np.dot(R, T[:3, 3]) - last[3]
+        out[3] = (0.0, 0.0, 0.0, 1.0)
+        return out
+
+    def _rel_on_base(self, rel):
+        """``(k, F)`` when frame ``rel``'s chain is the first ``k`` base steps (the same segments): its constant
+        pose ``F`` in the frame where they end; else None."""
+        m = self.mechanism
+        if m is None:
+            return None
+        rc = frame_chain(m, rel)
+        k, ch = rc.n, self.chain
+        if k > self.base_steps or not np.array_equal(rc.coords, ch.coords[:k]) \
+                or not np.array_equal(rc.Pm, ch.Pm[:k]) or not np.array_equal(rc.coef, ch.coef[:k]):
+            return None
+        return k, np.array(rc.F, dtype=float)
+
     def _confirmed(self, T, Q, tol):
-        """The rows of ``Q`` whose forward kinematics (the core's chain) reaches ``T`` within ``tol``."""
+        """The rows of ``Q`` whose forward kinematics (the core's chain from the base frame) reaches ``T``
+        within ``tol``."""
         out = []
         th = self.theta.copy()
         for q in Q:
             th[self.steps] = q
-            Tf, _ = self.chain.evaluate(th)
+            Tf = _suffix_products(self.chain, th, self.base_steps)[1]
             if np.linalg.norm(Tf[:3, 3] - T[:3, 3]) <= tol and \
                     np.linalg.norm(log_so3(Tf[:3, :3] @ T[:3, :3].T)) <= tol:
                 out.append(q)
         return out
 
     def branches(self, T, swept_value: float = 0.0, tol: float | None = CONFIRM_TOL) -> list[np.ndarray]:
-        """Every exact analytic branch (chain joint values, limits not applied) for the frame at ground pose
-        ``T``, confirmed by forward kinematics within ``tol`` (None: not confirmed here; the caller does);
-        for a 7R chain, with the swept joint at ``swept_value``."""
+        """Every exact analytic branch (chain joint values, limits not applied) for the frame at pose ``T`` in
+        the base frame (:meth:`base_pose`), confirmed by forward kinematics within ``tol`` (None: not confirmed
+        here; the caller does); for a 7R chain, with the swept joint at ``swept_value``."""
         robot = self._robot(swept_value)
         if robot is None:
             return []
@@ -382,8 +450,8 @@ class EAIKSolver:
         # (accepts: every chain joint is an unknown; all of them free: the unknowns are the coordinates)
         cols = self.coords if problem.all_free else np.searchsorted(problem.free, self.coords)
         T = c.target
-        if c.relative_to not in (None, self.ground):     # a frame the locked joints hold: T in the ground frame
-            T = forward_kinematics(problem.mechanism, problem.template).pose(c.relative_to) @ T
+        if c.relative_to is not None or self.base_steps:  # the target in the base frame (the held prefix's end)
+            T = self._base_target(problem, T, c.relative_to)
         tx, ty, tz = T[:3, 3].tolist()
         ox, oy, oz = self._origin
         dx, dy, dz = tx - ox, ty - oy, tz - oz
@@ -426,7 +494,7 @@ class EAIKSolver:
             options.deadline += time.perf_counter() - t0
 
     def _hint_table(self):
-        """``(A (K, 12), n2 (K,), v (K,))``: the frame's ground pose (position, rotation rows) at
+        """``(A (K, 12), n2 (K,), v (K,))``: the frame's pose in the base frame (position, rotation rows) at
         :data:`HINT_TABLE` in-limit configurations, the squared position norms and the swept joint's values
         there (forward kinematics of the core, one batch)."""
         lo = np.where(np.isfinite(self.lower), self.lower, -math.pi)
@@ -437,18 +505,22 @@ class EAIKSolver:
         return A, np.sum(A[:, :3] ** 2, axis=1), X[:, self.swept].copy()
 
     def _poses(self, X) -> np.ndarray:
-        """(B, 4, 4) ground poses of the frame at chain joint values ``X`` (B, n), held steps at theirs."""
+        """(B, 4, 4) poses of the frame in the base frame at chain joint values ``X`` (B, n), held steps at
+        theirs (the base's at 0)."""
         m = self.mechanism
         Q = np.tile(np.asarray(m.home, dtype=float), (X.shape[0], 1))
         Q[:, self.chain.coords] = self.theta
         Q[:, self.coords] = X
-        return forward_kinematics(m, Q).pose(self.frame).reshape(-1, 4, 4)
+        F = forward_kinematics(m, Q).pose(self.frame).reshape(-1, 4, 4)
+        if self.base_steps:
+            F = _inverse_pose(self.base_pose(Q[0])) @ F
+        return F
 
     def hints(self, T):
-        """The swept joint's values in the hint table's configurations whose frame pose is nearest ground pose
-        ``T``, nearest first (a generator; at most :data:`SWEEP_HINTS`), by ``|p - p_t|^2 + w (3 - trace(R_t^T
-        R))`` (m^2, w = the lane engine's ORIENTATION_WEIGHT m^2/rad^2): in-limit configurations near the pose,
-        whose swept value usually has an in-limit branch where the seed's has none."""
+        """The swept joint's values in the hint table's configurations whose frame pose is nearest pose ``T``
+        (base frame), nearest first (a generator; at most :data:`SWEEP_HINTS`), by ``|p - p_t|^2 + w (3 -
+        trace(R_t^T R))`` (m^2, w = the lane engine's ORIENTATION_WEIGHT m^2/rad^2): in-limit configurations
+        near the pose, whose swept value usually has an in-limit branch where the seed's has none."""
         A, n2, values = self._table
         v = np.empty(12)
         np.multiply(T[:3, 3], -2.0, out=v[:3])
@@ -531,6 +603,31 @@ def _in_limit_turns(Q, ref, lo_in, hi_in, lo, hi, wide=0):
     return D
 
 
+def _step_transforms(ch, theta, steps):
+    """The local transforms (k, 4, 4) of chain ``ch``'s ``steps`` (a slice) at step values ``theta`` (n,)."""
+    th = theta[steps]
+    w = np.stack([np.sin(th), 1.0 - np.cos(th), th], axis=1)
+    return (ch.Pm[steps] + np.einsum("nk,nkj->nj", w, ch.coef[steps])).reshape(-1, 4, 4)
+
+
+def _suffix_products(ch, theta, k):
+    """``(C, Tf)``: the poses (a list by chain step; None before ``k``) where chain ``ch``'s steps from ``k`` on
+    end, and the frame's pose, both in the frame where step ``k - 1`` ends, at step values ``theta`` (n,)."""
+    L = _step_transforms(ch, theta, slice(k, ch.n))
+    C = [None] * k + [L[0]]
+    for i in range(1, len(L)):
+        C.append(C[-1] @ L[i])
+    return C, C[-1] @ ch.F
+
+
+def _inverse_pose(T):
+    """The inverse of rigid transform ``T`` (4x4)."""
+    Ti = np.eye(4)
+    Ti[:3, :3] = T[:3, :3].T
+    Ti[:3, 3] = -(Ti[:3, :3] @ T[:3, 3])
+    return Ti
+
+
 def _robot_or_none(EAIK, H, P, R0, fixed):
     """``eaik``'s robot for axes ``H``, offsets ``P``, end rotation ``R0`` and held joints, or None where
     ``eaik`` refuses the geometry (it raises RuntimeError for some degenerate axis pairs)."""
@@ -546,8 +643,9 @@ _NONE = object()
 
 def eaik_solver_for(mechanism: Mechanism, frame: str, problem: IKProblem | None = None):
     """The :class:`EAIKSolver` of ``frame``'s chain, or None (``eaik`` absent, or the chain does not fit);
-    built once per mechanism, frame and -- for a ``problem`` with locked joints on the chain -- the locked
-    joints' values (a memo of the mechanism's derived data, :mod:`...data`)."""
+    built once per mechanism, frame and -- for a ``problem`` with locked joints on the chain -- which ones, and
+    the values of those after the first free joint (not those before it: :func:`_held`); a memo of the
+    mechanism's derived data, :mod:`...data`."""
     if not eaik_available():
         return None
     key, theta, variable = _held(mechanism, frame, problem)
@@ -563,7 +661,10 @@ def eaik_solver_for(mechanism: Mechanism, frame: str, problem: IKProblem | None 
 
 
 def _held(mechanism, frame, problem):
-    """``(cache key, theta, variable)``: the chain steps a problem holds (locked joints) and their values."""
+    """``(cache key, theta, variable)``: the chain steps a problem holds (locked joints) and their values. The
+    values of held steps before the first variable one (a rover's chassis pose, a locked mast) are not in the
+    key: the solver works in the frame they end in (:attr:`EAIKSolver.base_steps`), so one solver serves every
+    pose of a mobile base; those after it are."""
     if problem is None or problem.all_free:
         return frame, None, None
     ch = frame_chain(mechanism, frame)
@@ -571,10 +672,12 @@ def _held(mechanism, frame, problem):
     if variable.all():
         return frame, None, None
     theta = np.array(problem.template[ch.coords], dtype=float)
-    return (frame, variable.tobytes(), theta[~variable].tobytes()), theta, variable
+    k = int(variable.argmax()) if variable.any() else 0
+    after = theta[k:][~variable[k:]]
+    return (frame, variable.tobytes(), after.tobytes()), theta, variable
 
 
-#: closed forms kept per mechanism (frames, and poses of locked joints on the chain)
+#: closed forms kept per mechanism (frames, and values of locked joints after a free one on the chain)
 _MAX_PER_MECHANISM = 64
 
 
