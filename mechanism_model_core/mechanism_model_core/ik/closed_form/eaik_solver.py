@@ -40,9 +40,10 @@ from ...errors import InvalidConfiguration, MechanismModelError, ModelStructureE
 from ...kinematics import forward_kinematics, frame_chain
 from ...model import Mechanism
 from ...spatial import log_so3, wrap_angle
-from ..batch import ORIENTATION_WEIGHT, LMPopulationSolver, chain_engine
+from ..batch import ORIENTATION_WEIGHT, LMPopulationSolver, chain_engine, lane_data
 from ..problem import IKOptions, IKProblem, IKResult
 from ..registry import register_solver
+from .axis_snap import SNAP_RATIO, snap_geometry
 from ...extras import install_hint
 
 __all__ = ["EAIKSolver", "eaik_available", "eaik_solver_for", "ik_solutions"]
@@ -152,10 +153,20 @@ class EAIKSolver:
         self._table_robots = {}           # 7R: those of the hint table's values
         self._table_values = frozenset()
         self._robot6 = None               # 6R: eaik's robot
+        #: the largest move of an axis (m; a turn counted as its angle times the reach bound) that made the
+        #: chain decomposable (:func:`snap_geometry`), 0.0 when it decomposes as read
+        self.snap = 0.0
+        if not _decomposable(EAIK, H, self.P, self.R0, n):
+            for turn in (False, True):              # the points moved alone first: the smaller error
+                Hs, Os, snap = snap_geometry(H, O, SNAP_RATIO * self.reach, turn)
+                Ps = np.vstack([Os[0], np.diff(Os, axis=0), Tf[:3, 3] - Os[-1]])
+                if snap > 0.0 and _decomposable(EAIK, Hs, Ps, self.R0, n):
+                    self.H, self.P, self.snap = Hs, Ps, snap
+                    break
         if n == 7:
             options = []
             for i in SWEEP_ORDER + tuple(i for i in range(7) if i not in SWEEP_ORDER):
-                r = _robot_or_none(EAIK, H, self.P, self.R0, [(i, 0.0)])
+                r = _robot_or_none(EAIK, self.H, self.P, self.R0, [(i, 0.0)])
                 if r is not None and r.has_known_decomposition():
                     options.append((i, r.get_kinematic_family()))
             if not options:
@@ -167,7 +178,7 @@ class EAIKSolver:
             self._table = self._hint_table()
             self._table_values = frozenset(self._table[2].tolist())
         else:
-            r = _robot_or_none(EAIK, H, self.P, self.R0, [])
+            r = _robot_or_none(EAIK, self.H, self.P, self.R0, [])
             if r is None or not r.has_known_decomposition():
                 family = "eaik refused the geometry" if r is None else r.get_kinematic_family()
                 raise ModelStructureError(f"eaik: the chain to {frame!r} has no known decomposition ({family})")
@@ -409,9 +420,31 @@ class EAIKSolver:
                 r = problem.result(x, True, "converged", options, 1, 0, self.name)
             if r.success and r.residuals[0].satisfied:
                 return r
+            if self.snap and whole:         # a snapped chain's branch: Gauss-Newton on the exact chain
+                x = self._polished(problem, x, options.tol_position, options.tol_orientation)
+                if x is not None:
+                    r = problem.result(x, True, "converged", options, 1 + SNAP_STEPS, 0, self.name)
+                    if r.success and r.residuals[0].satisfied:
+                        return r
         res = self._fallback.solve(problem, options)
         res.solver = f"{self.name}+{res.solver}"
         return res
+
+    def _polished(self, problem: IKProblem, q, tp, to):
+        """Up to :data:`SNAP_STEPS` Gauss-Newton steps (joint limits clamped) on the exact chain from the snapped
+        chain's branch ``q`` (the chain's joints, every one an unknown), until within ``tp`` (m) and ``to``
+        (rad); the configuration reached, or None."""
+        E = chain_engine(problem)
+        if E is None or not E.all_vars:
+            return None
+        pt, RtT = lane_data(problem)[2:4]
+        r, J, _, _ = E._eval1(q, pt, RtT)
+        for _ in range(SNAP_STEPS):
+            q = E._step_one(q, r, J, 1e-12)[0]
+            r, J, ep, er = E._eval1(q, pt, RtT)
+            if ep <= tp and er <= to:
+                return q
+        return None
 
     def _prepare_fallback(self, problem: IKProblem, options: IKOptions) -> None:
         """On a 7R chain's first solve: the fallback's lane engine and seed table (about 1 in 200 targets has
@@ -529,6 +562,20 @@ def _in_limit_turns(Q, ref, lo_in, hi_in, lo, hi, wide=0):
     np.maximum(D, lo, out=D)
     np.minimum(D, hi, out=D)
     return D
+
+
+#: Gauss-Newton steps on the exact chain for a snapped chain's branch that misses the tolerances
+SNAP_STEPS = 2
+
+
+def _decomposable(EAIK, H, P, R0, n) -> bool:
+    """Whether ``eaik`` decomposes the chain (axes ``H``, offsets ``P``, end rotation ``R0``) of ``n`` joints:
+    as it is (6R or fewer), or with some joint held (7R)."""
+    if n == 7:
+        return any(r is not None and r.has_known_decomposition()
+                   for r in (_robot_or_none(EAIK, H, P, R0, [(i, 0.0)]) for i in range(7)))
+    r = _robot_or_none(EAIK, H, P, R0, [])
+    return r is not None and r.has_known_decomposition()
 
 
 def _robot_or_none(EAIK, H, P, R0, fixed):
