@@ -431,7 +431,8 @@ class NearDecomposableSolver:
         d = pt - E.origin
         if E.bound_applies and math.sqrt(float(d @ d)) > E.reach + options.tol_position:
             return self._fallback.solve(problem, options)
-        def near():
+
+        def near():                 # the seed-table hints, looked up only when the seed's values give no branch
             S = E.nearest_starts(pt[None], RtT[None], HINTS)
             return None if S is None else S[0]
 
