@@ -91,7 +91,10 @@ def main(argv=None):
     ap.add_argument("--before", required=True, help="the earlier commit")
     ap.add_argument("--n", type=int, default=500, help="targets per arm and seed mode")
     ap.add_argument("--arms", default=",".join(ARMS))
+    ap.add_argument("--urdf", action="append", default=[], metavar="NAME=PATH[:BASE:TIP]",
+                    help="an arm from a URDF file (as bench_ik.py's --urdf), added to --arms")
     args = ap.parse_args(argv)
+    extra = [bench_ik.add_arm(spec) for spec in args.urdf]
     import mechanism_model_core as now_core
     import mechanism_model_core.io.urdf  # noqa: F401
 
@@ -100,7 +103,7 @@ def main(argv=None):
         import importlib
         importlib.import_module("mmc_before.io.urdf")
         cores = {"before": before, "after": now_core}
-        for name in args.arms.split(","):
+        for name in [a for a in args.arms.split(",") if a] + extra:
             run(bench_ik.Arm(name), cores, args.n)
 
 

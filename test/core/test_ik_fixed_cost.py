@@ -14,6 +14,7 @@ from mechanism_model_core import (InvalidConfiguration, OrientationConstraint, P
                                   forward_kinematics)
 from mechanism_model_core.ik import solve_ik
 from mechanism_model_core.ik.batch import _shape_key
+from mechanism_model_core.ik.solvers import _ChainKernel
 from mechanism_model_core.ik.closed_form.eaik_solver import _in_limit_turns, _wide_bounds, _wide_level
 from mechanism_model_core.ik.problem import IKProblem
 from mechanism_model_core.ik.structure import ProblemStructure
@@ -281,3 +282,37 @@ def test_unknowns_and_coordinates_convert_as_the_gathers_did():
         P.expand(np.zeros(5))
     with pytest.raises((ValueError, IndexError)):
         P.x_of(np.zeros(5))
+
+
+def _kernel_fields(K):
+    names = ("n", "nv", "all_vars", "any_wrap", "need_rot", "need_pos", "all_rows", "masked", "unit_weights", "m",
+             "var_seg", "var_x", "lo", "hi", "wrap", "clo", "chi", "rows", "wrow", "pos_rows", "rot_rows", "theta",
+             "x_full0", "x0", "pt", "RtT", "Rrow", "T_wr")
+    return {k: getattr(K, k) for k in names}
+
+
+def test_chain_kernel_constants_kept_per_task_shape_are_a_fresh_kernels():
+    """The DLS kernel's constants come from the problem structure's memo, by task shape: a kernel for a second
+    problem of the same shape (other target, other seed, locked joints) equals one built from nothing, and
+    another shape (mask, weights, kind) gets its own."""
+    m = ur5()
+    rng = np.random.default_rng(2)
+    q1, q2 = m.random_configuration(rng, size=2)
+    T1, T2 = (forward_kinematics(m, q).pose("tool") for q in (q1, q2))
+    names = m.coordinate_names
+    shapes = [lambda T: PoseConstraint("tool", T), lambda T: PositionConstraint("tool", T[:3, 3]),
+              lambda T: OrientationConstraint("tool", T[:3, :3], mask=(1, 1, 0)),
+              lambda T: PoseConstraint("tool", T, weight=3.0, mask=(1, 1, 1, 0.5, 0.5, 0), mask_frame="target")]
+    for locked in ((), (names[0],)):
+        for make in shapes:
+            first = IKProblem(m, [make(T1)], q1, locked)
+            _ChainKernel.build(first)                        # fills the structure's memo for this shape
+            P = IKProblem(m, [make(T2)], q2, locked)
+            assert P.structure is first.structure
+            cached = _kernel_fields(_ChainKernel.build(P))
+            P.structure.solver_constants.clear()
+            fresh = _kernel_fields(_ChainKernel.build(P))
+            for k in fresh:
+                a, b = cached[k], fresh[k]
+                assert (a is None and b is None) or np.array_equal(a, b), (k, a, b)
+        assert len(P.structure.solver_constants) == 1           # the last shape's, built again after clear()

@@ -133,17 +133,30 @@ class IKProblem:
         self.mechanism = mechanism
         self.constraints = list(constraints)
         self.posture: Constraint | None = None      # the bound Posture
+        # the structure of these locked names, when one was built (their names were checked then)
+        key = st = None
+        if not any(isinstance(c, JointLock) for c in self.constraints):
+            if not locked and type(locked) in (tuple, list):
+                key = ()                                # nothing locked (the common case)
+            else:
+                try:
+                    key = tuple(locked)
+                    hash(key)
+                except TypeError:
+                    key = None
+        if key is not None:
+            structures = memo(mechanism, "ik.problem_structures", STRUCTURE_MAX)
+            st = structures.peek(key)
         lock_idx: dict[int, float | None] = {}
-        for name in locked:
-            for i in JointLock((name,)).coordinates(mechanism):
-                lock_idx[i] = None
+        if st is None:                                  # the locked names resolved (and checked)
+            for name in locked:
+                for i in JointLock((name,)).coordinates(mechanism):
+                    lock_idx[i] = None
         tasks = []
         #: the constraints bound to this mechanism (``bind``), in the order given
         self.bound = [c.bind(mechanism) for c in self.constraints] if bound is None else list(bound)
-        has_lock_constraint = False
         for c, b in zip(self.constraints, self.bound):
             if isinstance(c, JointLock):
-                has_lock_constraint = True
                 vals = c.lock_values(mechanism)
                 for i in c.coordinates(mechanism):
                     lock_idx[i] = vals.get(i)
@@ -153,23 +166,10 @@ class IKProblem:
                 self.posture = b
             else:
                 tasks.append(b)
-        key = None
-        if not has_lock_constraint:
-            if not locked and type(locked) in (tuple, list):
-                key = ()                                # nothing locked (the common case)
-            else:
-                try:
-                    key = tuple(locked)
-                    hash(key)
-                except TypeError:
-                    key = None
-        if key is None:
+        if st is None:
             st = ProblemStructure(mechanism, lock_idx)
-        else:
-            structures = memo(mechanism, "ik.problem_structures", STRUCTURE_MAX)
-            st = structures.peek(key)
-            if st is None:
-                st = structures.put(key, ProblemStructure(mechanism, lock_idx))
+            if key is not None:
+                st = structures.put(key, st)
         q = np.array(q0, dtype=float)
         for i, v in lock_idx.items():
             if v is not None:
@@ -200,6 +200,8 @@ class IKProblem:
             q[self.free] = v
         self._within = st.within
         self.template = st.apply_couplings(mechanism, q) if self.has_couplings else q
+        #: what this problem took from its mechanism and locked joints (shared by the problems of that structure)
+        self.structure = st
         self._init_periodic(tasks, st)
         if len(tasks) == 1:
             prios = [float(tasks[0].priority)]

@@ -369,6 +369,48 @@ class _NoChain(Exception):
     pass
 
 
+_NO_CHAIN = "no chain"          # _chain_constants: the task has no chain a _ChainKernel takes
+
+
+def _chain_constants(P: IKProblem, c) -> tuple:
+    """What a :class:`_ChainKernel` takes from the task's shape (frame, kind, rows, weights) and the problem's
+    structure (unknowns, bounds) alone, kept in ``P.structure.solver_constants``; ``_NO_CHAIN`` for a frame
+    on the ground, a coupled joint on the chain, or no free joint on it."""
+    m = P.mechanism
+    chain = frame_chain(m, c.frame)
+    n = chain.n
+    coords = chain.coords.tolist()
+    if n == 0 or any(k in P.dependent for k in coords):
+        return _NO_CHAIN
+    if P.all_free:
+        var_seg = np.arange(n)
+        var_x = np.array(coords, dtype=int)
+    else:
+        pos = {int(i): k for k, i in enumerate(P.free)}
+        var_seg = np.array([i for i in range(n) if coords[i] in pos], dtype=int)
+        var_x = np.array([pos[coords[i]] for i in var_seg], dtype=int)
+    nv = len(var_seg)
+    if nv == 0:
+        return _NO_CHAIN
+    lo = P.lower[var_x]
+    hi = P.upper[var_x]
+    # revolute joints whose range spans a full turn: wrap instead of clamping (same pose, no blocking)
+    wrap = P.wrap[var_x]
+    clo = np.where(wrap, -np.inf, lo)
+    chi = np.where(wrap, np.inf, hi)
+    # rows kept and row weights
+    rows = np.asarray(c.kept_axes + 3 if isinstance(c, OrientationConstraint) else c.kept_axes, dtype=int)
+    wrow = c.row_weights()
+    pos_rows = rows < 3
+    rot_rows = ~pos_rows
+    all_rows = len(rows) == 6
+    for a in (var_seg, var_x, lo, hi, wrap, clo, chi, rows, wrow, pos_rows, rot_rows):
+        a.flags.writeable = False                 # shared by the kernels of every problem of this shape
+    return (chain, n, coords, var_seg, var_x, nv, nv == n, lo, hi, wrap, bool(wrap.any()), clo, chi, rows, wrow,
+            pos_rows, rot_rows, bool(rot_rows.any()), bool(pos_rows.any()), all_rows,
+            not all_rows and not (rows.tolist() in ([0, 1, 2], [3, 4, 5])), bool(np.all(wrow == 1.0)), len(rows))
+
+
 class _ChainKernel:
     """Lean LM loop for one Cartesian constraint on one chain (see the module docstring)."""
 
@@ -388,11 +430,19 @@ class _ChainKernel:
 
     def __init__(self, P: IKProblem, c):
         m = P.mechanism
-        chain = frame_chain(m, c.frame)
-        n = chain.n
-        coords = chain.coords.tolist()
-        if n == 0 or any(k in P.dependent for k in coords):
-            raise _NoChain                      # a coupled joint on the chain: the generic path handles it
+        # the task's constants on this problem's structure (unknowns, bounds), computed once per task shape
+        w = c.weight
+        shape = (c.frame, type(c), None if c.mask is None and (type(w) is float or type(w) is int) and w == 1.0
+                 else (tuple(np.asarray(c.kept_axes).tolist()), c.row_weights().tobytes()))
+        consts = P.structure.solver_constants
+        k = consts.get(shape)
+        if k is None:
+            k = consts[shape] = _chain_constants(P, c)
+        if k is _NO_CHAIN:
+            raise _NoChain                      # a coupled joint on the chain, no joint free: the generic path
+        (self.chain, self.n, coords, self.var_seg, self.var_x, self.nv, self.all_vars, self.lo, self.hi,
+         self.wrap, self.any_wrap, self.clo, self.chi, self.rows, self.wrow, self.pos_rows, self.rot_rows,
+         self.need_rot, self.need_pos, self.all_rows, self.masked, self.unit_weights, self.m) = k
         # a reference frame whose pose the unknowns cannot move (its chain is locked or fixed): the target
         # is constant in the ground frame, and the residual rows are turned into the reference's axes
         T_wr = None
@@ -402,40 +452,12 @@ class _ChainKernel:
             T_wr = forward_kinematics(m, P.template).pose(c.relative_to)
         self.P = P
         self.T_wr = T_wr                  # the reference frame's constant ground pose (None: the ground)
-        self.n = n
-        self.chain = chain
-        self.work = chain.workspace()
-        if P.all_free:
-            self.var_seg = np.arange(n)
-            self.var_x = np.array(coords, dtype=int)
-        else:
-            pos = {int(i): k for k, i in enumerate(P.free)}
-            self.var_seg = np.array([i for i in range(n) if coords[i] in pos], dtype=int)
-            self.var_x = np.array([pos[coords[i]] for i in self.var_seg], dtype=int)
-        self.nv = len(self.var_seg)
-        if self.nv == 0:
-            raise _NoChain
-        self.all_vars = self.nv == n
+        self.work = self.chain.workspace()
         self.theta = np.array(P.template[coords], dtype=float)
-        self.lo = P.lower[self.var_x]
-        self.hi = P.upper[self.var_x]
-        # revolute joints whose range spans a full turn: wrap instead of clamping (same pose, no blocking)
-        self.wrap = P.wrap[self.var_x]
-        self.any_wrap = bool(self.wrap.any())
-        self.clo = np.where(self.wrap, -np.inf, self.lo)
-        self.chi = np.where(self.wrap, np.inf, self.hi)
         self.x_full0 = P.x_of(P.template)
         self.x0 = self.x_full0[self.var_x].copy()
-        # rows kept, row weights and the target
-        if isinstance(c, PositionConstraint):
-            rows = c.kept_axes
-            Tt = c.target_pose()
-        elif isinstance(c, OrientationConstraint):
-            rows = c.kept_axes + 3
-            Tt = c.target_pose()
-        else:
-            rows = c.kept_axes
-            Tt = c.target
+        # the target
+        Tt = c.target if isinstance(c, PoseConstraint) else c.target_pose()
         if T_wr is not None:
             Tt = T_wr @ Tt                                       # the target in the ground frame
         self.Rrow = None                                         # rows in ground axes unless turned
@@ -443,18 +465,8 @@ class _ChainKernel:
             self.Rrow = np.array(Tt[:3, :3].T)
         elif T_wr is not None:
             self.Rrow = np.array(T_wr[:3, :3].T)
-        self.rows = np.asarray(rows, dtype=int)
-        self.wrow = c.row_weights()
-        self.pos_rows = self.rows < 3
-        self.rot_rows = ~self.pos_rows
-        self.need_rot = bool(self.rot_rows.any())
-        self.need_pos = bool(self.pos_rows.any())
-        self.all_rows = len(self.rows) == 6
-        self.masked = not self.all_rows and not (list(self.rows) in ([0, 1, 2], [3, 4, 5]))
-        self.unit_weights = bool(np.all(self.wrow == 1.0))
         self.pt = np.array(Tt[:3, 3])
         self.RtT = np.array(Tt[:3, :3].T)
-        self.m = len(self.rows)
 
     def full_x(self, xv):
         x = self.x_full0.copy()

@@ -20,7 +20,7 @@ class ProblemStructure:
     tuple of locked names, so that a solve does not rebuild it): the unknowns, locked and coupled indices,
     the unknowns' bounds with the limits of linearly coupled joints folded in, the coupled coordinates whose
     limits are checked instead, and the full-turn unknowns. Read-only, but for the coupled values of the last
-    :meth:`apply_couplings`."""
+    :meth:`apply_couplings` and the solvers' constants (:attr:`solver_constants`, filled on first use)."""
 
     def __init__(self, mechanism: Mechanism, lock_idx: dict):
         lock_idx = dict(lock_idx)
@@ -71,6 +71,8 @@ class ProblemStructure:
             if mechanism.nq <= FLOAT_CHECK_MAX else None
         self.dependent_coords = _ro(np.array(sorted(dependent), dtype=int))
         self._last_coupled = None         # (source values, coupled values) of the last apply_couplings
+        #: per-task constants of solvers on this structure, by the solver's own key (solvers._ChainKernel)
+        self.solver_constants = {}
         del self.mechanism
 
     def apply_couplings(self, mechanism: Mechanism, q: np.ndarray) -> np.ndarray:

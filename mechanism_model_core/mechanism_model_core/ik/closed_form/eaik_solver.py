@@ -42,9 +42,11 @@ from ...errors import InvalidConfiguration, MechanismModelError, ModelStructureE
 from ...kinematics import forward_kinematics, frame_chain
 from ...model import Mechanism
 from ...spatial import log_so3, wrap_angle
-from ..batch import ORIENTATION_WEIGHT, LMPopulationSolver, chain_engine
+from ..batch import ORIENTATION_WEIGHT, LMPopulationSolver, chain_engine, lane_data
 from ..problem import IKOptions, IKProblem, IKResult
 from ..registry import register_solver
+from .axis_snap import SNAP_RATIO, snap_geometry
+from .base_frame import BaseFrame, inverse_pose, suffix_products
 from ...extras import install_hint
 
 __all__ = ["EAIKSolver", "eaik_available", "eaik_solver_for", "ik_solutions"]
@@ -120,10 +122,7 @@ class EAIKSolver:
         #: works in the frame they end in (the first variable step's parent), whatever their values
         self.base_steps = int(self.steps[0]) if n else 0
         self.theta[:self.base_steps] = 0.0
-        k = self.base_steps
-        self._base = (ch.coords[:k], ch.Pm[:k], ch.coef[:k])   # for base_pose
-        self._rel = {}          # reference frames on the base steps (_rel_on_base), by name
-        self._last_base = (-1, b"", None, None)
+        self.base = BaseFrame(m, ch, self.base_steps)
         if ch.any_prismatic and bool(np.any(ch.prismatic[var])):
             raise ModelStructureError(f"eaik: the chain to {frame!r} has a prismatic joint")
         if not 1 <= n <= 7:
@@ -133,7 +132,7 @@ class EAIKSolver:
         # product of exponentials at the reference configuration (variables 0, held steps after the first
         # variable one at their values): the variable joints' axes and origins in the base frame, the frame's
         # rotation there
-        C, Tf = _suffix_products(ch, self.theta, self.base_steps)
+        C, Tf = suffix_products(ch, self.theta, self.base_steps)
         H = np.array([C[i][:3, 2] for i in self.steps])
         O = np.array([C[i][:3, 3] for i in self.steps])
         self.H = H
@@ -156,10 +155,20 @@ class EAIKSolver:
         self._table_robots = {}           # 7R: those of the hint table's values
         self._table_values = frozenset()
         self._robot6 = None               # 6R: eaik's robot
+        #: the largest move of an axis (m; a turn counted as its angle times the reach bound) that made the
+        #: chain decomposable (:func:`snap_geometry`), 0.0 when it decomposes as read
+        self.snap = 0.0
+        if not _decomposable(EAIK, H, self.P, self.R0, n):
+            for turn in (False, True):              # the points moved alone first: the smaller error
+                Hs, Os, snap = snap_geometry(H, O, SNAP_RATIO * self.reach, turn)
+                Ps = np.vstack([Os[0], np.diff(Os, axis=0), Tf[:3, 3] - Os[-1]])
+                if snap > 0.0 and _decomposable(EAIK, Hs, Ps, self.R0, n):
+                    self.H, self.P, self.snap = Hs, Ps, snap
+                    break
         if n == 7:
             options = []
             for i in SWEEP_ORDER + tuple(i for i in range(7) if i not in SWEEP_ORDER):
-                r = _robot_or_none(EAIK, H, self.P, self.R0, [(i, 0.0)])
+                r = _robot_or_none(EAIK, self.H, self.P, self.R0, [(i, 0.0)])
                 if r is not None and r.has_known_decomposition():
                     options.append((i, r.get_kinematic_family()))
             if not options:
@@ -171,7 +180,7 @@ class EAIKSolver:
             self._table = self._hint_table()
             self._table_values = frozenset(self._table[2].tolist())
         else:
-            r = _robot_or_none(EAIK, H, self.P, self.R0, [])
+            r = _robot_or_none(EAIK, self.H, self.P, self.R0, [])
             if r is None or not r.has_known_decomposition():
                 family = "eaik refused the geometry" if r is None else r.get_kinematic_family()
                 raise ModelStructureError(f"eaik: the chain to {frame!r} has no known decomposition ({family})")
@@ -287,68 +296,12 @@ class EAIKSolver:
                 best, best_rate = k, rate
         return best
 
-    def base_pose(self, q, start: int = 0) -> np.ndarray:
+    def base_pose(self, q) -> np.ndarray:
         """The ground pose (4x4) of the solver's base frame -- where the held steps before the first variable
-        one end (the identity when there are none) -- at full coordinates ``q`` (an array); from ``start`` on:
-        its pose in the frame where step ``start - 1`` ends. Every pose the solver takes or gives (``T`` of
-        :meth:`candidates`, :meth:`branches`, :meth:`hints`) is in this frame."""
-        k = self.base_steps
-        if start >= k:
-            return np.eye(4)
-        idx, Pm, coef = self._base
-        th = q[idx[start:]]
-        w = np.empty((k - start, 1, 3))          # (the caller's: threads share the solver)
-        np.sin(th, out=w[:, 0, 0])
-        np.subtract(1.0, np.cos(th), out=w[:, 0, 1])
-        w[:, 0, 2] = th
-        L = (Pm[start:] + np.matmul(w, coef[start:])[:, 0, :]).reshape(k - start, 4, 4)
-        T = L[0]
-        for i in range(1, k - start):
-            T = np.dot(T, L[i])
-        return T
-
-    def _base_target(self, problem: IKProblem, T, rel):
-        """Target ``T`` of a problem, given in frame ``rel`` (None: the ground; else a frame the locked joints
-        hold), as a pose in the base frame. A ``rel`` on the base steps (whose chain is their first ones: the
-        chassis of a rover whose pose is locked, as the IK service's requests give it) is placed by the base
-        steps after it alone; any other by the problem's forward kinematics and :meth:`base_pose`."""
-        start = 0
-        if rel is not None and rel != self.ground:
-            hit = self._rel.get(rel, _NONE)
-            if hit is _NONE:
-                hit = self._rel[rel] = self._rel_on_base(rel)
-            if hit is None:
-                T = forward_kinematics(problem.mechanism, problem.template).pose(rel) @ T
-            else:
-                start, F = hit
-                T = F @ T
-        if start >= self.base_steps:
-            return T
-        key = problem.template[self._base[0][start:]].tobytes()
-        last = self._last_base              # the last base pose's inverse (a base that stays put; atomic swap)
-        if last[0] != start or last[1] != key:
-            B = self.base_pose(problem.template, start)
-            R = np.ascontiguousarray(B[:3, :3].T)
-            last = self._last_base = (start, key, R, R @ B[:3, 3])
-        R = last[2]
-        out = np.empty((4, 4))
-        out[:3, :3] = np.dot(R, T[:3, :3])
-        out[:3, 3] = np.dot(R, T[:3, 3]) - last[3]
-        out[3] = (0.0, 0.0, 0.0, 1.0)
-        return out
-
-    def _rel_on_base(self, rel):
-        """``(k, F)`` when frame ``rel``'s chain is the first ``k`` base steps (the same segments): its constant
-        pose ``F`` in the frame where they end; else None."""
-        m = self.mechanism
-        if m is None:
-            return None
-        rc = frame_chain(m, rel)
-        k, ch = rc.n, self.chain
-        if k > self.base_steps or not np.array_equal(rc.coords, ch.coords[:k]) \
-                or not np.array_equal(rc.Pm, ch.Pm[:k]) or not np.array_equal(rc.coef, ch.coef[:k]):
-            return None
-        return k, np.array(rc.F, dtype=float)
+        one end (the identity when there are none) -- at full coordinates ``q`` (an array). Every pose the
+        solver takes or gives (``T`` of :meth:`candidates`, :meth:`branches`, :meth:`hints`) is in this
+        frame (:class:`~.base_frame.BaseFrame`)."""
+        return self.base.pose(q)
 
     def _confirmed(self, T, Q, tol):
         """The rows of ``Q`` whose forward kinematics (the core's chain from the base frame) reaches ``T``
@@ -357,7 +310,7 @@ class EAIKSolver:
         th = self.theta.copy()
         for q in Q:
             th[self.steps] = q
-            Tf = _suffix_products(self.chain, th, self.base_steps)[1]
+            Tf = suffix_products(self.chain, th, self.base_steps)[1]
             if np.linalg.norm(Tf[:3, 3] - T[:3, 3]) <= tol and \
                     np.linalg.norm(log_so3(Tf[:3, :3] @ T[:3, :3].T)) <= tol:
                 out.append(q)
@@ -451,7 +404,7 @@ class EAIKSolver:
         cols = self.coords if problem.all_free else np.searchsorted(problem.free, self.coords)
         T = c.target
         if c.relative_to is not None or self.base_steps:  # the target in the base frame (the held prefix's end)
-            T = self._base_target(problem, T, c.relative_to)
+            T = self.base.target(problem.template, T, c.relative_to)
         tx, ty, tz = T[:3, 3].tolist()
         ox, oy, oz = self._origin
         dx, dy, dz = tx - ox, ty - oy, tz - oz
@@ -477,9 +430,31 @@ class EAIKSolver:
                 r = problem.result(x, True, "converged", options, 1, 0, self.name)
             if r.success and r.residuals[0].satisfied:
                 return r
+            if self.snap and whole:         # a snapped chain's branch: Gauss-Newton on the exact chain
+                x = self._polished(problem, x, options.tol_position, options.tol_orientation)
+                if x is not None:
+                    r = problem.result(x, True, "converged", options, 1 + SNAP_STEPS, 0, self.name)
+                    if r.success and r.residuals[0].satisfied:
+                        return r
         res = self._fallback.solve(problem, options)
         res.solver = f"{self.name}+{res.solver}"
         return res
+
+    def _polished(self, problem: IKProblem, q, tp, to):
+        """Up to :data:`SNAP_STEPS` Gauss-Newton steps (joint limits clamped) on the exact chain from the snapped
+        chain's branch ``q`` (the chain's joints, every one an unknown), until within ``tp`` (m) and ``to``
+        (rad); the configuration reached, or None."""
+        E = chain_engine(problem)
+        if E is None or not E.all_vars:
+            return None
+        pt, RtT = lane_data(problem)[2:4]
+        r, J, _, _ = E._eval1(q, pt, RtT)
+        for _ in range(SNAP_STEPS):
+            q = E._step_one(q, r, J, 1e-12)[0]
+            r, J, ep, er = E._eval1(q, pt, RtT)
+            if ep <= tp and er <= to:
+                return q
+        return None
 
     def _prepare_fallback(self, problem: IKProblem, options: IKOptions) -> None:
         """On a 7R chain's first solve: the fallback's lane engine and seed table (about 1 in 200 targets has
@@ -513,7 +488,7 @@ class EAIKSolver:
         Q[:, self.coords] = X
         F = forward_kinematics(m, Q).pose(self.frame).reshape(-1, 4, 4)
         if self.base_steps:
-            F = _inverse_pose(self.base_pose(Q[0])) @ F
+            F = inverse_pose(self.base_pose(Q[0])) @ F
         return F
 
     def hints(self, T):
@@ -603,29 +578,18 @@ def _in_limit_turns(Q, ref, lo_in, hi_in, lo, hi, wide=0):
     return D
 
 
-def _step_transforms(ch, theta, steps):
-    """The local transforms (k, 4, 4) of chain ``ch``'s ``steps`` (a slice) at step values ``theta`` (n,)."""
-    th = theta[steps]
-    w = np.stack([np.sin(th), 1.0 - np.cos(th), th], axis=1)
-    return (ch.Pm[steps] + np.einsum("nk,nkj->nj", w, ch.coef[steps])).reshape(-1, 4, 4)
+#: Gauss-Newton steps on the exact chain for a snapped chain's branch that misses the tolerances
+SNAP_STEPS = 2
 
 
-def _suffix_products(ch, theta, k):
-    """``(C, Tf)``: the poses (a list by chain step; None before ``k``) where chain ``ch``'s steps from ``k`` on
-    end, and the frame's pose, both in the frame where step ``k - 1`` ends, at step values ``theta`` (n,)."""
-    L = _step_transforms(ch, theta, slice(k, ch.n))
-    C = [None] * k + [L[0]]
-    for i in range(1, len(L)):
-        C.append(C[-1] @ L[i])
-    return C, C[-1] @ ch.F
-
-
-def _inverse_pose(T):
-    """The inverse of rigid transform ``T`` (4x4)."""
-    Ti = np.eye(4)
-    Ti[:3, :3] = T[:3, :3].T
-    Ti[:3, 3] = -(Ti[:3, :3] @ T[:3, 3])
-    return Ti
+def _decomposable(EAIK, H, P, R0, n) -> bool:
+    """Whether ``eaik`` decomposes the chain (axes ``H``, offsets ``P``, end rotation ``R0``) of ``n`` joints:
+    as it is (6R or fewer), or with some joint held (7R)."""
+    if n == 7:
+        return any(r is not None and r.has_known_decomposition()
+                   for r in (_robot_or_none(EAIK, H, P, R0, [(i, 0.0)]) for i in range(7)))
+    r = _robot_or_none(EAIK, H, P, R0, [])
+    return r is not None and r.has_known_decomposition()
 
 
 def _robot_or_none(EAIK, H, P, R0, fixed):

@@ -31,9 +31,9 @@ configurations and seeds) within 1e-6 m and rad -- the rates at which the closed
 against the population LM alone. Measured: Baxter's wrist 0.0067 m (0.006 of the reach), 98 %; the xArm6's
 wrist 0.051 m (0.066), 92 %; random 7R chains with 0.1-0.2 m offsets 56-89 % (not near). A defect of micrometres is a
 chain that is decomposable in all but rounding (the xArm7's URDF writes pi/2 as 1.5708, and its shoulder axes
-miss each other by about 1e-6 m, so ``eaik`` finds no decomposition): its branches are exact to the tolerance.
-A chain ``EAIKSolver`` decomposes as it is keeps the pure closed form (not built here); any other chain keeps
-the population LM.
+miss each other by about 1e-6 m): :class:`~.eaik_solver.EAIKSolver` takes it with its axes snapped
+(:func:`~.eaik_solver.snap_geometry`, within 1e-5 of the reach bound). A chain ``EAIKSolver`` takes keeps the
+pure closed form (not built here); any other chain keeps the population LM.
 
 Every answer is the exact chain's: it counts only when the core's forward kinematics puts the frame within
 the caller's tolerances, within the limits. Built once per mechanism and frame (a memo of the mechanism's
@@ -55,7 +55,7 @@ from ...kinematics import frame_chain
 from ...model import Mechanism
 from ..batch import LMPopulationSolver, chain_engine, lane_data
 from ..problem import IKOptions, IKProblem, IKResult
-from .eaik_solver import _eaik, _robot_or_none
+from .eaik_solver import _eaik, _robot_or_none, eaik_solver_for
 
 __all__ = ["NEAR_RATIO", "NearDecomposableSolver", "concurrency_defect", "near_decomposable_solver_for"]
 
@@ -181,6 +181,9 @@ class NearDecomposableSolver:
             if not lift:
                 raise ModelStructureError(f"near-eaik: the chain to {frame!r} decomposes as it is (EAIKSolver)")
             self.kind = "held"
+        elif not lift and eaik_solver_for(m, frame) is not None:
+            raise ModelStructureError(f"near-eaik: the chain to {frame!r} decomposes with its axes snapped "
+                                      f"(EAIKSolver)")
         else:
             reach = float(np.sum(np.linalg.norm(np.diff(O, axis=0), axis=1))
                           + np.linalg.norm(Tf[:3, 3] - O[-1]))
