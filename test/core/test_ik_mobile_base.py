@@ -15,6 +15,7 @@ import pytest
 from mechanism_model_core import PoseConstraint, forward_kinematics, load_model
 from mechanism_model_core.data import memo
 from mechanism_model_core.ik import eaik_solver_for, solve_ik
+from mechanism_model_core.ik.batch import chain_engine, lane_data
 from mechanism_model_core.ik.problem import IKProblem
 from mechanism_model_core.io.urdf import load_urdf
 from mechanism_model_core.library import default_model_path
@@ -232,3 +233,37 @@ def test_chassis_frame_requests_on_the_rover_share_one_closed_form():
         np.testing.assert_array_equal(np.delete(r.q, cols), np.delete(start, cols))
         solvers.add(id(eaik_solver_for(m, "arm_turret", IKProblem(m, [c], start, locked=locked))))
     assert len(solvers) == 1
+
+
+def test_the_lane_engines_of_every_base_pose_share_one_seed_table(mobile):
+    """The population LM on the mobile arm (solver="lm"): the engines of the base's poses share one seed table,
+    in the arm's base frame; their nearest starts for a target equal those of the arm alone (its own URDF) for
+    the target moved into its base frame, and the answers reach the target by Pinocchio."""
+    m, arm = mobile, load_urdf(ARM_URDF)
+    locked = [n for n in m.coordinate_names if n not in ARM]
+    cols = [m.coordinate_index(n) for n in ARM]
+    acols = [arm.coordinate_index(n) for n in ARM]
+    rng = np.random.default_rng(17)
+    tables = set()
+    for k in range(5):
+        q_base = _base_configuration(m, rng)
+        target = _world_tool(m, _with(m, q_base, _arm_values(m, rng)))
+        start = _with(m, q_base, _arm_values(m, rng))
+        P = IKProblem(m, [PoseConstraint("tool", target)], start, locked=locked)
+        E = chain_engine(P)
+        _, _, pt, RtT, _ = lane_data(P)
+        starts = E.nearest_starts(pt[None], RtT[None], 8)
+        tables.add(id(E.seed_table()[1]))
+        a0 = np.array(arm.home, dtype=float)
+        a0[acols] = start[cols]
+        local = np.linalg.inv(forward_kinematics(m, start).pose("base")) @ target
+        PA = IKProblem(arm, [PoseConstraint("tool", local)], a0)
+        EA = chain_engine(PA)
+        _, _, pta, RtTa, _ = lane_data(PA)
+        np.testing.assert_array_equal(starts[0][:, np.argsort(acols)], EA.nearest_starts(pta[None], RtTa[None], 8)[0])
+        r = solve_ik(m, PoseConstraint("tool", target), start, locked=locked, solver="lm", timeout=SAFETY)
+        assert r.success
+        pe, oe = _errors(_world_tool(m, r.q), target)
+        assert pe < 1e-5 and oe < 1e-5
+        assert m.within_limits(r.q, 1e-12)
+    assert len(tables) == 1

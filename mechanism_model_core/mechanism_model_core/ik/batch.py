@@ -178,6 +178,15 @@ class LaneEngine:
             key, lambda: _ChainConstants(m, ch, lo, hi))
         self.consts = consts
         self._seeds = None              # seed_table(), built on first use
+        # held steps before the first unknown one (a mobile base's pose, a locked torso): the seed table is in
+        # the frame where they end, shared by the engines of every pose of the base (_base_seed_table)
+        self._k0 = 0 if self.all_vars or not len(self.var_seg) else int(self.var_seg[0])
+        if self._k0:
+            self._base_tables = memo(m, "ik.base_seed_tables", _BASE_TABLES_MAX)
+            held = np.ones(self.n, dtype=bool)
+            held[self.var_seg] = False
+            self._base_key = key + (self.theta[held & (np.arange(self.n) >= self._k0)].tobytes(),)
+        self._base_rt = None            # (R, t) of the base's ground pose once the table is in its frame
         self.origin, self.reach = consts.origin, consts.reach
         # position bound only when every position row is kept
         self.bound_applies = bool(np.all(np.isin([0, 1, 2], self.rows))) and math.isfinite(self.reach)
@@ -188,9 +197,10 @@ class LaneEngine:
         return self.consts.table(seed, count)
 
     # ------------------------------------------------------------------ evaluation of all lanes
-    def _frames(self, X):
+    def _frames(self, X, start: int = 0):
         """Ground poses of every chain step (n, L, 4, 4) -- step-major, so that each product of the chain's
-        pass is on contiguous lanes -- and of the frame (L, 4, 4), for lanes ``X`` (L, nv)."""
+        pass is on contiguous lanes -- and of the frame (L, 4, 4), for lanes ``X`` (L, nv); from step
+        ``start`` on (``n - start`` steps): poses in the frame where step ``start - 1`` ends."""
         L, n = X.shape[0], self.n
         if self.all_vars:
             TH = X.T
@@ -198,13 +208,16 @@ class LaneEngine:
             TH = np.empty((n, L))
             TH[:] = self.theta[:, None]
             TH[self.var_seg] = X.T
-        W = np.empty((n, L, self._coefs.shape[1]))
+        coefs = self._coefs
+        if start:
+            TH, coefs, n = TH[start:], coefs[start:], n - start
+        W = np.empty((n, L, coefs.shape[1]))
         W[:, :, 0] = 1.0
         np.sin(TH, out=W[:, :, 1])
         np.cos(TH, out=W[:, :, 2])
         if self.chain.any_prismatic:
             W[:, :, 3] = TH
-        M = np.matmul(W, self._coefs).reshape(n, L, 4, 4)
+        M = np.matmul(W, coefs).reshape(n, L, 4, 4)
         C = np.empty((n, L, 4, 4))
         C[0] = M[0]
         for i in range(1, n):
@@ -229,23 +242,43 @@ class LaneEngine:
             if kind is None:
                 self._seeds = ()
                 return None
-            lo, hi = self.consts.lo, self.consts.hi
-            X = lo + np.random.default_rng(SEED_TABLE_RNG).random((SEED_TABLE, self.nv)) * (hi - lo)
-            parts = []
-            for i in range(0, SEED_TABLE, 512):
-                _, Tf = self._frames(X[i:i + 512])
-                cols = []
-                if kind != "orientation":
-                    cols.append(Tf[:, :3, 3])
-                if kind != "position":
-                    cols.append(Tf[:, :3, :3].reshape(-1, 9))
-                parts.append(np.hstack(cols))
-            A = np.ascontiguousarray(np.vstack(parts))
-            n2 = np.sum(A[:, :3] ** 2, axis=1) if kind != "orientation" else np.zeros(SEED_TABLE)
-            for a in (X, A, n2):
-                a.flags.writeable = False
-            self._seeds = (X, A, n2, kind)
+            if self._k0:
+                self._seeds = self._base_seed_table(kind)
+                return self._seeds
+            self._seeds = self._build_seed_table(kind)
             return self._seeds
+
+    def _base_seed_table(self, kind):
+        """:meth:`seed_table`'s table of an engine with held steps before its first unknown one: the frame's
+        poses in the frame where those end (the base), built once for every pose of the base (a memo of the
+        mechanism's derived data); this engine's base pose turns the targets of :meth:`nearest_starts` into
+        that frame (rotations and distances unchanged: the same starts, in the same order)."""
+        k0 = self._k0
+        t = self._base_tables.get(self._base_key + (kind,), lambda: self._build_seed_table(kind, k0))
+        C, _ = self._frames(t[0][:1])
+        B = C[k0 - 1, 0]
+        self._base_rt = (np.ascontiguousarray(B[:3, :3]), np.array(B[:3, 3]))
+        return t
+
+    def _build_seed_table(self, kind, start: int = 0):
+        """The seed table (:meth:`seed_table`) of ``kind``, its poses in the frame where step ``start - 1``
+        ends (the ground for 0)."""
+        lo, hi = self.consts.lo, self.consts.hi
+        X = lo + np.random.default_rng(SEED_TABLE_RNG).random((SEED_TABLE, self.nv)) * (hi - lo)
+        parts = []
+        for i in range(0, SEED_TABLE, 512):
+            _, Tf = self._frames(X[i:i + 512], start)
+            cols = []
+            if kind != "orientation":
+                cols.append(Tf[:, :3, 3])
+            if kind != "position":
+                cols.append(Tf[:, :3, :3].reshape(-1, 9))
+            parts.append(np.hstack(cols))
+        A = np.ascontiguousarray(np.vstack(parts))
+        n2 = np.sum(A[:, :3] ** 2, axis=1) if kind != "orientation" else np.zeros(SEED_TABLE)
+        for a in (X, A, n2):
+            a.flags.writeable = False
+        return X, A, n2, kind
 
     def nearest_starts(self, pts, RtTs, count: int):
         """(B, count, nv): for each target (ground positions ``pts`` (B, 3), transposed rotations ``RtTs``
@@ -256,6 +289,10 @@ class LaneEngine:
         if t is None or count < 1:
             return None
         X, A, n2, kind = t
+        if self._base_rt is not None:                       # the targets in the table's (the base's) frame
+            R, p = self._base_rt
+            pts = (pts - p) @ R                             # R^T (p_t - p) per row
+            RtTs = RtTs @ R                                 # (R^T R_t)^T
         B = pts.shape[0]
         if B == 1 and kind == "pose":                       # one target (solve_ik): no stacking, no gathers
             v = np.empty(12)
@@ -900,6 +937,8 @@ except ImportError:                 # pragma: no cover - numpy without it: np.li
 #: chain constants kept per mechanism (a memo of its derived data, :mod:`..data`, by frame, limits and
 #: unknowns)
 _CONSTS_MAX = 64
+#: seed tables (about 0.6 MB each) kept per mechanism in the base frames of engines with held leading steps
+_BASE_TABLES_MAX = 8
 
 
 class _ChainConstants:
