@@ -13,8 +13,10 @@ middle of the ranges (:meth:`EAIKSolver._measured_choice`; an SRS arm such as th
 once for 86-99 % of targets, against 45 % for its last).
 
 The chain's geometry is read from the core's own chain (:func:`~mechanism_model_core.kinematics.frame_chain`)
-at zero: joint axes and origins in the ground frame, and the frame's rotation there. Every analytic answer is
-confirmed by the core's forward kinematics before it counts (branches ``eaik`` marks as least-squares
+at zero: joint axes and origins in the ground frame, and the frame's rotation there -- or, when a problem locks
+the joints before the first free one (a rover's chassis pose, a locked mast), in the frame where they end: the
+target is moved into it, and one solver serves every pose of the base (:meth:`EAIKSolver.base_pose`). Every
+analytic answer is confirmed by the core's forward kinematics before it counts (branches ``eaik`` marks as least-squares
 approximations are dropped, and held values whose geometry ``eaik`` cannot decompose are skipped); of the first
 swept value that has any in-limit branch, the one nearest the seed (whole turns chosen per joint; the sum of
 squared joint differences) is returned, and the population LM (:class:`~..batch.LMPopulationSolver`) is the
@@ -44,6 +46,7 @@ from ..batch import ORIENTATION_WEIGHT, LMPopulationSolver, chain_engine, lane_d
 from ..problem import IKOptions, IKProblem, IKResult
 from ..registry import register_solver
 from .axis_snap import SNAP_RATIO, snap_geometry
+from .base_frame import BaseFrame, inverse_pose, suffix_products
 from ...extras import install_hint
 
 __all__ = ["EAIKSolver", "eaik_available", "eaik_solver_for"]
@@ -115,22 +118,21 @@ class EAIKSolver:
         self.theta[var] = 0.0
         self.steps = np.flatnonzero(var)
         n = self.n = len(self.steps)
+        #: held steps before the first variable one (a rover's chassis pose, a locked mast or torso): the solver
+        #: works in the frame they end in (the first variable step's parent), whatever their values
+        self.base_steps = int(self.steps[0]) if n else 0
+        self.theta[:self.base_steps] = 0.0
+        self.base = BaseFrame(m, ch, self.base_steps)
         if ch.any_prismatic and bool(np.any(ch.prismatic[var])):
             raise ModelStructureError(f"eaik: the chain to {frame!r} has a prismatic joint")
         if not 1 <= n <= 7:
             raise ModelStructureError(f"eaik: the chain to {frame!r} has {n} joints; 1 to 7 revolute joints fit")
         if m.couplings and any(m.coordinate_names[i] in m.couplings for i in ch.coords):
             raise ModelStructureError(f"eaik: the chain to {frame!r} carries coupled joints")
-        # product of exponentials at the reference configuration (variables 0, held steps at their values):
-        # the variable joints' axes and origins in the ground, the frame's rotation there
-        Tf, _ = ch.evaluate(self.theta)
-        P = ch.Pm.reshape(N, 4, 4)
-        w = np.stack([np.sin(self.theta), 1.0 - np.cos(self.theta), self.theta], axis=1)
-        Ls = (ch.Pm + np.einsum("nk,nkj->nj", w, ch.coef)).reshape(N, 4, 4)
-        C = [Ls[0]]
-        for i in range(1, N):
-            C.append(C[-1] @ Ls[i])
-        del P
+        # product of exponentials at the reference configuration (variables 0, held steps after the first
+        # variable one at their values): the variable joints' axes and origins in the base frame, the frame's
+        # rotation there
+        C, Tf = suffix_products(ch, self.theta, self.base_steps)
         H = np.array([C[i][:3, 2] for i in self.steps])
         O = np.array([C[i][:3, 3] for i in self.steps])
         self.H = H
@@ -223,7 +225,7 @@ class EAIKSolver:
         return r
 
     def _exact_at(self, i, v, T):
-        """The exact branches (k, 7) of the 7R chain with joint ``i`` held at ``v`` for ground pose ``T``
+        """The exact branches (k, 7) of the 7R chain with joint ``i`` held at ``v`` for pose ``T`` (base frame)
         (joint values as ``eaik`` gives them; least-squares approximations dropped), or None."""
         robot = self._robot_at(i, v)
         if robot is None:
@@ -294,22 +296,30 @@ class EAIKSolver:
                 best, best_rate = k, rate
         return best
 
+    def base_pose(self, q) -> np.ndarray:
+        """The ground pose (4x4) of the solver's base frame -- where the held steps before the first variable
+        one end (the identity when there are none) -- at full coordinates ``q`` (an array). Every pose the
+        solver takes or gives (``T`` of :meth:`candidates`, :meth:`branches`, :meth:`hints`) is in this
+        frame (:class:`~.base_frame.BaseFrame`)."""
+        return self.base.pose(q)
+
     def _confirmed(self, T, Q, tol):
-        """The rows of ``Q`` whose forward kinematics (the core's chain) reaches ``T`` within ``tol``."""
+        """The rows of ``Q`` whose forward kinematics (the core's chain from the base frame) reaches ``T``
+        within ``tol``."""
         out = []
         th = self.theta.copy()
         for q in Q:
             th[self.steps] = q
-            Tf, _ = self.chain.evaluate(th)
+            Tf = suffix_products(self.chain, th, self.base_steps)[1]
             if np.linalg.norm(Tf[:3, 3] - T[:3, 3]) <= tol and \
                     np.linalg.norm(log_so3(Tf[:3, :3] @ T[:3, :3].T)) <= tol:
                 out.append(q)
         return out
 
     def branches(self, T, swept_value: float = 0.0, tol: float | None = CONFIRM_TOL) -> list[np.ndarray]:
-        """Every exact analytic branch (chain joint values, limits not applied) for the frame at ground pose
-        ``T``, confirmed by forward kinematics within ``tol`` (None: not confirmed here; the caller does);
-        for a 7R chain, with the swept joint at ``swept_value``."""
+        """Every exact analytic branch (chain joint values, limits not applied) for the frame at pose ``T`` in
+        the base frame (:meth:`base_pose`), confirmed by forward kinematics within ``tol`` (None: not confirmed
+        here; the caller does); for a 7R chain, with the swept joint at ``swept_value``."""
         robot = self._robot(swept_value)
         if robot is None:
             return []
@@ -393,8 +403,8 @@ class EAIKSolver:
         # (accepts: every chain joint is an unknown; all of them free: the unknowns are the coordinates)
         cols = self.coords if problem.all_free else np.searchsorted(problem.free, self.coords)
         T = c.target
-        if c.relative_to not in (None, self.ground):     # a frame the locked joints hold: T in the ground frame
-            T = forward_kinematics(problem.mechanism, problem.template).pose(c.relative_to) @ T
+        if c.relative_to is not None or self.base_steps:  # the target in the base frame (the held prefix's end)
+            T = self.base.target(problem.template, T, c.relative_to)
         tx, ty, tz = T[:3, 3].tolist()
         ox, oy, oz = self._origin
         dx, dy, dz = tx - ox, ty - oy, tz - oz
@@ -459,7 +469,7 @@ class EAIKSolver:
             options.deadline += time.perf_counter() - t0
 
     def _hint_table(self):
-        """``(A (K, 12), n2 (K,), v (K,))``: the frame's ground pose (position, rotation rows) at
+        """``(A (K, 12), n2 (K,), v (K,))``: the frame's pose in the base frame (position, rotation rows) at
         :data:`HINT_TABLE` in-limit configurations, the squared position norms and the swept joint's values
         there (forward kinematics of the core, one batch)."""
         lo = np.where(np.isfinite(self.lower), self.lower, -math.pi)
@@ -470,18 +480,22 @@ class EAIKSolver:
         return A, np.sum(A[:, :3] ** 2, axis=1), X[:, self.swept].copy()
 
     def _poses(self, X) -> np.ndarray:
-        """(B, 4, 4) ground poses of the frame at chain joint values ``X`` (B, n), held steps at theirs."""
+        """(B, 4, 4) poses of the frame in the base frame at chain joint values ``X`` (B, n), held steps at
+        theirs (the base's at 0)."""
         m = self.mechanism
         Q = np.tile(np.asarray(m.home, dtype=float), (X.shape[0], 1))
         Q[:, self.chain.coords] = self.theta
         Q[:, self.coords] = X
-        return forward_kinematics(m, Q).pose(self.frame).reshape(-1, 4, 4)
+        F = forward_kinematics(m, Q).pose(self.frame).reshape(-1, 4, 4)
+        if self.base_steps:
+            F = inverse_pose(self.base_pose(Q[0])) @ F
+        return F
 
     def hints(self, T):
-        """The swept joint's values in the hint table's configurations whose frame pose is nearest ground pose
-        ``T``, nearest first (a generator; at most :data:`SWEEP_HINTS`), by ``|p - p_t|^2 + w (3 - trace(R_t^T
-        R))`` (m^2, w = the lane engine's ORIENTATION_WEIGHT m^2/rad^2): in-limit configurations near the pose,
-        whose swept value usually has an in-limit branch where the seed's has none."""
+        """The swept joint's values in the hint table's configurations whose frame pose is nearest pose ``T``
+        (base frame), nearest first (a generator; at most :data:`SWEEP_HINTS`), by ``|p - p_t|^2 + w (3 -
+        trace(R_t^T R))`` (m^2, w = the lane engine's ORIENTATION_WEIGHT m^2/rad^2): in-limit configurations
+        near the pose, whose swept value usually has an in-limit branch where the seed's has none."""
         A, n2, values = self._table
         v = np.empty(12)
         np.multiply(T[:3, 3], -2.0, out=v[:3])
@@ -593,8 +607,9 @@ _NONE = object()
 
 def eaik_solver_for(mechanism: Mechanism, frame: str, problem: IKProblem | None = None):
     """The :class:`EAIKSolver` of ``frame``'s chain, or None (``eaik`` absent, or the chain does not fit);
-    built once per mechanism, frame and -- for a ``problem`` with locked joints on the chain -- the locked
-    joints' values (a memo of the mechanism's derived data, :mod:`...data`)."""
+    built once per mechanism, frame and -- for a ``problem`` with locked joints on the chain -- which ones, and
+    the values of those after the first free joint (not those before it: :func:`_held`); a memo of the
+    mechanism's derived data, :mod:`...data`."""
     if not eaik_available():
         return None
     key, theta, variable = _held(mechanism, frame, problem)
@@ -610,7 +625,10 @@ def eaik_solver_for(mechanism: Mechanism, frame: str, problem: IKProblem | None 
 
 
 def _held(mechanism, frame, problem):
-    """``(cache key, theta, variable)``: the chain steps a problem holds (locked joints) and their values."""
+    """``(cache key, theta, variable)``: the chain steps a problem holds (locked joints) and their values. The
+    values of held steps before the first variable one (a rover's chassis pose, a locked mast) are not in the
+    key: the solver works in the frame they end in (:attr:`EAIKSolver.base_steps`), so one solver serves every
+    pose of a mobile base; those after it are."""
     if problem is None or problem.all_free:
         return frame, None, None
     ch = frame_chain(mechanism, frame)
@@ -618,10 +636,12 @@ def _held(mechanism, frame, problem):
     if variable.all():
         return frame, None, None
     theta = np.array(problem.template[ch.coords], dtype=float)
-    return (frame, variable.tobytes(), theta[~variable].tobytes()), theta, variable
+    k = int(variable.argmax()) if variable.any() else 0
+    after = theta[k:][~variable[k:]]
+    return (frame, variable.tobytes(), after.tobytes()), theta, variable
 
 
-#: closed forms kept per mechanism (frames, and poses of locked joints on the chain)
+#: closed forms kept per mechanism (frames, and values of locked joints after a free one on the chain)
 _MAX_PER_MECHANISM = 64
 
 
