@@ -316,3 +316,22 @@ def test_chain_kernel_constants_kept_per_task_shape_are_a_fresh_kernels():
                 a, b = cached[k], fresh[k]
                 assert (a is None and b is None) or np.array_equal(a, b), (k, a, b)
         assert len(P.structure.solver_constants) == 1           # the last shape's, built again after clear()
+
+
+def test_errors_of_unmasked_constraints_are_the_norms_of_their_rows():
+    """A Cartesian constraint without a mask sizes its residual's position and orientation rows with slices:
+    the values np.linalg.norm gives on those rows (bit for bit), NaN where a kind has none."""
+    rng = np.random.default_rng(4)
+    T = translation(0.1, 0.2, 0.3) @ rot_x(0.4)
+    for c, n in ((PoseConstraint("tool", T), 6), (PositionConstraint("tool", T[:3, 3]), 3),
+                 (OrientationConstraint("tool", T[:3, :3]), 3)):
+        for _ in range(50):
+            r = rng.normal(size=n) * 10.0 ** rng.integers(-12, 2)
+            rows = c.kept_axes + (3 if isinstance(c, OrientationConstraint) else 0)
+            pos = [r[i] for i, k in enumerate(rows) if k < 3]
+            rot = [r[i] for i, k in enumerate(rows) if k >= 3]
+            want = (float(np.linalg.norm(pos)) if pos else math.nan, float(np.linalg.norm(rot)) if rot else math.nan)
+            got = c.errors(r)
+            assert np.array_equal(got, want, equal_nan=True), (c, got, want)
+        with pytest.raises(IndexError):
+            c.errors(np.zeros(n - 1))                           # a residual of the wrong length, as before

@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mechanism_model_core import PoseConstraint
-from mechanism_model_core.ik import LMPopulationSolver, eaik_solver_for, solve_ik
+from mechanism_model_core.ik import EAIKSolver, LMPopulationSolver, eaik_solver_for, ik_solutions, solve_ik
 from mechanism_model_core.ik.closed_form.near_decomposable import (NEAR_RATIO, NearDecomposableSolver,
                                                                      concurrency_defect,
                                                                      near_decomposable_solver_for)
@@ -304,3 +304,79 @@ def test_snapped_axes_give_the_exact_closed_form_confirmed_on_the_exact_chain(ar
             assert np.linalg.norm(F[:3, 3] - T[:3, 3]) <= tol
             assert np.linalg.norm(pin.log3(F[:3, :3] @ T[:3, :3].T)) <= tol
             assert np.all(r.q >= a.m.lower_limits - 1e-12) and np.all(r.q <= a.m.upper_limits + 1e-12)
+
+
+# ---------------------------------------------------------------------------------------------- all branches
+def _distinct(Q, tol=1e-6):
+    return all(np.max(np.abs(Q[i] - Q[j])) > tol for i in range(len(Q)) for j in range(i))
+
+
+@pytest.mark.parametrize("name", sorted(GEOMETRY))
+def test_ik_solutions_lists_branches_of_lift_near_and_snapped_arms_that_reach_the_target(arms, name):
+    """ik_solutions on the chains of the near-decomposable solver (lift held, approximate branches polished on
+    the exact chain) and on the snapped xArm7-like chain: every branch reaches the target by Pinocchio within
+    limits, none twice, the held joints (lift, swept) at the reference's values; the configuration that made
+    the target is among them when it is the reference (exact for the lift arm; most targets otherwise)."""
+    a = arms[name]
+    rng = np.random.default_rng(4)
+    found_own = 0
+    Q = a.sample(rng, 12)
+    for q in Q:
+        T = a.pose(q)
+        B = ik_solutions(a.m, "tool", T, q)
+        assert len(B) >= 1
+        for b in B:
+            F = a.pose(b)
+            assert np.linalg.norm(F[:3, 3] - T[:3, 3]) <= 1e-8
+            assert np.linalg.norm(pin.log3(F[:3, :3] @ T[:3, :3].T)) <= 1e-8
+            assert np.all(b >= a.m.lower_limits - 1e-12) and np.all(b <= a.m.upper_limits + 1e-12)
+        assert _distinct(B)
+        if name == "lift_arm":
+            assert np.all(B[:, a.m.coordinate_index("j0")] == q[a.m.coordinate_index("j0")])
+        found_own += any(np.max(np.abs(b - q)) < 1e-6 for b in B)
+        D = np.sum((B - q) ** 2, axis=1)
+        assert np.all(np.diff(D) >= 0)                               # nearest the reference first
+    assert found_own == len(Q), found_own
+    # from a reference far from the answer: the branches alone (the lift held at a value that reaches)
+    listed = 0
+    for q, q0 in zip(Q, a.sample(rng, len(Q))):
+        if name == "lift_arm":
+            q0[a.m.coordinate_index("j0")] = q[a.m.coordinate_index("j0")]
+        listed += len(ik_solutions(a.m, "tool", a.pose(q), q0)) > 0
+    assert listed >= len(Q) - 4, listed
+
+
+def test_ik_solutions_of_a_lift_arm_are_the_exact_closed_form_of_its_arm_at_that_lift(arms):
+    """The lift arm with the lift held (EAIKSolver on the 7R chain, the lift a held step: exactly
+    decomposable) lists the same branches as ik_solutions, which holds the lift at the reference's value."""
+    a = arms["lift_arm"]
+    m = a.m
+    rng = np.random.default_rng(6)
+    lift = m.coordinate_index("j0")
+    for q in a.sample(rng, 8):
+        T = a.pose(q)
+        ch_coords = [m.coordinate_index(f"j{i}") for i in range(8)]
+        theta = q[ch_coords].copy()
+        variable = np.array([False] + [True] * 7)
+        exact = EAIKSolver(m, "tool", theta, variable)
+        i = near_decomposable_solver_for(m, "tool").swept            # the joint ik_solutions holds
+        v = q[m.coordinate_index(f"j{1 + i}")]
+        ref = q[exact.coords]
+        want = []
+        R = np.array(exact._robot_at(i, v).calculate_IK(T).Q, dtype=float)   # every branch, by FK below
+        R[:, i] = v
+        for b in exact._confirmed(T, R, 1e-9):
+            b = exact._nearest(b, ref)
+            if b is not None and not any(np.max(np.abs(b - w)) <= 1e-6 for w in want):
+                want.append(b)
+        B = ik_solutions(m, "tool", T, q)
+        assert len(B) == len(want) >= 1
+        got = sorted(map(tuple, np.round(B[:, exact.coords], 6)))
+        assert got == sorted(map(tuple, np.round(np.array(want), 6)))
+        assert np.all(B[:, lift] == q[lift])
+
+
+def test_ik_solutions_of_a_chain_without_closed_form_raises(tmp_path):
+    skew = skewed_arm(tmp_path, 8)
+    with pytest.raises(ModelStructureError):
+        ik_solutions(skew.m, "tool", np.eye(4))

@@ -275,6 +275,16 @@ class _Cartesian(Constraint):
         return r[rows], Jr[rows]
 
     def errors(self, r):
+        if (self.mask is None and type(r) is np.ndarray and r.shape == self._keep.shape and r.dtype == np.float64
+                and r.flags.c_contiguous):
+            # every axis kept: the position rows come first (np.linalg.norm's own arithmetic, sqrt(x . x),
+            # on slices rather than on lists of scalars)
+            n = r.shape[0]
+            start = self._rows.start
+            p = r[:3] if start == 0 else None
+            o = (r[3:] if n == 6 else None) if start == 0 else r
+            return (math.sqrt(p.dot(p)) if p is not None and p.shape[0] else math.nan,
+                    math.sqrt(o.dot(o)) if o is not None and o.shape[0] else math.nan)
         rows = self._keep + self._rows.start
         pos = [r[i] for i, k in enumerate(rows) if k < 3]
         rot = [r[i] for i, k in enumerate(rows) if k >= 3]

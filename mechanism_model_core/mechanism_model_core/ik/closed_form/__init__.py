@@ -15,8 +15,9 @@ Every closed-form answer is confirmed by the core's forward kinematics before it
 """
 
 from .common import confirm_candidates, nearest_in_limits
-from .eaik_solver import EAIKSolver, eaik_available, eaik_solver_for, ik_solutions
+from .eaik_solver import EAIKSolver, eaik_available, eaik_solver_for
 from .near_decomposable import NearDecomposableSolver, near_decomposable_solver_for
+from .solutions import ik_solutions
 from .pan_tilt import pan_tilt_solutions
 from .planar import two_link
 from .ypp_leg import YPPLegSolver

@@ -25,7 +25,7 @@ fallback.
 :func:`eaik_solver_for` detects the solver for a mechanism and frame (cached, None when ``eaik`` is absent or
 the chain does not decompose); ``solve_ik(solver="auto")`` uses it for full-pose targets; ``solver="eaik"``
 asks for it explicitly and raises :class:`~mechanism_model_core.errors.ModelStructureError` when the chain
-does not fit. :func:`ik_solutions` lists every branch.
+does not fit. :func:`~.solutions.ik_solutions` lists every branch.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ from .axis_snap import SNAP_RATIO, snap_geometry
 from .base_frame import BaseFrame, inverse_pose, suffix_products
 from ...extras import install_hint
 
-__all__ = ["EAIKSolver", "eaik_available", "eaik_solver_for", "ik_solutions"]
+__all__ = ["EAIKSolver", "eaik_available", "eaik_solver_for"]
 
 #: the sweep of a 7R chain's held joint: steps of its range / SWEEP_STEPS, outward from the seed's value
 SWEEP_STEPS = 64
@@ -663,36 +663,6 @@ class _Explicit:
                                        f"{c.frame!r} in the ground frame or in a frame the locked joints "
                                        f"hold, no mask or posture, the chain's joints free")
         return s.solve(problem, options)
-
-
-def ik_solutions(mechanism: Mechanism, frame: str, T, q_ref=None, *, within_limits: bool = True,
-                 swept_value: float | None = None) -> np.ndarray:
-    """Every analytic IK branch putting ``frame`` at ground pose ``T``: (k, nq) full configurations (the
-    other joints at ``q_ref``, home by default), nearest ``q_ref`` first; only in-limit ones (whole turns
-    chosen per joint) unless ``within_limits=False``. A 7R chain's swept joint is held at ``swept_value``
-    (default: its ``q_ref`` value). Raises :class:`ModelStructureError` when the chain has no closed form."""
-    s = eaik_solver_for(mechanism, frame)
-    if s is None:
-        EAIKSolver(mechanism, frame)                      # raises the reason
-    T = np.asarray(T, dtype=float)
-    if T.shape != (4, 4) or not np.all(np.isfinite(T)):
-        raise InvalidConfiguration(f"T must be a finite 4x4 pose, got shape {T.shape}")
-    q_ref = mechanism.configuration(q_ref)
-    ref = q_ref[s.coords]
-    v = 0.0 if s.swept is None else (ref[s.swept] if swept_value is None else float(swept_value))
-    out = []
-    for q in s.branches(T, v):
-        if s.swept is not None:
-            q[s.swept] = v
-        if within_limits:
-            q = s._nearest(q, ref)
-            if q is None:
-                continue
-        full = q_ref.copy()
-        full[s.coords] = q
-        out.append((float(np.sum((q - ref) ** 2)), full))
-    out.sort(key=lambda t: t[0])
-    return np.array([q for _, q in out]).reshape(-1, mechanism.nq)
 
 
 register_solver("eaik", _Explicit)
