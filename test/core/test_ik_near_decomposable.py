@@ -363,9 +363,10 @@ def test_ik_solutions_of_a_lift_arm_are_the_exact_closed_form_of_its_arm_at_that
         v = q[m.coordinate_index(f"j{1 + i}")]
         ref = q[exact.coords]
         want = []
-        R = np.array(exact._robot_at(i, v).calculate_IK(T).Q, dtype=float)   # every branch, by FK below
+        Tb = np.linalg.inv(exact.base_pose(q)) @ T                   # in the frame where the lift ends
+        R = np.array(exact._robot_at(i, v).calculate_IK(Tb).Q, dtype=float)   # every branch, by FK below
         R[:, i] = v
-        for b in exact._confirmed(T, R, 1e-9):
+        for b in exact._confirmed(Tb, R, 1e-9):
             b = exact._nearest(b, ref)
             if b is not None and not any(np.max(np.abs(b - w)) <= 1e-6 for w in want):
                 want.append(b)
