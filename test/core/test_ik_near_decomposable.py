@@ -363,7 +363,7 @@ def test_ik_solutions_of_a_lift_arm_are_the_exact_closed_form_of_its_arm_at_that
         v = q[m.coordinate_index(f"j{1 + i}")]
         ref = q[exact.coords]
         want = []
-        Tb = np.linalg.inv(exact.base_pose(q)) @ T      # the solver's frame: where the held lift ends
+        Tb = np.linalg.inv(exact.base_pose(q)) @ T                   # in the frame where the lift ends
         R = np.array(exact._robot_at(i, v).calculate_IK(Tb).Q, dtype=float)   # every branch, by FK below
         R[:, i] = v
         for b in exact._confirmed(Tb, R, 1e-9):
