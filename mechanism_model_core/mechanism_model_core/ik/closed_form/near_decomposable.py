@@ -53,6 +53,7 @@ from ...data import memo
 from ...errors import MechanismModelError, ModelStructureError
 from ...kinematics import frame_chain
 from ...model import Mechanism
+from ...spatial import wrap_angle
 from ..batch import LMPopulationSolver, chain_engine, lane_data
 from ..problem import IKOptions, IKProblem, IKResult
 from .eaik_solver import _eaik, _robot_or_none, eaik_solver_for
@@ -296,9 +297,7 @@ class NearDecomposableSolver:
         if v is not None:
             Q[:, self.swept] = v
         tau = 2 * math.pi
-        Q -= base                                           # each value in the turn from its joint's base
-        np.remainder(Q, tau, out=Q)
-        Q += base
+        Q = wrap_angle(Q, lower=base)                       # each value in the turn from its joint's base
         ks = np.flatnonzero((Q <= self._rhi_in).all(axis=1))
         if not len(ks):
             return None, False

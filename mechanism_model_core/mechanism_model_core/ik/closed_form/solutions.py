@@ -173,11 +173,11 @@ def _newton(E, q, T, held):
         A = Jf.T @ Jf
         A[np.diag_indices_from(A)] += mu * c + 1e-15
         try:
-            dx = np.linalg.solve(A, -(Jf.T @ r))
+            dx = np.linalg.solve(A, Jf.T @ r)
         except np.linalg.LinAlgError:
             return None
         xn = x.copy()
-        xn[free] += dx
+        xn[free] -= dx
         rn, Jn, epn, ern = E._eval1(xn, pt, RtT)
         cn = float(rn @ rn)
         if cn < c:
