@@ -18,7 +18,7 @@ import numpy as np
 
 from ...kinematics import forward_kinematics, frame_chain
 
-__all__ = ["BaseFrame", "inverse_pose", "suffix_products"]
+__all__ = ["BaseFrame", "suffix_products"]
 
 _NONE = object()
 
@@ -109,10 +109,3 @@ def suffix_products(ch, theta, k):
         C.append(C[-1] @ L[i])
     return C, C[-1] @ ch.F
 
-
-def inverse_pose(T):
-    """The inverse of rigid transform ``T`` (4x4)."""
-    Ti = np.eye(4)
-    Ti[:3, :3] = T[:3, :3].T
-    Ti[:3, 3] = -(Ti[:3, :3] @ T[:3, 3])
-    return Ti

@@ -41,12 +41,12 @@ from ...data import memo
 from ...errors import InvalidConfiguration, MechanismModelError, ModelStructureError
 from ...kinematics import forward_kinematics, frame_chain
 from ...model import Mechanism
-from ...spatial import log_so3, wrap_angle
+from ...spatial import inverse, log_so3, wrap_angle
 from ..batch import ORIENTATION_WEIGHT, LMPopulationSolver, chain_engine, lane_data
 from ..problem import IKOptions, IKProblem, IKResult
 from ..registry import register_solver
 from .axis_snap import SNAP_RATIO, snap_geometry
-from .base_frame import BaseFrame, inverse_pose, suffix_products
+from .base_frame import BaseFrame, suffix_products
 from ...extras import install_hint
 
 __all__ = ["EAIKSolver", "eaik_available", "eaik_solver_for"]
@@ -488,7 +488,7 @@ class EAIKSolver:
         Q[:, self.coords] = X
         F = forward_kinematics(m, Q).pose(self.frame).reshape(-1, 4, 4)
         if self.base_steps:
-            F = inverse_pose(self.base_pose(Q[0])) @ F
+            F = inverse(self.base_pose(Q[0])) @ F
         return F
 
     def hints(self, T):

@@ -1,0 +1,113 @@
+"""IK of an arm on a moving base: the base at a new pose for every request against the base standing still,
+in one process. The locked joints before the arm's first free one (the base's pose, a torso) only move the
+target's frame, so the closed form (``eaik``) and the lane engine's seed table are built once for every pose
+of the base; this measures what a new base pose still costs per request.
+
+Arms: the default rover (Rocky 8: floating chassis, 5-joint arm; targets in the chassis frame with every
+joint but the arm's locked, as the IK service's requests give them) and the 7R test arm
+(test/data/robots/srs7) on a torso lift on a floating base (targets in the ground frame), solved by
+``solver="auto"`` (the closed form where ``eaik`` is installed) and by ``solver="lm"``. Targets: the tool's
+pose at random in-limit arm values; seeds: other random arm values; the base: random positions within 3 m,
+any orientation, any torso stroke. Times: CPU time per solve (``time.process_time``), medians over
+``--n`` requests per case and ``--rounds`` interleaved rounds; success: the solver's report (1e-5 m / rad).
+
+Usage::
+
+    python benchmarks/bench_ik_mobile_base.py --n 300 --rounds 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+import time
+
+import numpy as np
+
+from mechanism_model_core import PoseConstraint, forward_kinematics, load_model, solve_ik
+from mechanism_model_core.data import memo
+from mechanism_model_core.library import default_model_path
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SRS7 = os.path.join(HERE, "..", "test", "data", "robots", "srs7", "srs7.urdf")
+BASE = """<link name="world"/>
+  <link name="chassis"/>
+  <link name="base"/>
+  <joint name="base_pose" type="floating"><parent link="world"/><child link="chassis"/></joint>
+  <joint name="torso" type="prismatic">
+    <parent link="chassis"/><child link="base"/><origin xyz="0.2 0 0.3" rpy="0 0 0.3"/><axis xyz="0 0 1"/>
+    <limit lower="0" upper="0.4" effort="100" velocity="0.1"/>
+  </joint>"""
+
+
+def mobile_srs7():
+    """The 7R test arm on a torso lift on a floating base (a model file written to a temporary folder)."""
+    text = open(SRS7).read().replace('<link name="base"/>', BASE, 1)
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "mobile_srs7.urdf")
+        with open(path, "w") as fh:
+            fh.write(text)
+        return load_model(path)
+
+
+def cases():
+    rover = load_model(default_model_path())
+    srs = mobile_srs7()
+    yield "Rocky 8 arm (chassis frame)", rover, ["arm_yaw", "arm_shoulder", "arm_elbow", "arm_wrist",
+                                                 "arm_turret"], "arm_turret", "chassis", "auto"
+    yield "7R SRS on torso + floating base", srs, [f"j{i}" for i in range(1, 8)], "tool", None, "auto"
+    yield "7R SRS on torso + floating base", srs, [f"j{i}" for i in range(1, 8)], "tool", None, "lm"
+
+
+def run(m, arm, tool, rel, solver, moving, n, seed):
+    ia = [m.coordinate_index(j) for j in arm]
+    locked = [c for c in m.coordinate_names if c not in arm]
+    lo, hi = m.lower_limits.copy(), m.upper_limits.copy()
+    lo[~np.isfinite(lo)], hi[~np.isfinite(hi)] = -3.0, 3.0
+    rng = np.random.default_rng(seed)
+    q0 = lo + np.random.default_rng(3).random(m.nq) * (hi - lo)
+    cpu, ok = [], 0
+    for _ in range(n):
+        if moving:
+            q0 = lo + rng.random(m.nq) * (hi - lo)
+        qt = q0.copy()
+        qt[ia] = (lo + rng.random(m.nq) * (hi - lo))[ia]
+        fk = forward_kinematics(m, qt)
+        T = fk.pose(tool) if rel is None else np.linalg.inv(fk.pose(rel)) @ fk.pose(tool)
+        start = q0.copy()
+        start[ia] = (lo + rng.random(m.nq) * (hi - lo))[ia]
+        c = time.process_time()
+        r = solve_ik(m, PoseConstraint(tool, T, relative_to=rel), start, locked=locked, timeout=0.05,
+                     tol_position=1e-5, tol_orientation=1e-5, solver=solver)
+        cpu.append(time.process_time() - c)
+        ok += r.success
+    return cpu, ok
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--n", type=int, default=300)
+    ap.add_argument("--rounds", type=int, default=2)
+    a = ap.parse_args()
+    print(f"load average at start: {os.getloadavg()}")
+    for name, m, arm, tool, rel, solver in cases():
+        res = {}
+        for rnd in range(a.rounds):
+            for moving in (False, True):
+                cpu, ok = run(m, arm, tool, rel, solver, moving, a.n, 40 + rnd)
+                c, k = res.setdefault(moving, ([], [0]))
+                c.extend(cpu)
+                k[0] += ok
+        total = a.n * a.rounds
+        fixed, mov = (np.median(res[f][0]) * 1e3 for f in (False, True))
+        print(f"{name}, solver={solver}: CPU median fixed base {fixed:.3f} ms, new base pose each request "
+              f"{mov:.3f} ms ({mov / fixed:.2f}x); p95 moving {np.percentile(res[True][0], 95) * 1e3:.3f} ms; "
+              f"success {res[False][1][0]}/{total} and {res[True][1][0]}/{total}; closed forms kept "
+              f"{len(memo(m, 'ik.eaik_solvers', 64))}, base-frame seed tables "
+              f"{len(memo(m, 'ik.base_seed_tables', 8))}")
+    print(f"load average at end: {os.getloadavg()}")
+
+
+if __name__ == "__main__":
+    main()
