@@ -36,7 +36,7 @@ miss each other by about 1e-6 m): :class:`~.eaik_solver.EAIKSolver` takes it wit
 pure closed form (not built here); any other chain keeps the population LM.
 
 Every answer is the exact chain's: it counts only when the core's forward kinematics puts the frame within
-the caller's tolerances, within the limits. Built once per mechanism and frame (a memo of the mechanism's
+the caller's tolerances, within the limits. :func:`~.solutions.ik_solutions` lists the branches of both kinds. Built once per mechanism and frame (a memo of the mechanism's
 derived data, :mod:`...data`), outside the caller's budget.
 """
 
