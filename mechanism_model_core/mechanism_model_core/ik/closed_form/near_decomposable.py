@@ -36,7 +36,7 @@ miss each other by about 1e-6 m): :class:`~.eaik_solver.EAIKSolver` takes it wit
 pure closed form (not built here); any other chain keeps the population LM.
 
 Every answer is the exact chain's: it counts only when the core's forward kinematics puts the frame within
-the caller's tolerances, within the limits. Built once per mechanism and frame (a memo of the mechanism's
+the caller's tolerances, within the limits. :func:`~.solutions.ik_solutions` lists the branches of both kinds. Built once per mechanism and frame (a memo of the mechanism's
 derived data, :mod:`...data`), outside the caller's budget.
 """
 
@@ -65,6 +65,8 @@ __all__ = ["NEAR_RATIO", "NearDecomposableSolver", "concurrency_defect", "near_d
 NEAR_RATIO = 0.08
 #: seed-table configurations whose lift (held kind) and swept (7R) values are tried after the seed's
 HINTS = 8
+#: eaik robots kept by held value of the swept joint (:meth:`NearDecomposableSolver._robot_at`)
+ROBOTS_KEPT = 1024
 #: then swept values of a 7R chain stepped outward from the seed's (SWEEP_OUTWARD steps of 1/SWEEP_STEPS of the
 #: range each way), before the population LM takes over
 SWEEP_OUTWARD = 8
@@ -227,6 +229,7 @@ class NearDecomposableSolver:
             hi_s = self._rhi[i] if math.isfinite(self._rhi[i]) else math.pi
             k = np.arange(1, SWEEP_OUTWARD + 1) * (hi_s - lo_s) / SWEEP_STEPS
             self._sweep = (lo_s, hi_s, np.stack([k, -k], axis=1).ravel())
+        self._robots = {}             # 7R: eaik's robots by held value of the swept joint (_robot_at)
         self._flags_reliable = self._least_squares_flags_reliable()
         # closed-form tries per solve (lift and swept values) before the population LM takes over
         self.max_tries = MAX_TRIES
@@ -286,8 +289,7 @@ class NearDecomposableSolver:
         6R); ``exact`` False when none reaches ``T`` (least-squares branches: the nearest approximations,
         still starts for the exact chain's steps); ``(None, False)`` when none is in limits. ``base``
         (:meth:`_turn_base`): where each joint's turn starts."""
-        robot = self._robot6 if v is None else _robot_or_none(self._EAIK, self.H, self.P, self.R0,
-                                                               [(self.swept, v)])
+        robot = self._robot6 if v is None else self._robot_at(v)
         if robot is None:
             return None, False
         sol = robot.calculate_IK(T)
@@ -307,7 +309,19 @@ class NearDecomposableSolver:
             nearer = np.abs(up - ref) < np.abs(Q - ref)
             nearer &= up <= self._rhi_in
             np.copyto(Q, up, where=nearer)
-        ls = [sol.is_LS[k] for k in ks]
+        ls = sol.is_LS[ks]
+        if self._flags_reliable:      # the exact branches alone when there are any (eaik's flags hold)
+            ex = ~ls
+            if ex.any():
+                if not ex.all():
+                    Q = Q[ex]
+                if len(Q) > 1:
+                    D = Q - ref
+                    D *= D
+                    Q = Q[np.add.reduce(D, axis=1).argsort(kind="stable")]
+                np.clip(Q, self._rlo, self._rhi, out=Q)
+                return Q, True
+        ls = ls.tolist()
         if len(Q) > 1:
             D = Q - ref
             order = np.argsort(np.einsum("ij,ij->i", D, D), kind="stable")
@@ -329,6 +343,18 @@ class NearDecomposableSolver:
         if not any(exact):
             return Q, False
         return (Q if len(exact) == len(Q) and all(exact) else Q[:len(exact)][np.array(exact)]), True
+
+    def _robot_at(self, v):
+        """``eaik``'s robot of the (approximate) revolute chain with the swept joint held at ``v`` (rad), or
+        None; kept by value (the seed's and the seed table's values come back: a 2-3 us build each), at most
+        :data:`ROBOTS_KEPT` (floats as keys: nothing for the garbage collector to track)."""
+        r = self._robots.get(v, _NONE)
+        if r is _NONE:
+            r = _robot_or_none(self._EAIK, self.H, self.P, self.R0, [(self.swept, v)])
+            if len(self._robots) >= ROBOTS_KEPT:
+                self._robots.clear()
+            self._robots[v] = r
+        return r
 
     def _least_squares_flags_reliable(self, samples: int = 16) -> bool:
         """Whether ``eaik``'s least-squares flag is False on every exact branch of this chain: the branches of
