@@ -96,12 +96,10 @@ def cases():
             print(f"{name}: no URDF (example-robot-data comes with Pinocchio): skipped")
             continue
         m, arm, tip = hit
-        for solver in ("auto", "lm"):
-            yield f"{name} on a floating base ({len(arm)} joints free)", m, arm, tip, None, solver
+        yield f"{name} on a floating base ({len(arm)} joints free)", m, arm, tip, None, ("auto", "lm")
     yield "Rocky 8 arm (chassis frame)", rover, ["arm_yaw", "arm_shoulder", "arm_elbow", "arm_wrist",
-                                                 "arm_turret"], "arm_turret", "chassis", "auto"
-    yield "7R SRS on torso + floating base", srs, [f"j{i}" for i in range(1, 8)], "tool", None, "auto"
-    yield "7R SRS on torso + floating base", srs, [f"j{i}" for i in range(1, 8)], "tool", None, "lm"
+                                                 "arm_turret"], "arm_turret", "chassis", ("auto",)
+    yield "7R SRS on torso + floating base", srs, [f"j{i}" for i in range(1, 8)], "tool", None, ("auto", "lm")
 
 
 def run(m, arm, tool, rel, solver, moving, n, seed):
@@ -136,24 +134,32 @@ def main():
     ap.add_argument("--rounds", type=int, default=2)
     a = ap.parse_args()
     print(f"load average at start: {os.getloadavg()}")
-    for name, m, arm, tool, rel, solver in cases():
-        res = {}
-        for rnd in range(a.rounds):
-            for moving in (False, True):
-                cpu, ok, used = run(m, arm, tool, rel, solver, moving, a.n, 40 + rnd)
-                c, k, u = res.setdefault(moving, ([], [0], {}))
-                c.extend(cpu)
-                k[0] += ok
-                for s, v in used.items():
-                    u[s] = u.get(s, 0) + v
-        total = a.n * a.rounds
-        fixed, mov = (np.median(res[f][0]) * 1e3 for f in (False, True))
-        print(f"{name}, solver={solver}: CPU median fixed base {fixed:.3f} ms, new base pose each request "
-              f"{mov:.3f} ms ({mov / fixed:.2f}x); p95 moving {np.percentile(res[True][0], 95) * 1e3:.3f} ms; "
-              f"success {res[False][1][0]}/{total} and {res[True][1][0]}/{total}; closed forms kept "
-              f"{len(memo(m, 'ik.eaik_solvers', 64))} eaik / {len(memo(m, 'ik.near_decomposable', 64))} near, "
-              f"base-frame seed tables {len(memo(m, 'ik.base_seed_tables', 8))}; solvers (moving) {res[True][2]}")
+    for name, m, arm, tool, rel, solver_names in cases():
+        runs = {}
+        for rnd in range(a.rounds):             # the solvers and the base's motion interleaved, round by round
+            for solver in solver_names:
+                for moving in (False, True):
+                    cpu, ok, used = run(m, arm, tool, rel, solver, moving, a.n, 40 + rnd)
+                    c, k, u = runs.setdefault(solver, {}).setdefault(moving, ([], [0], {}))
+                    c.extend(cpu)
+                    k[0] += ok
+                    for s, v in used.items():
+                        u[s] = u.get(s, 0) + v
+        for solver, res in runs.items():
+            report(a, name, m, solver, res)
     print(f"load average at end: {os.getloadavg()}")
+
+
+def report(a, name, m, solver, res):
+    """One line of figures for solver ``solver`` on one arm (``res``: by base motion, CPU times, successes,
+    solvers used)."""
+    total = a.n * a.rounds
+    fixed, mov = (np.median(res[f][0]) * 1e3 for f in (False, True))
+    print(f"{name}, solver={solver}: CPU median fixed base {fixed:.3f} ms, new base pose each request "
+          f"{mov:.3f} ms ({mov / fixed:.2f}x); p95 moving {np.percentile(res[True][0], 95) * 1e3:.3f} ms; "
+          f"success {res[False][1][0]}/{total} and {res[True][1][0]}/{total}; closed forms kept "
+          f"{len(memo(m, 'ik.eaik_solvers', 64))} eaik / {len(memo(m, 'ik.near_decomposable', 64))} near, "
+          f"base-frame seed tables {len(memo(m, 'ik.base_seed_tables', 8))}; solvers (moving) {res[True][2]}")
 
 
 if __name__ == "__main__":
