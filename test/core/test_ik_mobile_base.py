@@ -11,6 +11,8 @@ import os
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from mechanism_model_core import PoseConstraint, forward_kinematics, load_model
 from mechanism_model_core.data import memo
@@ -267,3 +269,34 @@ def test_the_lane_engines_of_every_base_pose_share_one_seed_table(mobile):
         assert pe < 1e-5 and oe < 1e-5
         assert m.within_limits(r.q, 1e-12)
     assert len(tables) == 1
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(base=st.lists(st.floats(-1.0, 1.0), min_size=7, max_size=7),
+       arm=st.lists(st.floats(0.0, 1.0), min_size=14, max_size=14))
+def test_any_base_pose_and_arm_target_is_reached_by_the_one_closed_form(mobile, base, arm):
+    """Property: for any pose of the floating base (within 5 m, any orientation), torso stroke, target arm
+    values and seed, the answer is within the limits, keeps the locked joints, and reaches the target by
+    Pinocchio within 1e-9 (the closed form, or its fallback); the solver is the one of every other pose."""
+    m = mobile
+    locked = [n for n in m.coordinate_names if n not in ARM]
+    q = np.array(m.home, dtype=float)
+    for n, u in zip(("base_pose.x", "base_pose.y", "base_pose.z"), base[:3]):
+        q[m.coordinate_index(n)] = 5.0 * u
+    for n, u in zip(("base_pose.roll", "base_pose.pitch", "base_pose.yaw"), base[3:6]):
+        q[m.coordinate_index(n)] = math.pi * u
+    q[m.coordinate_index("torso")] = 0.2 + 0.2 * base[6]
+    lo = np.array([m.lower_limits[m.coordinate_index(n)] for n in ARM])
+    hi = np.array([m.upper_limits[m.coordinate_index(n)] for n in ARM])
+    target = _world_tool(m, _with(m, q, dict(zip(ARM, lo + np.array(arm[:7]) * (hi - lo)))))
+    start = _with(m, q, dict(zip(ARM, lo + np.array(arm[7:]) * (hi - lo))))
+    c = PoseConstraint("tool", target)
+    r = solve_ik(m, c, start, locked=locked, timeout=SAFETY, tol_position=1e-9, tol_orientation=1e-9)
+    assert r.success and r.solver.startswith("eaik")
+    pe, oe = _errors(_world_tool(m, r.q), target)
+    assert pe < 1e-9 and oe < 1e-9, (pe, oe)
+    assert m.within_limits(r.q, 1e-12)
+    keep = [m.coordinate_index(n) for n in locked]
+    np.testing.assert_array_equal(r.q[keep], start[keep])
+    first = eaik_solver_for(m, "tool", IKProblem(m, [c], m.home, locked=locked))
+    assert eaik_solver_for(m, "tool", IKProblem(m, [c], start, locked=locked)) is first

@@ -21,7 +21,8 @@ from hypothesis import strategies as st
 
 from mechanism_model_core import PoseConstraint
 from mechanism_model_core.ik import EAIKSolver, LMPopulationSolver, eaik_solver_for, ik_solutions, solve_ik
-from mechanism_model_core.ik.closed_form.near_decomposable import (NEAR_RATIO, NearDecomposableSolver,
+from mechanism_model_core.ik.closed_form.near_decomposable import (NEAR_RATIO, REFINE_MU, REFINE_MU_6R,
+                                                                     NearDecomposableSolver,
                                                                      concurrency_defect,
                                                                      near_decomposable_solver_for)
 from mechanism_model_core.errors import ModelStructureError
@@ -381,3 +382,21 @@ def test_ik_solutions_of_a_chain_without_closed_form_raises(tmp_path):
     skew = skewed_arm(tmp_path, 8)
     with pytest.raises(ModelStructureError):
         ik_solutions(skew.m, "tool", np.eye(4))
+
+
+def test_a_6r_chain_refines_with_more_damping_so_fewer_branches_are_given_up(arms):
+    """The xArm6-like arm's approximate branches are centimetres off: with the 6R damping (REFINE_MU_6R) the
+    closed form alone answers more targets (measured 170 of 200 against 160 with the 7R chains' REFINE_MU);
+    a 7R chain keeps the light damping. Every answer judged by Pinocchio."""
+    a = arms["xarm6_like"]
+    s = near_decomposable_solver_for(a.m, "tool")
+    assert s.refine_mu == REFINE_MU_6R > REFINE_MU
+    assert near_decomposable_solver_for(arms["baxter_like"].m, "tool").refine_mu == REFINE_MU
+    rng = np.random.default_rng(11)
+    alone = 0
+    for q, q0 in zip(a.sample(rng, 200), a.sample(rng, 200)):
+        T = a.pose(q)
+        r = solve_ik(a.m, PoseConstraint("tool", T), q0, timeout=1.0, tol_position=1e-6, tol_orientation=1e-6)
+        assert r.success and a.judge(r.q, T)
+        alone += r.solver == "near-eaik"
+    assert alone >= 166, alone

@@ -1039,7 +1039,7 @@ _UNSET = object()
 #: (kept axes, row weights' bytes) of a constraint without a mask and of weight 1, by its number of axes
 _UNIT_ROWS = {n: (tuple(range(n)), np.ones(n).tobytes()) for n in (3, 6)}
 #: engines kept per mechanism (a memo of its derived data, :mod:`..data`, by problem shape and chassis pose of
-#: locked rovers)
+#: locked rovers: about 0.1 ms to build; their seed table, the costly part, is shared by every chassis pose)
 _SHARED_MAX = 64
 
 

@@ -120,7 +120,7 @@ def _get_solver(name_or_solver, problem: IKProblem, solver_options):
             closed = eaik_solver_for(problem.mechanism, c.frame, problem)   # decomposable chain (eaik present)
             if closed is not None and closed.accepts(problem):
                 return closed
-            near = near_decomposable_solver_for(problem.mechanism, c.frame)    # a lift, an offset wrist
+            near = near_decomposable_solver_for(problem.mechanism, c.frame, problem)   # a lift, an offset wrist
             if near is not None and near.accepts(problem):
                 return near
         # one pose/position/orientation on one chain of WIDE_FROM (6) or more unknowns: the population LM

@@ -36,7 +36,7 @@ miss each other by about 1e-6 m): :class:`~.eaik_solver.EAIKSolver` takes it wit
 pure closed form (not built here); any other chain keeps the population LM.
 
 Every answer is the exact chain's: it counts only when the core's forward kinematics puts the frame within
-the caller's tolerances, within the limits. Built once per mechanism and frame (a memo of the mechanism's
+the caller's tolerances, within the limits. :func:`~.solutions.ik_solutions` lists the branches of both kinds. Built once per mechanism and frame (a memo of the mechanism's
 derived data, :mod:`...data`), outside the caller's budget.
 """
 
@@ -56,7 +56,8 @@ from ...model import Mechanism
 from ...spatial import wrap_angle
 from ..batch import LMPopulationSolver, chain_engine, lane_data
 from ..problem import IKOptions, IKProblem, IKResult
-from .eaik_solver import _eaik, _robot_or_none, eaik_solver_for
+from .base_frame import BaseFrame, suffix_products
+from .eaik_solver import EAIKSolver, _eaik, _robot_or_none, eaik_solver_for
 
 __all__ = ["NEAR_RATIO", "NearDecomposableSolver", "concurrency_defect", "near_decomposable_solver_for"]
 
@@ -93,6 +94,11 @@ REFINE_RATIO = 0.9
 #: damping factor of the refining steps (lambda = REFINE_MU |e|^2: nearly Gauss-Newton near a solution), and
 #: the slow or rejected steps in a row (each with ten times the damping) before a branch is given up
 REFINE_MU = 1e-3
+#: that of a 6R chain (one try: a branch given up costs the population LM): the xArm6's branches are 0.066 (m +
+#: rad, median) off where Baxter's are 0.01, and more damping lets more of them converge -- 300 targets x 2 seed
+#: modes, branches given up on 50 -> 26 of 590 targets, evaluations mean 7.1 -> 6.9 (median 5 either way); on
+#: Baxter it cost 3-7 % of the median (0.156 -> 0.167 ms, mid seeds), so 7R chains keep REFINE_MU
+REFINE_MU_6R = 0.3
 REFINE_REJECTS = 2
 
 
@@ -112,15 +118,10 @@ def concurrency_defect(H, O):
     return p, float(d.max())
 
 
-def _geometry(chain, steps):
+def _geometry(chain, steps, k=0):
     """Axes ``H`` (k, 3), axis points ``O`` (k, 3) of chain ``steps`` and the frame's pose (4, 4), in the
-    ground at the chain's zero configuration."""
-    N = chain.n
-    Tf, _ = chain.evaluate(np.zeros(N))
-    Ls = chain.Pm.reshape(N, 4, 4)                                   # step transforms at zero
-    C = [Ls[0]]
-    for i in range(1, N):
-        C.append(C[-1] @ Ls[i])
+    frame where chain step ``k - 1`` ends (the ground for 0) at the chain's zero configuration."""
+    C, Tf = suffix_products(chain, np.zeros(chain.n), k)
     H = np.array([C[i][:3, 2] for i in steps])
     O = np.array([C[i][:3, 3] for i in steps])
     return H, O, Tf
@@ -148,11 +149,16 @@ class NearDecomposableSolver:
     """Closed-form starts for the chain from the ground to ``frame`` (module docstring): ``kind`` is
     ``"held"`` or ``"near"``; ``triple`` (near) the chain steps whose axes were made concurrent and
     ``defect`` their defect (m). Raises :class:`ModelStructureError` when the chain is neither (or
-    ``EAIKSolver`` decomposes it as it is), :class:`MechanismModelError` when ``eaik`` is absent."""
+    ``EAIKSolver`` decomposes it as it is), :class:`MechanismModelError` when ``eaik`` is absent.
+
+    ``base_steps`` (``k``): the chain's first ``k`` steps are held by the problems it takes (a floating base's
+    pose, a locked torso or mast: locked joints before the first free one) and only move the frame the arm
+    stands in; the solver works in the frame where they end (:attr:`base`, a
+    :class:`~.base_frame.BaseFrame`), whatever their values, so one solver serves every pose of the base."""
 
     name = "near-eaik"
 
-    def __init__(self, mechanism: Mechanism, frame: str):
+    def __init__(self, mechanism: Mechanism, frame: str, base_steps: int = 0):
         EAIK = _eaik()
         if EAIK is None:
             raise MechanismModelError("the near-decomposable closed form needs eaik")
@@ -164,19 +170,23 @@ class NearDecomposableSolver:
         self.chain = ch
         if m.couplings and any(m.coordinate_names[i] in m.couplings for i in ch.coords):
             raise ModelStructureError(f"near-eaik: the chain to {frame!r} carries coupled joints")
-        pri = np.asarray(ch.prismatic, dtype=bool)
-        lift = ch.n >= 2 and bool(pri[0]) and not pri[1:].any()
+        k = self.base_steps = int(base_steps)
+        if not 0 <= k < ch.n:
+            raise ModelStructureError(f"near-eaik: {k} held base steps on the chain to {frame!r} of {ch.n}")
+        self.base = BaseFrame(m, ch, k)
+        pri = np.asarray(ch.prismatic, dtype=bool)[k:]
+        lift = len(pri) >= 2 and bool(pri[0]) and not pri[1:].any()
         if pri.any() and not lift:
             raise ModelStructureError(f"near-eaik: the chain to {frame!r} has a prismatic joint past its first")
         first = 1 if lift else 0
-        steps = np.arange(first, ch.n)
+        steps = np.arange(k + first, ch.n)
         if len(steps) not in (6, 7):
             raise ModelStructureError(f"near-eaik: the chain to {frame!r} has {len(steps)} revolute joints; "
                                       f"6 or 7 fit")
         self.lift = lift
         self.steps = steps
-        self.coords = np.array(ch.coords)
-        H, O, Tf = _geometry(ch, steps)
+        self.coords = np.array(ch.coords)[k:]
+        H, O, Tf = _geometry(ch, steps, k)
         self._EAIK = EAIK
         d = _decomposes(EAIK, H, O, Tf)
         self.triple, self.defect = None, 0.0
@@ -184,7 +194,7 @@ class NearDecomposableSolver:
             if not lift:
                 raise ModelStructureError(f"near-eaik: the chain to {frame!r} decomposes as it is (EAIKSolver)")
             self.kind = "held"
-        elif not lift and eaik_solver_for(m, frame) is not None:
+        elif not lift and _eaik_takes(m, frame, k):
             raise ModelStructureError(f"near-eaik: the chain to {frame!r} decomposes with its axes snapped "
                                       f"(EAIKSolver)")
         else:
@@ -215,7 +225,7 @@ class NearDecomposableSolver:
         lo, hi = m.lower_limits[self.coords], m.upper_limits[self.coords]
         self.lower, self.upper = lo, hi
         if lift:
-            Ls0 = ch.Pm.reshape(ch.n, 4, 4)[0]
+            Ls0 = ch.Pm.reshape(ch.n, 4, 4)[k]
             self.lift_axis = Ls0[:3, :3] @ np.array([0.0, 0.0, 1.0])
         self._rlo, self._rhi = lo[first:], hi[first:]
         self._rlo_in, self._rhi_in = self._rlo - 1e-12, self._rhi + 1e-12
@@ -230,6 +240,7 @@ class NearDecomposableSolver:
             k = np.arange(1, SWEEP_OUTWARD + 1) * (hi_s - lo_s) / SWEEP_STEPS
             self._sweep = (lo_s, hi_s, np.stack([k, -k], axis=1).ravel())
         self._robots = {}             # 7R: eaik's robots by held value of the swept joint (_robot_at)
+        self.refine_mu = REFINE_MU_6R if self.swept is None else REFINE_MU
         self._flags_reliable = self._least_squares_flags_reliable()
         # closed-form tries per solve (lift and swept values) before the population LM takes over
         self.max_tries = MAX_TRIES
@@ -250,10 +261,12 @@ class NearDecomposableSolver:
         1e-6 m and rad in at most :data:`REFINE_STEPS` Gauss-Newton steps on the exact chain."""
         m = self.mechanism
         c = PoseConstraint(self.frame, np.eye(4)).bind(m)
-        P = IKProblem(m, [c], m.home, (), [c])
+        held = [m.coordinate_names[i] for i in self.chain.coords[:self.base_steps]]
+        P = IKProblem(m, [c], m.home, held, [c])
         E = chain_engine(P)
-        if E is None or not E.all_vars:
+        if E is None or E.nv != len(self.coords):
             return 0.0
+        q0 = np.asarray(m.home, dtype=float)
         rng = np.random.default_rng(MEASURE_RNG)
         lo, hi = E.consts.lo, E.consts.hi
         ok = 0
@@ -262,7 +275,8 @@ class NearDecomposableSolver:
             _, Tf = E._frames(q[None])
             pt, RtT = Tf[0, :3, 3].copy(), Tf[0, :3, :3].T.copy()
             near = E.nearest_starts(pt[None], RtT[None], HINTS)
-            Q = self.starts(Tf[0], x0, None if near is None else near[0])
+            Tb = self.base.target(q0, Tf[0]) if self.base_steps else Tf[0]
+            Q = self.starts(Tb, x0, None if near is None else near[0])
             for qq in ([] if Q is None else Q[:REFINE_BRANCHES]):
                 if self._refine(E, qq, pt, RtT, 1e-6, 1e-6, math.inf)[2]:
                     ok += 1
@@ -277,10 +291,15 @@ class NearDecomposableSolver:
         if len(problem.tasks) != 1 or problem.posture is not None:
             return False
         c = problem.tasks[0]
-        return (isinstance(c, PoseConstraint) and c.frame == self.frame and c.mask_frame == "reference"
-                and len(c.kept_axes) == 6 and problem.mechanism is self.mechanism
-                and (problem.all_free or bool(problem.free_mask[self.coords].all()))
-                and c.relative_to in (None, self.ground))
+        if not (isinstance(c, PoseConstraint) and c.frame == self.frame and c.mask_frame == "reference"
+                and len(c.kept_axes) == 6 and problem.mechanism is self.mechanism):
+            return False
+        if self.base_steps:         # the base steps held, the arm's free (_base_steps_of)
+            if problem.all_free or _base_steps_of(self.chain, problem) != self.base_steps:
+                return False
+        elif not (problem.all_free or bool(problem.free_mask[self.coords].all())):
+            return False
+        return c.relative_to in (None, self.ground) or problem.holds(c.relative_to)
 
     # ------------------------------------------------------------------ closed-form branches
     def _branches(self, T, ref, v, base):
@@ -459,7 +478,7 @@ class NearDecomposableSolver:
     # ------------------------------------------------------------------ the solve
     def solve(self, problem: IKProblem, options: IKOptions) -> IKResult:
         E = chain_engine(problem)
-        if E is None or not E.all_vars:
+        if E is None or E.nv != len(self.coords):
             return self._fallback.solve(problem, options)
         t0 = time.perf_counter()
         E.seed_table()
@@ -472,6 +491,8 @@ class NearDecomposableSolver:
         d = pt - E.origin
         if E.bound_applies and math.sqrt(float(d @ d)) > E.reach + options.tol_position:
             return self._fallback.solve(problem, options)
+        if self.base_steps:                     # the target in the frame where the held base steps end
+            T = self.base.target(problem.template, T)
 
         def near():                 # the seed-table hints, looked up only when the seed's values give no branch
             S = E.nearest_starts(pt[None], RtT[None], HINTS)
@@ -504,7 +525,7 @@ class NearDecomposableSolver:
         if ep <= tp and er <= to:
             return x, r, True, k
         c = float(r @ r)
-        mu = REFINE_MU
+        mu = self.refine_mu
         rejects = 0
         for _ in range(REFINE_STEPS):
             if time.perf_counter() > deadline:
@@ -533,18 +554,48 @@ class NearDecomposableSolver:
 _NONE = object()
 
 
-def near_decomposable_solver_for(mechanism: Mechanism, frame: str):
+def near_decomposable_solver_for(mechanism: Mechanism, frame: str, problem: IKProblem | None = None):
     """The :class:`NearDecomposableSolver` of ``frame``'s chain, or None (``eaik`` absent, or the chain is
-    decomposable as it is, or not near it); built once per mechanism and frame."""
+    decomposable as it is, or not near it, or ``problem`` locks a joint of the chain after a free one); built
+    once per mechanism, frame and number of held base steps -- for a ``problem`` that locks the chain's first
+    joints (a floating base's pose, a torso), those steps, whatever their values: one solver for every pose of
+    a mobile base."""
     if _eaik() is None:
         return None
+    k = 0 if problem is None or problem.all_free else _base_steps_of(frame_chain(mechanism, frame), problem)
+    if k is None:
+        return None
+    key = frame if not k else (frame, k)
     solvers = memo(mechanism, "ik.near_decomposable", 64)
-    hit = solvers.peek(frame)
+    hit = solvers.peek(key)
     if hit is None:
         try:
-            hit = NearDecomposableSolver(mechanism, frame)
+            hit = NearDecomposableSolver(mechanism, frame, k)
         except ModelStructureError:
             hit = _NONE
-        hit = solvers.put(frame, hit)
+        hit = solvers.put(key, hit)
     return None if hit is _NONE else hit
+
+
+def _base_steps_of(chain, problem):
+    """The number of chain steps that ``problem`` holds before its first free one, when every step after that
+    is free (0 when none is held); None when a held step follows a free one (or none is free)."""
+    free = problem.free_mask[chain.coords]
+    if not free.any():
+        return None
+    k = int(free.argmax())
+    return k if free[k:].all() else None
+
+
+def _eaik_takes(m, frame, k) -> bool:
+    """Whether :class:`~.eaik_solver.EAIKSolver` decomposes ``frame``'s chain from step ``k`` on (with its axes
+    snapped), the steps before held."""
+    if not k:
+        return eaik_solver_for(m, frame) is not None
+    n = frame_chain(m, frame).n
+    try:
+        EAIKSolver(m, frame, np.zeros(n), np.arange(n) >= k)
+    except ModelStructureError:
+        return False
+    return True
 

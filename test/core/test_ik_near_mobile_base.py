@@ -1,0 +1,190 @@
+"""The near-decomposable closed form (arms on a lift, arms near a decomposable chain; optional extra eaik) for
+an arm on a moving base: the locked joints before the arm's first free one (a floating base's pose) only move
+the target's frame, so one solver serves every pose of the base, as for the exact closed form
+(test_ik_mobile_base.py). Answers are judged by Pinocchio on the arm's own URDF composed with the base's pose
+written out by hand, and equal those of the same arm on a fixed base for the target moved into its base
+frame; a locked joint after a free one is declined (the population LM answers)."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+from mechanism_model_core import PoseConstraint, forward_kinematics
+from mechanism_model_core.data import memo
+from mechanism_model_core.ik import near_decomposable_solver_for, solve_ik
+from mechanism_model_core.ik.problem import IKProblem
+from mechanism_model_core.io.urdf import load_urdf
+from mechanism_model_core.spatial import rot_x, rot_y, rot_z, translation
+
+from .optional_deps import require
+from .robots import SAFETY
+from .test_ik_near_decomposable import GEOMETRY, _urdf
+
+require("eaik", "eaik")
+pin = pytest.importorskip("pinocchio")
+
+#: the arm's mount on the floating chassis: origin as written in the URDF below
+MOUNT = translation(0.2, -0.1, 0.3) @ rot_z(0.3)
+NAMES = ("lift_arm", "baxter_like")
+TOL = 1e-9
+
+
+class MobileArm:
+    """A generated test arm on its own (our model and Pinocchio's, the judge) and the same arm mounted on a
+    floating chassis: world -> chassis (floating) -> base (fixed mount) -> the arm."""
+
+    def __init__(self, tmp, name):
+        text = _urdf(name, *GEOMETRY[name])
+        mobile = text.replace('<link name="base"/>', """<link name="world"/>
+  <link name="chassis"/>
+  <link name="base"/>
+  <joint name="base_pose" type="floating"><parent link="world"/><child link="chassis"/></joint>
+  <joint name="mount" type="fixed">
+    <parent link="chassis"/><child link="base"/><origin xyz="0.2 -0.1 0.3" rpy="0 0 0.3"/>
+  </joint>""", 1)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            (tmp / f"{name}.urdf").write_text(text)
+            (tmp / f"mobile_{name}.urdf").write_text(mobile)
+            self.arm = load_urdf(str(tmp / f"{name}.urdf"))
+            self.m = load_urdf(str(tmp / f"mobile_{name}.urdf"))
+        self.pm = pin.buildModelFromXML(text)
+        self.pd = self.pm.createData()
+        self.fid = self.pm.getFrameId("tool")
+        self.joints = [self.pm.names[j] for j in range(1, self.pm.njoints)]
+        self.cols = [self.m.coordinate_index(n) for n in self.joints]
+        self.acols = [self.arm.coordinate_index(n) for n in self.joints]
+        self.locked = [n for n in self.m.coordinate_names if n not in self.joints]
+        self.lo, self.hi = self.m.lower_limits[self.cols], self.m.upper_limits[self.cols]
+
+    def world_tool(self, q):
+        """The tool's world pose at full coordinates ``q`` of the mobile model, written out independently of
+        the core: the floating joint as translation then yaw, pitch, roll (URDF's fixed-axis roll-pitch-yaw),
+        the mount, and Pinocchio's forward kinematics of the arm's own URDF."""
+        m = self.m
+        v = {n: float(q[m.coordinate_index(n)]) for n in m.coordinate_names}
+        base = (translation(v["base_pose.x"], v["base_pose.y"], v["base_pose.z"]) @ rot_z(v["base_pose.yaw"])
+                @ rot_y(v["base_pose.pitch"]) @ rot_x(v["base_pose.roll"]))
+        pin.framesForwardKinematics(self.pm, self.pd, np.array([v[n] for n in self.joints]))
+        return base @ MOUNT @ self.pd.oMf[self.fid].homogeneous
+
+    def base_configuration(self, rng):
+        """A random chassis pose (within 3 m, any orientation), the arm at home."""
+        q = np.array(self.m.home, dtype=float)
+        for n, val in zip(("base_pose.x", "base_pose.y", "base_pose.z"), rng.uniform(-3, 3, 3)):
+            q[self.m.coordinate_index(n)] = val
+        for n, val in zip(("base_pose.roll", "base_pose.pitch", "base_pose.yaw"),
+                          rng.uniform(-math.pi, math.pi, 3)):
+            q[self.m.coordinate_index(n)] = val
+        return q
+
+    def with_arm(self, q, rng):
+        q = q.copy()
+        q[self.cols] = self.lo + rng.random(len(self.cols)) * (self.hi - self.lo)
+        return q
+
+
+@pytest.fixture(scope="module")
+def mobiles(tmp_path_factory):
+    d = tmp_path_factory.mktemp("near_mobile")
+    return {name: MobileArm(d, name) for name in NAMES}
+
+
+def _errors(F, T):
+    return float(np.linalg.norm(F[:3, 3] - T[:3, 3])), float(np.linalg.norm(pin.log3(F[:3, :3] @ T[:3, :3].T)))
+
+
+def test_the_independent_base_pose_matches_the_model(mobiles):
+    a = mobiles["baxter_like"]
+    rng = np.random.default_rng(1)
+    q = a.with_arm(a.base_configuration(rng), rng)
+    np.testing.assert_allclose(a.world_tool(q), forward_kinematics(a.m, q).pose("tool"), atol=1e-12)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_one_near_closed_form_serves_every_pose_of_the_base(mobiles, name):
+    """Eight base poses: every answer from the near-decomposable closed form (not the population LM), one
+    solver built, the target reached by Pinocchio within 1e-9, within the limits, the locked joints kept."""
+    a = mobiles[name]
+    m = a.m
+    rng = np.random.default_rng(5)
+    keep = [m.coordinate_index(n) for n in a.locked]
+    solvers = set()
+    for _ in range(8):
+        q_base = a.base_configuration(rng)
+        target = a.world_tool(a.with_arm(q_base, rng))
+        start = a.with_arm(q_base, rng)
+        c = PoseConstraint("tool", target)
+        r = solve_ik(m, c, start, locked=a.locked, timeout=SAFETY, tol_position=TOL, tol_orientation=TOL)
+        assert r.solver == "near-eaik", r.solver
+        assert r.success
+        pe, oe = _errors(a.world_tool(r.q), target)
+        assert pe < TOL and oe < TOL, (pe, oe)
+        assert m.within_limits(r.q, 1e-12)
+        np.testing.assert_array_equal(r.q[keep], start[keep])
+        s = near_decomposable_solver_for(m, "tool", IKProblem(m, [c], start, locked=a.locked))
+        assert s.base_steps == 6
+        solvers.add(id(s))
+    assert len(solvers) == 1
+    assert len(memo(m, "ik.near_decomposable", 64)) == 1            # built once, not once per base pose
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_answers_equal_the_same_arm_on_a_fixed_base(mobiles, name):
+    """Solving in the base frame changes nothing: the same answer as the arm alone (its own URDF) for the target
+    moved into the arm's base frame, from the same seed, within 1e-9."""
+    a = mobiles[name]
+    m, arm = a.m, a.arm
+    rng = np.random.default_rng(8)
+    for _ in range(8):
+        q_base = a.base_configuration(rng)
+        target = a.world_tool(a.with_arm(q_base, rng))
+        start = a.with_arm(q_base, rng)
+        r = solve_ik(m, PoseConstraint("tool", target), start, locked=a.locked, timeout=SAFETY)
+        B = forward_kinematics(m, start).pose("base")
+        a0 = np.array(arm.home, dtype=float)
+        a0[a.acols] = start[a.cols]
+        ra = solve_ik(arm, PoseConstraint("tool", np.linalg.inv(B) @ target), a0, timeout=SAFETY)
+        assert r.solver == ra.solver == "near-eaik"
+        np.testing.assert_allclose(r.q[a.cols], ra.q[a.acols], atol=1e-9)
+
+
+def test_targets_in_the_chassis_frame_are_solved_in_it(mobiles):
+    """A target given in the chassis frame (held by the locked base pose, as the IK service's requests give it):
+    reached in that frame by the one solver."""
+    a = mobiles["baxter_like"]
+    m = a.m
+    rng = np.random.default_rng(11)
+    for _ in range(4):
+        q_base = a.base_configuration(rng)
+        qt = a.with_arm(q_base, rng)
+        C = forward_kinematics(m, qt).pose("chassis")
+        T = np.linalg.inv(C) @ a.world_tool(qt)
+        start = a.with_arm(q_base, rng)
+        r = solve_ik(m, PoseConstraint("tool", T, relative_to="chassis"), start, locked=a.locked,
+                     timeout=SAFETY, tol_position=TOL, tol_orientation=TOL)
+        assert r.solver == "near-eaik" and r.success
+        pe, oe = _errors(a.world_tool(r.q), C @ T)
+        assert pe < TOL and oe < TOL, (pe, oe)
+
+
+def test_a_locked_joint_after_a_free_one_is_declined(mobiles):
+    """The Baxter-like arm's third joint locked too: the held steps are no prefix, the near-decomposable closed
+    form is not used (its solver was built for the arm's whole chain), and the answer keeps the joint."""
+    a = mobiles["baxter_like"]
+    m = a.m
+    locked = a.locked + ["j2"]
+    rng = np.random.default_rng(13)
+    q_base = a.base_configuration(rng)
+    target = a.world_tool(a.with_arm(q_base, rng))
+    start = a.with_arm(q_base, rng)
+    start[m.coordinate_index("j2")] = 0.4
+    c = PoseConstraint("tool", target)
+    assert near_decomposable_solver_for(m, "tool", IKProblem(m, [c], start, locked=locked)) is None
+    r = solve_ik(m, c, start, locked=locked, timeout=0.05)
+    assert not r.solver.startswith("near-eaik"), r.solver
+    assert r.q[m.coordinate_index("j2")] == 0.4
