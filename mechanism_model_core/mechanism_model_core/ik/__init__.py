@@ -58,10 +58,12 @@ data are caches of constant chain geometry and restart tables, built on first us
 budget), so threads may solve on one mechanism at once.
 
 An unreachable target does not raise: the result holds the best compromise found, ``success=False`` and a
-``reason``: ``"converged"`` (success), ``"unreachable"`` (every attempt stalled with a residual left, or the
-target lies beyond the chain's reach, reported at once), ``"limits"`` (stalled against joint limits),
-``"singular"`` (stalled at a singular Jacobian while a descent direction remained), ``"timeout"`` (the time
-budget ended the first attempt while it was still progressing) or ``"max_iterations"``.
+``reason``: ``"converged"`` (success), ``"unreachable"`` (the target lies beyond the chain's reach, reported
+at once, or the solver gave up on its own with every attempt stalled with a residual left), ``"limits"`` (the
+best compromise is stalled against joint limits), ``"singular"`` (stalled at a singular Jacobian while a
+descent direction remained), ``"timeout"`` (the time budget ended the search -- the first attempt while it
+was still progressing, or the restarts without an answer and without a better diagnosis: a target not found
+in its budget is not reported ``"unreachable"``) or ``"max_iterations"`` (likewise, the iteration budget).
 """
 
 from .problem import IKOptions, IKProblem, IKResult, Residual, RestartingSolver, Solver

@@ -43,7 +43,7 @@ from ..data import memo
 from ..errors import InvalidConfiguration
 from ..kinematics import frame_chain
 from ..spatial import log_so3, wrap_angle
-from .problem import IKOptions, IKProblem, IKResult, diagnose_failure
+from .problem import IKOptions, IKProblem, IKResult, beyond_reach, diagnose_failure
 from .registry import register_solver
 from .solvers import DLSSolver, _ChainKernel, chain_residual, _dls as _dls1
 
@@ -963,7 +963,11 @@ class _ChainConstants:
 
     def table(self, seed, count: int) -> np.ndarray:
         """Restart configurations 1..count of the sequence of ``seed`` (:func:`~.problem.restart_sample`'s
-        distribution: the central half of every range, every third draw over the whole range)."""
+        distribution: the central half of every range, every third draw over the whole range), every sixth
+        draw with each joint at its lower or upper limit with probability 1/4 each (else its full-range draw):
+        a target with several joints at their limits (a stow pose) has a basin at a corner of the joint box
+        that central draws never reach (a Baxter-like arm, four joints at limits: no answer in 692 restarts,
+        found after 109 with these)."""
         t = self._tables.get(seed)
         if t is not None and t[0].shape[0] >= count:
             return t[0]
@@ -978,6 +982,9 @@ class _ChainConstants:
                 full = (k % 3 == 2)[:, None]
                 mid, half = 0.5 * (self.lo + self.hi), 0.25 * (self.hi - self.lo)
                 block = np.where(full, self.lo + u * (self.hi - self.lo), mid - half + u * 2 * half)
+                corner = np.flatnonzero(k % 6 == 5)          # half the full-range draws: joints at limits
+                side = rng.random((len(corner), len(self.lo)))
+                block[corner] = np.where(side < 0.25, self.lo, np.where(side > 0.75, self.hi, block[corner]))
                 tab = np.concatenate([tab, block])
             tab.flags.writeable = False
             if len(self._tables) > 16:          # callers drawing fresh seeds: keep the cache small
@@ -1193,6 +1200,8 @@ def _result_of(P: IKProblem, o: IKOptions, x, status: str, iterations: int, rest
         reason = status                  # the budget ended the first attempt while it was still running
     else:
         reason = diagnose_failure(P, o, x)
+        if reason == "unreachable" and status in ("timeout", "max_iterations") and not beyond_reach(P, o):
+            reason = status              # the budget ended the search: not found is not proven out of reach
     return P.result(x, False, reason, o, iterations, restarts, name)
 
 

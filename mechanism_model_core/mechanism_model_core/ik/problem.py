@@ -13,7 +13,7 @@ from typing import Protocol, Sequence
 
 import numpy as np
 
-from ..constraints import Constraint, Evaluation, JointLock, PoseConstraint, Posture
+from ..constraints import Constraint, Evaluation, JointLock, PoseConstraint, PositionConstraint, Posture
 from ..data import memo
 from ..errors import InvalidConfiguration
 from ..kinematics import forward_kinematics, frame_chain
@@ -21,8 +21,8 @@ from ..model import Mechanism
 from ..spatial import log_so3, wrap_angle
 from .structure import STRUCTURE_MAX, ProblemStructure, angle_coordinates
 
-__all__ = ["IKOptions", "IKProblem", "IKResult", "Residual", "RestartingSolver", "Solver", "diagnose_failure",
-           "restart_sample"]
+__all__ = ["IKOptions", "IKProblem", "IKResult", "Residual", "RestartingSolver", "Solver", "beyond_reach",
+           "diagnose_failure", "restart_sample"]
 
 
 # ---------------------------------------------------------------------------------------------- results
@@ -534,6 +534,33 @@ def diagnose_failure(P: IKProblem, o: IKOptions, x) -> str:
     return "unreachable"
 
 
+def beyond_reach(P: IKProblem, o: IKOptions) -> bool:
+    """Whether a cheap bound proves some position task of ``P`` out of reach: the components its mask keeps
+    (ground axes; a target in the ground frame) of the target's offset from the first joint's origin of the
+    frame's chain are longer than the chain can reach (the sum of the distances between consecutive joint
+    origins and to the frame, prismatic strokes included) plus the position tolerance."""
+    m = P.mechanism
+    for c in P.tasks:
+        if not isinstance(c, (PoseConstraint, PositionConstraint)) or c.relative_to not in (None, m.ground) \
+                or c.mask_frame != "reference":
+            continue
+        keep = c.kept_axes[c.kept_axes < 3] if isinstance(c, PoseConstraint) else c.kept_axes
+        if not len(keep):
+            continue
+        ch = frame_chain(m, c.frame)
+        if not ch.n or (m.couplings and any(m.coordinate_names[i] in m.couplings for i in ch.coords)):
+            continue
+        Pm = ch.Pm.reshape(ch.n, 4, 4)
+        reach = float(np.sum(np.linalg.norm(Pm[1:, :3, 3], axis=1))) + float(np.linalg.norm(ch.F[:3, 3]))
+        if ch.any_prismatic:
+            lo, hi = m.lower_limits[ch.coords], m.upper_limits[ch.coords]
+            reach += float(np.sum(np.maximum(np.abs(lo), np.abs(hi))[ch.prismatic]))
+        d = (c.target_pose()[:3, 3] - Pm[0, :3, 3])[keep]
+        if math.isfinite(reach) and float(np.linalg.norm(d)) > reach + o.tol_position:
+            return True
+    return False
+
+
 class RestartingSolver:
     """Base of the iterative solvers (robotics-toolbox's ``IKSolver.solve``/``step`` split): the base owns
     the restart loop, the iteration and time budgets, the best result so far and the failure reason; a
@@ -575,7 +602,14 @@ class RestartingSolver:
             return "max_iterations"
         if status == "timeout" and restarts == 0:
             return "timeout"
-        return diagnose_failure(P, o, x)
+        why = diagnose_failure(P, o, x)
+        if why == "unreachable" and not beyond_reach(P, o):
+            # a budget that ended the search: not found is not proven out of reach
+            if iterations >= o.max_iterations:
+                return "max_iterations"
+            if status == "timeout" or (o.restarts and time.perf_counter() >= o.deadline):
+                return "timeout"
+        return why
 
     # ------------------------------------------------------------------ the loop
     def solve(self, P: IKProblem, o: IKOptions) -> IKResult:

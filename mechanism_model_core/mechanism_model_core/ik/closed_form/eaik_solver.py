@@ -351,13 +351,19 @@ class EAIKSolver:
     def _sweep_values(self, ref, hints=(), T=None):
         """The swept joint's values in sweep order (a generator): its ``ref`` value (clamped into range), then the
         ``hints`` (values, or a function of ``T`` giving them, called only once the first value is spent;
-        clamped into range), then outward from ``ref``'s in steps of 1/SWEEP_STEPS of its range, alternately
-        above and below, within the range."""
+        clamped into range), then the range's ends, then outward from ``ref``'s in steps of 1/SWEEP_STEPS of its
+        range, alternately above and below, within the range."""
         lo, hi, step = self._sweep
         v0 = min(max(float(ref[self.swept]), lo), hi)
         yield v0
         for h in (hints(T) if callable(hints) else hints):
             yield min(max(float(h), lo), hi)
+        # the range's ends exactly: a pose with several joints at their limits (a stow pose, an arm folded
+        # against its stops) can have an in-limit branch only there, which the steps below never hit
+        if v0 != lo:
+            yield lo
+        if v0 != hi:
+            yield hi
         for k in range(1, SWEEP_STEPS + 1):
             up, down = v0 + k * step, v0 - k * step
             if up > hi and down < lo:

@@ -410,19 +410,32 @@ class NearDecomposableSolver:
 
     def _tries(self, x0, hints):
         """``(lift, swept)`` values to try after the seed's own (None: no such joint): each seed-table
-        configuration's own (``hints`` (h, n): nearest the target first), then the swept joint stepped
+        configuration's own (``hints`` (h, n): nearest the target first), then the swept joint's range ends and
+        the lift's stroke ends, then the swept joint stepped
         outward from the seed's (:data:`SWEEP_OUTWARD` steps of 1/:data:`SWEEP_STEPS` of its range each
         way)."""
         first = 1 if self.lift else 0
         lift = self._lift
         if self.swept is None:
-            return [(lift(h[0]), None) for h in hints] if self.lift else []
+            if not self.lift:
+                return []
+            return [(lift(h[0]), None) for h in hints] + [(float(s), None) for s in self._lift_ends(x0[0])]
         lo, hi, out = self._sweep
         j = first + self.swept
         v0 = min(max(float(x0[j]), lo), hi)
+        s0 = lift(x0[0])
         tries = [(lift(h[0]), min(max(float(h[j]), lo), hi)) for h in hints]
-        tries += [(lift(x0[0]), v) for v in (v0 + out).tolist() if lo <= v <= hi]
+        # the strokes' ends exactly, after the hints: a pose with several joints at their limits (a stow pose,
+        # an arm folded against its stops) can have an in-limit branch only there
+        tries += [(s0, v) for v in (lo, hi) if v != v0]
+        tries += [(float(s), v0) for s in self._lift_ends(x0[0])] if self.lift else []
+        tries += [(s0, v) for v in (v0 + out).tolist() if lo <= v <= hi]
         return tries
+
+    def _lift_ends(self, s0):
+        """The lift's stroke ends other than the seed's value ``s0`` (m)."""
+        s0 = self._lift(s0)
+        return [v for v in (float(self.lower[0]), float(self.upper[0])) if math.isfinite(v) and v != s0]
 
     def starts(self, T, x0, near=None, deadline=math.inf):
         """Chain configurations (k, n) from the closed form for ground pose ``T``, nearest the seed ``x0``
