@@ -61,8 +61,9 @@ def mobile_srs7():
 
 
 def on_floating_base(name):
-    """``(mechanism, arm joints, tip)``: arm ``name`` of bench_ik.py (example-robot-data, with Pinocchio) with a
-    floating joint from a new ``world`` link to its URDF's root; None when the URDF is not found."""
+    """``(mechanism, arm joints, tip, the arm's own mechanism)``: arm ``name`` of bench_ik.py (example-robot-data,
+    with Pinocchio) with a floating joint from a new ``world`` link to its URDF's root; None when the URDF is not
+    found."""
     sys.path.insert(0, HERE)
     from bench_ik import _resolve          # the arm table of the main IK benchmark
     path, _, tip = _resolve(name)
@@ -82,9 +83,10 @@ def on_floating_base(name):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             m = load_model(p)
+            alone = load_model(path)
     arm = [m.coordinate_names[i] for i in frame_chain(m, tip).coords if not
            m.coordinate_names[i].startswith("base_pose.")]
-    return m, arm, tip
+    return m, arm, tip, alone
 
 
 def cases():
@@ -95,8 +97,9 @@ def cases():
         if hit is None:
             print(f"{name}: no URDF (example-robot-data comes with Pinocchio): skipped")
             continue
-        m, arm, tip = hit
+        m, arm, tip, alone = hit
         yield f"{name} on a floating base ({len(arm)} joints free)", m, arm, tip, None, ("auto", "lm")
+        yield f"{name} alone (its URDF, no floating base; 'moving' moves nothing)", alone, arm, tip, None, ("auto",)
     yield "Rocky 8 arm (chassis frame)", rover, ["arm_yaw", "arm_shoulder", "arm_elbow", "arm_wrist",
                                                  "arm_turret"], "arm_turret", "chassis", ("auto",)
     yield "7R SRS on torso + floating base", srs, [f"j{i}" for i in range(1, 8)], "tool", None, ("auto", "lm")

@@ -35,6 +35,13 @@ miss each other by about 1e-6 m): :class:`~.eaik_solver.EAIKSolver` takes it wit
 (:func:`~.eaik_solver.snap_geometry`, within 1e-5 of the reach bound). A chain ``EAIKSolver`` takes keeps the
 pure closed form (not built here); any other chain keeps the population LM.
 
+On a mobile manipulator (a floating base's pose, a torso locked: the IK service locks every joint but the arm's)
+the locked joints before the chain's first free one only move the frame the arm stands in: the solver is built
+for the chain from the frame where they end (``base_steps``; a :class:`~.base_frame.BaseFrame` moves targets into
+it) and kept without their values, one for every pose of the base, as :class:`~.eaik_solver.EAIKSolver` is; its
+refining steps run on one lane engine with those joints at their home values. A locked joint after a free one
+is declined (the population LM answers).
+
 Every answer is the exact chain's: it counts only when the core's forward kinematics puts the frame within
 the caller's tolerances, within the limits. :func:`~.solutions.ik_solutions` lists the branches of both kinds. Built once per mechanism and frame (a memo of the mechanism's
 derived data, :mod:`...data`), outside the caller's budget.
