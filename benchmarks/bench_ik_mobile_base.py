@@ -6,7 +6,12 @@ of the base; this measures what a new base pose still costs per request.
 Arms: the default rover (Rocky 8: floating chassis, 5-joint arm; targets in the chassis frame with every
 joint but the arm's locked, as the IK service's requests give them) and the 7R test arm
 (test/data/robots/srs7) on a torso lift on a floating base (targets in the ground frame), solved by
-``solver="auto"`` (the closed form where ``eaik`` is installed) and by ``solver="lm"``. Targets: the tool's
+``solver="auto"`` (the closed form where ``eaik`` is installed) and by ``solver="lm"``; and two arms the
+near-decomposable closed form takes (``near-eaik``), each on a floating base joint added above its URDF's root
+as a full robot model in a map/odom frame has it: TIAGo (example-robot-data's tiago_no_hand, torso lift and
+arm free, the lift solved by the held kind) and Baxter (its left arm; an offset wrist, the near kind),
+``solver="auto"`` against ``solver="lm"`` -- what ``auto`` gave them before the near closed form took locked
+base steps (2026-11-28). Targets: the tool's
 pose at random in-limit arm values; seeds: other random arm values; the base: random positions within 3 m,
 any orientation, any torso stroke. Times: CPU time per solve (``time.process_time``), medians over
 ``--n`` requests per case and ``--rounds`` interleaved rounds; success: the solver's report (1e-5 m / rad).
@@ -20,13 +25,17 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
+import sys
 import tempfile
 import time
+import warnings
 
 import numpy as np
 
 from mechanism_model_core import PoseConstraint, forward_kinematics, load_model, solve_ik
 from mechanism_model_core.data import memo
+from mechanism_model_core.kinematics import frame_chain
 from mechanism_model_core.library import default_model_path
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -51,13 +60,49 @@ def mobile_srs7():
         return load_model(path)
 
 
+def on_floating_base(name):
+    """``(mechanism, arm joints, tip, the arm's own mechanism)``: arm ``name`` of bench_ik.py (example-robot-data,
+    with Pinocchio) with a floating joint from a new ``world`` link to its URDF's root; None when the URDF is not
+    found."""
+    sys.path.insert(0, HERE)
+    from bench_ik import _resolve          # the arm table of the main IK benchmark
+    path, _, tip = _resolve(name)
+    if path is None or not os.path.exists(path):
+        return None
+    text = open(path, encoding="utf-8").read()
+    links = re.findall(r'<link\s+name="([^"]+)"', text)
+    children = set(re.findall(r'<child\s+link="([^"]+)"', text))
+    root = next(lk for lk in links if lk not in children)
+    head = re.search(r"<robot[^>]*>", text)
+    text = (text[:head.end()] + f'<link name="world"/><joint name="base_pose" type="floating"><parent '
+            f'link="world"/><child link="{root}"/></joint>' + text[head.end():])
+    with tempfile.TemporaryDirectory() as d:
+        p = os.path.join(d, f"mobile_{name}.urdf")
+        with open(p, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            m = load_model(p)
+            alone = load_model(path)
+    arm = [m.coordinate_names[i] for i in frame_chain(m, tip).coords if not
+           m.coordinate_names[i].startswith("base_pose.")]
+    return m, arm, tip, alone
+
+
 def cases():
     rover = load_model(default_model_path())
     srs = mobile_srs7()
+    for name in ("tiago", "baxter"):
+        hit = on_floating_base(name)
+        if hit is None:
+            print(f"{name}: no URDF (example-robot-data comes with Pinocchio): skipped")
+            continue
+        m, arm, tip, alone = hit
+        yield f"{name} on a floating base ({len(arm)} joints free)", m, arm, tip, None, ("auto", "lm")
+        yield f"{name} alone (its URDF, no floating base; 'moving' moves nothing)", alone, arm, tip, None, ("auto",)
     yield "Rocky 8 arm (chassis frame)", rover, ["arm_yaw", "arm_shoulder", "arm_elbow", "arm_wrist",
-                                                 "arm_turret"], "arm_turret", "chassis", "auto"
-    yield "7R SRS on torso + floating base", srs, [f"j{i}" for i in range(1, 8)], "tool", None, "auto"
-    yield "7R SRS on torso + floating base", srs, [f"j{i}" for i in range(1, 8)], "tool", None, "lm"
+                                                 "arm_turret"], "arm_turret", "chassis", ("auto",)
+    yield "7R SRS on torso + floating base", srs, [f"j{i}" for i in range(1, 8)], "tool", None, ("auto", "lm")
 
 
 def run(m, arm, tool, rel, solver, moving, n, seed):
@@ -67,7 +112,7 @@ def run(m, arm, tool, rel, solver, moving, n, seed):
     lo[~np.isfinite(lo)], hi[~np.isfinite(hi)] = -3.0, 3.0
     rng = np.random.default_rng(seed)
     q0 = lo + np.random.default_rng(3).random(m.nq) * (hi - lo)
-    cpu, ok = [], 0
+    cpu, ok, solvers = [], 0, {}
     for _ in range(n):
         if moving:
             q0 = lo + rng.random(m.nq) * (hi - lo)
@@ -82,7 +127,8 @@ def run(m, arm, tool, rel, solver, moving, n, seed):
                      tol_position=1e-5, tol_orientation=1e-5, solver=solver)
         cpu.append(time.process_time() - c)
         ok += r.success
-    return cpu, ok
+        solvers[r.solver] = solvers.get(r.solver, 0) + 1
+    return cpu, ok, solvers
 
 
 def main():
@@ -91,22 +137,32 @@ def main():
     ap.add_argument("--rounds", type=int, default=2)
     a = ap.parse_args()
     print(f"load average at start: {os.getloadavg()}")
-    for name, m, arm, tool, rel, solver in cases():
-        res = {}
-        for rnd in range(a.rounds):
-            for moving in (False, True):
-                cpu, ok = run(m, arm, tool, rel, solver, moving, a.n, 40 + rnd)
-                c, k = res.setdefault(moving, ([], [0]))
-                c.extend(cpu)
-                k[0] += ok
-        total = a.n * a.rounds
-        fixed, mov = (np.median(res[f][0]) * 1e3 for f in (False, True))
-        print(f"{name}, solver={solver}: CPU median fixed base {fixed:.3f} ms, new base pose each request "
-              f"{mov:.3f} ms ({mov / fixed:.2f}x); p95 moving {np.percentile(res[True][0], 95) * 1e3:.3f} ms; "
-              f"success {res[False][1][0]}/{total} and {res[True][1][0]}/{total}; closed forms kept "
-              f"{len(memo(m, 'ik.eaik_solvers', 64))}, base-frame seed tables "
-              f"{len(memo(m, 'ik.base_seed_tables', 8))}")
+    for name, m, arm, tool, rel, solver_names in cases():
+        runs = {}
+        for rnd in range(a.rounds):             # the solvers and the base's motion interleaved, round by round
+            for solver in solver_names:
+                for moving in (False, True):
+                    cpu, ok, used = run(m, arm, tool, rel, solver, moving, a.n, 40 + rnd)
+                    c, k, u = runs.setdefault(solver, {}).setdefault(moving, ([], [0], {}))
+                    c.extend(cpu)
+                    k[0] += ok
+                    for s, v in used.items():
+                        u[s] = u.get(s, 0) + v
+        for solver, res in runs.items():
+            report(a, name, m, solver, res)
     print(f"load average at end: {os.getloadavg()}")
+
+
+def report(a, name, m, solver, res):
+    """One line of figures for solver ``solver`` on one arm (``res``: by base motion, CPU times, successes,
+    solvers used)."""
+    total = a.n * a.rounds
+    fixed, mov = (np.median(res[f][0]) * 1e3 for f in (False, True))
+    print(f"{name}, solver={solver}: CPU median fixed base {fixed:.3f} ms, new base pose each request "
+          f"{mov:.3f} ms ({mov / fixed:.2f}x); p95 moving {np.percentile(res[True][0], 95) * 1e3:.3f} ms; "
+          f"success {res[False][1][0]}/{total} and {res[True][1][0]}/{total}; closed forms kept "
+          f"{len(memo(m, 'ik.eaik_solvers', 64))} eaik / {len(memo(m, 'ik.near_decomposable', 64))} near, "
+          f"base-frame seed tables {len(memo(m, 'ik.base_seed_tables', 8))}; solvers (moving) {res[True][2]}")
 
 
 if __name__ == "__main__":

@@ -126,6 +126,9 @@ def test_one_near_closed_form_serves_every_pose_of_the_base(mobiles, name):
         assert pe < TOL and oe < TOL, (pe, oe)
         assert m.within_limits(r.q, 1e-12)
         np.testing.assert_array_equal(r.q[keep], start[keep])
+        P = IKProblem(m, [c], start, locked=a.locked)
+        # the reported residual is the ground frame's (the core's own evaluation at the answer)
+        np.testing.assert_allclose(r.residuals[0].vector, P.plain_residual(r.q), atol=1e-12)
         s = near_decomposable_solver_for(m, "tool", IKProblem(m, [c], start, locked=a.locked))
         assert s.base_steps == 6
         solvers.add(id(s))

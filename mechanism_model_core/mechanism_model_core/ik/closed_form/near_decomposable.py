@@ -35,6 +35,13 @@ miss each other by about 1e-6 m): :class:`~.eaik_solver.EAIKSolver` takes it wit
 (:func:`~.eaik_solver.snap_geometry`, within 1e-5 of the reach bound). A chain ``EAIKSolver`` takes keeps the
 pure closed form (not built here); any other chain keeps the population LM.
 
+On a mobile manipulator (a floating base's pose, a torso locked: the IK service locks every joint but the arm's)
+the locked joints before the chain's first free one only move the frame the arm stands in: the solver is built
+for the chain from the frame where they end (``base_steps``; a :class:`~.base_frame.BaseFrame` moves targets into
+it) and kept without their values, one for every pose of the base, as :class:`~.eaik_solver.EAIKSolver` is; its
+refining steps run on one lane engine with those joints at their home values. A locked joint after a free one
+is declined (the population LM answers).
+
 Every answer is the exact chain's: it counts only when the core's forward kinematics puts the frame within
 the caller's tolerances, within the limits. :func:`~.solutions.ik_solutions` lists the branches of both kinds. Built once per mechanism and frame (a memo of the mechanism's
 derived data, :mod:`...data`), outside the caller's budget.
@@ -240,6 +247,7 @@ class NearDecomposableSolver:
             k = np.arange(1, SWEEP_OUTWARD + 1) * (hi_s - lo_s) / SWEEP_STEPS
             self._sweep = (lo_s, hi_s, np.stack([k, -k], axis=1).ravel())
         self._robots = {}             # 7R: eaik's robots by held value of the swept joint (_robot_at)
+        self._ref = None              # held base steps: the reference engine (_reference)
         self.refine_mu = REFINE_MU_6R if self.swept is None else REFINE_MU
         self._flags_reliable = self._least_squares_flags_reliable()
         # closed-form tries per solve (lift and swept values) before the population LM takes over
@@ -477,8 +485,10 @@ class NearDecomposableSolver:
 
     # ------------------------------------------------------------------ the solve
     def solve(self, problem: IKProblem, options: IKOptions) -> IKResult:
+        if self.base_steps:
+            return self._solve_on_base(problem, options)
         E = chain_engine(problem)
-        if E is None or E.nv != len(self.coords):
+        if E is None or not E.all_vars:
             return self._fallback.solve(problem, options)
         t0 = time.perf_counter()
         E.seed_table()
@@ -491,8 +501,53 @@ class NearDecomposableSolver:
         d = pt - E.origin
         if E.bound_applies and math.sqrt(float(d @ d)) > E.reach + options.tol_position:
             return self._fallback.solve(problem, options)
-        if self.base_steps:                     # the target in the frame where the held base steps end
-            T = self.base.target(problem.template, T)
+        plain = problem.plain_pose is not None and E.unit_weights and E.Rrow is None
+        return self._solved(problem, options, E, T, pt, RtT, x0, xf, E.var_x, None if plain else False)
+
+    def _solve_on_base(self, problem: IKProblem, options: IKOptions) -> IKResult:
+        """:meth:`solve` with held base steps: the target moved into the base frame (:attr:`base`) for the closed
+        form, and from there into the ground of the reference engine (:meth:`_reference`: the base steps at the
+        mechanism's home values) for the refining steps and the seed-table hints -- one engine for every pose
+        of the base, where the problem's own would be built for each (about 0.1 ms)."""
+        t0 = time.perf_counter()
+        ref = self._reference()
+        if time.perf_counter() - t0 > 0.5e-3:              # the first solve built the caches: not billed
+            options.deadline += time.perf_counter() - t0
+        if ref is None:
+            return self._fallback.solve(problem, options)
+        E, B0 = ref
+        c = problem.tasks[0]
+        T = self.base.target(problem.template, c.target, c.relative_to)
+        Tr = B0 @ T
+        pt, RtT = Tr[:3, 3].copy(), Tr[:3, :3].T.copy()
+        xf = problem.x_of(problem.template)
+        cols = np.searchsorted(problem.free, self.coords)
+        # a plain pose in the ground: the engine's residual turned from its ground into the problem's
+        G = c.target[:3, :3] @ RtT if (problem.plain_pose is not None and E.unit_weights and E.Rrow is None
+                                       and c.relative_to in (None, self.ground)) else False
+        return self._solved(problem, options, E, T, pt, RtT, xf[cols], xf, cols, G)
+
+    def _reference(self):
+        """``(E, B0)``: the lane engine of this chain with the base steps held at the mechanism's home values
+        (its seed table built) and the base frame's ground pose there; None when there is none. Built once."""
+        ref = self._ref
+        if ref is None:
+            m = self.mechanism
+            c = PoseConstraint(self.frame, np.eye(4)).bind(m)
+            held = [m.coordinate_names[i] for i in self.chain.coords[:self.base_steps]]
+            E = chain_engine(IKProblem(m, [c], m.home, held, [c]))
+            ref = False
+            if E is not None and E.nv == len(self.coords):
+                E.seed_table()
+                ref = (E, self.base.pose(np.asarray(m.home, dtype=float)))
+            self._ref = ref
+        return ref or None
+
+    def _solved(self, problem, options, E, T, pt, RtT, x0, xf, cols, G):
+        """The answer from the closed-form starts for pose ``T`` (the solver's frame) refined on engine ``E``
+        toward ``pt``, ``RtT`` (its ground), from the chain's values ``x0`` (the unknowns ``xf``, the chain's
+        at ``cols``); ``G``: False -- the result evaluates its residual, None -- it is the engine's, else a
+        rotation (3x3) that turns the engine's into the problem's ground. Else the population LM."""
 
         def near():                 # the seed-table hints, looked up only when the seed's values give no branch
             S = E.nearest_starts(pt[None], RtT[None], HINTS)
@@ -507,10 +562,12 @@ class NearDecomposableSolver:
                 its += k
                 if ok:
                     full = xf.copy()
-                    full[E.var_x] = x
-                    plain = problem.plain_pose is not None and E.unit_weights and E.Rrow is None
-                    return problem.result(full, True, "converged", options, its, 0, self.name,
-                                          residual=r if plain else None)
+                    full[cols] = x
+                    if G is False:
+                        r = None
+                    elif G is not None:
+                        r = np.concatenate([G @ r[:3], G @ r[3:]])
+                    return problem.result(full, True, "converged", options, its, 0, self.name, residual=r)
         res = self._fallback.solve(problem, options)
         res.solver = f"{self.name}+{res.solver}"
         return res
