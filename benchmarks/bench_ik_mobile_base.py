@@ -16,9 +16,13 @@ pose at random in-limit arm values; seeds: other random arm values; the base: ra
 any orientation, any torso stroke. Times: CPU time per solve (``time.process_time``), medians over
 ``--n`` requests per case and ``--rounds`` interleaved rounds; success: the solver's report (1e-5 m / rad).
 
+``--unreachable N``: also N targets 5 m beyond the arm's reach per arm (the base moving), the reach bound from the
+held base (2026-11-28) against the ground's (the floating joint's free travel: no bound) in the same process,
+request by request (the engine of each base pose built with one or the other), 50 ms budget.
+
 Usage::
 
-    python benchmarks/bench_ik_mobile_base.py --n 300 --rounds 2
+    python benchmarks/bench_ik_mobile_base.py --n 300 --rounds 2 [--unreachable 100]
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ import numpy as np
 
 from mechanism_model_core import PoseConstraint, forward_kinematics, load_model, solve_ik
 from mechanism_model_core.data import memo
+from mechanism_model_core.ik import batch
 from mechanism_model_core.kinematics import frame_chain
 from mechanism_model_core.library import default_model_path
 
@@ -131,10 +136,40 @@ def run(m, arm, tool, rel, solver, moving, n, seed):
     return cpu, ok, solvers
 
 
+def unreachable(m, arm, tool, solver, n, seed):
+    """CPU times and reasons of ``n`` requests whose targets lie 5 m beyond the arm's reach, the base at a new pose
+    each, alternately with the held base's reach bound (``new``) and with the ground's (``old``)."""
+    ia = [m.coordinate_index(j) for j in arm]
+    locked = [c for c in m.coordinate_names if c not in arm]
+    lo, hi = m.lower_limits.copy(), m.upper_limits.copy()
+    lo[~np.isfinite(lo)], hi[~np.isfinite(hi)] = -3.0, 3.0
+    rng = np.random.default_rng(seed)
+    own = batch.LaneEngine._held_base_bound
+    out = {"old": ([], {}), "new": ([], {})}
+    for k in range(2 * n):
+        side = ("new", "old")[k % 2]
+        batch.LaneEngine._held_base_bound = own if side == "new" else (lambda E, _m: (E.consts.origin,
+                                                                                     E.consts.reach))
+        q0 = lo + rng.random(m.nq) * (hi - lo)
+        fk = forward_kinematics(m, q0)
+        T = fk.pose(tool).copy()
+        d = T[:3, 3] - fk.pose(m.frame_names[0])[:3, 3]
+        T[:3, 3] += 5.0 * d / max(np.linalg.norm(d), 1e-9) + [5.0, 0.0, 0.0]
+        start = q0.copy()
+        start[ia] = (lo + rng.random(m.nq) * (hi - lo))[ia]
+        c = time.process_time()
+        r = solve_ik(m, PoseConstraint(tool, T), start, locked=locked, timeout=0.05, solver=solver)
+        out[side][0].append(time.process_time() - c)
+        out[side][1][r.reason] = out[side][1].get(r.reason, 0) + 1
+    batch.LaneEngine._held_base_bound = own
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--n", type=int, default=300)
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--unreachable", type=int, default=0)
     a = ap.parse_args()
     print(f"load average at start: {os.getloadavg()}")
     for name, m, arm, tool, rel, solver_names in cases():
@@ -150,6 +185,11 @@ def main():
                         u[s] = u.get(s, 0) + v
         for solver, res in runs.items():
             report(a, name, m, solver, res)
+            if a.unreachable and rel is None:
+                u = unreachable(m, arm, tool, solver, a.unreachable, 7)
+                print(f"  {a.unreachable} targets 5 m beyond reach, solver={solver}: CPU median with the ground's "
+                      f"bound {np.median(u['old'][0]) * 1e3:.2f} ms {u['old'][1]}, with the held base's "
+                      f"{np.median(u['new'][0]) * 1e3:.2f} ms {u['new'][1]}")
     print(f"load average at end: {os.getloadavg()}")
 
 
