@@ -16,6 +16,7 @@ import pytest
 from mechanism_model_core import PoseConstraint, forward_kinematics
 from mechanism_model_core.data import memo
 from mechanism_model_core.ik import near_decomposable_solver_for, solve_ik
+from mechanism_model_core.ik.batch import chain_engine
 from mechanism_model_core.ik.problem import IKProblem
 from mechanism_model_core.io.urdf import load_urdf
 from mechanism_model_core.spatial import rot_x, rot_y, rot_z, translation
@@ -191,3 +192,35 @@ def test_a_locked_joint_after_a_free_one_is_declined(mobiles):
     r = solve_ik(m, c, start, locked=locked, timeout=0.05)
     assert not r.solver.startswith("near-eaik"), r.solver
     assert r.q[m.coordinate_index("j2")] == 0.4
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_reach_bounds_from_the_base_hold_and_a_target_beyond_is_reported_at_once(mobiles, name):
+    """The lane engine's and the near solver's reach bounds with the base held (from the frame where the base
+    ends, not the ground's, which counts the floating joint's free travel: no bound) contain the tool at 200
+    random arm values over random base poses; a target 5 m beyond is reported unreachable from the seed alone
+    (no restart, the locked joints kept) rather than after the whole budget."""
+    a = mobiles[name]
+    m = a.m
+    rng = np.random.default_rng(21)
+    keep = [m.coordinate_index(n) for n in a.locked]
+    for _ in range(20):
+        q_base = a.base_configuration(rng)
+        P = IKProblem(m, [PoseConstraint("tool", np.eye(4))], q_base, locked=a.locked)
+        E = chain_engine(P)
+        assert E.bound_applies
+        s = near_decomposable_solver_for(m, "tool", P)
+        B = s.base.pose(q_base)                 # the solver's base frame (where the floating joint's steps end)
+        for _ in range(10):
+            T = a.world_tool(a.with_arm(q_base, rng))
+            assert np.linalg.norm(T[:3, 3] - E.origin) <= E.reach
+            Tb = np.linalg.inv(B) @ T
+            assert np.linalg.norm(Tb[:3, 3] - s._base_origin) <= s._base_reach
+    q_base = a.base_configuration(rng)
+    T = a.world_tool(a.with_arm(q_base, rng))
+    T[:3, 3] += (np.linalg.norm(T[:3, 3] - chain_engine(IKProblem(m, [PoseConstraint("tool", T)], q_base,
+                                                                  locked=a.locked)).origin) + 5.0) * np.array([0.6, 0.8, 0.0])
+    start = a.with_arm(q_base, rng)
+    r = solve_ik(m, PoseConstraint("tool", T), start, locked=a.locked, timeout=SAFETY)
+    assert not r.success and r.reason == "unreachable" and r.restarts == 0, (r.reason, r.restarts)
+    np.testing.assert_array_equal(r.q[keep], start[keep])

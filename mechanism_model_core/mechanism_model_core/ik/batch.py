@@ -188,8 +188,26 @@ class LaneEngine:
             self._base_key = key + (self.theta[held & (np.arange(self.n) >= self._k0)].tobytes(),)
         self._base_rt = None            # (R, t) of the base's ground pose once the table is in its frame
         self.origin, self.reach = consts.origin, consts.reach
+        if self._k0:                    # a held base (a floating joint's free travel): the bound from where it ends
+            self.origin, self.reach = self._held_base_bound(m)
         # position bound only when every position row is kept
         self.bound_applies = bool(np.all(np.isin([0, 1, 2], self.rows))) and math.isfinite(self.reach)
+
+    def _held_base_bound(self, m):
+        """``(origin (3,), reach)`` of an engine whose first ``_k0`` steps are held (a mobile base's pose): the
+        ground position (m) of step ``_k0``'s origin at these held values, and the sum of the distances between
+        the origins of the steps after it and to the frame, plus the strokes of its sliders (m) -- the chain's
+        reach from the base, where the ground's bound counts the base's free travel (inf for a floating joint)."""
+        k0, ch, n = self._k0, self.chain, self.n
+        P = ch.Pm.reshape(n, 4, 4)
+        C, _ = self._frames(np.zeros((1, self.nv)), 0)
+        origin = (C[k0 - 1, 0] @ P[k0])[:3, 3]
+        reach = float(sum(np.linalg.norm(P[i, :3, 3]) for i in range(k0 + 1, n)) + np.linalg.norm(ch.F[:3, 3]))
+        if ch.any_prismatic:
+            lo_s, hi_s = m.lower_limits[ch.coords], m.upper_limits[ch.coords]
+            stroke = np.maximum(np.maximum(np.abs(lo_s), np.abs(hi_s)), np.abs(self.theta))
+            reach += float(np.sum(stroke[k0:][np.asarray(ch.prismatic, dtype=bool)[k0:]]))
+        return _ro(origin), reach
 
     # ------------------------------------------------------------------ restart table
     def restarts(self, seed, count: int) -> np.ndarray:

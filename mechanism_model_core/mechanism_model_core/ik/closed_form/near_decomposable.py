@@ -248,6 +248,12 @@ class NearDecomposableSolver:
             self._sweep = (lo_s, hi_s, np.stack([k, -k], axis=1).ravel())
         self._robots = {}             # 7R: eaik's robots by held value of the swept joint (_robot_at)
         self._ref = None              # held base steps: the reference engine (_reference)
+        # held base steps: the reach bound in the base frame (m), from the first free step's origin
+        Pk, b = ch.Pm.reshape(ch.n, 4, 4), self.base_steps
+        self._base_origin = Pk[b, :3, 3].copy()
+        self._base_reach = float(sum(np.linalg.norm(Pk[i, :3, 3]) for i in range(b + 1, ch.n))
+                                 + np.linalg.norm(ch.F[:3, 3])
+                                 + (max(abs(self.lower[0]), abs(self.upper[0])) if lift else 0.0))
         self.refine_mu = REFINE_MU_6R if self.swept is None else REFINE_MU
         self._flags_reliable = self._least_squares_flags_reliable()
         # closed-form tries per solve (lift and swept values) before the population LM takes over
@@ -518,6 +524,9 @@ class NearDecomposableSolver:
         E, B0 = ref
         c = problem.tasks[0]
         T = self.base.target(problem.template, c.target, c.relative_to)
+        d = T[:3, 3] - self._base_origin
+        if math.sqrt(float(d @ d)) > self._base_reach + options.tol_position:
+            return self._fallback.solve(problem, options)        # beyond reach: the LM's report (its bound)
         Tr = B0 @ T
         pt, RtT = Tr[:3, 3].copy(), Tr[:3, :3].T.copy()
         xf = problem.x_of(problem.template)
