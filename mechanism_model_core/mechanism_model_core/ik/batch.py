@@ -188,8 +188,11 @@ class LaneEngine:
             self._base_key = key + (self.theta[held & (np.arange(self.n) >= self._k0)].tobytes(),)
         self._base_rt = None            # (R, t) of the base's ground pose once the table is in its frame
         self.origin, self.reach = consts.origin, consts.reach
+        #: the held base's ground pose (where its steps end; None without): _eval1 passes over the steps after it
+        self._pre = None
         if self._k0:                    # a held base (a floating joint's free travel): the bound from where it ends
             self.origin, self.reach = self._held_base_bound(m)
+            self._pre = np.array(self._frames(np.zeros((1, self.nv)))[0][self._k0 - 1, 0])
         # position bound only when every position row is kept
         self.bound_applies = bool(np.all(np.isin([0, 1, 2], self.rows))) and math.isfinite(self.reach)
 
@@ -446,35 +449,45 @@ class LaneEngine:
         """Weighted residual (m,), Jacobian (m, nv) and the position and orientation error norms of one
         configuration of the unknowns ``x``: the chain's pass for one configuration (the step transforms from
         one product ``W @ coefs``, the Jacobian's linear rows from the Levi-Civita contraction, as the lanes'
-        pass; half the cost of a pass of one lane) and :func:`~.solvers.chain_residual`."""
+        pass; half the cost of a pass of one lane) and :func:`~.solvers.chain_residual`. A held base (its
+        steps before the first unknown one): the pass starts from its pose (its Jacobian columns, which no
+        unknown reads, left 0)."""
         n = self.n
         if self.all_vars:
             th = x
         else:
             th = self.theta.copy()
             th[self.var_seg] = x
-        W = np.empty((n, 1, self._coefs.shape[1]))
+        k0, coefs = self._k0, self._coefs
+        if k0:
+            th, coefs = th[k0:], coefs[k0:]
+        nn = n - k0
+        W = np.empty((nn, 1, coefs.shape[1]))
         W[:, 0, 0] = 1.0
         np.sin(th, out=W[:, 0, 1])
         np.cos(th, out=W[:, 0, 2])
         ch = self.chain
         if ch.any_prismatic:
             W[:, 0, 3] = th
-        M = np.matmul(W, self._coefs).reshape(n, 4, 4)
-        C = np.empty((n, 4, 4))
-        C[0] = M[0]
-        for i in range(1, n):
+        M = np.matmul(W, coefs).reshape(nn, 4, 4)
+        C = np.empty((nn, 4, 4))
+        if k0:
+            np.dot(self._pre, M[0], out=C[0])
+        else:
+            C[0] = M[0]
+        for i in range(1, nn):
             np.dot(C[i - 1], M[i], out=C[i])
-        Tf = C[n - 1] @ ch.F
+        Tf = C[nn - 1] @ ch.F
         z = C[:, :3, 2]                                 # step axes in the ground
         d = Tf[:3, 3] - C[:, :3, 3]
-        J = np.empty((6, n))
-        J[:3] = ((z[:, :, None] * d[:, None, :]).reshape(n, 9) @ _LEVI_CIVITA).T
-        J[3:] = z.T
+        J = np.zeros((6, n)) if k0 else np.empty((6, n))
+        Jk = J[:, k0:]
+        Jk[:3] = ((z[:, :, None] * d[:, None, :]).reshape(nn, 9) @ _LEVI_CIVITA).T
+        Jk[3:] = z.T
         if ch.any_prismatic:
-            pri = ch.prismatic
-            J[:3, pri] = z[pri].T
-            J[3:, pri] = 0.0
+            pri = ch.prismatic[k0:]
+            Jk[:3, pri] = z[pri].T
+            Jk[3:, pri] = 0.0
         return chain_residual(self, Tf, J, pt, RtT, RtT if self.target_rows else None)
 
     def _step_one(self, x, r, J, lam):
