@@ -20,6 +20,7 @@ from mechanism_model_core.ik.solve import ConstraintManager
 from mechanism_model_core.kinematics import frame_chain
 from mechanism_model_core.io.urdf import load_urdf
 
+from . import cache_clock
 from .robots import SAFETY, panda, ur5
 
 pin = pytest.importorskip("pinocchio")
@@ -331,27 +332,7 @@ def test_out_of_reach_single_target_takes_the_lane_loops_steps():
 def test_first_solve_on_a_new_model_is_not_billed_for_caches(monkeypatch, solver):
     """A fake clock jumps by 1 s whenever a per-chain cache (the chain, the LM constants, the closed form) is
     built: a 5 ms budget must still hold for the solve itself (caches are built outside the caller's budget)."""
-    from mechanism_model_core import kinematics
-    from mechanism_model_core.ik import batch
-    from mechanism_model_core.ik.closed_form import eaik_solver
-
-    clock = [1000.0]
-
-    def now():
-        clock[0] += 1e-6                                          # every reading: 1 us later
-        return clock[0]
-
-    monkeypatch.setattr(batch.time, "perf_counter", now)          # the time module, for every reader
-    slow = set()
-    for cls in (batch._ChainConstants, kinematics.FrameChain, eaik_solver.EAIKSolver):
-        orig = cls.__init__
-
-        def wrapped(self, *a, _orig=orig, **k):
-            clock[0] += 1.0                                       # building a cache "takes" a second
-            slow.add(type(self).__name__)
-            return _orig(self, *a, **k)
-
-        monkeypatch.setattr(cls, "__init__", wrapped)
+    slow = cache_clock.install(monkeypatch)
     m = ur5()                                                     # never solved on before
     T = forward_kinematics(m, [0.3, -1.0, 1.0, -1.0, -1.0, 0.3]).pose("tool")
     r = solve_ik(m, PoseConstraint("tool", T), m.home, timeout=0.005, solver=solver)

@@ -19,6 +19,7 @@ from mechanism_model_core.ik.closed_form import eaik_solver as eaik_solver_modul
 from mechanism_model_core.io.urdf import load_urdf
 from mechanism_model_core.spatial import rot_x, rot_y, rot_z, translation
 
+from . import cache_clock
 from .optional_deps import require
 from .robots import SAFETY, chain10, panda, ur5
 
@@ -304,26 +305,7 @@ def test_a_swept_chains_first_solve_is_not_billed_for_its_tables(monkeypatch):
     """A 7R chain's first solve builds the closed form (its swept joint measured, its hint table) and the
     fallback's lane engine and seed table: a fake clock jumping 1 s at each of those builds leaves a 5 ms budget
     for the solve itself, which the closed form meets."""
-    from mechanism_model_core import kinematics
-    from mechanism_model_core.ik import batch
-
-    clock = [1000.0]
-
-    def now():
-        clock[0] += 1e-6                                          # every reading: 1 us later
-        return clock[0]
-
-    monkeypatch.setattr(batch.time, "perf_counter", now)          # the time module, for every reader
-    slow = set()
-    for cls in (batch._ChainConstants, kinematics.FrameChain, eaik_solver_module.EAIKSolver):
-        orig = cls.__init__
-
-        def wrapped(self, *a, _orig=orig, **k):
-            clock[0] += 1.0                                       # building a cache "takes" a second
-            slow.add(type(self).__name__)
-            return _orig(self, *a, **k)
-
-        monkeypatch.setattr(cls, "__init__", wrapped)
+    slow = cache_clock.install(monkeypatch)
     m = panda()                                                   # never solved on before
     qt = np.array([0.3, -0.5, 0.2, -2.0, 0.1, 1.8, 0.4])
     T = forward_kinematics(m, np.r_[qt, m.home[7:]]).pose("flange")
