@@ -21,13 +21,15 @@ from hypothesis import strategies as st
 
 from mechanism_model_core import PoseConstraint
 from mechanism_model_core.ik import EAIKSolver, LMPopulationSolver, eaik_solver_for, ik_solutions, solve_ik
-from mechanism_model_core.ik.closed_form.near_decomposable import (NEAR_RATIO, REFINE_MU, REFINE_MU_6R,
+from mechanism_model_core.ik.closed_form.near_decomposable import (NEAR_RATIO, REFINE_BRANCHES, REFINE_MU,
+                                                                     REFINE_MU_6R,
                                                                      NearDecomposableSolver,
                                                                      concurrency_defect,
                                                                      near_decomposable_solver_for)
 from mechanism_model_core.errors import ModelStructureError
 from mechanism_model_core.ik.closed_form.axis_snap import SNAP_RATIO, snap_geometry
 from mechanism_model_core.io.urdf import load_urdf
+from mechanism_model_core.spatial import wrap_angle
 
 from .optional_deps import require
 from .robots import ur5
@@ -400,3 +402,71 @@ def test_a_6r_chain_refines_with_more_damping_so_fewer_branches_are_given_up(arm
         assert r.success and a.judge(r.q, T)
         alone += r.solver == "near-eaik"
     assert alone >= 166, alone
+
+
+def _plain_branches(s, T, ref, v):
+    """The branches of :meth:`NearDecomposableSolver._branches` computed row by row in plain code: each wrapped
+    into its joint's turn, kept when in limits (a wide joint moved a turn up where nearer ``ref``), the exact
+    ones alone when there are any, nearest ``ref`` first, clipped to the limits."""
+    robot = s._robot6 if v is None else s._robot_at(v)
+    sol = robot.calculate_IK(T)
+    base = s._turn_base(ref)
+    rows = []
+    for q, ls in zip(sol.Q, sol.is_LS):
+        q = np.array(q, dtype=float)
+        if v is not None:
+            q[s.swept] = v
+        q = wrap_angle(q, lower=base)
+        if not all(q[j] <= s._rhi_in[j] for j in range(len(q))):
+            continue
+        if s._any_wide:
+            for j in range(len(q)):
+                up = q[j] + 2 * math.pi
+                if abs(up - ref[j]) < abs(q[j] - ref[j]) and up <= s._rhi_in[j]:
+                    q[j] = up
+        rows.append((q, bool(ls)))
+    if not rows:
+        return None, False
+    rows = [(np.clip(q, s._rlo, s._rhi), ls) for q, ls in sorted(rows, key=lambda r: sum((r[0] - ref) ** 2))]
+    if s._flags_reliable:
+        exact = [q for q, ls in rows if not ls]
+    else:               # eaik's flag checked by its forward kinematics, up to REFINE_BRANCHES exact ones
+        exact = []
+        for q, ls in rows:
+            if not ls or np.sum((robot.fwdkin(q)[:3] - T[:3]) ** 2) < 1e-18:
+                exact.append(q)
+                if len(exact) == REFINE_BRANCHES:
+                    break
+    return np.array(exact or [q for q, _ in rows]), bool(exact)
+
+
+@pytest.mark.parametrize("name", ["baxter_like", "xarm6_like"])
+@pytest.mark.parametrize("reliable", [False, True])
+def test_branches_match_the_plain_row_by_row_computation(arms, name, reliable):
+    """The closed form's in-limit branches (few numpy calls on the whole array; the least-squares ones ordered
+    only when kept, :meth:`_nearest_first`) are those of the plain row-by-row computation, bit for bit, in
+    the same order, with eaik's least-squares flags trusted and checked (the test arms' flags are not all
+    reliable; Baxter's and the xArm6's are): targets of random configurations, references and swept values
+    random within limits."""
+    a = arms[name]
+    s = near_decomposable_solver_for(a.m, "tool")
+    rng = np.random.default_rng(5)
+    kinds = set()
+    kept = s._flags_reliable
+    s._flags_reliable = reliable
+    try:
+        for q, ref in zip(a.sample(rng, 60), a.sample(rng, 60)):
+            T = a.pose(q)
+            for v in ([None] if s.swept is None else [float(ref[s.swept]), float(rng.uniform(-LIMIT, LIMIT))]):
+                Q, ex = s._branches(T, ref, v, s._turn_base(ref))
+                if Q is not None and not ex:
+                    Q = s._nearest_first(Q, ref)
+                P, pex = _plain_branches(s, T, ref, v)
+                assert ex == pex
+                assert (Q is None) == (P is None)
+                if Q is not None:
+                    assert Q.shape == P.shape and np.array_equal(Q, P)
+                kinds.add(None if Q is None else ex)
+    finally:
+        s._flags_reliable = kept
+    assert kinds - {None} and (reliable or True in kinds)       # branches found, exact ones among them

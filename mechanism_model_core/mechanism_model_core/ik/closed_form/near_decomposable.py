@@ -317,11 +317,14 @@ class NearDecomposableSolver:
 
     # ------------------------------------------------------------------ closed-form branches
     def _branches(self, T, ref, v, base):
-        """``(Q, exact)``: the in-limit branches (revolute part, whole turns nearest ``ref``, nearest ``ref``
-        first) of the (approximate) revolute chain for ground pose ``T`` with the swept joint at ``v`` (None:
-        6R); ``exact`` False when none reaches ``T`` (least-squares branches: the nearest approximations,
-        still starts for the exact chain's steps); ``(None, False)`` when none is in limits. ``base``
-        (:meth:`_turn_base`): where each joint's turn starts."""
+        """``(Q, exact)``: the in-limit branches (revolute part, whole turns nearest ``ref``) of the
+        (approximate) revolute chain for ground pose ``T`` with the swept joint at ``v`` (None: 6R); ``exact``
+        False when none reaches ``T`` (least-squares branches: the nearest approximations, still starts for the
+        exact chain's steps); ``(None, False)`` when none is in limits. Exact branches come nearest ``ref``
+        first and clipped to the limits; least-squares ones, when eaik's flags hold, as they are
+        (:meth:`_nearest_first` orders the ones :meth:`starts` keeps). ``base`` (:meth:`_turn_base`): where
+        each joint's turn starts. Few numpy calls on these (k <= 8, 7) arrays: each costs about a
+        microsecond, several times the arithmetic."""
         robot = self._robot6 if v is None else self._robot_at(v)
         if robot is None:
             return None, False
@@ -331,29 +334,31 @@ class NearDecomposableSolver:
             return None, False
         if v is not None:
             Q[:, self.swept] = v
-        tau = 2 * math.pi
         Q = wrap_angle(Q, lower=base)                       # each value in the turn from its joint's base
-        ks = np.flatnonzero((Q <= self._rhi_in).all(axis=1))
-        if not len(ks):
-            return None, False
-        Q = Q[ks]
+        ok = np.logical_and.reduce(Q <= self._rhi_in, axis=1)
         if self._any_wide:          # a range of a turn or more: the turn above where nearer ref and in range
-            up = Q + tau
+            up = Q + _TAU
             nearer = np.abs(up - ref) < np.abs(Q - ref)
             nearer &= up <= self._rhi_in
             np.copyto(Q, up, where=nearer)
-        ls = sol.is_LS[ks]
         if self._flags_reliable:      # the exact branches alone when there are any (eaik's flags hold)
-            ex = ~ls
-            if ex.any():
-                if not ex.all():
-                    Q = Q[ex]
-                if len(Q) > 1:
+            ks = np.greater(ok, sol.is_LS).nonzero()[0]         # in limits and not least-squares
+            if len(ks):
+                Q = Q[ks]
+                if len(ks) > 1:
                     D = Q - ref
                     D *= D
                     Q = Q[np.add.reduce(D, axis=1).argsort(kind="stable")]
-                np.clip(Q, self._rlo, self._rhi, out=Q)
+                np.maximum(Q, self._rlo, out=Q)                 # np.clip's arithmetic
+                np.minimum(Q, self._rhi, out=Q)
                 return Q, True
+            ks = ok.nonzero()[0]
+            return (Q[ks], False) if len(ks) else (None, False)
+        ks = ok.nonzero()[0]
+        if not len(ks):
+            return None, False
+        Q = Q[ks]
+        ls = sol.is_LS[ks]
         ls = ls.tolist()
         if len(Q) > 1:
             D = Q - ref
@@ -361,18 +366,15 @@ class NearDecomposableSolver:
             Q = Q[order]
             ls = [ls[k] for k in order]
         np.clip(Q, self._rlo, self._rhi, out=Q)
-        if self._flags_reliable:
-            exact = [not f for f in ls]
-        else:                       # eaik flags some exact branches least-squares too: the nearest checked
-            exact, found = [], 0
-            for j, f in enumerate(ls):
-                if f:
-                    d = (robot.fwdkin(Q[j])[:3] - T[:3]).ravel()
-                    f = not d @ d < 1e-18
-                exact.append(not f)
-                found += not f
-                if found == REFINE_BRANCHES:
-                    break
+        exact, found = [], 0          # eaik flags some exact branches least-squares too: the nearest checked
+        for j, f in enumerate(ls):
+            if f:
+                d = (robot.fwdkin(Q[j])[:3] - T[:3]).ravel()
+                f = not d @ d < 1e-18
+            exact.append(not f)
+            found += not f
+            if found == REFINE_BRANCHES:
+                break
         if not any(exact):
             return Q, False
         return (Q if len(exact) == len(Q) and all(exact) else Q[:len(exact)][np.array(exact)]), True
@@ -478,16 +480,28 @@ class NearDecomposableSolver:
                 Tl[:3, 3] -= s * self.lift_axis
             Q, exact = self._branches(Tl, ref, v, base)
             if Q is not None:
-                if s is not None:
-                    Q = np.hstack([np.full((Q.shape[0], 1), s), Q])
                 if exact:
-                    return Q
+                    return Q if s is None else np.hstack([np.full((Q.shape[0], 1), s), Q])
                 if approx is None:              # least-squares branches: starts if nothing better comes
-                    approx = Q
+                    approx = (Q, s)
             if a == 1 and (self.lift or self.swept is not None):
                 hints = near() if callable(near) else near
                 tries += self._tries(x0, () if hints is None else hints)
-        return approx
+        if approx is None:
+            return None
+        Q, s = approx
+        Q = self._nearest_first(Q, ref)
+        return Q if s is None else np.hstack([np.full((Q.shape[0], 1), s), Q])
+
+    def _nearest_first(self, Q, ref):
+        """Branches ``Q`` (k, revolute part) nearest ``ref`` first, clipped to the limits (a new array)."""
+        if len(Q) > 1:
+            D = Q - ref
+            Q = Q[np.argsort(np.einsum("ij,ij->i", D, D), kind="stable")]
+        else:
+            Q = Q.copy()
+        np.clip(Q, self._rlo, self._rhi, out=Q)
+        return Q
 
     # ------------------------------------------------------------------ the solve
     def solve(self, problem: IKProblem, options: IKOptions) -> IKResult:
@@ -618,6 +632,7 @@ class NearDecomposableSolver:
 
 # ---------------------------------------------------------------------------------------------- detection
 _NONE = object()
+_TAU = 2.0 * math.pi
 
 
 def near_decomposable_solver_for(mechanism: Mechanism, frame: str, problem: IKProblem | None = None):
