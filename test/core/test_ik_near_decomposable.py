@@ -21,13 +21,15 @@ from hypothesis import strategies as st
 
 from mechanism_model_core import PoseConstraint
 from mechanism_model_core.ik import EAIKSolver, LMPopulationSolver, eaik_solver_for, ik_solutions, solve_ik
-from mechanism_model_core.ik.closed_form.near_decomposable import (NEAR_RATIO, REFINE_MU, REFINE_MU_6R,
+from mechanism_model_core.ik.closed_form.near_decomposable import (NEAR_RATIO, REFINE_BRANCHES, REFINE_MU,
+                                                                     REFINE_MU_6R,
                                                                      NearDecomposableSolver,
                                                                      concurrency_defect,
                                                                      near_decomposable_solver_for)
 from mechanism_model_core.errors import ModelStructureError
 from mechanism_model_core.ik.closed_form.axis_snap import SNAP_RATIO, snap_geometry
 from mechanism_model_core.io.urdf import load_urdf
+from mechanism_model_core.spatial import wrap_angle
 
 from .optional_deps import require
 from .robots import ur5
@@ -402,10 +404,78 @@ def test_a_6r_chain_refines_with_more_damping_so_fewer_branches_are_given_up(arm
     assert alone >= 166, alone
 
 
+def _plain_branches(s, T, ref, v):
+    """The branches of :meth:`NearDecomposableSolver._branches` computed row by row in plain code: each wrapped
+    into its joint's turn, kept when in limits (a wide joint moved a turn up where nearer ``ref``), the exact
+    ones alone when there are any, nearest ``ref`` first, clipped to the limits."""
+    robot = s._robot6 if v is None else s._robot_at(v)
+    sol = robot.calculate_IK(T)
+    base = s._turn_base(ref)
+    rows = []
+    for q, ls in zip(sol.Q, sol.is_LS):
+        q = np.array(q, dtype=float)
+        if v is not None:
+            q[s.swept] = v
+        q = wrap_angle(q, lower=base)
+        if not all(q[j] <= s._rhi_in[j] for j in range(len(q))):
+            continue
+        if s._any_wide:
+            for j in range(len(q)):
+                up = q[j] + 2 * math.pi
+                if abs(up - ref[j]) < abs(q[j] - ref[j]) and up <= s._rhi_in[j]:
+                    q[j] = up
+        rows.append((q, bool(ls)))
+    if not rows:
+        return None, False
+    rows = [(np.clip(q, s._rlo, s._rhi), ls) for q, ls in sorted(rows, key=lambda r: sum((r[0] - ref) ** 2))]
+    if s._flags_reliable:
+        exact = [q for q, ls in rows if not ls]
+    else:               # eaik's flag checked by its forward kinematics, up to REFINE_BRANCHES exact ones
+        exact = []
+        for q, ls in rows:
+            if not ls or np.sum((robot.fwdkin(q)[:3] - T[:3]) ** 2) < 1e-18:
+                exact.append(q)
+                if len(exact) == REFINE_BRANCHES:
+                    break
+    return np.array(exact or [q for q, _ in rows]), bool(exact)
+
+
+@pytest.mark.parametrize("name", ["baxter_like", "xarm6_like"])
+@pytest.mark.parametrize("reliable", [False, True])
+def test_branches_match_the_plain_row_by_row_computation(arms, name, reliable):
+    """The closed form's in-limit branches (few numpy calls on the whole array; the least-squares ones ordered
+    only when kept, :meth:`_nearest_first`) are those of the plain row-by-row computation, bit for bit, in
+    the same order, with eaik's least-squares flags trusted and checked (the test arms' flags are not all
+    reliable; Baxter's and the xArm6's are): targets of random configurations, references and swept values
+    random within limits."""
+    a = arms[name]
+    s = near_decomposable_solver_for(a.m, "tool")
+    rng = np.random.default_rng(5)
+    kinds = set()
+    kept = s._flags_reliable
+    s._flags_reliable = reliable
+    try:
+        for q, ref in zip(a.sample(rng, 60), a.sample(rng, 60)):
+            T = a.pose(q)
+            for v in ([None] if s.swept is None else [float(ref[s.swept]), float(rng.uniform(-LIMIT, LIMIT))]):
+                Q, ex = s._branches(T, ref, v, s._turn_base(ref))
+                if Q is not None and not ex:
+                    Q = s._nearest_first(Q, ref)
+                P, pex = _plain_branches(s, T, ref, v)
+                assert ex == pex
+                assert (Q is None) == (P is None)
+                if Q is not None:
+                    assert Q.shape == P.shape and np.array_equal(Q, P)
+                kinds.add(None if Q is None else ex)
+    finally:
+        s._flags_reliable = kept
+    assert kinds - {None} and (reliable or True in kinds)       # branches found, exact ones among them
+
+
 def test_a_swept_first_joint_is_next_tried_pointed_at_the_target(monkeypatch):
     """Baxter (example-robot-data), whose swept joint is its first (the shoulder yaw): when the seed's value
-    gives no in-limit branch, the value that points the arm at the target (:meth:`NearDecomposableSolver.
-    _toward`) is tried before the seed table's hints and gives one more often: fewer solves from mid-range
+    gives no in-limit branch, the value that points the arm at the target (:func:`~.swept_aim.toward`) is
+    tried before the seed table's hints and gives one more often: fewer solves from mid-range
     seeds need more than two tries, the seed's value still first. Every answer judged by Pinocchio."""
     from mechanism_model_core.ik.closed_form.near_decomposable import NearDecomposableSolver
 
@@ -440,3 +510,26 @@ def test_a_swept_first_joint_is_next_tried_pointed_at_the_target(monkeypatch):
             tries[aim is None].append(len(held))
     beyond = {k: sum(t > 2 for t in v) for k, v in tries.items()}        # more than two tries each
     assert beyond[False] * 2 <= beyond[True], tries                       # measured 5 against 17 of 60
+
+
+@pytest.mark.parametrize("v", [-1.2, -0.3, 0.0, 0.7, 1.5])
+def test_the_aim_of_a_first_joint_turn_is_that_turn(v):
+    """A pose reached by turning only the first joint by ``v`` (a tilted axis off the origin) is aimed at by
+    ``v`` itself; beyond the range it is clamped; a wrist point on the axis has no aim."""
+    from mechanism_model_core.ik.closed_form.swept_aim import aim_geometry, toward
+    from mechanism_model_core.spatial import axis_angle_matrix
+    h = np.array([0.2, -0.1, 1.0]) / np.linalg.norm([0.2, -0.1, 1.0])
+    H = np.array([h, [0.0, 1.0, 0.0], [1.0, 0.0, 0.0]])
+    O = np.array([[0.1, 0.2, 0.0], [0.1, 0.2, 0.3], [0.6, 0.1, 0.5]])
+    Tf = np.eye(4)
+    Tf[:3, :3] = axis_angle_matrix(np.array([0.3, 0.5, -0.2]) / np.linalg.norm([0.3, 0.5, -0.2]), 0.8)
+    Tf[:3, 3] = [0.8, 0.0, 0.45]
+    R = np.eye(4)
+    R[:3, :3] = axis_angle_matrix(h, v)
+    R[:3, 3] = O[0] - R[:3, :3] @ O[0]                                # the turn about the first axis
+    aim = aim_geometry(H, O, Tf)
+    assert toward(aim, R @ Tf, -math.pi, math.pi) == pytest.approx(v, abs=1e-12)
+    assert toward(aim, R @ Tf, -0.1, 0.1) == pytest.approx(min(max(v, -0.1), 0.1), abs=1e-12)
+    O2 = O.copy()
+    O2[-1] = O[0] + 0.4 * h
+    assert aim_geometry(H, O2, Tf) is None

@@ -18,7 +18,7 @@ A 7R chain is solved as :class:`~.eaik_solver.EAIKSolver` does, one joint held (
 7, 3, 1, 4, 2, 5, 6 whose holding leaves a decomposable 6R; measured on Baxter, xArm7, TIAGo and Fetch, this
 order picks the joint of lowest or near-lowest median time) at the seed's value, then -- when the swept joint
 is the chain's first (Baxter's shoulder yaw) -- at the value that points the arm at the target
-(:meth:`NearDecomposableSolver._toward`), then at its values in the seed-table configurations nearest the
+(:func:`~.swept_aim.toward`), then at its values in the seed-table configurations nearest the
 target, then stepped outward from the seed's. The answer is the in-limit branch nearest the seed among those
 of the first value that has one.
 
@@ -68,6 +68,7 @@ from ..batch import LMPopulationSolver, chain_engine, lane_data
 from ..problem import IKOptions, IKProblem, IKResult
 from .base_frame import BaseFrame, suffix_products
 from .eaik_solver import EAIKSolver, _eaik, _robot_or_none, eaik_solver_for
+from .swept_aim import aim_geometry, toward
 
 __all__ = ["NEAR_RATIO", "NearDecomposableSolver", "concurrency_defect", "near_decomposable_solver_for"]
 
@@ -250,7 +251,8 @@ class NearDecomposableSolver:
             k = np.arange(1, SWEEP_OUTWARD + 1) * (hi_s - lo_s) / SWEEP_STEPS
             self._sweep = (lo_s, hi_s, np.stack([k, -k], axis=1).ravel())
         self._robots = {}             # 7R: eaik's robots by held value of the swept joint (_robot_at)
-        self._aim = self._aim_geometry(H, O, Tf)
+        # a swept first joint: its value pointed at the target is the second try (swept_aim)
+        self._aim = aim_geometry(H, O, Tf) if self.swept == 0 and not lift else None
         self._ref = None              # held base steps: the reference engine (_reference)
         # held base steps: the reach bound in the base frame (m), from the first free step's origin
         Pk, b = ch.Pm.reshape(ch.n, 4, 4), self.base_steps
@@ -321,11 +323,14 @@ class NearDecomposableSolver:
 
     # ------------------------------------------------------------------ closed-form branches
     def _branches(self, T, ref, v, base):
-        """``(Q, exact)``: the in-limit branches (revolute part, whole turns nearest ``ref``, nearest ``ref``
-        first) of the (approximate) revolute chain for ground pose ``T`` with the swept joint at ``v`` (None:
-        6R); ``exact`` False when none reaches ``T`` (least-squares branches: the nearest approximations,
-        still starts for the exact chain's steps); ``(None, False)`` when none is in limits. ``base``
-        (:meth:`_turn_base`): where each joint's turn starts."""
+        """``(Q, exact)``: the in-limit branches (revolute part, whole turns nearest ``ref``) of the
+        (approximate) revolute chain for ground pose ``T`` with the swept joint at ``v`` (None: 6R); ``exact``
+        False when none reaches ``T`` (least-squares branches: the nearest approximations, still starts for the
+        exact chain's steps); ``(None, False)`` when none is in limits. Exact branches come nearest ``ref``
+        first and clipped to the limits; least-squares ones, when eaik's flags hold, as they are
+        (:meth:`_nearest_first` orders the ones :meth:`starts` keeps). ``base`` (:meth:`_turn_base`): where
+        each joint's turn starts. Few numpy calls on these (k <= 8, 7) arrays: each costs about a
+        microsecond, several times the arithmetic."""
         robot = self._robot6 if v is None else self._robot_at(v)
         if robot is None:
             return None, False
@@ -335,29 +340,31 @@ class NearDecomposableSolver:
             return None, False
         if v is not None:
             Q[:, self.swept] = v
-        tau = 2 * math.pi
         Q = wrap_angle(Q, lower=base)                       # each value in the turn from its joint's base
-        ks = np.flatnonzero((Q <= self._rhi_in).all(axis=1))
-        if not len(ks):
-            return None, False
-        Q = Q[ks]
+        ok = np.logical_and.reduce(Q <= self._rhi_in, axis=1)
         if self._any_wide:          # a range of a turn or more: the turn above where nearer ref and in range
-            up = Q + tau
+            up = Q + _TAU
             nearer = np.abs(up - ref) < np.abs(Q - ref)
             nearer &= up <= self._rhi_in
             np.copyto(Q, up, where=nearer)
-        ls = sol.is_LS[ks]
         if self._flags_reliable:      # the exact branches alone when there are any (eaik's flags hold)
-            ex = ~ls
-            if ex.any():
-                if not ex.all():
-                    Q = Q[ex]
-                if len(Q) > 1:
+            ks = np.greater(ok, sol.is_LS).nonzero()[0]         # in limits and not least-squares
+            if len(ks):
+                Q = Q[ks]
+                if len(ks) > 1:
                     D = Q - ref
                     D *= D
                     Q = Q[np.add.reduce(D, axis=1).argsort(kind="stable")]
-                np.clip(Q, self._rlo, self._rhi, out=Q)
+                np.maximum(Q, self._rlo, out=Q)                 # np.clip's arithmetic
+                np.minimum(Q, self._rhi, out=Q)
                 return Q, True
+            ks = ok.nonzero()[0]
+            return (Q[ks], False) if len(ks) else (None, False)
+        ks = ok.nonzero()[0]
+        if not len(ks):
+            return None, False
+        Q = Q[ks]
+        ls = sol.is_LS[ks]
         ls = ls.tolist()
         if len(Q) > 1:
             D = Q - ref
@@ -365,18 +372,15 @@ class NearDecomposableSolver:
             Q = Q[order]
             ls = [ls[k] for k in order]
         np.clip(Q, self._rlo, self._rhi, out=Q)
-        if self._flags_reliable:
-            exact = [not f for f in ls]
-        else:                       # eaik flags some exact branches least-squares too: the nearest checked
-            exact, found = [], 0
-            for j, f in enumerate(ls):
-                if f:
-                    d = (robot.fwdkin(Q[j])[:3] - T[:3]).ravel()
-                    f = not d @ d < 1e-18
-                exact.append(not f)
-                found += not f
-                if found == REFINE_BRANCHES:
-                    break
+        exact, found = [], 0          # eaik flags some exact branches least-squares too: the nearest checked
+        for j, f in enumerate(ls):
+            if f:
+                d = (robot.fwdkin(Q[j])[:3] - T[:3]).ravel()
+                f = not d @ d < 1e-18
+            exact.append(not f)
+            found += not f
+            if found == REFINE_BRANCHES:
+                break
         if not any(exact):
             return Q, False
         return (Q if len(exact) == len(Q) and all(exact) else Q[:len(exact)][np.array(exact)]), True
@@ -413,31 +417,6 @@ class NearDecomposableSolver:
                 if ls and np.abs(robot.fwdkin(qq)[:3] - T[:3]).max() < 1e-9:
                     return False
         return True
-
-    def _aim_geometry(self, H, O, Tf):
-        """For :meth:`_toward`: ``(o, h, e1, e2, w)`` -- the swept first joint's axis point and direction, two
-        unit directions across it with the wrist point's (the last axis point) at the zero configuration along
-        ``e1``, and the wrist point in the frame (m) -- or None (no swept first joint, a lift, or the wrist on the
-        axis)."""
-        if self.swept != 0 or self.lift:
-            return None
-        h, o = H[0], O[0]
-        w = O[-1]
-        d = (w - o) - h * (h @ (w - o))
-        if np.linalg.norm(d) < 1e-6:
-            return None
-        e1 = d / np.linalg.norm(d)
-        return o, h, e1, np.cross(h, e1), Tf[:3, :3].T @ (w - Tf[:3, 3])
-
-    def _toward(self, T):
-        """The swept first joint's value (rad, within its range) that turns the zero configuration's wrist point
-        to the azimuth of the target's (ground pose ``T``'s wrist point) about its axis: the arm pointed at the
-        target. Measured on Baxter (400 random targets, mid seeds): it gives in-limit branches for 87 % of
-        targets, the seed's value for 54 %."""
-        o, h, e1, e2, w = self._aim
-        d = T[:3, :3] @ w + T[:3, 3] - o
-        lo, hi, _ = self._sweep
-        return min(max(math.atan2(float(d @ e2), float(d @ e1)), lo), hi)
 
     def _lift(self, v):
         return min(max(float(v), self.lower[0]), self.upper[0]) if self.lift else None
@@ -482,8 +461,9 @@ class NearDecomposableSolver:
     def starts(self, T, x0, near=None, deadline=math.inf):
         """Chain configurations (k, n) from the closed form for ground pose ``T``, nearest the seed ``x0``
         (n,) first: the first exact branches found -- at the seed's lift and swept values, then at the swept
-        first joint's value pointed at the target (:meth:`_toward`), then (:meth:`_tries`) those of the seed-table configurations ``near`` (h, n) nearest the target (or a
-        function giving them, called only when the seed's values give none), then the swept joint stepped
+        first joint's value pointed at the target (:func:`~.swept_aim.toward`), then (:meth:`_tries`) those of
+        the seed-table configurations ``near`` (h, n) nearest the target (or a function giving them, called
+        only when the values before give none), then the swept joint stepped
         outward, :attr:`max_tries` tries in all -- else the first approximate ones (least-squares branches, or
         the near kind's), else None."""
         first = 1 if self.lift else 0
@@ -508,14 +488,12 @@ class NearDecomposableSolver:
                 Tl[:3, 3] -= s * self.lift_axis
             Q, exact = self._branches(Tl, ref, v, base)
             if Q is not None:
-                if s is not None:
-                    Q = np.hstack([np.full((Q.shape[0], 1), s), Q])
                 if exact:
-                    return Q
+                    return Q if s is None else np.hstack([np.full((Q.shape[0], 1), s), Q])
                 if approx is None:              # least-squares branches: starts if nothing better comes
-                    approx = Q
+                    approx = (Q, s)
             if a == 1 and self._aim is not None:       # a swept first joint: the arm pointed at the target next
-                v = self._toward(T)
+                v = toward(self._aim, T, *self._sweep[:2])
                 if v != v0:
                     tries.append((None, v))
                     extend = 2
@@ -523,7 +501,21 @@ class NearDecomposableSolver:
             if a == extend and (self.lift or self.swept is not None):
                 hints = near() if callable(near) else near
                 tries += self._tries(x0, () if hints is None else hints)
-        return approx
+        if approx is None:
+            return None
+        Q, s = approx
+        Q = self._nearest_first(Q, ref)
+        return Q if s is None else np.hstack([np.full((Q.shape[0], 1), s), Q])
+
+    def _nearest_first(self, Q, ref):
+        """Branches ``Q`` (k, revolute part) nearest ``ref`` first, clipped to the limits (a new array)."""
+        if len(Q) > 1:
+            D = Q - ref
+            Q = Q[np.argsort(np.einsum("ij,ij->i", D, D), kind="stable")]
+        else:
+            Q = Q.copy()
+        np.clip(Q, self._rlo, self._rhi, out=Q)
+        return Q
 
     # ------------------------------------------------------------------ the solve
     def solve(self, problem: IKProblem, options: IKOptions) -> IKResult:
@@ -654,6 +646,7 @@ class NearDecomposableSolver:
 
 # ---------------------------------------------------------------------------------------------- detection
 _NONE = object()
+_TAU = 2.0 * math.pi
 
 
 def near_decomposable_solver_for(mechanism: Mechanism, frame: str, problem: IKProblem | None = None):
