@@ -384,3 +384,22 @@ def test_batch_of_a_problem_the_engine_does_not_take_solves_each_target():
                           timeout=3600.0, rng=0, max_iterations=2000)
         assert res.success[k] == single.success
         np.testing.assert_allclose(res.q[k], single.q, atol=1e-12)
+
+
+def test_damped_least_squares_step_matches_the_plain_normal_equations():
+    """The one-lane damped least-squares step (``_dls``: damping added through a strided view of the normal
+    matrix) is the plain formula's ``(J^T J + lam I)^-1 J^T e`` (both normal equations: fewer rows than
+    columns and more), with J a column slice too (the clamped joints dropped), to 1e-9 relative."""
+    from mechanism_model_core.ik.solvers import _dls
+    rng = np.random.default_rng(3)
+    for m, n in [(6, 7), (6, 6), (6, 4), (3, 7), (6, 9)]:
+        for lam in (1e-9, 1e-3, 0.5):
+            J = rng.normal(size=(m, n + 2))[:, 1:n + 1]             # not contiguous
+            e = rng.normal(size=m)
+            if m <= n:
+                want = J.T @ np.linalg.solve(J @ J.T + lam * np.eye(m), e)
+            else:
+                want = np.linalg.solve(J.T @ J + lam * np.eye(n), J.T @ e)
+            got = _dls(J, e, lam)
+            assert np.allclose(got, want, rtol=1e-9, atol=1e-9 * np.abs(want).max())
+            assert not np.allclose(_dls(J, e, lam + 1.0), want, rtol=1e-6)       # the damping is applied

@@ -538,17 +538,19 @@ class _ChainKernel:
 
 
 def _dls(J, e, lam):
-    """``argmin |J dx - e|^2 + lam |dx|^2`` through the smaller of the two normal equations (Cholesky)."""
+    """``argmin |J dx - e|^2 + lam |dx|^2`` through the smaller of the two normal equations (Cholesky). The
+    damping goes onto the diagonal through a strided view of the (new, contiguous) normal matrix: the same
+    sums as ``A.flat[::m + 1] += lam`` at half its cost (about 1 us of the 2 us of a flat iterator)."""
     m, n = J.shape
     if m <= n:
         A = J @ J.T
-        A.flat[::m + 1] += lam
+        A.ravel()[::m + 1] += lam
         c, y, info = _posv(A, e)
         if info == 0:
             return J.T @ y
         return J.T @ np.linalg.lstsq(A, e, rcond=None)[0]
     A = J.T @ J
-    A.flat[::n + 1] += lam
+    A.ravel()[::n + 1] += lam
     g = J.T @ e
     c, y, info = _posv(A, g)
     if info == 0:
