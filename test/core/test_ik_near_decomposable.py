@@ -472,6 +472,26 @@ def test_branches_match_the_plain_row_by_row_computation(arms, name, reliable):
     assert kinds - {None} and (reliable or True in kinds)       # branches found, exact ones among them
 
 
+def test_swept_values_tried_are_the_hints_clipped_then_the_ends_then_outward_steps(arms):
+    """A 7R chain's tries after the seed's swept value (one column's clip for the hints): each hint's value
+    clipped to the swept joint's range, in the hints' order, then the range's ends other than the seed's, then
+    the outward steps within the range -- compared with the plain formula row by row."""
+    a = arms["baxter_like"]
+    s = near_decomposable_solver_for(a.m, "tool")
+    lo, hi, out = s._sweep
+    rng = np.random.default_rng(2)
+    j = s.swept
+    for _ in range(20):
+        x0 = a.sample(rng, 1)[0]
+        hints = rng.uniform(-2 * LIMIT, 2 * LIMIT, (8, len(x0)))        # some beyond the range: clipped
+        v0 = min(max(float(x0[j]), lo), hi)
+        want = [(None, min(max(float(h[j]), lo), hi)) for h in hints]
+        want += [(None, v) for v in (lo, hi) if v != v0]
+        want += [(None, v) for v in (v0 + out).tolist() if lo <= v <= hi]
+        assert s._tries(x0, hints) == want
+        assert s._tries(x0, ()) == want[8:]
+
+
 def test_a_swept_first_joint_is_next_tried_pointed_at_the_target(monkeypatch):
     """Baxter (example-robot-data), whose swept joint is its first (the shoulder yaw): when the seed's value
     gives no in-limit branch, the value that points the arm at the target (:func:`~.swept_aim.toward`) is

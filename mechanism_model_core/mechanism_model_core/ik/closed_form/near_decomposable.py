@@ -445,7 +445,10 @@ class NearDecomposableSolver:
         j = first + self.swept
         v0 = min(max(float(x0[j]), lo), hi)
         s0 = lift(x0[0])
-        tries = [(lift(h[0]), min(max(float(h[j]), lo), hi)) for h in hints]
+        if self.lift or not len(hints):
+            tries = [(lift(h[0]), min(max(float(h[j]), lo), hi)) for h in hints]
+        else:                       # one column's clip and list: no per-row numpy indexing
+            tries = [(None, v) for v in np.minimum(np.maximum(hints[:, j], lo), hi).tolist()]
         # the strokes' ends exactly, after the hints: a pose with several joints at their limits (a stow pose,
         # an arm folded against its stops) can have an in-limit branch only there
         tries += [(s0, v) for v in (lo, hi) if v != v0]
