@@ -1210,15 +1210,25 @@ class FrameChain:
         """Scratch arrays for :meth:`evaluate` (one set per thread)."""
         return np.zeros((self.n, 1, 3)), np.zeros((self.n, 4, 4))
 
+    def step_transforms(self, theta, start: int = 0, w=None) -> np.ndarray:
+        """The local transforms (m, 4, 4) of steps ``start`` .. ``start + m - 1`` at their values ``theta``
+        (m,) (rad or m): ``L(t) = P + sin t * P CS + (1 - cos t) * P (-CC) + t * P EZ``. ``w``: an (m, 1, 3)
+        scratch array (the caller's, e.g. :meth:`workspace`'s)."""
+        m = len(theta)
+        if w is None:
+            w = np.empty((m, 1, 3))
+        np.sin(theta, out=w[:, 0, 0])
+        np.subtract(1.0, np.cos(theta), out=w[:, 0, 1])
+        w[:, 0, 2] = theta
+        stop = start + m
+        return (self.Pm[start:stop] + np.matmul(w, self.coef[start:stop])[:, 0, :]).reshape(m, 4, 4)
+
     def evaluate(self, theta, work=None):
         """``(T_ground_frame, J)`` at step values ``theta`` (n,): J is (6, n), rows [linear; angular] in
         ground axes, linear the velocity of the frame's origin."""
         n = self.n
         w, T = self.workspace() if work is None else work
-        np.sin(theta, out=w[:, 0, 0])
-        np.subtract(1.0, np.cos(theta), out=w[:, 0, 1])
-        w[:, 0, 2] = theta
-        L = (self.Pm + np.matmul(w, self.coef)[:, 0, :]).reshape(n, 4, 4)
+        L = self.step_transforms(theta, 0, w)
         T[0] = L[0]
         for i in range(1, n):
             np.dot(T[i - 1], L[i], out=T[i])

@@ -32,7 +32,7 @@ class BaseFrame:
         self.ground = mechanism.ground
         self.chain = chain
         self.k = int(k)
-        self._steps = (chain.coords[:k], chain.Pm[:k], chain.coef[:k])
+        self._idx = chain.coords[:k]                 # the base steps' coordinates
         self._rel = {}                              # reference frames on the base steps (_on_base), by name
         self._last = (-1, b"", None, None)          # the last base pose's inverse (atomic swap)
 
@@ -42,13 +42,7 @@ class BaseFrame:
         k = self.k
         if start >= k:
             return np.eye(4)
-        idx, Pm, coef = self._steps
-        th = q[idx[start:]]
-        w = np.empty((k - start, 1, 3))          # (the caller's: threads share the solver)
-        np.sin(th, out=w[:, 0, 0])
-        np.subtract(1.0, np.cos(th), out=w[:, 0, 1])
-        w[:, 0, 2] = th
-        L = (Pm[start:] + np.matmul(w, coef[start:])[:, 0, :]).reshape(k - start, 4, 4)
+        L = self.chain.step_transforms(q[self._idx[start:]], start)
         T = L[0]
         for i in range(1, k - start):
             T = np.dot(T, L[i])
@@ -71,7 +65,7 @@ class BaseFrame:
                 T = F @ T
         if start >= self.k:
             return T
-        key = q[self._steps[0][start:]].tobytes()
+        key = q[self._idx[start:]].tobytes()
         last = self._last                  # a base that stays put: its inverse pose once
         if last[0] != start or last[1] != key:
             B = self.pose(q, start)
@@ -101,9 +95,7 @@ class BaseFrame:
 def suffix_products(ch, theta, k):
     """``(C, Tf)``: the poses (a list by chain step; None before ``k``) where chain ``ch``'s steps from ``k`` on
     end, and the frame's pose, both in the frame where step ``k - 1`` ends, at step values ``theta`` (n,)."""
-    th = theta[k:]
-    w = np.stack([np.sin(th), 1.0 - np.cos(th), th], axis=1)
-    L = (ch.Pm[k:] + np.einsum("nk,nkj->nj", w, ch.coef[k:])).reshape(-1, 4, 4)
+    L = ch.step_transforms(np.asarray(theta[k:], dtype=float), k)
     C = [None] * k + [L[0]]
     for i in range(1, len(L)):
         C.append(C[-1] @ L[i])
