@@ -19,7 +19,8 @@ from .io.constraints_xml import load_constraints
 from .constraints import (ContactConstraint, JointCoupling, JointLock, JointTarget, LoopClosure,
                           OrientationConstraint, PointAtConstraint, PoseConstraint, PositionConstraint,
                           Posture)
-from .ik import ConstraintManager, IKResult, available_solvers, register_solver, solve_ik, solve_ik_batch
+from .ik import (ConstraintManager, IKResult, available_solvers, prepare_ik, register_solver, solve_ik,
+                 solve_ik_batch)
 
 __version__ = "0.1.0"
 
@@ -32,6 +33,6 @@ __all__ = [
     "load_model", "relative_pose",
     "save_model", "ContactConstraint", "JointCoupling", "JointLock", "JointTarget", "LoopClosure",
     "OrientationConstraint", "PointAtConstraint", "PoseConstraint", "PositionConstraint", "Posture",
-    "load_constraints", "ConstraintManager", "IKResult", "available_solvers", "register_solver", "solve_ik",
-    "solve_ik_batch",
+    "load_constraints", "ConstraintManager", "IKResult", "available_solvers", "prepare_ik", "register_solver",
+    "solve_ik", "solve_ik_batch",
 ]

@@ -28,7 +28,12 @@ FAILURE (99999)              more than MAX_LIST_ENTRIES fk_link_names; an unknow
 
 Parameters: ``model``, ``frame_prefix`` (accepted and stripped on frame names in requests),
 ``ik_timeout`` (s, default 1.0, used when a request's timeout is zero), ``max_ik_timeout`` (s, default
-10.0, upper bound on any request's timeout).
+10.0, upper bound on any request's timeout), ``ik_prepare`` (default true: at start-up, before the services
+are offered, IK's caches are built for the tip frames of the model's motor groups -- every joint free, and the
+group's joints free with the others locked, as a request's ``active_joints`` has it -- with
+:func:`~mechanism_model_core.ik.prepare_ik`, so that the first request is answered as fast as the thousandth),
+``ik_prepare_frames`` (frame names to prepare instead of the groups' tips, every joint free), ``motors`` (the
+motor group file, as the manipulator node's; default: the model's own groups).
 """
 
 from __future__ import annotations
@@ -39,7 +44,8 @@ import time
 import numpy as np
 
 from mechanism_model_core import forward_kinematics, jacobian
-from mechanism_model_core.errors import InvalidConfiguration, UnknownFrame
+from mechanism_model_core.errors import InvalidConfiguration, MechanismModelError, UnknownFrame
+from mechanism_model_core.io.motor_groups import load_motor_groups
 
 from .conversions import (BadMessage, constraint_from, duration_seconds, fill_joint_state, fill_pose,
                           joint_state_positions, normalized_stamp, pose_constraint_from, residual_size,
@@ -48,7 +54,7 @@ from .cartesian_path_service import CartesianPathService
 from .error_codes import ErrorCodes, RequestError, code_for
 from .joint_state_cache import JointStateCache
 from .transports.base import RateLimitedLogger, Transport, request_arrival, request_cancelled
-from mechanism_model_core.ik import solve_ik      # (loads the IK solvers and their LAPACK bindings, ~0.1 s, at start)
+from mechanism_model_core.ik import group_tip_frames, prepare_ik, solve_ik      # (loads the IK solvers and their LAPACK bindings, ~0.1 s, at start)
 from .serve import run_nodes
 from .state_validity import REQUEST_LIMITS, StateValidity
 
@@ -91,6 +97,8 @@ class KinematicsServer:
         self.warn = RateLimitedLogger(self.log)
         self._coords = set(mechanism.coordinate_names)
         self.joint_states = joint_states if joint_states is not None else JointStateCache(transport, mechanism)
+        #: what :meth:`prepare` built (PreparedFrame records), before the services are offered
+        self.prepared = self.prepare() if bool(transport.get_parameter("ik_prepare", True)) else []
         self.calls = {"compute_fk": 0, "compute_jacobian": 0, "compute_ik": 0, "compute_cartesian_path": 0,
                       "check_state_validity": 0}
         self.failures = 0
@@ -113,6 +121,38 @@ class KinematicsServer:
         self.services.append(transport.create_service(
             "check_state_validity", "mechanism_model_msgs/srv/CheckStateValidity",
             self._guard("check_state_validity", self.state_validity.check), limits=REQUEST_LIMITS))
+
+    def prepare(self) -> list:
+        """Build IK's caches (:func:`~mechanism_model_core.ik.prepare_ik`) for the frames of parameter
+        ``ik_prepare_frames``, else for the tip frames of each motor group (every joint free, and the group's
+        joints alone free, as requests with ``active_joints`` lock the rest); returns the PreparedFrame records.
+        An unknown frame in ``ik_prepare_frames`` is a bad parameter (ValueError)."""
+        t0 = time.monotonic()
+        m = self.mechanism
+        frames = [str(f) for f in self.transport.get_parameter("ik_prepare_frames", []) or []]
+        plan = [(frames, ())] if frames else []
+        if not frames:
+            try:
+                motors = load_motor_groups(m, str(self.transport.get_parameter("motors", "")) or None)
+            except (MechanismModelError, OSError) as exc:
+                self.log.info("IK not prepared ahead: no motor groups (%s)", exc)
+                return []
+            for g in motors.groups:
+                tips = group_tip_frames(m, g.joint_names)
+                if tips:
+                    plan += [(tips, ()), (tips, tuple(locked_for(m, g.joint_names)))]
+        done = []
+        for names, locked in plan:
+            try:
+                done += prepare_ik(m, names, locked=locked)
+            except MechanismModelError as exc:
+                if frames:                    # a frame the parameter names that the model does not have
+                    raise ValueError(f"ik_prepare_frames: {exc}") from None
+                self.log.warning("IK not prepared for %s: %s", ", ".join(names), exc)
+        if done:
+            self.log.info("IK prepared in %.0f ms for %s", 1e3 * (time.monotonic() - t0),
+                          ", ".join(sorted({f"{p.frame} ({p.solver})" for p in done})))
+        return done
 
     # ------------------------------------------------------------------ state
     def on_joint_state(self, msg) -> None:
@@ -230,7 +270,7 @@ class KinematicsServer:
         unknown = [a for a in active if a not in self._coords]
         if unknown:
             raise RequestError(INVALID_GROUP_NAME, f"active_joints: unknown joints {', '.join(unknown[:5])}")
-        locked = [c for c in self.mechanism.independent_coordinates if active and c not in set(active)]
+        locked = locked_for(self.mechanism, active)
         timeout = duration_seconds(req.timeout)
         if not math.isfinite(timeout) or timeout < 0:
             raise RequestError(INVALID_GOAL_CONSTRAINTS, "timeout must be a non-negative duration")
@@ -316,6 +356,13 @@ class KinematicsServer:
         c = self.calls
         return f"service calls: " + ", ".join(f"{k.replace('compute_', '')} {v}" for k, v in c.items()) + \
             f" (failed {self.failures}, busy {self.busy})"
+
+
+def locked_for(mechanism, active) -> list[str]:
+    """The coordinates an IK request with ``active_joints`` = ``active`` locks: every independent one not in it,
+    in the mechanism's order (none when ``active`` is empty)."""
+    keep = set(active)
+    return [c for c in mechanism.independent_coordinates if keep and c not in keep]
 
 
 def _check_length(items, field: str, code: int) -> None:

@@ -299,3 +299,58 @@ def test_joint_state_cache_repeated_names_take_the_same_checks():
             assert cache.latest() == latest, (k, names, pos)
             assert cache.messages_rejected == rejected
     run()
+
+
+def _first_ik_request_builds(bus, monkeypatch, params):
+    """``(node, reply, builds)`` of a fresh kinematics server's first IK request (builds counted by
+    test/core/ik_builds.py): the Rocky 8 arm group's tool at the pose of random in-limit arm joints, in the
+    ground frame, the arm's joints active (the rest locked)."""
+    from core import ik_builds
+    from mechanism_model_core.io.motor_groups import load_motor_groups
+    from mechanism_model_ros.conversions import fill_pose
+    from mechanism_model_ros.nodes import Served, create
+    from mechanism_model_ros.transports.memory import MemoryNode
+    from mechanism_model_ros.transports.typegen import message_class
+    m = load_model(default_model_path())              # never solved on: its caches are all to be built
+    node = create("kinematics_server", MemoryNode("kinematics_server", parameters=params, bus=bus), Served(m, "test"))
+    arm = load_motor_groups(m)["arm_controller"]
+    q = np.array(m.home, dtype=float)
+    rng = np.random.default_rng(7)
+    for name, lo, hi in zip(arm.joint_names, arm.lower, arm.upper):
+        q[m.coordinate_index(name)] = lo + rng.random() * (hi - lo)
+    client = _client(bus, "compute_ik", "mechanism_model_msgs/srv/ComputeIK")
+    req = client.request()
+    req.ik_link_names = ["arm_tool"]
+    stamped = message_class("geometry_msgs/msg/PoseStamped")()
+    fill_pose(stamped.pose, forward_kinematics(m, q).pose("arm_tool"))
+    req.pose_stamped_vector = [stamped]
+    req.active_joints = list(arm.joint_names)
+    req.timeout.sec = 5
+    built = ik_builds.install(monkeypatch)
+    return node, client.call(req), built
+
+
+def test_the_kinematics_server_prepares_ik_at_start_so_the_first_request_builds_nothing(bus, monkeypatch):
+    """Issue 20: "the first solve on a model is as fast as the thousandth". The server built IK's caches for its
+    motor groups' tip frames (prepare_ik) before offering the service: its first IK request builds nothing and
+    is answered; without ``ik_prepare`` the same request builds the closed form, the structure, the engine."""
+    node, rep, built = _first_ik_request_builds(bus, monkeypatch, None)
+    assert rep.error_code.val == 1, rep.message
+    assert {p.frame for p in node.prepared} >= {"arm_tool", "arm_turret", "mast_camera"}
+    assert not built, dict(built)
+    from mechanism_model_ros.transports.memory import MemoryBus
+    node, rep, built = _first_ik_request_builds(MemoryBus(), monkeypatch, {"ik_prepare": False})
+    assert rep.error_code.val == 1, rep.message
+    assert node.prepared == [] and built["EAIKSolver"] == 1 and built["ProblemStructure"] >= 1, dict(built)
+
+
+def test_ik_prepare_frames_names_the_frames_and_an_unknown_one_is_a_bad_parameter(bus):
+    from mechanism_model_ros.nodes import Served, create
+    from mechanism_model_ros.transports.memory import MemoryNode
+    m = load_model(default_model_path())
+    node = create("kinematics_server", MemoryNode("k", parameters={"ik_prepare_frames": ["mast_head"]}, bus=bus),
+                  Served(m, "test"))
+    assert [(p.frame, p.locked) for p in node.prepared] == [("mast_head", ())]
+    with pytest.raises(ValueError, match="ik_prepare_frames.*no_such_frame"):
+        create("kinematics_server", MemoryNode("k2", parameters={"ik_prepare_frames": ["no_such_frame"]},
+                                               bus=bus), Served(m, "test"))

@@ -75,10 +75,11 @@ from . import closed_form  # noqa: F401  (registers the shipped models' closed f
 from .closed_form import (EAIKSolver, NearDecomposableSolver, YPPPSolver, YPPPYSolver, eaik_solver_for,
                           ik_solutions, near_decomposable_solver_for)
 from .verify import VerificationReport, verify_specialized
+from .prepare import PreparedFrame, group_tip_frames, prepare_ik
 
 __all__ = ["BatchIKResult", "ConstraintManager", "DLSSolver", "EAIKSolver", "IKOptions", "IKProblem", "IKResult",
-           "LMPopulationSolver", "NearDecomposableSolver", "Residual", "RestartingSolver", "ScipySolver", "Solver",
+           "LMPopulationSolver", "NearDecomposableSolver", "PreparedFrame", "Residual", "RestartingSolver", "ScipySolver", "Solver",
            "VerificationReport", "YPPPSolver", "YPPPYSolver", "available_solvers", "eaik_solver_for",
-           "find_specialized", "ik_solutions",
-           "near_decomposable_solver_for", "register_solver", "register_specialized", "solve_ik", "solve_ik_batch", "unregister_specialized",
+           "find_specialized", "group_tip_frames", "ik_solutions",
+           "near_decomposable_solver_for", "prepare_ik", "register_solver", "register_specialized", "solve_ik", "solve_ik_batch", "unregister_specialized",
            "verify_specialized"]
