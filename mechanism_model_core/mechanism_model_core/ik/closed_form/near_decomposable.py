@@ -68,6 +68,7 @@ from ..batch import LMPopulationSolver, chain_engine, lane_data
 from ..problem import IKOptions, IKProblem, IKResult
 from .base_frame import BaseFrame, suffix_products
 from .eaik_solver import EAIKSolver, _eaik, _robot_or_none, eaik_solver_for
+from .offset_last_axis import LastAxisOffset, concurrency_defect
 from .swept_aim import aim_geometry, toward
 
 __all__ = ["NEAR_RATIO", "NearDecomposableSolver", "concurrency_defect", "near_decomposable_solver_for"]
@@ -111,22 +112,6 @@ REFINE_MU = 1e-3
 #: Baxter it cost 3-7 % of the median (0.156 -> 0.167 ms, mid seeds), so 7R chains keep REFINE_MU
 REFINE_MU_6R = 0.3
 REFINE_REJECTS = 2
-
-
-def concurrency_defect(H, O):
-    """``(p, d)``: the least-squares common point ``p`` (3,) of the axes with unit directions ``H`` (k, 3)
-    through points ``O`` (k, 3) (m), and the largest distance ``d`` (m) of an axis from it; ``d`` is inf
-    when the axes are all parallel (no common point)."""
-    H = np.asarray(H, dtype=float)
-    O = np.asarray(O, dtype=float)
-    Pr = np.eye(3)[None] - H[:, :, None] * H[:, None, :]          # projections across each axis
-    A = Pr.sum(axis=0)
-    b = np.einsum("kij,kj->i", Pr, O)
-    if np.linalg.cond(A) > 1e8:
-        return np.full(3, np.nan), math.inf
-    p = np.linalg.solve(A, b)
-    d = np.linalg.norm(np.einsum("kij,kj->ki", Pr, p[None] - O), axis=1)
-    return p, float(d.max())
 
 
 def _geometry(chain, steps, k=0):
@@ -198,6 +183,7 @@ class NearDecomposableSolver:
         self.steps = steps
         self.coords = np.array(ch.coords)[k:]
         H, O, Tf = _geometry(ch, steps, k)
+        O_exact = O
         self._EAIK = EAIK
         d = _decomposes(EAIK, H, O, Tf)
         self.triple, self.defect = None, 0.0
@@ -239,6 +225,9 @@ class NearDecomposableSolver:
             Ls0 = ch.Pm.reshape(ch.n, 4, 4)[k]
             self.lift_axis = Ls0[:3, :3] @ np.array([0.0, 0.0, 1.0])
         self._rlo, self._rhi = lo[first:], hi[first:]
+        # a 6R chain whose last axis alone misses the wrist point: exact answers by iteration (offset_last_axis)
+        self._offset = None if self.kind != "near" or self.swept is not None else LastAxisOffset.of(
+            lambda H_, P_, R_: _robot_or_none(EAIK, H_, P_, R_, []), H, O_exact, Tf, lo, hi, reach)
         self._rlo_in, self._rhi_in = self._rlo - 1e-12, self._rhi + 1e-12
         self._finite_lo = np.isfinite(self._rlo)
         self._all_finite_lo = bool(self._finite_lo.all())
@@ -593,10 +582,11 @@ class NearDecomposableSolver:
             S = E.nearest_starts(pt[None], RtT[None], HINTS)
             return None if S is None else S[0]
 
-        Q = self.starts(T, x0, near, options.deadline)
+        tp, to = options.tol_position, options.tol_orientation
         its = 0
-        if Q is not None:
-            tp, to = options.tol_position, options.tol_orientation
+
+        def answer(Q):              # the first of branches Q (k, n) that the refine takes to the target
+            nonlocal its
             for q in Q[:REFINE_BRANCHES]:
                 x, r, ok, k = self._refine(E, q, pt, RtT, tp, to, options.deadline)
                 its += k
@@ -608,6 +598,17 @@ class NearDecomposableSolver:
                     elif G is not None:
                         r = np.concatenate([G @ r[:3], G @ r[3:]])
                     return problem.result(full, True, "converged", options, its, 0, self.name, residual=r)
+            return None
+
+        if self._offset is not None:      # the last axis's offset carried by the target: its iterate first
+            hit = self._offset.solve(T, x0, 0.5 * tp)
+            res = None if hit is None else answer(hit[0][None])
+            if res is not None:
+                return res
+        Q = self.starts(T, x0, near, options.deadline)
+        res = None if Q is None else answer(Q)
+        if res is not None:
+            return res
         res = self._fallback.solve(problem, options)
         res.solver = f"{self.name}+{res.solver}"
         return res
