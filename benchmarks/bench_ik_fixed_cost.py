@@ -8,6 +8,7 @@ machine); ``--timeout 60`` takes time out of the comparison.
 
     python benchmarks/bench_ik_fixed_cost.py --before 2bf47b3 --arms ur5,iiwa14,panda --n 300 --rounds 2
     python benchmarks/bench_ik_fixed_cost.py --before-dir /tmp/old/mechanism_model_core --n 300
+    python benchmarks/bench_ik_fixed_cost.py --before main --arms baxter,xarm6 --urdf xarm6=/tmp/xarm6.urdf
 
 ``--before-dir``: a directory holding a copy of the package (``mechanism_model_core/mechanism_model_core``
 of another checkout, with changes undone by hand, say). Medians over all timed solves of a seed mode, and the
@@ -125,7 +126,11 @@ def main(argv=None):
     ap.add_argument("--n", type=int, default=300, help="targets per arm and seed mode")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--timeout", type=float, default=bench_ik.BUDGET)
+    ap.add_argument("--urdf", action="append", default=[], metavar="NAME=PATH[:BASE:TIP]",
+                    help="an arm from a URDF of your own (as bench_ik.py's); add NAME to --arms")
     a = ap.parse_args(argv)
+    for spec in a.urdf:
+        bench_ik.add_arm(spec)
     with tempfile.TemporaryDirectory() as tmp:
         if a.before:
             load_before(a.before, tmp)

@@ -10,14 +10,14 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from mechanism_model_core import (InvalidConfiguration, OrientationConstraint, PoseConstraint, PositionConstraint,
-                                  forward_kinematics)
+from mechanism_model_core import (InvalidConfiguration, Joint, MechanismBuilder, OrientationConstraint,
+                                  PoseConstraint, PositionConstraint, forward_kinematics)
 from mechanism_model_core.ik import solve_ik
 from mechanism_model_core.ik.batch import _shape_key
 from mechanism_model_core.ik.solvers import _ChainKernel
 from mechanism_model_core.ik.closed_form.eaik_solver import _in_limit_turns, _wide_bounds, _wide_level
 from mechanism_model_core.ik.problem import IKProblem
-from mechanism_model_core.ik.structure import ProblemStructure
+from mechanism_model_core.ik.structure import FLOAT_CHECK_MAX, ProblemStructure
 from mechanism_model_core.spatial import rot_x, rot_z, translation
 
 from .robots import SAFETY, chain10, nonlinear_coupled_arm, ur5
@@ -110,10 +110,24 @@ def _problem(m, q0, constraints=None):
     return IKProblem(m, constraints or [PoseConstraint("tool", T)], q0)
 
 
+def _long_chain(n, limit=2.5):
+    """``n`` revolute joints in a row (z, y, z, y ...), frame ``tool`` at the end."""
+    b = MechanismBuilder(f"chain{n}")
+    parent = None
+    for i in range(n):
+        b.add_body(f"link{i + 1}", parent, Joint.revolute(f"joint{i + 1}", np.eye(4) if i == 0 else
+                                                          translation(0, 0, 0.05), axis=(0, 0, 1) if i % 2 == 0
+                                                          else (0, 1, 0), lower=-limit, upper=limit))
+        parent = f"link{i + 1}"
+    b.add_frame(parent, "tool", translation(0, 0, 0.05))
+    return b.build()
+
+
 def test_float_limit_check_equals_the_mechanisms():
     """Small mechanisms compare floats (IKProblem.within_limits), larger ones arrays: both give
     Mechanism.within_limits's verdict at, just inside and just beyond every limit, and for NaN."""
-    for m in (ur5(limit=2.0), chain10(limit=2.5)):
+    for m in (ur5(limit=2.0), chain10(limit=2.5), _long_chain(20), _long_chain(40)):
+        assert (m.nq <= FLOAT_CHECK_MAX) == (_problem(m, m.home)._within is not None)
         P = _problem(m, m.home)
         lo, hi = m.lower_limits, m.upper_limits
         rng = np.random.default_rng(3)
@@ -335,3 +349,65 @@ def test_errors_of_unmasked_constraints_are_the_norms_of_their_rows():
             assert np.array_equal(got, want, equal_nan=True), (c, got, want)
         with pytest.raises(IndexError):
             c.errors(np.zeros(n - 1))                           # a residual of the wrong length, as before
+
+
+def test_seeds_are_put_within_the_unknowns_bounds_and_no_other_coordinate_is_touched():
+    """The seed's clip by full-length bounds (-inf, inf off the unknowns) gives the gather-and-scatter clip's
+    values: the unknowns within their bounds, locked and coupled coordinates as before, NaN kept."""
+    m = nonlinear_coupled_arm()
+    rng = np.random.default_rng(9)
+    for locked in ((), ("j1",)):
+        for _ in range(50):
+            q = rng.uniform(-4, 4, m.nq)
+            q[rng.integers(m.nq)] = rng.choice([np.nan, np.inf, -np.inf, 0.0])
+            P = IKProblem(m, [PoseConstraint("tip", np.eye(4))], q, locked)
+            want = np.array(q, dtype=float)
+            k = P.locked
+            want[k] = np.clip(want[k], m.lower_limits[k], m.upper_limits[k])
+            v = want[P.free]
+            want[P.free] = np.minimum(np.maximum(v, P.lower), P.upper)
+            want = m.apply_couplings(want)
+            assert np.array_equal(P.template, want, equal_nan=True), (locked, q)
+
+
+def test_the_kept_closed_form_choice_yields_to_a_registered_one_and_to_locked_values():
+    """``auto`` keeps its closed-form choice of a plain pose per problem structure and frame; a specialized
+    solver registered afterwards still takes precedence, and a chain with a locked joint after a free one gets
+    the closed form of its locked value (not a kept one)."""
+    from mechanism_model_core.ik import eaik_solver_for, register_specialized, unregister_specialized
+    from mechanism_model_core.ik.solve import _get_solver
+    pytest.importorskip("eaik")
+    m = ur5()
+    q = np.array([0.3, -0.8, 1.1, -0.4, 0.7, 0.2])
+    T = forward_kinematics(m, q).pose("tool")
+    assert solve_ik(m, PoseConstraint("tool", T), m.home, timeout=SAFETY).solver == "eaik"
+
+    class Mine:
+        name = "mine"
+
+        def accepts(self, problem):
+            return True
+
+        def solve(self, problem, options):
+            return problem.result(problem.x_of(problem.template), False, "unreachable", options, 0, 0, self.name)
+
+    register_specialized(m.name, "tool", lambda mech: Mine())
+    try:
+        assert solve_ik(m, PoseConstraint("tool", T), m.home, timeout=SAFETY).solver == "mine"
+    finally:
+        unregister_specialized(m.name, "tool")
+    assert solve_ik(m, PoseConstraint("tool", T), m.home, timeout=SAFETY).solver == "eaik"
+    # the elbow locked at two values: two closed forms, each its value's
+    names = list(m.coordinate_names)
+    solvers = []
+    for v in (0.5, 1.1):
+        q0 = np.array(m.home, dtype=float)
+        q0[2] = v
+        P = IKProblem(m, [PoseConstraint("tool", T)], q0, [names[2]])
+        s = _get_solver("auto", P, None)
+        assert s is eaik_solver_for(m, "tool", P) and s.accepts(P)
+        solvers.append(s)
+    assert solvers[0] is not solvers[1]
+    r = solve_ik(m, PoseConstraint("tool", T), np.r_[q[:2], 1.1, q[3:]] + 0.05 * (np.arange(6) != 2), locked=[names[2]],
+                 timeout=SAFETY)
+    assert r.success and r.solver == "eaik" and r.q[2] == 1.1

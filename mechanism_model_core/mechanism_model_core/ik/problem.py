@@ -190,14 +190,9 @@ class IKProblem:
         self.lower, self.upper = lo, hi
         #: revolute unknowns whose range spans a full turn: solvers wrap them (q and q +- 2 pi are one pose)
         self.wrap = st.wrap
-        if st.all_free:
-            np.maximum(q, lo, out=q)                # np.clip's values, without its Python-level wrapper
-            np.minimum(q, hi, out=q)
-        else:
-            v = q[self.free]
-            np.maximum(v, lo, out=v)
-            np.minimum(v, hi, out=v)
-            q[self.free] = v
+        # np.clip's values, without its Python-level wrapper (coordinates other than the unknowns: bounds -inf, inf)
+        np.maximum(q, st.lower_q, out=q)
+        np.minimum(q, st.upper_q, out=q)
         self._within = st.within
         self.template = st.apply_couplings(mechanism, q) if self.has_couplings else q
         #: what this problem took from its mechanism and locked joints (shared by the problems of that structure)

@@ -14,6 +14,7 @@ import numpy as np
 from ..collision.constraint import solve_ik_avoiding_collisions   # collision never imports ik: solve_ik is passed in
 from ..constraints import Constraint, OrientationConstraint, PoseConstraint, PositionConstraint
 from ..errors import InvalidConfiguration
+from ..kinematics import frame_chain
 from .closed_form.eaik_solver import eaik_solver_for
 from .closed_form.near_decomposable import near_decomposable_solver_for
 from .batch import (POPULATION, WIDE_FROM, BatchIKResult, LMPopulationSolver, chain_engine, lane_data,
@@ -117,18 +118,53 @@ def _get_solver(name_or_solver, problem: IKProblem, solver_options):
             return spec
         c = problem.tasks[0] if len(problem.tasks) == 1 else None
         if isinstance(c, PoseConstraint) and not solver_options:
-            closed = eaik_solver_for(problem.mechanism, c.frame, problem)   # decomposable chain (eaik present)
-            if closed is not None and closed.accepts(problem):
+            closed = _plain_closed_form(problem) if problem.plain_pose is not None else _UNKEPT
+            if closed is _UNKEPT:
+                closed = _closed_form(problem, c)
+            if closed is not None:
                 return closed
-            near = near_decomposable_solver_for(problem.mechanism, c.frame, problem)   # a lift, an offset wrist
-            if near is not None and near.accepts(problem):
-                return near
         # one pose/position/orientation on one chain of WIDE_FROM (6) or more unknowns: the population LM
         # (.batch); shorter chains (a pan-tilt mast: 0.50 against 0.70 ms CPU median) and everything else:
         # prioritized DLS, whose single-chain kernel has the lower fixed cost
         E = chain_engine(problem) if not solver_options else None
         name_or_solver = "lm" if E is not None and E.nv >= WIDE_FROM else "dls"
     return solver_factory(name_or_solver)(**(solver_options or {}))
+
+
+def _closed_form(problem: IKProblem, c: PoseConstraint):
+    """The closed form ``auto`` takes for pose ``c`` of ``problem``: the eaik solver of a decomposable chain (eaik
+    present), else the near-decomposable one (a lift, an offset wrist), when it accepts the problem; else None."""
+    closed = eaik_solver_for(problem.mechanism, c.frame, problem)
+    if closed is not None and closed.accepts(problem):
+        return closed
+    near = near_decomposable_solver_for(problem.mechanism, c.frame, problem)
+    if near is not None and near.accepts(problem):
+        return near
+    return None
+
+
+_UNKEPT = object()
+
+
+def _plain_closed_form(problem: IKProblem):
+    """:func:`_closed_form` of a :attr:`~.problem.IKProblem.plain_pose` problem, kept in its structure's solver
+    constants by frame when every joint of the frame's chain is an unknown: the choice then depends on the
+    structure and the frame alone (the closed forms are kept by frame, their ``accepts`` reads the unknowns and
+    the constraint's kind, frame, mask and reference, which a plain pose fixes); ``_UNKEPT`` otherwise (locked
+    joints on the chain: the eaik solver is kept per locked values)."""
+    consts = problem.structure.solver_constants
+    frame = problem.plain_pose.frame
+    hit = consts.get(("auto", frame), _UNKEPT)
+    if hit is _UNKEPT:
+        chain = frame_chain(problem.mechanism, frame).coords
+        if not (problem.all_free or bool(problem.free_mask[chain].all())):
+            hit = consts[("auto", frame)] = _KEPT_NOT
+        else:
+            hit = consts[("auto", frame)] = _closed_form(problem, problem.plain_pose)
+    return _UNKEPT if hit is _KEPT_NOT else hit
+
+
+_KEPT_NOT = object()
 
 
 #: bounds of solve_ik's options: a time budget of more than an hour, a position tolerance above 1 m or an

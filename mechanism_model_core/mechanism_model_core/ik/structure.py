@@ -55,6 +55,11 @@ class ProblemStructure:
         hi = np.array(mechanism.upper_limits[self.free])
         self._fold_coupling_limits(lo, hi)
         self.lower, self.upper = _ro(lo), _ro(hi)
+        #: the bounds per coordinate (nq,): the unknowns' at theirs, -inf / inf elsewhere (a seed is put within
+        #: the unknowns' bounds by two full-length calls, without a gather and a scatter)
+        lo_q, hi_q = np.full(mechanism.nq, -np.inf), np.full(mechanism.nq, np.inf)
+        lo_q[self.free], hi_q[self.free] = lo, hi
+        self.lower_q, self.upper_q = _ro(lo_q), _ro(hi_q)
         span = hi - lo
         self.wrap = _ro((~mechanism.coordinate_is_prismatic[self.free]) & np.isfinite(span) &
                         (span >= 2 * math.pi - 1e-9))
@@ -130,7 +135,7 @@ def _ro(a: np.ndarray) -> np.ndarray:
 #: structures kept per mechanism (a memo of its derived data, :mod:`..data`, by tuple of locked names)
 STRUCTURE_MAX = 64
 #: coordinates up to which IKProblem.within_limits compares floats rather than arrays
-FLOAT_CHECK_MAX = 16
+FLOAT_CHECK_MAX = 32
 
 
 def _linear_forms(m: Mechanism) -> dict:
