@@ -109,9 +109,12 @@ class LastAxisOffset:
         exact one where there is one (``exact`` True), else a least-squares one; ``(None, False)`` when no
         branch is in limits."""
         sol = self.robot.calculate_IK(T)
-        Q = np.array(sol.Q, dtype=float)
+        Q = sol.Q
         if not Q.shape[0]:
             return None, False
+        q = self._nearest(sol, Q, x0)
+        if q is not None and not ((q < self._lo_in).any() or (q > self._hi_in).any()):
+            return q, True          # the nearest by whole turns, in limits: the in-limit one nearest x0
         Q = self._in_turns(Q, x0)
         ok = np.logical_and.reduce(Q <= self._hi_in, axis=1)
         ks = np.greater(ok, sol.is_LS).nonzero()[0]
@@ -137,14 +140,18 @@ class LastAxisOffset:
         return Q
 
     def _track(self, T, ref):
-        """The exact branch of the moved chain for pose ``T`` nearest ``ref`` by whole turns (``ref`` plus the
-        differences wrapped to [-pi, pi)), or None when there is none (the track left the moved chain's
-        reach). Limits are checked on the last iterate alone (:meth:`solve`)."""
+        """The exact branch of the moved chain for pose ``T`` nearest ``ref`` by whole turns, or None when there
+        is none (the track left the moved chain's reach). Limits are checked on the last iterate alone
+        (:meth:`solve`)."""
         sol = self.robot.calculate_IK(T)
-        D = np.array(sol.Q, dtype=float)
-        if not D.shape[0]:
-            return None
-        D -= ref
+        Q = sol.Q
+        return self._nearest(sol, Q, ref) if Q.shape[0] else None
+
+    @staticmethod
+    def _nearest(sol, Q, ref):
+        """The exact branch of ``Q`` (k, 6; eaik's solution ``sol``) nearest ``ref`` by whole turns (``ref`` plus
+        the differences wrapped to [-pi, pi)), or None."""
+        D = Q - ref
         D += math.pi
         np.remainder(D, _TAU, out=D)
         D -= math.pi
@@ -166,8 +173,11 @@ class LastAxisOffset:
         seed, give no exact in-limit branch, or the track loses its branch (it left the moved chain's reach)
         or ends out of limits."""
         R = T[:3, :3]
-        Ra, Rb = R @ self._a, R @ self._b
-        p = T[:3, 3]
+        # the shifted target's position p - (1 - cos v) R a - sin v R b, in floats (numpy calls on 3-vectors
+        # cost more than their arithmetic)
+        (ax, ay, az), (bx, by, bz) = (R @ self._a).tolist(), (R @ self._b).tolist()
+        px, py, pz = T[:3, 3].tolist()
+        px, py, pz = px - ax, py - ay, pz - az
         Tp = T.copy()
         v = float(x0[5])
         rad = 2.0 * self.offset
@@ -177,7 +187,9 @@ class LastAxisOffset:
         while k < MAX_CALLS:
             k += 1
             c, s = math.cos(v), math.sin(v)
-            Tp[:3, 3] = p - (1.0 - c) * Ra - s * Rb
+            Tp[0, 3] = px + c * ax - s * bx
+            Tp[1, 3] = py + c * ay - s * by
+            Tp[2, 3] = pz + c * az - s * bz
             if gp is None:
                 q, exact = self._first(Tp, x0)
                 if not exact:               # beyond the moved chain's reach at v: once more from where its
@@ -203,7 +215,8 @@ class LastAxisOffset:
                     step = sec
             vp, gp = v, g
             v = v + step
-        q = self._in_turns(q, x0)
-        if not (np.all(q >= self._lo_in) and np.all(q <= self._hi_in)):
-            return None
+        if (q < self._lo_in).any() or (q > self._hi_in).any():      # the track left a joint's range:
+            q = self._in_turns(q[None], x0)[0]                      # the value a whole turn away, if in it
+            if (q < self._lo_in).any() or (q > self._hi_in).any():
+                return None
         return q, err, k
