@@ -1104,9 +1104,13 @@ def _shape_key(P: IKProblem):
     # locked joints: the engine holds the values of the locked joints on the chain (a rover's chassis pose);
     # the seed's values of the chain's free joints are not part of it (a mechanism with coupled joints off
     # the chain, Baxter's grippers, got an engine per seed)
-    coords = frame_chain(m, c.frame).coords
-    held = coords[~P.free_mask[coords]]
-    return key + (P.free.tobytes(), held.tobytes(), P.template[held].tobytes())
+    consts = P.structure.solver_constants          # the structure's part, kept per frame (a dict read)
+    part = consts.get(("lane_key", c.frame))
+    if part is None:
+        coords = frame_chain(m, c.frame).coords
+        held = coords[~P.free_mask[coords]]
+        part = consts[("lane_key", c.frame)] = (P.free.tobytes(), held, held.tobytes())
+    return key + (part[0], part[2], P.template[part[1]].tobytes())
 
 
 def target_rows_engine(P: IKProblem):

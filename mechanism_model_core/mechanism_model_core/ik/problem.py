@@ -133,9 +133,11 @@ class IKProblem:
         self.mechanism = mechanism
         self.constraints = list(constraints)
         self.posture: Constraint | None = None      # the bound Posture
+        # one pose (the common case): no joint lock, no posture, the one task
+        one_pose = len(self.constraints) == 1 and type(self.constraints[0]) is PoseConstraint
         # the structure of these locked names, when one was built (their names were checked then)
         key = st = None
-        if not any(isinstance(c, JointLock) for c in self.constraints):
+        if one_pose or not any(isinstance(c, JointLock) for c in self.constraints):
             if not locked and type(locked) in (tuple, list):
                 key = ()                                # nothing locked (the common case)
             else:
@@ -155,7 +157,7 @@ class IKProblem:
         tasks = []
         #: the constraints bound to this mechanism (``bind``), in the order given
         self.bound = [c.bind(mechanism) for c in self.constraints] if bound is None else list(bound)
-        for c, b in zip(self.constraints, self.bound):
+        for c, b in zip(() if one_pose else self.constraints, self.bound):
             if isinstance(c, JointLock):
                 vals = c.lock_values(mechanism)
                 for i in c.coordinates(mechanism):
@@ -166,6 +168,8 @@ class IKProblem:
                 self.posture = b
             else:
                 tasks.append(b)
+        if one_pose:
+            tasks.append(self.bound[0])
         if st is None:
             st = ProblemStructure(mechanism, lock_idx)
             if key is not None:

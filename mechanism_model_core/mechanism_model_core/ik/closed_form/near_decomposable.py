@@ -521,9 +521,10 @@ class NearDecomposableSolver:
         if time.perf_counter() - t0 > 0.5e-3:              # the first solve built the caches: not billed
             options.deadline += time.perf_counter() - t0
         xf, x0, pt, RtT, _ = lane_data(problem)
-        T = np.eye(4)
+        T = np.empty((4, 4))                               # (np.eye's values: its Python-level call is slower)
         T[:3, :3] = RtT.T
         T[:3, 3] = pt
+        T[3] = _LAST_ROW
         d = pt - E.origin
         if E.bound_applies and math.sqrt(float(d @ d)) > E.reach + options.tol_position:
             return self._fallback.solve(problem, options)
@@ -651,6 +652,7 @@ class NearDecomposableSolver:
 # ---------------------------------------------------------------------------------------------- detection
 _NONE = object()
 _TAU = 2.0 * math.pi
+_LAST_ROW = (0.0, 0.0, 0.0, 1.0)
 
 
 def near_decomposable_solver_for(mechanism: Mechanism, frame: str, problem: IKProblem | None = None):
