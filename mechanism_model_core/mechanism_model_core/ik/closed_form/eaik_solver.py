@@ -244,15 +244,13 @@ class EAIKSolver:
     def _in_limits(self, Q, ref, wide=0):
         """The rows of ``Q`` that lie within the limits with whole turns chosen per joint nearest ``ref``
         (:func:`_in_limit_turns`; ``wide``: ``_wide_level(self._wide, ref)`` when the caller has it), nearest
-        ``ref`` first (a list; sum of squared differences), or None."""
+        ``ref`` first (an array (k, n), k >= 1; sum of squared differences), or None."""
         Q = _in_limit_turns(Q, ref, self._lo_in, self._hi_in, self.lower, self.upper, wide)
-        if Q is None:
-            return None
-        if Q.shape[0] == 1:
-            return [Q[0]]
+        if Q is None or Q.shape[0] == 1:
+            return Q
         D = Q - ref
         D *= D
-        return list(Q[np.add.reduce(D, axis=1).argsort(kind="stable")])
+        return Q.take(np.add.reduce(D, axis=1).argsort(kind="stable"), axis=0)
 
     def _sweep_of(self, i):
         """``(lo, hi, step)``: the range swept of joint ``i`` (finite; a full turn where unlimited) and the step
@@ -374,7 +372,8 @@ class EAIKSolver:
                 yield down
 
     def candidates(self, T, ref, deadline=math.inf, tol=None, hints=()):
-        """In-limit branches nearest ``ref`` first (chain joint values; confirmed within ``tol`` when given,
+        """In-limit branches nearest ``ref`` first (rows of chain joint values, an array or a list, empty when
+        none; confirmed within ``tol`` when given,
         else the caller confirms them); for a 7R chain, from the first swept value that gives any: ``ref``'s,
         then the ``hints`` (values of the swept joint to try next, or a function of ``T`` giving them, such as
         :meth:`hints`, called only when ``ref``'s value gives none), then outward from ``ref``'s."""
@@ -388,7 +387,7 @@ class EAIKSolver:
             B = None if k == ls.shape[0] else self._in_limits(Q[~ls] if k else Q, ref, wide)
             if B is not None and tol is not None:
                 B = self._confirmed(T, B, tol)
-            return B or []
+            return [] if B is None else B
         i = self.swept
         for v in self._sweep_values(ref, hints, T):
             if time.perf_counter() > deadline:
@@ -399,7 +398,7 @@ class EAIKSolver:
             B = self._in_limits(Q, ref, wide)
             if B is not None and tol is not None:
                 B = self._confirmed(T, B, tol)
-            if B:
+            if B is not None and len(B):
                 return B
         return []
 
@@ -557,7 +556,7 @@ def _in_limit_turns(Q, ref, lo_in, hi_in, lo, hi, wide=0):
     ``wide`` (:func:`_wide_level`): 2 -- the nearest turns are within the limits already, 1 -- every row
     is within them after the turn up or down (the steps that would change nothing are skipped).
     Elementwise, in place on a fresh array: a solve pays numpy's call overhead, not arithmetic, here."""
-    D = Q - ref
+    D = np.subtract(Q, ref, order="C")             # (eaik's Q is column-major: the calls below are faster on rows)
     k = D * (1.0 / _TURN)
     np.rint(k, out=k)                               # np.round's own kernel for 0 decimals
     k *= _TURN
