@@ -553,3 +553,16 @@ def test_the_aim_of_a_first_joint_turn_is_that_turn(v):
     O2 = O.copy()
     O2[-1] = O[0] + 0.4 * h
     assert aim_geometry(H, O2, Tf) is None
+
+
+def test_without_eaik_both_closed_forms_say_how_to_install_it(arms, monkeypatch):
+    """Where eaik is absent (the oldest-dependencies run), building either closed form explicitly is an error that
+    says what to install, and ``auto`` answers with the population LM."""
+    from mechanism_model_core.errors import MechanismModelError
+    from mechanism_model_core.ik.closed_form import eaik_solver as eaik_module
+    a = arms["baxter_like"]
+    monkeypatch.setattr(eaik_module, "_EAIK_MODULE", [None])
+    for build in (lambda: NearDecomposableSolver(a.m, "tool"), lambda: EAIKSolver(a.m, "tool")):
+        with pytest.raises(MechanismModelError, match=r"needs eaik: pip install eaik .*mechanism_model_core\[eaik\]"):
+            build()
+    assert near_decomposable_solver_for(a.m, "tool") is None and eaik_solver_for(a.m, "tool") is None

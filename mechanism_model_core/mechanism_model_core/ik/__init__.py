@@ -32,6 +32,8 @@ Package layout:
 * :mod:`.path_tracker` -- step-by-step IK along Cartesian paths (manipulator paths, the generic leg IK);
 * :mod:`.leg_points` -- foot points of a leg of any structure (the generic leg solver);
 * :mod:`.verify` -- :func:`verify_specialized`, a closed form against the generic solver.
+* :mod:`.prepare` -- :func:`prepare_ik`, a frame's caches (closed form, lane engine, tables) built before its
+  first solve, and :func:`group_tip_frames`, the frames a motor group's IK requests name.
 
 Solvers by name (``solve_ik(..., solver=name)``):
 
@@ -55,7 +57,7 @@ registered with ``register_solver("mine", factory)``; ``factory(**solver_options
 
 Solving is re-entrant: a solve keeps its state in its own objects (the mechanism is immutable; the only shared
 data are caches of constant chain geometry and restart tables, built on first use outside the caller's time
-budget), so threads may solve on one mechanism at once.
+budget; :func:`prepare_ik` builds them ahead), so threads may solve on one mechanism at once.
 
 An unreachable target does not raise: the result holds the best compromise found, ``success=False`` and a
 ``reason``: ``"converged"`` (success), ``"unreachable"`` (the target lies beyond the chain's reach, reported

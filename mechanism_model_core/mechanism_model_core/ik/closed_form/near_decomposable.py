@@ -61,6 +61,7 @@ import numpy as np
 from ...constraints import PoseConstraint
 from ...data import memo
 from ...errors import MechanismModelError, ModelStructureError
+from ...extras import install_hint
 from ...kinematics import frame_chain
 from ...model import Mechanism
 from ...spatial import wrap_angle
@@ -157,7 +158,7 @@ class NearDecomposableSolver:
     def __init__(self, mechanism: Mechanism, frame: str, base_steps: int = 0):
         EAIK = _eaik()
         if EAIK is None:
-            raise MechanismModelError("the near-decomposable closed form needs eaik")
+            raise MechanismModelError(f"the near-decomposable closed form needs eaik: {install_hint('eaik')}")
         m = mechanism
         self._mechanism = weakref.ref(m)
         self.frame = frame
