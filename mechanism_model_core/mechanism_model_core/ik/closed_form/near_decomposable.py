@@ -55,6 +55,7 @@ from __future__ import annotations
 import math
 import time
 import weakref
+from functools import partial
 
 import numpy as np
 
@@ -67,9 +68,10 @@ from ...model import Mechanism
 from ...spatial import wrap_angle
 from ..batch import LMPopulationSolver, chain_engine, lane_data
 from ..problem import IKOptions, IKProblem, IKResult
-from .base_frame import BaseFrame, suffix_products
+from .base_frame import BaseFrame
 from .eaik_solver import EAIKSolver, _eaik, _robot_or_none, eaik_solver_for
-from .offset_last_axis import LastAxisOffset, concurrency_defect
+from .axis_offset import AxisOffset
+from .near_geometry import chain_axes, concurrency_defect, decomposition
 from .swept_aim import aim_geometry, toward
 
 __all__ = ["NEAR_RATIO", "NearDecomposableSolver", "concurrency_defect", "near_decomposable_solver_for"]
@@ -115,33 +117,6 @@ REFINE_MU_6R = 0.3
 REFINE_REJECTS = 2
 
 
-def _geometry(chain, steps, k=0):
-    """Axes ``H`` (k, 3), axis points ``O`` (k, 3) of chain ``steps`` and the frame's pose (4, 4), in the
-    frame where chain step ``k - 1`` ends (the ground for 0) at the chain's zero configuration."""
-    C, Tf = suffix_products(chain, np.zeros(chain.n), k)
-    H = np.array([C[i][:3, 2] for i in steps])
-    O = np.array([C[i][:3, 3] for i in steps])
-    return H, O, Tf
-
-
-def _decomposes(EAIK, H, O, Tf):
-    """``(swept, family)`` when ``eaik`` decomposes the revolute chain (axes ``H``, points ``O``, frame pose
-    ``Tf`` at zero): ``swept`` None for 6 joints, else the joint a 7R sweep holds; None when it does not."""
-    P = np.vstack([O[0], np.diff(O, axis=0), Tf[:3, 3] - O[-1]])
-    n = len(H)
-    if n == 7:
-        for i in [6, 2, 0, 3, 1, 4, 5]:
-            r = _robot_or_none(EAIK, H, P, Tf[:3, :3], [(i, 0.0)])
-            if r is not None and r.has_known_decomposition():
-                return i, r.get_kinematic_family()
-        return None
-    if n == 6:
-        r = _robot_or_none(EAIK, H, P, Tf[:3, :3], [])
-        if r is not None and r.has_known_decomposition():
-            return None, r.get_kinematic_family()
-    return None
-
-
 class NearDecomposableSolver:
     """Closed-form starts for the chain from the ground to ``frame`` (module docstring): ``kind`` is
     ``"held"`` or ``"near"``; ``triple`` (near) the chain steps whose axes were made concurrent and
@@ -183,10 +158,10 @@ class NearDecomposableSolver:
         self.lift = lift
         self.steps = steps
         self.coords = np.array(ch.coords)[k:]
-        H, O, Tf = _geometry(ch, steps, k)
+        H, O, Tf = chain_axes(ch, steps, k)
         O_exact = O
         self._EAIK = EAIK
-        d = _decomposes(EAIK, H, O, Tf)
+        d = decomposition(EAIK, H, O, Tf)
         self.triple, self.defect = None, 0.0
         if d is not None:
             if not lift:
@@ -206,10 +181,11 @@ class NearDecomposableSolver:
             for dd, i, p in sorted(found, key=lambda t: t[0]):
                 O2 = O.copy()
                 O2[i:i + 3] = p
-                d = _decomposes(EAIK, H, O2, Tf)
+                d = decomposition(EAIK, H, O2, Tf)
                 if d is not None:
                     O = O2
                     self.triple, self.defect = tuple(int(s) for s in steps[i:i + 3]), dd
+                    self._near_i = i
                     break
             if d is None:
                 raise ModelStructureError(f"near-eaik: no triple of axes of the chain to {frame!r} within "
@@ -226,9 +202,9 @@ class NearDecomposableSolver:
             Ls0 = ch.Pm.reshape(ch.n, 4, 4)[k]
             self.lift_axis = Ls0[:3, :3] @ np.array([0.0, 0.0, 1.0])
         self._rlo, self._rhi = lo[first:], hi[first:]
-        # a 6R chain whose last axis alone misses the wrist point: exact answers by iteration (offset_last_axis)
-        self._offset = None if self.kind != "near" or self.swept is not None else LastAxisOffset.of(
-            lambda H_, P_, R_: _robot_or_none(EAIK, H_, P_, R_, []), H, O_exact, Tf, lo, hi, reach)
+        # one wrist axis alone off the point where the other two meet: exact answers by iteration (axis_offset)
+        self._offset = None if self.kind != "near" else AxisOffset.of(
+            partial(_robot_or_none, EAIK), H, O_exact, Tf, self._near_i, self.swept, lo, hi, reach)
         self._rlo_in, self._rhi_in = self._rlo - 1e-12, self._rhi + 1e-12
         self._finite_lo = np.isfinite(self._rlo)
         self._all_finite_lo = bool(self._finite_lo.all())
@@ -602,12 +578,18 @@ class NearDecomposableSolver:
                     return problem.result(full, True, "converged", options, its, 0, self.name, residual=r)
             return None
 
-        if self._offset is not None:      # the last axis's offset carried by the target: its iterate first
-            hit = self._offset.solve(T, x0, 0.5 * tp)
+        off = self._offset              # one axis's offset carried by the target (axis_offset): its iterates first
+        if off is not None and off.last:
+            hit = off.solve(T, x0, 0.9 * tp)
             res = None if hit is None else answer(hit[0][None])
             if res is not None:
                 return res
         Q = self.starts(T, x0, near, options.deadline)
+        if Q is not None and off is not None and not off.last:
+            hit = off.polish(T, Q[0], 0.9 * tp)
+            res = None if hit is None else answer(hit[0][None])
+            if res is not None:
+                return res
         res = None if Q is None else answer(Q)
         if res is not None:
             return res

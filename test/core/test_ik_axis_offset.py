@@ -1,8 +1,10 @@
-"""The near-decomposable closed form's iteration for a 6R chain whose last axis alone misses the wrist point
-(``ik/closed_form/offset_last_axis.py``, optional extra eaik): the identity it rests on (the exact pose is the
-moved chain's followed by a shift that depends on the last joint alone), its iterates' reported errors and
-their answers judged by Pinocchio on the same URDF, within limits, and the solver using it (one exact-chain
-evaluation confirms most answers). The arms are the generated ones of ``test_ik_near_decomposable``."""
+"""The near-decomposable closed form's iteration for chains whose one wrist axis alone misses the point where
+the other two meet (``ik/closed_form/axis_offset.py``, optional extra eaik): the identity it rests on (the
+exact pose is the moved chain's translated by a vector of the target's rotation and the joints from the odd
+one on), its iterates' reported errors and their answers judged by Pinocchio on the same URDF, within limits,
+and the solver using it (one exact-chain evaluation confirms most answers). The arms are the generated ones of
+``test_ik_near_decomposable``: the xArm6-like (the last axis odd, 0.076 m) and the Baxter-like (the first wrist
+axis odd, 0.01 m; a joint swept)."""
 
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ from hypothesis import strategies as st
 from mechanism_model_core import PoseConstraint
 from mechanism_model_core.ik import solve_ik
 from mechanism_model_core.ik.closed_form.near_decomposable import near_decomposable_solver_for
-from mechanism_model_core.ik.closed_form.offset_last_axis import MAX_CALLS
+from mechanism_model_core.ik.closed_form.axis_offset import MAX_CALLS
 
 from .optional_deps import require
 from .test_ik_near_decomposable import arms  # noqa: F401  (the fixture)
@@ -41,14 +43,59 @@ def _errors(a, q, T):
     return float(np.linalg.norm(F[:3, 3] - T[:3, 3])), float(np.linalg.norm(pin.log3(F[:3, :3] @ T[:3, :3].T)))
 
 
-def test_only_a_6r_chain_whose_last_axis_misses_the_wrist_point_gets_the_iteration(arms):
+def test_the_odd_axis_and_its_offset_are_found(arms):
     a, s = _solver(arms)
     assert s.kind == "near" and s._offset is not None
     # the xArm6-like wrist: the last axis (z through x = 0.207) 0.076 m from where the two before meet
-    assert s._offset.offset == pytest.approx(0.076, abs=1e-12)
-    # Baxter-like: the odd axis is the wrist's first (and the chain 7R); the lift arm is exact
-    assert near_decomposable_solver_for(arms["baxter_like"].m, "tool")._offset is None
+    assert (s._offset.k, s._offset.last, s._offset.offset) == (5, True, pytest.approx(0.076, abs=1e-12))
+    # Baxter-like: the wrist's first axis (chain joint 4; z = 0.331) 0.01 m from where the two after it meet
+    sb = near_decomposable_solver_for(arms["baxter_like"].m, "tool")
+    b = sb._offset
+    assert (b.k, b.last, b.swept, b.offset) == (4, False, sb.swept, pytest.approx(0.01, abs=1e-4))
+    # the lift arm is exact: nothing to iterate
     assert near_decomposable_solver_for(arms["lift_arm"].m, "tool")._offset is None
+
+
+@pytest.mark.parametrize("name", ["xarm6_like", "baxter_like"])
+def test_the_exact_position_is_the_moved_chains_plus_the_vector_of_the_odd_joints(arms, name):
+    """Pinocchio's pose of the exact chain: the moved chain's orientation, and its position plus the target's
+    rotation times the frame's at zero (transposed) times the vector of the joints from the odd one on."""
+    a, s = _solver(arms, name)
+    off = s._offset
+    rng = np.random.default_rng(6)
+    for q in a.sample(rng, 40):
+        x = q[s.coords]
+        robot = off.robot if off.swept is None else off._robot_at(float(x[off.swept]))
+        Tm, Te = robot.fwdkin(x), a.pose(q)
+        assert np.allclose(Tm[:3, :3], Te[:3, :3], atol=1e-12, rtol=0)
+        shift = Te[:3, :3] @ off._RfT @ np.array(off._vector(x.tolist()))
+        assert np.allclose(Tm[:3, 3] + shift, Te[:3, 3], atol=1e-12, rtol=0)
+
+
+def test_polish_reaches_the_target_from_the_approximate_branch_in_a_few_calls(arms):
+    """Baxter-like: from the approximate (least-squares common point) chain's branch nearest the seed, the
+    iterates reach the target within 5e-6 m (half the protocol's tolerance, as the solver asks) by Pinocchio,
+    in limits, orientation exact, in three calls or fewer for most targets; the reported error is the true
+    one."""
+    a, s = _solver(arms, "baxter_like")
+    rng = np.random.default_rng(3)
+    mid = 0.5 * (a.lo + a.hi)
+    calls = []
+    for q in a.sample(rng, 100):
+        T = a.pose(q)
+        Q = s.starts(T, mid)
+        hit = None if Q is None else s._offset.polish(T, Q[0], 5e-6)
+        if hit is None:
+            continue
+        x, err, k = hit
+        assert x[s.swept] == Q[0][s.swept]              # the swept joint held
+        assert np.all(x >= a.lo - 1e-12) and np.all(x <= a.hi + 1e-12)
+        pe, oe = _errors(a, _full(a, s, x), T)
+        assert oe < 1e-9 and pe == pytest.approx(err, abs=1e-9)
+        if err <= 5e-6:
+            calls.append(k)
+    assert len(calls) >= 85, len(calls)
+    assert np.median(calls) <= 3, calls
 
 
 def test_the_exact_pose_is_the_moved_chains_then_a_shift_by_the_last_joint_alone(arms):

@@ -1,0 +1,57 @@
+"""The geometry of chains near a decomposable one (:mod:`.near_decomposable`, :mod:`.axis_offset`): the
+least-squares common point of nearly concurrent axes, a chain's axes at its zero configuration, and whether
+``eaik`` decomposes a revolute chain (and which joint a 7R sweep then holds)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .base_frame import suffix_products
+from .eaik_solver import _robot_or_none
+
+__all__ = ["chain_axes", "concurrency_defect", "decomposition"]
+
+
+def concurrency_defect(H, O):
+    """``(p, d)``: the least-squares common point ``p`` (3,) of the axes with unit directions ``H`` (k, 3)
+    through points ``O`` (k, 3) (m), and the largest distance ``d`` (m) of an axis from it; ``d`` is inf
+    when the axes are all parallel (no common point)."""
+    H = np.asarray(H, dtype=float)
+    O = np.asarray(O, dtype=float)
+    Pr = np.eye(3)[None] - H[:, :, None] * H[:, None, :]          # projections across each axis
+    A = Pr.sum(axis=0)
+    b = np.einsum("kij,kj->i", Pr, O)
+    if np.linalg.cond(A) > 1e8:
+        return np.full(3, np.nan), math.inf
+    p = np.linalg.solve(A, b)
+    d = np.linalg.norm(np.einsum("kij,kj->ki", Pr, p[None] - O), axis=1)
+    return p, float(d.max())
+
+
+def chain_axes(chain, steps, k=0):
+    """Axes ``H`` (k, 3), axis points ``O`` (k, 3) of chain ``steps`` and the frame's pose (4, 4), in the
+    frame where chain step ``k - 1`` ends (the ground for 0) at the chain's zero configuration."""
+    C, Tf = suffix_products(chain, np.zeros(chain.n), k)
+    H = np.array([C[i][:3, 2] for i in steps])
+    O = np.array([C[i][:3, 3] for i in steps])
+    return H, O, Tf
+
+
+def decomposition(EAIK, H, O, Tf):
+    """``(swept, family)`` when ``eaik`` decomposes the revolute chain (axes ``H``, points ``O``, frame pose
+    ``Tf`` at zero): ``swept`` None for 6 joints, else the joint a 7R sweep holds; None when it does not."""
+    P = np.vstack([O[0], np.diff(O, axis=0), Tf[:3, 3] - O[-1]])
+    n = len(H)
+    if n == 7:
+        for i in [6, 2, 0, 3, 1, 4, 5]:
+            r = _robot_or_none(EAIK, H, P, Tf[:3, :3], [(i, 0.0)])
+            if r is not None and r.has_known_decomposition():
+                return i, r.get_kinematic_family()
+        return None
+    if n == 6:
+        r = _robot_or_none(EAIK, H, P, Tf[:3, :3], [])
+        if r is not None and r.has_known_decomposition():
+            return None, r.get_kinematic_family()
+    return None
