@@ -142,15 +142,14 @@ class AxisOffset:
         px, py, pz = T[:3, 3].tolist()
         Tp = T.copy()
         x, y, z = self._vector(q.tolist())
-        err, k = math.inf, 0
+        err, k, j = math.inf, 0, -1
         while k < MAX_CALLS:
             k += 1
             Tp[0, 3] = px - (m00 * x + m01 * y + m02 * z)
             Tp[1, 3] = py - (m10 * x + m11 * y + m12 * z)
             Tp[2, 3] = pz - (m20 * x + m21 * y + m22 * z)
             sol = robot.calculate_IK(Tp)
-            Q = sol.Q
-            qn = self._nearest(sol, Q, q) if Q.shape[0] else None
+            qn, j = self._nearest(sol, sol.Q, q, j)
             if qn is None:
                 return None
             if self.swept is not None:
@@ -185,7 +184,7 @@ class AxisOffset:
         Q = sol.Q
         if not Q.shape[0]:
             return None, False
-        q = self._nearest(sol, Q, x0)
+        q = self._nearest(sol, Q, x0)[0]
         if q is not None and not ((q < self._lo_in).any() or (q > self._hi_in).any()):
             return q, True          # the nearest by whole turns, in limits: the in-limit one nearest x0
         Q = self._in_turns(Q, x0)
@@ -212,18 +211,27 @@ class AxisOffset:
             np.copyto(Q, up, where=nearer)
         return Q
 
-    def _track(self, T, ref):
-        """The exact branch of the moved chain for pose ``T`` nearest ``ref`` by whole turns, or None when there
-        is none (the track left the moved chain's reach). Limits are checked on the last iterate alone
-        (:meth:`solve`)."""
+    def _track(self, T, ref, j):
+        """``(q, j)``: the exact branch ``q`` of the moved chain for pose ``T`` nearest ``ref`` by whole turns
+        and its index ``j`` in ``eaik``'s list (``j``: the last one's, tried first), or ``(None, -1)`` when there
+        is none (the track left the moved chain's reach). Limits are checked on the last iterate alone."""
         sol = self.robot.calculate_IK(T)
-        Q = sol.Q
-        return self._nearest(sol, Q, ref) if Q.shape[0] else None
+        return self._nearest(sol, sol.Q, ref, j)
 
     @staticmethod
-    def _nearest(sol, Q, ref):
-        """The exact branch of ``Q`` (k, 6; eaik's solution ``sol``) nearest ``ref`` by whole turns (``ref`` plus
-        the differences wrapped to [-pi, pi)), or None."""
+    def _nearest(sol, Q, ref, j=-1):
+        """``(q, j)``: the exact branch ``Q[j]`` of ``Q`` (k, n; eaik's solution ``sol``) nearest ``ref`` by
+        whole turns (``ref`` plus the differences wrapped to [-pi, pi)), or ``(None, -1)``. ``j`` (>= 0): the
+        branch's index in the last solution, taken at once when it is still exact and within 0.1 rad (norm)
+        of ``ref`` (``eaik`` lists a pose's branches in the same order from one iterate to the next; distinct
+        branches are far apart)."""
+        k = Q.shape[0]
+        if 0 <= j < k and not sol.is_LS[j]:
+            D = Q[j] - ref
+            if D @ D < 0.01:
+                return ref + D, j
+        if not k:
+            return None, -1
         D = Q - ref
         D += math.pi
         np.remainder(D, _TAU, out=D)
@@ -235,8 +243,8 @@ class AxisOffset:
             d[ls] = math.inf
             j = d.argmin()
             if ls[j]:
-                return None
-        return ref + D[j]
+                return None, -1
+        return ref + D[j], int(j)
 
     def solve(self, T, x0, tol):
         """A chain whose odd axis is its last, nothing held (:attr:`last`): ``(q, error, calls)``, the last iterate
@@ -256,7 +264,7 @@ class AxisOffset:
         rad = 2.0 * self.offset
         vp = gp = None
         retry = True
-        k = 0
+        k, j = 0, -1
         while k < MAX_CALLS:
             k += 1
             c, s = math.cos(v), math.sin(v)
@@ -272,7 +280,7 @@ class AxisOffset:
                     v = float(q[self.n])
                     continue
             else:
-                qn = self._track(Tp, q)
+                qn, j = self._track(Tp, q, j)
                 if qn is None:              # the step left the moved chain's reach: the last iterate
                     break
                 q = qn
