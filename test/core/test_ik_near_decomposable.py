@@ -28,6 +28,7 @@ from mechanism_model_core.ik.closed_form.near_decomposable import (NEAR_RATIO, R
                                                                      near_decomposable_solver_for)
 from mechanism_model_core.errors import ModelStructureError
 from mechanism_model_core.ik.closed_form.axis_snap import SNAP_RATIO, snap_geometry
+from mechanism_model_core.ik.problem import IKProblem
 from mechanism_model_core.io.urdf import load_urdf
 from mechanism_model_core.spatial import wrap_angle
 
@@ -566,3 +567,29 @@ def test_without_eaik_both_closed_forms_say_how_to_install_it(arms, monkeypatch)
         with pytest.raises(MechanismModelError, match=r"needs eaik: pip install eaik .*mechanism_model_core\[eaik\]"):
             build()
     assert near_decomposable_solver_for(a.m, "tool") is None and eaik_solver_for(a.m, "tool") is None
+
+
+def test_answers_on_a_mechanism_with_coupled_joints_off_the_chain_are_expands(tmp_path):
+    """A Baxter-like arm with a gripper whose second finger mimics the first (a coupling off the arm's chain): the
+    near closed form hands the result its full coordinates (the seed's with the chain's replaced); they are
+    ``IKProblem.expand``'s, the coupled finger at its coupling's value, and Pinocchio puts the tool on the target."""
+    text = _urdf("baxter_gripper", *GEOMETRY["baxter_like"]).replace("</robot>", """
+<link name="finger_a"/><link name="finger_b"/>
+<joint name="fa" type="prismatic"><parent link="l6"/><child link="finger_a"/><axis xyz="0 1 0"/>
+<limit lower="0" upper="0.04" effort="1" velocity="1"/></joint>
+<joint name="fb" type="prismatic"><parent link="l6"/><child link="finger_b"/><axis xyz="0 -1 0"/>
+<limit lower="0" upper="0.04" effort="1" velocity="1"/><mimic joint="fa" multiplier="1" offset="0"/></joint>
+</robot>""")
+    a = Arm(tmp_path / "baxter_gripper.urdf", text)
+    m = a.m
+    assert m.couplings and near_decomposable_solver_for(m, "tool") is not None
+    rng = np.random.default_rng(31)
+    fa, fb = m.coordinate_index("fa"), m.coordinate_index("fb")
+    for q, q0 in zip(a.sample(rng, 20), a.sample(rng, 20)):
+        q0[fa] = q0[fb] = 0.013                                     # the gripper open at the seed
+        T = a.pose(q)
+        r = solve_ik(m, PoseConstraint("tool", T), q0, timeout=60.0, tol_position=TOL, tol_orientation=TOL)
+        assert r.success and r.solver == "near-eaik", r
+        P = IKProblem(m, [PoseConstraint("tool", T)], q0)
+        assert np.array_equal(r.q, P.expand(P.x_of(r.q))) and r.q[fa] == r.q[fb] == 0.013
+        assert a.judge(r.q, T)

@@ -206,6 +206,10 @@ class NearDecomposableSolver:
         self._offset = None if self.kind != "near" else AxisOffset.of(
             partial(_robot_or_none, EAIK), H, O_exact, Tf, self._near_i, self.swept, lo, hi, reach)
         self._rlo_in, self._rhi_in = self._rlo - 1e-12, self._rhi + 1e-12
+        #: no coupled joint follows a joint of the chain: an answer's full coordinates are the seed's with the
+        #: chain's replaced (IKProblem.expand's, without its coupling check)
+        self._no_sources = not set(self.coords.tolist()) & {m.coordinate_index(v) for e in m.couplings.values()
+                                                            for v in e.variables}
         self._finite_lo = np.isfinite(self._rlo)
         self._all_finite_lo = bool(self._finite_lo.all())
         self._any_wide = bool(np.any(self._finite_lo & (self._rhi - self._rlo >= 2 * math.pi)))
@@ -575,7 +579,11 @@ class NearDecomposableSolver:
                         r = None
                     elif G is not None:
                         r = np.concatenate([G @ r[:3], G @ r[3:]])
-                    return problem.result(full, True, "converged", options, its, 0, self.name, residual=r)
+                    q = None
+                    if problem.has_couplings and self._no_sources and not self.base_steps:
+                        q = problem.template.copy()         # expand(full): the coupled values hold
+                        q[self.coords] = x
+                    return problem.result(full, True, "converged", options, its, 0, self.name, residual=r, q=q)
             return None
 
         off = self._offset              # one axis's offset carried by the target (axis_offset): its iterates first
