@@ -411,3 +411,35 @@ def test_the_kept_closed_form_choice_yields_to_a_registered_one_and_to_locked_va
     r = solve_ik(m, PoseConstraint("tool", T), np.r_[q[:2], 1.1, q[3:]] + 0.05 * (np.arange(6) != 2), locked=[names[2]],
                  timeout=SAFETY)
     assert r.success and r.solver == "eaik" and r.q[2] == 1.1
+
+
+def test_the_engine_kept_per_structure_is_the_shape_keys_and_locked_values_get_their_own():
+    """A plain unit-weight pose's lane engine kept in the problem structure is the one the shape key finds (one
+    engine for every target and seed), each problem with its own target and seed in its lane data; a weighted
+    pose gets the engine of its weights, and a chain joint locked at two values gets two engines."""
+    from mechanism_model_core.ik.batch import chain_engine, lane_data
+    m = ur5()
+    rng = np.random.default_rng(17)
+    engines = set()
+    for _ in range(3):
+        q0, qt = m.random_configuration(rng), m.random_configuration(rng)
+        T = forward_kinematics(m, qt).pose("tool")
+        P = IKProblem(m, [PoseConstraint("tool", T)], q0)
+        E = chain_engine(P)
+        engines.add(id(E))
+        xf, x0, pt, RtT, T_wr = lane_data(P)
+        assert np.array_equal(xf, P.template) and np.array_equal(pt, T[:3, 3]) and np.array_equal(RtT, T[:3, :3].T)
+        assert T_wr is None
+    assert len(engines) == 1
+    P = IKProblem(m, [PoseConstraint("tool", T, weight=2.0)], q0)
+    assert id(chain_engine(P)) not in engines
+    held = []
+    for v in (0.4, 1.2):
+        q = np.array(q0)
+        q[2] = v
+        P = IKProblem(m, [PoseConstraint("tool", T)], q, [m.coordinate_names[2]])
+        E = chain_engine(P)
+        assert E is chain_engine(IKProblem(m, [PoseConstraint("tool", T)], q, [m.coordinate_names[2]]))
+        held.append(E)
+        assert E.theta[2] == v
+    assert held[0] is not held[1]

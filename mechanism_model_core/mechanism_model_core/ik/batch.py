@@ -1040,9 +1040,15 @@ def chain_engine(P: IKProblem):
     E = getattr(P, "_lane_engine", _UNSET)
     if E is not _UNSET:
         return E
-    key = _shape_key(P)
+    # a plain pose of unit weights on a chain without held joints: the engine depends on the problem's structure
+    # and frame alone, and is kept in the structure (no shape key to build and hash per solve)
+    c = P.plain_pose
+    kept = c is not None and c.mask is None and (type(c.weight) is float or type(c.weight) is int) \
+        and c.weight == 1.0
+    E = P.structure.solver_constants.get(("lane_engine", c.frame)) if kept else None
+    key = _shape_key(P) if E is None else None
     shared = memo(P.mechanism, "ik.lane_engines", _SHARED_MAX) if key is not None else None
-    E = shared.peek(key) if shared is not None else None
+    E = shared.peek(key) if shared is not None else E
     if E is not None:
         c = P.tasks[0]
         Tt = c.target if isinstance(c, PoseConstraint) else c.target_pose()
@@ -1056,8 +1062,18 @@ def chain_engine(P: IKProblem):
             P._lane_data = (K.x_full0, K.x0, K.pt, K.RtT, K.T_wr)
             if shared is not None:
                 shared.put(key, E)           # many chassis poses: the memo clears itself when full
+    if kept and E is not None and key is not None and not _held_on_chain(P, c.frame):
+        P.structure.solver_constants[("lane_engine", c.frame)] = E
     P._lane_engine = E
     return E
+
+
+def _held_on_chain(P: IKProblem, frame: str) -> bool:
+    """Whether a joint of ``frame``'s chain is held (locked) in ``P``: the engine then depends on its value."""
+    if P.all_free and not P.has_couplings:
+        return False
+    part = P.structure.solver_constants.get(("lane_key", frame))      # _shape_key's, built before
+    return part is None or bool(part[1].size)
 
 
 def lane_data(P: IKProblem):
