@@ -12,7 +12,11 @@ Two kinds of chain that :class:`~.eaik_solver.EAIKSolver` does not take get a cl
   wrist where the real one has small offsets: Baxter's 0.007 m, the xArm's 0.05 m). The approximate chain's
   in-limit branches nearest the seed are starts for a few lightly damped Gauss-Newton (Levenberg-Marquardt)
   steps on the exact chain (the lane engine's one-lane pass, :meth:`~..batch.LaneEngine._eval1`), which
-  converge in two to five steps from a start that close; the population LM stays the fallback.
+  converge in two to five steps from a start that close; the population LM stays the fallback. Where one axis
+  of the three alone misses the point where the other two meet (Baxter's first wrist axis, the xArm6's last),
+  :class:`~.axis_offset.AxisOffset` makes the answer exact first: the chain with that axis moved there solved
+  again for the target moved back by the exact chain's offset (Baxter: from the approximate branch; the
+  xArm6: a secant iteration from the seed), so that one evaluation of the exact chain confirms it.
 
 A 7R chain is solved as :class:`~.eaik_solver.EAIKSolver` does, one joint held (*swept*: the first of joints
 7, 3, 1, 4, 2, 5, 6 whose holding leaves a decomposable 6R; measured on Baxter, xArm7, TIAGo and Fetch, this
@@ -593,8 +597,8 @@ class NearDecomposableSolver:
             if res is not None:
                 return res
         Q = self.starts(T, x0, near, options.deadline)
-        if Q is not None and off is not None and not off.last:
-            hit = off.polish(T, Q[0], 0.9 * tp)
+        for q in () if Q is None or off is None else Q[:REFINE_BRANCHES]:   # (the last axis: its secant again)
+            hit = off.solve(T, q, 0.9 * tp) if off.last else off.polish(T, q, 0.9 * tp)
             res = None if hit is None else answer(hit[0][None])
             if res is not None:
                 return res
