@@ -443,3 +443,29 @@ def test_the_engine_kept_per_structure_is_the_shape_keys_and_locked_values_get_t
         held.append(E)
         assert E.theta[2] == v
     assert held[0] is not held[1]
+
+
+def test_closed_form_answers_on_a_mechanism_coupled_off_the_chain_are_expands():
+    """The Panda's second finger follows the first (a coupling off the arm's chain): the eaik closed form writes
+    its answer's full coordinates as the seed's with the arm's replaced, which must be ``IKProblem.expand``'s
+    (the coupled finger at its coupling's value), and the chain's columns it keeps per structure the
+    searchsorted ones."""
+    import os
+    import warnings
+    from mechanism_model_core.io.urdf import load_urdf
+    pytest.importorskip("eaik")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = load_urdf(os.path.join(os.path.dirname(__file__), "..", "data", "robots", "panda", "panda.urdf"))
+    assert m.couplings
+    rng = np.random.default_rng(23)
+    for _ in range(20):
+        q0, qt = m.random_configuration(rng), m.random_configuration(rng)
+        T = forward_kinematics(m, qt).pose("panda_link8")
+        r = solve_ik(m, PoseConstraint("panda_link8", T), q0, timeout=SAFETY, tol_position=1e-9, tol_orientation=1e-9)
+        assert r.success and r.solver == "eaik", r
+        P = IKProblem(m, [PoseConstraint("panda_link8", T)], q0)
+        assert np.array_equal(r.q, P.expand(P.x_of(r.q)))
+        assert np.array_equal(r.q[7:], P.template[7:])                  # the fingers as at the seed
+        s = P.structure.solver_constants[("eaik columns", "panda_link8")]
+        assert np.array_equal(s, np.searchsorted(P.free, np.arange(7)))

@@ -47,6 +47,7 @@ from ..problem import IKOptions, IKProblem, IKResult
 from ..registry import register_solver
 from .axis_snap import SNAP_RATIO, snap_geometry
 from .base_frame import BaseFrame, suffix_products
+from .branch_turns import WIDE_MARGIN, _in_limit_turns, _wide_bounds, _wide_level  # noqa: F401
 from ...extras import install_hint
 
 __all__ = ["EAIKSolver", "eaik_available", "eaik_solver_for"]
@@ -149,6 +150,9 @@ class EAIKSolver:
         self._wide = _wide_bounds(lo, hi)
         #: the chain's joints are every coordinate of the mechanism, in order (a problem's unknowns when all free)
         self._whole = bool(np.array_equal(self.coords, np.arange(m.nq)))
+        #: no coupled joint follows a joint of the chain: an answer's coordinates are the seed's with the chain's
+        self._no_sources = not set(self.coords.tolist()) & {m.coordinate_index(v) for e in m.couplings.values()
+                                                            for v in e.variables}
         self._EAIK = EAIK
         self.swept = None
         self._robots = {}                 # 7R: eaik's robots by held value of the swept joint (_robot_at)
@@ -406,7 +410,7 @@ class EAIKSolver:
         c = problem.tasks[0]
         x0 = problem.x_of(problem.template)
         # (accepts: every chain joint is an unknown; all of them free: the unknowns are the coordinates)
-        cols = self.coords if problem.all_free else np.searchsorted(problem.free, self.coords)
+        cols = self.coords if problem.all_free else self._columns(problem)
         T = c.target
         if c.relative_to is not None or self.base_steps:  # the target in the base frame (the held prefix's end)
             T = self.base.target(problem.template, T, c.relative_to)
@@ -428,7 +432,13 @@ class EAIKSolver:
             # the result's residuals are the core's forward kinematics: the confirmation of the branch
             # (a plain pose: the frame's pose alone, handed to result rather than evaluated a second time)
             if plain:
-                qf = x if whole else problem.expand(x)        # (whole: no other coordinate, no coupling)
+                if whole:                                   # no other coordinate, no coupling
+                    qf = x
+                elif problem.has_couplings and self._no_sources:   # expand(x): the coupled values hold
+                    qf = problem.template.copy()
+                    qf[self.coords] = q
+                else:
+                    qf = problem.expand(x)
                 r = problem.result(x, True, "converged", options, 1, 0, self.name,
                                    residual=problem.plain_residual(qf), q=qf)
             else:
@@ -444,6 +454,16 @@ class EAIKSolver:
         res = self._fallback.solve(problem, options)
         res.solver = f"{self.name}+{res.solver}"
         return res
+
+    def _columns(self, problem: IKProblem):
+        """Where the chain's joints sit among ``problem``'s unknowns, kept in its structure by frame: a solver
+        that accepts the problem has the frame's chain joints that are unknowns as :attr:`coords` (the others are
+        held), which the structure and the frame decide."""
+        consts = problem.structure.solver_constants
+        cols = consts.get(("eaik columns", self.frame))
+        if cols is None:
+            cols = consts[("eaik columns", self.frame)] = np.searchsorted(problem.free, self.coords)
+        return cols
 
     def _polished(self, problem: IKProblem, q, tp, to):
         """Up to :data:`SNAP_STEPS` Gauss-Newton steps (joint limits clamped) on the exact chain from the snapped
@@ -511,76 +531,6 @@ class EAIKSolver:
             k = int(S.argmin())
             yield values[k]
             S[k] = np.inf
-
-
-_TURN = 2 * math.pi
-
-
-#: margin (rad) of :func:`_wide_level`'s bounds: far above the rounding of the nearest-turn formula on joints
-#: within +-100 rad (about 1e-13)
-WIDE_MARGIN = 1e-9
-
-
-def _wide_bounds(lo, hi):
-    """For :func:`_wide_level`, when every joint's range spans a full turn or more (finite ones within +-100 rad:
-    a UR arm's joints, continuous joints): ``(lo, hi, lo + pi + m, hi - pi - m)`` as float lists (``m`` =
-    :data:`WIDE_MARGIN`; the last two may be empty ranges); else None."""
-    ok = (np.isinf(lo) & np.isinf(hi)) | ((np.abs(lo) <= 100.0) & (np.abs(hi) <= 100.0) & (hi - lo >= _TURN))
-    if not ok.all():
-        return None
-    return (lo.tolist(), hi.tolist(), (lo + (math.pi + WIDE_MARGIN)).tolist(),
-            (hi - (math.pi + WIDE_MARGIN)).tolist())
-
-
-def _wide_level(bounds, ref) -> int:
-    """What :func:`_in_limit_turns` may skip for seed ``ref`` on joints of :func:`_wide_bounds` ``bounds``:
-    2 when every ``ref`` value lies at least a half turn (and the margin) inside its range -- the nearest
-    turns of every branch are within the limits; 1 when ``ref`` is within the limits -- a whole turn up or
-    down brings every nearest turn (within a half turn of ``ref``) into them, since each range spans a turn
-    or more and the in-limit test's bounds are 1e-12 wider; 0 otherwise."""
-    if bounds is None:
-        return 0
-    level = 2
-    for r, a, b, c, d in zip(ref.tolist(), *bounds):
-        if not a <= r <= b:
-            return 0
-        if not c <= r <= d:
-            level = 1
-    return level
-
-
-def _in_limit_turns(Q, ref, lo_in, hi_in, lo, hi, wide=0):
-    """The rows of branches ``Q`` (k, n) that lie within limits once every joint is moved by whole turns to
-    the value nearest ``ref`` and then, where that is out of range, one turn up or down (``lo_in``/``hi_in``:
-    the limits widened by the in-limit test's margin), clamped into ``[lo, hi]``; None when no row does.
-    ``wide`` (:func:`_wide_level`): 2 -- the nearest turns are within the limits already, 1 -- every row
-    is within them after the turn up or down (the steps that would change nothing are skipped).
-    Elementwise, in place on a fresh array: a solve pays numpy's call overhead, not arithmetic, here."""
-    D = np.subtract(Q, ref, order="C")             # (eaik's Q is column-major: the calls below are faster on rows)
-    k = D * (1.0 / _TURN)
-    np.rint(k, out=k)                               # np.round's own kernel for 0 decimals
-    k *= _TURN
-    D += ref
-    D -= k                                          # ref + (Q - ref) - turn * round((Q - ref) / turn)
-    if wide == 2:
-        return D
-    np.add(D, _TURN, out=D, where=D < lo_in)
-    np.subtract(D, _TURN, out=D, where=D > hi_in)
-    if wide == 1:
-        np.maximum(D, lo, out=D)
-        np.minimum(D, hi, out=D)
-        return D
-    ok = D >= lo_in
-    ok &= D <= hi_in
-    inside = np.logical_and.reduce(ok, axis=1)
-    n = np.count_nonzero(inside)
-    if not n:
-        return None
-    if n < inside.shape[0]:
-        D = D[inside]
-    np.maximum(D, lo, out=D)
-    np.minimum(D, hi, out=D)
-    return D
 
 
 #: Gauss-Newton steps on the exact chain for a snapped chain's branch that misses the tolerances
