@@ -45,6 +45,7 @@ from ..kinematics import frame_chain
 from ..spatial import log_so3, wrap_angle
 from .problem import IKOptions, IKProblem, IKResult, beyond_reach, diagnose_failure
 from .registry import register_solver
+from .chain_pass import ChainPass
 from .solvers import DLSSolver, _ChainKernel, chain_residual, _dls as _dls1
 
 __all__ = ["BatchIKResult", "LMPopulationSolver", "LaneEngine", "chain_engine"]
@@ -193,6 +194,9 @@ class LaneEngine:
         if self._k0:                    # a held base (a floating joint's free travel): the bound from where it ends
             self.origin, self.reach = self._held_base_bound(m)
             self._pre = np.array(self._frames(np.zeros((1, self.nv)))[0][self._k0 - 1, 0])
+        #: a full pose with unit weights: the one-lane pass's own residual (when the rows are not turned)
+        self.plain_pose = bool(self.all_rows and self.unit_weights)
+        self._pass = None               # the one-lane pass (_eval1), built on first use
         # position bound only when every position row is kept
         self.bound_applies = bool(np.all(np.isin([0, 1, 2], self.rows))) and math.isfinite(self.reach)
 
@@ -447,53 +451,28 @@ class LaneEngine:
 
     def _eval1(self, x, pt, RtT):
         """Weighted residual (m,), Jacobian (m, nv) and the position and orientation error norms of one
-        configuration of the unknowns ``x``: the chain's pass for one configuration (the step transforms from
-        one product ``W @ coefs``, the Jacobian's linear rows from the Levi-Civita contraction, as the lanes'
-        pass; half the cost of a pass of one lane) and :func:`~.solvers.chain_residual`. A held base (its
-        steps before the first unknown one): the pass starts from its pose (its Jacobian columns, which no
-        unknown reads, left 0)."""
-        n = self.n
-        if self.all_vars:
-            th = x
-        else:
-            th = self.theta.copy()
-            th[self.var_seg] = x
-        k0, coefs = self._k0, self._coefs
-        if k0:
-            th, coefs = th[k0:], coefs[k0:]
-        nn = n - k0
-        W = np.empty((nn, 1, coefs.shape[1]))
-        W[:, 0, 0] = 1.0
-        np.sin(th, out=W[:, 0, 1])
-        np.cos(th, out=W[:, 0, 2])
-        ch = self.chain
-        if ch.any_prismatic:
-            W[:, 0, 3] = th
-        M = np.matmul(W, coefs).reshape(nn, 4, 4)
-        C = np.empty((nn, 4, 4))
-        if k0:
-            np.dot(self._pre, M[0], out=C[0])
-        else:
-            C[0] = M[0]
-        for i in range(1, nn):
-            np.dot(C[i - 1], M[i], out=C[i])
-        Tf = C[nn - 1] @ ch.F
-        z = C[:, :3, 2]                                 # step axes in the ground
-        d = Tf[:3, 3] - C[:, :3, 3]
-        J = np.zeros((6, n)) if k0 else np.empty((6, n))
-        Jk = J[:, k0:]
-        Jk[:3] = ((z[:, :, None] * d[:, None, :]).reshape(nn, 9) @ _LEVI_CIVITA).T
-        Jk[3:] = z.T
-        if ch.any_prismatic:
-            pri = ch.prismatic[k0:]
-            Jk[:3, pri] = z[pri].T
-            Jk[3:, pri] = 0.0
-        return chain_residual(self, Tf, J, pt, RtT, RtT if self.target_rows else None)
+        configuration of the unknowns ``x``: the chain's pass for one configuration
+        (:class:`~.chain_pass.ChainPass`, built on first use; a held base's steps are its constants) and, but
+        for a full pose in ground axes with unit weights (the pass's own residual), :func:`~.solvers.chain_residual`."""
+        cp = self._pass
+        if cp is None:
+            cp = self._pass = ChainPass(self.chain, self.theta, self.var_seg, self._k0, self._pre)
+        if self.plain_pose and self.Rrow is None and not self.target_rows:
+            return cp.pose_residual(x, pt, RtT)
+        Ct, J = cp.frames(x)
+        Tf = np.zeros((4, 4))
+        Tf[:3, :3] = Ct[:3, :3].T
+        Tf[:3, 3] = Ct[6, :3]
+        Tf[3, 3] = 1.0
+        return chain_residual(self, Tf, J, pt, RtT, RtT if self.target_rows else None, selected=True)
 
     def _step_one(self, x, r, J, lam):
-        """:meth:`step` of one lane (scalar Cholesky solves)."""
-        dx = _dls1(J, -r, lam)
-        xn = x + dx
+        """:meth:`step` of one lane (scalar Cholesky solves). A step within every joint's range (the common
+        case: nothing to clamp or wrap) is told by the bytes of the step clamped to the ranges being its own."""
+        xn = x - _dls1(J, r, lam)
+        lo, hi = self.lo, self.hi
+        if np.minimum(np.maximum(xn, lo), hi).tobytes() == xn.tobytes():
+            return xn[None]
         clo, chi = self.clo, self.chi
         out = (xn < clo) | (xn > chi)
         if np.count_nonzero(out):
@@ -504,7 +483,6 @@ class LaneEngine:
                 dxf = _dls1(J[:, free], e, lam)
                 xn[free] = np.minimum(np.maximum(x[free] + dxf, clo[free]), chi[free])
         if self.any_wrap:
-            lo, hi = self.lo, self.hi
             wr = self.wrap & ((xn < lo) | (xn > hi))
             if np.count_nonzero(wr):
                 xn[wr] = wrap_angle(xn[wr], lo[wr])

@@ -323,7 +323,7 @@ def _prioritized_step(stack, lams, free, dx0, post_fast=None):
 
 
 # ---------------------------------------------------------------------------------------------- fast kernel
-def chain_residual(K, Tf, J, pt, RtT, Rrow=None):
+def chain_residual(K, Tf, J, pt, RtT, Rrow=None, selected=False):
     """The residual of one chain task at one configuration, shared by the single-chain kernel
     (:class:`_ChainKernel`) and the lane engine's one-lane pass (:class:`~.batch.LaneEngine`): from the
     frame's ground pose ``Tf`` (4x4) and its ground Jacobian ``J`` (6, n; turned in place when the rows are
@@ -332,7 +332,8 @@ def chain_residual(K, Tf, J, pt, RtT, Rrow=None):
     the kept rows -- the weighted Jacobian (m, nv) of the unknowns, and the unweighted position and
     orientation error norms. ``K`` holds the task's constants (rows, weights, masks: see
     :class:`_ChainKernel`). ``Rrow``: this target's row turn instead of ``K.Rrow`` (an engine whose rows turn
-    with each target, :func:`~.batch.target_rows_engine`)."""
+    with each target, :func:`~.batch.target_rows_engine`). ``selected``: ``J`` holds the unknowns' columns only
+    (nv)."""
     e = np.empty(6)
     e[0] = Tf[0, 3] - pt[0]
     e[1] = Tf[1, 3] - pt[1]
@@ -351,7 +352,7 @@ def chain_residual(K, Tf, J, pt, RtT, Rrow=None):
         r, Jm = e, J
     else:
         r, Jm = e[K.rows], J[K.rows]
-    if not K.all_vars:
+    if not (K.all_vars or selected):
         Jm = Jm[:, K.var_seg]
     if K.masked:
         rp, rr = r[K.pos_rows], r[K.rot_rows]
@@ -540,25 +541,27 @@ class _ChainKernel:
 def _dls(J, e, lam):
     """``argmin |J dx - e|^2 + lam |dx|^2`` through the smaller of the two normal equations (Cholesky). The
     damping goes onto the diagonal through a strided view of the (new, contiguous) normal matrix: the same
-    sums as ``A.flat[::m + 1] += lam`` at half its cost (about 1 us of the 2 us of a flat iterator)."""
+    sums as ``A.flat[::m + 1] += lam`` at half its cost (about 1 us of the 2 us of a flat iterator). The
+    products are ``ndarray.dot`` (half the call cost of ``@`` on these sizes), and LAPACK's ``posv`` gets the
+    symmetric matrix as its Fortran-ordered transpose, to overwrite (no copy)."""
     m, n = J.shape
     if m <= n:
-        A = J @ J.T
+        A = J.dot(J.T)
         A.ravel()[::m + 1] += lam
-        c, y, info = _posv(A, e)
+        c, y, info = _posv(A.T, e, overwrite_a=1)
         if info == 0:
-            return J.T @ y
-        return J.T @ np.linalg.lstsq(A, e, rcond=None)[0]
-    A = J.T @ J
+            return J.T.dot(y)
+        return J.T.dot(np.linalg.lstsq(J.dot(J.T) + lam * np.eye(m), e, rcond=None)[0])
+    A = J.T.dot(J)
     A.ravel()[::n + 1] += lam
-    g = J.T @ e
-    c, y, info = _posv(A, g)
+    g = J.T.dot(e)
+    c, y, info = _posv(A.T, g, overwrite_a=1)
     if info == 0:
         return y
-    return np.linalg.lstsq(A, g, rcond=None)[0]
+    return np.linalg.lstsq(J.T.dot(J) + lam * np.eye(n), g, rcond=None)[0]
 
 
-def _posv_numpy(A, b):
+def _posv_numpy(A, b, overwrite_a=0):
     try:
         return None, np.linalg.solve(A, b), 0
     except np.linalg.LinAlgError:
