@@ -469,3 +469,23 @@ def test_closed_form_answers_on_a_mechanism_coupled_off_the_chain_are_expands():
         assert np.array_equal(r.q[7:], P.template[7:])                  # the fingers as at the seed
         s = P.structure.solver_constants[("eaik columns", "panda_link8")]
         assert np.array_equal(s, np.searchsorted(P.free, np.arange(7)))
+
+
+def test_a_pose_constraint_passes_the_same_checks_on_the_short_path():
+    """solve_ik takes a plain PoseConstraint without the generic checks' calls; every malformed one still fails as
+    before (weights NaN, inf, negative or not a float, priorities not integers, unknown frames) and the others
+    solve (an integer weight, the ground as the frame)."""
+    from mechanism_model_core.errors import UnknownFrame
+    m = ur5()
+    T = forward_kinematics(m, m.home).pose("tool")
+    for kw, err in (({"weight": math.nan}, InvalidConfiguration), ({"weight": math.inf}, InvalidConfiguration),
+                    ({"weight": -1.0}, InvalidConfiguration), ({"weight": "1"}, InvalidConfiguration),
+                    ({"priority": 0.5}, InvalidConfiguration), ({"priority": True}, InvalidConfiguration)):
+        with pytest.raises(err):
+            solve_ik(m, PoseConstraint("tool", T, **kw), m.home)
+    with pytest.raises(UnknownFrame):
+        solve_ik(m, PoseConstraint("no_such_frame", T), m.home)
+    with pytest.raises(UnknownFrame):
+        solve_ik(m, PoseConstraint("tool", T, relative_to="no_such_frame"), m.home)
+    assert solve_ik(m, PoseConstraint("tool", T, weight=2), m.home, timeout=SAFETY).success
+    assert solve_ik(m, PoseConstraint(m.ground, np.eye(4)), m.home, timeout=SAFETY).success

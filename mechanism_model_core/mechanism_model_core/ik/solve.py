@@ -292,6 +292,10 @@ def solve_ik(mechanism: Mechanism, constraints: Sequence[Constraint] | Constrain
         raise InvalidConfiguration(f"constraints must be a constraint or a sequence of them, got {constraints!r}")
     bound = []
     for c in constraints:                           # ConstraintManager.add's checks, without the manager
+        if type(c) is PoseConstraint and c.relative_to is None and type(c.priority) is int \
+                and type(c.weight) is float and 0.0 <= c.weight < math.inf and mechanism.has_frame(c.frame):
+            bound.append(c)                         # the common case: those checks passed, bound as it is
+            continue
         if not isinstance(c, Constraint):
             raise InvalidConfiguration(f"not a constraint: {c!r}")
         _check_weight_and_priority(c)
