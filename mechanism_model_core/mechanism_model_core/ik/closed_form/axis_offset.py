@@ -70,6 +70,7 @@ class AxisOffset:
         self.offset = float(np.linalg.norm(u))  # |u|: the odd axis's distance from w (m)
         self._lo, self._hi = lo, hi
         self._lo_in, self._hi_in = lo - 1e-12, hi + 1e-12
+        self._bounds = list(zip(self._lo_in.tolist(), self._hi_in.tolist()))
         self._finite = finite = np.isfinite(lo)
         self._all_finite = bool(finite.all())
         self._base = np.where(finite, lo - 1e-12, 0.0)     # each joint's turn starts here (_in_turns)
@@ -164,10 +165,12 @@ class AxisOffset:
 
     def _limited(self, q, x0, err, k):
         """``(q, err, k)`` with ``q`` in limits (moved by whole turns where it left a joint's range), or None."""
-        if (q < self._lo_in).any() or (q > self._hi_in).any():
-            q = self._in_turns(q[None], x0)[0]
-            if (q < self._lo_in).any() or (q > self._hi_in).any():
-                return None
+        for v, (lo, hi) in zip(q.tolist(), self._bounds):     # floats: a few numpy calls cost more
+            if not lo <= v <= hi:
+                q = self._in_turns(q[None], x0)[0]
+                if (q < self._lo_in).any() or (q > self._hi_in).any():
+                    return None
+                break
         return q, err, k
 
     def shift(self, v) -> np.ndarray:
