@@ -134,8 +134,9 @@ class AxisOffset:
         """``(q, error, calls)`` from a start ``q`` (n + 1,) near the answer for pose ``T`` (4x4, the solver's
         frame; a 7R chain's swept joint held at its value in ``q``): the iterates of the module docstring, the
         branch nearest the last one each time, until the position error on the exact chain is at most ``tol``
-        (m; the orientation is exact) or after :data:`MAX_CALLS`; the last iterate, in limits. None when the
-        moved chain has no exact branch near an iterate, or the last is out of limits."""
+        (m; the orientation is exact), after :data:`MAX_CALLS`, or once the error stops falling; the best
+        iterate, in limits. None when the moved chain has no exact branch near an iterate, or the best is out of
+        limits."""
         robot = self.robot if self.swept is None else self._robot_at(float(q[self.swept]))
         if robot is None:
             return None
@@ -155,10 +156,12 @@ class AxisOffset:
                 return None
             if self.swept is not None:
                 qn[self.swept] = q[self.swept]
-            q = qn
             x0, y0, z0 = x, y, z
-            x, y, z = self._vector(q.tolist())
-            err = math.sqrt((x - x0) ** 2 + (y - y0) ** 2 + (z - z0) ** 2)
+            x, y, z = self._vector(qn.tolist())
+            e = math.sqrt((x - x0) ** 2 + (y - y0) ** 2 + (z - z0) ** 2)
+            if e >= err:                # not contracting (an offset too large for the plain iteration):
+                break                   # the best iterate, for the caller's Gauss-Newton steps
+            q, err = qn, e
             if err <= tol:
                 break
         return self._limited(q, q, err, k)
