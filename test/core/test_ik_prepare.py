@@ -12,7 +12,7 @@ import warnings
 import numpy as np
 import pytest
 
-from mechanism_model_core import PoseConstraint, forward_kinematics
+from mechanism_model_core import OrientationConstraint, PoseConstraint, PositionConstraint, forward_kinematics
 from mechanism_model_core.errors import InvalidConfiguration, UnknownFrame, UnknownJoint
 from mechanism_model_core.ik import prepare_ik, solve_ik
 from mechanism_model_core.ik.prepare import PreparedFrame, group_tip_frames
@@ -82,6 +82,10 @@ def test_after_prepare_the_first_solves_build_nothing_and_answer_as_without(arm,
                      tol_position=1e-5, tol_orientation=1e-5)
         assert not built, f"a solve after prepare_ik built {dict(built)}"
         assert r.success and r.solver == solver, r
+        for task in (PositionConstraint(tip, T[:3, 3]), OrientationConstraint(tip, T[:3, :3])):
+            r = solve_ik(prepared, task, seed, locked=list(locked), timeout=60.0)
+            assert not built, f"a {type(task).__name__} solve after prepare_ik built {dict(built)}"
+            assert r.success, r
     # the control: the same solves on the mechanism never prepared build the caches (the counter sees them)
     # and give the same answers, field by field
     for T, seed in cases:
@@ -112,6 +116,8 @@ def test_prepare_refuses_unknown_frames_joints_and_bad_seeds():
         prepare_ik(m, ["tool0"], q0=np.full(m.nq, np.nan))
     with pytest.raises(InvalidConfiguration):
         prepare_ik(m, ["tool0"], targets=-1)
+    with pytest.raises(InvalidConfiguration, match="kinds"):
+        prepare_ik(m, ["tool0"], kinds=("pose", "velocity"))
     r = prepare_ik(m, "tool0", targets=0)                   # one frame by name
     assert len(r) == 1 and isinstance(r[0], PreparedFrame) and (r[0].frame, r[0].solver) == ("tool0", "eaik")
 

@@ -10,10 +10,10 @@ about, before the first request (the IK service does it at start-up for its moto
 >>> prepare_ik(arm, ["tool0"])                       # every joint free
 >>> prepare_ik(rover, group_tip_frames(rover, arm_joints), locked=others)   # the IK service's requests
 
-It solves, for each frame, full-pose targets at a few fixed in-limit configurations (the middle of the ranges
-and random draws) from the seed ``q0`` and from the middle of the ranges, exactly as ``solve_ik`` with
-``solver="auto"`` would: the closed form ``auto`` picks, its fallbacks (the lane engine with its seed table and
-restart sequence) and the problem's structure for the ``locked`` names. The caches live in the mechanism's
+It solves, for each frame, targets at a few fixed in-limit configurations (the middle of the ranges and random
+draws) -- full poses, positions and orientations -- from the seed ``q0`` and from the middle of the ranges,
+exactly as ``solve_ik`` with ``solver="auto"`` would: the closed form ``auto`` picks, its fallbacks (the lane
+engines with their seed tables and restart sequence) and the problem's structure for the ``locked`` names. The caches live in the mechanism's
 derived data (:mod:`..data`), so a solve afterwards finds them; what a solve then still builds depends on
 its own values only: the ``eaik`` robot of a 7R chain's swept joint at a new seed value (a few microseconds),
 the engine of another pose of a locked mobile base (its seed table shared). Answers do not depend on whether a
@@ -29,7 +29,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from ..constraints import PoseConstraint
+from ..constraints import OrientationConstraint, PoseConstraint, PositionConstraint
 from ..errors import InvalidConfiguration
 from ..kinematics import forward_kinematics, frame_chain
 from ..model import Mechanism
@@ -44,6 +44,9 @@ PREPARE_TARGETS = 3
 PREPARE_RNG = 20261128
 #: the time budget of each of those solves (s): they build the caches, a budget does not matter
 PREPARE_TIMEOUT = 1.0
+#: the constraint kinds prepared by default: a full pose, and the frame's position or orientation alone (each
+#: has a lane engine of its own; the IK service's constraints come in all three)
+KINDS = ("pose", "position", "orientation")
 
 
 @dataclass(frozen=True)
@@ -59,19 +62,23 @@ class PreparedFrame:
 
 
 def prepare_ik(mechanism: Mechanism, frames: Iterable[str], *, locked: Sequence[str] = (), q0=None,
-               targets: int = PREPARE_TARGETS) -> list[PreparedFrame]:
-    """Build the caches a full-pose ``solve_ik`` on each of ``frames`` would build on first use, with the joints
-    ``locked`` held at their ``q0`` values (home when None): pass the names in the order the solves will (the
-    problem structure is kept per tuple of locked names). ``targets``: random in-limit configurations whose
-    poses are solved besides the middle of the ranges, each from ``q0`` and from the middle of the ranges.
-    Returns one :class:`PreparedFrame` per frame. Raises :class:`~.errors.UnknownFrame`,
-    :class:`~.errors.UnknownJoint` or :class:`~.errors.InvalidConfiguration` for names or a ``q0`` that do not
-    fit the mechanism. Thread-safe as solves are; calling it again builds nothing new."""
+               targets: int = PREPARE_TARGETS, kinds: Sequence[str] = KINDS) -> list[PreparedFrame]:
+    """Build the caches a ``solve_ik`` on each of ``frames`` would build on first use -- for a full pose, and
+    (``kinds``: any of ``"pose"``, ``"position"``, ``"orientation"``) for the frame's position or orientation
+    alone -- with the joints ``locked`` held at their ``q0`` values (home when None): pass the names in the order
+    the solves will (the problem structure is kept per tuple of locked names). ``targets``: random in-limit
+    configurations whose poses are solved besides the middle of the ranges, each from ``q0`` and from the middle
+    of the ranges. Returns one :class:`PreparedFrame` per frame. Raises :class:`~.errors.UnknownFrame`,
+    :class:`~.errors.UnknownJoint` or :class:`~.errors.InvalidConfiguration` for names, kinds or a ``q0`` that do
+    not fit the mechanism. Thread-safe as solves are; calling it again builds nothing new."""
     if isinstance(frames, str):
         frames = [frames]
     locked = tuple(locked)
     if isinstance(targets, bool) or not isinstance(targets, int) or targets < 0:
         raise InvalidConfiguration(f"targets must be an integer >= 0, got {targets!r}")
+    kinds = (kinds,) if isinstance(kinds, str) else tuple(kinds)
+    if not set(kinds) <= set(KINDS):
+        raise InvalidConfiguration(f"kinds must be among {KINDS}, got {kinds!r}")
     q = mechanism.configuration(q0)
     if q.ndim != 1:
         raise InvalidConfiguration("q0 must be one configuration, not a batch")
@@ -94,15 +101,35 @@ def prepare_ik(mechanism: Mechanism, frames: Iterable[str], *, locked: Sequence[
         configs = [0.5 * (lo + hi)] + [lo + rng.random(len(free)) * (hi - lo) for _ in range(targets)]
         q_mid = P.template.copy()
         q_mid[free] = configs[0]
+        poses = []
         for x in configs:
             qt = P.template.copy()
             qt[free] = x
-            T = forward_kinematics(mechanism, qt).pose(frame)
-            for seed in (q, q_mid):
-                solve_ik(mechanism, PoseConstraint(frame, T), seed, locked=locked, timeout=PREPARE_TIMEOUT)
+            poses.append(forward_kinematics(mechanism, qt).pose(frame))
+        for kind in kinds:                               # a position or orientation alone: its engine and tables,
+            if kind != "pose":                           # one solve (no closed form: nothing else is built)
+                task = _task(kind, frame, poses[0])
+                E = chain_engine(_problem(mechanism, [task], q, locked, [task.bind(mechanism)]))
+                if E is not None:
+                    E.seed_table()                       # (the DLS's restarts start from it)
+                    E.restarts(0, 1)
+                solve_ik(mechanism, task, q, locked=locked, timeout=PREPARE_TIMEOUT)
+        if "pose" in kinds:                              # full poses last: their paths the warmest afterwards
+            for T in poses:
+                for seed in (q, q_mid):
+                    solve_ik(mechanism, PoseConstraint(frame, T), seed, locked=locked, timeout=PREPARE_TIMEOUT)
         out.append(PreparedFrame(frame, locked, getattr(solver, "name", type(solver).__name__),
                                  time.perf_counter() - t0))
     return out
+
+
+def _task(kind: str, frame: str, T: np.ndarray):
+    """The constraint of ``kind`` on ``frame`` toward pose ``T`` (4x4, ground)."""
+    if kind == "position":
+        return PositionConstraint(frame, T[:3, 3])
+    if kind == "orientation":
+        return OrientationConstraint(frame, T[:3, :3])
+    return PoseConstraint(frame, T)
 
 
 def group_tip_frames(mechanism: Mechanism, joints: Iterable[str]) -> list[str]:
