@@ -449,16 +449,18 @@ class LaneEngine:
         r, Jm, ep, er = self._eval1(x, pt, RtT)
         return r[None], Jm[None], np.array([ep]), np.array([er])
 
-    def _eval1(self, x, pt, RtT):
+    def _eval1(self, x, pt, RtT, tp=-1.0, to=-1.0):
         """Weighted residual (m,), Jacobian (m, nv) and the position and orientation error norms of one
         configuration of the unknowns ``x``: the chain's pass for one configuration
         (:class:`~.chain_pass.ChainPass`, built on first use; a held base's steps are its constants) and, but
-        for a full pose in ground axes with unit weights (the pass's own residual), :func:`~.solvers.chain_residual`."""
+        for a full pose in ground axes with unit weights (the pass's own residual), :func:`~.solvers.chain_residual`.
+        The Jacobian may be None when the errors are within ``tp`` (m) and ``to`` (rad): callers that stop at
+        those tolerances pass them (the last evaluation of a converging refinement needs no Jacobian)."""
         cp = self._pass
         if cp is None:
             cp = self._pass = ChainPass(self.chain, self.theta, self.var_seg, self._k0, self._pre)
         if self.plain_pose and self.Rrow is None and not self.target_rows:
-            return cp.pose_residual(x, pt, RtT)
+            return cp.pose_residual(x, pt, RtT, tp, to)
         Ct, J = cp.frames(x)
         Tf = np.zeros((4, 4))
         Tf[:3, :3] = Ct[:3, :3].T
@@ -475,13 +477,21 @@ class LaneEngine:
             return xn[None]
         clo, chi = self.clo, self.chi
         out = (xn < clo) | (xn > chi)
-        if np.count_nonzero(out):
-            xn = np.minimum(np.maximum(xn, clo), chi)
-            free = ~out
-            if np.count_nonzero(free):
-                e = -r - J[:, out] @ (xn[out] - x[out])
-                dxf = _dls1(J[:, free], e, lam)
-                xn[free] = np.minimum(np.maximum(x[free] + dxf, clo[free]), chi[free])
+        k = np.count_nonzero(out)
+        if k:
+            xc = np.minimum(np.maximum(xn, clo), chi)
+            if k < out.size:
+                # the clamped joints held there and the others' step taken again for what is left: their
+                # columns zeroed rather than dropped (the same normal equations, no gathers), as step()
+                held = xc - x
+                held *= out
+                e = J.dot(held)
+                e += r
+                d = _dls1(J * ~out, e, lam)
+                np.subtract(x, d, out=d)
+                xn = np.where(out, xc, np.minimum(np.maximum(d, clo, out=d), chi, out=d))
+            else:
+                xn = xc
         if self.any_wrap:
             wr = self.wrap & ((xn < lo) | (xn > hi))
             if np.count_nonzero(wr):
@@ -609,7 +619,7 @@ class LaneEngine:
                     if time.perf_counter() > deadline or (cancel is not None and cancel.is_set()):
                         break
                     xn = self._step_one(x, rk, Jk, muk * ck + 1e-12)[0]
-                    r1, J1, ep1, er1 = self._eval1(xn, pt, RtT)
+                    r1, J1, ep1, er1 = self._eval1(xn, pt, RtT, tp, to)
                     its += 1
                     if ep1 <= tp and er1 <= to:
                         best_x = xn

@@ -65,6 +65,11 @@ for _c in (_REV, _PRI, _Y0, _YP):
     _c.flags.writeable = False
 
 
+#: chains of at most this many groups evaluate all groups' maps as one product with a block-diagonal matrix
+#: (0.9 against 1.2 us for the batched product at 4 groups of 2 steps; its flops grow as the square of the groups)
+BLOCK_DIAGONAL = 4
+
+
 def g7(T) -> np.ndarray:
     """``G(T)`` (7x7) of a 4x4 pose: ``[[R, [o]R, o], [0, R, 0], [0, 0, 1]]``."""
     T = np.asarray(T, dtype=float)
@@ -149,6 +154,13 @@ class ChainPass:
         take = (3 * (np.arange(g)[:, None, None] * k + np.arange(k)) + digits[None]).reshape(g * K, k).T
         self.n_steps, self.k, self.groups, self.K = nn, k, g, K
         self._Q = Q.reshape(g, K, (7 + k) * 7)
+        # up to BLOCK_DIAGONAL groups: the groups' maps as one block-diagonal matrix (one dot, no batched call)
+        self._Qbig = None
+        if g <= BLOCK_DIAGONAL:
+            self._Qbig = np.zeros((g * K, g * (7 + k) * 7))
+            for grp in range(g):
+                self._Qbig[grp * K:(grp + 1) * K, grp * (7 + k) * 7:(grp + 1) * (7 + k) * 7] = self._Q[grp]
+            self._Qbig.flags.writeable = False
         self._take = tuple(np.ascontiguousarray(t) for t in take)
         self._D, self._off = D, off
         self._sine = None if sine.all() else sine
@@ -157,10 +169,9 @@ class ChainPass:
         for a in (self._Q, self._D, self._off, *self._take):
             a.flags.writeable = False
 
-    def frames(self, x):
-        """``(Ct, J)`` at the unknowns ``x`` (nv,): ``Ct`` (7x7) the frame's ``G`` transposed (``Ct[:3, :3]``
-        is ``R^T``, ``Ct[6, :3]`` the position, m), ``J`` (6, nv) its ground Jacobian over the unknowns (rows:
-        linear, m/rad or m/m; angular)."""
+    def _blocks(self, x):
+        """``(Ct, B)``: the frame's ``G`` transposed (7x7) and every group's block ``[prefix^T; lines^T]``
+        ((g, 7 + k, 7); the lines rows are the joints' ground lines) at the unknowns ``x``."""
         a = x.dot(self._D)
         a += self._off
         if self._sine is None:
@@ -172,28 +183,40 @@ class ChainPass:
         for t in take[1:]:
             mono *= a.take(t)
         g, k = self.groups, self.k
-        Z = np.matmul(mono.reshape(g, 1, self.K), self._Q).reshape(g, 7 + k, 7)
-        if g > 1:
-            B = np.empty((g, 7 + k, 7))
-            B[0] = Z[0]
-            c = B[0]
-            for i in range(1, g):
-                c = np.dot(Z[i], c[:7], out=B[i])
+        if self._Qbig is not None:
+            Z = mono.dot(self._Qbig).reshape(g, 7 + k, 7)
         else:
-            B = Z
-            c = Z[0]
-        Ct = c[:7]
+            Z = np.matmul(mono.reshape(g, 1, self.K), self._Q).reshape(g, 7 + k, 7)
+        if g == 1:
+            return Z[0, :7], Z
+        B = np.empty((g, 7 + k, 7))
+        B[0] = Z[0]
+        c = B[0]
+        for i in range(1, g):
+            c = Z[i].dot(c[:7], out=B[i])
+        return c[:7], B
+
+    def _jacobian(self, Ct, B):
+        """The ground Jacobian (6, nv) at the frame's origin from :meth:`_blocks`'s output."""
         Yt = Ct[6, :3].dot(_YP)
         Yt += _Y0
-        JT = np.dot(B[:, 7:].reshape(g * k, 7), Yt.reshape(7, 6))
+        JT = np.dot(B[:, 7:].reshape(self.groups * self.k, 7), Yt.reshape(7, 6))
         sel = self._sel
-        return Ct, (JT[:self.n_steps] if sel is None else JT[sel]).T
+        return (JT[:self.n_steps] if sel is None else JT[sel]).T
 
-    def pose_residual(self, x, pt, RtT):
+    def frames(self, x):
+        """``(Ct, J)`` at the unknowns ``x`` (nv,): ``Ct`` (7x7) the frame's ``G`` transposed (``Ct[:3, :3]``
+        is ``R^T``, ``Ct[6, :3]`` the position, m), ``J`` (6, nv) its ground Jacobian over the unknowns (rows:
+        linear, m/rad or m/m; angular)."""
+        Ct, B = self._blocks(x)
+        return Ct, self._jacobian(Ct, B)
+
+    def pose_residual(self, x, pt, RtT, tp=-1.0, to=-1.0):
         """``(r (6,), J (6, nv), |r[:3]|, |r[3:]|)`` of a full pose target at the unknowns ``x``: ``r`` is the
         position error (m) and ``log(R R_t^T)`` (rad) in ground axes, ``pt`` (3,) the target position,
-        ``RtT`` (3, 3) its rotation transposed."""
-        Ct, J = self.frames(x)
+        ``RtT`` (3, 3) its rotation transposed. ``J`` is None when the errors are within ``tp`` (m) and
+        ``to`` (rad) (a caller that stops there does not need it)."""
+        Ct, B = self._blocks(x)
         (m00, m10, m20, _, _, _, _), (m01, m11, m21, _, _, _, _), (m02, m12, m22, _, _, _, _) = \
             RtT.T.dot(Ct[:3]).tolist()                                  # rows of (R R_t^T)^T
         p0, p1, p2 = Ct[6, :3].tolist()
@@ -201,6 +224,7 @@ class ChainPass:
         e0, e1, e2 = p0 - t0, p1 - t1, p2 - t2
         v0, v1, v2 = m21 - m12, m02 - m20, m10 - m01                      # 2 sin(angle) axis
         c = 0.5 * (m00 + m11 + m22 - 1.0)                                # cos(angle)
+        ep = math.sqrt(e0 * e0 + e1 * e1 + e2 * e2)
         if c > -0.99:
             s = math.sqrt(v0 * v0 + v1 * v1 + v2 * v2)
             th = math.atan2(0.5 * s, c)
@@ -211,4 +235,6 @@ class ChainPass:
             w = log_so3(np.array(((m00, m01, m02), (m10, m11, m12), (m20, m21, m22))))
             r = np.array((e0, e1, e2, w[0], w[1], w[2]))
             er = math.sqrt(float(w @ w))
-        return r, J, math.sqrt(e0 * e0 + e1 * e1 + e2 * e2), er
+        if ep <= tp and er <= to:
+            return r, None, ep, er
+        return r, self._jacobian(Ct, B), ep, er

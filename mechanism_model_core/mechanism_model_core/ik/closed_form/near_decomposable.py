@@ -614,7 +614,7 @@ class NearDecomposableSolver:
         it divides the cost by at least 1 / REFINE_RATIO, else the damping grows tenfold and the step is
         taken again (at most REFINE_REJECTS times in a row); at most REFINE_STEPS steps.
         Returns ``(x, residual, converged, evaluations)``."""
-        r, J, ep, er = E._eval1(x, pt, RtT)
+        r, J, ep, er = E._eval1(x, pt, RtT, tp, to)        # (no Jacobian when within the tolerances)
         k = 1
         if ep <= tp and er <= to:
             return x, r, True, k
@@ -625,7 +625,7 @@ class NearDecomposableSolver:
             if time.perf_counter() > deadline:
                 break
             xn = E._step_one(x, r, J, mu * c + 1e-12)[0]
-            rn, Jn, ep, er = E._eval1(xn, pt, RtT)
+            rn, Jn, ep, er = E._eval1(xn, pt, RtT, tp, to)
             k += 1
             if ep <= tp and er <= to:
                 return xn, rn, True, k
