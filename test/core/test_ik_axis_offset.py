@@ -169,3 +169,25 @@ def test_solve_ik_confirms_most_answers_with_one_evaluation(arms):
         assert r.success and a.judge(r.q, T), r.reason
         its.append(r.iterations)
     assert sum(i == 1 for i in its) >= 40, its
+
+
+def test_solve_around_turns_the_seeds_last_joint_and_answers_within_tolerance_and_limits(arms):
+    """The secant from the seed with its last joint turned by k/8 of a turn: whatever it returns reaches the
+    target within the tolerance by Pinocchio, within limits; nothing once the deadline has passed."""
+    a, s = _solver(arms)
+    off = s._offset
+    rng = np.random.default_rng(21)
+    mid = 0.5 * (a.lo + a.hi)
+    found = 0
+    for q in a.sample(rng, 40):
+        T = a.pose(q)
+        assert off.solve_around(T, mid, 1e-7, deadline=0.0) is None
+        hit = off.solve_around(T, mid, 1e-7)
+        if hit is None:
+            continue
+        x, err, _ = hit
+        assert err <= 1e-7 and np.all(x >= a.lo - 1e-12) and np.all(x <= a.hi + 1e-12)
+        pe, oe = _errors(a, _full(a, s, x), T)
+        assert pe <= 1e-7 and oe < 1e-9
+        found += 1
+    assert found >= 30, found

@@ -27,6 +27,7 @@ exact-chain evaluation and Gauss-Newton step cost about 20 us."""
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 
@@ -42,6 +43,8 @@ MAX_CALLS = 8
 #: a secant step longer than this (rad) is replaced by the plain fixed-point step ``v <- q_n(v)``
 #: (:meth:`AxisOffset.solve`)
 MAX_STEP = 1.0
+#: :meth:`AxisOffset.solve_around`: the seed's last joint turned by k / TURNS of a turn, k = 1 .. TURNS - 1
+TURNS = 8
 #: moved 7R chains' robots kept by held value of the swept joint
 ROBOTS_KEPT = 1024
 
@@ -251,6 +254,22 @@ class AxisOffset:
             if ls[j]:
                 return None, -1
         return ref + D[j], int(j)
+
+    def solve_around(self, T, x0, tol, deadline=math.inf):
+        """:meth:`solve` from the seed ``x0`` with its last joint turned by k / :data:`TURNS` of a turn (k = 1,
+        2, ...) until one reaches ``tol``: near the joint limits the approximate branches can all leave them
+        where exact ones stay in (the xArm6: a third of the targets that went to the population LM); the first
+        such answer, or None (also once ``deadline``, a ``time.perf_counter`` value, has passed)."""
+        x = np.array(x0, dtype=float)
+        v0 = float(x[self.n])
+        for k in range(1, TURNS):
+            if time.perf_counter() > deadline:
+                break
+            x[self.n] = v0 + k * _TAU / TURNS
+            hit = self.solve(T, x, tol)
+            if hit is not None and hit[1] <= tol:
+                return hit
+        return None
 
     def solve(self, T, x0, tol):
         """A chain whose odd axis is its last, nothing held (:attr:`last`): ``(q, error, calls)``, the last iterate

@@ -75,7 +75,7 @@ from ..problem import IKOptions, IKProblem, IKResult
 from .base_frame import BaseFrame
 from .eaik_solver import EAIKSolver, _eaik, _robot_or_none, eaik_solver_for
 from .axis_offset import AxisOffset
-from .near_geometry import chain_axes, concurrency_defect, decomposition
+from .near_geometry import chain_axes, concurrency_defect, decomposition, least_squares_flags_reliable
 from .swept_aim import aim_geometry, toward
 
 __all__ = ["NEAR_RATIO", "NearDecomposableSolver", "concurrency_defect", "near_decomposable_solver_for"]
@@ -235,7 +235,8 @@ class NearDecomposableSolver:
                                  + np.linalg.norm(ch.F[:3, 3])
                                  + (max(abs(self.lower[0]), abs(self.upper[0])) if lift else 0.0))
         self.refine_mu = REFINE_MU_6R if self.swept is None else REFINE_MU
-        self._flags_reliable = self._least_squares_flags_reliable()
+        self._flags_reliable = least_squares_flags_reliable(EAIK, self.H, self.P, self.R0, self.swept, self._rlo,
+                                                            self._rhi, MEASURE_RNG)
         # closed-form tries per solve (lift and swept values) before the population LM takes over
         self.max_tries = MAX_TRIES
         self._fallback = LMPopulationSolver()
@@ -370,27 +371,6 @@ class NearDecomposableSolver:
                 self._robots.clear()
             self._robots[v] = r
         return r
-
-    def _least_squares_flags_reliable(self, samples: int = 16) -> bool:
-        """Whether ``eaik``'s least-squares flag is False on every exact branch of this chain: the branches of
-        the poses of ``samples`` fixed random configurations (the approximate chain's own poses) are checked
-        by its forward kinematics. It is not for some families with a held joint (Fetch's arm: every branch
-        flagged), whose flagged branches are then checked one by one."""
-        rng = np.random.default_rng(MEASURE_RNG)
-        lo = np.where(np.isfinite(self._rlo), self._rlo, -math.pi)
-        hi = np.where(np.isfinite(self._rhi), self._rhi, math.pi)
-        for _ in range(samples):
-            q = lo + rng.random(len(lo)) * (hi - lo)
-            robot = self._robot6 if self.swept is None else _robot_or_none(
-                self._EAIK, self.H, self.P, self.R0, [(self.swept, float(q[self.swept]))])
-            if robot is None:
-                return False
-            T = robot.fwdkin(q)
-            sol = robot.calculate_IK(T)
-            for qq, ls in zip(sol.Q, sol.is_LS):
-                if ls and np.abs(robot.fwdkin(qq)[:3] - T[:3]).max() < 1e-9:
-                    return False
-        return True
 
     def _lift(self, v):
         return min(max(float(v), self.lower[0]), self.upper[0]) if self.lift else None
@@ -603,6 +583,9 @@ class NearDecomposableSolver:
             if res is not None:
                 return res
         res = None if Q is None else answer(Q)
+        if res is None and off is not None and off.last:     # near the limits: other last-joint starts
+            hit = off.solve_around(T, x0, 0.9 * tp, options.deadline)
+            res = None if hit is None else answer(hit[0][None])
         if res is not None:
             return res
         res = self._fallback.solve(problem, options)

@@ -1,6 +1,7 @@
 """The geometry of chains near a decomposable one (:mod:`.near_decomposable`, :mod:`.axis_offset`): the
 least-squares common point of nearly concurrent axes, a chain's axes at its zero configuration, and whether
-``eaik`` decomposes a revolute chain (and which joint a 7R sweep then holds)."""
+``eaik`` decomposes a revolute chain (and which joint a 7R sweep then holds), and whether its least-squares
+flags can be trusted on a chain."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import numpy as np
 from .base_frame import suffix_products
 from .eaik_solver import _robot_or_none
 
-__all__ = ["chain_axes", "concurrency_defect", "decomposition"]
+__all__ = ["chain_axes", "concurrency_defect", "decomposition", "least_squares_flags_reliable"]
 
 
 def concurrency_defect(H, O):
@@ -55,3 +56,27 @@ def decomposition(EAIK, H, O, Tf):
         if r is not None and r.has_known_decomposition():
             return None, r.get_kinematic_family()
     return None
+
+
+def least_squares_flags_reliable(EAIK, H, P, R0, swept, lo, hi, rng_seed, samples: int = 16) -> bool:
+    """Whether ``eaik``'s least-squares flag is False on every exact branch of the revolute chain with axes
+    ``H``, offsets ``P`` and end rotation ``R0`` (a 7R chain's joint ``swept`` held, else None), limits
+    ``lo``, ``hi`` (rad): the branches of the poses of ``samples`` fixed random configurations (generator seed
+    ``rng_seed``; the chain's own poses) are checked by its forward kinematics. It is not for some families
+    with a held joint (Fetch's arm: every branch flagged), whose flagged branches are then checked one by
+    one."""
+    rng = np.random.default_rng(rng_seed)
+    lo = np.where(np.isfinite(lo), lo, -math.pi)
+    hi = np.where(np.isfinite(hi), hi, math.pi)
+    robot6 = _robot_or_none(EAIK, H, P, R0, []) if swept is None else None
+    for _ in range(samples):
+        q = lo + rng.random(len(lo)) * (hi - lo)
+        robot = robot6 if swept is None else _robot_or_none(EAIK, H, P, R0, [(swept, float(q[swept]))])
+        if robot is None:
+            return False
+        T = robot.fwdkin(q)
+        sol = robot.calculate_IK(T)
+        for qq, ls in zip(sol.Q, sol.is_LS):
+            if ls and np.abs(robot.fwdkin(qq)[:3] - T[:3]).max() < 1e-9:
+                return False
+    return True
