@@ -149,6 +149,8 @@ class KinematicsServer:
                 if frames:                    # a frame the parameter names that the model does not have
                     raise ValueError(f"ik_prepare_frames: {exc}") from None
                 self.log.warning("IK not prepared for %s: %s", ", ".join(names), exc)
+            except Exception as exc:          # noqa: BLE001 -- a head start, never a reason not to serve
+                self.log.warning("IK not prepared for %s: %s: %s", ", ".join(names), type(exc).__name__, exc)
         if done:
             self.log.info("IK prepared in %.0f ms for %s", 1e3 * (time.monotonic() - t0),
                           ", ".join(sorted({f"{p.frame} ({p.solver})" for p in done})))

@@ -354,3 +354,17 @@ def test_ik_prepare_frames_names_the_frames_and_an_unknown_one_is_a_bad_paramete
     with pytest.raises(ValueError, match="ik_prepare_frames.*no_such_frame"):
         create("kinematics_server", MemoryNode("k2", parameters={"ik_prepare_frames": ["no_such_frame"]},
                                                bus=bus), Served(m, "test"))
+
+
+def test_a_failing_ik_preparation_is_logged_and_the_server_serves(bus, monkeypatch):
+    """prepare_ik is a head start: should it fail on some group's frames (an error of any kind), the server logs it
+    and offers its services as without it."""
+    from mechanism_model_ros import kinematics_server
+    from mechanism_model_ros.nodes import Served, create
+    from mechanism_model_ros.transports.memory import MemoryNode
+
+    def broken(*a, **k):
+        raise RuntimeError("no luck")
+    monkeypatch.setattr(kinematics_server, "prepare_ik", broken)
+    node = create("kinematics_server", MemoryNode("k", bus=bus), Served(load_model(default_model_path()), "test"))
+    assert node.prepared == [] and "/compute_ik" in bus.services
