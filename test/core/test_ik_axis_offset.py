@@ -52,6 +52,9 @@ def test_the_odd_axis_and_its_offset_are_found(arms):
     sb = near_decomposable_solver_for(arms["baxter_like"].m, "tool")
     b = sb._offset
     assert (b.k, b.last, b.swept, b.offset) == (4, False, sb.swept, pytest.approx(0.01, abs=1e-4))
+    # its swept joint (the third) leaves a family whose branches eaik flags least-squares even when exact: the
+    # iteration checks them by forward kinematics instead (the random-seed solves below go through that)
+    assert (b.reliable, s._offset.reliable) == (False, True)
     # the lift arm is exact: nothing to iterate
     assert near_decomposable_solver_for(arms["lift_arm"].m, "tool")._offset is None
 
@@ -156,16 +159,19 @@ def test_most_targets_are_reached_by_the_iteration_in_a_few_calls(arms):
     assert np.median(calls) <= 6, np.median(calls)
 
 
-def test_solve_ik_confirms_most_answers_with_one_evaluation(arms):
+@pytest.mark.parametrize("name", ["xarm6_like", "baxter_like"])
+@pytest.mark.parametrize("seeds", ["mid", "random"])
+def test_solve_ik_confirms_most_answers_with_one_evaluation(arms, name, seeds):
     """Through ``solve_ik`` (tolerance 1e-6): every answer reaches the target within limits by Pinocchio, and
     most come from the iteration, confirmed by one evaluation of the exact chain."""
-    a, s = _solver(arms)
+    a, s = _solver(arms, name)
     rng = np.random.default_rng(12)
     mid = _full(a, s, 0.5 * (a.lo + a.hi))
     its = []
-    for q in a.sample(rng, 60):
+    for q, q0 in zip(a.sample(rng, 60), a.sample(rng, 60)):
         T = a.pose(q)
-        r = solve_ik(a.m, PoseConstraint("tool", T), mid, timeout=1.0, tol_position=1e-6, tol_orientation=1e-6)
+        seed = mid if seeds == "mid" else q0
+        r = solve_ik(a.m, PoseConstraint("tool", T), seed, timeout=1.0, tol_position=1e-6, tol_orientation=1e-6)
         assert r.success and a.judge(r.q, T), r.reason
         its.append(r.iterations)
     assert sum(i == 1 for i in its) >= 40, its

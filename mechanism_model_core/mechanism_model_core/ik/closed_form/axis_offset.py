@@ -32,7 +32,7 @@ import time
 import numpy as np
 
 from ...spatial import wrap_angle
-from .near_geometry import concurrency_defect
+from .near_geometry import concurrency_defect, least_squares_flags_reliable
 
 __all__ = ["AxisOffset"]
 
@@ -58,8 +58,10 @@ class AxisOffset:
     its swept joint ``swept`` held at ``v`` (kept by value); ``lo``, ``hi`` the joint limits (rad). Built by
     :meth:`of` (None where the chain is not of that kind)."""
 
-    def __init__(self, k, H, u, Rf, robot, make, swept, lo, hi):
+    def __init__(self, k, H, u, Rf, robot, make, swept, lo, hi, reliable=True):
         self.k, self.n = int(k), len(H) - 1
+        #: eaik's least-squares flags hold on the moved chain; else each branch taken is checked by its FK
+        self.reliable = bool(reliable)
         self._H = [tuple(float(c) for c in h) for h in H]
         h = H[k]
         self._u, self._hu = tuple(u.tolist()), tuple(np.cross(h, u).tolist())
@@ -106,8 +108,10 @@ class AxisOffset:
             if robot is None or not robot.has_known_decomposition():
                 continue
             make = None if swept is None else (lambda v, P=P: make_robot(H, P, R0, [(swept, v)]))
+            reliable = least_squares_flags_reliable(lambda held, P=P: make_robot(H, P, R0, held), swept,
+                                                    np.asarray(lo, dtype=float), np.asarray(hi, dtype=float), 7)
             return cls(k, H, u, R0, robot if swept is None else None, make, swept,
-                       np.asarray(lo, dtype=float), np.asarray(hi, dtype=float))
+                       np.asarray(lo, dtype=float), np.asarray(hi, dtype=float), reliable)
         return None
 
     def _robot_at(self, v):
@@ -154,7 +158,7 @@ class AxisOffset:
             Tp[1, 3] = py - (m10 * x + m11 * y + m12 * z)
             Tp[2, 3] = pz - (m20 * x + m21 * y + m22 * z)
             sol = robot.calculate_IK(Tp)
-            qn, j = self._nearest(sol, sol.Q, q, j)
+            qn, j = self._nearest(robot, sol, Tp, q, j)
             if qn is None:
                 return None
             if self.swept is not None:
@@ -193,12 +197,13 @@ class AxisOffset:
         Q = sol.Q
         if not Q.shape[0]:
             return None, False
-        q = self._nearest(sol, Q, x0)[0]
+        q = self._nearest(self.robot, sol, T, x0)[0]
         if q is not None and not ((q < self._lo_in).any() or (q > self._hi_in).any()):
             return q, True          # the nearest by whole turns, in limits: the in-limit one nearest x0
+        ls = sol.is_LS if self.reliable else np.array([not self._exact(self.robot, r, T) for r in Q])
         Q = self._in_turns(Q, x0)
         ok = np.logical_and.reduce(Q <= self._hi_in, axis=1)
-        ks = np.greater(ok, sol.is_LS).nonzero()[0]
+        ks = np.greater(ok, ls).nonzero()[0]
         exact = len(ks) > 0
         if not exact:
             ks = ok.nonzero()[0]
@@ -224,20 +229,26 @@ class AxisOffset:
         """``(q, j)``: the exact branch ``q`` of the moved chain for pose ``T`` nearest ``ref`` by whole turns
         and its index ``j`` in ``eaik``'s list (``j``: the last one's, tried first), or ``(None, -1)`` when there
         is none (the track left the moved chain's reach). Limits are checked on the last iterate alone."""
-        sol = self.robot.calculate_IK(T)
-        return self._nearest(sol, sol.Q, ref, j)
+        return self._nearest(self.robot, self.robot.calculate_IK(T), T, ref, j)
 
     @staticmethod
-    def _nearest(sol, Q, ref, j=-1):
-        """``(q, j)``: the exact branch ``Q[j]`` of ``Q`` (k, n; eaik's solution ``sol``) nearest ``ref`` by
-        whole turns (``ref`` plus the differences wrapped to [-pi, pi)), or ``(None, -1)``. ``j`` (>= 0): the
-        branch's index in the last solution, taken at once when it is still exact and within 0.1 rad (norm)
-        of ``ref`` (``eaik`` lists a pose's branches in the same order from one iterate to the next; distinct
-        branches are far apart)."""
+    def _exact(robot, q, T) -> bool:
+        """Whether branch ``q`` of ``robot`` reaches pose ``T`` (its forward kinematics within 1e-9)."""
+        return bool(np.abs(robot.fwdkin(q)[:3] - T[:3]).max() < 1e-9)
+
+    def _nearest(self, robot, sol, T, ref, j=-1):
+        """``(q, j)``: the exact branch ``Q[j]`` of ``eaik``'s solution ``sol`` (``Q``: ``sol.Q``, k x n) for
+        pose ``T`` nearest ``ref`` by whole turns (``ref`` plus the differences wrapped to [-pi, pi)), or
+        ``(None, -1)``. ``j`` (>= 0): the branch's index in the last solution, taken at once when it is still
+        exact and within 0.1 rad (norm) of ``ref`` (``eaik`` lists a pose's branches in the same order from
+        one iterate to the next; distinct branches are far apart). Exact: by ``eaik``'s flag where it holds
+        (:attr:`reliable`), else by ``robot``'s forward kinematics, nearest first."""
+        Q = sol.Q
         k = Q.shape[0]
-        if 0 <= j < k and not sol.is_LS[j]:
+        rel = self.reliable
+        if 0 <= j < k and (not rel or not sol.is_LS[j]):
             D = Q[j] - ref
-            if D @ D < 0.01:
+            if D @ D < 0.01 and (rel or self._exact(robot, Q[j], T)):
                 return ref + D, j
         if not k:
             return None, -1
@@ -246,6 +257,11 @@ class AxisOffset:
         np.remainder(D, _TAU, out=D)
         D -= math.pi
         d = np.add.reduce(D * D, axis=1)
+        if not rel:                 # the nearest few checked by forward kinematics
+            for i in d.argsort()[:4].tolist():
+                if self._exact(robot, Q[i], T):
+                    return ref + D[i], i
+            return None, -1
         j = d.argmin()
         ls = sol.is_LS
         if ls[j]:                   # a least-squares twin nearest: the nearest exact one, if any

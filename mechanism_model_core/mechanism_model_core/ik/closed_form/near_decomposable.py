@@ -235,8 +235,8 @@ class NearDecomposableSolver:
                                  + np.linalg.norm(ch.F[:3, 3])
                                  + (max(abs(self.lower[0]), abs(self.upper[0])) if lift else 0.0))
         self.refine_mu = REFINE_MU_6R if self.swept is None else REFINE_MU
-        self._flags_reliable = least_squares_flags_reliable(EAIK, self.H, self.P, self.R0, self.swept, self._rlo,
-                                                            self._rhi, MEASURE_RNG)
+        self._flags_reliable = least_squares_flags_reliable(partial(_robot_or_none, EAIK, self.H, self.P, self.R0),
+                                                            self.swept, self._rlo, self._rhi, MEASURE_RNG)
         # closed-form tries per solve (lift and swept values) before the population LM takes over
         self.max_tries = MAX_TRIES
         self._fallback = LMPopulationSolver()

@@ -58,20 +58,20 @@ def decomposition(EAIK, H, O, Tf):
     return None
 
 
-def least_squares_flags_reliable(EAIK, H, P, R0, swept, lo, hi, rng_seed, samples: int = 16) -> bool:
-    """Whether ``eaik``'s least-squares flag is False on every exact branch of the revolute chain with axes
-    ``H``, offsets ``P`` and end rotation ``R0`` (a 7R chain's joint ``swept`` held, else None), limits
-    ``lo``, ``hi`` (rad): the branches of the poses of ``samples`` fixed random configurations (generator seed
-    ``rng_seed``; the chain's own poses) are checked by its forward kinematics. It is not for some families
-    with a held joint (Fetch's arm: every branch flagged), whose flagged branches are then checked one by
-    one."""
+def least_squares_flags_reliable(make, swept, lo, hi, rng_seed, samples: int = 16) -> bool:
+    """Whether ``eaik``'s least-squares flag is False on every exact branch of a revolute chain, ``make(held)``
+    giving its robot with the joints ``held`` (a list of ``(joint, value)``) held, or None (a 7R chain's joint
+    ``swept`` held, else None; limits ``lo``, ``hi``, rad): the branches of the poses of ``samples`` fixed random
+    configurations (generator seed ``rng_seed``; the chain's own poses) are checked by its forward kinematics.
+    It is not for some families with a held joint (Fetch's arm: every branch flagged), whose flagged branches
+    are then checked one by one."""
     rng = np.random.default_rng(rng_seed)
     lo = np.where(np.isfinite(lo), lo, -math.pi)
     hi = np.where(np.isfinite(hi), hi, math.pi)
-    robot6 = _robot_or_none(EAIK, H, P, R0, []) if swept is None else None
+    robot6 = make([]) if swept is None else None
     for _ in range(samples):
         q = lo + rng.random(len(lo)) * (hi - lo)
-        robot = robot6 if swept is None else _robot_or_none(EAIK, H, P, R0, [(swept, float(q[swept]))])
+        robot = robot6 if swept is None else make([(swept, float(q[swept]))])
         if robot is None:
             return False
         T = robot.fwdkin(q)
