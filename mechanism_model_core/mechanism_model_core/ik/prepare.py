@@ -42,8 +42,8 @@ __all__ = ["PreparedFrame", "group_tip_frames", "prepare_ik"]
 PREPARE_TARGETS = 3
 #: the generator seed of those configurations
 PREPARE_RNG = 20261128
-#: the time budget of each of those solves (s): they build the caches, a budget does not matter
-PREPARE_TIMEOUT = 1.0
+#: the time budget of each of those solves (s; solve_ik's default): what a first solve builds is not billed to it
+PREPARE_TIMEOUT = 0.05
 #: the constraint kinds prepared by default: a full pose, and the frame's position or orientation alone (each
 #: has a lane engine of its own; the IK service's constraints come in all three)
 KINDS = ("pose", "position", "orientation")
@@ -105,6 +105,8 @@ def prepare_ik(mechanism: Mechanism, frames: Iterable[str], *, locked: Sequence[
         for x in configs:
             qt = P.template.copy()
             qt[free] = x
+            if mechanism.couplings:                      # coupled joints follow: a pose the chain can reach
+                qt = mechanism.apply_couplings(qt)
             poses.append(forward_kinematics(mechanism, qt).pose(frame))
         for kind in kinds:                               # a position or orientation alone: its engine and tables,
             if kind != "pose":                           # one solve (no closed form: nothing else is built)
