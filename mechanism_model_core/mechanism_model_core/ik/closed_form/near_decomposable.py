@@ -72,9 +72,9 @@ from ...model import Mechanism
 from ...spatial import wrap_angle
 from ..batch import LMPopulationSolver, chain_engine, lane_data
 from ..problem import IKOptions, IKProblem, IKResult
+from .axis_offset import AxisOffset
 from .base_frame import BaseFrame
 from .eaik_solver import EAIKSolver, _eaik, _robot_or_none, eaik_solver_for
-from .axis_offset import AxisOffset
 from .near_geometry import chain_axes, concurrency_defect, decomposition, least_squares_flags_reliable
 from .swept_aim import aim_geometry, toward
 
