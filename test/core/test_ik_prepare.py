@@ -133,3 +133,35 @@ def test_group_tip_frames_are_the_frames_fixed_to_the_groups_last_link():
     assert group_tip_frames(m, []) == []
     p = _load(PANDA[0])                                      # the fingers are two branches: no one chain
     assert group_tip_frames(p, ["panda_finger_joint1", "panda_finger_joint2"]) == []
+
+
+def test_a_rover_arm_prepared_as_the_ik_service_does_builds_nothing_at_other_rover_poses(monkeypatch):
+    """The IK service's requests lock every joint but the arm group's and take the rover's pose from the robot
+    state: prepared once at home (group_tip_frames, the group's joints free), the first solves at other rover
+    poses -- chassis, suspension and mast moved -- build nothing (the closed form and the engines' tables do not
+    depend on the held values before the arm) and reach their targets."""
+    from mechanism_model_core import load_model
+    from mechanism_model_core.io.motor_groups import load_motor_groups
+    from mechanism_model_core.library import model_path
+    m = load_model(model_path("curiosity/curiosity_rover.xml"))
+    arm = load_motor_groups(m)["arm_joint_trajectory_controller"]
+    tips = group_tip_frames(m, arm.joint_names)
+    locked = [c for c in m.independent_coordinates if c not in set(arm.joint_names)]
+    prepare_ik(m, tips, locked=locked)
+    rng = np.random.default_rng(4)
+    built = ik_builds.install(monkeypatch)
+    for _ in range(4):
+        q0 = np.array(m.home, dtype=float)
+        for name in locked:
+            i = m.coordinate_index(name)
+            q0[i] = rng.uniform(max(m.lower_limits[i], -0.3), min(m.upper_limits[i], 0.3))
+        q = q0.copy()
+        for name, lo, hi in zip(arm.joint_names, arm.lower, arm.upper):
+            q[m.coordinate_index(name)] = rng.uniform(max(lo, -3.0), min(hi, 3.0))
+        T = forward_kinematics(m, q).pose(tips[-1])
+        r = solve_ik(m, PoseConstraint(tips[-1], T), q0, locked=locked, timeout=60.0, tol_position=1e-6,
+                     tol_orientation=1e-6)
+        assert not built, dict(built)
+        assert r.success, r
+        F = forward_kinematics(m, r.q).pose(tips[-1])
+        assert np.linalg.norm(F[:3, 3] - T[:3, 3]) < 1e-6
