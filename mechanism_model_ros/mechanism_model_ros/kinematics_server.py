@@ -54,7 +54,8 @@ from .cartesian_path_service import CartesianPathService
 from .error_codes import ErrorCodes, RequestError, code_for
 from .joint_state_cache import JointStateCache
 from .transports.base import RateLimitedLogger, Transport, request_arrival, request_cancelled
-from mechanism_model_core.ik import group_tip_frames, prepare_ik, solve_ik      # (loads the IK solvers and their LAPACK bindings, ~0.1 s, at start)
+# (loads the IK solvers and their LAPACK bindings, ~0.1 s, at start)
+from mechanism_model_core.ik import group_tip_frames, prepare_ik, solve_ik
 from .serve import run_nodes
 from .state_validity import REQUEST_LIMITS, StateValidity
 

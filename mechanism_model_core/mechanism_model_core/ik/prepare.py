@@ -13,11 +13,11 @@ about, before the first request (the IK service does it at start-up for its moto
 It solves, for each frame, targets at a few fixed in-limit configurations (the middle of the ranges and random
 draws) -- full poses, positions and orientations -- from the seed ``q0`` and from the middle of the ranges,
 exactly as ``solve_ik`` with ``solver="auto"`` would: the closed form ``auto`` picks, its fallbacks (the lane
-engines with their seed tables and restart sequence) and the problem's structure for the ``locked`` names. The caches live in the mechanism's
-derived data (:mod:`..data`), so a solve afterwards finds them; what a solve then still builds depends on
-its own values only: the ``eaik`` robot of a 7R chain's swept joint at a new seed value (a few microseconds),
-the engine of another pose of a locked mobile base (its seed table shared). Answers do not depend on whether a
-mechanism was prepared.
+engines with their seed tables and restart sequence) and the problem's structure for the ``locked`` names. The
+caches live in the mechanism's derived data (:mod:`..data`), so a solve afterwards finds them; what a solve then
+still builds depends on its own values only: the ``eaik`` robot of a 7R chain's swept joint at a new seed value
+(a few microseconds), the lane engine of a chain whose locked joints after its first free one take new values
+(its tables shared). Answers do not depend on whether a mechanism was prepared.
 """
 
 from __future__ import annotations
