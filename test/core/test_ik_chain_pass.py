@@ -22,10 +22,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mechanism_model_core.constraints import PoseConstraint, PositionConstraint
+from mechanism_model_core.constraints import OrientationConstraint, PoseConstraint, PositionConstraint
 from mechanism_model_core.ik.batch import chain_engine
 from mechanism_model_core.ik.chain_pass import ChainPass
 from mechanism_model_core.ik.problem import IKProblem
+from mechanism_model_core.ik.solvers import _ChainKernel
 from mechanism_model_core.io.urdf import load_urdf
 
 pin = pytest.importorskip("pinocchio")
@@ -124,7 +125,8 @@ def test_pose_jacobian_and_residual_match_pinocchio_for_every_group_size(case, d
     pt, Rt = _target(np.random.default_rng(seed))
     RtT = np.ascontiguousarray(Rt.T)
     want_r = np.concatenate([T[:3, 3] - pt, pin.log3(T[:3, :3] @ RtT)])
-    passes = [ChainPass(E.chain, E.theta, E.var_seg, E._k0, E._pre, k) for k in (1, 2, 3, 4)]
+    passes = [ChainPass(E.chain, E.var_seg, E._k0, k).held(E.theta, fold) for k in (1, 2, 3, 4)
+              for fold in (False, True)]
     for cp in passes:
         Ct, J = cp.frames(x)
         assert np.abs(Ct[:3, :3].T - T[:3, :3]).max() < TOL, f"k={cp.k}: rotation"
@@ -250,3 +252,45 @@ def test_threads_evaluating_one_engine_get_their_own_answers():
     for t in threads:
         t.join(timeout=60)
     assert not bad
+
+
+@pytest.mark.parametrize("name", ["pr2_held_torso", "odd_held_floating_base", "panda_held_elbow", "ur5"])
+@pytest.mark.parametrize("kind", ["pose", "position", "orientation"])
+def test_the_dls_kernel_evaluates_with_the_pass_bound_to_its_held_values(name, kind):
+    """The DLS fast path's kernel (a new one per problem, the pass's constants shared through the structure)
+    binds the held joints' values of its own problem: two problems with different held values and seeds,
+    each judged by Pinocchio at its own."""
+    rel, frame, locked = CASES[name]
+    m, pm = _model(rel)
+    rng = np.random.default_rng(7)
+    pt = np.array([0.3, -0.2, 0.5])
+    _, Rt = _target(rng)
+    make = {"pose": lambda: PoseConstraint(frame, np.block([[Rt, pt[:, None]], [np.zeros((1, 3)), 1.0]])),
+            "position": lambda: PositionConstraint(frame, pt),
+            "orientation": lambda: OrientationConstraint(frame, Rt)}[kind]
+    rows = {"pose": slice(0, 6), "position": slice(0, 3), "orientation": slice(3, 6)}[kind]
+    lo = np.where(np.isfinite(m.lower_limits), m.lower_limits, -math.pi)
+    hi = np.where(np.isfinite(m.upper_limits), m.upper_limits, math.pi)
+    for _ in range(3):
+        q0 = np.array(m.home, dtype=float)
+        q0[:] = rng.uniform(lo, hi)                       # other held values each time
+        c = make().bind(m)
+        K = _ChainKernel.build(IKProblem(m, [c], q0, list(locked), [c]))
+        assert K is not None
+        coords = np.asarray(K.chain.coords)[K.var_seg]
+        cols = [pm.joints[pm.getJointId(m.coordinate_names[i])].idx_v for i in coords]
+        pd = pm.createData()
+        fid = pm.getFrameId(frame, pin.FrameType.BODY)
+        for _ in range(5):
+            x = rng.uniform(lo[coords], hi[coords])
+            q = q0.copy()
+            q[coords] = x
+            qp = pin_configuration(pm, m, q)
+            pin.computeJointJacobians(pm, pd, qp)
+            pin.updateFramePlacements(pm, pd)
+            T = pd.oMf[fid].homogeneous
+            Jp = pin.getFrameJacobian(pm, pd, fid, pin.LOCAL_WORLD_ALIGNED)[:, cols]
+            want = np.concatenate([T[:3, 3] - pt, pin.log3(T[:3, :3] @ Rt.T)])
+            r, J, ep, er = K.evaluate(x)
+            assert np.abs(r - want[rows]).max() < 1e-11
+            assert np.abs(J - Jp[rows]).max() < 1e-11

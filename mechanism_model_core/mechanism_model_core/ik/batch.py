@@ -45,7 +45,7 @@ from ..kinematics import frame_chain
 from ..spatial import log_so3, wrap_angle
 from .problem import IKOptions, IKProblem, IKResult, beyond_reach, diagnose_failure
 from .registry import register_solver
-from .chain_pass import ChainPass
+from .chain_pass import ChainPass, pose4
 from .solvers import DLSSolver, _ChainKernel, chain_residual, _dls as _dls1
 
 __all__ = ["BatchIKResult", "LMPopulationSolver", "LaneEngine", "chain_engine"]
@@ -197,6 +197,9 @@ class LaneEngine:
         #: a full pose with unit weights: the one-lane pass's own residual (when the rows are not turned)
         self.plain_pose = bool(self.all_rows and self.unit_weights)
         self._pass = None               # the one-lane pass (_eval1), built on first use
+        #: its constants, shared by the engines of every held value (a rover's chassis poses)
+        self._passes = memo(m, "ik.chain_passes", _CONSTS_MAX)
+        self._pass_key = (K.P.tasks[0].frame, self.var_seg.tobytes(), self._k0)
         # position bound only when every position row is kept
         self.bound_applies = bool(np.all(np.isin([0, 1, 2], self.rows))) and math.isfinite(self.reach)
 
@@ -458,15 +461,13 @@ class LaneEngine:
         those tolerances pass them (the last evaluation of a converging refinement needs no Jacobian)."""
         cp = self._pass
         if cp is None:
-            cp = self._pass = ChainPass(self.chain, self.theta, self.var_seg, self._k0, self._pre)
+            ch, var_seg, k0 = self.chain, self.var_seg, self._k0
+            cp = self._pass = self._passes.get(self._pass_key, lambda: ChainPass(ch, var_seg, k0)).held(self.theta,
+                                                                                            fold=True)
         if self.plain_pose and self.Rrow is None and not self.target_rows:
             return cp.pose_residual(x, pt, RtT, tp, to)
         Ct, J = cp.frames(x)
-        Tf = np.zeros((4, 4))
-        Tf[:3, :3] = Ct[:3, :3].T
-        Tf[:3, 3] = Ct[6, :3]
-        Tf[3, 3] = 1.0
-        return chain_residual(self, Tf, J, pt, RtT, RtT if self.target_rows else None, selected=True)
+        return chain_residual(self, pose4(Ct), J, pt, RtT, RtT if self.target_rows else None, selected=True)
 
     def _step_one(self, x, r, J, lam):
         """:meth:`step` of one lane (scalar Cholesky solves). A step within every joint's range (the common

@@ -38,7 +38,7 @@ import numpy as np
 
 from ..spatial import log_so3, skew
 
-__all__ = ["ChainPass"]
+__all__ = ["ChainPass", "pose4"]
 
 #: basis of G(Rz(t)) in w = (1, sin t, cos t), and of G(Tz(t)) in (1, t)
 _REV = np.zeros((3, 7, 7))
@@ -82,6 +82,15 @@ def g7(T) -> np.ndarray:
     return G
 
 
+def pose4(Ct) -> np.ndarray:
+    """The 4x4 pose of a pass's ``Ct`` (its ``G`` transposed)."""
+    T = np.zeros((4, 4))
+    T[:3, :3] = Ct[:3, :3].T
+    T[:3, 3] = Ct[6, :3]
+    T[3, 3] = 1.0
+    return T
+
+
 def group_size(steps: int) -> int:
     """Steps per group: 3 where they divide evenly (6R: two groups, one chain product), else 2 (7 steps: four
     groups). Measured on Baxter, the Panda and an xArm6 (one pass, CPU): 2 and 3 within 3 % of each other,
@@ -90,14 +99,15 @@ def group_size(steps: int) -> int:
 
 
 class ChainPass:
-    """The constants of one chain's pass over its steps ``k0 ..`` (see the module docstring).
+    """The constants of one chain's pass over its steps ``k0 ..`` (see the module docstring), whatever the held
+    steps' values; :meth:`held` binds those (a pass evaluates only once bound).
 
-    ``chain``: the :class:`~..kinematics.FrameChain`; ``theta`` (n,): the held steps' values (rad or m);
-    ``var_seg`` (nv,): the steps that are unknowns, in the order of ``x``; ``k0``: the first step passed
-    over (the steps before it held), ``pre`` (4x4): their ground pose at the held values (None: ``k0 == 0``).
+    ``chain``: the :class:`~..kinematics.FrameChain`; ``var_seg`` (nv,): the steps that are unknowns, in the
+    order of ``x``; ``k0``: the first step passed over (the steps before it held: a mobile base's pose, a
+    torso); ``k``: steps per group (default :func:`group_size`).
     """
 
-    def __init__(self, chain, theta, var_seg, k0: int = 0, pre=None, k: int | None = None):
+    def __init__(self, chain, var_seg, k0: int = 0, k: int | None = None):
         n = chain.n
         nn = n - k0
         k = group_size(nn) if k is None else k
@@ -105,10 +115,11 @@ class ChainPass:
         N = g * k
         P = chain.Pm.reshape(n, 4, 4)
         prism = np.asarray(chain.prismatic, dtype=bool)
-        theta = np.asarray(theta, dtype=float)
         col = {int(s): j for j, s in enumerate(var_seg)}
-        # the arguments of the steps' w entries: a = x @ D + off, then sin (but of a slider's value)
+        # the arguments of the steps' w entries: a = x @ D + off, then sin (but of a slider's value); off =
+        # off0 + (held steps' values) @ H
         D = np.zeros((len(var_seg), 3 * N))
+        H = np.zeros((nn, 3 * N))
         off = np.zeros(3 * N)
         off[0::3] = 0.5 * math.pi            # sin(pi/2) == 1.0 exactly: the constant entry
         sine = np.ones(3 * N, dtype=bool)
@@ -120,7 +131,7 @@ class ChainPass:
                 basis[j] = 0.0
                 basis[j, 0] = np.eye(7)
                 continue
-            GP = g7(P[s]) if not (j == 0 and k0) else g7(pre) @ g7(P[s])
+            GP = g7(P[s])
             if prism[s]:
                 basis[j] = GP @ _PRI
                 line[j] = GP[:, 2]
@@ -135,7 +146,7 @@ class ChainPass:
                 if s in col:
                     D[col[s], c] = 1.0
                 else:
-                    off[c] += theta[s]
+                    H[j, c] = 1.0
         # per group, the products of every choice of one basis matrix per step (monomial index: the
         # choices as the digits of a base-3 number, the group's first step most significant) and the lines
         # of its steps (step i's depends on the steps before it only: the monomials whose later digits are 0)
@@ -162,12 +173,49 @@ class ChainPass:
                 self._Qbig[grp * K:(grp + 1) * K, grp * (7 + k) * 7:(grp + 1) * (7 + k) * 7] = self._Q[grp]
             self._Qbig.flags.writeable = False
         self._take = tuple(np.ascontiguousarray(t) for t in take)
-        self._D, self._off = D, off
+        self.chain, self.k0 = chain, k0
+        self._D, self._off0, self._H = D, off, (H if H.any() else None)
+        self._off = self._preT = None         # bound by held()
         self._sine = None if sine.all() else sine
         loc = np.asarray(var_seg, dtype=np.intp) - k0
         self._sel = None if (len(loc) == nn and np.array_equal(loc, np.arange(nn))) else loc
-        for a in (self._Q, self._D, self._off, *self._take):
+        for a in (self._Q, self._D, self._off0, H, *self._take):
             a.flags.writeable = False
+
+    def held(self, theta, fold: bool = False) -> "ChainPass":
+        """This pass with the held steps at their values in ``theta`` (n,: the whole chain's step values, rad
+        or m; the unknowns' entries are not read): the held steps inside the pass in its arguments' offsets,
+        those before ``k0`` as their ground pose, applied to the first group's block by one 7x7 product a
+        pass, or with ``fold`` folded into that group's map (a copy of the map: for a pass bound once and
+        evaluated often, as a lane engine's). Unfolded, cheap (a few microseconds): the constants are shared."""
+        theta = np.asarray(theta, dtype=float)
+        b = object.__new__(ChainPass)
+        for name, value in vars(self).items():        # (setattr keeps the attributes in the object's fast
+            setattr(b, name, value)                   # layout, which a dict update would give up)
+        off = self._off0.copy() if self._H is None else self._off0 + theta[self.k0:].dot(self._H)
+        off.flags.writeable = False
+        b._off = off
+        k0 = self.k0
+        if k0:
+            L = self.chain.step_transforms(theta[:k0])
+            pre = L[0]
+            for i in range(1, k0):
+                pre = pre.dot(L[i])
+            preT = np.ascontiguousarray(g7(pre).T)
+            if not fold:
+                b._preT = preT
+                return b
+            K, w = self.K, (7 + self.k) * 7
+            Q = self._Q.copy()
+            Q[0] = (Q[0].reshape(K, 7 + self.k, 7) @ preT).reshape(K, w)
+            Q.flags.writeable = False
+            b._Q = Q
+            if self._Qbig is not None:
+                Qb = self._Qbig.copy()
+                Qb[:K, :w] = Q[0]
+                Qb.flags.writeable = False
+                b._Qbig = Qb
+        return b
 
     def _blocks(self, x):
         """``(Ct, B)``: the frame's ``G`` transposed (7x7) and every group's block ``[prefix^T; lines^T]``
@@ -187,10 +235,16 @@ class ChainPass:
             Z = mono.dot(self._Qbig).reshape(g, 7 + k, 7)
         else:
             Z = np.matmul(mono.reshape(g, 1, self.K), self._Q).reshape(g, 7 + k, 7)
+        preT = self._preT
         if g == 1:
+            if preT is not None:
+                Z = Z[0].dot(preT).reshape(1, 7 + k, 7)
             return Z[0, :7], Z
         B = np.empty((g, 7 + k, 7))
-        B[0] = Z[0]
+        if preT is None:
+            B[0] = Z[0]
+        else:
+            Z[0].dot(preT, out=B[0])
         c = B[0]
         for i in range(1, g):
             c = Z[i].dot(c[:7], out=B[i])

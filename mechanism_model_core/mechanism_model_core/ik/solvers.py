@@ -45,6 +45,7 @@ import numpy as np
 from ..constraints import OrientationConstraint, PoseConstraint, PositionConstraint
 from ..kinematics import forward_kinematics, frame_chain
 from ..spatial import log_so3, wrap_angle
+from .chain_pass import ChainPass, pose4
 from .problem import (IKOptions, IKProblem, RestartingSolver, diagnose_failure,
                          restart_sample as _restart_sample)
 from .registry import register_solver
@@ -453,8 +454,11 @@ class _ChainKernel:
             T_wr = forward_kinematics(m, P.template).pose(c.relative_to)
         self.P = P
         self.T_wr = T_wr                  # the reference frame's constant ground pose (None: the ground)
-        self.work = self.chain.workspace()
         self.theta = np.array(P.template[coords], dtype=float)
+        # the chain's one-configuration pass (its constants kept per structure and frame), bound to the held
+        # values on the first evaluation
+        self._pass = None
+        self._pass_src = (consts, c.frame)
         self.x_full0 = P.x_of(P.template)
         self.x0 = self.x_full0[self.var_x].copy()
         # the target
@@ -477,15 +481,27 @@ class _ChainKernel:
     def random(self, rng, k=0):
         return _restart_sample(rng, self.lo, self.hi, k)
 
-    def evaluate(self, xv):
-        """Weighted residual (m,), weighted Jacobian (m, nv) and the unweighted (pos, rot) error norms."""
-        if self.all_vars:
-            th = xv
-        else:
-            th = self.theta
-            th[self.var_seg] = xv
-        Tf, J = self.chain.evaluate(th, self.work)
-        return chain_residual(self, Tf, J, self.pt, self.RtT)
+    def evaluate(self, xv, tp=-1.0, to=-1.0):
+        """Weighted residual (m,), weighted Jacobian (m, nv) and the unweighted (pos, rot) error norms: the
+        chain's pass (:class:`~.chain_pass.ChainPass`) and, but for a full pose with unit weights in ground
+        axes (the pass's own residual, whose Jacobian is None when the errors are within ``tp``, ``to``),
+        :func:`chain_residual`."""
+        cp = self._pass
+        if cp is None:
+            cp = self._pass = self._bound_pass()
+        if self.all_rows and self.unit_weights and self.Rrow is None:
+            return cp.pose_residual(xv, self.pt, self.RtT, tp, to)
+        Ct, J = cp.frames(xv)
+        return chain_residual(self, pose4(Ct), J, self.pt, self.RtT, selected=True)
+
+    def _bound_pass(self):
+        consts, frame = self._pass_src
+        key = ("chain pass", frame)
+        cp = consts.get(key)
+        if cp is None:
+            k0 = 0 if self.all_vars else int(self.var_seg[0])
+            cp = consts[key] = ChainPass(self.chain, self.var_seg, k0)
+        return cp.held(self.theta)
 
     def attempt(self, xv, o: IKOptions, cap, mu0, window=None, ratio=None):
         window = STALL_WINDOW if window is None else window
@@ -518,7 +534,7 @@ class _ChainKernel:
                 wr = self.wrap & ((xn < lo) | (xn > hi))
                 if wr.any():
                     xn[wr] = wrap_angle(xn[wr], lo[wr])
-            rn, Jn, epn, ern = self.evaluate(xn)
+            rn, Jn, epn, ern = self.evaluate(xn, tp, to)       # (converged: no Jacobian, none needed)
             costn = float(rn @ rn)
             if costn < cost:
                 xv, r, J, ep, er, cost = xn, rn, Jn, epn, ern, costn
