@@ -1,6 +1,6 @@
 """Issue 20: "caches are built when the model is loaded ..., so the first solve on a model is as fast as the
 thousandth". A freshly started kinematics server (``serve --transport rclpy`` under the ROS Python of /opt/ros,
-real Cyclone DDS on loopback, a test-unique domain) has prepared IK for its motor groups' tip frames before it
+and ``--transport cyclone``; real Cyclone DDS on loopback, a test-unique domain) has prepared IK for its motor groups' tip frames before it
 logs that it is serving, and its first ``compute_ik`` request -- the Rocky 8 arm's tool at a reachable pose, the
 arm's joints active -- builds nothing (every per-model IK cache counted in the server's process by
 build_counting_serve.py) and is answered with a configuration that reaches the target (checked by our forward
@@ -9,6 +9,7 @@ kinematics here, the solve's own check being the server's)."""
 import json
 import os
 import re
+import sys
 
 import numpy as np
 import pytest
@@ -18,18 +19,20 @@ from mechanism_model_core.io.motor_groups import load_motor_groups
 from mechanism_model_core.library import default_model_path
 
 from ros import ros_env
-from ros.dds_helpers import configure_this_process, unique_domain_id, wait_for
+from ros.dds_helpers import configure_this_process, dds_env, unique_domain_id, wait_for
 
 pytestmark = pytest.mark.ros
 
 COUNTING = os.path.join(os.path.dirname(os.path.abspath(__file__)), "build_counting_serve.py")
 
 
-def test_a_freshly_started_server_answers_its_first_ik_request_without_building():
+@pytest.mark.parametrize("transport", ["rclpy", "cyclone"])
+def test_a_freshly_started_server_answers_its_first_ik_request_without_building(transport):
     from mechanism_model_ros.conversions import fill_pose
     from mechanism_model_ros.transports.cyclone import CycloneContext, CycloneNode
 
-    ros_env.require("humble")
+    if transport == "rclpy":
+        ros_env.require("humble")
     m = load_model(default_model_path())
     arm = load_motor_groups(m)["arm_controller"]
     q = np.array(m.home, dtype=float)
@@ -39,8 +42,10 @@ def test_a_freshly_started_server_answers_its_first_ik_request_without_building(
     target = forward_kinematics(m, q).pose("arm_tool")
     domain = unique_domain_id()
     configure_this_process(domain)
-    proc = ros_env.start([ros_env.ROS_PYTHON, COUNTING, "--transport", "rclpy", "--status-period", "0",
-                          "--log-level", "INFO", "--nodes", "kinematics_server"], domain, name="counting_serve")
+    args = [COUNTING, "--transport", transport, "--status-period", "0", "--log-level", "INFO", "--nodes",
+            "kinematics_server"]
+    proc = ros_env.start([ros_env.ROS_PYTHON, *args], domain, name="counting_serve") if transport == "rclpy" \
+        else ros_env.RosProcess([sys.executable, *args], dds_env(domain), name="counting_serve")
     ctx = node = None
     try:
         assert proc.wait_for_output("serving over", 120), proc.output()[-3000:]
