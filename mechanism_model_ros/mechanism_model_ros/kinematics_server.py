@@ -32,8 +32,10 @@ Parameters: ``model``, ``frame_prefix`` (accepted and stripped on frame names in
 are offered, IK's caches are built for the tip frames of the model's motor groups -- every joint free, and the
 group's joints free with the others locked, as a request's ``active_joints`` has it -- with
 :func:`~mechanism_model_core.ik.prepare_ik`, so that the first request is answered as fast as the thousandth),
-``ik_prepare_frames`` (frame names to prepare instead of the groups' tips, every joint free), ``motors`` (the
-motor group file, as the manipulator node's; default: the model's own groups).
+``ik_prepare_frames`` (frame names to prepare instead of the groups' tips, every joint free),
+``ik_prepare_kinds`` (default ``[pose, position, orientation]``: the constraint kinds prepared; each costs its
+engines' tables, 10-14 MB for full poses alone on the Rocky 8 and Curiosity, 20-26 MB for all three), ``motors``
+(the motor group file, as the manipulator node's; default: the model's own groups).
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ from .joint_state_cache import JointStateCache
 from .transports.base import RateLimitedLogger, Transport, request_arrival, request_cancelled
 # (loads the IK solvers and their LAPACK bindings, ~0.1 s, at start)
 from mechanism_model_core.ik import group_tip_frames, prepare_ik, solve_ik
+from mechanism_model_core.ik.prepare import KINDS
 from .serve import run_nodes
 from .state_validity import REQUEST_LIMITS, StateValidity
 
@@ -131,6 +134,9 @@ class KinematicsServer:
         t0 = time.monotonic()
         m = self.mechanism
         frames = [str(f) for f in self.transport.get_parameter("ik_prepare_frames", []) or []]
+        kinds = [str(k) for k in self.transport.get_parameter("ik_prepare_kinds", list(KINDS)) or []]
+        if not set(kinds) <= set(KINDS):
+            raise ValueError(f"ik_prepare_kinds must be among {list(KINDS)}, got {kinds}")
         plan = [(frames, ())] if frames else []
         if not frames:
             try:
@@ -145,7 +151,7 @@ class KinematicsServer:
         done = []
         for names, locked in plan:
             try:
-                done += prepare_ik(m, names, locked=locked)
+                done += prepare_ik(m, names, locked=locked, kinds=kinds)
             except MechanismModelError as exc:
                 if frames:                    # a frame the parameter names that the model does not have
                     raise ValueError(f"ik_prepare_frames: {exc}") from None

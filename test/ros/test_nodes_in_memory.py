@@ -351,6 +351,13 @@ def test_ik_prepare_frames_names_the_frames_and_an_unknown_one_is_a_bad_paramete
     node = create("kinematics_server", MemoryNode("k", parameters={"ik_prepare_frames": ["mast_head"]}, bus=bus),
                   Served(m, "test"))
     assert [(p.frame, p.locked) for p in node.prepared] == [("mast_head", ())]
+    from mechanism_model_ros.transports.memory import MemoryBus
+    node = create("kinematics_server", MemoryNode("k3", parameters={"ik_prepare_kinds": ["pose"]}, bus=MemoryBus()),
+                  Served(load_model(default_model_path()), "test"))
+    assert node.prepared
+    with pytest.raises(ValueError, match="ik_prepare_kinds"):
+        create("kinematics_server", MemoryNode("k4", parameters={"ik_prepare_kinds": ["pose", "speed"]}, bus=bus),
+               Served(m, "test"))
     with pytest.raises(ValueError, match="ik_prepare_frames.*no_such_frame"):
         create("kinematics_server", MemoryNode("k2", parameters={"ik_prepare_frames": ["no_such_frame"]},
                                                bus=bus), Served(m, "test"))
