@@ -45,7 +45,7 @@ from ..kinematics import frame_chain
 from ..spatial import log_so3, wrap_angle
 from .problem import IKOptions, IKProblem, IKResult, beyond_reach, diagnose_failure
 from .registry import register_solver
-from .chain_pass import ChainPass, pose4
+from .chain_pass import ChainPass
 from .solvers import DLSSolver, _ChainKernel, chain_residual, _dls as _dls1
 
 __all__ = ["BatchIKResult", "LMPopulationSolver", "LaneEngine", "chain_engine"]
@@ -156,6 +156,7 @@ class LaneEngine:
         self.lo, self.hi, self.clo, self.chi = K.lo, K.hi, K.clo, K.chi
         self.wrap, self.any_wrap = K.wrap, K.any_wrap
         self.rows = K.rows
+        self.row_sel = K.row_sel
         self.m = K.m
         self.all_rows = K.all_rows
         self.need_pos, self.need_rot = K.need_pos, K.need_rot
@@ -466,8 +467,7 @@ class LaneEngine:
                                                                                             fold=True)
         if self.plain_pose and self.Rrow is None and not self.target_rows:
             return cp.pose_residual(x, pt, RtT, tp, to)
-        Ct, J = cp.frames(x)
-        return chain_residual(self, pose4(Ct), J, pt, RtT, RtT if self.target_rows else None, selected=True)
+        return chain_residual(self, *cp.pose_residual(x, pt, RtT), RtT if self.target_rows else None)
 
     def _step_one(self, x, r, J, lam):
         """:meth:`step` of one lane (scalar Cholesky solves). A step within every joint's range (the common

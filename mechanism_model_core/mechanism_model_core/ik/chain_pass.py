@@ -38,7 +38,7 @@ import numpy as np
 
 from ..spatial import log_so3, skew
 
-__all__ = ["ChainPass", "pose4"]
+__all__ = ["ChainPass"]
 
 #: basis of G(Rz(t)) in w = (1, sin t, cos t), and of G(Tz(t)) in (1, t)
 _REV = np.zeros((3, 7, 7))
@@ -80,15 +80,6 @@ def g7(T) -> np.ndarray:
     G[:3, 6] = o
     G[6, 6] = 1.0
     return G
-
-
-def pose4(Ct) -> np.ndarray:
-    """The 4x4 pose of a pass's ``Ct`` (its ``G`` transposed)."""
-    T = np.zeros((4, 4))
-    T[:3, :3] = Ct[:3, :3].T
-    T[:3, 3] = Ct[6, :3]
-    T[3, 3] = 1.0
-    return T
 
 
 def group_size(steps: int) -> int:

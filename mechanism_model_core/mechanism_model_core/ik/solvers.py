@@ -44,8 +44,8 @@ import numpy as np
 
 from ..constraints import OrientationConstraint, PoseConstraint, PositionConstraint
 from ..kinematics import forward_kinematics, frame_chain
-from ..spatial import log_so3, wrap_angle
-from .chain_pass import ChainPass, pose4
+from ..spatial import wrap_angle
+from .chain_pass import ChainPass
 from .problem import (IKOptions, IKProblem, RestartingSolver, diagnose_failure,
                          restart_sample as _restart_sample)
 from .registry import register_solver
@@ -324,47 +324,47 @@ def _prioritized_step(stack, lams, free, dx0, post_fast=None):
 
 
 # ---------------------------------------------------------------------------------------------- fast kernel
-def chain_residual(K, Tf, J, pt, RtT, Rrow=None, selected=False):
+def chain_residual(K, e, J, ep, er, Rrow=None):
     """The residual of one chain task at one configuration, shared by the single-chain kernel
-    (:class:`_ChainKernel`) and the lane engine's one-lane pass (:class:`~.batch.LaneEngine`): from the
-    frame's ground pose ``Tf`` (4x4) and its ground Jacobian ``J`` (6, n; turned in place when the rows are
-    turned), the target position ``pt`` (3,) and transposed rotation ``RtT`` (3, 3), returns the weighted
-    residual (m,) -- position error (m) and ``log3(R R_t^T)`` (rad), in ground axes or turned by ``K.Rrow``,
-    the kept rows -- the weighted Jacobian (m, nv) of the unknowns, and the unweighted position and
-    orientation error norms. ``K`` holds the task's constants (rows, weights, masks: see
-    :class:`_ChainKernel`). ``Rrow``: this target's row turn instead of ``K.Rrow`` (an engine whose rows turn
-    with each target, :func:`~.batch.target_rows_engine`). ``selected``: ``J`` holds the unknowns' columns only
-    (nv)."""
-    e = np.empty(6)
-    e[0] = Tf[0, 3] - pt[0]
-    e[1] = Tf[1, 3] - pt[1]
-    e[2] = Tf[2, 3] - pt[2]
-    if K.need_rot:
-        e[3:] = log_so3(Tf[:3, :3] @ RtT)
-    else:
-        e[3:] = 0.0
+    (:class:`_ChainKernel`) and the lane engine's one-lane pass (:class:`~.batch.LaneEngine`), from the chain
+    pass's full-pose error (:meth:`~.chain_pass.ChainPass.pose_residual`): ``e`` (6,) the position error (m)
+    and ``log3(R R_t^T)`` (rad) in ground axes, ``J`` (6, nv) the ground Jacobian of the unknowns (both turned
+    in place when the rows are turned), ``ep``, ``er`` their norms. Returns the weighted residual (m,) -- the
+    kept rows, in ground axes or turned by ``K.Rrow`` --, the weighted Jacobian (m, nv), and the unweighted
+    position and orientation error norms (of the kept rows when masked; 0 for a kind without them). ``K`` holds
+    the task's constants (rows, weights, masks: see :class:`_ChainKernel`). ``Rrow``: this target's row turn
+    instead of ``K.Rrow`` (an engine whose rows turn with each target, :func:`~.batch.target_rows_engine`)."""
     R = K.Rrow if Rrow is None else Rrow
     if R is not None:
-        e[:3] = R @ e[:3]
-        e[3:] = R @ e[3:]
-        J[:3] = R @ J[:3]
-        J[3:] = R @ J[3:]
-    if K.all_rows:
-        r, Jm = e, J
-    else:
-        r, Jm = e[K.rows], J[K.rows]
-    if not (K.all_vars or selected):
-        Jm = Jm[:, K.var_seg]
+        e[:3] = R.dot(e[:3])
+        e[3:] = R.dot(e[3:])
+        J[:3] = R.dot(J[:3])
+        J[3:] = R.dot(J[3:])
+    rs = K.row_sel
+    r, Jm = (e, J) if rs is None else (e[rs], J[rs])
     if K.masked:
         rp, rr = r[K.pos_rows], r[K.rot_rows]
         ep = math.sqrt(float(rp @ rp))
         er = math.sqrt(float(rr @ rr))
     else:
-        ep = math.sqrt(e[0] * e[0] + e[1] * e[1] + e[2] * e[2]) if K.need_pos else 0.0
-        er = math.sqrt(e[3] * e[3] + e[4] * e[4] + e[5] * e[5]) if K.need_rot else 0.0
+        if not K.need_pos:
+            ep = 0.0
+        if not K.need_rot:
+            er = 0.0
     if K.unit_weights:
         return r, Jm, ep, er
     return r * K.wrow, Jm * K.wrow[:, None], ep, er
+
+
+def row_selector(rows):
+    """What picks a task's kept rows out of the six: None for all six, a slice for a contiguous run (a view,
+    cheaper than the index array's gather), else the index array."""
+    rows = np.asarray(rows)
+    if len(rows) == 6:
+        return None
+    if len(rows) and np.array_equal(rows, np.arange(rows[0], rows[0] + len(rows))):
+        return slice(int(rows[0]), int(rows[0]) + len(rows))
+    return rows
 
 
 class _NoChain(Exception):
@@ -455,6 +455,7 @@ class _ChainKernel:
         self.P = P
         self.T_wr = T_wr                  # the reference frame's constant ground pose (None: the ground)
         self.theta = np.array(P.template[coords], dtype=float)
+        self.row_sel = row_selector(self.rows)
         # the chain's one-configuration pass (its constants kept per structure and frame), bound to the held
         # values on the first evaluation
         self._pass = None
@@ -491,8 +492,7 @@ class _ChainKernel:
             cp = self._pass = self._bound_pass()
         if self.all_rows and self.unit_weights and self.Rrow is None:
             return cp.pose_residual(xv, self.pt, self.RtT, tp, to)
-        Ct, J = cp.frames(xv)
-        return chain_residual(self, pose4(Ct), J, self.pt, self.RtT, selected=True)
+        return chain_residual(self, *cp.pose_residual(xv, self.pt, self.RtT))
 
     def _bound_pass(self):
         consts, frame = self._pass_src
