@@ -390,7 +390,7 @@ def test_damped_least_squares_step_matches_the_plain_normal_equations():
     """The one-lane damped least-squares step (``_dls``: damping added through a strided view of the normal
     matrix) is the plain formula's ``(J^T J + lam I)^-1 J^T e`` (both normal equations: fewer rows than
     columns and more), with J a column slice too (the clamped joints dropped), to 1e-9 relative."""
-    from mechanism_model_core.ik.solvers import _dls
+    from mechanism_model_core.ik.damped_step import _dls
     rng = np.random.default_rng(3)
     for m, n in [(6, 7), (6, 6), (6, 4), (3, 7), (6, 9)]:
         for lam in (1e-9, 1e-3, 0.5):

@@ -46,7 +46,8 @@ from ..spatial import log_so3, wrap_angle
 from .problem import IKOptions, IKProblem, IKResult, beyond_reach, diagnose_failure
 from .registry import register_solver
 from .chain_pass import ChainPass
-from .solvers import DLSSolver, _ChainKernel, chain_residual, _dls as _dls1
+from .damped_step import limited_step
+from .solvers import DLSSolver, _ChainKernel, chain_residual
 
 __all__ = ["BatchIKResult", "LMPopulationSolver", "LaneEngine", "chain_engine"]
 
@@ -470,34 +471,8 @@ class LaneEngine:
         return chain_residual(self, *cp.pose_residual(x, pt, RtT), RtT if self.target_rows else None)
 
     def _step_one(self, x, r, J, lam):
-        """:meth:`step` of one lane (scalar Cholesky solves). A step within every joint's range (the common
-        case: nothing to clamp or wrap) is told by the bytes of the step clamped to the ranges being its own."""
-        xn = x - _dls1(J, r, lam)
-        lo, hi = self.lo, self.hi
-        if np.minimum(np.maximum(xn, lo), hi).tobytes() == xn.tobytes():
-            return xn[None]
-        clo, chi = self.clo, self.chi
-        out = (xn < clo) | (xn > chi)
-        k = np.count_nonzero(out)
-        if k:
-            xc = np.minimum(np.maximum(xn, clo), chi)
-            if k < out.size:
-                # the clamped joints held there and the others' step taken again for what is left: their
-                # columns zeroed rather than dropped (the same normal equations, no gathers), as step()
-                held = xc - x
-                held *= out
-                e = J.dot(held)
-                e += r
-                d = _dls1(J * ~out, e, lam)
-                np.subtract(x, d, out=d)
-                xn = np.where(out, xc, np.minimum(np.maximum(d, clo, out=d), chi, out=d))
-            else:
-                xn = xc
-        if self.any_wrap:
-            wr = self.wrap & ((xn < lo) | (xn > hi))
-            if np.count_nonzero(wr):
-                xn[wr] = wrap_angle(xn[wr], lo[wr])
-        return xn[None]
+        """:meth:`step` of one lane (scalar Cholesky solves: :func:`~.damped_step.limited_step`)."""
+        return limited_step(self, x, r, J, lam)[None]
 
     def step(self, X, r, J, lam):
         """Damped least-squares step of every lane with joint limits (clamp, then recompute once with the

@@ -44,8 +44,8 @@ import numpy as np
 
 from ..constraints import OrientationConstraint, PoseConstraint, PositionConstraint
 from ..kinematics import forward_kinematics, frame_chain
-from ..spatial import wrap_angle
 from .chain_pass import ChainPass
+from .damped_step import limited_step
 from .problem import (IKOptions, IKProblem, RestartingSolver, diagnose_failure,
                          restart_sample as _restart_sample)
 from .registry import register_solver
@@ -506,7 +506,6 @@ class _ChainKernel:
     def attempt(self, xv, o: IKOptions, cap, mu0, window=None, ratio=None):
         window = STALL_WINDOW if window is None else window
         ratio = STALL_RATIO if ratio is None else ratio
-        lo, hi, clo, chi = self.lo, self.hi, self.clo, self.chi
         tp, to = o.tol_position, o.tol_orientation
         r, J, ep, er = self.evaluate(xv)
         cost = float(r @ r)
@@ -518,22 +517,7 @@ class _ChainKernel:
                 return "converged", xv, it, 0.0
             if it and time.perf_counter() > o.deadline:
                 return "timeout", xv, it, cost
-            lam = mu * cost + 1e-12
-            dx = _dls(J, -r, lam)
-            xn = xv + dx
-            # limits: clamp, and recompute once with the clamped joints held (active set)
-            out = (xn < clo) | (xn > chi)
-            if out.any():
-                xn = np.minimum(np.maximum(xn, clo), chi)
-                free = ~out
-                if free.any():
-                    e = -r - J[:, out] @ (xn[out] - xv[out])
-                    dxf = _dls(J[:, free], e, lam)
-                    xn[free] = np.minimum(np.maximum(xv[free] + dxf, clo[free]), chi[free])
-            if self.any_wrap:
-                wr = self.wrap & ((xn < lo) | (xn > hi))
-                if wr.any():
-                    xn[wr] = wrap_angle(xn[wr], lo[wr])
+            xn = limited_step(self, xv, r, J, mu * cost + 1e-12)
             rn, Jn, epn, ern = self.evaluate(xn, tp, to)       # (converged: no Jacobian, none needed)
             costn = float(rn @ rn)
             if costn < cost:
@@ -552,42 +536,6 @@ class _ChainKernel:
         if ep <= tp and er <= to:
             return "converged", xv, cap, 0.0
         return "stalled", xv, cap, cost
-
-
-def _dls(J, e, lam):
-    """``argmin |J dx - e|^2 + lam |dx|^2`` through the smaller of the two normal equations (Cholesky). The
-    damping goes onto the diagonal through a strided view of the (new, contiguous) normal matrix: the same
-    sums as ``A.flat[::m + 1] += lam`` at half its cost (about 1 us of the 2 us of a flat iterator). The
-    products are ``ndarray.dot`` (half the call cost of ``@`` on these sizes), and LAPACK's ``posv`` gets the
-    symmetric matrix as its Fortran-ordered transpose, to overwrite (no copy)."""
-    m, n = J.shape
-    if m <= n:
-        A = J.dot(J.T)
-        A.ravel()[::m + 1] += lam
-        c, y, info = _posv(A.T, e, overwrite_a=1)
-        if info == 0:
-            return J.T.dot(y)
-        return J.T.dot(np.linalg.lstsq(J.dot(J.T) + lam * np.eye(m), e, rcond=None)[0])
-    A = J.T.dot(J)
-    A.ravel()[::n + 1] += lam
-    g = J.T.dot(e)
-    c, y, info = _posv(A.T, g, overwrite_a=1)
-    if info == 0:
-        return y
-    return np.linalg.lstsq(J.T.dot(J) + lam * np.eye(n), g, rcond=None)[0]
-
-
-def _posv_numpy(A, b, overwrite_a=0):
-    try:
-        return None, np.linalg.solve(A, b), 0
-    except np.linalg.LinAlgError:
-        return None, None, 1
-
-
-try:
-    from scipy.linalg.lapack import dposv as _posv
-except ImportError:  # pragma: no cover - scipy is a core dependency
-    _posv = _posv_numpy
 
 
 # ---------------------------------------------------------------------------------------------- scipy
