@@ -1,6 +1,7 @@
 """One configuration of one chain in a handful of numpy calls: the frame's pose, its ground Jacobian over the
 unknowns, and a full pose's residual -- the iteration of the exact-chain refinements (the near-decomposable
-closed form's Gauss-Newton steps, the lane engine's one-lane pass, :meth:`~.batch.LaneEngine._eval1`).
+closed form's Gauss-Newton steps, the lane engine's one-lane pass, :meth:`~.batch.LaneEngine._eval1`) and of
+the DLS solver's single-chain kernel (:class:`~.solvers._ChainKernel`).
 
 At this size every numpy call costs about half a microsecond whatever it computes, so the pass is arranged
 for few calls rather than few flops:
@@ -14,10 +15,11 @@ for few calls rather than few flops:
   ``(m + z x p; z)``: one 6x7 matrix ``Y(p)`` turns them all.
 * **Steps grouped.** A step's ``G(L(t))`` is linear in ``w = (1, sin t, cos t)`` (revolute; ``(1, t, 0)`` for
   a slider), so the product of ``k`` consecutive steps, and the joint lines inside it relative to where the
-  group starts, are linear in the ``3^k`` products of their ``w`` entries: one matrix product per group
-  (all groups in one batched call) gives every group's block, and the chain needs one 7x7 product per group
-  after the first instead of one per step. Held steps (a held base, a locked joint) are constants of the
-  map; the frame's fixed transform is folded into the last group.
+  group starts, are linear in the ``3^k`` products of their ``w`` entries: one call (a product with a
+  block-diagonal matrix, or a batched one past :data:`BLOCK_DIAGONAL` groups) gives every group's block, and
+  the chain needs one 7x7 product per group after the first instead of one per step. The frame's fixed
+  transform is folded into the last group; held steps are bound per problem (:meth:`ChainPass.held`): those
+  between unknowns as constant arguments, those before the first unknown (a held base) as their pose.
 * **Transposed blocks.** Each group's block is stored as ``[Pi^T; V^T]`` ((7 + k) x 7: its product and its
   joint lines), so that a prefix product is the first seven rows of its block (contiguous, as numpy's
   fast path for small products wants) and the next block is ``Z_i @ prefix^T``.
