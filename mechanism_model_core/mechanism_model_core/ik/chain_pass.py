@@ -199,15 +199,17 @@ class ChainPass:
                 b._preT = preT
                 return b
             K, w = self.K, (7 + self.k) * 7
-            Q = self._Q.copy()
-            Q[0] = (Q[0].reshape(K, 7 + self.k, 7) @ preT).reshape(K, w)
-            Q.flags.writeable = False
-            b._Q = Q
-            if self._Qbig is not None:
+            Q0 = (self._Q[0].reshape(K, 7 + self.k, 7) @ preT).reshape(K, w)
+            if self._Qbig is not None:                # (the map the pass reads: copied, the other shared)
                 Qb = self._Qbig.copy()
-                Qb[:K, :w] = Q[0]
+                Qb[:K, :w] = Q0
                 Qb.flags.writeable = False
                 b._Qbig = Qb
+            else:
+                Q = self._Q.copy()
+                Q[0] = Q0
+                Q.flags.writeable = False
+                b._Q = Q
         return b
 
     def _blocks(self, x):
