@@ -252,10 +252,7 @@ class AxisOffset:
                 return ref + D, j
         if not k:
             return None, -1
-        D = Q - ref
-        D += math.pi
-        np.remainder(D, _TAU, out=D)
-        D -= math.pi
+        D = wrap_angle(Q - ref)
         d = np.add.reduce(D * D, axis=1)
         if not rel:                 # the nearest few checked by forward kinematics
             for i in d.argsort()[:4].tolist():
@@ -326,7 +323,7 @@ class AxisOffset:
                     break
                 q = qn
             g = float(q[self.n]) - v
-            g = (g + math.pi) % _TAU - math.pi
+            g = wrap_angle(g)
             err = rad * abs(math.sin(0.5 * g))
             if err <= tol:
                 break

@@ -47,7 +47,7 @@ from ..problem import IKOptions, IKProblem, IKResult
 from ..registry import register_solver
 from .axis_snap import SNAP_RATIO, snap_geometry
 from .base_frame import BaseFrame, suffix_products
-from .branch_turns import WIDE_MARGIN, _in_limit_turns, _wide_bounds, _wide_level  # noqa: F401
+from .branch_turns import _in_limit_turns, _wide_bounds, _wide_level  # noqa: F401
 from ...extras import install_hint
 
 __all__ = ["EAIKSolver", "eaik_available", "eaik_solver_for"]
