@@ -22,7 +22,13 @@ vector from one iterate to the next. The vector changes little with the joints w
 last axis it depends on that joint alone: one unknown, driven to zero by the secant method from the seed
 (:meth:`AxisOffset.solve`; the xArm6, whose offset is large: four to five iterates at the median). An
 iterate is one ``eaik`` solve (about 3 us) and a few numpy calls on 8 x n arrays (about 8 us in all) where an
-exact-chain evaluation and Gauss-Newton step cost about 20 us."""
+exact-chain evaluation and Gauss-Newton step cost about 20 us.
+
+The two axes meet within :data:`~.axis_snap.SNAP_RATIO` of the chain's reach bound, as the exact closed form
+snaps them (:mod:`.axis_snap`): a model file that writes pi/2 as 1.5708 leaves them 1e-7 to 1e-6 m apart. The
+later one is then moved across to meet the earlier (:attr:`AxisOffset.snapped`), the iterates reach the target
+on that chain, and the caller's Gauss-Newton steps on the exact chain take up the difference where it exceeds
+the tolerance (every answer is confirmed there)."""
 
 from __future__ import annotations
 
@@ -32,12 +38,11 @@ import time
 import numpy as np
 
 from ...spatial import wrap_angle
+from .axis_snap import SNAP_RATIO, snap_geometry
 from .near_geometry import concurrency_defect, least_squares_flags_reliable
 
 __all__ = ["AxisOffset"]
 
-#: two axes meet when they pass within this fraction of the chain's reach bound (m)
-MEET_RATIO = 1e-9
 #: closed-form calls per solve at most (the iterates); then the caller refines the last one
 MAX_CALLS = 8
 #: a secant step longer than this (rad) is replaced by the plain fixed-point step ``v <- q_n(v)``
@@ -58,8 +63,12 @@ class AxisOffset:
     its swept joint ``swept`` held at ``v`` (kept by value); ``lo``, ``hi`` the joint limits (rad). Built by
     :meth:`of` (None where the chain is not of that kind)."""
 
-    def __init__(self, k, H, u, Rf, robot, make, swept, lo, hi, reliable=True):
+    def __init__(self, k, H, u, Rf, robot, make, swept, lo, hi, reliable=True, snapped=0.0):
         self.k, self.n = int(k), len(H) - 1
+        #: how far (m) the two meeting axes missed each other as read, 0.0 when they meet: a model file's rounding
+        #: (:mod:`.axis_snap`), snapped away; the iterates then reach the snapped chain's targets, and the caller's
+        #: Gauss-Newton steps on the exact chain take up the difference
+        self.snapped = float(snapped)
         #: eaik's least-squares flags hold on the moved chain; else each branch taken is checked by its FK
         self.reliable = bool(reliable)
         self._H = [tuple(float(c) for c in h) for h in H]
@@ -89,18 +98,23 @@ class AxisOffset:
         (``make_robot(H, P, R0, held)``: ``eaik``'s robot for offsets ``P`` and held joints ``held``, a list
         of ``(joint, value)``, or None; ``swept``: the joint a 7R chain holds, else None); else None."""
         H = np.asarray(H, dtype=float)
+        tol = SNAP_RATIO * reach            # axes that miss by a model file's rounding meet (axis_snap)
         for k in (i + 2, i, i + 1):
             pair = [j for j in (i, i + 1, i + 2) if j != k]
             w, d = concurrency_defect(H[pair], O[pair])
-            if not d <= MEET_RATIO * reach:
+            if not d <= tol:
                 continue
+            # the later axis moved across to meet the earlier one (by ``moved``, m), and w where they meet
+            Hp, Op, moved = snap_geometry(H[pair], O[pair], tol, directions=False)
+            w = concurrency_defect(Hp, Op)[0]
             h = H[k] / np.linalg.norm(H[k])
             u = w - O[k]
             u = u - h * float(h @ u)                             # across the odd axis
-            if float(np.linalg.norm(u)) <= MEET_RATIO * reach:
+            if float(np.linalg.norm(u)) <= tol:
                 continue                                        # it meets them already
             O2 = np.array(O, dtype=float)
             O2[k] = O2[k] + u
+            O2[pair] = w
             P = np.vstack([O2[0], np.diff(O2, axis=0), Tf[:3, 3] - O2[-1]])
             R0 = Tf[:3, :3]
             held = [] if swept is None else [(swept, 0.0)]
@@ -111,7 +125,7 @@ class AxisOffset:
             reliable = least_squares_flags_reliable(lambda held, P=P: make_robot(H, P, R0, held), swept,
                                                     np.asarray(lo, dtype=float), np.asarray(hi, dtype=float), 7)
             return cls(k, H, u, R0, robot if swept is None else None, make, swept,
-                       np.asarray(lo, dtype=float), np.asarray(hi, dtype=float), reliable)
+                       np.asarray(lo, dtype=float), np.asarray(hi, dtype=float), reliable, moved)
         return None
 
     def _robot_at(self, v):

@@ -16,7 +16,8 @@ Two kinds of chain that :class:`~.eaik_solver.EAIKSolver` does not take get a cl
   of the three alone misses the point where the other two meet (Baxter's first wrist axis, the xArm6's last),
   :class:`~.axis_offset.AxisOffset` makes the answer exact first: the chain with that axis moved there solved
   again for the target moved back by the exact chain's offset (Baxter: from the approximate branch; the
-  xArm6: a secant iteration from the seed), so that one evaluation of the exact chain confirms it.
+  xArm6: a secant iteration from the seed), so that one evaluation of the exact chain confirms it; the other
+  two meet within the rounding :mod:`.axis_snap` snaps (a model file's 1.5708 for pi/2), as read or snapped.
 
 A 7R chain is solved as :class:`~.eaik_solver.EAIKSolver` does, one joint held (*swept*: the first of joints
 7, 3, 1, 4, 2, 5, 6 whose holding leaves a decomposable 6R; measured on Baxter, xArm7, TIAGo and Fetch, this
