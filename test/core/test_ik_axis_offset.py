@@ -55,9 +55,10 @@ def test_the_odd_axis_and_its_offset_are_found(arms):
     sb = near_decomposable_solver_for(arms["baxter_like"].m, "tool")
     b = sb._offset
     assert (b.k, b.last, b.swept, b.offset) == (4, False, sb.swept, pytest.approx(0.01, abs=1e-4))
-    # its swept joint (the third) leaves a family whose branches eaik flags least-squares even when exact: the
-    # iteration checks them by forward kinematics instead (the random-seed solves below go through that)
-    assert (b.reliable, s._offset.reliable) == (False, True)
+    # its swept joint is the first, whose family holds at every held value (the third's, the second and fourth
+    # axes parallel, only at its zero): eaik's least-squares flags hold on both (the solves below also run with
+    # them distrusted, each branch checked by forward kinematics)
+    assert (sb.swept, b.reliable, s._offset.reliable) == (0, True, True)
     # the lift arm is exact: nothing to iterate
     assert near_decomposable_solver_for(arms["lift_arm"].m, "tool")._offset is None
 
@@ -164,10 +165,14 @@ def test_most_targets_are_reached_by_the_iteration_in_a_few_calls(arms):
 
 @pytest.mark.parametrize("name", ["xarm6_like", "baxter_like"])
 @pytest.mark.parametrize("seeds", ["mid", "random"])
-def test_solve_ik_confirms_most_answers_with_one_evaluation(arms, name, seeds):
+@pytest.mark.parametrize("flags", ["trusted", "checked"])
+def test_solve_ik_confirms_most_answers_with_one_evaluation(arms, name, seeds, flags, monkeypatch):
     """Through ``solve_ik`` (tolerance 1e-6): every answer reaches the target within limits by Pinocchio, and
-    most come from the iteration, confirmed by one evaluation of the exact chain."""
+    most come from the iteration, confirmed by one evaluation of the exact chain -- also with eaik's
+    least-squares flags distrusted (``checked``: each branch judged by the moved chain's forward kinematics)."""
     a, s = _solver(arms, name)
+    if flags == "checked":
+        monkeypatch.setattr(s._offset, "reliable", False)
     rng = np.random.default_rng(12)
     mid = _full(a, s, 0.5 * (a.lo + a.hi))
     its = []
@@ -264,7 +269,8 @@ def test_rounded_model_files_keep_the_iteration_and_answers_reach_the_exact_chai
     meeting wrist axes miss by 1e-7 to 3e-6 m, beyond the 1e-9 of the reach bound the iteration once asked but
     within axis_snap's tolerance, so the solver still builds it on the snapped pair. Answers from random and
     mid-range seeds through ``solve_ik`` (tolerance 1e-5) reach the target within limits by Pinocchio and by
-    the core's forward kinematics; most are the iteration's confirmed by one exact-chain evaluation."""
+    the core's forward kinematics; most are the iteration's, confirmed by one exact-chain evaluation or after one
+    Gauss-Newton step there (the solver's axes are snapped: its directions too, by up to 1e-5 rad)."""
     from mechanism_model_core.kinematics import forward_kinematics
 
     a = rounded_arms[name]
@@ -279,7 +285,7 @@ def test_rounded_model_files_keep_the_iteration_and_answers_reach_the_exact_chai
     pair = [j for j in (i, i + 1, i + 2) if j != off.k]
     d = concurrency_defect(H[pair], O[pair])[1]
     assert 1e-9 * reach < d <= SNAP_RATIO * reach, (d, reach)
-    assert off.snapped == pytest.approx(2 * d, rel=1e-3)
+    assert s.snapped >= 1.99 * d      # the solver's geometry snapped (axis_snap) by at least the pair's miss
     rng = np.random.default_rng(31)
     mid = _full(a, s, 0.5 * (a.lo + a.hi))
     its = []
@@ -292,4 +298,5 @@ def test_rounded_model_files_keep_the_iteration_and_answers_reach_the_exact_chai
         assert np.linalg.norm(F[:3, 3] - T[:3, 3]) <= 1e-5
         assert np.linalg.norm(pin.log3(F[:3, :3] @ T[:3, :3].T)) <= 1e-5
         its.append(r.iterations if r.solver == s.name else -1)      # -1: the population LM's
-    assert sum(i == 1 for i in its) >= 25, its
+    # the snapped chain's answers: confirmed at once or after a Gauss-Newton step on the exact chain
+    assert sum(1 <= i <= 2 for i in its) >= 34, its

@@ -81,7 +81,7 @@ def test_after_prepare_the_first_solves_build_nothing_and_answer_as_without(arm,
         r = solve_ik(prepared, PoseConstraint(tip, T), seed, locked=list(locked), timeout=60.0,
                      tol_position=1e-5, tol_orientation=1e-5)
         assert not built, f"a solve after prepare_ik built {dict(built)}"
-        assert r.success and r.solver == solver, r
+        assert r.success and r.solver.startswith(solver), r      # (its population LM fallback too)
         for task in (PositionConstraint(tip, T[:3, 3]), OrientationConstraint(tip, T[:3, :3])):
             r = solve_ik(prepared, task, seed, locked=list(locked), timeout=60.0)
             assert not built, f"a {type(task).__name__} solve after prepare_ik built {dict(built)}"

@@ -74,6 +74,7 @@ from ...spatial import wrap_angle
 from ..batch import LMPopulationSolver, chain_engine, lane_data
 from ..problem import IKOptions, IKProblem, IKResult
 from .axis_offset import AxisOffset
+from .axis_snap import SNAP_RATIO, snap_geometry
 from .base_frame import BaseFrame
 from .eaik_solver import EAIKSolver, _eaik, _robot_or_none, eaik_solver_for
 from .near_geometry import chain_axes, concurrency_defect, decomposition, least_squares_flags_reliable
@@ -168,6 +169,9 @@ class NearDecomposableSolver:
         self._EAIK = EAIK
         d = decomposition(EAIK, H, O, Tf)
         self.triple, self.defect = None, 0.0
+        #: the near kind: how far (m) its axes were snapped to meet or be parallel (:mod:`.axis_snap`; a model
+        #: file's rounding), 0.0 when none was
+        self.snapped = 0.0
         if d is not None:
             if not lift:
                 raise ModelStructureError(f"near-eaik: the chain to {frame!r} decomposes as it is (EAIKSolver)")
@@ -178,6 +182,11 @@ class NearDecomposableSolver:
         else:
             reach = float(np.sum(np.linalg.norm(np.diff(O, axis=0), axis=1))
                           + np.linalg.norm(Tf[:3, 3] - O[-1]))
+            # axes that miss being parallel or meeting by a model file's rounding snapped, as the exact closed
+            # form does (a rounded Baxter keeps the exact one's family and swept joint): the branches are starts,
+            # refined on the exact chain
+            H, O, self.snapped = snap_geometry(H, O, SNAP_RATIO * reach)
+            O_exact = O
             found = []
             for i in range(len(steps) - 2):
                 p, dd = concurrency_defect(H[i:i + 3], O[i:i + 3])
@@ -186,7 +195,7 @@ class NearDecomposableSolver:
             for dd, i, p in sorted(found, key=lambda t: t[0]):
                 O2 = O.copy()
                 O2[i:i + 3] = p
-                d = decomposition(EAIK, H, O2, Tf)
+                d = decomposition(EAIK, H, O2, Tf, probe=True)
                 if d is not None:
                     O = O2
                     self.triple, self.defect = tuple(int(s) for s in steps[i:i + 3]), dd

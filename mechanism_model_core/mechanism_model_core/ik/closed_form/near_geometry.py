@@ -14,6 +14,9 @@ from .eaik_solver import _robot_or_none
 
 __all__ = ["chain_axes", "concurrency_defect", "decomposition", "least_squares_flags_reliable"]
 
+#: a 7R chain's swept joint is also held at this value (rad) by :func:`decomposition`: a generic one
+HELD_PROBE = 0.7
+
 
 def concurrency_defect(H, O):
     """``(p, d)``: the least-squares common point ``p`` (3,) of the axes with unit directions ``H`` (k, 3)
@@ -40,16 +43,20 @@ def chain_axes(chain, steps, k=0):
     return H, O, Tf
 
 
-def decomposition(EAIK, H, O, Tf):
+def decomposition(EAIK, H, O, Tf, probe=False):
     """``(swept, family)`` when ``eaik`` decomposes the revolute chain (axes ``H``, points ``O``, frame pose
-    ``Tf`` at zero): ``swept`` None for 6 joints, else the joint a 7R sweep holds; None when it does not."""
+    ``Tf`` at zero): ``swept`` None for 6 joints, else the joint a 7R sweep holds (``probe``: the same family
+    held at 0 and at :data:`HELD_PROBE` -- a family of one held value alone, as two axes parallel only there, is
+    not the sweep's); None when it does not."""
     P = np.vstack([O[0], np.diff(O, axis=0), Tf[:3, 3] - O[-1]])
     n = len(H)
     if n == 7:
         for i in [6, 2, 0, 3, 1, 4, 5]:
             r = _robot_or_none(EAIK, H, P, Tf[:3, :3], [(i, 0.0)])
             if r is not None and r.has_known_decomposition():
-                return i, r.get_kinematic_family()
+                r2 = r if not probe else _robot_or_none(EAIK, H, P, Tf[:3, :3], [(i, HELD_PROBE)])
+                if r2 is not None and r2.get_kinematic_family() == r.get_kinematic_family():
+                    return i, r.get_kinematic_family()
         return None
     if n == 6:
         r = _robot_or_none(EAIK, H, P, Tf[:3, :3], [])
