@@ -20,8 +20,10 @@ Two kinds of chain that :class:`~.eaik_solver.EAIKSolver` does not take get a cl
   two meet within the rounding :mod:`.axis_snap` snaps (a model file's 1.5708 for pi/2), as read or snapped.
 
 A 7R chain is solved as :class:`~.eaik_solver.EAIKSolver` does, one joint held (*swept*: the first of joints
-7, 3, 1, 4, 2, 5, 6 whose holding leaves a decomposable 6R; measured on Baxter, xArm7, TIAGo and Fetch, this
-order picks the joint of lowest or near-lowest median time) at the seed's value, then -- when the swept joint
+7, 3, 1, 4, 2, 5, 6 whose holding leaves a decomposable 6R -- for the near kind, of one family held at zero
+and at a generic value, its axes snapped where a model file's rounding makes them miss (:mod:`.axis_snap`);
+measured on Baxter, xArm7, TIAGo and Fetch, this order picks the joint of lowest or near-lowest median time)
+at the seed's value, then -- when the swept joint
 is the chain's first (Baxter's shoulder yaw) -- at the value that points the arm at the target
 (:func:`~.swept_aim.toward`), then at its values in the seed-table configurations nearest the
 target, then stepped outward from the seed's. The answer is the in-limit branch nearest the seed among those
@@ -182,21 +184,35 @@ class NearDecomposableSolver:
         else:
             reach = float(np.sum(np.linalg.norm(np.diff(O, axis=0), axis=1))
                           + np.linalg.norm(Tf[:3, 3] - O[-1]))
-            # axes that miss being parallel or meeting by a model file's rounding snapped, as the exact closed
-            # form does (a rounded Baxter keeps the exact one's family and swept joint): the branches are starts,
-            # refined on the exact chain
-            H, O, self.snapped = snap_geometry(H, O, SNAP_RATIO * reach)
+            # axes that miss meeting or being parallel by a model file's rounding snapped (axis_snap, as the exact
+            # closed form does) to choose the triple and the swept joint (a rounded Baxter keeps the exact one's);
+            # the solver's chain keeps the directions as read, its axes' points snapped (the branches are starts,
+            # refined on the exact chain)
+            tol = SNAP_RATIO * reach
+            Hs, Os, self.snapped = snap_geometry(H, O, tol)
+            H, O, _ = snap_geometry(H, O, tol, directions=False)
             O_exact = O
             found = []
             for i in range(len(steps) - 2):
-                p, dd = concurrency_defect(H[i:i + 3], O[i:i + 3])
+                p, dd = concurrency_defect(Hs[i:i + 3], Os[i:i + 3])
                 if dd <= NEAR_RATIO * reach:
                     found.append((dd, i, p))
             for dd, i, p in sorted(found, key=lambda t: t[0]):
-                O2 = O.copy()
+                O2 = Os.copy()
                 O2[i:i + 3] = p
-                d = decomposition(EAIK, H, O2, Tf, probe=True)
+                d = decomposition(EAIK, Hs, O2, Tf, probe=True)
                 if d is not None:
+                    O2 = O.copy()
+                    O2[i:i + 3] = concurrency_defect(H[i:i + 3], O[i:i + 3])[0]
+                    held = [] if d[0] is None else [(d[0], 0.0)]
+                    r = _robot_or_none(EAIK, H, np.vstack([O2[0], np.diff(O2, axis=0), Tf[:3, 3] - O2[-1]]),
+                                       Tf[:3, :3], held)
+                    if r is None or not r.has_known_decomposition():      # (as read, the first that decomposes)
+                        d = decomposition(EAIK, H, O2, Tf)
+                        if d is None:
+                            continue
+                    else:
+                        d = (d[0], r.get_kinematic_family())
                     O = O2
                     self.triple, self.defect = tuple(int(s) for s in steps[i:i + 3]), dd
                     self._near_i = i
