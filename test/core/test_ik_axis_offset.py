@@ -4,7 +4,8 @@ exact pose is the moved chain's translated by a vector of the target's rotation 
 one on), its iterates' reported errors and their answers judged by Pinocchio on the same URDF, within limits,
 and the solver using it (one exact-chain evaluation confirms most answers). The arms are the generated ones of
 ``test_ik_near_decomposable``: the xArm6-like (the last axis odd, 0.076 m) and the Baxter-like (the first wrist
-axis odd, 0.01 m; a joint swept)."""
+axis odd, 0.01 m; a joint swept) -- also written as vendor files are, their origins rounded to 4 decimals (the
+two meeting wrist axes then miss each other by a few 1e-6 m: snapped, :mod:`.axis_snap`)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from scipy.spatial.transform import Rotation
 
 from mechanism_model_core import PoseConstraint
 from mechanism_model_core.ik import solve_ik
@@ -24,7 +26,7 @@ from mechanism_model_core.ik.closed_form.axis_snap import SNAP_RATIO
 from mechanism_model_core.ik.closed_form.near_geometry import chain_axes, concurrency_defect
 
 from .optional_deps import require
-from .test_ik_near_decomposable import arms  # noqa: F401  (the fixture)
+from .test_ik_near_decomposable import GEOMETRY, Arm, arms  # noqa: F401  (arms: the fixture)
 
 require("eaik", "eaik")
 pin = pytest.importorskip("pinocchio")
@@ -210,11 +212,10 @@ def test_solve_around_turns_the_seeds_last_joint_and_answers_within_tolerance_an
 # ---------------------------------------------------------------------------------- rounded model files
 def _rounded_urdf(name, H, O, tip, lift, nudge=None, digits=4):
     """URDF text of the generated arm ``name`` written the way vendor files are: each joint's frame turned so
-    that its z axis is the joint's (``axis xyz="0 0 1"``) and placed somewhere on that axis, and every ``origin`` number rounded to 4 decimals
-    (a quarter turn written 1.5708, an eighth 0.7854; ``digits`` decimals for ``xyz``). ``nudge``: ``(joint,
-    vector)`` moving that joint's axis point (m, ground) before writing, by a rounding-sized amount."""
-    from scipy.spatial.transform import Rotation
-
+    that its z axis is the joint's (``axis xyz="0 0 1"``) and placed somewhere on that axis, and every
+    ``origin`` number rounded to 4 decimals (a quarter turn written 1.5708, an eighth 0.7854; ``digits``
+    decimals for ``xyz``). ``nudge``: ``(joint, vector)`` moving that joint's axis point (m, ground) before
+    writing, by a rounding-sized amount."""
     O = np.array(O, dtype=float)
     if nudge is not None:
         O[nudge[0]] += nudge[1]
@@ -253,7 +254,6 @@ def _rounded_urdf(name, H, O, tip, lift, nudge=None, digits=4):
 
 @pytest.fixture(scope="module")
 def rounded_arms(tmp_path_factory):
-    from .test_ik_near_decomposable import GEOMETRY, Arm
     d = tmp_path_factory.mktemp("rounded")
     # Baxter-like: the eighth turns written 0.7854 leave the wrist's two last axes 1e-7 m apart; xArm6-like:
     # its quarter turns keep the axes in their planes, so joint 4's axis point is moved 3e-6 m across (the
