@@ -35,7 +35,7 @@ three axes (unit directions ``h_k``, points ``o_k``), the least-squares common p
 triple is a candidate when its defect is at most :data:`NEAR_RATIO` (0.08) of the chain's reach bound (the sum
 of the distances between consecutive axis points and to the frame, m), and the candidates are tried in
 order of defect until one makes a chain ``eaik`` decomposes; (2) the answers: the approximate branches must
-lead, in at most :data:`REFINE_STEPS` steps on the exact chain, to at least :data:`DIRECT_RATE` (60 %, 6R)
+lead, in at most :data:`~.exact_refine.REFINE_STEPS` steps on the exact chain, to at least :data:`DIRECT_RATE` (60 %, 6R)
 or :data:`DIRECT_RATE_SWEPT` (95 %, 7R) of :data:`MEASURE_TARGETS` (64) sample targets (fixed random in-limit
 configurations and seeds) within 1e-6 m and rad -- the rates at which the closed form was measured to pay
 against the population LM alone. Measured: Baxter's wrist 0.0067 m (0.006 of the reach), 98 %; the xArm6's
@@ -79,6 +79,7 @@ from .axis_offset import AxisOffset
 from .axis_snap import SNAP_RATIO, snap_geometry
 from .base_frame import BaseFrame
 from .eaik_solver import EAIKSolver, _eaik, _robot_or_none, eaik_solver_for
+from .exact_refine import REFINE_MU, REFINE_MU_6R, refine
 from .near_geometry import chain_axes, concurrency_defect, decomposition, least_squares_flags_reliable
 from .swept_aim import aim_geometry, toward
 
@@ -109,20 +110,8 @@ MEASURE_RNG = 7
 #: at most this many (lift, swept) values tried per solve (TIAGo, 400 targets: 4 hints and 12 tries left 8 %
 #: to the population LM, 8 and 24 2 %; xArm7 2 % and 0.3 %)
 MAX_TRIES = 24
-#: approximate branches refined on the exact chain, and Gauss-Newton steps per branch (each must divide the
-#: cost by at least 1 / REFINE_RATIO)
+#: approximate branches refined on the exact chain (:func:`.exact_refine.refine`)
 REFINE_BRANCHES = 3
-REFINE_STEPS = 8
-REFINE_RATIO = 0.9
-#: damping factor of the refining steps (lambda = REFINE_MU |e|^2: nearly Gauss-Newton near a solution), and
-#: the slow or rejected steps in a row (each with ten times the damping) before a branch is given up
-REFINE_MU = 1e-3
-#: that of a 6R chain (one try: a branch given up costs the population LM): the xArm6's branches are 0.066 (m +
-#: rad, median) off where Baxter's are 0.01, and more damping lets more of them converge -- 300 targets x 2 seed
-#: modes, branches given up on 50 -> 26 of 590 targets, evaluations mean 7.1 -> 6.9 (median 5 either way); on
-#: Baxter it cost 3-7 % of the median (0.156 -> 0.167 ms, mid seeds), so 7R chains keep REFINE_MU
-REFINE_MU_6R = 0.3
-REFINE_REJECTS = 2
 
 
 class NearDecomposableSolver:
@@ -279,7 +268,7 @@ class NearDecomposableSolver:
     def _measure(self) -> float:
         """The fraction of :data:`MEASURE_TARGETS` sample targets (poses of fixed random in-limit
         configurations, from fixed random in-limit seeds) that the approximate branches lead to within
-        1e-6 m and rad in at most :data:`REFINE_STEPS` Gauss-Newton steps on the exact chain."""
+        1e-6 m and rad in at most :data:`~.exact_refine.REFINE_STEPS` Gauss-Newton steps on the exact chain."""
         m = self.mechanism
         c = PoseConstraint(self.frame, np.eye(4)).bind(m)
         held = [m.coordinate_names[i] for i in self.chain.coords[:self.base_steps]]
@@ -299,7 +288,7 @@ class NearDecomposableSolver:
             Tb = self.base.target(q0, Tf[0]) if self.base_steps else Tf[0]
             Q = self.starts(Tb, x0, None if near is None else near[0])
             for qq in ([] if Q is None else Q[:REFINE_BRANCHES]):
-                if self._refine(E, qq, pt, RtT, 1e-6, 1e-6, math.inf)[2]:
+                if refine(E, qq, pt, RtT, 1e-6, 1e-6, math.inf, self.refine_mu)[2]:
                     ok += 1
                     break
         return ok / MEASURE_TARGETS
@@ -580,7 +569,7 @@ class NearDecomposableSolver:
         def answer(Q):              # the first of branches Q (k, n) that the refine takes to the target
             nonlocal its
             for q in Q[:REFINE_BRANCHES]:
-                x, r, ok, k = self._refine(E, q, pt, RtT, tp, to, options.deadline)
+                x, r, ok, k = refine(E, q, pt, RtT, tp, to, options.deadline, self.refine_mu)
                 its += k
                 if ok:
                     full = xf.copy()
@@ -617,40 +606,6 @@ class NearDecomposableSolver:
         res = self._fallback.solve(problem, options)
         res.solver = f"{self.name}+{res.solver}"
         return res
-
-    def _refine(self, E, x, pt, RtT, tp, to, deadline):
-        """Levenberg-Marquardt steps (joint limits clamped) on the exact chain from ``x``: a step is kept when
-        it divides the cost by at least 1 / REFINE_RATIO, else the damping grows tenfold and the step is
-        taken again (at most REFINE_REJECTS times in a row); at most REFINE_STEPS steps.
-        Returns ``(x, residual, converged, evaluations)``."""
-        r, J, ep, er = E._eval1(x, pt, RtT, tp, to)        # (no Jacobian when within the tolerances)
-        k = 1
-        if ep <= tp and er <= to:
-            return x, r, True, k
-        c = float(r @ r)
-        mu = self.refine_mu
-        rejects = 0
-        for _ in range(REFINE_STEPS):
-            if time.perf_counter() > deadline:
-                break
-            xn = E._step_one(x, r, J, mu * c + 1e-12)[0]
-            rn, Jn, ep, er = E._eval1(xn, pt, RtT, tp, to)
-            k += 1
-            if ep <= tp and er <= to:
-                return xn, rn, True, k
-            cn = float(rn @ rn)
-            if cn > c * REFINE_RATIO:
-                rejects += 1
-                if rejects > REFINE_REJECTS:
-                    break
-                if cn < c:
-                    x, r, J, c = xn, rn, Jn, cn
-                mu *= 10.0
-                continue
-            x, r, J, c = xn, rn, Jn, cn
-            rejects = 0
-            mu = max(mu * 0.1, 1e-6)
-        return x, r, False, k
 
 
 # ---------------------------------------------------------------------------------------------- detection
