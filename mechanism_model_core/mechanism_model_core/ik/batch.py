@@ -47,7 +47,7 @@ from .problem import IKOptions, IKProblem, IKResult, beyond_reach, diagnose_fail
 from .registry import register_solver
 from .chain_pass import ChainPass
 from .damped_step import limited_step
-from .solvers import DLSSolver, _ChainKernel, chain_residual
+from .solvers import DLSSolver, _ChainKernel, chain_residual, unit_unmasked
 
 __all__ = ["BatchIKResult", "LMPopulationSolver", "LaneEngine", "chain_engine"]
 
@@ -191,11 +191,12 @@ class LaneEngine:
             self._base_key = key + (self.theta[held & (np.arange(self.n) >= self._k0)].tobytes(),)
         self._base_rt = None            # (R, t) of the base's ground pose once the table is in its frame
         self.origin, self.reach = consts.origin, consts.reach
-        #: the held base's ground pose (where its steps end; None without): _eval1 passes over the steps after it
-        self._pre = None
+        #: the held base's ground pose (4x4, where its steps end; None without): the held steps' product, the
+        #: same whatever the unknowns' values
+        self._base_pose = None
         if self._k0:                    # a held base (a floating joint's free travel): the bound from where it ends
+            self._base_pose = np.array(self._frames(np.zeros((1, self.nv)))[0][self._k0 - 1, 0])
             self.origin, self.reach = self._held_base_bound(m)
-            self._pre = np.array(self._frames(np.zeros((1, self.nv)))[0][self._k0 - 1, 0])
         #: a full pose with unit weights: the one-lane pass's own residual (when the rows are not turned)
         self.plain_pose = bool(self.all_rows and self.unit_weights)
         self._pass = None               # the one-lane pass (_eval1), built on first use
@@ -212,8 +213,7 @@ class LaneEngine:
         reach from the base, where the ground's bound counts the base's free travel (inf for a floating joint)."""
         k0, ch, n = self._k0, self.chain, self.n
         P = ch.Pm.reshape(n, 4, 4)
-        C, _ = self._frames(np.zeros((1, self.nv)), 0)
-        origin = (C[k0 - 1, 0] @ P[k0])[:3, 3]
+        origin = (self._base_pose @ P[k0])[:3, 3]
         reach = float(sum(np.linalg.norm(P[i, :3, 3]) for i in range(k0 + 1, n)) + np.linalg.norm(ch.F[:3, 3]))
         if ch.any_prismatic:
             lo_s, hi_s = m.lower_limits[ch.coords], m.upper_limits[ch.coords]
@@ -285,8 +285,7 @@ class LaneEngine:
         that frame (rotations and distances unchanged: the same starts, in the same order)."""
         k0 = self._k0
         t = self._base_tables.get(self._base_key + (kind,), lambda: self._build_seed_table(kind, k0))
-        C, _ = self._frames(t[0][:1])
-        B = C[k0 - 1, 0]
+        B = self._base_pose
         self._base_rt = (np.ascontiguousarray(B[:3, :3]), np.array(B[:3, 3]))
         return t
 
@@ -1007,8 +1006,7 @@ def chain_engine(P: IKProblem):
     # a plain pose of unit weights on a chain without held joints: the engine depends on the problem's structure
     # and frame alone, and is kept in the structure (no shape key to build and hash per solve)
     c = P.plain_pose
-    kept = c is not None and c.mask is None and (type(c.weight) is float or type(c.weight) is int) \
-        and c.weight == 1.0
+    kept = c is not None and unit_unmasked(c)
     E = P.structure.solver_constants.get(("lane_engine", c.frame)) if kept else None
     key = _shape_key(P) if E is None else None
     shared = memo(P.mechanism, "ik.lane_engines", _SHARED_MAX) if key is not None else None
@@ -1069,8 +1067,7 @@ def _shape_key(P: IKProblem):
         return None
     if c.mask_frame != "reference":
         return None
-    w = c.weight
-    if c.mask is None and (type(w) is float or type(w) is int) and w == 1.0:
+    if unit_unmasked(c):
         key = (type(c).__name__, c.frame) + _UNIT_ROWS[len(c.kept_axes)]   # the general form's values
     else:
         key = (type(c).__name__, c.frame, tuple(np.asarray(c.kept_axes).tolist()), c.row_weights().tobytes())

@@ -367,6 +367,13 @@ def row_selector(rows):
     return rows
 
 
+def unit_unmasked(c) -> bool:
+    """Whether task ``c`` keeps every row of its kind at unit weight (no mask, a weight of exactly 1): the
+    shape whose constants and engines depend on its frame and kind alone."""
+    w = c.weight
+    return c.mask is None and (type(w) is float or type(w) is int) and w == 1.0
+
+
 class _NoChain(Exception):
     pass
 
@@ -410,7 +417,8 @@ def _chain_constants(P: IKProblem, c) -> tuple:
         a.flags.writeable = False                 # shared by the kernels of every problem of this shape
     return (chain, n, coords, var_seg, var_x, nv, nv == n, lo, hi, wrap, bool(wrap.any()), clo, chi, rows, wrow,
             pos_rows, rot_rows, bool(rot_rows.any()), bool(pos_rows.any()), all_rows,
-            not all_rows and not (rows.tolist() in ([0, 1, 2], [3, 4, 5])), bool(np.all(wrow == 1.0)), len(rows))
+            not all_rows and not (rows.tolist() in ([0, 1, 2], [3, 4, 5])), bool(np.all(wrow == 1.0)), len(rows),
+            row_selector(rows))
 
 
 class _ChainKernel:
@@ -433,8 +441,7 @@ class _ChainKernel:
     def __init__(self, P: IKProblem, c):
         m = P.mechanism
         # the task's constants on this problem's structure (unknowns, bounds), computed once per task shape
-        w = c.weight
-        shape = (c.frame, type(c), None if c.mask is None and (type(w) is float or type(w) is int) and w == 1.0
+        shape = (c.frame, type(c), None if unit_unmasked(c)
                  else (tuple(np.asarray(c.kept_axes).tolist()), c.row_weights().tobytes()))
         consts = P.structure.solver_constants
         k = consts.get(shape)
@@ -444,7 +451,7 @@ class _ChainKernel:
             raise _NoChain                      # a coupled joint on the chain, no joint free: the generic path
         (self.chain, self.n, coords, self.var_seg, self.var_x, self.nv, self.all_vars, self.lo, self.hi,
          self.wrap, self.any_wrap, self.clo, self.chi, self.rows, self.wrow, self.pos_rows, self.rot_rows,
-         self.need_rot, self.need_pos, self.all_rows, self.masked, self.unit_weights, self.m) = k
+         self.need_rot, self.need_pos, self.all_rows, self.masked, self.unit_weights, self.m, self.row_sel) = k
         # a reference frame whose pose the unknowns cannot move (its chain is locked or fixed): the target
         # is constant in the ground frame, and the residual rows are turned into the reference's axes
         T_wr = None
@@ -455,7 +462,6 @@ class _ChainKernel:
         self.P = P
         self.T_wr = T_wr                  # the reference frame's constant ground pose (None: the ground)
         self.theta = np.array(P.template[coords], dtype=float)
-        self.row_sel = row_selector(self.rows)
         # the chain's one-configuration pass (its constants kept per structure and frame), bound to the held
         # values on the first evaluation
         self._pass = None

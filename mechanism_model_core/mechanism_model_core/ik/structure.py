@@ -49,8 +49,7 @@ class ProblemStructure:
         self.all_free = len(self.free) == mechanism.nq
         self.has_couplings = bool(mechanism.couplings)
         #: the coordinates the couplings read (their expressions' variables)
-        self.coupling_sources = _ro(np.array(sorted({mechanism.coordinate_index(v) for e in
-                                                     mechanism.couplings.values() for v in e.variables}), dtype=int))
+        self.coupling_sources = _ro(coupling_sources(mechanism))
         lo = np.array(mechanism.lower_limits[self.free])
         hi = np.array(mechanism.upper_limits[self.free])
         self._fold_coupling_limits(lo, hi)
@@ -125,6 +124,11 @@ class ProblemStructure:
         self.limit_checked = _ro(np.array(checked, dtype=int))
         self.lc_lo = _ro(m.lower_limits[self.limit_checked])
         self.lc_hi = _ro(m.upper_limits[self.limit_checked])
+
+
+def coupling_sources(m: Mechanism) -> np.ndarray:
+    """The coordinate indices (sorted, int) that ``m``'s couplings read (their expressions' variables)."""
+    return np.array(sorted({m.coordinate_index(v) for e in m.couplings.values() for v in e.variables}), dtype=int)
 
 
 def _ro(a: np.ndarray) -> np.ndarray:

@@ -39,6 +39,7 @@ import numpy as np
 
 from ...spatial import wrap_angle
 from .axis_snap import SNAP_RATIO, snap_geometry
+from .eaik_solver import chain_offsets
 from .near_geometry import concurrency_defect, least_squares_flags_reliable
 
 __all__ = ["AxisOffset"]
@@ -82,7 +83,6 @@ class AxisOffset:
         # the last axis: s(v) = (1 - cos v) a + sin v b, in the frame's axes (m) (solve)
         self._a, self._b = Rf.T @ u, Rf.T @ np.cross(h, u)
         self.offset = float(np.linalg.norm(u))  # |u|: the odd axis's distance from w (m)
-        self._lo, self._hi = lo, hi
         self._lo_in, self._hi_in = lo - 1e-12, hi + 1e-12
         self._bounds = list(zip(self._lo_in.tolist(), self._hi_in.tolist()))
         self._finite = finite = np.isfinite(lo)
@@ -115,7 +115,7 @@ class AxisOffset:
             O2 = np.array(O, dtype=float)
             O2[k] = O2[k] + u
             O2[pair] = w
-            P = np.vstack([O2[0], np.diff(O2, axis=0), Tf[:3, 3] - O2[-1]])
+            P = chain_offsets(O2, Tf)
             R0 = Tf[:3, :3]
             held = [] if swept is None else [(swept, 0.0)]
             robot = make_robot(H, P, R0, held)

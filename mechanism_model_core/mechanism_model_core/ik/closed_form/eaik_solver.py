@@ -45,6 +45,7 @@ from ...spatial import inverse, log_so3, wrap_angle
 from ..batch import ORIENTATION_WEIGHT, LMPopulationSolver, chain_engine, lane_data
 from ..problem import IKOptions, IKProblem, IKResult
 from ..registry import register_solver
+from ..structure import coupling_sources
 from .axis_snap import SNAP_RATIO, snap_geometry
 from .base_frame import BaseFrame, suffix_products
 from .branch_turns import _in_limit_turns, _wide_bounds, _wide_level  # noqa: F401
@@ -137,7 +138,7 @@ class EAIKSolver:
         H = np.array([C[i][:3, 2] for i in self.steps])
         O = np.array([C[i][:3, 3] for i in self.steps])
         self.H = H
-        self.P = np.vstack([O[0], np.diff(O, axis=0), Tf[:3, 3] - O[-1]])
+        self.P = chain_offsets(O, Tf)
         self.R0 = Tf[:3, :3].copy()
         self.coords = np.array(ch.coords)[self.steps]
         # reach bound: no pose farther than this from the first joint's origin (sum of the origin offsets)
@@ -151,8 +152,7 @@ class EAIKSolver:
         #: the chain's joints are every coordinate of the mechanism, in order (a problem's unknowns when all free)
         self._whole = bool(np.array_equal(self.coords, np.arange(m.nq)))
         #: no coupled joint follows a joint of the chain: an answer's coordinates are the seed's with the chain's
-        self._no_sources = not set(self.coords.tolist()) & {m.coordinate_index(v) for e in m.couplings.values()
-                                                            for v in e.variables}
+        self._no_sources = not set(self.coords.tolist()) & set(coupling_sources(m).tolist())
         self._EAIK = EAIK
         self.swept = None
         self._robots = {}                 # 7R: eaik's robots by held value of the swept joint (_robot_at)
@@ -165,7 +165,7 @@ class EAIKSolver:
         if not _decomposable(EAIK, H, self.P, self.R0, n):
             for turn in (False, True):              # the points moved alone first: the smaller error
                 Hs, Os, snap = snap_geometry(H, O, SNAP_RATIO * self.reach, turn)
-                Ps = np.vstack([Os[0], np.diff(Os, axis=0), Tf[:3, 3] - Os[-1]])
+                Ps = chain_offsets(Os, Tf)
                 if snap > 0.0 and _decomposable(EAIK, Hs, Ps, self.R0, n):
                     self.H, self.P, self.snap = Hs, Ps, snap
                     break
@@ -545,6 +545,13 @@ def _decomposable(EAIK, H, P, R0, n) -> bool:
                    for r in (_robot_or_none(EAIK, H, P, R0, [(i, 0.0)]) for i in range(7)))
     r = _robot_or_none(EAIK, H, P, R0, [])
     return r is not None and r.has_known_decomposition()
+
+
+def chain_offsets(O, Tf) -> np.ndarray:
+    """``eaik``'s offsets (n + 1, 3) of a revolute chain with axis points ``O`` (n, 3) and frame pose ``Tf`` (4x4)
+    at its zero configuration: the first point, the steps between consecutive points, the frame's origin from
+    the last (m)."""
+    return np.vstack([O[0], np.diff(O, axis=0), Tf[:3, 3] - O[-1]])
 
 
 def _robot_or_none(EAIK, H, P, R0, fixed):

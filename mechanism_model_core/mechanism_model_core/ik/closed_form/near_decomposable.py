@@ -75,10 +75,11 @@ from ...model import Mechanism
 from ...spatial import wrap_angle
 from ..batch import LMPopulationSolver, chain_engine, lane_data
 from ..problem import IKOptions, IKProblem, IKResult
+from ..structure import coupling_sources
 from .axis_offset import AxisOffset
 from .axis_snap import SNAP_RATIO, snap_geometry
 from .base_frame import BaseFrame
-from .eaik_solver import EAIKSolver, _eaik, _robot_or_none, eaik_solver_for
+from .eaik_solver import EAIKSolver, _eaik, _robot_or_none, chain_offsets, eaik_solver_for
 from .exact_refine import REFINE_MU, REFINE_MU_6R, refine
 from .near_geometry import chain_axes, concurrency_defect, decomposition, least_squares_flags_reliable
 from .swept_aim import aim_geometry, toward
@@ -156,7 +157,6 @@ class NearDecomposableSolver:
         self.steps = steps
         self.coords = np.array(ch.coords)[k:]
         H, O, Tf = chain_axes(ch, steps, k)
-        O_exact = O
         self._EAIK = EAIK
         d = decomposition(EAIK, H, O, Tf)
         self.triple, self.defect = None, 0.0
@@ -194,8 +194,7 @@ class NearDecomposableSolver:
                     O2 = O.copy()
                     O2[i:i + 3] = concurrency_defect(H[i:i + 3], O[i:i + 3])[0]
                     held = [] if d[0] is None else [(d[0], 0.0)]
-                    r = _robot_or_none(EAIK, H, np.vstack([O2[0], np.diff(O2, axis=0), Tf[:3, 3] - O2[-1]]),
-                                       Tf[:3, :3], held)
+                    r = _robot_or_none(EAIK, H, chain_offsets(O2, Tf), Tf[:3, :3], held)
                     if r is None or not r.has_known_decomposition():      # (as read, the first that decomposes)
                         d = decomposition(EAIK, H, O2, Tf)
                         if d is None:
@@ -212,7 +211,7 @@ class NearDecomposableSolver:
             self.kind = "near"
         self.swept, self.family = d
         self.H = H
-        self.P = np.vstack([O[0], np.diff(O, axis=0), Tf[:3, 3] - O[-1]])
+        self.P = chain_offsets(O, Tf)
         self.R0 = Tf[:3, :3].copy()
         # the lift: its axis (ground) and stroke limits; the revolute part's geometry is at lift 0
         lo, hi = m.lower_limits[self.coords], m.upper_limits[self.coords]
@@ -221,14 +220,14 @@ class NearDecomposableSolver:
             Ls0 = ch.Pm.reshape(ch.n, 4, 4)[k]
             self.lift_axis = Ls0[:3, :3] @ np.array([0.0, 0.0, 1.0])
         self._rlo, self._rhi = lo[first:], hi[first:]
-        # one wrist axis alone off the point where the other two meet: exact answers by iteration (axis_offset)
-        self._offset = None if self.kind != "near" else AxisOffset.of(
+        # one wrist axis alone off the point where the other two meet: exact answers by iteration (axis_offset;
+        # its chain is the revolute one: not built on a lift, whose stroke it would not carry)
+        self._offset = None if self.kind != "near" or lift else AxisOffset.of(
             partial(_robot_or_none, EAIK), H, O_exact, Tf, self._near_i, self.swept, lo, hi, reach)
         self._rlo_in, self._rhi_in = self._rlo - 1e-12, self._rhi + 1e-12
         #: no coupled joint follows a joint of the chain: an answer's full coordinates are the seed's with the
         #: chain's replaced (IKProblem.expand's, without its coupling check)
-        self._no_sources = not set(self.coords.tolist()) & {m.coordinate_index(v) for e in m.couplings.values()
-                                                            for v in e.variables}
+        self._no_sources = not set(self.coords.tolist()) & set(coupling_sources(m).tolist())
         self._finite_lo = np.isfinite(self._rlo)
         self._all_finite_lo = bool(self._finite_lo.all())
         self._any_wide = bool(np.any(self._finite_lo & (self._rhi - self._rlo >= 2 * math.pi)))

@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from .base_frame import suffix_products
-from .eaik_solver import _robot_or_none
+from .eaik_solver import _robot_or_none, chain_offsets
 
 __all__ = ["chain_axes", "concurrency_defect", "decomposition", "least_squares_flags_reliable"]
 
@@ -48,7 +48,7 @@ def decomposition(EAIK, H, O, Tf, probe=False):
     ``Tf`` at zero): ``swept`` None for 6 joints, else the joint a 7R sweep holds (``probe``: the same family
     held at 0 and at :data:`HELD_PROBE` -- a family of one held value alone, as two axes parallel only there, is
     not the sweep's); None when it does not."""
-    P = np.vstack([O[0], np.diff(O, axis=0), Tf[:3, 3] - O[-1]])
+    P = chain_offsets(O, Tf)
     n = len(H)
     if n == 7:
         for i in [6, 2, 0, 3, 1, 4, 5]:
