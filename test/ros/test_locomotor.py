@@ -214,10 +214,11 @@ def test_twist_stamped_by_parameter():
         m = TS()
         m.header.frame_id = "chassis"
         m.twist.linear.x = 0.1
-        end = time.monotonic() + 0.6
-        while time.monotonic() < end:
+        def driven():                    # published until the wheels turn (a bound, not a fixed 0.6 s: ci26 under load)
             pub.publish(m)
-            time.sleep(0.02)
+            with hw.lock:
+                return np.allclose([hw.wheel_vel[j] for j in DRIVE], 1.0, rtol=0.0, atol=1e-12)
+        wait_for(driven, 10.0, 0.02)
         with hw.lock:
             np.testing.assert_allclose([hw.wheel_vel[j] for j in DRIVE], 1.0, atol=1e-12)   # 0.1 m/s / 0.1 m
     finally:
@@ -315,11 +316,13 @@ def test_drive_mode_parameter_and_bad_parameters():
         assert node.mode == "turn_in_place"
         t = Twist()
         t.linear.x, t.angular.z = 0.3, 0.5                               # turn in place drops vx
-        end = time.monotonic() + 0.8
-        while time.monotonic() < end:
-            cmd.publish(t)
-            time.sleep(0.02)
         expect = CORE.drive((0.0, 0.0, 0.5))
+
+        def steered():                   # published until the wheels are steered (a bound, not a fixed 0.8 s)
+            cmd.publish(t)
+            with hw.lock:
+                return np.allclose([hw.steering[j] for j in STEER], expect.steering, rtol=0.0, atol=1e-12)
+        wait_for(steered, 10.0, 0.02)
         with hw.lock:
             np.testing.assert_allclose([hw.steering[j] for j in STEER], expect.steering, atol=1e-12)
     finally:
