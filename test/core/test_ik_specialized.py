@@ -38,7 +38,9 @@ def test_closed_form_branches_reach_the_pose():
 
 def test_verify_specialized_against_generic():
     m = ypppy()
-    report = verify_specialized(YPPPYSolver(m, "tool"), m, n=40, rng=1)
+    # SAFETY is a safety net: iterations bound the solves (the default 0.2 s let the loaded ci27 cut the generic
+    # solver's restarts short on 2 of 40 targets)
+    report = verify_specialized(YPPPYSolver(m, "tool"), m, n=40, rng=1, timeout=SAFETY)
     assert report.ok, report.failures[:2]
     assert report.specialized_success == report.generic_success == 40
     assert report.max_position_error < 1e-9 and report.max_orientation_error < 1e-9
