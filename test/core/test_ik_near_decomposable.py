@@ -411,19 +411,19 @@ def _plain_branches(s, T, ref, v):
     ones alone when there are any, nearest ``ref`` first, clipped to the limits."""
     robot = s._robot6 if v is None else s._robot_at(v)
     sol = robot.calculate_IK(T)
-    base = s._turn_base(ref)
+    start = s._turns.start(ref)
     rows = []
     for q, ls in zip(sol.Q, sol.is_LS):
         q = np.array(q, dtype=float)
         if v is not None:
             q[s.swept] = v
-        q = wrap_angle(q, lower=base)
-        if not all(q[j] <= s._rhi_in[j] for j in range(len(q))):
+        q = wrap_angle(q, lower=start)
+        if not all(q[j] <= s._turns.hi_in[j] for j in range(len(q))):
             continue
-        if s._any_wide:
+        if s._turns.any_wide:
             for j in range(len(q)):
                 up = q[j] + 2 * math.pi
-                if abs(up - ref[j]) < abs(q[j] - ref[j]) and up <= s._rhi_in[j]:
+                if abs(up - ref[j]) < abs(q[j] - ref[j]) and up <= s._turns.hi_in[j]:
                     q[j] = up
         rows.append((q, bool(ls)))
     if not rows:
@@ -459,7 +459,7 @@ def test_branches_match_the_plain_row_by_row_computation(arms, name, reliable):
         for q, ref in zip(a.sample(rng, 60), a.sample(rng, 60)):
             T = a.pose(q)
             for v in ([None] if s.swept is None else [float(ref[s.swept]), float(rng.uniform(-LIMIT, LIMIT))]):
-                Q, ex = s._branches(T, ref, v, s._turn_base(ref))
+                Q, ex = s._branches(T, ref, v, s._turns.start(ref))
                 if Q is not None and not ex:
                     Q = s._nearest_first(Q, ref)
                 P, pex = _plain_branches(s, T, ref, v)

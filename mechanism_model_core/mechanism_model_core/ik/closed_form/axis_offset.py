@@ -39,6 +39,7 @@ import numpy as np
 
 from ...spatial import wrap_angle
 from .axis_snap import SNAP_RATIO, snap_geometry
+from .branch_turns import TurnWindow
 from .eaik_solver import chain_offsets
 from .near_geometry import concurrency_defect, least_squares_flags_reliable
 
@@ -83,12 +84,9 @@ class AxisOffset:
         # the last axis: s(v) = (1 - cos v) a + sin v b, in the frame's axes (m) (solve)
         self._a, self._b = Rf.T @ u, Rf.T @ np.cross(h, u)
         self.offset = float(np.linalg.norm(u))  # |u|: the odd axis's distance from w (m)
-        self._lo_in, self._hi_in = lo - 1e-12, hi + 1e-12
+        self._turns = TurnWindow(lo, hi)            # where branches' values are put (whole turns)
+        self._lo_in, self._hi_in = self._turns.lo_in, self._turns.hi_in
         self._bounds = list(zip(self._lo_in.tolist(), self._hi_in.tolist()))
-        self._finite = finite = np.isfinite(lo)
-        self._all_finite = bool(finite.all())
-        self._base = np.where(finite, lo - 1e-12, 0.0)     # each joint's turn starts here (_in_turns)
-        self._any_wide = bool(np.any(finite & (hi - lo >= _TAU)))
 
     @classmethod
     def of(cls, make_robot, H, O, Tf, i, swept, lo, hi, reach):
@@ -191,7 +189,7 @@ class AxisOffset:
         """``(q, err, k)`` with ``q`` in limits (moved by whole turns where it left a joint's range), or None."""
         for v, (lo, hi) in zip(q.tolist(), self._bounds):     # floats: a few numpy calls cost more
             if not lo <= v <= hi:
-                q = self._in_turns(q[None], x0)[0]
+                q = self._turns.place(q[None], x0)[0]
                 if (q < self._lo_in).any() or (q > self._hi_in).any():
                     return None
                 break
@@ -215,7 +213,7 @@ class AxisOffset:
         if q is not None and not ((q < self._lo_in).any() or (q > self._hi_in).any()):
             return q, True          # the nearest by whole turns, in limits: the in-limit one nearest x0
         ls = sol.is_LS if self.reliable else np.array([not self._exact(self.robot, r, T) for r in Q])
-        Q = self._in_turns(Q, x0)
+        Q = self._turns.place(Q, x0)
         ok = np.logical_and.reduce(Q <= self._hi_in, axis=1)
         ks = np.greater(ok, ls).nonzero()[0]
         exact = len(ks) > 0
@@ -226,18 +224,6 @@ class AxisOffset:
         D = Q[ks] - x0
         D *= D
         return Q[ks[np.add.reduce(D, axis=1).argmin()]], exact
-
-    def _in_turns(self, Q, ref):
-        """Joint values ``Q`` (k, 6) moved by whole turns into ``[lo, lo + 2 pi)`` (a joint without limits:
-        nearest ``ref``), and on a joint with a turn or more of range the turn above where nearer ``ref`` and
-        in range."""
-        Q = wrap_angle(Q, lower=self._base if self._all_finite else np.where(self._finite, self._base, ref - math.pi))
-        if self._any_wide:
-            up = Q + _TAU
-            nearer = np.abs(up - ref) < np.abs(Q - ref)
-            nearer &= up <= self._hi_in
-            np.copyto(Q, up, where=nearer)
-        return Q
 
     def _track(self, T, ref, j):
         """``(q, j)``: the exact branch ``q`` of the moved chain for pose ``T`` nearest ``ref`` by whole turns

@@ -48,7 +48,7 @@ from ..registry import register_solver
 from ..structure import coupling_sources
 from .axis_snap import SNAP_RATIO, snap_geometry
 from .base_frame import BaseFrame, suffix_products
-from .branch_turns import _in_limit_turns, _wide_bounds, _wide_level  # noqa: F401
+from .branch_turns import _in_limit_turns, _wide_bounds, _wide_level, nearest_first  # noqa: F401
 from ...extras import install_hint
 
 __all__ = ["EAIKSolver", "eaik_available", "eaik_solver_for"]
@@ -248,13 +248,9 @@ class EAIKSolver:
     def _in_limits(self, Q, ref, wide=0):
         """The rows of ``Q`` that lie within the limits with whole turns chosen per joint nearest ``ref``
         (:func:`_in_limit_turns`; ``wide``: ``_wide_level(self._wide, ref)`` when the caller has it), nearest
-        ``ref`` first (an array (k, n), k >= 1; sum of squared differences), or None."""
+        ``ref`` first (an array (k, n), k >= 1; :func:`~.branch_turns.nearest_first`), or None."""
         Q = _in_limit_turns(Q, ref, self._lo_in, self._hi_in, self.lower, self.upper, wide)
-        if Q is None or Q.shape[0] == 1:
-            return Q
-        D = Q - ref
-        D *= D
-        return Q.take(np.add.reduce(D, axis=1).argsort(kind="stable"), axis=0)
+        return None if Q is None else nearest_first(Q, ref)
 
     def _sweep_of(self, i):
         """``(lo, hi, step)``: the range swept of joint ``i`` (finite; a full turn where unlimited) and the step

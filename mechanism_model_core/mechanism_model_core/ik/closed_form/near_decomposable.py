@@ -72,13 +72,13 @@ from ...errors import MechanismModelError, ModelStructureError
 from ...extras import install_hint
 from ...kinematics import frame_chain
 from ...model import Mechanism
-from ...spatial import wrap_angle
 from ..batch import LMPopulationSolver, chain_engine, lane_data
 from ..problem import IKOptions, IKProblem, IKResult
 from ..structure import coupling_sources
 from .axis_offset import AxisOffset
 from .axis_snap import SNAP_RATIO, snap_geometry
 from .base_frame import BaseFrame
+from .branch_turns import TurnWindow, nearest_first, nearest_order
 from .eaik_solver import EAIKSolver, _eaik, _robot_or_none, chain_offsets, eaik_solver_for
 from .exact_refine import REFINE_MU, REFINE_MU_6R, refine
 from .near_geometry import chain_axes, concurrency_defect, decomposition, least_squares_flags_reliable
@@ -224,13 +224,10 @@ class NearDecomposableSolver:
         # its chain is the revolute one: not built on a lift, whose stroke it would not carry)
         self._offset = None if self.kind != "near" or lift else AxisOffset.of(
             partial(_robot_or_none, EAIK), H, O_exact, Tf, self._near_i, self.swept, lo, hi, reach)
-        self._rlo_in, self._rhi_in = self._rlo - 1e-12, self._rhi + 1e-12
+        self._turns = TurnWindow(self._rlo, self._rhi)      # where the branches' values are put (whole turns)
         #: no coupled joint follows a joint of the chain: an answer's full coordinates are the seed's with the
         #: chain's replaced (IKProblem.expand's, without its coupling check)
         self._no_sources = not set(self.coords.tolist()) & set(coupling_sources(m).tolist())
-        self._finite_lo = np.isfinite(self._rlo)
-        self._all_finite_lo = bool(self._finite_lo.all())
-        self._any_wide = bool(np.any(self._finite_lo & (self._rhi - self._rlo >= 2 * math.pi)))
         self._robot6 = None if self.swept is not None else _robot_or_none(EAIK, H, self.P, self.R0, [])
         if self.swept is not None:
             i = self.swept
@@ -311,15 +308,15 @@ class NearDecomposableSolver:
         return c.relative_to in (None, self.ground) or problem.holds(c.relative_to)
 
     # ------------------------------------------------------------------ closed-form branches
-    def _branches(self, T, ref, v, base):
+    def _branches(self, T, ref, v, start):
         """``(Q, exact)``: the in-limit branches (revolute part, whole turns nearest ``ref``) of the
         (approximate) revolute chain for ground pose ``T`` with the swept joint at ``v`` (None: 6R); ``exact``
         False when none reaches ``T`` (least-squares branches: the nearest approximations, still starts for the
         exact chain's steps); ``(None, False)`` when none is in limits. Exact branches come nearest ``ref``
         first and clipped to the limits; least-squares ones, when eaik's flags hold, as they are
-        (:meth:`_nearest_first` orders the ones :meth:`starts` keeps). ``base`` (:meth:`_turn_base`): where
-        each joint's turn starts. Few numpy calls on these (k <= 8, 7) arrays: each costs about a
-        microsecond, several times the arithmetic."""
+        (:meth:`_nearest_first` orders the ones :meth:`starts` keeps). ``start``
+        (:meth:`~.branch_turns.TurnWindow.start` of ``ref``): where each joint's turn starts. Few numpy calls on
+        these (k <= 8, 7) arrays: each costs about a microsecond, several times the arithmetic."""
         robot = self._robot6 if v is None else self._robot_at(v)
         if robot is None:
             return None, False
@@ -329,38 +326,23 @@ class NearDecomposableSolver:
             return None, False
         if v is not None:
             Q[:, self.swept] = v
-        Q = wrap_angle(Q, lower=base)                       # each value in the turn from its joint's base
-        ok = np.logical_and.reduce(Q <= self._rhi_in, axis=1)
-        if self._any_wide:          # a range of a turn or more: the turn above where nearer ref and in range
-            up = Q + _TAU
-            nearer = np.abs(up - ref) < np.abs(Q - ref)
-            nearer &= up <= self._rhi_in
-            np.copyto(Q, up, where=nearer)
+        Q = self._turns.place(Q, ref, start)                # each value in its joint's turn
+        ok = np.logical_and.reduce(Q <= self._turns.hi_in, axis=1)
         if self._flags_reliable:      # the exact branches alone when there are any (eaik's flags hold)
             ks = np.greater(ok, sol.is_LS).nonzero()[0]         # in limits and not least-squares
             if len(ks):
-                Q = Q[ks]
-                if len(ks) > 1:
-                    D = Q - ref
-                    D *= D
-                    Q = Q[np.add.reduce(D, axis=1).argsort(kind="stable")]
-                np.maximum(Q, self._rlo, out=Q)                 # np.clip's arithmetic
-                np.minimum(Q, self._rhi, out=Q)
-                return Q, True
+                return self._nearest_first(Q[ks], ref), True
             ks = ok.nonzero()[0]
             return (Q[ks], False) if len(ks) else (None, False)
         ks = ok.nonzero()[0]
         if not len(ks):
             return None, False
-        Q = Q[ks]
-        ls = sol.is_LS[ks]
-        ls = ls.tolist()
+        Q, ls = Q[ks], sol.is_LS[ks]
         if len(Q) > 1:
-            D = Q - ref
-            order = np.argsort(np.einsum("ij,ij->i", D, D), kind="stable")
-            Q = Q[order]
-            ls = [ls[k] for k in order]
-        np.clip(Q, self._rlo, self._rhi, out=Q)
+            order = nearest_order(Q, ref)
+            Q, ls = Q.take(order, axis=0), ls[order]
+        ls = ls.tolist()
+        self._clip(Q)
         exact, found = [], 0          # eaik flags some exact branches least-squares too: the nearest checked
         for j, f in enumerate(ls):
             if f:
@@ -388,14 +370,6 @@ class NearDecomposableSolver:
 
     def _lift(self, v):
         return min(max(float(v), self.lower[0]), self.upper[0]) if self.lift else None
-
-    def _turn_base(self, ref):
-        """Where each joint's turn starts for :meth:`_branches` (rad): its lower limit (less the in-limit test's
-        margin), so that a value moved into ``[base, base + 2 pi)`` is the one in limits when a joint's range is
-        less than a turn, or ``ref - pi`` for a joint without limits (the value nearest ``ref``)."""
-        if self._all_finite_lo:
-            return self._rlo_in
-        return np.where(self._finite_lo, self._rlo_in, ref - math.pi)
 
     def _tries(self, x0, hints):
         """``(lift, swept)`` values to try after the seed's own (None: no such joint): each seed-table
@@ -439,7 +413,7 @@ class NearDecomposableSolver:
         the near kind's), else None."""
         first = 1 if self.lift else 0
         ref = x0[first:]
-        base = self._turn_base(ref)
+        start = self._turns.start(ref)
         v0 = None
         if self.swept is not None:
             lo, hi, _ = self._sweep
@@ -457,7 +431,7 @@ class NearDecomposableSolver:
             if s is not None:
                 Tl = T.copy()
                 Tl[:3, 3] -= s * self.lift_axis
-            Q, exact = self._branches(Tl, ref, v, base)
+            Q, exact = self._branches(Tl, ref, v, start)
             if Q is not None:
                 if exact:
                     return Q if s is None else np.hstack([np.full((Q.shape[0], 1), s), Q])
@@ -479,13 +453,14 @@ class NearDecomposableSolver:
         return Q if s is None else np.hstack([np.full((Q.shape[0], 1), s), Q])
 
     def _nearest_first(self, Q, ref):
-        """Branches ``Q`` (k, revolute part) nearest ``ref`` first, clipped to the limits (a new array)."""
-        if len(Q) > 1:
-            D = Q - ref
-            Q = Q[np.argsort(np.einsum("ij,ij->i", D, D), kind="stable")]
-        else:
-            Q = Q.copy()
-        np.clip(Q, self._rlo, self._rhi, out=Q)
+        """Branches ``Q`` (k, revolute part; rad) nearest ``ref`` first (:func:`~.branch_turns.nearest_first`),
+        clipped to the limits: a new array when k > 1, else ``Q`` clipped in place (the callers' are their own)."""
+        return self._clip(nearest_first(Q, ref))
+
+    def _clip(self, Q):
+        """``Q`` (k, revolute part; rad) clipped to the joint limits, in place (np.clip's arithmetic)."""
+        np.maximum(Q, self._rlo, out=Q)
+        np.minimum(Q, self._rhi, out=Q)
         return Q
 
     # ------------------------------------------------------------------ the solve
@@ -609,7 +584,6 @@ class NearDecomposableSolver:
 
 # ---------------------------------------------------------------------------------------------- detection
 _NONE = object()
-_TAU = 2.0 * math.pi
 _LAST_ROW = (0.0, 0.0, 0.0, 1.0)
 
 
