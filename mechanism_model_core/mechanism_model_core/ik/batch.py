@@ -43,7 +43,7 @@ from ..data import memo
 from ..errors import InvalidConfiguration
 from ..kinematics import frame_chain
 from ..spatial import log_so3, wrap_angle
-from .problem import IKOptions, IKProblem, IKResult, beyond_reach, diagnose_failure
+from .problem import IKOptions, IKProblem, IKResult, beyond_reach, diagnose_failure, reach_bound
 from .registry import register_solver
 from .chain_pass import ChainPass
 from .damped_step import limited_step
@@ -207,18 +207,11 @@ class LaneEngine:
         self.bound_applies = bool(np.all(np.isin([0, 1, 2], self.rows))) and math.isfinite(self.reach)
 
     def _held_base_bound(self, m):
-        """``(origin (3,), reach)`` of an engine whose first ``_k0`` steps are held (a mobile base's pose): the
-        ground position (m) of step ``_k0``'s origin at these held values, and the sum of the distances between
-        the origins of the steps after it and to the frame, plus the strokes of its sliders (m) -- the chain's
-        reach from the base, where the ground's bound counts the base's free travel (inf for a floating joint)."""
-        k0, ch, n = self._k0, self.chain, self.n
-        P = ch.Pm.reshape(n, 4, 4)
-        origin = (self._base_pose @ P[k0])[:3, 3]
-        reach = float(sum(np.linalg.norm(P[i, :3, 3]) for i in range(k0 + 1, n)) + np.linalg.norm(ch.F[:3, 3]))
-        if ch.any_prismatic:
-            lo_s, hi_s = m.lower_limits[ch.coords], m.upper_limits[ch.coords]
-            stroke = np.maximum(np.maximum(np.abs(lo_s), np.abs(hi_s)), np.abs(self.theta))
-            reach += float(np.sum(stroke[k0:][np.asarray(ch.prismatic, dtype=bool)[k0:]]))
+        """``(origin (3,), reach)`` of an engine whose first ``_k0`` steps are held (a mobile base's pose):
+        :func:`~.problem.reach_bound` from step ``_k0`` at these held values, the origin in the ground (m) -- the
+        chain's reach from the base, where the ground's bound counts the base's free travel (inf for a floating
+        joint)."""
+        origin, reach = reach_bound(m, self.chain, self._k0, self.theta, self._base_pose)
         return _ro(origin), reach
 
     # ------------------------------------------------------------------ restart table
@@ -940,16 +933,8 @@ class _ChainConstants:
     tables (one per seed; built once, outside any caller's budget, and read-only after)."""
 
     def __init__(self, m, ch, lo, hi):
-        n = ch.n
-        P = ch.Pm.reshape(n, 4, 4)
-        reach = float(sum(np.linalg.norm(P[i, :3, 3]) for i in range(1, n)))
-        reach += float(np.linalg.norm(ch.F[:3, 3]))
-        if ch.any_prismatic:
-            lo_s, hi_s = m.lower_limits[ch.coords], m.upper_limits[ch.coords]
-            stroke = np.maximum(np.abs(lo_s), np.abs(hi_s))
-            reach += float(np.sum(stroke[ch.prismatic]))        # inf for an unbounded slider: no bound
-        self.origin = _ro(P[0, :3, 3])
-        self.reach = reach
+        origin, self.reach = reach_bound(m, ch)
+        self.origin = _ro(origin)
         self.lo = np.where(np.isfinite(lo), lo, -math.pi)
         self.hi = np.where(np.isfinite(hi), hi, math.pi)
         self._tables: dict = {}

@@ -22,7 +22,7 @@ from ..spatial import log_so3, wrap_angle
 from .structure import STRUCTURE_MAX, ProblemStructure, angle_coordinates
 
 __all__ = ["IKOptions", "IKProblem", "IKResult", "Residual", "RestartingSolver", "Solver", "beyond_reach",
-           "diagnose_failure", "restart_sample"]
+           "diagnose_failure", "reach_bound", "restart_sample"]
 
 
 # ---------------------------------------------------------------------------------------------- results
@@ -549,15 +549,34 @@ def beyond_reach(P: IKProblem, o: IKOptions) -> bool:
         ch = frame_chain(m, c.frame)
         if not ch.n or (m.couplings and any(m.coordinate_names[i] in m.couplings for i in ch.coords)):
             continue
-        Pm = ch.Pm.reshape(ch.n, 4, 4)
-        reach = float(np.sum(np.linalg.norm(Pm[1:, :3, 3], axis=1))) + float(np.linalg.norm(ch.F[:3, 3]))
-        if ch.any_prismatic:
-            lo, hi = m.lower_limits[ch.coords], m.upper_limits[ch.coords]
-            reach += float(np.sum(np.maximum(np.abs(lo), np.abs(hi))[ch.prismatic]))
-        d = (c.target_pose()[:3, 3] - Pm[0, :3, 3])[keep]
+        origin, reach = reach_bound(m, ch)
+        d = (c.target_pose()[:3, 3] - origin)[keep]
         if math.isfinite(reach) and float(np.linalg.norm(d)) > reach + o.tol_position:
             return True
     return False
+
+
+def reach_bound(mechanism: Mechanism, chain, start: int = 0, values=None, base=None):
+    """``(origin, reach)``: no pose of ``chain``'s frame (a :class:`~..kinematics.FrameChain` of ``mechanism``)
+    lies farther than ``reach`` (m) from ``origin`` (3,; m), whatever the values of its steps from ``start`` on
+    (those before held: a mobile base's pose, a locked torso). ``origin``: the origin of step ``start``, in the
+    frame where step ``start - 1`` ends (the ground for 0), or in the ground when ``base`` (4x4) gives that frame's
+    ground pose. ``reach``: the sum of the distances between the origins of the steps after ``start`` and to the
+    frame, plus each slider's stroke from step ``start`` on -- the larger magnitude of its limits (inf for an
+    unbounded one: no bound), or of its value in ``values`` (the chain's step values, m) where that is larger.
+    The lane engine's bound (:class:`~.batch.LaneEngine`), the near-decomposable closed form's on a held base and
+    :func:`beyond_reach`'s."""
+    n = chain.n
+    P = chain.Pm.reshape(n, 4, 4)
+    reach = float(sum(np.linalg.norm(P[i, :3, 3]) for i in range(start + 1, n)) + np.linalg.norm(chain.F[:3, 3]))
+    if chain.any_prismatic:
+        lo, hi = mechanism.lower_limits[chain.coords], mechanism.upper_limits[chain.coords]
+        stroke = np.maximum(np.abs(lo), np.abs(hi))         # inf for an unbounded slider: no bound
+        if values is not None:
+            stroke = np.maximum(stroke, np.abs(values))
+        reach += float(np.sum(stroke[start:][np.asarray(chain.prismatic, dtype=bool)[start:]]))
+    origin = P[start, :3, 3].copy() if base is None else (base @ P[start])[:3, 3]
+    return origin, reach
 
 
 class RestartingSolver:

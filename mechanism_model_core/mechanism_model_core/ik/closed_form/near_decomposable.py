@@ -73,7 +73,7 @@ from ...extras import install_hint
 from ...kinematics import frame_chain
 from ...model import Mechanism
 from ..batch import LMPopulationSolver, chain_engine, lane_data
-from ..problem import IKOptions, IKProblem, IKResult
+from ..problem import IKOptions, IKProblem, IKResult, reach_bound
 from ..structure import coupling_sources
 from .axis_offset import AxisOffset
 from .axis_snap import SNAP_RATIO, snap_geometry
@@ -240,11 +240,7 @@ class NearDecomposableSolver:
         self._aim = aim_geometry(H, O, Tf) if self.swept == 0 and not lift else None
         self._ref = None              # held base steps: the reference engine (_reference)
         # held base steps: the reach bound in the base frame (m), from the first free step's origin
-        Pk, b = ch.Pm.reshape(ch.n, 4, 4), self.base_steps
-        self._base_origin = Pk[b, :3, 3].copy()
-        self._base_reach = float(sum(np.linalg.norm(Pk[i, :3, 3]) for i in range(b + 1, ch.n))
-                                 + np.linalg.norm(ch.F[:3, 3])
-                                 + (max(abs(self.lower[0]), abs(self.upper[0])) if lift else 0.0))
+        self._base_origin, self._base_reach = reach_bound(m, ch, self.base_steps)
         self.refine_mu = REFINE_MU_6R if self.swept is None else REFINE_MU
         self._flags_reliable = least_squares_flags_reliable(partial(_robot_or_none, EAIK, self.H, self.P, self.R0),
                                                             self.swept, self._rlo, self._rhi, MEASURE_RNG)
