@@ -45,7 +45,7 @@ from ..kinematics import frame_chain
 from ..spatial import log_so3, wrap_angle
 from .problem import IKOptions, IKProblem, IKResult, beyond_reach, diagnose_failure, reach_bound
 from .registry import register_solver
-from .chain_pass import ChainPass
+from .chain_pass import chain_passes, unbound_pass
 from .damped_step import limited_step
 from .solvers import DLSSolver, _ChainKernel, chain_residual, unit_unmasked
 
@@ -200,9 +200,9 @@ class LaneEngine:
         #: a full pose with unit weights: the one-lane pass's own residual (when the rows are not turned)
         self.plain_pose = bool(self.all_rows and self.unit_weights)
         self._pass = None               # the one-lane pass (_eval1), built on first use
-        #: its constants, shared by the engines of every held value (a rover's chassis poses)
-        self._passes = memo(m, "ik.chain_passes", _CONSTS_MAX)
-        self._pass_key = (K.P.tasks[0].frame, self.var_seg.tobytes(), self._k0)
+        #: its constants, shared by the engines of every held value (a rover's chassis poses) and DLS kernels
+        self._passes = chain_passes(m)
+        self._frame = K.P.tasks[0].frame
         # position bound only when every position row is kept
         self.bound_applies = bool(np.all(np.isin([0, 1, 2], self.rows))) and math.isfinite(self.reach)
 
@@ -455,9 +455,8 @@ class LaneEngine:
         those tolerances pass them (the last evaluation of a converging refinement needs no Jacobian)."""
         cp = self._pass
         if cp is None:
-            ch, var_seg, k0 = self.chain, self.var_seg, self._k0
-            cp = self._pass = self._passes.get(self._pass_key, lambda: ChainPass(ch, var_seg, k0)).held(self.theta,
-                                                                                            fold=True)
+            cp = self._pass = unbound_pass(self._passes, self._frame, self.chain, self.var_seg).held(self.theta,
+                                                                                                 fold=True)
         if self.plain_pose and self.Rrow is None and not self.target_rows:
             return cp.pose_residual(x, pt, RtT, tp, to)
         return chain_residual(self, *cp.pose_residual(x, pt, RtT), RtT if self.target_rows else None)

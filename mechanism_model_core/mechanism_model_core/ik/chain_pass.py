@@ -27,7 +27,9 @@ for few calls rather than few flops:
   antisymmetric part and trace of one 3x3 product as Python floats (angle from ``atan2``, exact at small
   angles; within 0.01 of pi, :func:`~..spatial.log_so3`'s axis from the symmetric part).
 
-Everything per call is allocated in the call (no shared scratch: threads may evaluate one pass at once).
+Everything per call is allocated in the call (no shared scratch: threads may evaluate one pass at once). A
+pass's constants are built once per mechanism, frame and unknown steps (:func:`unbound_pass`, kept in the
+mechanism's derived data) and shared by the DLS kernels and lane engines of every problem of that shape.
 Checked against Pinocchio in ``test/core/test_ik_chain_pass.py``.
 """
 
@@ -38,9 +40,13 @@ import math
 
 import numpy as np
 
+from ..data import Memo, memo
 from ..spatial import log_so3, skew
 
-__all__ = ["ChainPass"]
+__all__ = ["ChainPass", "chain_passes", "unbound_pass"]
+
+#: unbound chain passes kept per mechanism (a memo of its derived data, :mod:`..data`, by frame and unknown steps)
+PASSES_MAX = 64
 
 #: basis of G(Rz(t)) in w = (1, sin t, cos t), and of G(Tz(t)) in (1, t)
 _REV = np.zeros((3, 7, 7))
@@ -287,3 +293,22 @@ class ChainPass:
         if ep <= tp and er <= to:
             return r, None, ep, er
         return r, self._jacobian(Ct, B), ep, er
+
+
+def chain_passes(mechanism) -> Memo:
+    """``mechanism``'s unbound chain passes, kept in its derived data (:mod:`..data`) for :func:`unbound_pass`:
+    a holder that keeps no reference to the mechanism (a lane engine, itself kept in that data) holds this."""
+    return memo(mechanism, "ik.chain_passes", PASSES_MAX)
+
+
+def unbound_pass(passes: Memo, frame: str, chain, var_seg) -> ChainPass:
+    """The :class:`ChainPass` of ``frame``'s chain (``chain``, its :class:`~..kinematics.FrameChain`) whose steps
+    ``var_seg`` (nv,) are the unknowns, in the order of ``x``, the steps before the first of them held (a mobile
+    base's pose, a torso): from ``passes`` (:func:`chain_passes` of the mechanism), built there on first use.
+    Unbound: :meth:`ChainPass.held` binds the held steps' values (the one pass of the DLS kernel and the lane
+    engine, :class:`~.solvers._ChainKernel` and :meth:`~.batch.LaneEngine._eval1`)."""
+    key = (frame, var_seg.tobytes())
+    cp = passes.peek(key)
+    if cp is None:
+        cp = passes.put(key, ChainPass(chain, var_seg, int(var_seg[0]) if len(var_seg) else 0))
+    return cp

@@ -44,7 +44,7 @@ import numpy as np
 
 from ..constraints import OrientationConstraint, PoseConstraint, PositionConstraint
 from ..kinematics import forward_kinematics, frame_chain
-from .chain_pass import ChainPass
+from .chain_pass import chain_passes, unbound_pass
 from .damped_step import limited_step
 from .problem import (IKOptions, IKProblem, RestartingSolver, diagnose_failure,
                          restart_sample as _restart_sample)
@@ -462,10 +462,9 @@ class _ChainKernel:
         self.P = P
         self.T_wr = T_wr                  # the reference frame's constant ground pose (None: the ground)
         self.theta = np.array(P.template[coords], dtype=float)
-        # the chain's one-configuration pass (its constants kept per structure and frame), bound to the held
+        # the chain's one-configuration pass (its constants shared: chain_pass.unbound_pass), bound to the held
         # values on the first evaluation
         self._pass = None
-        self._pass_src = (consts, c.frame)
         self.x_full0 = P.x_of(P.template)
         self.x0 = self.x_full0[self.var_x].copy()
         # the target
@@ -501,13 +500,8 @@ class _ChainKernel:
         return chain_residual(self, *cp.pose_residual(xv, self.pt, self.RtT))
 
     def _bound_pass(self):
-        consts, frame = self._pass_src
-        key = ("chain pass", frame)
-        cp = consts.get(key)
-        if cp is None:
-            k0 = 0 if self.all_vars else int(self.var_seg[0])
-            cp = consts[key] = ChainPass(self.chain, self.var_seg, k0)
-        return cp.held(self.theta)
+        P = self.P
+        return unbound_pass(chain_passes(P.mechanism), P.tasks[0].frame, self.chain, self.var_seg).held(self.theta)
 
     def attempt(self, xv, o: IKOptions, cap, mu0, window=None, ratio=None):
         window = STALL_WINDOW if window is None else window
