@@ -7,6 +7,7 @@ field. ``group_tip_frames`` finds the frames a motor group's IK requests name.""
 from __future__ import annotations
 
 import os
+import time
 import warnings
 
 import numpy as np
@@ -14,7 +15,7 @@ import pytest
 
 from mechanism_model_core import OrientationConstraint, PoseConstraint, PositionConstraint, forward_kinematics
 from mechanism_model_core.errors import InvalidConfiguration, UnknownFrame, UnknownJoint
-from mechanism_model_core.ik import prepare_ik, solve_ik
+from mechanism_model_core.ik import DLSSolver, IKOptions, IKProblem, prepare_ik, problem_and_solver, solve_ik
 from mechanism_model_core.ik.prepare import PreparedFrame, group_tip_frames
 from mechanism_model_core.io.urdf import load_urdf
 
@@ -96,6 +97,33 @@ def test_after_prepare_the_first_solves_build_nothing_and_answer_as_without(arm,
         assert _same(a, b), (a, b)
     assert built[solver.replace("eaik", "EAIKSolver").replace("near-EAIKSolver", "NearDecomposableSolver")] == 1
     assert built["ProblemStructure"] >= 1
+
+
+@pytest.mark.parametrize("arm, locked, name", [("ur5", (), "eaik"), ("panda", FINGERS, "eaik"),
+                                                 ("baxter_like", (), "near-eaik")])
+def test_problem_and_solver_answer_as_solve_ik_does(arm, locked, name, baxter_like):
+    """``problem_and_solver`` (what ``solve_ik`` and ``prepare_ik`` build on): its problem holds the seed's locked
+    values, its solver is the one ``solve_ik`` reports (the closed form ``auto`` picks for a full pose, DLS by
+    name), and solving the one with the other gives ``solve_ik``'s answer field by field (a 60 s budget: no
+    deadline can end one side early); a position alone gets no pose closed form; malformed constraints raise as
+    ``solve_ik``'s do."""
+    path, tip = {"ur5": UR5, "panda": PANDA, "baxter_like": baxter_like}[arm]
+    m = _load(path)
+    for T, seed in _cases(m, tip, np.random.default_rng(21), 3):
+        P, s = problem_and_solver(m, PoseConstraint(tip, T), seed, locked=locked)
+        assert isinstance(P, IKProblem) and s.name == name
+        assert sorted(P.locked.tolist()) == sorted(m.coordinate_index(n) for n in locked)
+        assert np.array_equal(P.template[P.locked], np.clip(seed, m.lower_limits, m.upper_limits)[P.locked])
+        t0 = time.perf_counter()
+        got = s.solve(P, IKOptions(timeout=60.0, rng=np.random.default_rng(0), start=t0, deadline=t0 + 60.0))
+        want = solve_ik(m, PoseConstraint(tip, T), seed, locked=locked, timeout=60.0)
+        assert want.solver == got.solver and _same(got, want)
+        assert isinstance(problem_and_solver(m, PoseConstraint(tip, T), seed, solver="dls")[1], DLSSolver)
+        assert problem_and_solver(m, PositionConstraint(tip, T[:3, 3]), seed)[1].name in ("lm", "dls")
+    with pytest.raises(InvalidConfiguration, match="sequence"):
+        problem_and_solver(m, "tool", None)
+    with pytest.raises(InvalidConfiguration, match="not a constraint"):
+        problem_and_solver(m, [object()], None)
 
 
 def test_prepare_twice_builds_nothing_new(monkeypatch):

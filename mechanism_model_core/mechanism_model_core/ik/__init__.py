@@ -18,7 +18,8 @@ Package layout:
 
 * :mod:`.problem` -- :class:`IKProblem` (constraints compiled into unknowns, limits, levels), :class:`IKResult`,
   :class:`IKOptions`, the :class:`Solver` protocol and the restart loop of iterative solvers;
-* :mod:`.solve` -- :func:`solve_ik`, :func:`solve_ik_batch`, :class:`ConstraintManager`;
+* :mod:`.solve` -- :func:`solve_ik`, :func:`solve_ik_batch`, :class:`ConstraintManager`, and
+  :func:`problem_and_solver`: the problem and the solver ``solve_ik`` would use, without solving;
 * :mod:`.registry` -- solvers by name (:func:`register_solver`) and closed forms by mechanism and frame
   (:func:`register_specialized`);
 * :mod:`.solvers` -- ``"dls"`` (prioritized damped least squares, every constraint kind) and ``"scipy"``;
@@ -72,7 +73,7 @@ from .problem import IKOptions, IKProblem, IKResult, Residual, RestartingSolver,
 from .registry import find_specialized, register_solver, register_specialized, unregister_specialized
 from .solvers import DLSSolver, ScipySolver
 from .batch import BatchIKResult, LMPopulationSolver
-from .solve import ConstraintManager, available_solvers, solve_ik, solve_ik_batch
+from .solve import ConstraintManager, available_solvers, problem_and_solver, solve_ik, solve_ik_batch
 from . import closed_form  # noqa: F401  (registers the shipped models' closed forms)
 from .closed_form import (EAIKSolver, NearDecomposableSolver, YPPPSolver, YPPPYSolver, eaik_solver_for,
                           ik_solutions, near_decomposable_solver_for)
@@ -83,5 +84,5 @@ __all__ = ["BatchIKResult", "ConstraintManager", "DLSSolver", "EAIKSolver", "IKO
            "LMPopulationSolver", "NearDecomposableSolver", "PreparedFrame", "Residual", "RestartingSolver", "ScipySolver", "Solver",
            "VerificationReport", "YPPPSolver", "YPPPYSolver", "available_solvers", "eaik_solver_for",
            "find_specialized", "group_tip_frames", "ik_solutions",
-           "near_decomposable_solver_for", "prepare_ik", "register_solver", "register_specialized", "solve_ik", "solve_ik_batch", "unregister_specialized",
+           "near_decomposable_solver_for", "prepare_ik", "problem_and_solver", "register_solver", "register_specialized", "solve_ik", "solve_ik_batch", "unregister_specialized",
            "verify_specialized"]

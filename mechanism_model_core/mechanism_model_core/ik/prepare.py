@@ -34,7 +34,7 @@ from ..errors import InvalidConfiguration
 from ..kinematics import forward_kinematics, frame_chain
 from ..model import Mechanism
 from .batch import chain_engine
-from .solve import _get_solver, _problem, solve_ik
+from .solve import problem_and_solver, solve_ik
 
 __all__ = ["PreparedFrame", "group_tip_frames", "prepare_ik"]
 
@@ -87,8 +87,8 @@ def prepare_ik(mechanism: Mechanism, frames: Iterable[str], *, locked: Sequence[
         t0 = time.perf_counter()
         ch = frame_chain(mechanism, frame)               # UnknownFrame for a name the mechanism lacks
         c = PoseConstraint(frame, forward_kinematics(mechanism, q).pose(frame))
-        P = _problem(mechanism, [c], q, locked, [c.bind(mechanism)])     # the structure of these names
-        solver = _get_solver("auto", P, None)            # the closed form and its criteria
+        P, solver = problem_and_solver(mechanism, c, q, locked=locked)   # the structure of these names, the closed
+                                                                         # form and its criteria
         E = chain_engine(P)
         if E is not None:                                # the population LM: every closed form's fallback
             E.seed_table()
@@ -111,7 +111,7 @@ def prepare_ik(mechanism: Mechanism, frames: Iterable[str], *, locked: Sequence[
         for kind in kinds:                               # a position or orientation alone: its engine and tables,
             if kind != "pose":                           # one solve (no closed form: nothing else is built)
                 task = _task(kind, frame, poses[0])
-                E = chain_engine(_problem(mechanism, [task], q, locked, [task.bind(mechanism)]))
+                E = chain_engine(problem_and_solver(mechanism, task, q, locked=locked)[0])
                 if E is not None:
                     E.seed_table()                       # (the DLS's restarts start from it)
                     E.restarts(0, 1)

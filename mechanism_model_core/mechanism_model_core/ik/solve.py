@@ -25,7 +25,7 @@ from .solvers import DLSSolver, ScipySolver
 from ..model import Mechanism
 
 __all__ = ["BatchIKResult", "ConstraintManager", "IKOptions", "IKProblem", "IKResult", "Residual", "Solver",
-           "available_solvers", "register_solver", "solve_ik", "solve_ik_batch"]
+           "available_solvers", "problem_and_solver", "register_solver", "solve_ik", "solve_ik_batch"]
 
 
 class ConstraintManager:
@@ -284,6 +284,34 @@ def solve_ik(mechanism: Mechanism, constraints: Sequence[Constraint] | Constrain
         _count_option("max_iterations", max_iterations)
     if rng is not None:
         _check_rng(rng)
+    problem, s = problem_and_solver(mechanism, constraints, q0, locked=locked, solver=solver,
+                                    solver_options=solver_options)
+    if cancel is None:
+        opts = IKOptions(timeout, tol_position, tol_orientation, int(max_iterations), bool(restarts),
+                         _LazyRng(0 if rng is None else rng), t0, t0 + timeout)
+    else:
+        opts = CancellableIKOptions(
+            timeout=timeout, tol_position=tol_position, tol_orientation=tol_orientation,
+            max_iterations=int(max_iterations), restarts=bool(restarts), rng=_LazyRng(0 if rng is None else rng),
+            start=t0, deadline=t0 + timeout, cancel=cancel)
+    if time.perf_counter() - t0 > 0.5e-3:   # the first solve on a chain built its caches: not billed
+        opts.start = time.perf_counter()
+        opts.deadline = opts.start + float(timeout)
+    return s.solve(problem, opts)
+
+
+def problem_and_solver(mechanism: Mechanism, constraints: Sequence[Constraint] | Constraint, q0=None, *,
+                       locked: Sequence[str] = (), solver="auto", solver_options: Mapping | None = None):
+    """``(problem, solver)``: what :func:`solve_ik` solves with for these arguments (the same meaning), without
+    solving -- the :class:`IKProblem` of ``constraints`` (one or a sequence, checked and bound to
+    ``mechanism``) from seed ``q0`` (home when None) with the joints ``locked`` held at their seed values, and
+    the solver object ``solver`` names for it (``"auto"``: the choice the table of :mod:`mechanism_model_core.ik`
+    describes -- a registered closed form, the eaik or near-decomposable closed form, the population LM or the
+    prioritized DLS). Answer with ``solver.solve(problem, options)`` (:class:`IKOptions`, its ``start`` and
+    ``deadline`` on the ``time.perf_counter`` clock). Builds what a first solve of this shape builds (the chain,
+    the problem's structure, the closed form and its criteria), as :func:`~.prepare.prepare_ik` does ahead of
+    time. Raises :class:`~.errors.InvalidConfiguration` (or another error of the package's family) for
+    malformed input, as :func:`solve_ik` does."""
     if isinstance(constraints, Constraint):
         constraints = [constraints]
     elif type(constraints) in (list, tuple):
@@ -303,19 +331,7 @@ def solve_ik(mechanism: Mechanism, constraints: Sequence[Constraint] | Constrain
     if type(locked) is not tuple and type(locked) is not list:
         locked = list(locked)                       # read twice (a generator would be empty the second time)
     problem = _problem(mechanism, constraints, q0, locked, bound)
-    if cancel is None:
-        opts = IKOptions(timeout, tol_position, tol_orientation, int(max_iterations), bool(restarts),
-                         _LazyRng(0 if rng is None else rng), t0, t0 + timeout)
-    else:
-        opts = CancellableIKOptions(
-            timeout=timeout, tol_position=tol_position, tol_orientation=tol_orientation,
-            max_iterations=int(max_iterations), restarts=bool(restarts), rng=_LazyRng(0 if rng is None else rng),
-            start=t0, deadline=t0 + timeout, cancel=cancel)
-    s = _get_solver(solver, problem, solver_options)
-    if time.perf_counter() - t0 > 0.5e-3:   # the first solve on a chain built its caches: not billed
-        opts.start = time.perf_counter()
-        opts.deadline = opts.start + float(timeout)
-    return s.solve(problem, opts)
+    return problem, _get_solver(solver, problem, solver_options)
 
 
 # ---------------------------------------------------------------------------------------------- batch
