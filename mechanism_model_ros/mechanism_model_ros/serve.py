@@ -13,6 +13,10 @@ The core's ``mechanism-model`` command delegates its ``serve`` subcommand here
 
 from __future__ import annotations
 
+from .start_up import quiet_interrupt
+if __name__ == "__main__":      # python -m: Ctrl-C during the seconds of imports below exits quietly, so they
+    quiet_interrupt()           # come after this on purpose (start_up.py)
+
 import argparse
 import gc
 import logging
@@ -180,6 +184,8 @@ def run_nodes(argv=None, nodes=NODE_NAMES, prog: str = "mechanism-model serve",
             runtime = RclpyRuntime(ros_args)
             for name in nodes:
                 transports[name] = runtime.node(name, args.namespace, parameters[name])
+        if stop.is_set():
+            return code                       # asked to stop while the middleware started
         try:
             model = transports[nodes[0]].get_parameter("model", args.model or "")
             description = transports[nodes[0]].get_parameter("robot_description", "")
@@ -189,7 +195,10 @@ def run_nodes(argv=None, nodes=NODE_NAMES, prog: str = "mechanism-model serve",
             if from_topic:
                 if kind == "rclpy":       # the subscription's callback needs the executor spinning
                     spin_thread = start_spin()
-                text = receive_robot_description(transports[nodes[0]], topic, args.description_timeout)
+                log.info("waiting for the robot description on %s (at most %g s)", topic, args.description_timeout)
+                text = receive_robot_description(transports[nodes[0]], topic, args.description_timeout, stop)
+                if text is None:
+                    return code               # asked to stop while waiting for the description
                 mechanism, description = load_robot_description_topic(text, topic)
                 path = f"robot_description topic {topic}"
             elif description.strip() and not args.model:
