@@ -13,6 +13,7 @@ from hypothesis import given, settings, strategies as st
 from mechanism_model_core import (InvalidConfiguration, Joint, MechanismBuilder, OrientationConstraint,
                                   PoseConstraint, PositionConstraint, forward_kinematics)
 from mechanism_model_core.ik import solve_ik
+from mechanism_model_core.kinematics import frame_chain
 from mechanism_model_core.ik.batch import _shape_key
 from mechanism_model_core.ik.solvers import _ChainKernel
 from mechanism_model_core.ik.closed_form.eaik_solver import _in_limit_turns, _wide_bounds, _wide_level
@@ -469,6 +470,44 @@ def test_closed_form_answers_on_a_mechanism_coupled_off_the_chain_are_expands():
         assert np.array_equal(r.q[7:], P.template[7:])                  # the fingers as at the seed
         s = P.structure.solver_constants[("eaik columns", "panda_link8")]
         assert np.array_equal(s, np.searchsorted(P.free, np.arange(7)))
+
+
+def test_expand_chain_is_expand_and_evaluates_no_coupling_on_a_plain_chain(monkeypatch):
+    """``IKProblem.expand_chain`` (the closed forms' full coordinates of an answer that moves the pose's chain
+    alone) equals ``expand``: on the Panda's arm chain (its coupled fingers off the chain: a plain chain,
+    ``ProblemStructure.plain_chain``; with a joint of the chain locked too) without evaluating a coupling, on a
+    chain that carries couplings (not plain) with them evaluated, and on a chain that is the whole mechanism as
+    the unknowns themselves."""
+    import os
+    import warnings
+    from mechanism_model_core.io.urdf import load_urdf
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        panda = load_urdf(os.path.join(os.path.dirname(__file__), "..", "data", "robots", "panda", "panda.urdf"))
+    coupled = nonlinear_coupled_arm()
+    rng = np.random.default_rng(31)
+    cases = [(panda, "panda_link8", (), True), (panda, "panda_link8", ("panda_joint2",), True),
+             (panda, "panda_leftfinger", (), False), (coupled, "tip", (), False), (coupled, "l2", (), False)]
+    for m, frame, locked, plain in cases:
+        chain = np.asarray(frame_chain(m, frame).coords)
+        for _ in range(10):
+            P = IKProblem(m, [PoseConstraint(frame, np.eye(4))], m.random_configuration(rng), locked)
+            assert P.structure.plain_chain(m, frame) is plain
+            moved = chain[P.free_mask[chain]]                   # the chain's unknowns
+            values = P.template[moved] + rng.uniform(-0.3, 0.3, len(moved))
+            x = P.x_of(P.template)
+            x[np.searchsorted(P.free, moved)] = values
+            want = P.expand(x)
+            if plain:
+                monkeypatch.setattr(IKProblem, "_apply", lambda self, q: pytest.fail("a coupling evaluated"))
+            got = P.expand_chain(x, moved, values)
+            monkeypatch.undo()
+            assert np.array_equal(got, want), (frame, locked)
+            assert np.array_equal(got, m.apply_couplings(got)) and np.array_equal(got[moved], values)
+    m = ur5()
+    P = IKProblem(m, [PoseConstraint("tool", np.eye(4))], m.random_configuration(rng))
+    x = rng.uniform(-1.0, 1.0, m.nq)
+    assert P.structure.plain_chain(m, "tool") and P.expand_chain(x, np.arange(m.nq), x) is x
 
 
 def test_a_pose_constraint_passes_the_same_checks_on_the_short_path():

@@ -324,6 +324,20 @@ class IKProblem:
             return q            # every joint a coupling reads as in the template: its coupled values hold
         return self._apply(q)
 
+    def expand_chain(self, x: np.ndarray, coords, values) -> np.ndarray:
+        """:meth:`expand` of unknowns ``x`` that differ from the template's at most at the chain joints ``coords``
+        (coordinate indices, of the problem's one pose constraint's frame), which hold ``values`` there: ``x``
+        itself where the unknowns are the coordinates (no coupling; not copied), the template with ``coords``
+        replaced on a plain chain (:meth:`ProblemStructure.plain_chain`: the coupled values hold, none is
+        evaluated), else ``expand(x)``. The closed forms' answers (one pose, the chain's joints alone)."""
+        if self.all_free and not self.has_couplings:
+            return x
+        if self.structure.plain_chain(self.mechanism, self.tasks[0].frame):
+            q = self.template.copy()
+            q[coords] = values
+            return q
+        return self.expand(x)
+
     def dq_dx(self, q: np.ndarray) -> np.ndarray | None:
         """``d q_full / d x`` (nq x n), or None when it is a plain column selection (no couplings)."""
         if not self.has_couplings:

@@ -10,6 +10,7 @@ import numpy as np
 
 from ..data import derived
 from ..errors import InvalidConfiguration
+from ..kinematics import frame_chain
 from ..model import Mechanism
 
 __all__ = ["ProblemStructure", "angle_coordinates"]
@@ -77,7 +78,21 @@ class ProblemStructure:
         self._last_coupled = None         # (source values, coupled values) of the last apply_couplings
         #: per-task constants of solvers on this structure, by the solver's own key (solvers._ChainKernel)
         self.solver_constants = {}
+        self._plain_chains: dict = {}     # plain_chain's answers by frame
         del self.mechanism
+
+    def plain_chain(self, mechanism: Mechanism, frame: str) -> bool:
+        """Whether a single pose constraint on ``frame`` is solved on a *plain chain* of ``mechanism``: no joint of
+        the frame's chain is coupled or read by a coupling (its joints are unknowns or locked). An answer that
+        moves the chain's joints alone then has the full coordinates of the seed (couplings applied) with the
+        chain's replaced, no coupling evaluated (:meth:`~.problem.IKProblem.expand_chain`: the closed forms'
+        answers). Computed once per frame (a race computes the same value twice)."""
+        hit = self._plain_chains.get(frame)
+        if hit is None:
+            coords = frame_chain(mechanism, frame).coords
+            hit = self._plain_chains[frame] = not (np.isin(coords, self.coupling_sources).any()
+                                                   or np.isin(coords, self.dependent_coords).any())
+        return hit
 
     def apply_couplings(self, mechanism: Mechanism, q: np.ndarray) -> np.ndarray:
         """``mechanism.apply_couplings(q)``: ``q`` (a new float array, modified) with every coupled coordinate

@@ -45,7 +45,6 @@ from ...spatial import inverse, log_so3, wrap_angle
 from ..batch import ORIENTATION_WEIGHT, LMPopulationSolver, chain_engine, lane_data
 from ..problem import IKOptions, IKProblem, IKResult
 from ..registry import register_solver
-from ..structure import coupling_sources
 from .axis_snap import SNAP_RATIO, snap_geometry
 from .base_frame import BaseFrame, suffix_products
 from .branch_turns import _in_limit_turns, _wide_bounds, _wide_level, nearest_first  # noqa: F401
@@ -151,8 +150,6 @@ class EAIKSolver:
         self._wide = _wide_bounds(lo, hi)
         #: the chain's joints are every coordinate of the mechanism, in order (a problem's unknowns when all free)
         self._whole = bool(np.array_equal(self.coords, np.arange(m.nq)))
-        #: no coupled joint follows a joint of the chain: an answer's coordinates are the seed's with the chain's
-        self._no_sources = not set(self.coords.tolist()) & set(coupling_sources(m).tolist())
         self._EAIK = EAIK
         self.swept = None
         self._robots = {}                 # 7R: eaik's robots by held value of the swept joint (_robot_at)
@@ -428,13 +425,7 @@ class EAIKSolver:
             # the result's residuals are the core's forward kinematics: the confirmation of the branch
             # (a plain pose: the frame's pose alone, handed to result rather than evaluated a second time)
             if plain:
-                if whole:                                   # no other coordinate, no coupling
-                    qf = x
-                elif problem.has_couplings and self._no_sources:   # expand(x): the coupled values hold
-                    qf = problem.template.copy()
-                    qf[self.coords] = q
-                else:
-                    qf = problem.expand(x)
+                qf = problem.expand_chain(x, self.coords, q)
                 r = problem.result(x, True, "converged", options, 1, 0, self.name,
                                    residual=problem.plain_residual(qf), q=qf)
             else:

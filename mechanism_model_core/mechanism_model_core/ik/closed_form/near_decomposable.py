@@ -74,7 +74,6 @@ from ...kinematics import frame_chain
 from ...model import Mechanism
 from ..batch import LMPopulationSolver, chain_engine, lane_data
 from ..problem import IKOptions, IKProblem, IKResult, reach_bound
-from ..structure import coupling_sources
 from .axis_offset import AxisOffset
 from .axis_snap import SNAP_RATIO, snap_geometry
 from .base_frame import BaseFrame
@@ -225,9 +224,6 @@ class NearDecomposableSolver:
         self._offset = None if self.kind != "near" or lift else AxisOffset.of(
             partial(_robot_or_none, EAIK), H, O_exact, Tf, self._near_i, self.swept, lo, hi, reach)
         self._turns = TurnWindow(self._rlo, self._rhi)      # where the branches' values are put (whole turns)
-        #: no coupled joint follows a joint of the chain: an answer's full coordinates are the seed's with the
-        #: chain's replaced (IKProblem.expand's, without its coupling check)
-        self._no_sources = not set(self.coords.tolist()) & set(coupling_sources(m).tolist())
         self._robot6 = None if self.swept is not None else _robot_or_none(EAIK, H, self.P, self.R0, [])
         if self.swept is not None:
             i = self.swept
@@ -548,10 +544,7 @@ class NearDecomposableSolver:
                         r = None
                     elif G is not None:
                         r = np.concatenate([G @ r[:3], G @ r[3:]])
-                    q = None
-                    if problem.has_couplings and self._no_sources and not self.base_steps:
-                        q = problem.template.copy()         # expand(full): the coupled values hold
-                        q[self.coords] = x
+                    q = problem.expand_chain(full, self.coords, x)
                     return problem.result(full, True, "converged", options, its, 0, self.name, residual=r, q=q)
             return None
 
