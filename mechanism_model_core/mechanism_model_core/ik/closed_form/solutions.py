@@ -1,11 +1,21 @@
 """Every closed-form IK branch of a frame's chain (:func:`ik_solutions`, optional extra ``eaik``): of the chains
 :class:`~.eaik_solver.EAIKSolver` decomposes (as read, or with its axes snapped where a model file's rounding
 makes them miss: :mod:`.axis_snap`), and of those :class:`~.near_decomposable.NearDecomposableSolver` takes --
-an arm on a lift (the lift held at the reference's value: exact branches) and an arm near a decomposable chain
-(each branch of the approximate chain, and the reference configuration, the start of Gauss-Newton steps on the
-exact one, kept when they reach the target: branches whose start leads elsewhere are missed, so the list may be
-incomplete there). Every branch listed is confirmed by the core's forward kinematics on the exact chain within
-:data:`SOLUTION_TOL`; branches that meet are merged."""
+an arm on a lift (the lift held at the reference's value: exact branches) and an arm near a decomposable chain.
+
+Near a decomposable chain, the starts of Gauss-Newton steps on the exact chain are each branch of the
+approximate chain (its three wrist axes moved to their least-squares common point) and the reference
+configuration; where one wrist axis alone is off (:class:`~.axis_offset.AxisOffset`), also
+:mod:`.offset_branches`' -- the last axis (the xArm6): every root of its one-unknown equation, exact answers;
+another (Baxter's first wrist axis): every branch of the chain with that axis moved, and each after its
+iteration. Measured against an exhaustive search (Newton steps by Pinocchio from 200 random starts per target,
+``benchmarks/bench_ik_solutions.py``, 200 random targets): the xArm6 lists every in-limit branch (742 of 742;
+the approximate branches alone: 627), Baxter 658 of 663 (the approximate branches alone: 608); Baxter's
+remaining misses are branches near singular configurations to which no start's steps lead, so the list may
+still be incomplete there.
+
+Every branch listed is confirmed by the core's forward kinematics on the exact chain within
+:data:`SOLUTION_TOL`; branches that meet (within :data:`DUPLICATE_TOL`) are merged."""
 
 from __future__ import annotations
 
@@ -23,6 +33,7 @@ from ..problem import IKProblem
 from .common import nearest_in_limits
 from .eaik_solver import EAIKSolver, _robot_or_none, eaik_solver_for
 from .near_decomposable import near_decomposable_solver_for
+from .offset_branches import last_axis_branches, moved_starts
 
 __all__ = ["SOLUTION_TOL", "ik_solutions"]
 
@@ -30,8 +41,9 @@ __all__ = ["SOLUTION_TOL", "ik_solutions"]
 SOLUTION_TOL = 1e-9
 #: lightly damped Gauss-Newton steps on the exact chain from an approximate (or snapped) branch, at most
 NEWTON_STEPS = 40
-#: branches within this of each other in every joint (rad; m for a lift) are one
-DUPLICATE_TOL = 1e-6
+#: branches within this of each other in every joint (rad; m for a lift) are one (near a double root, Gauss-Newton
+#: steps from two starts can stop 1e-6 apart within SOLUTION_TOL of the target)
+DUPLICATE_TOL = 1e-5
 
 
 def ik_solutions(mechanism: Mechanism, frame: str, T, q_ref=None, *, within_limits: bool = True,
@@ -137,6 +149,9 @@ def _near_rows(near, T, ref, swept_value):
         if v is not None:
             q[near.swept] = v
         rows.append(q if s is None else np.concatenate([[s], q]))
+    off = near._offset
+    if off is not None and s is None:  # one axis's offset (axis_offset): its exact roots, or its moved chain's
+        rows += last_axis_branches(off, T) if off.last else moved_starts(off, T, v)   # branches as starts
     if near.kind == "near":           # the reference too: a start whose answer the branches may all miss
         r = np.array(ref, dtype=float)
         if s is not None:
