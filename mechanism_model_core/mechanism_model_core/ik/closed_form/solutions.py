@@ -26,6 +26,7 @@ import numpy as np
 from ...constraints import PoseConstraint
 from ...errors import InvalidConfiguration, ModelStructureError
 from ...kinematics import frame_chain
+from ...joints import JointType
 from ...model import Mechanism
 from ...spatial import log_so3
 from ..batch import chain_engine
@@ -44,6 +45,8 @@ NEWTON_STEPS = 40
 #: branches within this of each other in every joint (rad; m for a lift) are one (near a double root, Gauss-Newton
 #: steps from two starts can stop 1e-6 apart within SOLUTION_TOL of the target)
 DUPLICATE_TOL = 1e-5
+#: joints of a mobile base: held at the reference's values where they start the chain
+_BASE_JOINTS = (JointType.FLOATING, JointType.PLANAR)
 
 
 def ik_solutions(mechanism: Mechanism, frame: str, T, q_ref=None, *, within_limits: bool = True,
@@ -52,29 +55,38 @@ def ik_solutions(mechanism: Mechanism, frame: str, T, q_ref=None, *, within_limi
     (the other joints at ``q_ref``, home by default), nearest ``q_ref`` first (sum of squared joint
     differences); only in-limit ones (whole turns chosen per joint) unless ``within_limits=False``. A 7R
     chain's swept joint is held at ``swept_value`` (default: its ``q_ref`` value), an arm's lift (a prismatic
-    first joint, TIAGo's torso) at its ``q_ref`` value (clamped into its stroke). Each branch is confirmed
-    by the core's forward kinematics within :data:`SOLUTION_TOL` (m, rad). Raises
-    :class:`ModelStructureError` when the chain has no closed form (the reason: ``eaik`` absent, no
-    decomposition, not near one), :class:`InvalidConfiguration` for a pose that is not a finite 4x4."""
-    s = eaik_solver_for(mechanism, frame)
-    near = None if s is not None else near_decomposable_solver_for(mechanism, frame)
+    first joint, TIAGo's torso) at its ``q_ref`` value (clamped into its stroke), a mobile base (floating and
+    planar joints where the chain starts) at its ``q_ref`` values: the arm's branches for ``T`` moved into the
+    frame where the base ends. Each branch is confirmed by the core's forward kinematics within
+    :data:`SOLUTION_TOL` (m, rad). Raises :class:`ModelStructureError` when the chain has no closed form (the
+    reason: ``eaik`` absent, no decomposition, not near one, a floating or planar joint after the arm's first
+    joint), :class:`InvalidConfiguration` for a pose that is not a finite 4x4 or a ``q_ref`` that is not a
+    configuration."""
+    q_ref = mechanism.configuration(q_ref)
+    held_base, problem = _base(mechanism, frame, q_ref)
+    s = eaik_solver_for(mechanism, frame, problem)
+    near = None if s is not None else near_decomposable_solver_for(mechanism, frame, problem)
     if s is None and near is None:
-        EAIKSolver(mechanism, frame)                      # raises the reason
+        if problem is None:
+            EAIKSolver(mechanism, frame)                  # raises the reason
+        else:
+            ch = frame_chain(mechanism, frame)
+            EAIKSolver(mechanism, frame, q_ref[ch.coords], np.arange(ch.n) >= len(held_base))
         raise ModelStructureError(f"no closed form for the chain to {frame!r}")
     T = np.asarray(T, dtype=float)
     if T.shape != (4, 4) or not np.all(np.isfinite(T)):
         raise InvalidConfiguration(f"T must be a finite 4x4 pose, got shape {T.shape}")
-    q_ref = mechanism.configuration(q_ref)
+    Tb = (s if s is not None else near).base.target(q_ref, T) if held_base else T   # where the base ends
     if s is not None:
-        coords, Q, held, polish = _eaik_rows(s, T, q_ref[s.coords], swept_value)
+        coords, Q, held, polish = _eaik_rows(s, Tb, q_ref[s.coords], swept_value)
     else:
-        coords, Q, held, polish = _near_rows(near, T, q_ref[near.coords], swept_value)
+        coords, Q, held, polish = _near_rows(near, Tb, q_ref[near.coords], swept_value)
     ref = q_ref[coords]
     lo, hi = mechanism.lower_limits[coords], mechanism.upper_limits[coords]
     prismatic = np.zeros(len(coords), dtype=bool)
     if near is not None and near.lift:
         prismatic[0] = True
-    E = _engine(mechanism, frame) if polish else None
+    E = _engine(mechanism, frame, q_ref, held_base) if polish else None
     out = []
     for q in Q:
         if polish:
@@ -162,12 +174,30 @@ def _near_rows(near, T, ref, swept_value):
     return near.coords, rows, held, True
 
 
-def _engine(mechanism, frame):
-    """The lane engine of a full pose of ``frame`` (its one-lane pass gives the exact chain's residual and
-    Jacobian)."""
+def _base(mechanism, frame, q_ref):
+    """``(names, problem)``: the coordinates of the floating and planar joints where ``frame``'s chain starts (a
+    mobile base's pose) and a problem that locks them at ``q_ref``'s values, or ``([], None)`` when the chain
+    has none. Raises :class:`ModelStructureError` for such a joint after the chain's first other joint (no
+    closed form moves it)."""
+    ch = frame_chain(mechanism, frame)
+    kinds = [mechanism.joint(mechanism.coordinate_joint[i]).type in _BASE_JOINTS for i in ch.coords]
+    k = kinds.index(False) if False in kinds else len(kinds)
+    if any(kinds[k:]):
+        raise ModelStructureError(f"no closed form for the chain to {frame!r}: a floating or planar joint "
+                                  f"follows its joint {mechanism.coordinate_names[ch.coords[k]]!r}")
+    if not k:
+        return [], None
+    names = [mechanism.coordinate_names[i] for i in ch.coords[:k]]
     c = PoseConstraint(frame, np.eye(4)).bind(mechanism)
-    E = chain_engine(IKProblem(mechanism, [c], mechanism.home, (), [c]))
-    if E is None or not E.all_vars:
+    return names, IKProblem(mechanism, [c], q_ref, names, [c])
+
+
+def _engine(mechanism, frame, q_ref, held_base):
+    """The lane engine of a full pose of ``frame`` (its one-lane pass gives the exact chain's residual and
+    Jacobian in the ground frame), the coordinates ``held_base`` locked at ``q_ref``'s values."""
+    c = PoseConstraint(frame, np.eye(4)).bind(mechanism)
+    E = chain_engine(IKProblem(mechanism, [c], q_ref if held_base else mechanism.home, held_base, [c]))
+    if E is None or E.nv != frame_chain(mechanism, frame).n - len(held_base):
         raise ModelStructureError(f"no chain engine for the full pose of {frame!r}")
     return E
 
