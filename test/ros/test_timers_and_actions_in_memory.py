@@ -74,6 +74,51 @@ def test_real_clock_timers_run_on_their_own():
     t = n.create_timer(0.01, lambda: calls.append(1))
     assert wait_for(lambda: len(calls) >= 3, 20)
     t.cancel()
+    n.close()
+
+
+def test_closing_a_real_clock_bus_cancels_its_timers_and_ends_its_thread():
+    """``MemoryBus.close()``: every timer of every node on the bus cancelled, the scheduler thread joined (it
+    no longer runs in the test process: before, it stayed for the process's life); a timer made afterwards
+    starts a scheduler again, and closing again ends it too."""
+    from mechanism_model_ros.transports.memory import MemoryBus
+    bus = MemoryBus()
+    a, b = _node(bus, "a"), _node(bus, "b")
+    calls = []
+    timers = [a.create_timer(0.01, lambda: calls.append("a")), b.create_timer(3600.0, lambda: calls.append("b"))]
+    assert wait_for(lambda: len(calls) >= 2, 20)
+    scheduler = bus._scheduler
+    assert scheduler is not None and scheduler.is_alive()
+    assert bus.close(timeout=5.0)
+    assert not scheduler.is_alive() and all(t.is_canceled for t in timers)
+    assert "b" not in calls                                     # the hour-long timer never fired
+    again = a.create_timer(0.01, lambda: calls.append("again"))
+    assert wait_for(lambda: "again" in calls, 20)
+    second = bus._scheduler
+    assert second is not None and second is not scheduler
+    assert bus.close() and not second.is_alive() and again.is_canceled
+    assert bus.close()                                          # closing a closed bus is fine
+
+
+def test_closing_the_last_node_ends_the_scheduler_and_a_node_closes_the_bus_it_made():
+    """A node's ``close()`` cancels its timers and wakes the scheduler, which ends once no timer is left;
+    a node given no bus makes one and closes it with itself."""
+    from mechanism_model_ros.transports.memory import MemoryBus, MemoryNode
+    bus = MemoryBus()
+    a = _node(bus, "a")
+    calls = []
+    a.create_timer(0.01, lambda: calls.append(1))
+    assert wait_for(lambda: calls, 20)
+    scheduler = bus._scheduler
+    a.close()
+    scheduler.join(5.0)
+    assert not scheduler.is_alive()
+    own = MemoryNode("own")
+    own.create_timer(0.01, lambda: calls.append(2))
+    assert wait_for(lambda: 2 in calls, 20)
+    scheduler = own.bus._scheduler
+    own.close()
+    assert not scheduler.is_alive()                             # joined by close()
 
 
 # ---------------------------------------------------------------------------------------------- actions

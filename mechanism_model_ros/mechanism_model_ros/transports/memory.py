@@ -14,7 +14,9 @@ publisher). The bus's timer callbacks never overlap one another; a subscription 
 publisher's thread, so a node publishing from a thread of its own may see it run beside a timer callback (a
 node's own lock covers that, as on rclpy with several threads).
 
-Time: ``MemoryBus()`` runs on the real steady clock, its timers on one scheduler thread.
+Time: ``MemoryBus()`` runs on the real steady clock, its timers on one scheduler thread, which ends when no
+timer is left: :meth:`MemoryBus.close` cancels every timer and joins it (a node's ``close()`` cancels its own
+timers, and closes the bus it made when given none).
 ``MemoryBus(manual_clock=True)`` has a clock that only :meth:`MemoryBus.advance` moves: timers fire inside
 ``advance``, in time order, so a test of a watchdog runs in microseconds and is exact (no sleeps, nothing
 depends on the machine's load). Nodes read the clock with :meth:`Transport.monotonic`.
@@ -140,8 +142,28 @@ class MemoryBus:
             timer.due = nxt
             heapq.heappush(self._timers, (nxt, next(self._seq), timer))
 
+    def close(self, timeout: float = 5.0) -> bool:
+        """Cancel every timer on the bus and end its scheduler thread, waiting for it at most ``timeout`` s (a
+        timer callback running meanwhile finishes first); True when no scheduler thread is left. Topics and
+        services keep working; a timer created afterwards starts a scheduler again."""
+        with self._wake:
+            for _, _, timer in self._timers:
+                timer.cancel()
+            self._timers.clear()
+            scheduler = self._scheduler
+            self._wake.notify_all()
+        if scheduler is None or scheduler is threading.current_thread():
+            return scheduler is None
+        scheduler.join(timeout)
+        return not scheduler.is_alive()
+
+    def timers_cancelled(self) -> None:
+        """Wake the scheduler after timers were cancelled, so that it ends at once when none is left."""
+        with self._wake:
+            self._wake.notify_all()
+
     def _run_timers(self) -> None:
-        """The real clock's scheduler thread; it ends when no timer is left."""
+        """The real clock's scheduler thread; it ends when no timer is left (:meth:`close`)."""
         while True:
             timer = self._pop_due(time.monotonic())
             if timer is not None:
@@ -265,6 +287,7 @@ class MemoryNode(ActionsOverServices, Transport):
         self.namespace = namespace if namespace.startswith("/") else "/" + namespace
         self.parameters = dict(parameters or {})
         self.bus = bus if bus is not None else MemoryBus()
+        self._own_bus = bus is None               # closed with the node
         self._subs: list[_Subscription] = []
         self._services: list[str] = []
         self._timers: list[CallbackTimer] = []
@@ -345,6 +368,10 @@ class MemoryNode(ActionsOverServices, Transport):
         for timer in self._timers:
             timer.cancel()
         self._subs, self._services, self._timers = [], [], []
+        if self._own_bus:
+            self.bus.close()
+        else:
+            self.bus.timers_cancelled()
 
 
 __all__ = ["MemoryBus", "MemoryNode"]
