@@ -211,7 +211,7 @@ class LeggedNode:
         self._closed = False
         self.heartbeat = None
         if self.mode == "action":
-            self._sender = threading.Thread(target=self._send_loop, name="legged-goals", daemon=True)
+            self._sender = threading.Thread(target=self._send_loop, name="mm-legged-goals", daemon=True)
             self._sender.start()
         self.log.info("legged: %s gait over %s, %s", self.gait, self.mode,
                       "; ".join(f"{g.name}: {len(g)} joints" for g in self.groups))
@@ -219,7 +219,7 @@ class LeggedNode:
             # the watchdog is a transport timer; planning runs on a thread of its own so that planning a
             # cycle never delays a hold
             self.heartbeat = transport.create_timer(1.0 / self.rate, self._tick, own_thread=True)
-            threading.Thread(target=self._plan_loop, name="legged-planner", daemon=True).start()
+            threading.Thread(target=self._plan_loop, name="mm-legged-planner", daemon=True).start()
 
     @classmethod
     def from_served(cls, transport, served) -> "LeggedNode":
