@@ -146,3 +146,37 @@ def test_a_reply_whose_reader_never_appears_is_reported(nodes, caplog):
         assert done.result(60)
         assert wait_for(lambda: "was not discovered" in caplog.text, 60), caplog.text
     assert f"client {guid:x}, request 3" in caplog.text
+
+
+def test_closing_the_nodes_and_contexts_ends_every_thread_they_started():
+    """The Cyclone transport's threads -- each context's dispatcher and service pool, a service's own pool and
+    its departed-client watcher, an own-thread timer -- all end once the nodes and their contexts are closed
+    (joined, 5 s bound in all): none is left running in the process."""
+    before = set(threading.enumerate())
+    domain = unique_domain_id()
+    configure_this_process(domain)
+    from mechanism_model_ros.transports.cyclone import CycloneContext, CycloneNode
+    server_ctx, client_ctx = CycloneContext(domain), CycloneContext(domain)
+    server, client = CycloneNode("replier", context=server_ctx), CycloneNode("asker", context=client_ctx)
+    ticks = []
+    server.create_timer(0.01, lambda: ticks.append(1), own_thread=True)
+
+    def handler(req, rep):
+        rep.error_code.val = 1
+        return rep
+    server.create_service("fk", SRV, handler)
+    c = client.create_client("fk", SRV)
+    assert c.wait_for_service(30)
+    assert c.call(c.request(), 60).error_code.val == 1
+    assert wait_for(lambda: ticks, 20)
+    started = [t for t in threading.enumerate() if t not in before]
+    names = {t.name.rstrip("_0123456789") for t in started}
+    assert {"mm-dds-dispatch", "mm-srv-fk", "mm-departed-fk", "mm-timer-replier"} <= names, names
+    client.close()
+    server.close()
+    client_ctx.close()
+    server_ctx.close()
+    end = time.monotonic() + 5.0
+    for t in started:
+        t.join(max(0.0, end - time.monotonic()))
+    assert not [t.name for t in started if t.is_alive()]
