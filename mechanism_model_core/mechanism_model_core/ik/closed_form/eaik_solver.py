@@ -94,7 +94,40 @@ def eaik_available() -> bool:
     return _eaik() is not None
 
 
-class EAIKSolver:
+class _ChainClosedForm:
+    """What the ``eaik``-based closed forms share (:class:`EAIKSolver`,
+    :class:`~.near_decomposable.NearDecomposableSolver`): ``eaik``'s bindings (``_EAIK``; ``what`` names the solver
+    in the :class:`MechanismModelError` raised without them), the chain from the ground to ``frame``
+    (:attr:`chain`) of a mechanism held by weak reference (a solver is kept in the mechanism's own derived data),
+    and the test of the one task such a solver takes (:meth:`_one_full_pose`)."""
+
+    def __init__(self, mechanism: Mechanism, frame: str, what: str):
+        EAIK = _eaik()
+        if EAIK is None:
+            raise MechanismModelError(f"{what} needs eaik: {install_hint('eaik')}")
+        self._EAIK = EAIK
+        self._mechanism = weakref.ref(mechanism)
+        self.frame = frame
+        self.ground = mechanism.ground
+        self.chain = frame_chain(mechanism, frame)
+
+    @property
+    def mechanism(self) -> Mechanism | None:
+        return self._mechanism()
+
+    def _one_full_pose(self, problem: IKProblem) -> bool:
+        """Whether ``problem`` is one full pose of :attr:`frame` (every axis, masked in the reference's axes: none)
+        on this solver's mechanism, without a posture, relative to the ground or to a frame whose pose the problem
+        holds constant."""
+        if len(problem.tasks) != 1 or problem.posture is not None:
+            return False
+        c = problem.tasks[0]
+        return (isinstance(c, PoseConstraint) and c.frame == self.frame and c.mask_frame == "reference"
+                and len(c.kept_axes) == 6 and problem.mechanism is self.mechanism
+                and (c.relative_to in (None, self.ground) or problem.holds(c.relative_to)))
+
+
+class EAIKSolver(_ChainClosedForm):
     """Closed-form IK of the revolute chain from the ground to ``frame`` (module docstring). Raises
     :class:`ModelStructureError` when the chain has a prismatic joint, more than 7 joints, or no known
     decomposition, and :class:`MechanismModelError` when ``eaik`` is not installed."""
@@ -104,15 +137,8 @@ class EAIKSolver:
     def __init__(self, mechanism: Mechanism, frame: str, theta=None, variable=None):
         """``theta`` (chain steps,) and ``variable`` (bool, chain steps): the steps held (``~variable``) at
         their ``theta`` values (a rover's chassis, locked joints); by default every step is variable."""
-        EAIK = _eaik()
-        if EAIK is None:
-            raise MechanismModelError(f"the closed-form solver needs eaik: {install_hint('eaik')}")
-        m = mechanism
-        self._mechanism = weakref.ref(m)
-        self.frame = frame
-        self.ground = m.ground
-        ch = frame_chain(m, frame)
-        self.chain = ch
+        super().__init__(mechanism, frame, "the closed-form solver")
+        EAIK, m, ch = self._EAIK, mechanism, self.chain
         N = ch.n
         var = np.ones(N, dtype=bool) if variable is None else np.asarray(variable, dtype=bool)
         self.theta = np.zeros(N) if theta is None else np.array(theta, dtype=float)
@@ -150,7 +176,6 @@ class EAIKSolver:
         self._wide = _wide_bounds(lo, hi)
         #: the chain's joints are every coordinate of the mechanism, in order (a problem's unknowns when all free)
         self._whole = bool(np.array_equal(self.coords, np.arange(m.nq)))
-        self._EAIK = EAIK
         self.swept = None
         self._robots = {}                 # 7R: eaik's robots by held value of the swept joint (_robot_at)
         self._table_robots = {}           # 7R: those of the hint table's values
@@ -189,10 +214,6 @@ class EAIKSolver:
             self._robot6 = r
         self._fallback = LMPopulationSolver()
         self._fallback_ready = False
-
-    @property
-    def mechanism(self) -> Mechanism | None:
-        return self._mechanism()
 
     def _robot(self, value):
         if self.swept is None:
@@ -325,13 +346,7 @@ class EAIKSolver:
         return self._confirmed(T, Q, tol)
 
     def accepts(self, problem: IKProblem) -> bool:
-        if len(problem.tasks) != 1 or problem.posture is not None:
-            return False
-        c = problem.tasks[0]
-        return (isinstance(c, PoseConstraint) and c.frame == self.frame and c.mask_frame == "reference"
-                and len(c.kept_axes) == 6 and problem.mechanism is self.mechanism
-                and (problem.all_free or bool(problem.free_mask[self.coords].all()))
-                and (c.relative_to in (None, self.ground) or problem.holds(c.relative_to)))
+        return self._one_full_pose(problem) and (problem.all_free or bool(problem.free_mask[self.coords].all()))
 
     def _nearest(self, q, ref):
         """``q`` with whole turns chosen per joint to lie within limits nearest ``ref``; None if it cannot."""

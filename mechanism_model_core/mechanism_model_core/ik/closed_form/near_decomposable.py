@@ -61,15 +61,13 @@ from __future__ import annotations
 
 import math
 import time
-import weakref
 from functools import partial
 
 import numpy as np
 
 from ...constraints import PoseConstraint
 from ...data import memo
-from ...errors import MechanismModelError, ModelStructureError
-from ...extras import install_hint
+from ...errors import ModelStructureError
 from ...kinematics import frame_chain
 from ...model import Mechanism
 from ..batch import LMPopulationSolver, chain_engine, lane_data
@@ -78,7 +76,7 @@ from .axis_offset import AxisOffset
 from .axis_snap import SNAP_RATIO, snap_geometry
 from .base_frame import BaseFrame
 from .branch_turns import TurnWindow, nearest_first, nearest_order
-from .eaik_solver import EAIKSolver, _eaik, _robot_or_none, chain_offsets, eaik_solver_for
+from .eaik_solver import EAIKSolver, _ChainClosedForm, _eaik, _robot_or_none, chain_offsets, eaik_solver_for
 from .exact_refine import REFINE_MU, REFINE_MU_6R, refine
 from .near_geometry import chain_axes, concurrency_defect, decomposition, least_squares_flags_reliable
 from .swept_aim import aim_geometry, toward
@@ -114,7 +112,7 @@ MAX_TRIES = 24
 REFINE_BRANCHES = 3
 
 
-class NearDecomposableSolver:
+class NearDecomposableSolver(_ChainClosedForm):
     """Closed-form starts for the chain from the ground to ``frame`` (module docstring): ``kind`` is
     ``"held"`` or ``"near"``; ``triple`` (near) the chain steps whose axes were made concurrent and
     ``defect`` their defect (m). Raises :class:`ModelStructureError` when the chain is neither (or
@@ -128,15 +126,8 @@ class NearDecomposableSolver:
     name = "near-eaik"
 
     def __init__(self, mechanism: Mechanism, frame: str, base_steps: int = 0):
-        EAIK = _eaik()
-        if EAIK is None:
-            raise MechanismModelError(f"the near-decomposable closed form needs eaik: {install_hint('eaik')}")
-        m = mechanism
-        self._mechanism = weakref.ref(m)
-        self.frame = frame
-        self.ground = m.ground
-        ch = frame_chain(m, frame)
-        self.chain = ch
+        super().__init__(mechanism, frame, "the near-decomposable closed form")
+        EAIK, m, ch = self._EAIK, mechanism, self.chain
         if m.couplings and any(m.coordinate_names[i] in m.couplings for i in ch.coords):
             raise ModelStructureError(f"near-eaik: the chain to {frame!r} carries coupled joints")
         k = self.base_steps = int(base_steps)
@@ -156,7 +147,6 @@ class NearDecomposableSolver:
         self.steps = steps
         self.coords = np.array(ch.coords)[k:]
         H, O, Tf = chain_axes(ch, steps, k)
-        self._EAIK = EAIK
         d = decomposition(EAIK, H, O, Tf)
         self.triple, self.defect = None, 0.0
         #: the near kind: how far (m) its axes were snapped to meet or be parallel (:mod:`.axis_snap`; a model
@@ -281,23 +271,12 @@ class NearDecomposableSolver:
                     break
         return ok / MEASURE_TARGETS
 
-    @property
-    def mechanism(self) -> Mechanism | None:
-        return self._mechanism()
-
     def accepts(self, problem: IKProblem) -> bool:
-        if len(problem.tasks) != 1 or problem.posture is not None:
-            return False
-        c = problem.tasks[0]
-        if not (isinstance(c, PoseConstraint) and c.frame == self.frame and c.mask_frame == "reference"
-                and len(c.kept_axes) == 6 and problem.mechanism is self.mechanism):
+        if not self._one_full_pose(problem):
             return False
         if self.base_steps:         # the base steps held, the arm's free (_base_steps_of)
-            if problem.all_free or _base_steps_of(self.chain, problem) != self.base_steps:
-                return False
-        elif not (problem.all_free or bool(problem.free_mask[self.coords].all())):
-            return False
-        return c.relative_to in (None, self.ground) or problem.holds(c.relative_to)
+            return not problem.all_free and _base_steps_of(self.chain, problem) == self.base_steps
+        return problem.all_free or bool(problem.free_mask[self.coords].all())
 
     # ------------------------------------------------------------------ closed-form branches
     def _branches(self, T, ref, v, start):
