@@ -74,6 +74,7 @@ def served(request):
     finally:
         hw.close()
         user.close()
+        ctx.close()
         text = server.stop()
         if text.strip():
             print(f"serve ({request.param}) output:\n{text[-3000:]}")

@@ -134,6 +134,7 @@ def served(request):
     finally:
         hw.halt.set()
         user.close()
+        ctx.close()                     # and the stand-in's node with it
         text = server.stop()
         if text.strip():
             print(f"serve ({request.param}) output:\n{text[-3000:]}")

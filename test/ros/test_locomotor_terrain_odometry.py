@@ -38,7 +38,8 @@ def served(request, tmp_path):
     configure_this_process(domain)
     from mechanism_model_ros import qos
     from mechanism_model_ros.transports.cyclone import CycloneContext, CycloneNode
-    user = CycloneNode("rover", context=CycloneContext(domain))
+    ctx = CycloneContext(domain)
+    user = CycloneNode("rover", context=ctx)
     pubs = {t: user.create_publisher(t, "sensor_msgs/msg/JointState", qos.DEFAULT)
             for t in ("/corner_state", "/drive_state")}
     odom = []
@@ -47,6 +48,7 @@ def served(request, tmp_path):
         yield plane, user, pubs, odom
     finally:
         user.close()
+        ctx.close()
         text = server.stop()
         if text.strip():
             print(f"serve ({request.param}) output:\n{text[-3000:]}")

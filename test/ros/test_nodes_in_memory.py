@@ -21,7 +21,9 @@ MODEL = load_model(default_model_path())
 @pytest.fixture
 def bus():
     from mechanism_model_ros.transports.memory import MemoryBus
-    return MemoryBus()
+    bus = MemoryBus()
+    yield bus
+    bus.close()           # the nodes' timers and the bus's scheduler thread
 
 
 def _served(bus, names=("state_publisher", "kinematics_server"), params=None):
