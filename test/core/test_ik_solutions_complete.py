@@ -17,6 +17,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from mechanism_model_core.ik import ik_solutions
 from mechanism_model_core.ik.closed_form.near_decomposable import near_decomposable_solver_for
@@ -101,3 +103,16 @@ def test_ik_solutions_lists_every_branch_the_exhaustive_search_finds(arms, name,
         assert all(any(_same(w, b) for w in want) for b in B)     # and nothing the search did not find
         total += len(want)
     assert total >= 2 * n
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.integers(0, 2**32 - 1))
+def test_the_configuration_that_made_the_target_is_listed_from_any_reference(arms, seed):
+    """The xArm6-like arm: whatever the reference, ``ik_solutions`` of the tool pose of an in-limit
+    configuration lists that configuration (the roots of the last-axis equation are every branch; before them
+    the approximate branches' starts led elsewhere for some targets)."""
+    a = arms["xarm6_like"]
+    rng = np.random.default_rng(seed)
+    q, qref = a.sample(rng, 2)
+    B = ik_solutions(a.m, "tool", a.pose(q), qref)
+    assert any(float(np.max(np.abs(b - q))) < SAME for b in B), (q, len(B))
