@@ -47,7 +47,7 @@ from .problem import IKOptions, IKProblem, IKResult, beyond_reach, diagnose_fail
 from .registry import register_solver
 from .chain_pass import chain_passes, unbound_pass
 from .damped_step import limited_step
-from .solvers import DLSSolver, _ChainKernel, chain_residual, unit_unmasked
+from .solvers import DLSSolver, _ChainKernel, chain_residual, chain_task, unit_unmasked
 
 __all__ = ["BatchIKResult", "LMPopulationSolver", "LaneEngine", "chain_engine"]
 
@@ -1044,12 +1044,8 @@ def _shape_key(P: IKProblem):
     request of the IK service: the rover's pose is locked, so the target is constant in the ground frame and
     every request at that rover pose shares one engine)."""
     m = P.mechanism
-    if len(P.tasks) != 1 or P.posture is not None or P.limit_checked.size:
-        return None
-    c = P.tasks[0]
-    if type(c) not in (PoseConstraint, PositionConstraint, OrientationConstraint):
-        return None
-    if c.mask_frame != "reference":
+    c = chain_task(P)
+    if c is None or c.mask_frame != "reference":
         return None
     if unit_unmasked(c):
         key = (type(c).__name__, c.frame) + _UNIT_ROWS[len(c.kept_axes)]   # the general form's values
@@ -1097,14 +1093,10 @@ def target_rows_engine(P: IKProblem):
 def _chain_engine(P: IKProblem, target_rows: bool = False):
     """``(engine, kernel)`` built for ``P``, or ``(None, None)``; ``target_rows``: rows in each target's axes
     (:func:`target_rows_engine`)."""
-    if len(P.tasks) != 1 or P.posture is not None or P.limit_checked.size:
-        return None, None
-    c = P.tasks[0]
-    if type(c) not in (PoseConstraint, PositionConstraint, OrientationConstraint):
-        return None, None
-    K = _ChainKernel.build(P)
+    K = _ChainKernel.build(P)         # None unless chain_task(P)
     if K is None:
         return None, None
+    c = P.tasks[0]
     if target_rows:
         E = LaneEngine(K)
         E.Rrow, E.target_rows = None, True

@@ -379,6 +379,17 @@ class _NoChain(Exception):
 
 
 _NO_CHAIN = "no chain"          # _chain_constants: the task has no chain a _ChainKernel takes
+_CHAIN_TASKS = (PoseConstraint, PositionConstraint, OrientationConstraint)
+
+
+def chain_task(P: IKProblem):
+    """``P``'s one task when it is a pose, position or orientation constraint (of those types exactly) with no
+    posture beside it and no coupled joint whose limits are checked -- a problem of one frame's chain, the kind
+    the DLS kernel (:class:`_ChainKernel`) and the lane engine (:mod:`.batch`) take; else None."""
+    if len(P.tasks) != 1 or P.posture is not None or P.limit_checked.size:
+        return None
+    c = P.tasks[0]
+    return c if type(c) in _CHAIN_TASKS else None
 
 
 def _chain_constants(P: IKProblem, c) -> tuple:
@@ -426,12 +437,8 @@ class _ChainKernel:
 
     @classmethod
     def build(cls, P: IKProblem):
-        if P.posture is not None or len(P.tasks) != 1 or P.limit_checked.size:
-            return None
-        c = P.tasks[0]
-        if type(c) not in (PoseConstraint, PositionConstraint, OrientationConstraint):
-            return None
-        if c.frame == P.mechanism.ground:
+        c = chain_task(P)
+        if c is None or c.frame == P.mechanism.ground:
             return None
         try:
             return cls(P, c)
