@@ -6,10 +6,20 @@ import math
 
 import numpy as np
 
-from ...constraints import Evaluation
+from ...constraints import Evaluation, PoseConstraint
 from ..solvers import DLSSolver
 
-__all__ = ["confirm_candidates", "nearest_in_limits"]
+__all__ = ["confirm_candidates", "nearest_in_limits", "takes_pose"]
+
+
+def takes_pose(problem, frame: str, ground: str, joints) -> bool:
+    """Whether a closed form of ``frame``'s pose on the coordinates ``joints`` (indices) takes ``problem``: its
+    one task a :class:`~...constraints.PoseConstraint` of ``frame`` relative to the ``ground`` frame with every
+    axis weighted, no posture, every one of ``joints`` an unknown (the YPPP and YPPPY closed forms)."""
+    c = problem.tasks[0]
+    return (len(problem.tasks) == 1 and isinstance(c, PoseConstraint) and c.frame == frame
+            and c.relative_to in (None, ground) and bool(np.all(c.axis_weights > 0))
+            and problem.posture is None and set(joints.tolist()) <= set(problem.free.tolist()))
 
 
 def confirm_candidates(name: str, problem, options, cands, x0, cols, dof: str):

@@ -18,14 +18,14 @@ import weakref
 
 import numpy as np
 
-from ...constraints import PoseConstraint, log_so3
+from ...constraints import log_so3
 from ...errors import ModelStructureError
 from ..problem import IKOptions, IKProblem, IKResult
 from ...joints import JointType
 from ...kinematics import forward_kinematics
 from ...model import Mechanism
 from ...spatial import axis_angle_matrix, wrap_angle
-from .common import confirm_candidates
+from .common import confirm_candidates, takes_pose
 from .planar import two_link
 
 __all__ = ["YPPPSolver"]
@@ -79,10 +79,7 @@ class YPPPSolver:
         self.upper = m.upper_limits[self.idx]
 
     def accepts(self, problem: IKProblem) -> bool:
-        c = problem.tasks[0]
-        return (len(problem.tasks) == 1 and isinstance(c, PoseConstraint) and c.frame == self.frame
-                and c.relative_to in (None, self.ground) and bool(np.all(c.axis_weights > 0))
-                and problem.posture is None and set(self.idx.tolist()) <= set(problem.free.tolist()))
+        return takes_pose(problem, self.frame, self.ground, self.idx)
 
     def _rot2(self, a, v):
         c, s = math.cos(a), math.sin(a)

@@ -29,14 +29,13 @@ import weakref
 
 import numpy as np
 
-from ...constraints import PoseConstraint
 from ...errors import ModelStructureError
 from ...kinematics import forward_kinematics
 from ...model import Mechanism
 from ...spatial import axis_angle_matrix, cross_rows, wrap_angle
 from ..problem import IKOptions, IKProblem, IKResult
 from ..registry import register_specialized
-from .common import confirm_candidates, nearest_in_limits
+from .common import confirm_candidates, nearest_in_limits, takes_pose
 from .planar import two_link
 
 __all__ = ["YPPPYSolver"]
@@ -135,10 +134,7 @@ class YPPPYSolver:
         return self._mechanism()
 
     def accepts(self, problem: IKProblem) -> bool:
-        c = problem.tasks[0]
-        return (len(problem.tasks) == 1 and isinstance(c, PoseConstraint) and c.frame == self.frame
-                and c.relative_to in (None, self.ground) and bool(np.all(c.axis_weights > 0))
-                and problem.posture is None and set(self.idx.tolist()) <= set(problem.free.tolist()))
+        return takes_pose(problem, self.frame, self.ground, self.idx)
 
     def all_solutions(self, T: np.ndarray) -> list[np.ndarray]:
         """Every closed-form solution ``[q1..q5]`` for the tool pose ``T`` (limits not applied; branches whose
