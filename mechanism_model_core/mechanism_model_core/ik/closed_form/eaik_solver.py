@@ -41,7 +41,7 @@ from ...data import memo
 from ...errors import InvalidConfiguration, MechanismModelError, ModelStructureError
 from ...kinematics import forward_kinematics, frame_chain
 from ...model import Mechanism
-from ...spatial import inverse, log_so3, wrap_angle
+from ...spatial import inverse, log_so3
 from ..batch import ORIENTATION_WEIGHT, LMPopulationSolver, chain_engine, lane_data
 from ..problem import IKOptions, IKProblem, IKResult
 from ..registry import register_solver
@@ -347,16 +347,6 @@ class EAIKSolver(_ChainClosedForm):
 
     def accepts(self, problem: IKProblem) -> bool:
         return self._one_full_pose(problem) and (problem.all_free or bool(problem.free_mask[self.coords].all()))
-
-    def _nearest(self, q, ref):
-        """``q`` with whole turns chosen per joint to lie within limits nearest ``ref``; None if it cannot."""
-        q = ref + wrap_angle(q - ref)
-        lo, hi = self.lower, self.upper
-        q = np.where(q < lo - 1e-12, q + 2 * math.pi, q)
-        q = np.where(q > hi + 1e-12, q - 2 * math.pi, q)
-        if np.all(q >= lo - 1e-12) and np.all(q <= hi + 1e-12):
-            return np.clip(q, lo, hi)
-        return None
 
     def _sweep_values(self, ref, hints=(), T=None):
         """The swept joint's values in sweep order (a generator): its ``ref`` value (clamped into range), then the
