@@ -125,6 +125,10 @@ def test_pose_jacobian_and_residual_match_pinocchio_for_every_group_size(case, d
     pt, Rt = _target(np.random.default_rng(seed))
     RtT = np.ascontiguousarray(Rt.T)
     want_r = np.concatenate([T[:3, 3] - pt, pin.log3(T[:3, :3] @ RtT)])
+    # the log's axis within 0.01 of pi comes from the symmetric part, whose rounding grows as the angle nears pi:
+    # there the bound of test_a_rotation_error_near_pi_takes_the_symmetric_part (1e-9; seed 1300511 drew an
+    # angle 0.005 short of pi, 1.65e-11 off Pinocchio's)
+    tol_r = 1e-11 if np.linalg.norm(want_r[3:]) < math.pi - 0.01 else 1e-9
     passes = [ChainPass(E.chain, E.var_seg, E._k0, k).held(E.theta, fold) for k in (1, 2, 3, 4)
               for fold in (False, True)]
     for cp in passes:
@@ -134,13 +138,13 @@ def test_pose_jacobian_and_residual_match_pinocchio_for_every_group_size(case, d
         assert J.shape == (6, E.nv)
         assert np.abs(J - Jp).max() < 1e-11, f"k={cp.k}: Jacobian off by {np.abs(J - Jp).max():.2e}"
         r, J2, ep, er = cp.pose_residual(x, pt, RtT)
-        assert np.abs(r - want_r).max() < 1e-11, f"k={cp.k}: residual"
+        assert np.abs(r - want_r).max() < tol_r, f"k={cp.k}: residual"
         assert np.array_equal(J2, J)
         assert ep == pytest.approx(np.linalg.norm(want_r[:3]), abs=1e-12)
-        assert er == pytest.approx(np.linalg.norm(want_r[3:]), abs=1e-11)
+        assert er == pytest.approx(np.linalg.norm(want_r[3:]), abs=tol_r)
     # the engine's own pass (its default group size), as the refinements call it
     r, J, ep, er = E._eval1(x, pt, RtT)
-    assert np.abs(r - want_r).max() < 1e-11 and np.abs(J - Jp).max() < 1e-11
+    assert np.abs(r - want_r).max() < tol_r and np.abs(J - Jp).max() < 1e-11
 
 
 def test_a_rotation_error_near_pi_takes_the_symmetric_part(case):
