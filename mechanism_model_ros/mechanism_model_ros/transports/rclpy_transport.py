@@ -628,9 +628,9 @@ class RclpyRuntime:
             # before either thread starts: the executor must never take from a subscription the loop owns
             n._sub_group.loop_owned = True
             threads.append(threading.Thread(target=self._spin_alone, args=(ex, stop), daemon=True,
-                                            name=f"executor {n.node_name}"))
+                                            name=f"mm-executor-{n.node_name}"))
             threads.append(threading.Thread(target=_take_loop, args=(n, self.context, stop), daemon=True,
-                                            name=f"subscriptions {n.node_name}"))
+                                            name=f"mm-subscriptions-{n.node_name}"))
         for t in threads:
             t.start()
         try:
