@@ -3,7 +3,8 @@
 SIGINT reaches ``python -m mechanism_model_ros.serve`` (Cyclone DDS on loopback) at several moments of its
 start-up: while Python imports its modules (numpy's extension is mapped into the process), once the DDS library
 is loaded, while it waits for a robot description on a topic nobody publishes, while it creates the nodes, and
-after start-up; and the ``kinematics_server`` console script (setup.py) while it imports. Each time the process
+after start-up; the same over rclpy (ROS 2 Humble's Python: while importing, once rclpy's library is loaded,
+after start-up); and the ``kinematics_server`` console script (setup.py) while it imports. Each time the process
 ends within a bound, with status 0 (what serve returns after a SIGINT once running) and no traceback.
 
 Each moment is a marker the test waits for (bounded); the signal may land later than its marker, and the
@@ -21,6 +22,7 @@ import sys
 
 import pytest
 
+from ros import ros_env
 from ros.dds_helpers import dds_env, unique_domain_id, wait_for
 from ros.ros_env import default_signal_handling
 
@@ -49,12 +51,20 @@ MOMENTS = {
 }
 
 
-def _interrupt_at(argv: list[str], marker, tmp_path) -> tuple[int, str]:
+#: the same over rclpy (a sourced ROS 2 Humble, its Python): rclpy installs signal handlers of its own
+RCLPY_MOMENTS = {
+    "importing": lambda pid, err: _mapped(pid, "_multiarray_umath"),
+    "rclpy_loaded": lambda pid, err: _mapped(pid, "librcl.so"),
+    "running": lambda pid, err: "serving over" in err,
+}
+
+
+def _interrupt_at(argv: list[str], marker, tmp_path, env=None) -> tuple[int, str]:
     """Start ``argv`` (stderr to a file), wait (bounded) for ``marker``, send SIGINT, wait (bounded) for the end;
     the exit status and everything it wrote to stderr."""
     err_path = tmp_path / "stderr.txt"
     with open(err_path, "w") as err:
-        proc = subprocess.Popen(argv, env=dds_env(unique_domain_id()), stdin=subprocess.DEVNULL,
+        proc = subprocess.Popen(argv, env=env or dds_env(unique_domain_id()), stdin=subprocess.DEVNULL,
                                 stdout=subprocess.DEVNULL, stderr=err, preexec_fn=default_signal_handling)
     try:
         seen = wait_for(lambda: proc.poll() is not None or marker(proc.pid, err_path.read_text()), 120, 0.005)
@@ -77,6 +87,16 @@ def test_sigint_while_serve_starts_exits_quietly(moment, tmp_path):
     extra, marker = MOMENTS[moment]
     code, err = _interrupt_at([sys.executable, "-m", "mechanism_model_ros.serve", *CYCLONE, *extra], marker,
                               tmp_path)
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err[-3000:]
+    assert code == 0, (code, err[-3000:])
+
+
+@pytest.mark.rclpy
+@pytest.mark.parametrize("moment", sorted(RCLPY_MOMENTS))
+def test_sigint_while_serve_starts_over_rclpy_exits_quietly(moment, tmp_path):
+    env = ros_env.ros_env(unique_domain_id(), "humble")
+    code, err = _interrupt_at([ros_env.ROS_PYTHON, "-m", "mechanism_model_ros.serve", "--transport", "rclpy",
+                               "--status-period", "0", "--log-level", "INFO"], RCLPY_MOMENTS[moment], tmp_path, env)
     assert "Traceback" not in err and "KeyboardInterrupt" not in err, err[-3000:]
     assert code == 0, (code, err[-3000:])
 
