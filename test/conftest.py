@@ -68,8 +68,8 @@ def no_threads_left_running(request):
     threads_before = set(threading.enumerate())
     children_before = set(child_processes())
     yield
-    started = [t for t in threading.enumerate()
-               if t not in threads_before and t.name.startswith(PROJECT_THREADS) and t is not threading.current_thread()]
+    started = [t for t in threading.enumerate() if t not in threads_before and t.name.startswith(PROJECT_THREADS)
+               and t is not threading.current_thread()]
     end = time.monotonic() + END_BOUND
     for t in started:
         t.join(max(0.0, end - time.monotonic()))
