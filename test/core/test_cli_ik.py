@@ -14,13 +14,16 @@ from mechanism_model_core import forward_kinematics, load_model
 from mechanism_model_core.cli import main
 from mechanism_model_core.library import model_path
 from mechanism_model_core.spatial import matrix_to_quaternion, matrix_to_rpy
+from .robots import SAFETY
 
 UR5 = os.path.join(os.path.dirname(__file__), "..", "data", "robots", "ur5", "ur5.urdf")
 ARM = "rocky8/rocky8_arm.xml"
 
 
 def ik(capsys, *args):
-    code = main(["ik", *args, "--json"])
+    """``mechanism-model ik ARGS --json``; the time budget is the tests' safety net, not the CLI's default 1 s,
+    so that a loaded machine cannot turn a round trip into a timeout."""
+    code = main(["ik", *args, "--json", "--timeout", str(SAFETY)])
     out, err = capsys.readouterr()
     return code, (json.loads(out) if out.strip() else None), err
 

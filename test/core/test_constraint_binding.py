@@ -123,7 +123,7 @@ def test_a_constraint_manager_keeps_its_binding_when_the_constraint_is_used_else
     q = m1.random_configuration(1)
     _, raw, _, _ = p.evaluate(p.x_of(q))
     assert raw[id(p.tasks[0])][0][0] == pytest.approx(q[m1.coordinate_index("a2")] - 0.7, abs=1e-15)
-    r = cm.solve(m1.home, rng=0)
+    r = cm.solve(m1.home, rng=0, timeout=SAFETY)
     assert r.success and r.q[m1.coordinate_index("a2")] == pytest.approx(0.7, abs=1e-5)
 
 

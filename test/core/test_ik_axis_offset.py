@@ -26,6 +26,7 @@ from mechanism_model_core.ik.closed_form.axis_snap import SNAP_RATIO
 from mechanism_model_core.ik.closed_form.near_geometry import chain_axes, concurrency_defect
 
 from .optional_deps import require
+from .robots import SAFETY
 from .test_ik_near_decomposable import GEOMETRY, Arm, arms  # noqa: F401  (arms: the fixture)
 
 require("eaik", "eaik")
@@ -181,7 +182,7 @@ def test_solve_ik_confirms_most_answers_with_one_evaluation(arms, name, seeds, f
     for q, q0 in zip(a.sample(rng, 60), a.sample(rng, 60)):
         T = a.pose(q)
         seed = mid if seeds == "mid" else q0
-        r = solve_ik(a.m, PoseConstraint("tool", T), seed, timeout=1.0, tol_position=1e-6, tol_orientation=1e-6)
+        r = solve_ik(a.m, PoseConstraint("tool", T), seed, timeout=SAFETY, tol_position=1e-6, tol_orientation=1e-6)
         assert r.success and a.judge(r.q, T), r.reason
         its.append(r.iterations)
     assert sum(i == 1 for i in its) >= 40, its
@@ -292,7 +293,7 @@ def test_rounded_model_files_keep_the_iteration_and_answers_reach_the_exact_chai
     for k, (q, q0) in enumerate(zip(a.sample(rng, 40), a.sample(rng, 40))):
         T = a.pose(q)
         seed = mid if k % 2 else q0
-        r = solve_ik(a.m, PoseConstraint("tool", T), seed, timeout=1.0, tol_position=1e-5, tol_orientation=1e-5)
+        r = solve_ik(a.m, PoseConstraint("tool", T), seed, timeout=SAFETY, tol_position=1e-5, tol_orientation=1e-5)
         assert r.success and a.judge(r.q, T), (k, r.reason)
         F = forward_kinematics(a.m, r.q).pose("tool")
         assert np.linalg.norm(F[:3, 3] - T[:3, 3]) <= 1e-5

@@ -9,6 +9,7 @@ import pytest
 from mechanism_model_core import PoseConstraint, forward_kinematics, load_model, solve_ik
 from mechanism_model_core.library import default_model_path
 from mechanism_model_core.spatial import rot_x, rot_y
+from .robots import SAFETY
 
 ROVER = load_model(default_model_path())
 ARM = ["arm_yaw", "arm_shoulder", "arm_elbow", "arm_wrist", "arm_turret"]
@@ -32,8 +33,8 @@ def test_a_set_cancel_ends_an_unreachable_solve_at_once(solver):
 def test_an_unset_cancel_changes_nothing():
     q = ROVER.configuration({"arm_shoulder": 0.4, "arm_elbow": -1.0})
     T = forward_kinematics(ROVER, q).pose("arm_tool")
-    a = solve_ik(ROVER, PoseConstraint("arm_tool", T), locked=LOCKED)
-    b = solve_ik(ROVER, PoseConstraint("arm_tool", T), locked=LOCKED, cancel=threading.Event())
+    a = solve_ik(ROVER, PoseConstraint("arm_tool", T), locked=LOCKED, timeout=SAFETY)
+    b = solve_ik(ROVER, PoseConstraint("arm_tool", T), locked=LOCKED, timeout=SAFETY, cancel=threading.Event())
     assert a.success and b.success
     np.testing.assert_array_equal(a.q, b.q)
     assert a.iterations == b.iterations

@@ -25,6 +25,7 @@ from mechanism_model_core.io.urdf import load_urdf
 from mechanism_model_core.ik import eaik_solver_for, solve_ik
 
 from .optional_deps import require
+from .robots import SAFETY
 from .test_ik_near_decomposable import GEOMETRY, Arm, _urdf
 
 require("eaik", "eaik")
@@ -68,7 +69,7 @@ def test_targets_with_several_joints_at_their_limits_are_solved(arms, name, u, s
     assert np.count_nonzero((q[a.idx] == a.lo) | (q[a.idx] == a.hi)) >= 4
     T = a.pose(q)
     for solver in ("auto", "lm"):
-        r = solve_ik(a.m, PoseConstraint("tool", T), q0, solver=solver, timeout=5.0, tol_position=1e-6,
+        r = solve_ik(a.m, PoseConstraint("tool", T), q0, solver=solver, timeout=SAFETY, tol_position=1e-6,
                      tol_orientation=1e-6)
         assert r.success, (solver, r.reason, r.solver, r.restarts)
         assert a.judge(r.q, T), solver
@@ -107,7 +108,7 @@ def test_the_closed_form_sweep_reaches_a_swept_joint_held_at_its_limit():
         q = _config(a, u)
         q0 = _config(a, rng.random(n))
         T = a.pose(q)
-        r = solve_ik(a.m, PoseConstraint("tool", T), q0, timeout=5.0, tol_position=1e-6, tol_orientation=1e-6)
+        r = solve_ik(a.m, PoseConstraint("tool", T), q0, timeout=SAFETY, tol_position=1e-6, tol_orientation=1e-6)
         assert r.success and a.judge(r.q, T), (list(u), r.reason, r.solver)
         assert r.solver == "eaik", (list(u), r.solver)
 
@@ -124,7 +125,7 @@ def test_a_reachable_target_not_found_in_its_budget_is_not_reported_unreachable(
         q = _config(a, rng.choice([0.0, 1.0, 0.25, 0.75], size=len(a.idx)))
         T = a.pose(q)
         r = solve_ik(a.m, PoseConstraint("tool", T), np.zeros_like(q), solver=solver, max_iterations=60,
-                     timeout=5.0)
+                     timeout=SAFETY)
         if r.success:
             assert a.judge(r.q, T)
         else:
@@ -132,5 +133,5 @@ def test_a_reachable_target_not_found_in_its_budget_is_not_reported_unreachable(
     assert reasons and "unreachable" not in reasons, reasons
     far = np.eye(4)
     far[:3, 3] = [5.0, 0.0, 0.0]
-    r = solve_ik(a.m, PoseConstraint("tool", far), np.zeros(a.m.nq), solver="lm", timeout=5.0)
+    r = solve_ik(a.m, PoseConstraint("tool", far), np.zeros(a.m.nq), solver="lm", timeout=SAFETY)
     assert not r.success and r.reason == "unreachable"

@@ -33,7 +33,7 @@ from mechanism_model_core.io.urdf import load_urdf
 from mechanism_model_core.spatial import wrap_angle
 
 from .optional_deps import require
-from .robots import ur5
+from .robots import SAFETY, ur5
 
 require("eaik", "eaik")
 pin = pytest.importorskip("pinocchio")
@@ -200,7 +200,7 @@ def test_every_answer_reaches_the_target_within_limits_by_pinocchio(arms, name):
     solvers = []
     for q, s in zip(Q, S):
         T = a.pose(q)
-        r = solve_ik(a.m, PoseConstraint("tool", T), s, timeout=1.0, tol_position=1e-6, tol_orientation=1e-6)
+        r = solve_ik(a.m, PoseConstraint("tool", T), s, timeout=SAFETY, tol_position=1e-6, tol_orientation=1e-6)
         assert r.success, (name, r.reason)
         assert a.judge(r.q, T)
         solvers.append(r.solver)
@@ -220,7 +220,7 @@ def test_round_trip(arms, name, u):
     q[a.idx] = a.lo + u[:n] * (a.hi - a.lo)
     s[a.idx] = a.lo + u[n:] * (a.hi - a.lo)
     T = a.pose(q)
-    r = solve_ik(a.m, PoseConstraint("tool", T), s, timeout=1.0, tol_position=1e-6, tol_orientation=1e-6)
+    r = solve_ik(a.m, PoseConstraint("tool", T), s, timeout=SAFETY, tol_position=1e-6, tol_orientation=1e-6)
     assert r.success and a.judge(r.q, T)
 
 
@@ -235,8 +235,8 @@ def test_the_closed_form_starts_cut_the_evaluations(arms):
         near, lm = [], []
         for q, q0 in zip(Q, S):
             c = PoseConstraint("tool", a.pose(q))
-            r1 = solve_ik(a.m, c, q0, solver=s, timeout=1.0, tol_position=1e-6, tol_orientation=1e-6)
-            r2 = solve_ik(a.m, c, q0, solver=LMPopulationSolver(), timeout=1.0, tol_position=1e-6,
+            r1 = solve_ik(a.m, c, q0, solver=s, timeout=SAFETY, tol_position=1e-6, tol_orientation=1e-6)
+            r2 = solve_ik(a.m, c, q0, solver=LMPopulationSolver(), timeout=SAFETY, tol_position=1e-6,
                           tol_orientation=1e-6)
             assert r1.success and r2.success
             near.append(r1.iterations)
@@ -250,7 +250,7 @@ def test_an_unreachable_target_is_reported_unreachable(arms):
     a = arms["baxter_like"]
     T = np.eye(4)
     T[:3, 3] = [3.0, 3.0, 0.3]
-    r = solve_ik(a.m, PoseConstraint("tool", T), None, timeout=0.2)
+    r = solve_ik(a.m, PoseConstraint("tool", T), None, timeout=SAFETY)
     assert not r.success and r.reason == "unreachable"
 
 
@@ -263,7 +263,7 @@ def test_a_locked_lift_keeps_the_exact_closed_form_of_the_arm(arms):
         lift = a.m.coordinate_index("j0")
         s[lift] = q[lift]                                      # the target is reachable at the seed's lift
         T = a.pose(q)
-        r = solve_ik(a.m, PoseConstraint("tool", T), s, locked=["j0"], timeout=1.0, tol_position=1e-6,
+        r = solve_ik(a.m, PoseConstraint("tool", T), s, locked=["j0"], timeout=SAFETY, tol_position=1e-6,
                      tol_orientation=1e-6)
         assert r.success and a.judge(r.q, T)
         assert r.q[lift] == s[lift] and r.solver.startswith("eaik")
@@ -302,7 +302,7 @@ def test_snapped_axes_give_the_exact_closed_form_confirmed_on_the_exact_chain(ar
     for tol in (1e-5, 1e-9):
         for q, q0 in zip(a.sample(rng, 20), a.sample(rng, 20)):
             T = a.pose(q)
-            r = solve_ik(a.m, PoseConstraint("tool", T), q0, timeout=1.0, tol_position=tol, tol_orientation=tol)
+            r = solve_ik(a.m, PoseConstraint("tool", T), q0, timeout=SAFETY, tol_position=tol, tol_orientation=tol)
             assert r.success and r.solver == "eaik", (tol, r.solver, r.reason)
             F = a.pose(r.q)
             assert np.linalg.norm(F[:3, 3] - T[:3, 3]) <= tol
@@ -415,7 +415,7 @@ def test_a_6r_chain_refines_with_more_damping_so_fewer_branches_are_given_up(arm
     alone = 0
     for q, q0 in zip(a.sample(rng, 200), a.sample(rng, 200)):
         T = a.pose(q)
-        r = solve_ik(a.m, PoseConstraint("tool", T), q0, timeout=1.0, tol_position=1e-6, tol_orientation=1e-6)
+        r = solve_ik(a.m, PoseConstraint("tool", T), q0, timeout=SAFETY, tol_position=1e-6, tol_orientation=1e-6)
         assert r.success and a.judge(r.q, T)
         alone += r.solver == "near-eaik"
     assert alone >= 166, alone
@@ -539,7 +539,7 @@ def test_a_swept_first_joint_is_next_tried_pointed_at_the_target(monkeypatch):
         for q in Q:
             T = a.pose(q)
             held.clear()
-            r = solve_ik(a.m, PoseConstraint(a.tip, T), mid, solver=s, timeout=1.0, tol_position=1e-6,
+            r = solve_ik(a.m, PoseConstraint(a.tip, T), mid, solver=s, timeout=SAFETY, tol_position=1e-6,
                          tol_orientation=1e-6)
             assert r.success and max(a.errors(r.q[a.coords], T)) <= 1e-6
             assert np.all(r.q >= a.m.lower_limits - 1e-12) and np.all(r.q <= a.m.upper_limits + 1e-12)
@@ -604,7 +604,7 @@ def test_answers_on_a_mechanism_with_coupled_joints_off_the_chain_are_expands(tm
     for q, q0 in zip(a.sample(rng, 20), a.sample(rng, 20)):
         q0[fa] = q0[fb] = 0.013                                     # the gripper open at the seed
         T = a.pose(q)
-        r = solve_ik(m, PoseConstraint("tool", T), q0, timeout=60.0, tol_position=TOL, tol_orientation=TOL)
+        r = solve_ik(m, PoseConstraint("tool", T), q0, timeout=SAFETY, tol_position=TOL, tol_orientation=TOL)
         assert r.success and r.solver == "near-eaik", r
         P = IKProblem(m, [PoseConstraint("tool", T)], q0)
         assert np.array_equal(r.q, P.expand(P.x_of(r.q))) and r.q[fa] == r.q[fb] == 0.013

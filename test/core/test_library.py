@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from mechanism_model_core import forward_kinematics, load_model
 from mechanism_model_core.library import DEFAULT_MODEL, list_models, model_path, models_dir
 
-from .robots import Rx, Ry, Rz  # noqa: F401  (independent elementary rotations, written out)
+from .robots import SAFETY, Rx, Ry, Rz  # noqa: F401  (independent elementary rotations, written out)
 
 ALL_MODELS = list_models()
 XML_MODELS = [m for m in ALL_MODELS if m.endswith(".xml")]
@@ -507,6 +507,6 @@ def test_four_bar_closure_is_solvable_with_the_recorded_frames(theta):
     coupler, rocker, _ = _four_bar_closed(theta)
     q0 = m.configuration({"crank": theta, "coupler": coupler + 0.1, "rocker": rocker - 0.1})
     result = ik.solve_ik(m, [constraints.LoopClosure("closure_a", "closure_b", mask=(1, 1, 1, 0, 0, 0)),
-                             constraints.JointLock(["crank"], [theta])], q0)
+                             constraints.JointLock(["crank"], [theta])], q0, timeout=SAFETY)
     assert result.success
     np.testing.assert_allclose(result.q, [theta, coupler, rocker], atol=1e-6)

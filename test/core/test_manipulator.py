@@ -21,6 +21,7 @@ from mechanism_model_core.locomotion.presets import MERArmModel, MoonriseArmMode
 from mechanism_model_core.spatial import rot_z, translation
 
 from .optional_deps import require
+from .robots import SAFETY
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PANDA = os.path.join(HERE, "..", "data", "robots", "panda", "panda.urdf")
@@ -121,12 +122,12 @@ def test_specialized_solvers_used_automatically(mer, rover):
     """The MER IDD's registered closed form, and the Rocky 8 arm's (registered by its adaptation for the
     rover's arm chain), solve IK without being named."""
     q = np.array([0.4, 0.5, -1.4, 0.7, -0.3])
-    r = mer.ik(mer.fk(q), np.zeros(5))
+    r = mer.ik(mer.fk(q), np.zeros(5), timeout=SAFETY)
     assert r.success and r.solver == "ypppy"
     np.testing.assert_allclose(mer.fk(r.q), mer.fk(q), atol=1e-9)
     arm = R8ArmModel(rover)
     q = np.array([0.3, 0.4, -0.9, 0.3, 0.2])
-    r = arm.ik(arm.fk(q), np.zeros(5))
+    r = arm.ik(arm.fk(q), np.zeros(5), timeout=SAFETY)
     assert r.success and r.solver == "ypppy", r
     np.testing.assert_allclose(arm.fk(r.q), arm.fk(q), atol=1e-9)
 
@@ -144,13 +145,14 @@ def test_moonrise_closed_form_registered_per_adaptation():
         T = arm.fk(q)
         sols = solver.all_solutions(T)
         assert min(np.max(np.abs((s - q + math.pi) % (2 * math.pi) - math.pi)) for s in sols) < 1e-9
-        r = arm.ik(T, arm.home)
+        r = arm.ik(T, arm.home, timeout=SAFETY)
         assert r.success and r.solver == "yppp"
         np.testing.assert_allclose(arm.fk(r.q), T, atol=1e-8)
-        g = solve_ik(arm.chain, [PoseConstraint("scoop_tip", T)], arm.home, solver="dls", rng=1)
+        g = solve_ik(arm.chain, [PoseConstraint("scoop_tip", T)], arm.home, solver="dls", rng=1,
+                     timeout=SAFETY)
         if g.success:
             np.testing.assert_allclose(arm.fk(g.q), arm.fk(r.q), atol=1e-5)
-    r = arm.dig_pose([1.0, 0.3, -0.2], 0.6)
+    r = arm.dig_pose([1.0, 0.3, -0.2], 0.6, timeout=SAFETY)
     assert r.success and r.solver == "yppp"
     T = arm.fk(r.q)
     np.testing.assert_allclose(T[:3, 3], [1.0, 0.3, -0.2], atol=1e-9)
