@@ -4,7 +4,6 @@ get_result that waits for the goal's end. Interoperation: rclpy's ActionClient (
 Cyclone server."""
 
 import json
-import threading
 import time
 
 import pytest
