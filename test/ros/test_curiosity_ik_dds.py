@@ -19,6 +19,7 @@ from mechanism_model_core.io.motor_groups import load_motor_groups
 from mechanism_model_core.io.urdf import to_urdf
 from mechanism_model_core.library import model_path
 
+from core.robots import SAFETY
 from ros.dds_helpers import configure_this_process, start_serve, stop, unique_domain_id
 
 pin = pytest.importorskip("pinocchio")
@@ -68,7 +69,9 @@ def test_compute_ik_puts_the_curiosity_arm_tool_on_pinocchios_targets():
     hi = np.array(ARM.upper, dtype=float)
     domain = unique_domain_id()
     configure_this_process(domain)
-    proc = start_serve(domain, "--params-file", str(CONFIG), "--nodes", "kinematics_server")
+    # the IK budget a safety net (the server caps a request's timeout at max_ik_timeout, 10 s by default)
+    proc = start_serve(domain, "--params-file", str(CONFIG), "--nodes", "kinematics_server", "-p",
+                       f"max_ik_timeout:={SAFETY}")
     ctx = CycloneContext(domain)
     node = CycloneNode("curiosity_ik_client", context=ctx)
     try:
@@ -94,8 +97,8 @@ def test_compute_ik_puts_the_curiosity_arm_tool_on_pinocchios_targets():
             fill_pose(ps.pose, target)
             req.pose_stamped_vector = [ps]
             req.active_joints = list(ARM.joint_names)
-            req.timeout.sec = 5
-            rep = ik.call(req, 60)
+            req.timeout.sec = int(SAFETY)
+            rep = ik.call(req, 2 * SAFETY)
             assert rep.error_code.val == 1, (trial, rep.error_code.val, rep.message)
             solution = dict(zip(rep.solution.name, rep.solution.position))
             # only the arm moved; the arm within its motor limits

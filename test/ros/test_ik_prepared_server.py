@@ -18,6 +18,7 @@ from mechanism_model_core import forward_kinematics, load_model
 from mechanism_model_core.io.motor_groups import load_motor_groups
 from mechanism_model_core.library import default_model_path
 
+from core.robots import SAFETY
 from ros import ros_env
 from ros.dds_helpers import configure_this_process, dds_env, unique_domain_id, wait_for
 
@@ -43,7 +44,7 @@ def test_a_freshly_started_server_answers_its_first_ik_request_without_building(
     domain = unique_domain_id()
     configure_this_process(domain)
     args = [COUNTING, "--transport", transport, "--status-period", "0", "--log-level", "INFO", "--nodes",
-            "kinematics_server"]
+            "kinematics_server", "-p", f"max_ik_timeout:={SAFETY}"]     # the IK budget a safety net
     proc = ros_env.start([ros_env.ROS_PYTHON, *args], domain, name="counting_serve") if transport == "rclpy" \
         else ros_env.RosProcess([sys.executable, *args], dds_env(domain), name="counting_serve")
     ctx = node = None
@@ -63,8 +64,8 @@ def test_a_freshly_started_server_answers_its_first_ik_request_without_building(
         fill_pose(ps.pose, target)
         req.pose_stamped_vector = [ps]
         req.active_joints = list(arm.joint_names)
-        req.timeout.sec = 5
-        rep = ik.call(req, 60)
+        req.timeout.sec = int(SAFETY)
+        rep = ik.call(req, 2 * SAFETY)
         assert rep.error_code.val == 1, (rep.error_code.val, rep.message)
         assert wait_for(lambda: "IK-BUILDS" in proc.output(), 10), proc.output()[-3000:]
         builds = [json.loads(b) for b in re.findall(r"IK-BUILDS (\{.*\})", proc.output())]

@@ -308,12 +308,14 @@ def _first_ik_request_builds(bus, monkeypatch, params):
     test/core/ik_builds.py): the Rocky 8 arm group's tool at the pose of random in-limit arm joints, in the
     ground frame, the arm's joints active (the rest locked)."""
     from core import ik_builds
+    from core.robots import SAFETY
     from mechanism_model_core.io.motor_groups import load_motor_groups
     from mechanism_model_ros.conversions import fill_pose
     from mechanism_model_ros.nodes import Served, create
     from mechanism_model_ros.transports.memory import MemoryNode
     from mechanism_model_ros.transports.typegen import message_class
     m = load_model(default_model_path())              # never solved on: its caches are all to be built
+    params = {"max_ik_timeout": SAFETY, **(params or {})}            # the IK budget a safety net
     node = create("kinematics_server", MemoryNode("kinematics_server", parameters=params, bus=bus), Served(m, "test"))
     arm = load_motor_groups(m)["arm_controller"]
     q = np.array(m.home, dtype=float)
@@ -327,9 +329,9 @@ def _first_ik_request_builds(bus, monkeypatch, params):
     fill_pose(stamped.pose, forward_kinematics(m, q).pose("arm_tool"))
     req.pose_stamped_vector = [stamped]
     req.active_joints = list(arm.joint_names)
-    req.timeout.sec = 5
+    req.timeout.sec = int(SAFETY)
     built = ik_builds.install(monkeypatch)
-    return node, client.call(req), built
+    return node, client.call(req, 2 * SAFETY), built
 
 
 def test_the_kinematics_server_prepares_ik_at_start_so_the_first_request_builds_nothing(bus, monkeypatch):

@@ -261,7 +261,8 @@ def test_ik_statics_and_validity_services_answer_success(rover):
     ik = _call(node, "/compute_ik", "mechanism_model_msgs/srv/ComputeIK", {
         "constraints": [{"kind": 1, "link_name": "arm_turret", "reference_frame": "chassis",
                          "target": {"position": {"x": 1.1, "y": 0.1, "z": -0.1}}}],
-        "active_joints": ["arm_yaw", "arm_shoulder", "arm_elbow", "arm_wrist", "arm_turret"]})
+        "active_joints": ["arm_yaw", "arm_shoulder", "arm_elbow", "arm_wrist", "arm_turret"],
+        "timeout": {"sec": 10}})      # the server's cap (max_ik_timeout): a safety net, not its 1 s default
     assert ik.error_code.val == 1, ik.message
     statics = _call(node, "/compute_statics", "mechanism_model_msgs/srv/ComputeStatics",
                     {"payload_links": ["arm_tool"], "payload_masses": [2.0]})
