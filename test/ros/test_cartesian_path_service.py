@@ -12,6 +12,7 @@ from mechanism_model_core import forward_kinematics, load_model
 from mechanism_model_core.library import default_model_path
 
 from core.optional_deps import require
+from core.robots import SAFETY
 
 pytestmark = pytest.mark.ros
 
@@ -115,7 +116,7 @@ def _expected_end(T1, ref):
     q0 = MODEL.configuration(dict(zip(ARM, Q_ARM)))
     T_w = forward_kinematics(MODEL, q0).pose(ref) @ T1
     r = solve_ik(MODEL, [PoseConstraint("arm_tool", T_w)], q0,
-                 locked=[c for c in MODEL.independent_coordinates if c not in ARM])
+                 locked=[c for c in MODEL.independent_coordinates if c not in ARM], timeout=SAFETY)
     assert r.success
     return r.q[[MODEL.coordinate_index(j) for j in ARM]]
 
