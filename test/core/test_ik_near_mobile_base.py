@@ -7,9 +7,6 @@ frame; a locked joint after a free one is declined (the population LM answers)."
 
 from __future__ import annotations
 
-import math
-import warnings
-
 import numpy as np
 import pytest
 
@@ -18,75 +15,16 @@ from mechanism_model_core.data import memo
 from mechanism_model_core.ik import near_decomposable_solver_for, solve_ik
 from mechanism_model_core.ik.batch import chain_engine
 from mechanism_model_core.ik.problem import IKProblem
-from mechanism_model_core.io.urdf import load_urdf
-from mechanism_model_core.spatial import rot_x, rot_y, rot_z, translation
 
+from .mobile_arm import MobileArm
 from .optional_deps import require
 from .robots import SAFETY
-from .test_ik_near_decomposable import GEOMETRY, _urdf
 
 require("eaik", "eaik")
 pin = pytest.importorskip("pinocchio")
 
-#: the arm's mount on the floating chassis: origin as written in the URDF below
-MOUNT = translation(0.2, -0.1, 0.3) @ rot_z(0.3)
 NAMES = ("lift_arm", "baxter_like")
 TOL = 1e-9
-
-
-class MobileArm:
-    """A generated test arm on its own (our model and Pinocchio's, the judge) and the same arm mounted on a
-    floating chassis: world -> chassis (floating) -> base (fixed mount) -> the arm."""
-
-    def __init__(self, tmp, name):
-        text = _urdf(name, *GEOMETRY[name])
-        mobile = text.replace('<link name="base"/>', """<link name="world"/>
-  <link name="chassis"/>
-  <link name="base"/>
-  <joint name="base_pose" type="floating"><parent link="world"/><child link="chassis"/></joint>
-  <joint name="mount" type="fixed">
-    <parent link="chassis"/><child link="base"/><origin xyz="0.2 -0.1 0.3" rpy="0 0 0.3"/>
-  </joint>""", 1)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            (tmp / f"{name}.urdf").write_text(text)
-            (tmp / f"mobile_{name}.urdf").write_text(mobile)
-            self.arm = load_urdf(str(tmp / f"{name}.urdf"))
-            self.m = load_urdf(str(tmp / f"mobile_{name}.urdf"))
-        self.pm = pin.buildModelFromXML(text)
-        self.pd = self.pm.createData()
-        self.fid = self.pm.getFrameId("tool")
-        self.joints = [self.pm.names[j] for j in range(1, self.pm.njoints)]
-        self.cols = [self.m.coordinate_index(n) for n in self.joints]
-        self.acols = [self.arm.coordinate_index(n) for n in self.joints]
-        self.locked = [n for n in self.m.coordinate_names if n not in self.joints]
-        self.lo, self.hi = self.m.lower_limits[self.cols], self.m.upper_limits[self.cols]
-
-    def world_tool(self, q):
-        """The tool's world pose at full coordinates ``q`` of the mobile model, written out independently of
-        the core: the floating joint as translation then yaw, pitch, roll (URDF's fixed-axis roll-pitch-yaw),
-        the mount, and Pinocchio's forward kinematics of the arm's own URDF."""
-        m = self.m
-        v = {n: float(q[m.coordinate_index(n)]) for n in m.coordinate_names}
-        base = (translation(v["base_pose.x"], v["base_pose.y"], v["base_pose.z"]) @ rot_z(v["base_pose.yaw"])
-                @ rot_y(v["base_pose.pitch"]) @ rot_x(v["base_pose.roll"]))
-        pin.framesForwardKinematics(self.pm, self.pd, np.array([v[n] for n in self.joints]))
-        return base @ MOUNT @ self.pd.oMf[self.fid].homogeneous
-
-    def base_configuration(self, rng):
-        """A random chassis pose (within 3 m, any orientation), the arm at home."""
-        q = np.array(self.m.home, dtype=float)
-        for n, val in zip(("base_pose.x", "base_pose.y", "base_pose.z"), rng.uniform(-3, 3, 3)):
-            q[self.m.coordinate_index(n)] = val
-        for n, val in zip(("base_pose.roll", "base_pose.pitch", "base_pose.yaw"),
-                          rng.uniform(-math.pi, math.pi, 3)):
-            q[self.m.coordinate_index(n)] = val
-        return q
-
-    def with_arm(self, q, rng):
-        q = q.copy()
-        q[self.cols] = self.lo + rng.random(len(self.cols)) * (self.hi - self.lo)
-        return q
 
 
 @pytest.fixture(scope="module")
