@@ -75,7 +75,7 @@ def test_the_exact_position_is_the_moved_chains_plus_the_vector_of_the_odd_joint
     rng = np.random.default_rng(6)
     for q in a.sample(rng, 40):
         x = q[s.coords]
-        robot = off.robot if off.swept is None else off._robot_at(float(x[off.swept]))
+        robot = off.robot if off.swept is None else off.robot_at(float(x[off.swept]))
         Tm, Te = robot.fwdkin(x), a.pose(q)
         assert np.allclose(Tm[:3, :3], Te[:3, :3], atol=1e-12, rtol=0)
         shift = Te[:3, :3] @ off._RfT @ np.array(off._vector(x.tolist()))

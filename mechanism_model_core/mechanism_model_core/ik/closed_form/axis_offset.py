@@ -126,8 +126,9 @@ class AxisOffset:
                        np.asarray(lo, dtype=float), np.asarray(hi, dtype=float), reliable, moved)
         return None
 
-    def _robot_at(self, v):
-        """The moved chain's robot with the swept joint held at ``v`` (rad), or None; kept by value."""
+    def robot_at(self, v):
+        """``eaik``'s robot of the moved chain with the swept joint held at ``v`` (rad), or None (a 7R chain's;
+        :attr:`robot` is a 6R chain's); kept by value."""
         r = self._robots.get(v, self)
         if r is self:
             if len(self._robots) >= ROBOTS_KEPT:
@@ -156,7 +157,7 @@ class AxisOffset:
         (m; the orientation is exact), after :data:`MAX_CALLS`, or once the error stops falling; the best
         iterate, in limits. None when the moved chain has no exact branch near an iterate, or the best is out of
         limits."""
-        robot = self.robot if self.swept is None else self._robot_at(float(q[self.swept]))
+        robot = self.robot if self.swept is None else self.robot_at(float(q[self.swept]))
         if robot is None:
             return None
         (m00, m01, m02), (m10, m11, m12), (m20, m21, m22) = (T[:3, :3] @ self._RfT).tolist()

@@ -60,12 +60,11 @@ def last_axis_branches(off, T) -> list:
     target (so within about ``offset * ROOT_TOL`` m of ``T`` where the moved chain's branch is exact; a root on
     a least-squares one is a start for the caller's steps)."""
     R, p = T[:3, :3], T[:3, 3]
-    a, b = R @ off._a, R @ off._b
     n = off.n
     Tp = np.array(T, dtype=float)
 
     def branches(v):
-        Tp[:3, 3] = p - (1.0 - math.cos(v)) * a - math.sin(v) * b
+        Tp[:3, 3] = p - R @ off.shift(v)
         sol = off.robot.calculate_IK(Tp)
         Q = np.array(sol.Q, dtype=float).reshape(-1, n + 1)
         return Q, wrap_angle(Q[:, n] - v)
@@ -185,7 +184,7 @@ def moved_starts(off, T, held=None) -> list:
     """Starts (each (n + 1,), rad) for pose ``T`` (4x4): every branch of the moved chain (``eaik``'s exact and
     least-squares ones; a 7R chain's swept joint held at ``held``, rad) and each after
     :meth:`~.axis_offset.AxisOffset.polish` where that finds one."""
-    robot = off.robot if off.swept is None else off._robot_at(float(held))
+    robot = off.robot if off.swept is None else off.robot_at(float(held))
     if robot is None:
         return []
     try:
