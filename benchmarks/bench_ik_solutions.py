@@ -31,14 +31,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import bench_ik  # noqa: E402
 
-#: an answer of the exhaustive search reaches the target within this (m and rad, Pinocchio)
-FK_TOL = 1e-9
-#: two branches are one when every joint differs by less than this (rad) modulo a whole turn
-SAME = 1e-5
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "test"))
+from core.pin_branches import FK_TOL, SAME, newton_branches, wrap as _wrap  # noqa: E402
 
-
-def _wrap(x):
-    return (np.asarray(x) + math.pi) % (2 * math.pi) - math.pi
 
 
 class Exhaustive:
@@ -73,30 +68,8 @@ class Exhaustive:
     def solve(self, qc_held, T, starts, rng, iters=60):
         """Distinct answers (k, dof) reaching ``T`` (the chain's joints; held ones at ``qc_held``'s values),
         each in [-pi, pi)."""
-        pin = self.pin
         rm, rd, fid = self.model(qc_held)
-        Md = pin.SE3(T[:3, :3].copy(), T[:3, 3].copy())
-        found = []
-        for _ in range(starts):
-            q = rng.uniform(-math.pi, math.pi, rm.nq)
-            for _ in range(iters):
-                pin.framesForwardKinematics(rm, rd, q)
-                iMd = rd.oMf[fid].actInv(Md)
-                err = pin.log6(iMd).vector
-                if np.max(np.abs(err)) < 1e-13:
-                    break
-                J = pin.computeFrameJacobian(rm, rd, q, fid, pin.LOCAL)
-                J = -pin.Jlog6(iMd.inverse()) @ J
-                lam = 1e-10 + 1e-3 * float(err @ err)
-                q = q - np.linalg.solve(J.T @ J + lam * np.eye(rm.nv), J.T @ err)
-            pin.framesForwardKinematics(rm, rd, q)
-            F = rd.oMf[fid]
-            if (np.linalg.norm(F.translation - T[:3, 3]) > FK_TOL
-                    or np.linalg.norm(pin.log3(F.rotation @ T[:3, :3].T)) > FK_TOL):
-                continue
-            q = _wrap(q)
-            if not any(np.max(np.abs(_wrap(q - p))) < SAME for p in found):
-                found.append(q)
+        found = newton_branches(rm, rd, fid, T, starts, rng, iters)
         full = np.tile(np.asarray(qc_held, dtype=float), (len(found), 1))
         if found:
             full[:, self.free] = np.array(found)

@@ -31,8 +31,8 @@ from .test_ik_near_decomposable import Arm, arms  # noqa: F401  (arms: the fixtu
 require("eaik", "eaik")
 pin = pytest.importorskip("pinocchio")
 
-FK_TOL = 1e-9
-SAME = 1e-5
+from .pin_branches import FK_TOL, SAME, newton_branches  # noqa: E402  (Pinocchio: after its skip)
+
 STARTS = 150
 
 
@@ -44,26 +44,7 @@ def exhaustive(a, held, qref, T, rng):
     rm = pin.buildReducedModel(a.pm, lock, np.asarray(qref, dtype=float)[a.idx])
     rd, fid = rm.createData(), rm.getFrameId("tool")
     free = [a.m.coordinate_index(rm.names[j]) for j in range(1, rm.njoints)]
-    Md = pin.SE3(T[:3, :3].copy(), T[:3, 3].copy())
-    found = []
-    for _ in range(STARTS):
-        q = rng.uniform(-math.pi, math.pi, rm.nq)
-        for _ in range(60):
-            pin.framesForwardKinematics(rm, rd, q)
-            iMd = rd.oMf[fid].actInv(Md)
-            err = pin.log6(iMd).vector
-            if np.max(np.abs(err)) < 1e-13:
-                break
-            J = -pin.Jlog6(iMd.inverse()) @ pin.computeFrameJacobian(rm, rd, q, fid, pin.LOCAL)
-            q = q - np.linalg.solve(J.T @ J + (1e-10 + 1e-3 * float(err @ err)) * np.eye(rm.nv), J.T @ err)
-        pin.framesForwardKinematics(rm, rd, q)
-        F = rd.oMf[fid]
-        if (np.linalg.norm(F.translation - T[:3, 3]) > FK_TOL
-                or np.linalg.norm(pin.log3(F.rotation @ T[:3, :3].T)) > FK_TOL):
-            continue
-        q = wrap_angle(q)
-        if not any(np.max(np.abs(wrap_angle(q - p))) < SAME for p in found):
-            found.append(q)
+    found = newton_branches(rm, rd, fid, T, STARTS, rng)
     out = np.tile(np.asarray(qref, dtype=float), (len(found), 1))
     if found:
         out[:, free] = found
